@@ -1,0 +1,96 @@
+// scripts/infra: up | down | status [--check] | env | logs <component> [-f] [-n N]
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import {
+  type ComponentName,
+  components,
+  ensureInfra,
+  infraDown,
+  infraEnv,
+  infraStatus,
+  logFileOf,
+} from './index.ts'
+
+const usage = `usage: scripts/infra <command>
+  up                       start PostgreSQL, Kafka, Consul and Redis (reuses healthy ones), create databases and topics
+  down                     stop what 'up' started
+  status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy)
+  env                      export lines for DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR, REDIS_URL
+  logs <component> [-f] [-n N]   the log of a native engine (${components.join(', ')})`
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  switch (command) {
+    case 'up': {
+      const started = Date.now()
+      const endpoints = await ensureInfra()
+      process.stderr.write(`[infra] ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
+      process.stdout.write(
+        [
+          `PostgreSQL  ${endpoints.databaseUrl}`,
+          `Kafka       ${endpoints.kafkaBrokers}`,
+          `Consul      ${endpoints.consulHttpAddr}`,
+          `Redis       ${endpoints.redisUrl}`,
+          '',
+        ].join('\n'),
+      )
+      return 0
+    }
+    case 'down':
+      await infraDown()
+      return 0
+    case 'status': {
+      const statuses = await infraStatus()
+      const rows = [
+        ['COMPONENT', 'MODE', 'HEALTH', 'PID', 'VERSION / PROBLEM', 'ENDPOINT'],
+        ...statuses.map((s) => [
+          s.name,
+          s.mode,
+          s.healthy ? 'healthy' : s.detail === 'stopped' ? 'stopped' : 'unhealthy',
+          s.process ?? '-',
+          s.detail,
+          s.endpoint,
+        ]),
+      ]
+      const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+      for (const row of rows) {
+        process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`)
+      }
+      return rest.includes('--check') && statuses.some((s) => !s.healthy) ? 1 : 0
+    }
+    case 'env':
+      process.stdout.write(await infraEnv())
+      return 0
+    case 'logs': {
+      const name = rest.find((arg) => !arg.startsWith('-') && !/^\d+$/.test(arg)) as ComponentName | undefined
+      if (!name || !components.includes(name)) {
+        process.stderr.write(`scripts/infra logs: name one of ${components.join(', ')}\n`)
+        return 2
+      }
+      const file = logFileOf(name)
+      if (!existsSync(file)) {
+        process.stderr.write(`${name}: no log at ${file} (never started natively here)\n`)
+        return 1
+      }
+      const lines = rest[rest.indexOf('-n') + 1] ?? '200'
+      const follow = rest.includes('-f') || rest.includes('--follow')
+      const tail = spawn('tail', ['-n', rest.includes('-n') ? lines : '200', ...(follow ? ['-F'] : []), file], {
+        stdio: 'inherit',
+      })
+      return new Promise((resolve) => tail.on('close', (code) => resolve(code ?? 0)))
+    }
+    default:
+      process.stderr.write(`${usage}\n`)
+      return command === undefined || command === 'help' || command === '--help' ? 0 : 2
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`[infra] ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  },
+)

@@ -1,0 +1,39 @@
+// The Docker path: the same four engines from docker-compose.yml, for machines with a reachable Docker engine.
+import { join } from 'node:path'
+import { repoRoot } from './layout.ts'
+import { run } from './processes.ts'
+import type { ComponentName } from './native/engine.ts'
+
+const composeFile = join(repoRoot, 'docker-compose.yml')
+const project = 'meridian'
+const composeArgs = ['compose', '-f', composeFile, '-p', project]
+
+let reachable: Promise<boolean> | undefined
+
+/** True when a Docker engine answers (not merely a docker client on PATH). */
+export function dockerReachable(): Promise<boolean> {
+  reachable ??= run('docker', ['info', '--format', '{{.ServerVersion}}'], { timeoutMs: 5000 }).then(
+    (version) => version.trim().length > 0,
+    () => false,
+  )
+  return reachable
+}
+
+export async function composeUp(components: ComponentName[], progress: (m: string) => void): Promise<void> {
+  progress(`docker: starting ${components.join(', ')} from ${composeFile}`)
+  await run('docker', [...composeArgs, 'up', '--detach', '--wait', ...components], { showOutput: true })
+}
+
+export async function composeDown(): Promise<void> {
+  await run('docker', [...composeArgs, 'down'], { showOutput: true })
+}
+
+/** Container id of a compose service, or undefined when it is not running. */
+export async function containerOf(component: ComponentName): Promise<string | undefined> {
+  try {
+    const id = (await run('docker', [...composeArgs, 'ps', '--quiet', component], { timeoutMs: 10_000 })).trim()
+    return id ? id.slice(0, 12) : undefined
+  } catch {
+    return undefined
+  }
+}

