@@ -54,7 +54,12 @@ async function main(argv: string[]): Promise<number> {
       ]
       const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
       for (const row of rows) {
-        process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`)
+        process.stdout.write(
+          `${row
+            .map((cell, column) => cell.padEnd(widths[column]!))
+            .join('  ')
+            .trimEnd()}\n`,
+        )
       }
       return rest.includes('--check') && statuses.some((s) => !s.healthy) ? 1 : 0
     }
@@ -74,9 +79,13 @@ async function main(argv: string[]): Promise<number> {
       }
       const lines = rest[rest.indexOf('-n') + 1] ?? '200'
       const follow = rest.includes('-f') || rest.includes('--follow')
-      const tail = spawn('tail', ['-n', rest.includes('-n') ? lines : '200', ...(follow ? ['-F'] : []), file], {
-        stdio: 'inherit',
-      })
+      const tail = spawn(
+        'tail',
+        ['-n', rest.includes('-n') ? lines : '200', ...(follow ? ['-F'] : []), file],
+        {
+          stdio: 'inherit',
+        },
+      )
       return new Promise((resolve) => tail.on('close', (code) => resolve(code ?? 0)))
     }
     default:

@@ -1,8 +1,8 @@
 // The Docker path: the same four engines from docker-compose.yml, for machines with a reachable Docker engine.
 import { join } from 'node:path'
 import { repoRoot } from './layout.ts'
-import { run } from './processes.ts'
 import type { ComponentName } from './native/engine.ts'
+import { run } from './processes.ts'
 
 const composeFile = join(repoRoot, 'docker-compose.yml')
 const project = 'meridian'
@@ -31,7 +31,9 @@ export async function composeDown(): Promise<void> {
 /** Container id of a compose service, or undefined when it is not running. */
 export async function containerOf(component: ComponentName): Promise<string | undefined> {
   try {
-    const id = (await run('docker', [...composeArgs, 'ps', '--quiet', component], { timeoutMs: 10_000 })).trim()
+    const id = (
+      await run('docker', [...composeArgs, 'ps', '--quiet', component], { timeoutMs: 10_000 })
+    ).trim()
     return id ? id.slice(0, 12) : undefined
   } catch {
     return undefined

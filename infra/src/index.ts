@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
-import type { ComponentName, NativeEngine, Progress } from './native/engine.ts'
 import { nativeConsul } from './native/consul.ts'
+import type { ComponentName, NativeEngine, Progress } from './native/engine.ts'
 import { nativeKafka } from './native/kafka.ts'
 import { nativePostgres } from './native/postgres.ts'
 import { nativeRedis } from './native/redis.ts'
@@ -23,7 +23,7 @@ import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export type { ComponentName, Progress } from './native/engine.ts'
-export { databaseUrl, kafkaClient, consulBaseUrl, serviceDatabases } from './probes.ts'
+export { consulBaseUrl, databaseUrl, kafkaClient, serviceDatabases } from './probes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 
 export type Mode = 'external' | 'docker' | 'native'
@@ -164,7 +164,10 @@ async function ensureNative(engine: NativeEngine, progress: Progress): Promise<v
   const running = engine.runningPid()
   if (running) {
     try {
-      const version = await waitFor(engine.name, engine.probe, { timeoutMs: 15_000, alive: () => isAlive(running) })
+      const version = await waitFor(engine.name, engine.probe, {
+        timeoutMs: 15_000,
+        alive: () => isAlive(running),
+      })
       say(`reusing ${version} (pid ${running})`)
       return
     } catch (error) {
@@ -181,7 +184,9 @@ async function ensureNative(engine: NativeEngine, progress: Progress): Promise<v
       timeoutMs: engine.startTimeoutMs,
       alive: () => isAlive(pid),
     })
-    say(`${version} healthy at ${engine.endpoint} (pid ${pid}) after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+    say(
+      `${version} healthy at ${engine.endpoint} (pid ${pid}) after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+    )
   } catch (error) {
     throw new Error(`${errorText(error)}\nlast lines of ${engine.logFile}:\n${logTail(engine.logFile)}`)
   }
@@ -189,10 +194,14 @@ async function ensureNative(engine: NativeEngine, progress: Progress): Promise<v
 
 async function provision(endpoints: Endpoints, progress: Progress): Promise<void> {
   const created = await createDatabases(endpoints.databaseUrl, serviceDatabases)
-  progress(`postgres: ${created.length ? `created databases ${created.join(', ')}` : 'service databases present'}`)
+  progress(
+    `postgres: ${created.length ? `created databases ${created.join(', ')}` : 'service databases present'}`,
+  )
   const topics = expandTopics(loadTopicDeclaration())
   const missing = await createTopics(endpoints.kafkaBrokers, topics)
-  progress(`kafka: ${missing.length ? `created ${missing.length} of ${topics.length} topics` : `${topics.length} topics present`}`)
+  progress(
+    `kafka: ${missing.length ? `created ${missing.length} of ${topics.length} topics` : `${topics.length} topics present`}`,
+  )
 }
 
 /** Brings every engine up (idempotent), creates the service databases and the declared topics. */
@@ -245,7 +254,12 @@ export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise
             : await versionProbe[component.name](component.endpoint, env)
         return { ...component, healthy: true, detail, ...(processId ? { process: processId } : {}) }
       } catch (error) {
-        return { ...component, healthy: false, detail: errorText(error), ...(processId ? { process: processId } : {}) }
+        return {
+          ...component,
+          healthy: false,
+          detail: errorText(error),
+          ...(processId ? { process: processId } : {}),
+        }
       }
     }),
   )
@@ -265,7 +279,9 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
       components.map(async (name) => {
         const pid = engines[name].runningPid()
         const stopped = await engines[name].stop()
-        progress(`${name}: ${stopped ? `stopped pid ${pid}` : 'was not running (not started by scripts/infra)'}`)
+        progress(
+          `${name}: ${stopped ? `stopped pid ${pid}` : 'was not running (not started by scripts/infra)'}`,
+        )
       }),
     )
   })

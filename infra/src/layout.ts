@@ -15,7 +15,9 @@ export interface Layout {
 }
 
 export function layoutFromEnv(env: NodeJS.ProcessEnv = process.env): Layout {
-  const cacheDir = resolve(env.MERIDIAN_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'meridian'))
+  const cacheDir = resolve(
+    env.MERIDIAN_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'meridian'),
+  )
   return {
     cacheDir,
     componentDir(name) {

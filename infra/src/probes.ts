@@ -90,7 +90,11 @@ export async function createTopics(brokers: string, topics: TopicSpec[]): Promis
     if (missing.length > 0) {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: missing.map((topic) => ({ topic: topic.name, numPartitions: topic.partitions, replicationFactor: 1 })),
+        topics: missing.map((topic) => ({
+          topic: topic.name,
+          numPartitions: topic.partitions,
+          replicationFactor: 1,
+        })),
       })
     }
     return missing.map((topic) => topic.name)
@@ -117,7 +121,12 @@ export function consulBaseUrl(httpAddr: string): string {
 }
 
 export async function redisVersion(url: string): Promise<string> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 3000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  })
   try {
     await redis.connect()
     const info = await redis.info('server')

@@ -1,6 +1,6 @@
 // Native processes: start detached daemons, tell whether a pid lives, stop it by that pid, find who holds a port.
 import { type SpawnOptions, spawn } from 'node:child_process'
-import { closeSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface DaemonOptions {
@@ -89,7 +89,11 @@ export function isAlive(pid: number | undefined): pid is number {
 }
 
 /** Stops the process with this pid: `signal` first, SIGKILL after `graceMs`. */
-export async function stopPid(pid: number, signal: NodeJS.Signals = 'SIGTERM', graceMs = 20_000): Promise<void> {
+export async function stopPid(
+  pid: number,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 20_000,
+): Promise<void> {
   if (!isAlive(pid)) return
   process.kill(pid, signal)
   const deadline = Date.now() + graceMs
@@ -104,7 +108,11 @@ export async function stopPid(pid: number, signal: NodeJS.Signals = 'SIGTERM', g
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T>,
-  { timeoutMs = 60_000, intervalMs = 250, alive }: { timeoutMs?: number; intervalMs?: number; alive?: () => boolean } = {},
+  {
+    timeoutMs = 60_000,
+    intervalMs = 250,
+    alive,
+  }: { timeoutMs?: number; intervalMs?: number; alive?: () => boolean } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
@@ -114,7 +122,8 @@ export async function waitFor<T>(
     } catch (error) {
       lastError = error
     }
-    if (alive && !alive()) throw new Error(`${what}: the process exited while starting (${errorText(lastError)})`)
+    if (alive && !alive())
+      throw new Error(`${what}: the process exited while starting (${errorText(lastError)})`)
     await sleep(intervalMs)
   }
   throw new Error(`${what}: not ready after ${timeoutMs} ms (${errorText(lastError)})`)

@@ -17,9 +17,14 @@ export interface TopicSpec {
 export function loadTopicDeclaration(file = join(infraDir, 'topics.json')): TopicDeclaration {
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<TopicDeclaration>
   const { partitions, retries, eventTypes } = parsed
-  if (!Number.isInteger(partitions) || (partitions as number) < 1) throw new Error(`${file}: partitions must be a positive integer`)
-  if (!Number.isInteger(retries) || (retries as number) < 0) throw new Error(`${file}: retries must be a non-negative integer`)
-  if (!Array.isArray(eventTypes) || eventTypes.some((t) => typeof t !== 'string' || !/^[a-z]+(\.[a-z_0-9]+)+$/.test(t))) {
+  if (!Number.isInteger(partitions) || (partitions as number) < 1)
+    throw new Error(`${file}: partitions must be a positive integer`)
+  if (!Number.isInteger(retries) || (retries as number) < 0)
+    throw new Error(`${file}: retries must be a non-negative integer`)
+  if (
+    !Array.isArray(eventTypes) ||
+    eventTypes.some((t) => typeof t !== 'string' || !/^[a-z]+(\.[a-z_0-9]+)+$/.test(t))
+  ) {
     throw new Error(`${file}: eventTypes must be dotted lower-case names such as order.placed`)
   }
   return { partitions: partitions as number, retries: retries as number, eventTypes }

@@ -14,8 +14,11 @@ const wrapperDir = join(infraDir, 'consul')
 
 /** The Consul version the wrapper module pins. */
 export function pinnedConsulVersion(): string {
-  const match = /github\.com\/hashicorp\/consul (v[\d.]+)/.exec(readFileSync(join(wrapperDir, 'go.mod'), 'utf8'))
-  if (!match?.[1]) throw new Error(`consul: no version of github.com/hashicorp/consul required in ${wrapperDir}/go.mod`)
+  const match = /github\.com\/hashicorp\/consul (v[\d.]+)/.exec(
+    readFileSync(join(wrapperDir, 'go.mod'), 'utf8'),
+  )
+  if (!match?.[1])
+    throw new Error(`consul: no version of github.com/hashicorp/consul required in ${wrapperDir}/go.mod`)
   return match[1]
 }
 
@@ -28,8 +31,11 @@ export function nativeConsul(layout: Layout): NativeEngine {
     const version = pinnedConsulVersion()
     const path = join(home, 'bin', `consul-${version}`)
     if (existsSync(path)) return path
-    if (!which('go')) throw new Error('consul: the Go toolchain is needed once to build Consul; install Go 1.21+ and retry')
-    progress(`building Consul ${version} from the Go module proxy into ${path}; first run only, takes several minutes`)
+    if (!which('go'))
+      throw new Error('consul: the Go toolchain is needed once to build Consul; install Go 1.21+ and retry')
+    progress(
+      `building Consul ${version} from the Go module proxy into ${path}; first run only, takes several minutes`,
+    )
     mkdirSync(join(home, 'bin'), { recursive: true })
     await run('go', ['build', '-v', '-trimpath', '-o', `${path}.partial`, 'github.com/hashicorp/consul'], {
       cwd: wrapperDir,

@@ -71,12 +71,19 @@ export function nativeKafka(layout: Layout): NativeEngine {
     const classPathFile = join(home, `classpath-${pomHash}.txt`)
     if (!existsSync(classPathFile)) {
       for (const tool of ['java', 'mvn']) {
-        if (!which(tool)) throw new Error(`kafka: '${tool}' is not on PATH; install a JDK 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)`)
+        if (!which(tool))
+          throw new Error(
+            `kafka: '${tool}' is not on PATH; install a JDK 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)`,
+          )
       }
       progress(`resolving Kafka jars from Maven Central with Maven (${pomFile}); first run only`)
-      await run('mvn', ['-B', '-f', pomFile, 'dependency:build-classpath', `-Dmdep.outputFile=${classPathFile}.partial`], {
-        showOutput: true,
-      })
+      await run(
+        'mvn',
+        ['-B', '-f', pomFile, 'dependency:build-classpath', `-Dmdep.outputFile=${classPathFile}.partial`],
+        {
+          showOutput: true,
+        },
+      )
       writeFileSync(classPathFile, readFileSync(`${classPathFile}.partial`))
     }
     return readFileSync(classPathFile, 'utf8').trim()
@@ -101,7 +108,16 @@ export function nativeKafka(layout: Layout): NativeEngine {
       writeFileSync(log4jFile, log4jProperties)
       if (!existsSync(join(dataDir, 'meta.properties'))) {
         progress(`formatting KRaft storage in ${dataDir}`)
-        await run('java', ['-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', newClusterId(), '-c', configFile])
+        await run('java', [
+          '-cp',
+          cp,
+          'kafka.tools.StorageTool',
+          'format',
+          '-t',
+          newClusterId(),
+          '-c',
+          configFile,
+        ])
       }
       const pid = startDaemon({
         command: 'java',

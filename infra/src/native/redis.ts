@@ -20,11 +20,19 @@ async function installRedis(progress: (m: string) => void): Promise<void> {
   progress('installing redis-server from Debian packages (apt-get); first run only')
   const policy = '/usr/sbin/policy-rc.d'
   const ownPolicy = !existsSync(policy)
-  if (ownPolicy) writeFileSync(policy, '#!/bin/sh\n# scripts/infra: do not start services during this install\nexit 101\n', { mode: 0o755 })
+  if (ownPolicy)
+    writeFileSync(
+      policy,
+      '#!/bin/sh\n# scripts/infra: do not start services during this install\nexit 101\n',
+      { mode: 0o755 },
+    )
   try {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
     await run('apt-get', ['update', '-q'], { env, showOutput: true })
-    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'redis-server'], { env, showOutput: true })
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'redis-server'], {
+      env,
+      showOutput: true,
+    })
   } finally {
     if (ownPolicy) rmSync(policy, { force: true })
   }
@@ -48,7 +56,20 @@ export function nativeRedis(layout: Layout): NativeEngine {
       if (!which('redis-server')) await installRedis(progress)
       const pid = startDaemon({
         command: 'redis-server',
-        args: ['--port', String(PORT), '--bind', '127.0.0.1', '--dir', home, '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+        args: [
+          '--port',
+          String(PORT),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          home,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--daemonize',
+          'no',
+        ],
         logFile,
         cwd: home,
       })

@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { afterEach, describe, expect, it } from 'vitest'
+import { PidFile } from '../src/native/engine.ts'
+import { assertPortsFree, isAlive, PortInUseError, stopPid, tcpListener } from '../src/processes.ts'
+
+describe('ports and processes', () => {
+  let server: Server | undefined
+
+  afterEach(async () => {
+    if (server) await new Promise((resolve) => server?.close(resolve))
+    server = undefined
+  })
+
+  async function listen(): Promise<number> {
+    server = createServer()
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const address = server.address()
+    if (!address || typeof address === 'string') throw new Error('no port')
+    return address.port
+  }
+
+  it('when a port is held by another process, then starting an engine there fails naming the port and that process', async () => {
+    const port = await listen()
+    expect(tcpListener(port)).toMatchObject({ port, pid: process.pid })
+    let error: unknown
+    try {
+      assertPortsFree('redis', [port])
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(PortInUseError)
+    expect((error as Error).message).toContain(`port ${port} is already held by process ${process.pid}`)
+    expect((error as Error).message).toMatch(/node/)
+  })
+
+  it('when the port belongs to the engine recorded as ours, then it is not reported as taken', async () => {
+    const port = await listen()
+    expect(() => assertPortsFree('redis', [port], process.pid)).not.toThrow()
+  })
+
+  it('when nobody listens on a port, then it is free', async () => {
+    const port = await listen()
+    await new Promise((resolve) => server?.close(resolve))
+    server = undefined
+    expect(tcpListener(port)).toBeUndefined()
+  })
+
+  it('when a recorded process is stopped by its pid, then it is no longer alive and its pid file reads as not running', async () => {
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' })
+    const pid = child.pid!
+    const pidFile = new PidFile(mkdtempSync(`${tmpdir()}/pid-`))
+    pidFile.write(pid)
+    expect(pidFile.live()).toBe(pid)
+    await stopPid(pid, 'SIGTERM', 5000)
+    await once(child, 'exit').catch(() => {})
+    expect(isAlive(pid)).toBe(false)
+    expect(pidFile.live()).toBeUndefined()
+  })
+})
