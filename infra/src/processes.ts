@@ -183,6 +183,16 @@ export function tcpListener(port: number): PortHolder | undefined {
   return { port }
 }
 
+/** Start time of a process in clock ticks since boot (/proc/<pid>/stat field 22): with the pid, it names one process. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
+
 export function commandLine(pid: number): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 200)

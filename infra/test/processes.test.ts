@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -53,12 +53,20 @@ describe('ports and processes', () => {
   it('when a recorded process is stopped by its pid, then it is no longer alive and its pid file reads as not running', async () => {
     const child = spawn('sleep', ['30'], { stdio: 'ignore' })
     const pid = child.pid!
+    const exited = once(child, 'exit')
     const pidFile = new PidFile(mkdtempSync(`${tmpdir()}/pid-`))
     pidFile.write(pid)
     expect(pidFile.live()).toBe(pid)
     await stopPid(pid, 'SIGTERM', 5000)
-    await once(child, 'exit').catch(() => {})
+    await exited
     expect(isAlive(pid)).toBe(false)
     expect(pidFile.live()).toBeUndefined()
+  })
+  it('when a recorded pid now belongs to a different process (pid reused after a reboot), then it is not taken for ours', () => {
+    const pidFile = new PidFile(mkdtempSync(`${tmpdir()}/pid-`))
+    writeFileSync(pidFile.path, `${process.pid} 1\n`) // this pid, but a start time that is not this process's
+    expect(pidFile.live()).toBeUndefined()
+    pidFile.write(process.pid)
+    expect(pidFile.live()).toBe(process.pid)
   })
 })

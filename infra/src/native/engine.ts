@@ -1,7 +1,7 @@
 // What every natively run engine offers the orchestrator.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { isAlive } from '../processes.ts'
+import { isAlive, processStartTime } from '../processes.ts'
 
 export type ComponentName = 'postgres' | 'kafka' | 'consul' | 'redis'
 
@@ -25,23 +25,25 @@ export interface NativeEngine {
   readonly startTimeoutMs: number
 }
 
-/** The pid file of an engine we started: the only thing `down` ever stops. */
+/**
+ * The pid file of an engine we started: the only thing `down` ever stops. It records the process's start time too,
+ * so that a pid the kernel has since given to another process is never taken for ours.
+ */
 export class PidFile {
   readonly path: string
   constructor(dir: string) {
     this.path = join(dir, 'meridian.pid')
   }
-  read(): number | undefined {
-    if (!existsSync(this.path)) return undefined
-    const pid = Number(readFileSync(this.path, 'utf8').trim())
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  }
+  /** the recorded pid while that very process still runs */
   live(): number | undefined {
-    const pid = this.read()
-    return isAlive(pid) ? pid : undefined
+    if (!existsSync(this.path)) return undefined
+    const [pidText, startedText] = readFileSync(this.path, 'utf8').trim().split(/\s+/)
+    const pid = Number(pidText)
+    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined
+    return processStartTime(pid) === startedText ? pid : undefined
   }
   write(pid: number): void {
-    writeFileSync(this.path, `${pid}\n`)
+    writeFileSync(this.path, `${pid} ${processStartTime(pid) ?? ''}\n`)
   }
   clear(): void {
     rmSync(this.path, { force: true })
