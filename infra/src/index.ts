@@ -214,7 +214,8 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
     const engines = nativeEngines(layout, env)
     const dockerized = plan.filter((p) => p.mode === 'docker').map((p) => p.name)
     if (dockerized.length > 0) await composeUp(dockerized, progress)
-    await Promise.all(
+    // every engine gets its chance; then all failures are reported together
+    const results = await Promise.allSettled(
       plan.map(async (component) => {
         if (component.mode === 'native') return ensureNative(engines[component.name], progress)
         const version = await waitFor(
@@ -225,6 +226,8 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
         progress(`${component.name}: using ${version} at ${component.endpoint} (${component.mode})`)
       }),
     )
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [errorText(result.reason)] : []))
+    if (failures.length > 0) throw new Error(failures.join('\n'))
   })
   const endpoints = endpointsOf(plan, env)
   await provision(endpoints, progress)
