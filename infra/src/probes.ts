@@ -127,6 +127,7 @@ export async function redisVersion(url: string): Promise<string> {
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   })
+  redis.on('error', () => {}) // the failed connect() below carries the error
   try {
     await redis.connect()
     const info = await redis.info('server')
