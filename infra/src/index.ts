@@ -226,7 +226,9 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
         progress(`${component.name}: using ${version} at ${component.endpoint} (${component.mode})`)
       }),
     )
-    const failures = results.flatMap((result) => (result.status === 'rejected' ? [errorText(result.reason)] : []))
+    const failures = results.flatMap((result) =>
+      result.status === 'rejected' ? [errorText(result.reason)] : [],
+    )
     if (failures.length > 0) throw new Error(failures.join('\n'))
   })
   const endpoints = endpointsOf(plan, env)
