@@ -1,0 +1,5 @@
+export * from './errors.ts'
+export * from './events.ts'
+export * from './health.ts'
+export * from './pagination.ts'
+export * from './users.ts'

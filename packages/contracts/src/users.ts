@@ -1,0 +1,80 @@
+// The user resource: what clients send and receive, and which fields lists may sort and select.
+import { type Static, Type } from 'typebox'
+import { ListQuery } from './pagination.ts'
+
+export const userRoles = ['user', 'admin'] as const
+export const userStatuses = ['active', 'inactive', 'suspended'] as const
+
+export const UserRole = Type.Union(userRoles.map((role) => Type.Literal(role)))
+export type UserRole = (typeof userRoles)[number]
+export const UserStatus = Type.Union(userStatuses.map((status) => Type.Literal(status)))
+export type UserStatus = (typeof userStatuses)[number]
+
+const Name = Type.String({ minLength: 1, maxLength: 200 })
+const Email = Type.String({ format: 'email', maxLength: 254 })
+const Age = Type.Integer({ minimum: 18, maximum: 150, description: 'must be 18 or older' })
+
+export const User = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Name,
+    email: Email,
+    role: UserRole,
+    status: UserStatus,
+    age: Type.Union([Age, Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'User', additionalProperties: false },
+)
+export type User = Static<typeof User>
+
+/** Fields a list may sort on (`sort=field:asc|desc`) and select (`fields=`): allow-lists, never column names from input. */
+export const userSortFields = ['name', 'email', 'age', 'role', 'status', 'createdAt', 'updatedAt'] as const
+export const userFields = ['id', 'name', 'email', 'role', 'status', 'age', 'createdAt', 'updatedAt'] as const
+export type UserField = (typeof userFields)[number]
+
+/** A user in a sparse list: any subset of the fields. */
+export const PartialUser = Type.Partial(User, { $id: 'PartialUser' })
+
+export const CreateUserBody = Type.Object(
+  {
+    name: Name,
+    email: Email,
+    password: Type.String({
+      minLength: 8,
+      maxLength: 200,
+      description: 'stored argon2id-hashed; never returned',
+    }),
+    age: Type.Optional(Age),
+    role: Type.Optional(UserRole),
+    status: Type.Optional(UserStatus),
+  },
+  { $id: 'CreateUserBody', additionalProperties: false },
+)
+export type CreateUserBody = Static<typeof CreateUserBody>
+
+export const UpdateUserBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    email: Type.Optional(Email),
+    age: Type.Optional(Type.Union([Age, Type.Null()])),
+    role: Type.Optional(UserRole),
+    status: Type.Optional(UserStatus),
+  },
+  { $id: 'UpdateUserBody', additionalProperties: false, minProperties: 1 },
+)
+export type UpdateUserBody = Static<typeof UpdateUserBody>
+
+export const UserListQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(UserStatus),
+    role: Type.Optional(UserRole),
+  },
+  { additionalProperties: false },
+)
+export type UserListQuery = Static<typeof UserListQuery>
+
+export const UserIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+export type UserIdParams = Static<typeof UserIdParams>
