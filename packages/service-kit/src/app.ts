@@ -1,0 +1,72 @@
+// Builds a Fastify instance with the chassis: the options that must be set at construction, then the plugin.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  LogController,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify'
+import { type DestinationStream, pino } from 'pino'
+import { loggerOptions } from './logging.ts'
+import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+import { requestIdFrom } from './request-id.ts'
+
+export type ServiceApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
+
+export interface ServiceAppOptions extends ServiceKitOptions {
+  logLevel: string
+  /** where logs go (stdout by default); tests pass a stream to read what was logged */
+  logStream?: DestinationStream
+}
+
+export const bodyLimitBytes = 1024 * 1024
+
+export async function createServiceApp(options: ServiceAppOptions): Promise<ServiceApp> {
+  const { logLevel, logStream, ...kitOptions } = options
+  const logger = pino(loggerOptions(options.name, logLevel), logStream ?? pino.destination(1))
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    genReqId: requestIdFrom,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    bodyLimit: bodyLimitBytes,
+    return503OnClosing: true,
+    ajv: {
+      // every problem at once, and unknown fields rejected rather than silently dropped (formats come with Fastify's Ajv)
+      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  // JSON only: a text/plain body is refused with 415 instead of reaching validation as a string
+  app.removeContentTypeParser(['text/plain'])
+  await app.register(serviceKitPlugin, kitOptions)
+  return app
+}
+
+/**
+ * Serves a resource plugin under /api/v1 (canonical, documented) and /api (alias of v1, hidden from OpenAPI).
+ */
+export async function registerVersionedApi<Options extends Record<string, unknown>>(
+  app: ServiceApp,
+  routes: FastifyPluginAsync<Options>,
+  options: Options,
+): Promise<void> {
+  await app.register(routes, { ...options, prefix: '/api/v1' })
+  await app.register(
+    async (alias) => {
+      alias.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true }
+      })
+      await alias.register(routes, options)
+    },
+    { prefix: '/api' },
+  )
+}

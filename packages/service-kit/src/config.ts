@@ -1,0 +1,73 @@
+// Configuration from the environment, validated against a TypeBox schema at boot: the only reader of process.env.
+import { type Static, type TObject, type TProperties, Type } from 'typebox'
+import { Value } from 'typebox/value'
+
+/** What every service reads (DESIGN.md §3); a service extends it with its own variables. */
+export const ServiceEnv = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], {
+    default: 'development',
+  }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+  SERVICE_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'address announced in Consul',
+  }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'address to listen on' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535 }),
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://' }),
+  CONSUL_HTTP_ADDR: Type.String({ minLength: 1, default: 'http://127.0.0.1:8500' }),
+  CONSUL_HTTP_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
+  /** set to false to run without Consul (a single process on a laptop) */
+  CONSUL_REGISTER: Type.Boolean({ default: true }),
+  SERVICE_VERSION: Type.String({ default: '0.1.0' }),
+  SERVICE_REGION: Type.String({ default: 'local' }),
+  SERVICE_AZ: Type.String({ default: 'local-a' }),
+  SERVICE_WEIGHT: Type.Integer({ minimum: 1, maximum: 1000, default: 1 }),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 300, description: 'requests per window per client' }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+})
+export type ServiceEnv = Static<typeof ServiceEnv>
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** The service's env schema: ServiceEnv plus its own variables. */
+export const serviceEnv = <Extra extends TProperties>(extra: Extra) =>
+  Type.Object({ ...ServiceEnv.properties, ...extra })
+
+/**
+ * Reads the variables the schema names from `env`, applies defaults, converts strings to numbers and booleans,
+ * and fails with one message naming every bad or missing variable.
+ */
+export function loadConfig<Schema extends TObject>(
+  schema: Schema,
+  env: NodeJS.ProcessEnv = process.env,
+): Static<Schema> {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  const candidate = Value.Convert(schema, Value.Default(schema, raw))
+  const problems = [...Value.Errors(schema, candidate)].map((error) => {
+    if (error.keyword === 'required') {
+      const missing = (error.params as { requiredProperties?: string[] }).requiredProperties ?? []
+      return `${missing.join(', ')}: required but not set`
+    }
+    const name = error.instancePath.replace(/^\//, '')
+    const secret = /URL|TOKEN|SECRET|PASSWORD|KEY/.test(name)
+    return `${name}: ${error.message}${secret ? '' : ` (got '${String(raw[name])}')`}`
+  })
+  if (problems.length > 0) throw new ConfigError(problems)
+  return candidate as Static<Schema>
+}

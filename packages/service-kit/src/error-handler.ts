@@ -1,0 +1,176 @@
+// One error handler for the spec's Errors table: every failure leaves in the error envelope (or RFC 7807 on request).
+import {
+  AppError,
+  defaultErrorMessage,
+  type ErrorCode,
+  type ErrorDetail,
+  type ErrorEnvelope,
+  type ProblemDetails,
+  problemMediaType,
+} from '@meridian/contracts'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+
+type ValidationIssue = NonNullable<FastifyError['validation']>[number]
+
+/** Fields whose received value is never echoed back (nor logged through the envelope). */
+const secretField = /pass(word)?|secret|token|card|cvv|key/i
+
+const codeOfStatus: Record<number, ErrorCode> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  412: 'PRECONDITION_FAILED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'VALIDATION_ERROR',
+  429: 'RATE_LIMITED',
+  501: 'NOT_IMPLEMENTED',
+  502: 'BAD_GATEWAY',
+  503: 'SERVICE_UNAVAILABLE',
+  504: 'GATEWAY_TIMEOUT',
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let current = root
+  for (const segment of pointer.split('/').slice(1)) {
+    if (current === null || typeof current !== 'object') return undefined
+    current = (current as Record<string, unknown>)[segment.replaceAll('~1', '/').replaceAll('~0', '~')]
+  }
+  return current
+}
+
+/** Ajv's issues as the envelope's details: one per field, with the offending value unless it is a secret. */
+export function validationDetails(issues: ValidationIssue[], input: unknown): ErrorDetail[] {
+  return issues.map((issue) => {
+    const params = issue.params as Record<string, unknown>
+    const base = issue.instancePath.replace(/^\//, '').replaceAll('/', '.')
+    const child = (params.missingProperty ?? params.additionalProperty) as string | undefined
+    const field = [base, child].filter(Boolean).join('.') || 'body'
+    const detail: ErrorDetail = {
+      field,
+      message: params.additionalProperty ? 'is not allowed' : (issue.message ?? 'is invalid'),
+    }
+    const value = child
+      ? valueAt(input, `${issue.instancePath}/${child}`)
+      : valueAt(input, issue.instancePath)
+    if (value !== undefined && !secretField.test(field)) {
+      detail.received = typeof value === 'string' ? value : JSON.stringify(value)
+    }
+    return detail
+  })
+}
+
+/** Any thrown value as an AppError; `operational` false marks a programmer error (logged at error, shown generic). */
+export function toAppError(
+  error: FastifyError | AppError | Error,
+  request: FastifyRequest,
+): {
+  appError: AppError
+  operational: boolean
+} {
+  // an AppError is expected by definition; only a 500 (e.g. an unrecognised database error) is logged as a fault
+  if (error instanceof AppError) return { appError: error, operational: error.statusCode !== 500 }
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation) {
+    const context = fastifyError.validationContext ?? 'body'
+    const input =
+      context === 'body'
+        ? request.body
+        : context === 'querystring'
+          ? request.query
+          : context === 'params'
+            ? request.params
+            : request.headers
+    return {
+      appError: AppError.validation(validationDetails(fastifyError.validation, input)),
+      operational: true,
+    }
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { appError: AppError.badRequest('Malformed JSON in request body'), operational: true }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return {
+        appError: AppError.badRequest("Body cannot be empty when content-type is 'application/json'"),
+        operational: true,
+      }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        appError: new AppError(413, 'PAYLOAD_TOO_LARGE', { message: 'Request body is larger than 1 MB' }),
+        operational: true,
+      }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      if (fastifyError.statusCode === 415) {
+        return { appError: new AppError(415, 'UNSUPPORTED_MEDIA_TYPE'), operational: true }
+      }
+  }
+  // JSON.parse failures and other client errors a plugin raised with a 4xx status
+  const status = fastifyError.statusCode
+  if (status && status >= 400 && status < 500) {
+    const code = codeOfStatus[status] ?? 'BAD_REQUEST'
+    const message =
+      error instanceof SyntaxError
+        ? 'Malformed JSON in request body'
+        : (defaultErrorMessage[code] ?? error.message)
+    return { appError: new AppError(status, code, { message }), operational: true }
+  }
+  return { appError: new AppError(500, 'INTERNAL_ERROR', { cause: error }), operational: false }
+}
+
+export function wantsProblemDetails(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? ''
+  return accept.includes(problemMediaType)
+}
+
+export interface ErrorBodyOptions {
+  /** include the stack of 5xx errors (never in production) */
+  exposeStack: boolean
+}
+
+export function sendError(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  appError: AppError,
+  original: Error,
+  options: ErrorBodyOptions,
+): FastifyReply {
+  const timestamp = new Date().toISOString()
+  const requestId = String(request.id)
+  reply.code(appError.statusCode)
+  for (const [name, value] of Object.entries(appError.headers ?? {})) reply.header(name, value)
+  if (appError.retryAfter !== undefined) reply.header('retry-after', String(appError.retryAfter))
+  const stack = options.exposeStack && appError.statusCode >= 500 ? (original.stack ?? undefined) : undefined
+
+  if (wantsProblemDetails(request)) {
+    const problem: ProblemDetails = {
+      type: `/problems/${appError.code.toLowerCase().replaceAll('_', '-')}`,
+      title: defaultErrorMessage[appError.code as ErrorCode] ?? appError.code,
+      status: appError.statusCode,
+      detail: appError.message,
+      instance: request.url,
+      code: appError.code,
+      requestId,
+      timestamp,
+      ...(appError.details ? { errors: appError.details } : {}),
+      ...(appError.retryAfter !== undefined ? { retryAfter: appError.retryAfter } : {}),
+    }
+    return reply.type(problemMediaType).send(problem)
+  }
+  const body: ErrorEnvelope = {
+    success: false,
+    error: {
+      code: appError.code,
+      message: appError.message,
+      ...(appError.details ? { details: appError.details } : {}),
+      requestId,
+      timestamp,
+      ...(appError.retryAfter !== undefined ? { retryAfter: appError.retryAfter } : {}),
+      ...(stack ? { stack } : {}),
+    },
+  }
+  return reply.type('application/json; charset=utf-8').send(body)
+}

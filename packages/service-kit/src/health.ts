@@ -1,0 +1,105 @@
+// Health endpoints: /health, /health/live, /health/ready and /healthz, from checks each service registers.
+import { HealthResponse } from '@meridian/contracts'
+import type { FastifyInstance } from 'fastify'
+
+/** A dependency check: resolves when healthy, rejects (or returns a problem text) when not. */
+export type HealthCheck = () => Promise<void | string>
+
+export interface HealthRegistry {
+  add(name: string, check: HealthCheck): void
+  /** runs every check with a timeout; 'ok' or what is wrong, per dependency */
+  run(): Promise<{ healthy: boolean; checks: Record<string, string> }>
+  /** set while shutting down: readiness reports not_ready so load balancers and Consul stop sending traffic */
+  draining: boolean
+}
+
+export function createHealthRegistry(timeoutMs = 2000): HealthRegistry {
+  const checks = new Map<string, HealthCheck>()
+  const registry: HealthRegistry = {
+    draining: false,
+    add(name, check) {
+      checks.set(name, check)
+    },
+    async run() {
+      const results = await Promise.all(
+        [...checks].map(async ([name, check]): Promise<[string, string]> => {
+          let timer: NodeJS.Timeout | undefined
+          try {
+            const outcome = await Promise.race([
+              check(),
+              new Promise<string>((resolve) => {
+                timer = setTimeout(() => resolve(`timed out after ${timeoutMs} ms`), timeoutMs)
+              }),
+            ])
+            return [name, typeof outcome === 'string' ? outcome : 'ok']
+          } catch (error) {
+            return [name, error instanceof Error ? error.message : String(error)]
+          } finally {
+            clearTimeout(timer)
+          }
+        }),
+      )
+      const byName = Object.fromEntries(results)
+      return { healthy: results.every(([, state]) => state === 'ok'), checks: byName }
+    },
+  }
+  return registry
+}
+
+const startedAt = Date.now()
+
+function vitals() {
+  const { rss, heapTotal, heapUsed, external } = process.memoryUsage()
+  return { uptime: (Date.now() - startedAt) / 1000, memory: { rss, heapTotal, heapUsed, external } }
+}
+
+const responses = { 200: HealthResponse, 503: HealthResponse }
+
+export function healthRoutes(app: FastifyInstance, health: HealthRegistry): void {
+  const hide = { tags: ['operations'] }
+
+  app.get(
+    '/health',
+    { schema: { ...hide, response: responses }, config: { rateLimit: false } },
+    async (_request, reply) => {
+      const { healthy, checks } = await health.run()
+      return reply
+        .code(healthy ? 200 : 503)
+        .send({ status: healthy ? 'ok' : 'degraded', ...vitals(), checks })
+    },
+  )
+
+  app.get(
+    '/health/live',
+    { schema: { ...hide, response: { 200: HealthResponse } }, config: { rateLimit: false } },
+    async () => ({
+      status: 'alive' as const,
+      ...vitals(),
+      checks: {},
+    }),
+  )
+
+  app.get(
+    '/health/ready',
+    { schema: { ...hide, response: responses }, config: { rateLimit: false } },
+    async (_request, reply) => {
+      const { healthy, checks } = await health.run()
+      const ready = healthy && !health.draining
+      if (health.draining) checks.shutdown = 'draining'
+      return reply
+        .code(ready ? 200 : 503)
+        .send({ status: ready ? 'ready' : 'not_ready', ...vitals(), checks })
+    },
+  )
+
+  app.get(
+    '/healthz',
+    { schema: { ...hide, response: responses }, config: { rateLimit: false } },
+    async (_request, reply) => {
+      const { healthy, checks } = await health.run()
+      return reply
+        .code(healthy ? 200 : 503)
+        .send({ status: healthy ? 'healthy' : 'degraded', ...vitals(), checks })
+    },
+  )
+}

@@ -1,0 +1,102 @@
+// /metrics: the spec's JSON counters, and Prometheus text for scrapers; other packages add their own metrics.
+import type { FastifyInstance } from 'fastify'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+
+export interface ServiceMetrics {
+  /** this instance's registry (never prom-client's global one): packages register counters and gauges on it */
+  registry: Registry
+  totalConnections: Counter
+  activeConnections: Gauge
+  messagesReceived: Counter
+  messagesSent: Counter
+  requestDuration: Histogram<'method' | 'route' | 'status'>
+}
+
+export function createServiceMetrics(service: string): ServiceMetrics {
+  const registry = new Registry()
+  registry.setDefaultLabels({ service })
+  collectDefaultMetrics({ register: registry })
+  return {
+    registry,
+    totalConnections: new Counter({
+      name: 'connections_total',
+      help: 'TCP connections accepted',
+      registers: [registry],
+    }),
+    activeConnections: new Gauge({
+      name: 'connections_active',
+      help: 'TCP connections open',
+      registers: [registry],
+    }),
+    messagesReceived: new Counter({
+      name: 'http_requests_received_total',
+      help: 'HTTP requests received',
+      registers: [registry],
+    }),
+    messagesSent: new Counter({
+      name: 'http_responses_sent_total',
+      help: 'HTTP responses sent',
+      registers: [registry],
+    }),
+    requestDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+  }
+}
+
+const counterValue = async (metric: Counter | Gauge) => (await metric.get()).values[0]?.value ?? 0
+
+export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): void {
+  app.server.on('connection', (socket) => {
+    metrics.totalConnections.inc()
+    metrics.activeConnections.inc()
+    socket.once('close', () => metrics.activeConnections.dec())
+  })
+  app.addHook('onRequest', async () => {
+    metrics.messagesReceived.inc()
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.messagesSent.inc()
+    metrics.requestDuration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    )
+  })
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['operations'],
+        description: 'JSON counters; Prometheus text with Accept: text/plain or ?format=prometheus',
+        querystring: {
+          type: 'object',
+          properties: { format: { type: 'string', enum: ['json', 'prometheus'] } },
+          additionalProperties: false,
+        },
+      },
+      config: { rateLimit: false },
+    },
+    async (request, reply) => {
+      const { format } = request.query as { format?: 'json' | 'prometheus' }
+      const accept = request.headers.accept ?? ''
+      if (format === 'prometheus' || (format !== 'json' && /text\/plain|openmetrics/.test(accept))) {
+        return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+      }
+      return {
+        totalConnections: await counterValue(metrics.totalConnections),
+        activeConnections: await counterValue(metrics.activeConnections),
+        messagesReceived: await counterValue(metrics.messagesReceived),
+        messagesSent: await counterValue(metrics.messagesSent),
+      }
+    },
+  )
+}

@@ -1,0 +1,117 @@
+// The chassis as one Fastify plugin: request ids, errors, 404/405, rate limits, health, metrics, OpenAPI.
+import rateLimit from '@fastify/rate-limit'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { AppError, ErrorDetail, ErrorEnvelope } from '@meridian/contracts'
+import type { FastifyError, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
+import { sendError, toAppError } from './error-handler.ts'
+import { createHealthRegistry, type HealthRegistry, healthRoutes } from './health.ts'
+import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
+import { requestIdHeader } from './request-id.ts'
+import { createRouteIndex } from './routing.ts'
+
+export interface ServiceKitOptions {
+  name: string
+  version: string
+  /** production hides stacks; anything else may show them in 5xx bodies */
+  environment: 'development' | 'test' | 'production'
+  /** Redis for rate limits shared by every instance; false disables rate limiting */
+  rateLimit: { redis: Redis; max: number; timeWindowMs: number } | false
+  description?: string
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    health: HealthRegistry
+    metrics: ServiceMetrics
+    service: { name: string; version: string }
+  }
+}
+
+async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Promise<void> {
+  app.decorate('service', { name: options.name, version: options.version })
+  app.decorate('health', createHealthRegistry())
+  app.decorate('metrics', createServiceMetrics(options.name))
+
+  app.addSchema(ErrorDetail)
+  app.addSchema(ErrorEnvelope)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(requestIdHeader, request.id)
+  })
+
+  const routes = createRouteIndex()
+  app.addHook('onRoute', (route) => routes.add(route))
+
+  const exposeStack = options.environment !== 'production'
+  app.setErrorHandler(async (error: FastifyError | AppError, request, reply) => {
+    // Once headers are out no error can be answered. Like Express's default handler, log it and close the
+    // connection, so the client sees a broken response rather than a truncated one that looks complete.
+    if (reply.raw.headersSent) {
+      request.log.error({ err: error }, 'error after the response headers were sent; closing the connection')
+      reply.raw.destroy()
+      return reply
+    }
+    const { appError, operational } = toAppError(error, request)
+    const context = { statusCode: appError.statusCode, code: appError.code, errorName: error.name }
+    if (operational) request.log.warn(context, appError.message)
+    else request.log.error({ ...context, err: error }, 'unexpected error')
+    return sendError(reply, request, appError, error, { exposeStack })
+  })
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = routes.allowedMethods(path)
+    const error =
+      allowed.length > 0
+        ? new AppError(405, 'METHOD_NOT_ALLOWED', {
+            message: `Method ${request.method} is not allowed for ${path}`,
+            headers: { allow: allowed.join(', ') },
+          })
+        : AppError.notFound(`Route ${request.method} ${path} not found`)
+    request.log.warn({ statusCode: error.statusCode, code: error.code }, error.message)
+    return sendError(reply, request, error, error, { exposeStack: false })
+  })
+
+  if (options.rateLimit) {
+    await app.register(rateLimit, {
+      global: true,
+      max: options.rateLimit.max,
+      timeWindow: options.rateLimit.timeWindowMs,
+      redis: options.rateLimit.redis,
+      nameSpace: `${options.name}:rate-limit:`,
+      // Redis down must not take the API down with it
+      skipOnError: true,
+      addHeadersOnExceeding: {
+        'x-ratelimit-limit': true,
+        'x-ratelimit-remaining': true,
+        'x-ratelimit-reset': true,
+      },
+      addHeaders: {
+        'x-ratelimit-limit': true,
+        'x-ratelimit-remaining': true,
+        'x-ratelimit-reset': true,
+        'retry-after': true,
+      },
+      errorResponseBuilder: (_request, context) =>
+        AppError.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+    })
+  }
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: options.name, version: options.version, description: options.description ?? '' },
+      tags: [{ name: 'operations', description: 'health and metrics' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
+
+  healthRoutes(app, app.health)
+  metricsRoutes(app, app.metrics)
+}
+
+export const serviceKitPlugin = fp(serviceKit, { name: '@meridian/service-kit', fastify: '5.x' })

@@ -1,0 +1,31 @@
+// Knows every registered route so that a known path with the wrong method gets 405 (with Allow), not 404.
+import type { RouteOptions } from 'fastify'
+import FindMyWay, { type HTTPVersion } from 'find-my-way'
+
+const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+export interface RouteIndex {
+  add(route: RouteOptions): void
+  /** methods served at this path; empty when the path is unknown */
+  allowedMethods(path: string): string[]
+}
+
+export function createRouteIndex(): RouteIndex {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true })
+  return {
+    add(route) {
+      const routeMethods = Array.isArray(route.method) ? route.method : [route.method]
+      for (const method of routeMethods) {
+        if (!(methods as readonly string[]).includes(method)) continue
+        try {
+          router.on(method as (typeof methods)[number], route.url, () => {})
+        } catch {
+          // the same method and path registered twice (e.g. by an alias) is already known
+        }
+      }
+    },
+    allowedMethods(path) {
+      return methods.filter((method) => router.find(method, path) !== null)
+    },
+  }
+}

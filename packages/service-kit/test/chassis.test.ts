@@ -1,0 +1,257 @@
+// The chassis answers every error of the spec's table in the envelope, with the request id, and logs safely.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
+
+const json = { 'content-type': 'application/json' }
+const validWidget = { name: 'w', email: 'a@b.co', age: 30, password: 'correct horse' }
+
+function expectEnvelope(body: unknown, code: string, requestId?: string) {
+  expect(body).toMatchObject({
+    success: false,
+    error: {
+      code,
+      message: expect.any(String),
+      requestId: expect.any(String),
+      timestamp: expect.any(String),
+    },
+  })
+  const error = (body as { error: { requestId: string; timestamp: string } }).error
+  expect(new Date(error.timestamp).toISOString()).toBe(error.timestamp)
+  if (requestId) expect(error.requestId).toBe(requestId)
+}
+
+describe('chassis: errors and request ids', () => {
+  let chassis: ChassisApp
+
+  beforeAll(async () => {
+    chassis = await buildChassisApp()
+  })
+  afterAll(async () => {
+    await chassis.app.close()
+  })
+
+  it('when a request carries a well-formed X-Request-Id, then it is echoed and equals error.requestId', async () => {
+    const response = await chassis.app.inject({
+      method: 'GET',
+      url: '/api/v1/nope',
+      headers: { 'x-request-id': 'abc-123' },
+    })
+    expect(response.headers['x-request-id']).toBe('abc-123')
+    expectEnvelope(response.json(), 'NOT_FOUND', 'abc-123')
+  })
+
+  it('when the incoming X-Request-Id is malformed (spaces, newline, too long), then a new one is generated', async () => {
+    for (const hostile of ['has space', 'line\nbreak'.replace('\n', '%0A'), 'x'.repeat(200)]) {
+      const response = await chassis.app.inject({
+        method: 'GET',
+        url: '/api/v1/nope',
+        headers: { 'x-request-id': hostile },
+      })
+      expect(response.headers['x-request-id']).not.toBe(hostile)
+      expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+      expectEnvelope(response.json(), 'NOT_FOUND', String(response.headers['x-request-id']))
+    }
+  })
+
+  it('when a route does not exist, then 404 NOT_FOUND names the method and URL', async () => {
+    const response = await chassis.app.inject({ method: 'DELETE', url: '/api/v1/missing/thing?x=1' })
+    expect(response.statusCode).toBe(404)
+    expectEnvelope(response.json(), 'NOT_FOUND')
+    expect(response.json().error.message).toBe('Route DELETE /api/v1/missing/thing not found')
+  })
+
+  it('when a known path is called with the wrong method, then 405 lists the allowed methods in Allow', async () => {
+    const response = await chassis.app.inject({ method: 'DELETE', url: '/api/v1/widgets/42' })
+    expect(response.statusCode).toBe(405)
+    expect(response.headers.allow).toBe('GET, HEAD')
+    expectEnvelope(response.json(), 'METHOD_NOT_ALLOWED')
+  })
+
+  it('when the JSON body is malformed, then 400 BAD_REQUEST and nothing else happens', async () => {
+    const response = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/widgets',
+      headers: json,
+      payload: '{"name": ',
+    })
+    expect(response.statusCode).toBe(400)
+    expectEnvelope(response.json(), 'BAD_REQUEST')
+    expect(response.json().error.message).toBe('Malformed JSON in request body')
+  })
+
+  it('when the body is not application/json, then 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
+      const response = await chassis.app.inject({
+        method: 'POST',
+        url: '/api/v1/widgets',
+        headers: { 'content-type': type },
+        payload: 'name=w',
+      })
+      expect(response.statusCode).toBe(415)
+      expectEnvelope(response.json(), 'UNSUPPORTED_MEDIA_TYPE')
+    }
+  })
+
+  it('when the body is larger than 1 MB, then 413 PAYLOAD_TOO_LARGE', async () => {
+    const payload = JSON.stringify({ ...validWidget, name: 'x'.repeat(1024 * 1024) })
+    const response = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/widgets',
+      headers: json,
+      payload,
+    })
+    expect(response.statusCode).toBe(413)
+    expectEnvelope(response.json(), 'PAYLOAD_TOO_LARGE')
+  })
+
+  it('when several fields are invalid, then 422 VALIDATION_ERROR lists each with what was received, never a password', async () => {
+    const response = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/widgets',
+      headers: json,
+      payload: { email: 'not-an-email', age: 12, password: 'short', extra: 'x' },
+    })
+    expect(response.statusCode).toBe(422)
+    expectEnvelope(response.json(), 'VALIDATION_ERROR')
+    const details = response.json().error.details as { field: string; message: string; received?: string }[]
+    const byField = Object.fromEntries(details.map((d) => [d.field, d]))
+    expect(byField.name).toMatchObject({ message: expect.stringContaining('name') })
+    expect(byField.email).toMatchObject({ received: 'not-an-email' })
+    expect(byField.age).toMatchObject({ received: '12' })
+    expect(byField.extra).toMatchObject({ message: 'is not allowed', received: 'x' })
+    expect(byField.password).toBeDefined()
+    expect(byField.password?.received).toBeUndefined()
+  })
+
+  it('when a handler throws an unexpected error, then 500 INTERNAL_ERROR with the generic message and no internals in production', async () => {
+    const production = await buildChassisApp({ environment: 'production' })
+    try {
+      const response = await production.app.inject({ method: 'GET', url: '/api/v1/boom' })
+      expect(response.statusCode).toBe(500)
+      expectEnvelope(response.json(), 'INTERNAL_ERROR')
+      expect(response.json().error.message).toBe('An unexpected error occurred')
+      expect(response.body).not.toContain('secret internal detail')
+      expect(response.json().error.stack).toBeUndefined()
+      const logged = production.logs.find((line) => line.msg === 'unexpected error')
+      expect(logged).toMatchObject({
+        level: 50,
+        code: 'INTERNAL_ERROR',
+        requestId: response.headers['x-request-id'],
+      })
+      expect(JSON.stringify(logged)).toContain('secret internal detail')
+    } finally {
+      await production.app.close()
+    }
+  })
+
+  it('when an unexpected error happens outside production, then the 500 body may carry the stack', async () => {
+    const response = await chassis.app.inject({ method: 'GET', url: '/api/v1/boom' })
+    expect(response.statusCode).toBe(500)
+    expect(response.json().error.message).toBe('An unexpected error occurred')
+    expect(response.json().error.stack).toContain('Error')
+  })
+
+  it('when an async handler rejects, then the rejection reaches the error handler', async () => {
+    const response = await chassis.app.inject({ method: 'GET', url: '/api/v1/reject' })
+    expect(response.statusCode).toBe(500)
+    expectEnvelope(response.json(), 'INTERNAL_ERROR')
+  })
+
+  it('when operational errors are raised, then each keeps its status and code (409, 412, 503 with Retry-After)', async () => {
+    const conflict = await chassis.app.inject({ method: 'GET', url: '/api/v1/conflict' })
+    expect(conflict.statusCode).toBe(409)
+    expectEnvelope(conflict.json(), 'CONFLICT')
+    const precondition = await chassis.app.inject({ method: 'GET', url: '/api/v1/precondition' })
+    expect(precondition.statusCode).toBe(412)
+    expectEnvelope(precondition.json(), 'PRECONDITION_FAILED')
+    const unavailable = await chassis.app.inject({ method: 'GET', url: '/api/v1/unavailable' })
+    expect(unavailable.statusCode).toBe(503)
+    expect(unavailable.headers['retry-after']).toBe('30')
+    expect(unavailable.json().error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfter: 30 })
+    const warned = chassis.logs.find((l) => l.code === 'CONFLICT')
+    expect(warned).toMatchObject({ level: 40, statusCode: 409 })
+  })
+
+  it('when the client asks for application/problem+json, then the error is RFC 7807 problem details', async () => {
+    const response = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/widgets',
+      headers: { ...json, accept: 'application/problem+json' },
+      payload: { ...validWidget, age: 5 },
+    })
+    expect(response.statusCode).toBe(422)
+    expect(response.headers['content-type']).toContain('application/problem+json')
+    expect(response.json()).toMatchObject({
+      type: '/problems/validation-error',
+      title: 'Validation failed',
+      status: 422,
+      instance: '/api/v1/widgets',
+      code: 'VALIDATION_ERROR',
+      requestId: response.headers['x-request-id'],
+      errors: [expect.objectContaining({ field: 'age' })],
+    })
+  })
+
+  it('when an error happens after the headers were sent, then no error body is appended: the error is logged and the connection closed', async () => {
+    await expect(
+      chassis.app.inject({ method: 'GET', url: '/api/v1/late-error', headers: { 'x-request-id': 'late-1' } }),
+    ).rejects.toThrow(/destroyed before completion/)
+    const logged = chassis.logs.find((l) => JSON.stringify(l).includes('failed after headers were sent'))
+    expect(logged).toMatchObject({ level: 50, requestId: 'late-1' })
+  })
+
+  it('when /api is used instead of /api/v1, then it answers the same as v1 (alias)', async () => {
+    const v1 = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/widgets',
+      headers: json,
+      payload: validWidget,
+    })
+    const alias = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/widgets',
+      headers: json,
+      payload: validWidget,
+    })
+    expect(v1.statusCode).toBe(201)
+    expect(alias.statusCode).toBe(201)
+    expect(alias.json()).toEqual(v1.json())
+  })
+})
+
+describe('chassis: logging', () => {
+  it('when a request carries a bearer token, cookies and a password, then the logs show none of them', async () => {
+    const chassis = await buildChassisApp()
+    try {
+      await chassis.app.inject({
+        method: 'POST',
+        url: '/api/v1/widgets',
+        headers: {
+          ...json,
+          authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.secret-token-value.sig',
+          cookie: 'sid=cookie-secret-value',
+          'x-api-key': 'mk_live_api-key-secret',
+        },
+        payload: { ...validWidget, age: 3, password: 'hunter2-password-value' },
+      })
+      const text = JSON.stringify(chassis.logs)
+      expect(chassis.logs.length).toBeGreaterThan(0)
+      for (const secret of [
+        'secret-token-value',
+        'cookie-secret-value',
+        'api-key-secret',
+        'hunter2-password-value',
+      ]) {
+        expect(text).not.toContain(secret)
+      }
+      const incoming = chassis.logs.find((l) => l.msg === 'incoming request') as {
+        req: { headers: Record<string, string> }
+      }
+      expect(incoming.req.headers.authorization).toBe('[Redacted]')
+      const completed = chassis.logs.find((l) => l.msg === 'request completed')
+      expect(completed).toMatchObject({ requestId: expect.any(String), res: { statusCode: 422 } })
+    } finally {
+      await chassis.app.close()
+    }
+  })
+})
