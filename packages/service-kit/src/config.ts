@@ -1,5 +1,5 @@
 // Configuration from the environment, validated against a TypeBox schema at boot: the only reader of process.env.
-import { type Static, type TObject, type TProperties, Type } from 'typebox'
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Value } from 'typebox/value'
 
 /** What every service reads (DESIGN.md §3); a service extends it with its own variables. */
@@ -58,16 +58,41 @@ export function loadConfig<Schema extends TObject>(
     const value = env[key]
     if (value !== undefined && value !== '') raw[key] = value
   }
-  const candidate = Value.Convert(schema, Value.Default(schema, raw))
-  const problems = [...Value.Errors(schema, candidate)].map((error) => {
-    if (error.keyword === 'required') {
-      const missing = (error.params as { requiredProperties?: string[] }).requiredProperties ?? []
-      return `${missing.join(', ')}: required but not set`
+  const candidate = Value.Convert(schema, Value.Default(schema, raw)) as Record<string, unknown>
+  const required = new Set(schema.required ?? [])
+  const problems: string[] = []
+  // each variable on its own, so that one message names every bad one
+  for (const [name, property] of Object.entries(schema.properties) as [string, TSchema][]) {
+    const value = candidate[name]
+    if (value === undefined) {
+      if (required.has(name)) problems.push(`${name}: required but not set`)
+      continue
     }
-    const name = error.instancePath.replace(/^\//, '')
+    if (Value.Check(property, value)) continue
     const secret = /URL|TOKEN|SECRET|PASSWORD|KEY/.test(name)
-    return `${name}: ${error.message}${secret ? '' : ` (got '${String(raw[name])}')`}`
-  })
+    problems.push(`${name}: ${describeExpectation(property)}${secret ? '' : ` (got '${String(raw[name])}')`}`)
+  }
   if (problems.length > 0) throw new ConfigError(problems)
   return candidate as Static<Schema>
+}
+
+function describeExpectation(schema: TSchema): string {
+  const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
+  if (options?.every((option) => option.const !== undefined)) {
+    return `must be one of ${options.map((option) => String(option.const)).join(', ')}`
+  }
+  const [first] = Value.Errors(schema, undefined)
+  const { type, minimum, maximum, pattern } = schema as {
+    type?: string
+    minimum?: number
+    maximum?: number
+    pattern?: string
+  }
+  if (type === 'integer' || type === 'number') {
+    const range = [minimum !== undefined ? `>= ${minimum}` : '', maximum !== undefined ? `<= ${maximum}` : '']
+    return `must be ${type === 'integer' ? 'an integer' : 'a number'}${range.some(Boolean) ? ` ${range.filter(Boolean).join(' and ')}` : ''}`
+  }
+  if (type === 'boolean') return 'must be true or false'
+  if (pattern) return `must match ${pattern}`
+  return first?.message ?? 'is invalid'
 }

@@ -1,0 +1,154 @@
+// Health, metrics, OpenAPI and Redis-backed rate limits of the chassis, on real Redis.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
+
+describe('chassis: health', () => {
+  let chassis: ChassisApp
+  let databaseUp = true
+
+  beforeAll(async () => {
+    chassis = await buildChassisApp()
+    chassis.app.health.add('database', async () => {
+      if (!databaseUp) throw new Error('connect ECONNREFUSED 127.0.0.1:5432')
+    })
+    chassis.app.health.add('redis', async () => {
+      await chassis.redis.ping()
+    })
+  })
+  afterAll(async () => {
+    await chassis.app.close()
+  })
+
+  it('when every dependency is reachable, then /health, /health/ready and /healthz answer 200 with per-dependency checks', async () => {
+    databaseUp = true
+    const health = await chassis.app.inject({ method: 'GET', url: '/health' })
+    expect(health.statusCode).toBe(200)
+    expect(health.json()).toMatchObject({
+      status: 'ok',
+      uptime: expect.any(Number),
+      memory: { rss: expect.any(Number), heapUsed: expect.any(Number) },
+      checks: { database: 'ok', redis: 'ok' },
+    })
+    expect((await chassis.app.inject({ method: 'GET', url: '/health/ready' })).json()).toMatchObject({
+      status: 'ready',
+    })
+    expect((await chassis.app.inject({ method: 'GET', url: '/healthz' })).json()).toMatchObject({
+      status: 'healthy',
+    })
+  })
+
+  it('when a dependency is unreachable, then /health and /health/ready answer 503 naming it, while liveness stays 200', async () => {
+    databaseUp = false
+    const health = await chassis.app.inject({ method: 'GET', url: '/health' })
+    expect(health.statusCode).toBe(503)
+    expect(health.json()).toMatchObject({
+      status: 'degraded',
+      checks: { database: 'connect ECONNREFUSED 127.0.0.1:5432', redis: 'ok' },
+    })
+    const ready = await chassis.app.inject({ method: 'GET', url: '/health/ready' })
+    expect(ready.statusCode).toBe(503)
+    expect(ready.json()).toMatchObject({ status: 'not_ready' })
+    expect((await chassis.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(503)
+    const live = await chassis.app.inject({ method: 'GET', url: '/health/live' })
+    expect(live.statusCode).toBe(200)
+    expect(live.json()).toMatchObject({ status: 'alive' })
+    databaseUp = true
+  })
+
+  it('when the instance is draining for shutdown, then readiness reports not_ready', async () => {
+    chassis.app.health.draining = true
+    try {
+      const ready = await chassis.app.inject({ method: 'GET', url: '/health/ready' })
+      expect(ready.statusCode).toBe(503)
+      expect(ready.json()).toMatchObject({ status: 'not_ready', checks: { shutdown: 'draining' } })
+    } finally {
+      chassis.app.health.draining = false
+    }
+  })
+})
+
+describe('chassis: metrics and OpenAPI', () => {
+  let chassis: ChassisApp
+
+  beforeAll(async () => {
+    chassis = await buildChassisApp()
+  })
+  afterAll(async () => {
+    await chassis.app.close()
+  })
+
+  it('when requests were served, then /metrics counts them as JSON, and as Prometheus text for scrapers', async () => {
+    await chassis.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
+    await chassis.app.inject({ method: 'GET', url: '/api/v1/widgets/2' })
+    const json = await chassis.app.inject({ method: 'GET', url: '/metrics' })
+    expect(json.json()).toMatchObject({
+      totalConnections: expect.any(Number),
+      activeConnections: expect.any(Number),
+      messagesReceived: expect.any(Number),
+      messagesSent: expect.any(Number),
+    })
+    expect(json.json().messagesReceived).toBeGreaterThanOrEqual(3)
+    expect(json.json().messagesSent).toBeGreaterThanOrEqual(2)
+    const text = await chassis.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { accept: 'text/plain' },
+    })
+    expect(text.headers['content-type']).toContain('text/plain')
+    expect(text.body).toContain('http_request_duration_seconds_bucket')
+    expect(text.body).toMatch(/http_requests_received_total\{service="[^"]+"\} \d+/)
+  })
+
+  it('when /docs/json is read, then it is an OpenAPI 3.1 document of the v1 routes without the /api alias', async () => {
+    const response = await chassis.app.inject({ method: 'GET', url: '/docs/json' })
+    expect(response.statusCode).toBe(200)
+    const document = response.json() as {
+      openapi: string
+      info: { version: string }
+      paths: Record<string, unknown>
+    }
+    expect(document.openapi).toBe('3.1.0')
+    expect(document.info.version).toBe('1.2.3')
+    expect(Object.keys(document.paths)).toContain('/api/v1/widgets')
+    expect(Object.keys(document.paths).some((path) => path.startsWith('/api/widgets'))).toBe(false)
+    const ui = await chassis.app.inject({ method: 'GET', url: '/docs/' })
+    expect(ui.statusCode).toBe(200)
+    expect(ui.headers['content-type']).toContain('text/html')
+  })
+})
+
+describe('chassis: rate limits in Redis', () => {
+  it('when a client exceeds the limit, then it gets 429 RATE_LIMITED with Retry-After and retryAfter, counted across two instances sharing Redis', async () => {
+    const name = `rl-${Date.now()}`
+    const one = await buildChassisApp({ rateLimitMax: 3, name })
+    const two = await buildChassisApp({ rateLimitMax: 3, name })
+    try {
+      const first = await one.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
+      expect(first.headers['x-ratelimit-limit']).toBe('3')
+      expect(first.headers['x-ratelimit-remaining']).toBe('2')
+      await two.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
+      const third = await one.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
+      expect(third.statusCode).toBe(200)
+      expect(third.headers['x-ratelimit-remaining']).toBe('0')
+
+      const limited = await two.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
+      expect(limited.statusCode).toBe(429)
+      const retryAfter = Number(limited.headers['retry-after'])
+      expect(retryAfter).toBeGreaterThan(0)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      expect(limited.json()).toMatchObject({
+        success: false,
+        error: {
+          code: 'RATE_LIMITED',
+          message: 'Rate limit exceeded',
+          retryAfter,
+          requestId: limited.headers['x-request-id'],
+        },
+      })
+      // health stays reachable for probes while the client is limited
+      expect((await two.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
+    } finally {
+      await Promise.all([one.app.close(), two.app.close()])
+    }
+  })
+})
