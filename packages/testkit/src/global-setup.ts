@@ -3,11 +3,7 @@
 import { type Endpoints, ensureInfra } from '@meridian/infra'
 import type { TestProject } from 'vitest/node'
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    infra: Endpoints
-  }
-}
+import './provided-context.ts'
 
 export default async function setup(project: TestProject): Promise<void> {
   let endpoints: Endpoints

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis'
 import type { Kafka } from 'kafkajs'
 import postgres from 'postgres'
 import { inject } from 'vitest'
+import './provided-context.ts'
 
 export type { Endpoints } from '@meridian/infra'
 

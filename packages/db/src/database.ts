@@ -1,0 +1,35 @@
+// The postgres.js client factory and the types repositories use to accept either a pool or a transaction.
+import postgres from 'postgres'
+
+export type Sql = postgres.Sql
+export type TransactionSql = postgres.TransactionSql
+/** What a repository function takes, so its caller may pass the pool or an open transaction. */
+export type Queryable = Sql | TransactionSql
+
+export interface DatabaseOptions {
+  /** pool size; default 10 */
+  max?: number
+  /** seconds an unused connection stays open; default 30 */
+  idleTimeoutSeconds?: number
+  /** seconds to wait for a connection to open; default 10 */
+  connectTimeoutSeconds?: number
+  /** shown in pg_stat_activity, so a connection can be traced to its service; default 'meridian' */
+  applicationName?: string
+}
+
+/**
+ * A connection pool on `url`. Connections open lazily on the first query; close the pool with `sql.end()`.
+ * Result column names are camelCased (`created_at` -> `createdAt`) so repositories return plain camelCase objects;
+ * interpolated identifiers are left as written, so SQL keeps its snake_case names.
+ */
+export function createDatabase(url: string, options: DatabaseOptions = {}): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    idle_timeout: options.idleTimeoutSeconds ?? 30,
+    connect_timeout: options.connectTimeoutSeconds ?? 10,
+    // NOTICEs (e.g. "relation already exists, skipping") would otherwise be printed with console.log.
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'meridian' },
+    transform: { column: { from: postgres.toCamel } },
+  })
+}

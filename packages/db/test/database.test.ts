@@ -1,0 +1,105 @@
+// createDatabase against a real server: camelCase result columns, application name, pool size, silent notices; pingDatabase.
+import { freshDatabase, type TestDatabase, uniqueName } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createDatabase, pingDatabase, type Sql } from '../src/index.ts'
+
+// Nothing listens on port 1 of the loopback interface, so connecting is refused at once.
+const unreachableUrl = 'postgres://postgres:postgres@127.0.0.1:1/postgres'
+
+let db: TestDatabase
+let sql: Sql
+
+beforeAll(async () => {
+  db = await freshDatabase('db_client')
+  sql = createDatabase(db.url)
+  await sql`create table line_items (line_id integer primary key, unit_price_cents integer, extra_data jsonb)`
+})
+
+afterAll(async () => {
+  await sql?.end({ timeout: 5 })
+  await db?.drop()
+})
+
+describe('createDatabase', () => {
+  it('when rows come back, then their snake_case column names are camelCase and jsonb contents are untouched', async () => {
+    await sql`insert into line_items ${sql({ line_id: 1, unit_price_cents: 250, extra_data: sql.json({ gift_wrap: true }) })}`
+
+    const rows = await sql`select line_id, unit_price_cents, extra_data from line_items`
+
+    expect(rows).toEqual([{ lineId: 1, unitPriceCents: 250, extraData: { gift_wrap: true } }])
+  })
+
+  it('when an application name is given, then the server sees it on the connection', async () => {
+    const named = createDatabase(db.url, { applicationName: uniqueName('orders') })
+    try {
+      const [row] = await named`select current_setting('application_name') as name`
+      expect(row?.name).toBe(named.options.connection.application_name)
+      expect(row?.name).toMatch(/^orders-/)
+    } finally {
+      await named.end({ timeout: 5 })
+    }
+  })
+
+  it('when no application name is given, then the connection is named meridian', async () => {
+    const [row] = await sql`select current_setting('application_name') as name`
+    expect(row?.name).toBe('meridian')
+  })
+
+  it('when the pool is limited to two connections, then concurrent queries share at most two', async () => {
+    const small = createDatabase(db.url, { max: 2 })
+    try {
+      const rows = await Promise.all(
+        Array.from(
+          { length: 6 },
+          () => small<{ pid: number }[]>`select pg_backend_pid() as pid, pg_sleep(0.05)`,
+        ),
+      )
+      const backends = new Set(rows.map(([row]) => row?.pid))
+      expect(backends.size).toBeGreaterThanOrEqual(1)
+      expect(backends.size).toBeLessThanOrEqual(2)
+    } finally {
+      await small.end({ timeout: 5 })
+    }
+  })
+
+  it('when the server sends a notice, then nothing is printed', async () => {
+    const log = vi.spyOn(console, 'log')
+    try {
+      await sql`do $$ begin raise notice 'a notice nobody should see'; end $$`
+      expect(log).not.toHaveBeenCalled()
+    } finally {
+      log.mockRestore()
+    }
+  })
+})
+
+describe('pingDatabase', () => {
+  it('when the database answers, then it resolves', async () => {
+    await expect(pingDatabase(sql)).resolves.toBeUndefined()
+  })
+
+  it('when nothing listens at the address, then it rejects', async () => {
+    const nowhere = createDatabase(unreachableUrl, { connectTimeoutSeconds: 1 })
+    try {
+      await expect(pingDatabase(nowhere, 3000)).rejects.toThrow()
+    } finally {
+      await nowhere.end({ timeout: 1 })
+    }
+  })
+
+  it('when the answer takes longer than the timeout, then it rejects and the pool stays usable', async () => {
+    const single = createDatabase(db.url, { max: 1 })
+    try {
+      await single`select 1`
+      // The only connection is busy, so the ping waits behind this query.
+      const busy = single`select pg_sleep(0.5)`.execute()
+
+      await expect(pingDatabase(single, 100)).rejects.toThrow('the database did not answer within 100 ms')
+
+      await busy
+      await expect(pingDatabase(single)).resolves.toBeUndefined()
+    } finally {
+      await single.end({ timeout: 5 })
+    }
+  })
+})
