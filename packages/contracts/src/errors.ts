@@ -52,7 +52,7 @@ export const ErrorDetail = Type.Object(
     message: Type.String(),
     received: Type.Optional(Type.String({ description: 'the offending value, as text (never for secrets)' })),
   },
-  { $id: 'ErrorDetail', additionalProperties: false },
+  { additionalProperties: false },
 )
 export type ErrorDetail = Static<typeof ErrorDetail>
 
@@ -79,21 +79,18 @@ export const ErrorEnvelope = Type.Object(
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>
 
 /** RFC 7807 problem details, served when the client asks for application/problem+json. */
-export const ProblemDetails = Type.Object(
-  {
-    type: Type.String({ description: 'URI reference naming the problem type' }),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    instance: Type.String(),
-    code: Type.String(),
-    requestId: Type.String(),
-    timestamp: Type.String({ format: 'date-time' }),
-    errors: Type.Optional(Type.Array(ErrorDetail)),
-    retryAfter: Type.Optional(Type.Integer({ minimum: 0 })),
-  },
-  { $id: 'ProblemDetails' },
-)
+export const ProblemDetails = Type.Object({
+  type: Type.String({ description: 'URI reference naming the problem type' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String(),
+  instance: Type.String(),
+  code: Type.String(),
+  requestId: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+  errors: Type.Optional(Type.Array(ErrorDetail)),
+  retryAfter: Type.Optional(Type.Integer({ minimum: 0 })),
+})
 export type ProblemDetails = Static<typeof ProblemDetails>
 
 export const problemMediaType = 'application/problem+json'

@@ -3,20 +3,17 @@ import { type Static, Type } from 'typebox'
 
 export const healthStatuses = ['ok', 'healthy', 'degraded', 'alive', 'ready', 'not_ready'] as const
 
-export const HealthResponse = Type.Object(
-  {
-    status: Type.Union(healthStatuses.map((s) => Type.Literal(s))),
-    uptime: Type.Number({ description: 'seconds' }),
-    memory: Type.Object({
-      rss: Type.Number(),
-      heapTotal: Type.Number(),
-      heapUsed: Type.Number(),
-      external: Type.Number(),
-    }),
-    checks: Type.Record(Type.String(), Type.String(), {
-      description: "dependency name to 'ok' or what is wrong with it",
-    }),
-  },
-  { $id: 'HealthResponse' },
-)
+export const HealthResponse = Type.Object({
+  status: Type.Union(healthStatuses.map((s) => Type.Literal(s))),
+  uptime: Type.Number({ description: 'seconds' }),
+  memory: Type.Object({
+    rss: Type.Number(),
+    heapTotal: Type.Number(),
+    heapUsed: Type.Number(),
+    external: Type.Number(),
+  }),
+  checks: Type.Record(Type.String(), Type.String(), {
+    description: "dependency name to 'ok' or what is wrong with it",
+  }),
+})
 export type HealthResponse = Static<typeof HealthResponse>

@@ -25,7 +25,7 @@ export const User = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  { $id: 'User', additionalProperties: false },
+  { additionalProperties: false },
 )
 export type User = Static<typeof User>
 
@@ -35,7 +35,7 @@ export const userFields = ['id', 'name', 'email', 'role', 'status', 'age', 'crea
 export type UserField = (typeof userFields)[number]
 
 /** A user in a sparse list: any subset of the fields. */
-export const PartialUser = Type.Partial(User, { $id: 'PartialUser' })
+export const PartialUser = Type.Partial(User)
 
 export const CreateUserBody = Type.Object(
   {
@@ -50,7 +50,7 @@ export const CreateUserBody = Type.Object(
     role: Type.Optional(UserRole),
     status: Type.Optional(UserStatus),
   },
-  { $id: 'CreateUserBody', additionalProperties: false },
+  { additionalProperties: false },
 )
 export type CreateUserBody = Static<typeof CreateUserBody>
 
@@ -62,7 +62,7 @@ export const UpdateUserBody = Type.Object(
     role: Type.Optional(UserRole),
     status: Type.Optional(UserStatus),
   },
-  { $id: 'UpdateUserBody', additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1 },
 )
 export type UpdateUserBody = Static<typeof UpdateUserBody>
 

@@ -141,6 +141,9 @@ export function sendError(
   const timestamp = new Date().toISOString()
   const requestId = String(request.id)
   reply.code(appError.statusCode)
+  // error bodies bypass the route's response schemas: those document the envelope, but a problem+json body
+  // would be cut down to the envelope's fields by a schema-based serializer
+  reply.serializer((payload: unknown) => JSON.stringify(payload))
   for (const [name, value] of Object.entries(appError.headers ?? {})) reply.header(name, value)
   if (appError.retryAfter !== undefined) reply.header('retry-after', String(appError.retryAfter))
   const stack = options.exposeStack && appError.statusCode >= 500 ? (original.stack ?? undefined) : undefined

@@ -1,3 +1,4 @@
+export type { DestinationStream as LogStream } from 'pino'
 export {
   bodyLimitBytes,
   createServiceApp,
@@ -10,5 +11,5 @@ export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
 export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type ServiceMetrics } from './metrics.ts'
-export { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+export { errorResponses, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 export { requestIdFrom, requestIdHeader } from './request-id.ts'

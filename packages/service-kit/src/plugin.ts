@@ -2,7 +2,7 @@
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { AppError, ErrorDetail, ErrorEnvelope } from '@meridian/contracts'
+import { AppError, ErrorEnvelope } from '@meridian/contracts'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -20,6 +20,11 @@ export interface ServiceKitOptions {
   /** Redis for rate limits shared by every instance; false disables rate limiting */
   rateLimit: { redis: Redis; max: number; timeWindowMs: number } | false
   description?: string
+  /**
+   * Turn errors of other layers into AppErrors before the error table applies, e.g. the database-error mapping
+   * of @meridian/db. The first mapper that returns an AppError wins.
+   */
+  errorMappers?: ((error: unknown) => AppError | undefined)[]
 }
 
 declare module 'fastify' {
@@ -35,7 +40,6 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
   app.decorate('health', createHealthRegistry())
   app.decorate('metrics', createServiceMetrics(options.name))
 
-  app.addSchema(ErrorDetail)
   app.addSchema(ErrorEnvelope)
 
   app.addHook('onRequest', async (request, reply) => {
@@ -54,7 +58,11 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
       reply.raw.destroy()
       return reply
     }
-    const { appError, operational } = toAppError(error, request)
+    const mapped = options.errorMappers?.reduce<AppError | undefined>(
+      (found, map) => found ?? map(error),
+      undefined,
+    )
+    const { appError, operational } = toAppError(mapped ?? error, request)
     const context = { statusCode: appError.statusCode, code: appError.code, errorName: error.name }
     if (operational) request.log.warn(context, appError.message)
     else request.log.error({ ...context, err: error }, 'unexpected error')
@@ -112,6 +120,16 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
 
   healthRoutes(app, app.health)
   metricsRoutes(app, app.metrics)
+}
+
+/** Response schemas for a route's error statuses: the shared envelope, for validation-free documentation. */
+export function errorResponses<Status extends number>(
+  ...statuses: Status[]
+): Record<Status, { $ref: string }> {
+  return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorEnvelope#' }])) as Record<
+    Status,
+    { $ref: string }
+  >
 }
 
 export const serviceKitPlugin = fp(serviceKit, { name: '@meridian/service-kit', fastify: '5.x' })

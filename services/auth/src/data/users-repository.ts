@@ -1,0 +1,118 @@
+// Users in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open transaction.
+import type { User, UserField, UserRole, UserStatus } from '@meridian/contracts'
+import type { Queryable } from '@meridian/db'
+import { type SortKey, userColumns } from '../domain/user-query.ts'
+
+export interface UserRecord extends Omit<User, 'createdAt' | 'updatedAt'> {
+  version: number
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface NewUser {
+  name: string
+  email: string
+  passwordHash: string
+  role: UserRole
+  status: UserStatus
+  age: number | null
+}
+
+export interface UserChanges {
+  name?: string
+  email?: string
+  role?: UserRole
+  status?: UserStatus
+  age?: number | null
+}
+
+export interface UserListFilter {
+  status?: UserStatus
+  role?: UserRole
+  /** full-text search over name and email */
+  q?: string
+}
+
+export interface UserListRequest {
+  filter: UserListFilter
+  sort: SortKey[]
+  fields: UserField[]
+  offset: number
+  limit: number
+}
+
+const publicColumns = ['id', 'name', 'email', 'role', 'status', 'age', 'version', 'created_at', 'updated_at']
+
+export function createUsersRepository(db: Queryable) {
+  const where = (filter: UserListFilter, sql: Queryable) => sql`
+    where true
+    ${filter.status ? sql`and status = ${filter.status}` : sql``}
+    ${filter.role ? sql`and role = ${filter.role}` : sql``}
+    ${filter.q ? sql`and search @@ websearch_to_tsquery('simple', ${filter.q})` : sql``}`
+
+  return {
+    async insert(user: NewUser, sql: Queryable = db): Promise<UserRecord> {
+      const [row] = await sql<UserRecord[]>`
+        insert into users ${sql({
+          name: user.name,
+          email: user.email,
+          password_hash: user.passwordHash,
+          role: user.role,
+          status: user.status,
+          age: user.age,
+        })}
+        returning ${sql(publicColumns)}`
+      if (!row) throw new Error('insert into users returned no row')
+      return row
+    },
+
+    async findById(id: string, sql: Queryable = db): Promise<UserRecord | undefined> {
+      const [row] = await sql<UserRecord[]>`select ${sql(publicColumns)} from users where id = ${id}`
+      return row
+    },
+
+    async list(
+      request: UserListRequest,
+      sql: Queryable = db,
+    ): Promise<{ rows: Partial<UserRecord>[]; total: number }> {
+      const columns = request.fields.map((field) => userColumns[field])
+      // id breaks ties, so pages never overlap or skip rows that share a sort value
+      const orderBy = [...request.sort, { column: 'id', descending: false }]
+        .map(({ column, descending }) => sql`${sql(column)} ${descending ? sql`desc` : sql`asc`}`)
+        .reduce((all, key) => sql`${all}, ${key}`)
+      const [rows, [count]] = await Promise.all([
+        sql<Partial<UserRecord>[]>`
+          select ${sql(columns)} from users ${where(request.filter, sql)}
+          order by ${orderBy}
+          limit ${request.limit} offset ${request.offset}`,
+        sql<{ total: number }[]>`select count(*)::int as total from users ${where(request.filter, sql)}`,
+      ])
+      return { rows, total: count?.total ?? 0 }
+    },
+
+    /** Applies the changes; with `expectedVersion` only if the row still has it. Undefined when no row matched. */
+    async update(
+      id: string,
+      changes: UserChanges,
+      expectedVersion: number | undefined,
+      sql: Queryable = db,
+    ): Promise<UserRecord | undefined> {
+      const set: Record<string, unknown> = {}
+      for (const [field, value] of Object.entries(changes)) {
+        if (value !== undefined) set[userColumns[field as UserField]] = value
+      }
+      const [row] = await sql<UserRecord[]>`
+        update users set ${sql(set)}, version = version + 1, updated_at = now()
+        where id = ${id} ${expectedVersion === undefined ? sql`` : sql`and version = ${expectedVersion}`}
+        returning ${sql(publicColumns)}`
+      return row
+    },
+
+    async delete(id: string, sql: Queryable = db): Promise<boolean> {
+      const result = await sql`delete from users where id = ${id}`
+      return result.count > 0
+    },
+  }
+}
+
+export type UsersRepository = ReturnType<typeof createUsersRepository>

@@ -1,0 +1,95 @@
+// User use cases: what creating, reading, listing, changing and removing a user means, whoever calls it.
+import {
+  AppError,
+  type CreateUserBody,
+  type ListQuery,
+  type UpdateUserBody,
+  type User,
+  type UserField,
+  type UserRole,
+  type UserStatus,
+} from '@meridian/contracts'
+import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
+import { hashPassword } from './passwords.ts'
+import { parseUserFields, parseUserSort } from './user-query.ts'
+import { assertIfMatch, userETag } from './user-version.ts'
+
+/** What a user looks like to clients: no hash, no internal version, ISO timestamps. */
+export function presentUser(record: Partial<UserRecord>, fields?: UserField[]): Partial<User> {
+  const full: Partial<User> = {
+    id: record.id,
+    name: record.name,
+    email: record.email,
+    role: record.role,
+    status: record.status,
+    age: record.age,
+    createdAt: record.createdAt?.toISOString(),
+    updatedAt: record.updatedAt?.toISOString(),
+  }
+  const keep = fields ?? (Object.keys(full) as UserField[])
+  return Object.fromEntries(
+    keep.filter((field) => full[field] !== undefined).map((field) => [field, full[field]]),
+  )
+}
+
+/** Emails are compared case-insensitively: stored trimmed and lower-cased. */
+const normaliseEmail = (email: string): string => email.trim().toLowerCase()
+
+export function createUserUseCases(users: UsersRepository) {
+  async function getUser(id: string): Promise<{ user: UserRecord; etag: string }> {
+    const user = await users.findById(id)
+    if (!user) throw AppError.notFound(`User ${id} not found`)
+    return { user, etag: userETag(user.id, user.version) }
+  }
+
+  return {
+    getUser,
+
+    async registerUser(input: CreateUserBody): Promise<{ user: UserRecord; etag: string }> {
+      const user = await users.insert({
+        name: input.name.trim(),
+        email: normaliseEmail(input.email),
+        passwordHash: await hashPassword(input.password),
+        role: input.role ?? 'user',
+        status: input.status ?? 'active',
+        age: input.age ?? null,
+      })
+      return { user, etag: userETag(user.id, user.version) }
+    },
+
+    async listUsers(query: ListQuery & { status?: UserStatus; role?: UserRole }) {
+      const sort = parseUserSort(query.sort)
+      const fields = parseUserFields(query.fields)
+      const { rows, total } = await users.list({
+        filter: { status: query.status, role: query.role, q: query.q },
+        sort,
+        fields,
+        offset: (query.page - 1) * query.limit,
+        limit: query.limit,
+      })
+      return { items: rows.map((row) => presentUser(row, fields)), total }
+    },
+
+    /** Applies a partial change; with If-Match, only to the version the client read (else 412). */
+    async changeUser(id: string, changes: UpdateUserBody, ifMatch: string | undefined) {
+      let expectedVersion: number | undefined
+      if (ifMatch && ifMatch.trim() !== '*') {
+        const { user, etag } = await getUser(id)
+        assertIfMatch(ifMatch, etag)
+        expectedVersion = user.version
+      }
+      const normalised = { ...changes, ...(changes.email ? { email: normaliseEmail(changes.email) } : {}) }
+      const updated = await users.update(id, normalised, expectedVersion)
+      if (updated) return { user: updated, etag: userETag(updated.id, updated.version) }
+      // nothing matched: the user is gone (404), or another write got in between the check and the update (412)
+      await getUser(id)
+      throw AppError.preconditionFailed('The user was changed since you read it')
+    },
+
+    async removeUser(id: string): Promise<void> {
+      if (!(await users.delete(id))) throw AppError.notFound(`User ${id} not found`)
+    },
+  }
+}
+
+export type UserUseCases = ReturnType<typeof createUserUseCases>

@@ -1,0 +1,143 @@
+// /api/v1/users: the users directory (list, create, read, change, remove).
+import {
+  CreateUserBody,
+  Paginated,
+  PartialUser,
+  paginate,
+  UpdateUserBody,
+  User,
+  UserIdParams,
+  UserListQuery,
+} from '@meridian/contracts'
+import { errorResponses, type ServiceApp } from '@meridian/service-kit'
+import type { FastifyPluginAsync, preHandlerHookHandler } from 'fastify'
+import { Type } from 'typebox'
+import { isNotModified } from '../../domain/user-version.ts'
+import { presentUser, type UserUseCases } from '../../domain/users.ts'
+
+export interface UsersRoutesOptions {
+  users: UserUseCases
+  /**
+   * Who may do what: the authentication plugin of the auth issue plugs in here (admins manage everyone, a user only
+   * themself). Until then the directory is open, like any unauthenticated internal API.
+   */
+  guards?: { list?: preHandlerHookHandler[]; read?: preHandlerHookHandler[]; write?: preHandlerHookHandler[] }
+}
+
+const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) })
+const IfNoneMatch = Type.Object({ 'if-none-match': Type.Optional(Type.String()) })
+
+export const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (
+  instance,
+  { users, guards = {} },
+) => {
+  const app = instance as unknown as ServiceApp
+  const tags = ['users']
+
+  app.get(
+    '/users',
+    {
+      preHandler: guards.list ?? [],
+      schema: {
+        tags,
+        summary: 'List users: page, limit, sort, filters, full-text search, sparse fields',
+        querystring: UserListQuery,
+        response: { 200: Paginated(PartialUser), ...errorResponses(401, 403, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { items, total } = await users.listUsers(request.query)
+      const path = request.url.split('?')[0] ?? request.url
+      return { data: items, ...paginate(path, request.query, request.query, total) }
+    },
+  )
+
+  app.post(
+    '/users',
+    {
+      preHandler: guards.write ?? [],
+      schema: {
+        tags,
+        summary: 'Create a user',
+        body: CreateUserBody,
+        response: { 201: User, ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { user, etag } = await users.registerUser(request.body)
+      return reply
+        .code(201)
+        .header('location', `/api/v1/users/${user.id}`)
+        .header('etag', etag)
+        .send(presentUser(user) as User)
+    },
+  )
+
+  app.get(
+    '/users/:id',
+    {
+      preHandler: guards.read ?? [],
+      schema: {
+        tags,
+        summary: 'Read a user (ETag; If-None-Match answers 304)',
+        params: UserIdParams,
+        headers: IfNoneMatch,
+        response: {
+          200: User,
+          304: Type.Null({
+            description: 'Not modified: the copy named by If-None-Match is current (no body)',
+          }),
+          ...errorResponses(401, 403, 404, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { user, etag } = await users.getUser(request.params.id)
+      reply.header('etag', etag)
+      // a 304 has no body at all (not even JSON null), so nothing is passed to send
+      if (isNotModified(request.headers['if-none-match'], etag))
+        return reply.code(304).send(undefined as never)
+      return presentUser(user) as User
+    },
+  )
+
+  app.patch(
+    '/users/:id',
+    {
+      preHandler: guards.write ?? [],
+      schema: {
+        tags,
+        summary: 'Change some fields of a user (If-Match: the ETag you read, or 412)',
+        params: UserIdParams,
+        headers: IfMatch,
+        body: UpdateUserBody,
+        response: { 200: User, ...errorResponses(400, 401, 403, 404, 409, 412, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { user, etag } = await users.changeUser(
+        request.params.id,
+        request.body,
+        request.headers['if-match'],
+      )
+      return reply.header('etag', etag).send(presentUser(user) as User)
+    },
+  )
+
+  app.delete(
+    '/users/:id',
+    {
+      preHandler: guards.write ?? [],
+      schema: {
+        tags,
+        summary: 'Remove a user',
+        params: UserIdParams,
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      await users.removeUser(request.params.id)
+      return reply.code(204).send(null)
+    },
+  )
+}

@@ -1,0 +1,59 @@
+// Builds the auth app on a fresh database of its own, as main.ts would, for component tests.
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { createDatabase, migrate, type Sql } from '@meridian/db'
+import type { ServiceApp } from '@meridian/service-kit'
+import { freshDatabase, infraEndpoints, type TestDatabase } from '@meridian/testkit'
+import { Redis } from 'ioredis'
+import { buildApp } from '../src/app.ts'
+import { loadAuthConfig } from '../src/config.ts'
+
+export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url))
+
+export interface AuthTestApp {
+  app: ServiceApp
+  sql: Sql
+  redis: Redis
+  database: TestDatabase
+  logs: Record<string, unknown>[]
+  close(): Promise<void>
+}
+
+export async function buildAuthTestApp(env: Record<string, string> = {}): Promise<AuthTestApp> {
+  const database = await freshDatabase('auth')
+  const sql = createDatabase(database.url, { applicationName: 'auth-test' })
+  await migrate(sql, { dir: migrationsDir })
+  const redis = new Redis(infraEndpoints().redisUrl)
+  const logs: Record<string, unknown>[] = []
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line))
+      done()
+    },
+  })
+  const config = loadAuthConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    DATABASE_URL: database.url,
+    REDIS_URL: infraEndpoints().redisUrl,
+    CONSUL_HTTP_ADDR: infraEndpoints().consulHttpAddr,
+    // each test app counts its own clients: a unique limiter namespace per run
+    RATE_LIMIT_MAX: '100000',
+    ...env,
+  })
+  const app = await buildApp({ config, sql, redis, logStream })
+  await app.ready()
+  return {
+    app,
+    sql,
+    redis,
+    database,
+    logs,
+    async close() {
+      await app.close()
+      redis.disconnect()
+      await sql.end({ timeout: 5 })
+      await database.drop()
+    },
+  }
+}

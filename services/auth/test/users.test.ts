@@ -1,0 +1,407 @@
+// The users resource on real PostgreSQL and Redis: every status it can answer, with the input that triggers it.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createUsersRepository } from '../src/data/users-repository.ts'
+import { hashPassword } from '../src/domain/passwords.ts'
+import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+
+const json = { 'content-type': 'application/json' }
+const newUser = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Ada Lovelace',
+  email: `ada.${randomUUID().slice(0, 8)}@example.com`,
+  password: 'analytical engine',
+  age: 36,
+  ...overrides,
+})
+
+function expectError(
+  response: { statusCode: number; json(): unknown; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+) {
+  expect(response.statusCode).toBe(status)
+  const body = response.json() as { success: boolean; error: { code: string; requestId: string } }
+  expect(body.success).toBe(false)
+  expect(body.error.code).toBe(code)
+  expect(body.error.requestId).toBe(response.headers['x-request-id'])
+  return body.error as unknown as {
+    code: string
+    message: string
+    details?: { field: string; message: string; received?: string }[]
+  }
+}
+
+describe('users: create', () => {
+  let auth: AuthTestApp
+  beforeAll(async () => {
+    auth = await buildAuthTestApp()
+  })
+  afterAll(async () => {
+    await auth.close()
+  })
+
+  const countUsers = async () => Number((await auth.sql`select count(*)::int as n from users`)[0]?.n)
+
+  it('when a valid user is posted, then 201 with Location and ETag, the password is stored argon2id-hashed and never returned', async () => {
+    const body = newUser({ email: 'Grace.Hopper@Example.com' })
+    const response = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: json,
+      payload: body,
+    })
+    expect(response.statusCode).toBe(201)
+    const user = response.json()
+    expect(user).toMatchObject({
+      name: 'Ada Lovelace',
+      email: 'grace.hopper@example.com',
+      role: 'user',
+      status: 'active',
+      age: 36,
+    })
+    expect(response.headers.location).toBe(`/api/v1/users/${user.id}`)
+    expect(response.headers.etag).toBe(`"${user.id}.1"`)
+    expect(response.body).not.toContain('analytical engine')
+    expect(Object.keys(user)).not.toContain('password')
+    expect(Object.keys(user)).not.toContain('passwordHash')
+    const [row] = await auth.sql<
+      { passwordHash: string }[]
+    >`select password_hash from users where id = ${user.id}`
+    expect(row?.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
+    expect(JSON.stringify(auth.logs)).not.toContain('analytical engine')
+  })
+
+  it('when name is missing, the email invalid and the age under 18, then 422 names each field and nothing is stored', async () => {
+    const before = await countUsers()
+    const response = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: json,
+      payload: { email: 'not-an-email', password: 'long enough pw', age: 17 },
+    })
+    const error = expectError(response, 422, 'VALIDATION_ERROR')
+    expect(error.message).toBe('Validation failed')
+    const fields = Object.fromEntries((error.details ?? []).map((d) => [d.field, d]))
+    expect(fields.name).toBeDefined()
+    expect(fields.email).toMatchObject({ received: 'not-an-email' })
+    expect(fields.age).toMatchObject({ received: '17' })
+    expect(await countUsers()).toBe(before)
+  })
+
+  it('when the email is already taken (in another letter case), then 409 CONFLICT on email and no second user', async () => {
+    const first = newUser()
+    await auth.app.inject({ method: 'POST', url: '/api/v1/users', headers: json, payload: first })
+    const before = await countUsers()
+    const response = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: json,
+      payload: newUser({ email: first.email.toUpperCase() }),
+    })
+    const error = expectError(response, 409, 'CONFLICT')
+    expect(error.details).toEqual([{ field: 'email', message: 'already exists' }])
+    expect(response.body).not.toContain(first.email)
+    expect(await countUsers()).toBe(before)
+  })
+
+  it('when the body is malformed JSON, not JSON, too large, or has unknown fields, then 400, 415, 413 and 422 and nothing is stored', async () => {
+    const before = await countUsers()
+    expectError(
+      await auth.app.inject({ method: 'POST', url: '/api/v1/users', headers: json, payload: '{"name":' }),
+      400,
+      'BAD_REQUEST',
+    )
+    expectError(
+      await auth.app.inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        headers: { 'content-type': 'text/plain' },
+        payload: 'name=x',
+      }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    )
+    expectError(
+      await auth.app.inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        headers: json,
+        payload: JSON.stringify(newUser({ name: 'x'.repeat(1_100_000) })),
+      }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    )
+    const smuggled = expectError(
+      await auth.app.inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        headers: json,
+        payload: newUser({ passwordHash: 'x', id: randomUUID() }),
+      }),
+      422,
+      'VALIDATION_ERROR',
+    )
+    expect(smuggled.details?.map((d) => d.field).sort()).toEqual(['id', 'passwordHash'])
+    expect(await countUsers()).toBe(before)
+  })
+})
+
+describe('users: list', () => {
+  let auth: AuthTestApp
+  const total = 45
+
+  beforeAll(async () => {
+    auth = await buildAuthTestApp()
+    const users = createUsersRepository(auth.sql)
+    const passwordHash = await hashPassword('seeded password')
+    for (let i = 0; i < total; i++) {
+      await users.insert({
+        name: `Member ${String(i).padStart(2, '0')} ${i % 5 === 0 ? 'Zephyr' : 'Common'}`,
+        email: `member${i}@example.com`,
+        passwordHash,
+        role: i % 9 === 0 ? 'admin' : 'user',
+        status: i % 3 === 0 ? 'inactive' : 'active',
+        age: 18 + i,
+      })
+    }
+  })
+  afterAll(async () => {
+    await auth.close()
+  })
+
+  const list = (query: string) => auth.app.inject({ method: 'GET', url: `/api/v1/users${query}` })
+
+  it('when the first page is read, then 20 items, total 45, three pages, and links to next and last only', async () => {
+    const response = await list('?sort=name:asc')
+    expect(response.statusCode).toBe(200)
+    const body = response.json()
+    expect(body.data).toHaveLength(20)
+    expect(body.meta).toEqual({ page: 1, limit: 20, total, totalPages: 3 })
+    expect(body.links).toEqual({
+      self: '/api/v1/users?sort=name%3Aasc&page=1&limit=20',
+      first: '/api/v1/users?sort=name%3Aasc&page=1&limit=20',
+      prev: null,
+      next: '/api/v1/users?sort=name%3Aasc&page=2&limit=20',
+      last: '/api/v1/users?sort=name%3Aasc&page=3&limit=20',
+    })
+    expect(body.data[0].name).toBe('Member 00 Zephyr')
+    expect(JSON.stringify(body)).not.toContain('argon2')
+  })
+
+  it('when a middle page is read, then prev and next point at its neighbours and items continue the order', async () => {
+    const body = (await list('?sort=name:asc&page=2&limit=20')).json()
+    expect(body.data[0].name).toBe('Member 20 Zephyr')
+    expect(body.links.prev).toBe('/api/v1/users?sort=name%3Aasc&page=1&limit=20')
+    expect(body.links.next).toBe('/api/v1/users?sort=name%3Aasc&page=3&limit=20')
+  })
+
+  it('when the last page is read, then it holds the remainder and next is null', async () => {
+    const body = (await list('?sort=name:asc&page=3')).json()
+    expect(body.data).toHaveLength(5)
+    expect(body.links.next).toBeNull()
+    expect(body.data.at(-1).name).toBe('Member 44 Common')
+  })
+
+  it('when nothing matches, then an empty page with total 0 and links that still name page 1', async () => {
+    const body = (await list('?q=nobodyhere')).json()
+    expect(body).toMatchObject({
+      data: [],
+      meta: { page: 1, limit: 20, total: 0, totalPages: 0 },
+      links: { prev: null, next: null },
+    })
+    expect(body.links.first).toBe('/api/v1/users?q=nobodyhere&page=1&limit=20')
+  })
+
+  it('when filtering by status and role and searching full text, then only matching users count, and links keep the filters', async () => {
+    const body = (await list('?status=inactive&role=admin&limit=5')).json()
+    // i % 3 === 0 and i % 9 === 0 -> i in 0, 9, 18, 27, 36
+    expect(body.meta.total).toBe(5)
+    expect(
+      body.data.every((u: { status: string; role: string }) => u.status === 'inactive' && u.role === 'admin'),
+    ).toBe(true)
+    expect(body.links.self).toBe('/api/v1/users?status=inactive&role=admin&page=1&limit=5')
+    const search = (await list('?q=zephyr&limit=100')).json()
+    expect(search.meta.total).toBe(9)
+    expect(search.data.every((u: { name: string }) => u.name.includes('Zephyr'))).toBe(true)
+  })
+
+  it('when a sparse fieldset is asked for, then items carry only those fields (and id)', async () => {
+    const body = (await list('?fields=email,age&limit=3&sort=age:desc')).json()
+    expect(body.data).toEqual([
+      { id: expect.any(String), email: 'member44@example.com', age: 62 },
+      { id: expect.any(String), email: 'member43@example.com', age: 61 },
+      { id: expect.any(String), email: 'member42@example.com', age: 60 },
+    ])
+  })
+
+  it('when sort or fields name something outside the allow-list, then 422 naming it, not a database error', async () => {
+    for (const query of [
+      '?sort=password_hash:asc',
+      '?sort=passwordHash:desc',
+      '?fields=passwordHash',
+      '?fields=id,search',
+    ]) {
+      const error = expectError(await list(query), 422, 'VALIDATION_ERROR')
+      expect(error.details?.[0]?.field).toMatch(/^(sort|fields)$/)
+    }
+    // injection attempts never get past the query schema's pattern
+    for (const query of ['?sort=name;drop table users:asc', "?sort=name:asc'--", '?fields=id,(select 1)']) {
+      expectError(await list(encodeURI(query)), 422, 'VALIDATION_ERROR')
+    }
+    expect(Number((await auth.sql`select count(*)::int as n from users`)[0]?.n)).toBe(total)
+  })
+
+  it('when page or limit are out of range, then 422 (limit maximum 100, page from 1)', async () => {
+    for (const query of ['?limit=101', '?limit=0', '?page=0', '?page=-1', '?limit=abc', '?status=deleted']) {
+      expectError(await list(query), 422, 'VALIDATION_ERROR')
+    }
+    expect((await list('?limit=100')).json().data).toHaveLength(total)
+  })
+
+  it('when /api/users is used, then it is v1 and its links keep the path the client used', async () => {
+    const body = (await auth.app.inject({ method: 'GET', url: '/api/users?limit=10' })).json()
+    expect(body.meta.total).toBe(total)
+    expect(body.links.next).toBe('/api/users?page=2&limit=10')
+  })
+})
+
+describe('users: read, change, remove', () => {
+  let auth: AuthTestApp
+  beforeAll(async () => {
+    auth = await buildAuthTestApp()
+  })
+  afterAll(async () => {
+    await auth.close()
+  })
+
+  async function create(overrides: Record<string, unknown> = {}) {
+    const response = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: json,
+      payload: newUser(overrides),
+    })
+    return { user: response.json(), etag: String(response.headers.etag) }
+  }
+
+  it('when a user is read, then 200 with its ETag; with a matching If-None-Match, then 304 and no body', async () => {
+    const { user, etag } = await create()
+    const response = await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}` })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers.etag).toBe(etag)
+    expect(response.json()).toEqual(user)
+    const cached = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/users/${user.id}`,
+      headers: { 'if-none-match': etag },
+    })
+    expect(cached.statusCode).toBe(304)
+    expect(cached.body).toBe('')
+  })
+
+  it('when the id is unknown, then 404; when it is not a uuid, then 422', async () => {
+    expectError(
+      await auth.app.inject({ method: 'GET', url: `/api/v1/users/${randomUUID()}` }),
+      404,
+      'NOT_FOUND',
+    )
+    expectError(
+      await auth.app.inject({ method: 'GET', url: '/api/v1/users/1%20or%201=1' }),
+      422,
+      'VALIDATION_ERROR',
+    )
+  })
+
+  it('when PATCH carries the current ETag in If-Match, then 200 with the change and a new ETag', async () => {
+    const { user, etag } = await create()
+    const response = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      headers: { ...json, 'if-match': etag },
+      payload: { name: 'Renamed', status: 'suspended' },
+    })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toMatchObject({
+      id: user.id,
+      name: 'Renamed',
+      status: 'suspended',
+      email: user.email,
+    })
+    expect(response.headers.etag).toBe(`"${user.id}.2"`)
+    expect(new Date(response.json().updatedAt).getTime()).toBeGreaterThanOrEqual(
+      new Date(user.updatedAt).getTime(),
+    )
+  })
+
+  it('when PATCH carries a stale ETag, then 412 PRECONDITION_FAILED and the user is unchanged', async () => {
+    const { user, etag } = await create()
+    await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      headers: json,
+      payload: { name: 'First writer' },
+    })
+    const error = expectError(
+      await auth.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${user.id}`,
+        headers: { ...json, 'if-match': etag },
+        payload: { name: 'Lost update' },
+      }),
+      412,
+      'PRECONDITION_FAILED',
+    )
+    expect(error.message).toContain('If-Match')
+    expect((await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}` })).json().name).toBe(
+      'First writer',
+    )
+  })
+
+  it('when PATCH breaks a rule (age under 18, empty body, taken email, unknown id), then 422, 422, 409 and 404', async () => {
+    const { user } = await create()
+    const other = await create()
+    const patch = (id: string, payload: unknown) =>
+      auth.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${id}`,
+        headers: json,
+        payload: payload as object,
+      })
+    expectError(await patch(user.id, { age: 10 }), 422, 'VALIDATION_ERROR')
+    expectError(await patch(user.id, {}), 422, 'VALIDATION_ERROR')
+    const conflict = expectError(await patch(user.id, { email: other.user.email }), 409, 'CONFLICT')
+    expect(conflict.details?.[0]?.field).toBe('email')
+    expectError(await patch(randomUUID(), { name: 'Ghost' }), 404, 'NOT_FOUND')
+  })
+
+  it('when a user is deleted, then 204 and it is gone (a second delete is 404)', async () => {
+    const { user } = await create()
+    const response = await auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}` })
+    expect(response.statusCode).toBe(204)
+    expect(response.body).toBe('')
+    expectError(await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}` }), 404, 'NOT_FOUND')
+    expectError(
+      await auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}` }),
+      404,
+      'NOT_FOUND',
+    )
+  })
+
+  it('when a known path gets an unsupported method, then 405 with Allow; an unknown route is 404 naming it', async () => {
+    const { user } = await create()
+    const response = await auth.app.inject({
+      method: 'PUT',
+      url: `/api/v1/users/${user.id}`,
+      headers: json,
+      payload: {},
+    })
+    expectError(response, 405, 'METHOD_NOT_ALLOWED')
+    expect(response.headers.allow).toBe('GET, HEAD, PATCH, DELETE')
+    const missing = expectError(
+      await auth.app.inject({ method: 'GET', url: '/api/v1/accounts' }),
+      404,
+      'NOT_FOUND',
+    )
+    expect(missing.message).toBe('Route GET /api/v1/accounts not found')
+  })
+})
