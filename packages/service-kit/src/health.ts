@@ -3,7 +3,7 @@ import { HealthResponse } from '@meridian/contracts'
 import type { FastifyInstance } from 'fastify'
 
 /** A dependency check: resolves when healthy, rejects (or returns a problem text) when not. */
-export type HealthCheck = () => Promise<void | string>
+export type HealthCheck = () => Promise<unknown>
 
 export interface HealthRegistry {
   add(name: string, check: HealthCheck): void
