@@ -47,13 +47,42 @@ export function isDatabaseError(error: unknown): boolean {
   )
 }
 
+/** postgres.js / socket failures that mean the database cannot be reached right now. */
+const unreachableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+])
+
 /**
- * The AppError a client may see for `error`: 409 CONFLICT for a duplicate, 422 VALIDATION_ERROR for a missing,
+ * True when the database is down or refusing work rather than rejecting a statement: the connection failed, or the
+ * server is shutting down, starting, or out of connections (SQLSTATE class 08, 57P01-57P03, 53300).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return false
+  const code = String((error as { code: unknown }).code)
+  return (
+    unreachableCodes.has(code) || /^08[0-9A-Z]{3}$/.test(code) || /^57P0[123]$/.test(code) || code === '53300'
+  )
+}
+
+/**
+ * The AppError a client may see for `error`: 503 SERVICE_UNAVAILABLE while the database cannot be reached, 409 CONFLICT for a duplicate, 422 VALIDATION_ERROR for a missing,
  * dangling or ill-formed value (with the field, camelCased like result columns), and 500 DB_ERROR with a generic
  * message for anything else, the original error kept as `cause` for the log. An AppError is returned unchanged.
  */
 export function mapDatabaseError(error: unknown): AppError {
   if (error instanceof AppError) return error
+  if (isDatabaseUnavailable(error)) {
+    return new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, { retryAfter: 5, cause: error })
+  }
   if (!isDatabaseError(error)) return unrecognised(error)
 
   const report = error as ServerError

@@ -6,7 +6,7 @@ export {
   type Sql,
   type TransactionSql,
 } from './database.ts'
-export { isDatabaseError, mapDatabaseError } from './database-error.ts'
+export { isDatabaseError, isDatabaseUnavailable, mapDatabaseError } from './database-error.ts'
 export {
   MIGRATION_LOCK_NAME,
   type MigrateOptions,

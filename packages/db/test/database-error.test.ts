@@ -3,7 +3,13 @@ import { randomUUID } from 'node:crypto'
 import { AppError, ErrorCode } from '@meridian/contracts'
 import { freshDatabase, type TestDatabase } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDatabase, isDatabaseError, mapDatabaseError, type Sql } from '../src/index.ts'
+import {
+  createDatabase,
+  isDatabaseError,
+  isDatabaseUnavailable,
+  mapDatabaseError,
+  type Sql,
+} from '../src/index.ts'
 
 let db: TestDatabase
 let sql: Sql
@@ -230,7 +236,7 @@ describe('mapDatabaseError, everything else', () => {
     expect(mapped.message).not.toContain('division')
   })
 
-  it('when the server cannot be reached, then it is not a server-reported error but still maps to DB_ERROR', async () => {
+  it('when the server cannot be reached, then it is not a server-reported error but 503 SERVICE_UNAVAILABLE with Retry-After', async () => {
     const nowhere = createDatabase('postgres://postgres:postgres@127.0.0.1:1/postgres', {
       connectTimeoutSeconds: 1,
     })
@@ -238,10 +244,12 @@ describe('mapDatabaseError, everything else', () => {
       const { raw, mapped } = await mappedFailureOf(nowhere`select 1`)
 
       expect(isDatabaseError(raw)).toBe(false)
+      expect(isDatabaseUnavailable(raw)).toBe(true)
       expect(mapped).toMatchObject({
-        statusCode: 500,
-        code: ErrorCode.DB_ERROR,
-        message: 'A database error occurred',
+        statusCode: 503,
+        code: ErrorCode.SERVICE_UNAVAILABLE,
+        message: 'Service temporarily unavailable',
+        retryAfter: 5,
       })
       expect(mapped.cause).toBe(raw)
     } finally {

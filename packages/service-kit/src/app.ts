@@ -1,9 +1,8 @@
 // Builds a Fastify instance with the chassis: the options that must be set at construction, then the plugin.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
-  type FastifyPluginAsync,
   LogController,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
@@ -56,7 +55,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
  */
 export async function registerVersionedApi<Options extends Record<string, unknown>>(
   app: ServiceApp,
-  routes: FastifyPluginAsync<Options>,
+  routes: FastifyPluginAsyncTypebox<Options>,
   options: Options,
 ): Promise<void> {
   await app.register(routes, { ...options, prefix: '/api/v1' })

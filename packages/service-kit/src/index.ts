@@ -12,4 +12,50 @@ export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './h
 export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type ServiceMetrics } from './metrics.ts'
 export { errorResponses, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+export {
+  type ConsulCallOptions,
+  type ConsulClient,
+  type ConsulClientOptions,
+  type ConsulQuery,
+  ConsulRequestError,
+  type ConsulResponse,
+  consulBaseUrl,
+  createConsulClient,
+} from './registry/consul-client.ts'
+export { consulDurationToMs } from './registry/consul-duration.ts'
+export type { RegistryLogger } from './registry/registry-logger.ts'
+export {
+  createDiscovery,
+  type DiscoveryOptions,
+  type DiscoveryRetry,
+  discoveryDefaults,
+  type InstancesListener,
+  type ServiceDiscovery,
+  type ServiceInstance,
+} from './registry/service-discovery.ts'
+export {
+  type RegisterServiceOptions,
+  type RegistrationTiming,
+  registerService,
+  registrationDefaults,
+  type ServiceMeta,
+  type ServiceRegistration,
+} from './registry/service-registration.ts'
 export { requestIdFrom, requestIdHeader } from './request-id.ts'
+export {
+  type RunningService,
+  runService,
+  type ServiceProcessConfig,
+  type StartServiceOptions,
+  startService,
+} from './run-service.ts'
+export {
+  createUpstreamClient,
+  type UpstreamClient,
+  type UpstreamClientOptions,
+  type UpstreamMethod,
+  type UpstreamRequest,
+  type UpstreamResponse,
+  upstreamDefaults,
+} from './upstream/upstream-client.ts'
+export { UpstreamStatusError, UpstreamTimeoutError } from './upstream/upstream-failure.ts'

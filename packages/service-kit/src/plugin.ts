@@ -15,7 +15,7 @@ import { createRouteIndex } from './routing.ts'
 export interface ServiceKitOptions {
   name: string
   version: string
-  /** production hides stacks; anything else may show them in 5xx bodies */
+  /** only development shows stacks in 5xx bodies; test and production never do */
   environment: 'development' | 'test' | 'production'
   /** Redis for rate limits shared by every instance; false disables rate limiting */
   rateLimit: { redis: Redis; max: number; timeWindowMs: number } | false
@@ -49,7 +49,7 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
   const routes = createRouteIndex()
   app.addHook('onRoute', (route) => routes.add(route))
 
-  const exposeStack = options.environment !== 'production'
+  const exposeStack = options.environment === 'development'
   app.setErrorHandler(async (error: FastifyError | AppError, request, reply) => {
     // Once headers are out no error can be answered. Like Express's default handler, log it and close the
     // connection, so the client sees a broken response rather than a truncated one that looks complete.

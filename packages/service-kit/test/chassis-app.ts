@@ -13,7 +13,7 @@ export interface ChassisApp {
 }
 
 export async function buildChassisApp(
-  options: { environment?: 'test' | 'production'; rateLimitMax?: number; name?: string } = {},
+  options: { environment?: 'development' | 'test' | 'production'; rateLimitMax?: number; name?: string } = {},
 ): Promise<ChassisApp> {
   const logs: Record<string, unknown>[] = []
   const logStream = new Writable({

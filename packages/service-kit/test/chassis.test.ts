@@ -144,11 +144,18 @@ describe('chassis: errors and request ids', () => {
     }
   })
 
-  it('when an unexpected error happens outside production, then the 500 body may carry the stack', async () => {
-    const response = await chassis.app.inject({ method: 'GET', url: '/api/v1/boom' })
-    expect(response.statusCode).toBe(500)
-    expect(response.json().error.message).toBe('An unexpected error occurred')
-    expect(response.json().error.stack).toContain('Error')
+  it('when an unexpected error happens in development, then the 500 body carries the stack (never in test or production)', async () => {
+    const development = await buildChassisApp({ environment: 'development' })
+    try {
+      const response = await development.app.inject({ method: 'GET', url: '/api/v1/boom' })
+      expect(response.statusCode).toBe(500)
+      expect(response.json().error.message).toBe('An unexpected error occurred')
+      expect(response.json().error.stack).toContain('Error')
+    } finally {
+      await development.app.close()
+    }
+    const inTest = await chassis.app.inject({ method: 'GET', url: '/api/v1/boom' })
+    expect(inTest.json().error.stack).toBeUndefined()
   })
 
   it('when an async handler rejects, then the rejection reaches the error handler', async () => {

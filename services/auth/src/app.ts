@@ -1,5 +1,11 @@
 // The auth service as a Fastify app: chassis, database, users resource. Never listens; main.ts and tests build it.
-import { isDatabaseError, mapDatabaseError, pingDatabase, type Sql } from '@meridian/db'
+import {
+  isDatabaseError,
+  isDatabaseUnavailable,
+  mapDatabaseError,
+  pingDatabase,
+  type Sql,
+} from '@meridian/db'
 import {
   createServiceApp,
   type LogStream,
@@ -31,7 +37,10 @@ export async function buildApp({ config, sql, redis, logStream }: AuthDependenci
     logLevel: config.LOG_LEVEL,
     ...(logStream ? { logStream } : {}),
     rateLimit: { redis, max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
-    errorMappers: [(error) => (isDatabaseError(error) ? mapDatabaseError(error) : undefined)],
+    errorMappers: [
+      (error) =>
+        isDatabaseError(error) || isDatabaseUnavailable(error) ? mapDatabaseError(error) : undefined,
+    ],
   })
 
   app.health.add('database', () => pingDatabase(sql))

@@ -1,14 +1,12 @@
 // Builds the auth app on a fresh database of its own, as main.ts would, for component tests.
 import { Writable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
 import { createDatabase, migrate, type Sql } from '@meridian/db'
 import type { ServiceApp } from '@meridian/service-kit'
 import { freshDatabase, infraEndpoints, type TestDatabase } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { buildApp } from '../src/app.ts'
 import { loadAuthConfig } from '../src/config.ts'
-
-export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url))
+import { migrationsDir } from '../src/migrations.ts'
 
 export interface AuthTestApp {
   app: ServiceApp

@@ -1,4 +1,6 @@
 // /api/v1/users: the users directory (list, create, read, change, remove).
+
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CreateUserBody,
   Paginated,
@@ -9,8 +11,8 @@ import {
   UserIdParams,
   UserListQuery,
 } from '@meridian/contracts'
-import { errorResponses, type ServiceApp } from '@meridian/service-kit'
-import type { FastifyPluginAsync, preHandlerHookHandler } from 'fastify'
+import { errorResponses } from '@meridian/service-kit'
+import type { preHandlerHookHandler } from 'fastify'
 import { Type } from 'typebox'
 import { isNotModified } from '../../domain/user-version.ts'
 import { presentUser, type UserUseCases } from '../../domain/users.ts'
@@ -27,11 +29,10 @@ export interface UsersRoutesOptions {
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) })
 const IfNoneMatch = Type.Object({ 'if-none-match': Type.Optional(Type.String()) })
 
-export const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (
-  instance,
+export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (
+  app,
   { users, guards = {} },
 ) => {
-  const app = instance as unknown as ServiceApp
   const tags = ['users']
 
   app.get(
