@@ -69,7 +69,6 @@ export async function startService({
       logger: app.log,
       ...(registrationTiming ? { timing: registrationTiming } : {}),
     })
-    app.log.info({ instanceId: registration.id, port }, 'registered in Consul')
   }
 
   let stopping: Promise<void> | undefined

@@ -161,7 +161,7 @@ describe('createDiscovery', () => {
     await expect.poll(() => warnings().length, { timeout: 5000 }).toBeGreaterThanOrEqual(2)
     expect(warnings()[0]).toMatchObject({
       msg: 'Consul health query failed; keeping the last known instances',
-      service: name,
+      discoveredService: name,
       keptInstances: 1,
     })
     const secondId = await registerPassingInstance(name, 4202)

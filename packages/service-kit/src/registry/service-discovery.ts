@@ -133,7 +133,7 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
       try {
         listener(instances.map(copyInstance))
       } catch (error) {
-        logger.error({ service: name, err: error }, 'a discovery change listener threw')
+        logger.error({ discoveredService: name, err: error }, 'a discovery change listener threw')
       }
     }
   }
@@ -152,13 +152,13 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
         if (!Array.isArray(response.body)) throw new Error('Consul answered a health query without a list')
         index = nextBlockingIndex(index, response.index)
         const instances = response.body.map(instanceFromHealthEntry).sort((a, b) => a.id.localeCompare(b.id))
-        if (failures > 0) logger.info({ service: name }, 'Consul reachable again; discovery resumed')
+        if (failures > 0) logger.info({ discoveredService: name }, 'Consul reachable again; discovery resumed')
         failures = 0
         const changed = !sameInstances(current, instances)
         current = instances
         markReady()
         if (changed) {
-          logger.info({ service: name, instances: instances.length }, 'healthy instances changed')
+          logger.info({ discoveredService: name, instances: instances.length }, 'healthy instances changed')
           publish(instances)
         }
         const elapsed = Date.now() - startedAt
@@ -169,7 +169,7 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
         const delayMs = retryDelayMs(failures, retry)
         failures += 1
         logger.warn(
-          { service: name, err: error, failures, retryInMs: delayMs, keptInstances: current.length },
+          { discoveredService: name, err: error, failures, retryInMs: delayMs, keptInstances: current.length },
           'Consul health query failed; keeping the last known instances',
         )
         try {

@@ -163,7 +163,7 @@ export async function registerService(options: RegisterServiceOptions): Promise<
   const definition = serviceDefinition(id, options, timing)
   const checkIds = { ttl: `service:${id}:ttl`, http: `service:${id}:http` }
   const { client: consul, owned } = consulClientFrom(options.consul)
-  const log = { service: options.name, serviceId: id }
+  const log = { registeredService: options.name, serviceId: id }
 
   try {
     await consul.put('/v1/agent/service/register', { body: definition })
