@@ -152,7 +152,8 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
         if (!Array.isArray(response.body)) throw new Error('Consul answered a health query without a list')
         index = nextBlockingIndex(index, response.index)
         const instances = response.body.map(instanceFromHealthEntry).sort((a, b) => a.id.localeCompare(b.id))
-        if (failures > 0) logger.info({ discoveredService: name }, 'Consul reachable again; discovery resumed')
+        if (failures > 0)
+          logger.info({ discoveredService: name }, 'Consul reachable again; discovery resumed')
         failures = 0
         const changed = !sameInstances(current, instances)
         current = instances
@@ -169,7 +170,13 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
         const delayMs = retryDelayMs(failures, retry)
         failures += 1
         logger.warn(
-          { discoveredService: name, err: error, failures, retryInMs: delayMs, keptInstances: current.length },
+          {
+            discoveredService: name,
+            err: error,
+            failures,
+            retryInMs: delayMs,
+            keptInstances: current.length,
+          },
           'Consul health query failed; keeping the last known instances',
         )
         try {
