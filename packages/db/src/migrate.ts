@@ -17,6 +17,11 @@ export interface MigrationLogger {
 export interface MigrateOptions {
   /** folder of `NNNN_snake_name.sql` files */
   dir: string
+  /**
+   * the table that records this folder's applied versions; a shared package (e.g. @meridian/events) keeps its own
+   * track beside the service's. Default `schema_migrations`.
+   */
+  table?: string
   logger?: MigrationLogger
 }
 
@@ -42,13 +47,16 @@ interface AppliedMigration {
 export async function migrate(sql: Sql, options: MigrateOptions): Promise<MigrateResult> {
   const files = await readMigrationFiles(options.dir)
   const logger = options.logger
+  const table = options.table ?? 'schema_migrations'
+  if (!/^[a-z_][a-z0-9_]*$/.test(table))
+    throw new MigrationError(`migration table name '${table}' is not a plain identifier`)
   // A session-level advisory lock belongs to one connection; the pool would hand each query any connection.
   const session = await sql.reserve()
   try {
     await lock(session, logger)
     let result: MigrateResult
     try {
-      result = await applyPending(session, files, logger)
+      result = await applyPending(session, files, logger, table)
     } catch (error) {
       // The original error matters more; if unlocking fails the connection is gone, and the lock with it.
       await unlock(session).catch(() => {})
@@ -77,16 +85,17 @@ async function applyPending(
   session: postgres.ReservedSql,
   files: MigrationFile[],
   logger: MigrationLogger | undefined,
+  table: string,
 ): Promise<MigrateResult> {
   await session`
-    create table if not exists schema_migrations (
+    create table if not exists ${session(table)} (
       version integer primary key,
       name text not null,
       checksum text not null,
       applied_at timestamptz not null default now()
     )`
   const rows = await session<AppliedMigration[]>`
-    select version, name, checksum from schema_migrations order by version`
+    select version, name, checksum from ${session(table)} order by version`
   const recorded = new Map(rows.map((row) => [row.version, row]))
 
   for (const migration of files) {
@@ -108,7 +117,7 @@ async function applyPending(
 
   const applied: number[] = []
   for (const migration of files.filter((file) => !recorded.has(file.version))) {
-    await applyOne(session, migration)
+    await applyOne(session, migration, table)
     applied.push(migration.version)
     logger?.info({ version: migration.version, file: migration.file }, 'applied migration')
   }
@@ -119,14 +128,18 @@ async function applyPending(
   return { applied }
 }
 
-async function applyOne(session: postgres.ReservedSql, migration: MigrationFile): Promise<void> {
+async function applyOne(
+  session: postgres.ReservedSql,
+  migration: MigrationFile,
+  table: string,
+): Promise<void> {
   // A reserved connection has no begin() helper, so the transaction is spelled out.
   await session`begin`
   try {
     // No parameters: the simple query protocol runs every statement of the file.
     await session.unsafe(migration.sql)
     await session`
-      insert into schema_migrations (version, name, checksum)
+      insert into ${session(table)} (version, name, checksum)
       values (${migration.version}, ${migration.name}, ${migration.checksum})`
     await session`commit`
   } catch (error) {

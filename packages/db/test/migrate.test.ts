@@ -267,3 +267,35 @@ describe('migrate', () => {
     await expect(migrate(sql, { dir })).rejects.toThrow(`cannot read the migrations folder ${dir}`)
   })
 })
+
+describe('migrate: separate tracks', () => {
+  let database: TestDatabase
+  beforeAll(async () => {
+    database = await freshDatabase('mtrack')
+  })
+  afterAll(async () => {
+    await database.drop()
+  })
+
+  it("when a package keeps its own migration table, then its versions are recorded there and do not collide with the service's", async () => {
+    const sql = createDatabase(database.url)
+    try {
+      const serviceDir = await mkdtemp(join(tmpdir(), 'svc-'))
+      const packageDir = await mkdtemp(join(tmpdir(), 'pkg-'))
+      await writeFile(join(serviceDir, '0001_things.sql'), 'create table things (id int);')
+      await writeFile(join(packageDir, '0001_outbox.sql'), 'create table outbox_like (id int);')
+      expect((await migrate(sql, { dir: serviceDir })).applied).toEqual([1])
+      expect((await migrate(sql, { dir: packageDir, table: 'events_schema_migrations' })).applied).toEqual([
+        1,
+      ])
+      const tracks =
+        await sql`select (select count(*)::int from schema_migrations) as service, (select count(*)::int from events_schema_migrations) as package`
+      expect(tracks[0]).toEqual({ service: 1, package: 1 })
+      await expect(migrate(sql, { dir: packageDir, table: 'bad; drop table things' })).rejects.toThrow(
+        /plain identifier/,
+      )
+    } finally {
+      await sql.end({ timeout: 5 })
+    }
+  })
+})
