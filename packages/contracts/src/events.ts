@@ -25,7 +25,17 @@ export const EventEnvelope = <Name extends string, Data extends TSchema>(type: N
     data,
   })
 
-/** user.registered 1.0.0 — published by auth when a user is created (never carries the password). */
+const Id = Type.String({ minLength: 1, maxLength: 255 })
+const Money = Type.Number({ minimum: 0 })
+const OrderItem = Type.Object({
+  productId: Id,
+  quantity: Type.Integer({ minimum: 1 }),
+  price: Money,
+  name: Type.Optional(Type.String()),
+})
+const Address = Type.Object({ street: Type.String(), city: Type.String(), zip: Type.String() })
+
+/** user.registered — auth, when a user is created (never carries the password). */
 export const UserRegisteredData = Type.Object({
   userId: Type.String({ format: 'uuid' }),
   email: Type.String({ format: 'email' }),
@@ -36,7 +46,84 @@ export type UserRegisteredData = Static<typeof UserRegisteredData>
 export const UserRegistered = EventEnvelope('user.registered', UserRegisteredData)
 export type UserRegistered = Static<typeof UserRegistered>
 
-/** Every event type with its current schema version and data schema. */
+/** order.placed — order, on POST /api/orders; the full-state variant adds customerEmail, status, shippingAddress. */
+export const OrderPlacedData = Type.Object({
+  orderId: Id,
+  customerId: Id,
+  total: Money,
+  items: Type.Array(OrderItem, { minItems: 1 }),
+  customerEmail: Type.Optional(Type.String({ format: 'email' })),
+  status: Type.Optional(Type.String()),
+  shippingAddress: Type.Optional(Address),
+})
+export type OrderPlacedData = Static<typeof OrderPlacedData>
+
+/** payment.processed — the order.placed content plus paymentId. */
+export const PaymentProcessedData = Type.Object({ ...OrderPlacedData.properties, paymentId: Id })
+export const PaymentFailedData = Type.Object({ orderId: Id, reason: Type.String() })
+export const PaymentRefundedData = Type.Object({
+  orderId: Id,
+  paymentId: Id,
+  amount: Money,
+  reason: Type.Optional(Type.String()),
+})
+const ReservedItem = Type.Object({ productId: Id, quantity: Type.Integer({ minimum: 1 }) })
+export const InventoryReservedData = Type.Object({
+  orderId: Id,
+  reservationId: Id,
+  items: Type.Array(ReservedItem),
+})
+export const InventoryFailedData = Type.Object({
+  orderId: Id,
+  reason: Type.String(),
+  items: Type.Optional(Type.Array(ReservedItem)),
+})
+export const InventoryReleasedData = Type.Object({ orderId: Id, reservationId: Id, reason: Type.String() })
+export const ShipmentCreatedData = Type.Object({
+  orderId: Id,
+  shipmentId: Id,
+  carrier: Type.Optional(Type.String()),
+  trackingNumber: Type.Optional(Type.String()),
+})
+export const ShipmentDeliveredData = Type.Object({
+  orderId: Id,
+  shipmentId: Id,
+  deliveredAt: Type.String({ format: 'date-time' }),
+})
+export const OrderCancelledData = Type.Object({ orderId: Id, reason: Type.String() })
+export const OrderCompletedData = Type.Object({ orderId: Id })
+export const OrderFailedData = Type.Object({ orderId: Id, reason: Type.String(), failedStep: Type.String() })
+export const PostCreatedData = Type.Object({ postId: Id, authorId: Id, title: Type.String() })
+export const NotificationCreatedData = Type.Object({
+  notificationId: Id,
+  userId: Id,
+  type: Type.String(),
+  title: Type.String(),
+  message: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+})
+
+/**
+ * Every event type of the catalogue (DESIGN.md §3) with its current schema version and data schema. Producers and
+ * consumers validate against these. A breaking change adds a `.v2` type here; the old entry stays.
+ */
 export const eventCatalogue = {
   'user.registered': { version: '1.0.0', data: UserRegisteredData },
+  'order.placed': { version: '1.0.0', data: OrderPlacedData },
+  'payment.processed': { version: '1.0.0', data: PaymentProcessedData },
+  'payment.failed': { version: '1.0.0', data: PaymentFailedData },
+  'payment.refunded': { version: '1.0.0', data: PaymentRefundedData },
+  'inventory.reserved': { version: '1.0.0', data: InventoryReservedData },
+  'inventory.failed': { version: '1.0.0', data: InventoryFailedData },
+  'inventory.released': { version: '1.0.0', data: InventoryReleasedData },
+  'shipment.created': { version: '1.0.0', data: ShipmentCreatedData },
+  'shipment.delivered': { version: '1.0.0', data: ShipmentDeliveredData },
+  'order.cancelled': { version: '1.0.0', data: OrderCancelledData },
+  'order.completed': { version: '1.0.0', data: OrderCompletedData },
+  'order.failed': { version: '1.0.0', data: OrderFailedData },
+  'post.created': { version: '1.0.0', data: PostCreatedData },
+  'notification.created': { version: '1.0.0', data: NotificationCreatedData },
 } as const satisfies Record<string, { version: string; data: TSchema }>
+
+export type EventType = keyof typeof eventCatalogue
+export type EventData<T extends EventType> = Static<(typeof eventCatalogue)[T]['data']>
