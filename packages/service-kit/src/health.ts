@@ -1,6 +1,6 @@
 // Health endpoints: /health, /health/live, /health/ready and /healthz, from checks each service registers.
 import { HealthResponse } from '@meridian/contracts'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /** A dependency check: resolves when healthy, rejects (or returns a problem text) when not. */
 export type HealthCheck = () => Promise<unknown>
@@ -56,50 +56,34 @@ function vitals() {
 const responses = { 200: HealthResponse, 503: HealthResponse }
 
 export function healthRoutes(app: FastifyInstance, health: HealthRegistry): void {
-  const hide = { tags: ['operations'] }
+  const options = (response: Record<number, typeof HealthResponse>) => ({
+    schema: { tags: ['operations'], response },
+    // probes must never be rate limited
+    config: { rateLimit: false as const },
+  })
 
-  app.get(
-    '/health',
-    { schema: { ...hide, response: responses }, config: { rateLimit: false } },
-    async (_request, reply) => {
+  /** 200 when every dependency check is ok, else 503; `healthyStatus` is what the endpoint calls healthy. */
+  const dependencyReport =
+    (healthyStatus: 'ok' | 'healthy') => async (_request: FastifyRequest, reply: FastifyReply) => {
       const { healthy, checks } = await health.run()
       return reply
         .code(healthy ? 200 : 503)
-        .send({ status: healthy ? 'ok' : 'degraded', ...vitals(), checks })
-    },
-  )
+        .send({ status: healthy ? healthyStatus : 'degraded', ...vitals(), checks })
+    }
 
-  app.get(
-    '/health/live',
-    { schema: { ...hide, response: { 200: HealthResponse } }, config: { rateLimit: false } },
-    async () => ({
-      status: 'alive' as const,
-      ...vitals(),
-      checks: {},
-    }),
-  )
+  app.get('/health', options(responses), dependencyReport('ok'))
+  app.get('/healthz', options(responses), dependencyReport('healthy'))
 
-  app.get(
-    '/health/ready',
-    { schema: { ...hide, response: responses }, config: { rateLimit: false } },
-    async (_request, reply) => {
-      const { healthy, checks } = await health.run()
-      const ready = healthy && !health.draining
-      if (health.draining) checks.shutdown = 'draining'
-      return reply
-        .code(ready ? 200 : 503)
-        .send({ status: ready ? 'ready' : 'not_ready', ...vitals(), checks })
-    },
-  )
+  app.get('/health/live', options({ 200: HealthResponse }), async () => ({
+    status: 'alive' as const,
+    ...vitals(),
+    checks: {},
+  }))
 
-  app.get(
-    '/healthz',
-    { schema: { ...hide, response: responses }, config: { rateLimit: false } },
-    async (_request, reply) => {
-      const { healthy, checks } = await health.run()
-      return reply
-        .code(healthy ? 200 : 503)
-        .send({ status: healthy ? 'healthy' : 'degraded', ...vitals(), checks })
-    },
-  )
+  app.get('/health/ready', options(responses), async (_request, reply) => {
+    const { healthy, checks } = await health.run()
+    const ready = healthy && !health.draining
+    if (health.draining) checks.shutdown = 'draining'
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', ...vitals(), checks })
+  })
 }

@@ -1,7 +1,6 @@
 // A small app on the chassis, used by the chassis tests: one route per behaviour under test.
-import { Writable } from 'node:stream'
 import { AppError } from '@meridian/contracts'
-import { infraEndpoints, uniqueName } from '@meridian/testkit'
+import { captureLogs, infraEndpoints, uniqueName } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { Type } from 'typebox'
 import { createServiceApp, registerVersionedApi, type ServiceApp } from '../src/index.ts'
@@ -15,13 +14,7 @@ export interface ChassisApp {
 export async function buildChassisApp(
   options: { environment?: 'development' | 'test' | 'production'; rateLimitMax?: number; name?: string } = {},
 ): Promise<ChassisApp> {
-  const logs: Record<string, unknown>[] = []
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line))
-      done()
-    },
-  })
+  const { stream: logStream, lines: logs } = captureLogs()
   const redis = new Redis(infraEndpoints().redisUrl)
   const app = await createServiceApp({
     name: options.name ?? uniqueName('chassis'),

@@ -1,6 +1,7 @@
 // What tests need: the real infrastructure's endpoints and per-file isolation on it, so that test files can run in
 // parallel without seeing each other's rows, messages, keys or services.
 import { randomBytes } from 'node:crypto'
+import { Writable } from 'node:stream'
 import { consulBaseUrl, databaseUrl, type Endpoints, kafkaClient } from '@meridian/infra'
 import { Redis } from 'ioredis'
 import type { Kafka } from 'kafkajs'
@@ -146,4 +147,23 @@ export function consulApi(): { baseUrl: string; headers: Record<string, string> 
     baseUrl: consulBaseUrl(consulHttpAddr),
     headers: consulToken ? { 'X-Consul-Token': consulToken } : {},
   }
+}
+
+export interface LogCapture {
+  /** a pino destination: pass it as the app's log stream */
+  stream: Writable
+  /** every line logged so far, parsed */
+  lines: Record<string, unknown>[]
+}
+
+/** Collects what an app logs, so a test can assert on it (what was logged, and what never was). */
+export function captureLogs(): LogCapture {
+  const lines: Record<string, unknown>[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+      done()
+    },
+  })
+  return { stream, lines }
 }

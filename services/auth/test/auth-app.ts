@@ -1,8 +1,7 @@
 // Builds the auth app on a fresh database of its own, as main.ts would, for component tests.
-import { Writable } from 'node:stream'
 import { createDatabase, migrate, type Sql } from '@meridian/db'
 import type { ServiceApp } from '@meridian/service-kit'
-import { freshDatabase, infraEndpoints, type TestDatabase } from '@meridian/testkit'
+import { captureLogs, freshDatabase, infraEndpoints, type TestDatabase } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { buildApp } from '../src/app.ts'
 import { loadAuthConfig } from '../src/config.ts'
@@ -22,13 +21,7 @@ export async function buildAuthTestApp(env: Record<string, string> = {}): Promis
   const sql = createDatabase(database.url, { applicationName: 'auth-test' })
   await migrate(sql, { dir: migrationsDir })
   const redis = new Redis(infraEndpoints().redisUrl)
-  const logs: Record<string, unknown>[] = []
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line))
-      done()
-    },
-  })
+  const { stream: logStream, lines: logs } = captureLogs()
   const config = loadAuthConfig({
     NODE_ENV: 'test',
     PORT: '0',
