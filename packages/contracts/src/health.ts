@@ -1,5 +1,6 @@
 // Health responses (spec: Health response).
 import { type Static, Type } from 'typebox'
+import { StringEnum } from './schema-kinds.ts'
 
 export const healthStatuses = ['ok', 'healthy', 'degraded', 'alive', 'ready', 'not_ready'] as const
 

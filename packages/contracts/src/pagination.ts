@@ -1,5 +1,6 @@
 // The pagination envelope of list responses and the query parameters every list endpoint shares.
 import { type Static, type TSchema, Type } from 'typebox'
+import { Nullable } from './schema-kinds.ts'
 
 export const PaginationMeta = Type.Object(
   {
@@ -17,8 +18,8 @@ export const PaginationLinks = Type.Object(
   {
     self: Link,
     first: Link,
-    prev: Type.Union([Link, Type.Null()]),
-    next: Type.Union([Link, Type.Null()]),
+    prev: Nullable(Link),
+    next: Nullable(Link),
     last: Link,
   },
   { additionalProperties: false },

@@ -1,13 +1,14 @@
 // The user resource: what clients send and receive, and which fields lists may sort and select.
 import { type Static, Type } from 'typebox'
 import { ListQuery } from './pagination.ts'
+import { Nullable, StringEnum } from './schema-kinds.ts'
 
 export const userRoles = ['user', 'admin'] as const
 export const userStatuses = ['active', 'inactive', 'suspended'] as const
 
-export const UserRole = Type.Union(userRoles.map((role) => Type.Literal(role)))
+export const UserRole = StringEnum(userRoles)
 export type UserRole = (typeof userRoles)[number]
-export const UserStatus = Type.Union(userStatuses.map((status) => Type.Literal(status)))
+export const UserStatus = StringEnum(userStatuses)
 export type UserStatus = (typeof userStatuses)[number]
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
@@ -21,7 +22,7 @@ export const User = Type.Object(
     email: Email,
     role: UserRole,
     status: UserStatus,
-    age: Type.Union([Age, Type.Null()]),
+    age: Nullable(Age),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -58,7 +59,7 @@ export const UpdateUserBody = Type.Object(
   {
     name: Type.Optional(Name),
     email: Type.Optional(Email),
-    age: Type.Optional(Type.Union([Age, Type.Null()])),
+    age: Type.Optional(Nullable(Age)),
     role: Type.Optional(UserRole),
     status: Type.Optional(UserStatus),
   },

@@ -56,10 +56,12 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
     metrics.activeConnections.inc()
     socket.once('close', () => metrics.activeConnections.dec())
   })
-  app.addHook('onRequest', async () => {
+  // callback hooks: no promise per request on the hot path
+  app.addHook('onRequest', (_request, _reply, done) => {
     metrics.messagesReceived.inc()
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.messagesSent.inc()
     metrics.requestDuration.observe(
       {
@@ -69,6 +71,7 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
       },
       reply.elapsedTime / 1000,
     )
+    done()
   })
 
   app.get(

@@ -42,8 +42,9 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
 
   app.addSchema(ErrorEnvelope)
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header(requestIdHeader, request.id)
+    done()
   })
 
   const routes = createRouteIndex()
