@@ -5,7 +5,7 @@ import { StringEnum } from './schema-kinds.ts'
 export const healthStatuses = ['ok', 'healthy', 'degraded', 'alive', 'ready', 'not_ready'] as const
 
 export const HealthResponse = Type.Object({
-  status: Type.Union(healthStatuses.map((s) => Type.Literal(s))),
+  status: StringEnum(healthStatuses),
   uptime: Type.Number({ description: 'seconds' }),
   memory: Type.Object({
     rss: Type.Number(),
