@@ -1,8 +1,19 @@
 // @meridian/events: domain events on Kafka through a transactional outbox, consumed idempotently with retries.
+
+export {
+  type ConsumeContext,
+  type ConsumeOptions,
+  consume,
+  type EventConsumer,
+  type EventHandler,
+} from './consumer.ts'
+export type { ConsumerLogger } from './consumer-logger.ts'
+export type { DeadLetterHook, DeadLetterInfo, DeadLetterReason } from './dead-letter.ts'
 export { createEvent, type DomainEvent, InvalidEventError, parseEvent, validateEvent } from './envelope.ts'
 export { newEventId } from './event-id.ts'
 export { createEventMetrics, type EventMetrics } from './event-metrics.ts'
 export { eventMigrationsDir, migrateEventTables } from './event-tables.ts'
+export { type CleanInboxOptions, cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
 export {
   createEventProducer,
   createKafka,
@@ -11,3 +22,5 @@ export {
   type KafkaOptions,
   type OutgoingMessage,
 } from './kafka.ts'
+export { type ReplayOptions, replayDeadLetters } from './replay.ts'
+export { deadLetterTopicOf, defaultRetryDelaysMs, RetryHeader, retryTopicOf } from './retry.ts'

@@ -1,5 +1,5 @@
 // Kafka behind this package's own small interface, so that services never touch kafkajs and the client can change.
-import { type IHeaders, Kafka, type KafkaConfig, logLevel, type Producer } from 'kafkajs'
+import { type IHeaders, Kafka, type KafkaConfig, logLevel, Partitioners, type Producer } from 'kafkajs'
 
 export interface OutgoingMessage {
   topic: string

@@ -1,0 +1,441 @@
+// The consumer runner: each event is handled in one transaction with its inbox record; failures go to retry topics.
+import { isDatabaseUnavailable, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs'
+import type { ConsumerLogger } from './consumer-logger.ts'
+import { type DeadLetterHook, type DeadLetterTarget, sendToDeadLetters } from './dead-letter.ts'
+import { type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
+import type { EventMetrics } from './event-metrics.ts'
+import { cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
+import { createEventProducer, type EventProducer, headerText } from './kafka.ts'
+import {
+  carriedHeaders,
+  defaultRetryDelaysMs,
+  errorMessageOf,
+  RetryHeader,
+  retryLevelOf,
+  retryTopicOf,
+} from './retry.ts'
+
+/** Where the message in hand came from. */
+export interface ConsumeContext {
+  /** the topic the message was read from: the event's topic, or one of its retry topics */
+  topic: string
+  partition: number
+  offset: string
+  /** 1 on the first delivery, n + 1 when the event comes from retry topic n */
+  attempt: number
+}
+
+/**
+ * Applies one event. It runs inside the transaction that records the event in the inbox: write the effect through
+ * `tx` only, so that effect and record commit together. Throwing rolls both back and schedules a retry.
+ */
+export type EventHandler = (event: DomainEvent, tx: TransactionSql, context: ConsumeContext) => Promise<void>
+
+export interface ConsumeOptions {
+  /** a client from createKafka() */
+  kafka: Kafka
+  /** the service's database, holding the inbox table (migrateEventTables) */
+  sql: Sql
+  /** the event topic (= event type); its retry topics `{topic}.retry.{n}` and `{topic}.dlt` must exist */
+  topic: string
+  /** the consumer group; also the inbox key, and the `consumer-group` header of its retries */
+  group: string
+  handler: EventHandler
+  logger: ConsumerLogger
+  metrics?: EventMetrics
+  /** the alert hook, called for every dead-lettered event */
+  onDeadLetter?: DeadLetterHook
+  /** delay before each retry; its length is the number of retries. Default 1000, 5000, 15000 ms (the spec's) */
+  retryDelaysMs?: readonly number[]
+  /** check each envelope and its data against the catalogue; default true. When false only id and type are required */
+  validate?: boolean
+  /** publishes retries and dead letters; default: one of its own, closed by stop() */
+  producer?: EventProducer
+  /**
+   * Where a group without a committed offset starts on the event topic; default true (the beginning), so that
+   * nothing published before the group's first commit is missed: the inbox makes the replay harmless. Retry topics
+   * are always read from the beginning.
+   */
+  fromBeginning?: boolean
+  /** partitions handled at the same time (each partition stays sequential); default 1 */
+  concurrency?: number
+  /** processed ids are kept this long; default 24 hours */
+  inboxRetentionMs?: number
+  /** how often this group's expired inbox rows are removed; default 15 minutes */
+  inboxCleanupIntervalMs?: number
+  /** Kafka session timeout; a consumer that died leaves the group after it. Default 30000 ms */
+  sessionTimeoutMs?: number
+  /** longest a fetch waits on the broker, and so how late a resumed (delayed) partition may start; default 500 ms */
+  maxWaitTimeMs?: number
+  /**
+   * Runs after an event's transaction committed and before its offset is committed, e.g. to push a notification
+   * that must follow the commit. If it throws, the partition is held and the event comes again; the inbox skips it.
+   */
+  afterCommit?: (event: DomainEvent, context: ConsumeContext) => void | Promise<void>
+}
+
+/** A running consumer. */
+export interface EventConsumer {
+  readonly topic: string
+  readonly group: string
+  /** what it reads: the event topic and its retry topics */
+  readonly topics: readonly string[]
+  /** finishes the message in hand, leaves the group, and closes the producer it opened itself */
+  stop(): Promise<void>
+}
+
+type Outcome = 'done' | 'held'
+
+/** Offsets are committed at the end of each batch, and at least this often within a long one. */
+const commitIntervalMs = 1000
+/** Backoff while the database or Kafka cannot take the outcome of a message: 0.5 s doubling up to 30 s. */
+const holdBackoffMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1))
+
+/**
+ * Consumes `topic` as `group`, exactly once in effect: each event runs `handler` in one transaction together with
+ * an inbox insert keyed by (group, event id), so a redelivered event is skipped; offsets are committed only after
+ * that transaction committed, or after a failed event was handed to its retry or dead-letter topic. Events of one
+ * key keep their order (a partition is handled sequentially).
+ *
+ * A handler that throws sends the event to `{topic}.retry.1`, due after the first delay; the same consumer reads the
+ * retry topics (acting only on its own group's retries), waits for each retry to be due by pausing that partition
+ * alone, and runs it again: after the last retry it goes to `{topic}.dlt`. An event that can never succeed (not
+ * JSON, not an envelope, an unknown type or bad data) goes straight to `{topic}.dlt`. Every dead letter raises an
+ * alert: an error log, the deadLettered metric and `onDeadLetter`.
+ *
+ * Resolves once the consumer has joined its group.
+ */
+export async function consume(options: ConsumeOptions): Promise<EventConsumer> {
+  const ownProducer = options.producer === undefined
+  const producer = options.producer ?? (await createEventProducer(options.kafka))
+  const runner = new ConsumerRunner(options, producer)
+  try {
+    await runner.start()
+  } catch (error) {
+    await runner.stop().catch(() => {})
+    if (ownProducer) await producer.disconnect().catch(() => {})
+    throw error
+  }
+  let stopped: Promise<void> | undefined
+  return {
+    topic: options.topic,
+    group: options.group,
+    topics: runner.topics,
+    stop() {
+      stopped ??= (async () => {
+        await runner.stop()
+        if (ownProducer) await producer.disconnect()
+      })()
+      return stopped
+    },
+  }
+}
+
+class ConsumerRunner {
+  readonly topics: readonly string[]
+  private readonly consumer: Consumer
+  private readonly retryDelaysMs: readonly number[]
+  private readonly deadLetters: DeadLetterTarget
+  private readonly resumeTimers = new Map<string, NodeJS.Timeout>()
+  /** consecutive infrastructure failures per topic-partition, for the hold backoff */
+  private readonly failures = new Map<string, number>()
+  private cleanupTimer: NodeJS.Timeout | undefined
+  private cleaning: Promise<void> = Promise.resolve()
+  private stopping: Promise<void> | undefined
+
+  constructor(
+    private readonly options: ConsumeOptions,
+    private readonly producer: EventProducer,
+  ) {
+    this.retryDelaysMs = options.retryDelaysMs ?? defaultRetryDelaysMs
+    this.topics = [options.topic, ...this.retryDelaysMs.map((_, i) => retryTopicOf(options.topic, i + 1))]
+    const sessionTimeout = options.sessionTimeoutMs ?? 30_000
+    this.consumer = options.kafka.consumer({
+      groupId: options.group,
+      sessionTimeout,
+      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
+      maxWaitTimeInMs: options.maxWaitTimeMs ?? 500,
+      allowAutoTopicCreation: false,
+    })
+    this.deadLetters = {
+      producer,
+      group: options.group,
+      logger: options.logger,
+      metrics: options.metrics,
+      onDeadLetter: options.onDeadLetter,
+    }
+  }
+
+  async start(): Promise<void> {
+    const { consumer, options } = this
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      options.logger.error(
+        { err: payload.error, group: options.group, topic: options.topic, restart: payload.restart },
+        payload.restart ? 'event consumer crashed; restarting' : 'event consumer crashed and stopped',
+      )
+    })
+    await consumer.connect()
+    await consumer.subscribe({ topics: [options.topic], fromBeginning: options.fromBeginning ?? true })
+    const retryTopics = this.topics.slice(1)
+    if (retryTopics.length > 0) await consumer.subscribe({ topics: retryTopics, fromBeginning: true })
+
+    const joined = new Promise<void>((resolve, reject) => {
+      const removers = [
+        consumer.on(consumer.events.GROUP_JOIN, () => {
+          for (const remove of removers) remove()
+          resolve()
+        }),
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (payload.restart) return
+          for (const remove of removers) remove()
+          reject(payload.error)
+        }),
+      ]
+    })
+    await consumer.run({
+      autoCommit: false,
+      // a held message and those after it must be fetched again, not skipped
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: options.concurrency ?? 1,
+      eachBatch: (payload) => this.onBatch(payload),
+    })
+    await joined
+
+    this.cleaning = this.cleanInbox()
+    this.cleanupTimer = setInterval(
+      () => {
+        this.cleaning = this.cleaning.then(() => this.cleanInbox())
+      },
+      options.inboxCleanupIntervalMs ?? 15 * 60_000,
+    )
+    this.cleanupTimer.unref()
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      clearInterval(this.cleanupTimer)
+      for (const timer of this.resumeTimers.values()) clearTimeout(timer)
+      this.resumeTimers.clear()
+      await this.consumer.disconnect()
+      await this.cleaning
+    })()
+    return this.stopping
+  }
+
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload
+    const { topic, partition } = batch
+    // the payload's commit, unlike consumer.commitOffsets, still works while stop() waits for this batch
+    const commit = (offset: string) => this.commit(payload, topic, partition, offset)
+    const key = `${topic}|${partition}`
+    let toCommit: string | undefined
+    let committedAt = Date.now()
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale() || this.stopping) break
+      let outcome: Outcome
+      try {
+        outcome = await this.handleMessage(topic, partition, message)
+        this.failures.delete(key)
+      } catch (error) {
+        // The database or Kafka could not take the outcome: not the event's fault, so no retry is spent on it.
+        const failures = (this.failures.get(key) ?? 0) + 1
+        this.failures.set(key, failures)
+        const delayMs = holdBackoffMs(failures)
+        this.options.logger.warn(
+          {
+            err: error,
+            topic,
+            partition,
+            offset: message.offset,
+            group: this.options.group,
+            retryInMs: delayMs,
+          },
+          'could not process message; its partition is held and it will be read again',
+        )
+        this.hold(topic, partition, message.offset, delayMs)
+        outcome = 'held'
+      }
+      if (outcome === 'held') break
+      resolveOffset(message.offset)
+      toCommit = (BigInt(message.offset) + 1n).toString()
+      if (Date.now() - committedAt >= commitIntervalMs) {
+        await commit(toCommit)
+        toCommit = undefined
+        committedAt = Date.now()
+      }
+      await heartbeat()
+    }
+    if (toCommit !== undefined) await commit(toCommit)
+  }
+
+  private async handleMessage(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
+    const { options } = this
+    const level = topic === options.topic ? 0 : retryLevelOf(topic)
+    if (level > 0) {
+      const owner = headerText(message.headers, RetryHeader.consumerGroup)
+      if (owner !== options.group) {
+        // another group's retry: that group's consumer acts on it
+        return 'done'
+      }
+      const waitMs = Number(headerText(message.headers, RetryHeader.dueAt) ?? 0) - Date.now()
+      if (waitMs > 0) {
+        // Retries of one level are due in the order they were written, so this message waits at its partition's head
+        // while every other partition and topic keeps flowing.
+        this.hold(topic, partition, message.offset, waitMs)
+        return 'held'
+      }
+    }
+
+    let event: DomainEvent
+    try {
+      event = options.validate === false ? parseLoosely(message.value) : parseEvent(message.value)
+    } catch (error) {
+      if (!(error instanceof InvalidEventError)) throw error
+      await sendToDeadLetters(this.deadLetters, {
+        message,
+        topic: options.topic,
+        reason: 'invalid-event',
+        errorMessage: error.message,
+        retries: level,
+      })
+      return 'done'
+    }
+
+    const context: ConsumeContext = { topic, partition, offset: message.offset, attempt: level + 1 }
+    let processed: boolean
+    try {
+      processed = await transaction(options.sql, async (tx) => {
+        const isNew = await recordInInbox(tx, {
+          group: options.group,
+          eventId: event.id,
+          topic: options.topic,
+        })
+        if (!isNew) return false
+        await options.handler(event, tx, context)
+        return true
+      })
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error
+      await this.handlerFailed(message, event, level, error)
+      return 'done'
+    }
+
+    if (!processed) {
+      options.logger.debug(
+        { eventId: event.id, topic, partition, offset: message.offset, group: options.group },
+        'event already processed by this group; skipped',
+      )
+      return 'done'
+    }
+    options.metrics?.consumed.inc({ topic: options.topic, group: options.group })
+    if (options.afterCommit) await options.afterCommit(event, context)
+    return 'done'
+  }
+
+  /** Hands a failed event to the next retry topic, or to the dead-letter topic after the last retry. */
+  private async handlerFailed(message: KafkaMessage, event: DomainEvent, level: number, error: unknown) {
+    const { options } = this
+    const errorMessage = errorMessageOf(error)
+    const retry = level + 1
+    const delayMs = this.retryDelaysMs[level]
+    if (delayMs === undefined) {
+      await sendToDeadLetters(this.deadLetters, {
+        message,
+        topic: options.topic,
+        reason: 'retries-exhausted',
+        errorMessage,
+        retries: level,
+        event,
+      })
+      return
+    }
+    const dueAt = Date.now() + delayMs
+    const headers = carriedHeaders(message.headers)
+    await this.producer.publish([
+      {
+        topic: retryTopicOf(options.topic, retry),
+        key: message.key?.toString() ?? '',
+        value: message.value?.toString('utf8') ?? '',
+        headers: {
+          ...headers,
+          [RetryHeader.messageId]: headers[RetryHeader.messageId] ?? event.id,
+          [RetryHeader.retryCount]: String(retry),
+          [RetryHeader.originalTopic]: options.topic,
+          [RetryHeader.consumerGroup]: options.group,
+          [RetryHeader.errorMessage]: errorMessage,
+          [RetryHeader.dueAt]: String(dueAt),
+        },
+      },
+    ])
+    options.metrics?.retried.inc({ topic: options.topic, group: options.group, attempt: String(retry) })
+    options.logger.warn(
+      {
+        err: error,
+        eventId: event.id,
+        eventType: event.type,
+        topic: options.topic,
+        group: options.group,
+        retry,
+        dueAt: new Date(dueAt).toISOString(),
+      },
+      'event handler failed; retry scheduled',
+    )
+  }
+
+  /** Pauses one topic-partition, rewinds it to `offset`, and resumes it after `delayMs`; nothing else waits. */
+  private hold(topic: string, partition: number, offset: string, delayMs: number) {
+    this.consumer.pause([{ topic, partitions: [partition] }])
+    this.consumer.seek({ topic, partition, offset })
+    const key = `${topic}|${partition}`
+    clearTimeout(this.resumeTimers.get(key))
+    const timer = setTimeout(() => {
+      this.resumeTimers.delete(key)
+      if (!this.stopping) this.consumer.resume([{ topic, partitions: [partition] }])
+    }, delayMs)
+    timer.unref()
+    this.resumeTimers.set(key, timer)
+  }
+
+  private async commit(payload: EachBatchPayload, topic: string, partition: number, offset: string) {
+    try {
+      await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] })
+    } catch (error) {
+      // Harmless for correctness: the events since the last commit are delivered again and the inbox skips them.
+      this.options.logger.warn(
+        { err: error, topic, partition, offset, group: this.options.group },
+        'offset commit failed',
+      )
+    }
+  }
+
+  private async cleanInbox() {
+    const { options } = this
+    try {
+      const removed = await cleanInbox(options.sql, {
+        group: options.group,
+        retentionMs: options.inboxRetentionMs ?? defaultInboxRetentionMs,
+      })
+      if (removed > 0)
+        options.logger.debug({ group: options.group, removed }, 'expired inbox entries removed')
+    } catch (error) {
+      options.logger.warn({ err: error, group: options.group }, 'inbox cleanup failed')
+    }
+  }
+}
+
+/** With validation off: JSON with a string id and type is enough. */
+function parseLoosely(value: Buffer | null): DomainEvent {
+  if (value === null) throw new InvalidEventError('empty message')
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value.toString('utf8'))
+  } catch {
+    throw new InvalidEventError('message value is not JSON')
+  }
+  const candidate = parsed as Partial<DomainEvent> | null
+  if (typeof candidate?.id !== 'string' || typeof candidate.type !== 'string') {
+    throw new InvalidEventError('not an event envelope: id and type are required')
+  }
+  return candidate as DomainEvent
+}

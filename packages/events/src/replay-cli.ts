@@ -1,0 +1,49 @@
+// scripts/events: replay <topic>.dlt — re-publishes dead-lettered events to their original topic (KAFKA_BROKERS).
+import { pino } from 'pino'
+import { createKafka } from './kafka.ts'
+import { replayDeadLetters } from './replay.ts'
+
+const usage = `usage: scripts/events <command>
+  replay <topic>.dlt       re-publish the dead-lettered events of <topic>.dlt to their original topic
+                           (consumers skip any event their group already processed in the last 24 hours)`
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command !== 'replay') {
+    process.stderr.write(`${usage}\n`)
+    return command === undefined || command === 'help' || command === '--help' ? 0 : 2
+  }
+  const topic = rest[0]
+  if (!topic || rest.length > 1 || !topic.endsWith('.dlt')) {
+    process.stderr.write(
+      `scripts/events replay: name one dead-letter topic, e.g. order.placed.dlt\n${usage}\n`,
+    )
+    return 2
+  }
+  const brokers = process.env.KAFKA_BROKERS
+  if (!brokers) {
+    process.stderr.write(
+      'scripts/events: KAFKA_BROKERS is not set (scripts/events sets it from scripts/infra)\n',
+    )
+    return 1
+  }
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2))
+  const kafka = createKafka({ brokers, clientId: 'meridian-events-replay' })
+  const replayed = await replayDeadLetters({ kafka, topic, logger })
+  process.stdout.write(
+    replayed === 0
+      ? `${topic} is empty: nothing replayed\n`
+      : `replayed ${replayed} event${replayed === 1 ? '' : 's'} from ${topic} to ${topic.replace(/\.dlt$/, '')}\n`,
+  )
+  return 0
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`[events] ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  },
+)

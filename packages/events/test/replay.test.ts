@@ -1,0 +1,112 @@
+// Replay of dead-lettered events, through replayDeadLetters and through `scripts/events replay`, on real Kafka.
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { uniqueName } from '@meridian/testkit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { consume } from '../src/consumer.ts'
+import { createEventProducer } from '../src/kafka.ts'
+import { replayDeadLetters } from '../src/replay.ts'
+import {
+  applyEffect,
+  effectsDatabase,
+  eventKafka,
+  eventTopics,
+  kafkaBrokers,
+  keyOf,
+  orderCompleted,
+  publishEvents,
+  readTopics,
+  recordingLogger,
+  waitFor,
+} from './consumer-fixtures.ts'
+
+const kafka = eventKafka('replay-test')
+const cleanups: (() => Promise<unknown>)[] = []
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
+})
+
+const eventsScript = fileURLToPath(new URL('../../../scripts/events', import.meta.url))
+
+describe.concurrent('replay', () => {
+  it('when a dead-lettered event is replayed after its cause was fixed, then it goes back to its topic and is processed once, even when replayed again', async () => {
+    const [topics, db, producer] = await Promise.all([
+      eventTopics(),
+      effectsDatabase(),
+      createEventProducer(kafka),
+    ])
+    cleanups.push(
+      () => topics.delete(),
+      () => db.drop(),
+      () => producer.disconnect(),
+    )
+    const { logger, entries } = recordingLogger()
+    const event = orderCompleted()
+    let fixed = false
+    let deadLetters = 0
+    const consumer = await consume({
+      kafka,
+      sql: db.sql,
+      topic: topics.topic,
+      group: uniqueName('g'),
+      logger,
+      retryDelaysMs: [100],
+      onDeadLetter: () => {
+        deadLetters++
+      },
+      handler: async (e, tx) => {
+        if (!fixed) throw new Error('the stock service is down')
+        await applyEffect(tx, e)
+      },
+    })
+    cleanups.push(() => consumer.stop())
+
+    await publishEvents(producer, topics.topic, [event])
+    await waitFor('the dead letter', () => deadLetters === 1)
+    expect((await db.effectCounts()).size).toBe(0)
+
+    fixed = true
+    const replayLog = recordingLogger()
+    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: replayLog.logger })).toBe(1)
+    await waitFor('the replayed event', async () => (await db.effectCounts()).get(event.id) === 1)
+
+    const [original, replayed] = (await readTopics(kafka, [topics.topic])).sort(
+      (a, b) => Number(a.offset) - Number(b.offset),
+    )
+    expect(replayed).toEqual({
+      ...original,
+      offset: replayed?.offset,
+      // the failure headers are not carried back
+      headers: { 'message-id': event.id },
+    })
+    expect(replayed?.key).toBe(keyOf(event))
+    expect(replayLog.entries).toMatchObject([
+      { level: 'info', fields: { topic: topics.dlt, replayed: 1, to: { [topics.topic]: 1 } } },
+    ])
+
+    // a second replay, through the script: the inbox recognises the event and nothing is applied again
+    const { stdout } = await promisify(execFile)(eventsScript, ['replay', topics.dlt], {
+      env: { ...process.env, KAFKA_BROKERS: kafkaBrokers() },
+    })
+    expect(stdout).toBe(`replayed 1 event from ${topics.dlt} to ${topics.topic}\n`)
+    await waitFor('the second copy to be skipped', () =>
+      entries.some((e) => e.msg?.includes('already processed') && e.fields.eventId === event.id),
+    )
+    expect(Object.fromEntries(await db.effectCounts())).toEqual({ [event.id]: 1 })
+    expect(deadLetters).toBe(1)
+  })
+
+  it('when the dead-letter topic is empty, then nothing is replayed', async () => {
+    const topics = await eventTopics()
+    cleanups.push(() => topics.delete())
+    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: recordingLogger().logger })).toBe(0)
+    expect(await readTopics(kafka, [topics.topic])).toHaveLength(0)
+  })
+
+  it('when the topic is not a dead-letter topic, then the replay refuses it', async () => {
+    await expect(
+      replayDeadLetters({ kafka, topic: 'order.placed', logger: recordingLogger().logger }),
+    ).rejects.toThrow(/not a dead-letter topic/)
+  })
+})
