@@ -22,5 +22,20 @@ export {
   type KafkaOptions,
   type OutgoingMessage,
 } from './kafka.ts'
+export {
+  type AlsoPublishAs,
+  type AppendToOutboxOptions,
+  appendToOutbox,
+  OUTBOX_CHANNEL,
+  type OutboxEntry,
+} from './outbox.ts'
+export {
+  createOutboxRelay,
+  OUTBOX_RELAY_LOCK_NAME,
+  type OutboxRelay,
+  type OutboxRelayLogger,
+  type OutboxRelayOptions,
+  type PublishedOutboxRow,
+} from './outbox-relay.ts'
 export { type ReplayOptions, replayDeadLetters } from './replay.ts'
 export { deadLetterTopicOf, defaultRetryDelaysMs, RetryHeader, retryTopicOf } from './retry.ts'

@@ -1,0 +1,90 @@
+// Writing domain events to the transactional outbox, inside the caller's transaction, for the OutboxRelay to publish.
+import type { Queryable } from '@meridian/db'
+import type { DomainEvent } from './envelope.ts'
+import { newEventId } from './event-id.ts'
+
+/** The LISTEN/NOTIFY channel signalled when outbox rows commit, so the relay need not wait for its next poll. */
+export const OUTBOX_CHANNEL = 'meridian_outbox'
+
+/** outbox.event_type and outbox.aggregate_id are varchar(255) */
+const maxColumnLength = 255
+
+/**
+ * A second envelope written beside the event while consumers migrate to a breaking version (spec, Versioning 4):
+ * e.g. `order.placed.v2` dual-published with `order.placed`.
+ */
+export interface AlsoPublishAs {
+  type: string
+  schemaVersion: string
+  /** the new type's data; the event's own data when omitted */
+  data?: Record<string, unknown>
+}
+
+export interface AppendToOutboxOptions {
+  /** the message key: the events of one aggregate are published in the order they were appended */
+  aggregateId: string
+  alsoAs?: AlsoPublishAs[]
+}
+
+export interface OutboxEntry {
+  /** the outbox row id (a bigint as text); the message carries the header `message-id: outbox-{outboxId}` */
+  outboxId: string
+  event: DomainEvent
+}
+
+/**
+ * Writes `event` (and its `alsoAs` versions, each with an id of its own) to the outbox through `tx`, so it commits or
+ * rolls back with the business write beside it; the relay publishes it only after the commit. Also signals
+ * OUTBOX_CHANNEL, which PostgreSQL delivers on commit and never for a rolled-back transaction.
+ *
+ * Events of one aggregate are published in the order of their outbox rows: writes to one aggregate must be serialised
+ * (e.g. by updating the aggregate's row in the same transaction), as they are anyway to keep the aggregate consistent.
+ * The envelope is written as given; createEvent() has already checked a catalogue event against its schema.
+ */
+export async function appendToOutbox(
+  tx: Queryable,
+  event: DomainEvent,
+  options: AppendToOutboxOptions,
+): Promise<OutboxEntry[]> {
+  const events = [event, ...(options.alsoAs ?? []).map((version) => alsoAsEvent(event, version))]
+  checkColumn('aggregate id', options.aggregateId)
+  for (const each of events) checkColumn('event type', each.type)
+
+  // One statement for every row and the signal: a business transaction pays a single round trip for its events.
+  // Repeated identical notifications in one transaction are delivered once.
+  const rows = await tx<{ id: string; eventId: string }[]>`
+    with written as (
+      insert into outbox (event_type, aggregate_id, payload)
+      select entry.event_type, ${options.aggregateId}, entry.payload::jsonb
+      from unnest(${tx.array(events.map((each) => each.type))}::text[],
+                  ${tx.array(events.map((each) => JSON.stringify(each)))}::text[])
+        with ordinality as entry(event_type, payload, position)
+      order by entry.position
+      returning id, payload->>'id' as event_id
+    )
+    select id::text as id, event_id as "eventId", pg_notify(${OUTBOX_CHANNEL}, '') from written`
+  const outboxIds = new Map(rows.map((row) => [row.eventId, row.id]))
+  return events.map((each) => {
+    const outboxId = outboxIds.get(each.id)
+    if (outboxId === undefined) throw new Error(`the outbox row of event ${each.id} was not written`)
+    return { outboxId, event: each }
+  })
+}
+
+function alsoAsEvent(event: DomainEvent, version: AlsoPublishAs): DomainEvent {
+  return {
+    id: newEventId(),
+    type: version.type,
+    source: event.source,
+    schemaVersion: version.schemaVersion,
+    // the same occurrence, told in another version
+    timestamp: event.timestamp,
+    data: version.data ?? event.data,
+  }
+}
+
+function checkColumn(what: string, value: string): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxColumnLength) {
+    throw new RangeError(`the ${what} must be 1 to ${maxColumnLength} characters, got '${String(value)}'`)
+  }
+}
