@@ -42,6 +42,8 @@ export async function createEventProducer(kafka: Kafka): Promise<EventProducer> 
     idempotent: true,
     maxInFlightRequests: 5,
     allowAutoTopicCreation: false,
+    // murmur2 like the Java client: a key lands on the same partition whichever client produced it
+    createPartitioner: Partitioners.DefaultPartitioner,
   })
   await producer.connect()
   return {
