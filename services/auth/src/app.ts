@@ -6,6 +6,7 @@ import {
   pingDatabase,
   type Sql,
 } from '@meridian/db'
+import { createEventMetrics } from '@meridian/events'
 import {
   createServiceApp,
   type LogStream,
@@ -48,7 +49,10 @@ export async function buildApp({ config, sql, redis, logStream }: AuthDependenci
     await redis.ping()
   })
 
-  const users = createUserUseCases(createUsersRepository(sql))
+  // outbox lag, published, consumed, retries and dead letters on this service's /metrics
+  createEventMetrics(app.metrics.registry)
+
+  const users = createUserUseCases(createUsersRepository(sql), sql)
   await registerVersionedApi(app, usersRoutes, { users })
   return app
 }

@@ -1,5 +1,12 @@
-// The auth process: configuration, database (migrated), Redis, the app, Consul registration, graceful shutdown.
+// The auth process: configuration, database (migrated), Redis, the outbox relay, the app, Consul, graceful shutdown.
 import { createDatabase, migrate } from '@meridian/db'
+import {
+  createEventMetrics,
+  createEventProducer,
+  createKafka,
+  createOutboxRelay,
+  migrateEventTables,
+} from '@meridian/events'
 import { ConfigError, runService } from '@meridian/service-kit'
 import { Redis } from 'ioredis'
 import { buildApp } from './app.ts'
@@ -11,12 +18,26 @@ async function main(): Promise<void> {
   const sql = createDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, applicationName: 'auth' })
   const redis = new Redis(config.REDIS_URL, { lazyConnect: false })
   const app = await buildApp({ config, sql, redis })
+  // safe with several instances starting together: migrations run under a lock
+  await migrate(sql, { dir: migrationsDir, logger: app.log })
+  await migrateEventTables(sql, app.log)
+
+  // user.registered leaves through the outbox: one relay per database is active, the others stand by
+  const producer = await createEventProducer(createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'auth' }))
+  const relay = createOutboxRelay({
+    sql,
+    producer,
+    logger: app.log,
+    metrics: createEventMetrics(app.metrics.registry),
+  })
+  // onClose hooks run in the order they were added: the relay stops before the pool it uses closes
   app.addHook('onClose', async () => {
+    await relay.stop()
+    await producer.disconnect()
     await sql.end({ timeout: 5 })
     redis.disconnect()
   })
-  // safe with several instances starting together: migrations run under a lock
-  await migrate(sql, { dir: migrationsDir, logger: app.log })
+  await relay.start()
   await runService({ app, config })
 }
 

@@ -1,5 +1,6 @@
 // Builds the auth app on a fresh database of its own, as main.ts would, for component tests.
 import { createDatabase, migrate, type Sql } from '@meridian/db'
+import { migrateEventTables } from '@meridian/events'
 import type { ServiceApp } from '@meridian/service-kit'
 import { captureLogs, freshDatabase, infraEndpoints, type TestDatabase } from '@meridian/testkit'
 import { Redis } from 'ioredis'
@@ -20,6 +21,7 @@ export async function buildAuthTestApp(env: Record<string, string> = {}): Promis
   const database = await freshDatabase('auth')
   const sql = createDatabase(database.url, { applicationName: 'auth-test' })
   await migrate(sql, { dir: migrationsDir })
+  await migrateEventTables(sql)
   const redis = new Redis(infraEndpoints().redisUrl)
   const { stream: logStream, lines: logs } = captureLogs()
   const config = loadAuthConfig({

@@ -9,6 +9,8 @@ import {
   type UserRole,
   type UserStatus,
 } from '@meridian/contracts'
+import { type Sql, transaction } from '@meridian/db'
+import { appendToOutbox, createEvent } from '@meridian/events'
 import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
 import { hashPassword } from './passwords.ts'
 import { parseUserFields, parseUserSort } from './user-query.ts'
@@ -35,7 +37,10 @@ export function presentUser(record: Partial<UserRecord>, fields?: UserField[]): 
 /** Emails are compared case-insensitively: stored trimmed and lower-cased. */
 const normaliseEmail = (email: string): string => email.trim().toLowerCase()
 
-export function createUserUseCases(users: UsersRepository) {
+/** The name auth signs its events with (the envelope's source). */
+export const serviceSource = 'auth'
+
+export function createUserUseCases(users: UsersRepository, sql: Sql) {
   async function getUser(id: string): Promise<{ user: UserRecord; etag: string }> {
     const user = await users.findById(id)
     if (!user) throw AppError.notFound(`User ${id} not found`)
@@ -45,14 +50,28 @@ export function createUserUseCases(users: UsersRepository) {
   return {
     getUser,
 
+    /** Creates the user and, in the same transaction, its user.registered event (never with the password). */
     async registerUser(input: CreateUserBody): Promise<{ user: UserRecord; etag: string }> {
-      const user = await users.insert({
-        name: input.name.trim(),
-        email: normaliseEmail(input.email),
-        passwordHash: await hashPassword(input.password),
-        role: input.role ?? 'user',
-        status: input.status ?? 'active',
-        age: input.age ?? null,
+      const passwordHash = await hashPassword(input.password)
+      const user = await transaction(sql, async (tx) => {
+        const created = await users.insert(
+          {
+            name: input.name.trim(),
+            email: normaliseEmail(input.email),
+            passwordHash,
+            role: input.role ?? 'user',
+            status: input.status ?? 'active',
+            age: input.age ?? null,
+          },
+          tx,
+        )
+        const registered = createEvent(
+          'user.registered',
+          { userId: created.id, email: created.email, name: created.name, role: created.role },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, registered, { aggregateId: created.id })
+        return created
       })
       return { user, etag: userETag(user.id, user.version) }
     },
