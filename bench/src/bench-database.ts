@@ -1,7 +1,8 @@
-// The run's own database on the real server: created, migrated with the auth service's migrations, seeded, dropped.
+// The run's own database on the real server: created, migrated as auth's main.ts does, seeded, dropped.
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { createDatabase, migrate } from '@meridian/db'
+import { migrateEventTables } from '@meridian/events'
 import { databaseUrl } from '@meridian/infra'
 import { hashPassword } from './servers/argon2id.ts'
 
@@ -21,7 +22,7 @@ export interface BenchDatabase {
   url: string
   /** `count` users with one precomputed argon2id hash, created one minute apart (so the list order is real) */
   seed(count: number): Promise<void>
-  /** removes the users POST runs created, so each server starts from the same table */
+  /** removes the users POST runs created and their outbox rows, so each server starts from the same tables */
   removeCreatedUsers(): Promise<number>
   drop(): Promise<void>
 }
@@ -53,6 +54,8 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
 
   try {
     await migrate(sql, { dir: authMigrationsDir })
+    // registering a user appends user.registered to the outbox in the same transaction (no relay runs here)
+    await migrateEventTables(sql)
   } catch (error) {
     await drop()
     throw error
@@ -74,6 +77,7 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
     },
     async removeCreatedUsers() {
       const result = await sql`delete from users where email not like ${seedEmailPattern}`
+      await sql`truncate outbox`
       await sql`vacuum analyze users`
       return result.count
     },

@@ -1,5 +1,7 @@
 // Server B without the chassis: plain fastify(), no logger, no plugins, no schemas, the same SQL and the same
 // response shapes as the auth service's GET and POST /api/v1/users.
+
+import { randomUUID } from 'node:crypto'
 import type { Sql } from '@meridian/db'
 import fastify, { type FastifyInstance } from 'fastify'
 import { hashPassword } from './argon2id.ts'
@@ -72,16 +74,36 @@ export function buildBareApp(sql: Sql): FastifyInstance {
 
   app.post('/api/v1/users', async (request, reply) => {
     const body = request.body as NewUserBody
-    const [row] = await sql<UserRow[]>`
-      insert into users ${sql({
-        name: body.name.trim(),
-        email: body.email.trim().toLowerCase(),
-        password_hash: await hashPassword(body.password),
-        role: body.role ?? 'user',
-        status: body.status ?? 'active',
-        age: body.age ?? null,
-      })}
-      returning ${sql(publicColumns)}`
+    const passwordHash = await hashPassword(body.password)
+    // the same work as the chassis: the user and its user.registered outbox row in one transaction
+    const [row] = await sql.begin(async (tx) => {
+      const inserted = await tx<UserRow[]>`
+        insert into users ${tx({
+          name: body.name.trim(),
+          email: body.email.trim().toLowerCase(),
+          password_hash: passwordHash,
+          role: body.role ?? 'user',
+          status: body.status ?? 'active',
+          age: body.age ?? null,
+        })}
+        returning ${tx(publicColumns)}`
+      const user = inserted[0]
+      if (user) {
+        const event = {
+          id: randomUUID(),
+          type: 'user.registered',
+          source: 'auth',
+          schemaVersion: '1.0.0',
+          timestamp: new Date().toISOString(),
+          data: { userId: user.id, email: user.email, name: user.name, role: user.role },
+        }
+        await tx`
+          insert into outbox (event_type, aggregate_id, payload)
+          values ('user.registered', ${user.id}, ${tx.json(event)})`
+        await tx`select pg_notify('meridian_outbox', '')`
+      }
+      return inserted
+    })
     if (!row) throw new Error('insert into users returned no row')
     return reply
       .code(201)
