@@ -1,9 +1,8 @@
 // The run's own database on the real server: created, migrated as auth's main.ts does, seeded, dropped.
-import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { createDatabase, migrate } from '@meridian/db'
+import { migrate } from '@meridian/db'
 import { migrateEventTables } from '@meridian/events'
-import { databaseUrl } from '@meridian/infra'
+import { createRunDatabase } from './run-database.ts'
 import { hashPassword } from './servers/argon2id.ts'
 
 /**
@@ -28,29 +27,7 @@ export interface BenchDatabase {
 }
 
 export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
-  const name = `bench_${randomBytes(6).toString('hex')}`
-  const admin = createDatabase(serverUrl, { max: 1, applicationName: 'bench-admin' })
-  try {
-    await admin`create database ${admin(name)}`
-  } finally {
-    await admin.end({ timeout: 5 })
-  }
-  const url = databaseUrl(serverUrl, name)
-  const sql = createDatabase(url, { max: 2, applicationName: 'bench-setup' })
-
-  let dropped: Promise<void> | undefined
-  const drop = () => {
-    dropped ??= (async () => {
-      await sql.end({ timeout: 5 })
-      const dropper = createDatabase(serverUrl, { max: 1, applicationName: 'bench-admin' })
-      try {
-        await dropper`drop database if exists ${dropper(name)} with (force)`
-      } finally {
-        await dropper.end({ timeout: 5 })
-      }
-    })()
-    return dropped
-  }
+  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench')
 
   try {
     await migrate(sql, { dir: authMigrationsDir })

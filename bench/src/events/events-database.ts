@@ -1,8 +1,6 @@
 // The run's own database: created, migrated with migrateEventTables, emptied between phases, dropped.
-import { randomBytes } from 'node:crypto'
-import { createDatabase } from '@meridian/db'
 import { migrateEventTables } from '@meridian/events'
-import { databaseUrl } from '@meridian/infra'
+import { createRunDatabase } from '../run-database.ts'
 
 export interface EventsDatabase {
   name: string
@@ -13,29 +11,7 @@ export interface EventsDatabase {
 }
 
 export async function createEventsDatabase(serverUrl: string): Promise<EventsDatabase> {
-  const name = `bench_events_${randomBytes(6).toString('hex')}`
-  const admin = createDatabase(serverUrl, { max: 1, applicationName: 'bench-events-admin' })
-  try {
-    await admin`create database ${admin(name)}`
-  } finally {
-    await admin.end({ timeout: 5 })
-  }
-  const url = databaseUrl(serverUrl, name)
-  const sql = createDatabase(url, { max: 1, applicationName: 'bench-events-setup' })
-
-  let dropped: Promise<void> | undefined
-  const drop = () => {
-    dropped ??= (async () => {
-      await sql.end({ timeout: 5 })
-      const dropper = createDatabase(serverUrl, { max: 1, applicationName: 'bench-events-admin' })
-      try {
-        await dropper`drop database if exists ${dropper(name)} with (force)`
-      } finally {
-        await dropper.end({ timeout: 5 })
-      }
-    })()
-    return dropped
-  }
+  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench_events')
 
   try {
     await migrateEventTables(sql)
