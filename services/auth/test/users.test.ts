@@ -82,7 +82,7 @@ describe('users: create', () => {
     const error = expectError(response, 422, 'VALIDATION_ERROR')
     expect(error.message).toBe('Validation failed')
     const fields = Object.fromEntries((error.details ?? []).map((d) => [d.field, d]))
-    expect(fields.name).toBeDefined()
+    expect(fields.name).toMatchObject({ field: 'name', message: expect.stringContaining('name') })
     expect(fields.email).toMatchObject({ received: 'not-an-email' })
     expect(fields.age).toMatchObject({ received: '17' })
     expect(await countUsers()).toBe(before)
