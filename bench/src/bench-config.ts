@@ -1,4 +1,6 @@
 // The benchmark's knobs, from the environment (all optional): the only reader of process.env on the parent side.
+import type { Scenario } from './load.ts'
+
 export interface BenchConfig {
   /** seconds of unmeasured load before each measured run */
   warmupSeconds: number
@@ -8,6 +10,8 @@ export interface BenchConfig {
   connections: number
   /** users inserted before the runs; the list query counts all of them */
   seedUsers: number
+  /** which scenarios run, in this order (BENCH_SCENARIOS=list,create) */
+  scenarios: Scenario[]
   /** postgres.js pool size of both servers (the auth service's DATABASE_POOL_MAX default) */
   poolMax: number
   /** PATH and the like, handed on to the server processes */
@@ -23,12 +27,25 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
   return value
 }
 
+const knownScenarios: readonly Scenario[] = ['list', 'create']
+
+function scenarioList(env: NodeJS.ProcessEnv): Scenario[] {
+  const raw = env.BENCH_SCENARIOS
+  if (raw === undefined || raw.trim() === '') return [...knownScenarios]
+  const names = raw.split(',').map((name) => name.trim())
+  const unknown = names.filter((name) => !knownScenarios.includes(name as Scenario))
+  if (unknown.length > 0)
+    throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')} (known: ${knownScenarios.join(', ')})`)
+  return names as Scenario[]
+}
+
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
   return {
     warmupSeconds: positiveInteger(env, 'BENCH_WARMUP_SECONDS', 3),
     measureSeconds: positiveInteger(env, 'BENCH_SECONDS', 10),
     connections: positiveInteger(env, 'BENCH_CONNECTIONS', 10),
     seedUsers: positiveInteger(env, 'BENCH_SEED_USERS', 1000),
+    scenarios: scenarioList(env),
     poolMax: 10,
     inheritedEnv: env,
   }

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis'
 import { loadBenchConfig } from './bench-config.ts'
 import { createBenchDatabase } from './bench-database.ts'
 import type { ServerName } from './ipc.ts'
-import { type LoadSample, runLoad, type Scenario, scenarioLabel, summarise } from './load.ts'
+import { type LoadSample, runLoad, scenarioLabel, summarise } from './load.ts'
 import {
   formatTable,
   formatVerdict,
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   const results: RunResult[] = []
   const order: ServerName[] = ['chassis', 'bare', 'bare', 'chassis']
   const load = { connections: config.connections }
-  for (const scenario of ['list', 'create'] as Scenario[]) {
+  for (const scenario of config.scenarios) {
     say(
       `${scenarioLabel[scenario]}: warm-up ${config.warmupSeconds} s each, then ${config.measureSeconds} s each ` +
         `in halves (${order.join(', ')})`,

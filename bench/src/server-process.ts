@@ -31,7 +31,13 @@ const exited = (child: ChildProcess) =>
 export async function startServerProcess(name: ServerName, env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   const child = fork(entries[name], [], {
     env,
-    execArgv: extension === '.ts' ? ['--import', import.meta.resolve('tsx')] : [],
+    execArgv: [
+      ...(extension === '.ts' ? ['--import', import.meta.resolve('tsx')] : []),
+      // BENCH_CPU_PROFILE=<dir>: each server writes a V8 CPU profile there when it exits (open in Chrome DevTools)
+      ...(process.env.BENCH_CPU_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`]
+        : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const pid = child.pid
