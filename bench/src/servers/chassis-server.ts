@@ -1,8 +1,7 @@
 // Server A: the real auth app (buildApp of @meridian/auth: chassis, rate limits in Redis, the users resource).
 import { type AuthDependencies, buildApp } from '@meridian/auth'
 import { createDatabase } from '@meridian/db'
-import { loadConfig, ServiceEnv } from '@meridian/service-kit'
-import { Redis } from 'ioredis'
+import { createRedis, loadConfig, ServiceEnv } from '@meridian/service-kit'
 import { serveOverIpc } from './serve-over-ipc.ts'
 import { readServerEnv } from './server-env.ts'
 
@@ -28,7 +27,11 @@ await serveOverIpc(async () => {
     max: config.DATABASE_POOL_MAX,
     applicationName: 'bench-chassis',
   })
-  const redis = new Redis(config.REDIS_URL, { keyPrefix: env.redisKeyPrefix })
+  // the client auth's main.ts creates, with this run's key prefix
+  const redis = createRedis(config.REDIS_URL, {
+    connectionName: 'bench-chassis',
+    keyPrefix: env.redisKeyPrefix,
+  })
   const app = await buildApp({ config, sql, redis })
   await app.listen({ host: config.HOST, port: config.PORT })
   const address = app.server.address()

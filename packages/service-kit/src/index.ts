@@ -12,6 +12,7 @@ export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './h
 export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type ServiceMetrics } from './metrics.ts'
 export { errorResponses, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+export { createRedis, type ServiceRedisOptions } from './redis.ts'
 export {
   type ConsulCallOptions,
   type ConsulClient,

@@ -7,8 +7,7 @@ import {
   createOutboxRelay,
   migrateEventTables,
 } from '@meridian/events'
-import { ConfigError, runService } from '@meridian/service-kit'
-import { Redis } from 'ioredis'
+import { ConfigError, createRedis, runService } from '@meridian/service-kit'
 import { buildApp } from './app.ts'
 import { loadAuthConfig } from './config.ts'
 import { migrationsDir } from './migrations.ts'
@@ -16,7 +15,7 @@ import { migrationsDir } from './migrations.ts'
 async function main(): Promise<void> {
   const config = loadAuthConfig()
   const sql = createDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, applicationName: 'auth' })
-  const redis = new Redis(config.REDIS_URL, { lazyConnect: false })
+  const redis = createRedis(config.REDIS_URL, { connectionName: 'auth' })
   const app = await buildApp({ config, sql, redis })
   // safe with several instances starting together: migrations run under a lock
   await migrate(sql, { dir: migrationsDir, logger: app.log })
