@@ -31,6 +31,15 @@ export const ServiceEnv = Type.Object({
   SERVICE_WEIGHT: Type.Integer({ minimum: 1, maximum: 1000, default: 1 }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 300, description: 'requests per window per client' }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  // Access tokens (verified by every service, signed by auth). Only JWT_ALGORITHM is ever accepted.
+  JWT_ALGORITHM: Type.Union([Type.Literal('RS256'), Type.Literal('HS256')], { default: 'RS256' }),
+  /** the shared secret of HS256 (small deployments); at least 32 characters; unused with RS256 */
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  /** where RS256 public keys are published (auth serves it) */
+  AUTH_JWKS_URL: Type.String({ minLength: 1, default: 'http://127.0.0.1:3001/.well-known/jwks.json' }),
+  /** `iss` of every token auth signs, and the OpenID Connect issuer */
+  JWT_ISSUER: Type.String({ minLength: 1, default: 'http://localhost:3001' }),
+  JWT_AUDIENCE: Type.String({ minLength: 1, default: 'meridian' }),
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
 
