@@ -5,7 +5,7 @@ import type { ConsumerLogger } from './consumer-logger.ts'
 import { type DeadLetterHook, type DeadLetterTarget, sendToDeadLetters } from './dead-letter.ts'
 import { type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
 import type { EventMetrics } from './event-metrics.ts'
-import { cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
+import { cleanInbox, defaultInboxRetentionMs, recordInInbox, recordManyInInbox } from './inbox.ts'
 import { createEventProducer, type EventProducer, headerText } from './kafka.ts'
 import {
   carriedHeaders,
@@ -60,6 +60,12 @@ export interface ConsumeOptions {
   fromBeginning?: boolean
   /** partitions handled at the same time (each partition stays sequential); default 1 */
   concurrency?: number
+  /**
+   * Most events of one partition applied in one transaction (with one inbox insert for all of them); default 100.
+   * When a handler throws, that transaction is rolled back and its events are applied again one per transaction,
+   * so only the failing event is retried. 1 gives one transaction per event.
+   */
+  maxEventsPerTransaction?: number
   /** processed ids are kept this long; default 24 hours */
   inboxRetentionMs?: number
   /** how often this group's expired inbox rows are removed; default 15 minutes */
@@ -70,7 +76,8 @@ export interface ConsumeOptions {
   maxWaitTimeMs?: number
   /**
    * Runs after an event's transaction committed and before its offset is committed, e.g. to push a notification
-   * that must follow the commit. If it throws, the partition is held and the event comes again; the inbox skips it.
+   * that must follow the commit. If it throws, the partition is held and the events of that transaction come again;
+   * the inbox skips them (afterCommit is not called twice for an event).
    */
   afterCommit?: (event: DomainEvent, context: ConsumeContext) => void | Promise<void>
 }
@@ -87,16 +94,49 @@ export interface EventConsumer {
 
 type Outcome = 'done' | 'held'
 
+/**
+ * What a fetched batch is worked through as: consecutive valid events of the event topic applied together, and
+ * single messages (retries, which may have to wait, and messages that do not parse).
+ */
+type Run =
+  | { kind: 'events'; items: EventItem[] }
+  | { kind: 'message'; message: KafkaMessage }
+  /** an event whose handler threw inside a shared transaction: straight to its retry, not run a second time */
+  | { kind: 'failed'; item: EventItem; error: unknown }
+
+interface EventItem {
+  message: KafkaMessage
+  event: DomainEvent
+}
+
+/** How a shared transaction ended when it did not commit: which handler threw, or that something else failed. */
+type EventsOutcome = Outcome | { failedAt: number; error: unknown } | 'split'
+
+const firstMessageOf = (run: Run): KafkaMessage =>
+  run.kind === 'message'
+    ? run.message
+    : run.kind === 'failed'
+      ? run.item.message
+      : (run.items[0] as EventItem).message
+const lastMessageOf = (run: Run): KafkaMessage =>
+  run.kind === 'message'
+    ? run.message
+    : run.kind === 'failed'
+      ? run.item.message
+      : (run.items.at(-1) as EventItem).message
+
 /** Offsets are committed at the end of each batch, and at least this often within a long one. */
 const commitIntervalMs = 1000
 /** Backoff while the database or Kafka cannot take the outcome of a message: 0.5 s doubling up to 30 s. */
 const holdBackoffMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1))
 
 /**
- * Consumes `topic` as `group`, exactly once in effect: each event runs `handler` in one transaction together with
+ * Consumes `topic` as `group`, exactly once in effect: each event runs `handler` in a transaction together with
  * an inbox insert keyed by (group, event id), so a redelivered event is skipped; offsets are committed only after
  * that transaction committed, or after a failed event was handed to its retry or dead-letter topic. Events of one
- * key keep their order (a partition is handled sequentially).
+ * key keep their order (a partition is handled sequentially). Consecutive events of a partition share a transaction
+ * (up to `maxEventsPerTransaction`): one commit instead of one per event is what lets a consumer keep up with
+ * thousands of events a second; a failing handler makes its batch fall back to one transaction per event.
  *
  * A handler that throws sends the event to `{topic}.retry.1`, due after the first delay; the same consumer reads the
  * retry topics (acting only on its own group's retries), waits for each retry to be due by pausing that partition
@@ -231,34 +271,60 @@ class ConsumerRunner {
     const key = `${topic}|${partition}`
     let toCommit: string | undefined
     let committedAt = Date.now()
-    for (const message of batch.messages) {
+    const runs = this.runsOf(topic, batch.messages)
+    console.error(
+      topic,
+      partition,
+      runs.map((r) => (r.kind === 'events' ? r.items.length : 'm')),
+    )
+    for (let i = 0; i < runs.length; i++) {
       if (!isRunning() || isStale() || this.stopping) break
-      let outcome: Outcome
+      const run = runs[i] as Run
+      let outcome: EventsOutcome
       try {
-        outcome = await this.handleMessage(topic, partition, message)
+        if (run.kind === 'events') outcome = await this.handleEvents(topic, partition, run.items)
+        else if (run.kind === 'failed') {
+          await this.handlerFailed(run.item.message, run.item.event, 0, run.error)
+          outcome = 'done'
+        } else outcome = await this.handleMessage(topic, partition, run.message)
         this.failures.delete(key)
       } catch (error) {
         // The database or Kafka could not take the outcome: not the event's fault, so no retry is spent on it.
         const failures = (this.failures.get(key) ?? 0) + 1
         this.failures.set(key, failures)
         const delayMs = holdBackoffMs(failures)
+        const offset = firstMessageOf(run).offset
         this.options.logger.warn(
-          {
-            err: error,
-            topic,
-            partition,
-            offset: message.offset,
-            group: this.options.group,
-            retryInMs: delayMs,
-          },
+          { err: error, topic, partition, offset, group: this.options.group, retryInMs: delayMs },
           'could not process message; its partition is held and it will be read again',
         )
-        this.hold(topic, partition, message.offset, delayMs)
+        this.hold(topic, partition, offset, delayMs)
         outcome = 'held'
       }
       if (outcome === 'held') break
-      resolveOffset(message.offset)
-      toCommit = (BigInt(message.offset) + 1n).toString()
+      if (typeof outcome === 'object' && run.kind === 'events') {
+        // One handler threw and rolled the others back with it: those before it are applied again together, it goes
+        // to its retry (its handler is not run twice for one delivery), and those after it follow.
+        const { failedAt, error } = outcome
+        const before = run.items.slice(0, failedAt)
+        const after = run.items.slice(failedAt + 1)
+        runs.splice(
+          i + 1,
+          0,
+          ...(before.length > 0 ? [{ kind: 'events' as const, items: before }] : []),
+          { kind: 'failed', item: run.items[failedAt] as EventItem, error },
+          ...(after.length > 0 ? [{ kind: 'events' as const, items: after }] : []),
+        )
+        continue
+      }
+      if (outcome === 'split' && run.kind === 'events') {
+        // the transaction failed for another reason than a handler: apply the events one by one
+        runs.splice(i + 1, 0, ...run.items.map(({ message }) => ({ kind: 'message' as const, message })))
+        continue
+      }
+      const last = lastMessageOf(run)
+      resolveOffset(last.offset)
+      toCommit = (BigInt(last.offset) + 1n).toString()
       if (Date.now() - committedAt >= commitIntervalMs) {
         await commit(toCommit)
         toCommit = undefined
@@ -267,6 +333,94 @@ class ConsumerRunner {
       await heartbeat()
     }
     if (toCommit !== undefined) await commit(toCommit)
+  }
+
+  /** Groups consecutive valid events of the event topic, up to maxEventsPerTransaction; the rest go one by one. */
+  private runsOf(topic: string, messages: KafkaMessage[]): Run[] {
+    const { options } = this
+    const most = options.maxEventsPerTransaction ?? 100
+    const runs: Run[] = []
+    let open: Extract<Run, { kind: 'events' }> | undefined
+    for (const message of messages) {
+      const event = topic === options.topic && most > 1 ? this.parseOrUndefined(message) : undefined
+      if (event === undefined) {
+        open = undefined
+        runs.push({ kind: 'message', message })
+        continue
+      }
+      if (open === undefined || open.items.length >= most) {
+        open = { kind: 'events', items: [] }
+        runs.push(open)
+      }
+      open.items.push({ message, event })
+    }
+    return runs
+  }
+
+  private parseOrUndefined(message: KafkaMessage): DomainEvent | undefined {
+    try {
+      return this.options.validate === false ? parseLoosely(message.value) : parseEvent(message.value)
+    } catch (error) {
+      if (error instanceof InvalidEventError) return undefined
+      throw error
+    }
+  }
+
+  /**
+   * Applies events of the event topic in one transaction with one inbox insert. When it rolls back: which handler
+   * threw, or 'split' for any other failure; a thrown error when the database is unavailable.
+   */
+  private async handleEvents(topic: string, partition: number, items: EventItem[]): Promise<EventsOutcome> {
+    const { options } = this
+    const contextOf = (message: KafkaMessage): ConsumeContext => ({
+      topic,
+      partition,
+      offset: message.offset,
+      attempt: 1,
+    })
+    let applied: EventItem[]
+    let failure: { failedAt: number; error: unknown } | undefined
+    try {
+      applied = await transaction(options.sql, async (tx) => {
+        const fresh = await recordManyInInbox(tx, {
+          group: options.group,
+          topic: options.topic,
+          eventIds: items.map(({ event }) => event.id),
+        })
+        const done: EventItem[] = []
+        for (const [index, item] of items.entries()) {
+          // delete: an event delivered twice in the same batch is applied once
+          if (!fresh.delete(item.event.id)) continue
+          try {
+            await options.handler(item.event, tx, contextOf(item.message))
+          } catch (error) {
+            failure = { failedAt: index, error }
+            throw error
+          }
+          done.push(item)
+        }
+        return done
+      })
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error
+      return failure ?? 'split'
+    }
+    if (applied.length < items.length) {
+      const appliedOffsets = new Set(applied.map(({ message }) => message.offset))
+      for (const { message, event } of items) {
+        if (appliedOffsets.has(message.offset)) continue
+        options.logger.debug(
+          { eventId: event.id, topic, partition, offset: message.offset, group: options.group },
+          'event already processed by this group; skipped',
+        )
+      }
+    }
+    if (applied.length > 0)
+      options.metrics?.consumed.inc({ topic: options.topic, group: options.group }, applied.length)
+    if (options.afterCommit) {
+      for (const { message, event } of applied) await options.afterCommit(event, contextOf(message))
+    }
+    return 'done'
   }
 
   private async handleMessage(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {

@@ -21,6 +21,25 @@ export async function recordInInbox(
   return inserted.length === 1
 }
 
+/**
+ * Records several events of one group at once (one statement) and returns the ids that were new; the caller applies
+ * only those. An id that occurs twice in `eventIds` is returned once.
+ */
+export async function recordManyInInbox(
+  tx: Queryable,
+  entries: { group: string; topic: string; eventIds: readonly string[] },
+): Promise<Set<string>> {
+  // .values(): rows as arrays, whatever column-name transform the caller's client applies
+  const inserted = await tx`
+    insert into inbox (consumer_group, event_id, topic)
+    select ${entries.group}, event_id, ${entries.topic}
+    from unnest(${tx.array([...entries.eventIds])}::varchar[]) as event_id
+    on conflict do nothing
+    returning event_id
+  `.values()
+  return new Set(inserted.map(([eventId]) => String(eventId)))
+}
+
 export interface CleanInboxOptions {
   /** only this group's ids; all groups when absent */
   group?: string

@@ -99,6 +99,53 @@ describe.concurrent('consume', () => {
     expect(inbox?.n).toBe(2)
   })
 
+  it('when events of one partition arrive together and one handler throws, then they shared transactions, the others are applied once, and only that event is retried and dead-lettered', async () => {
+    const { topics, db, producer } = await setup()
+    // one key, so one partition; published before the consumer starts, so they arrive in one fetch
+    const events = Array.from({ length: 12 }, () => orderCompleted('order-shared'))
+    const poisoned = events[5] as DomainEvent
+    await publishEvents(producer, topics.topic, events)
+    const transactionsOf = new Map<string, string>()
+    const poisonedRuns: number[] = []
+    const deadLettered: DeadLetterInfo[] = []
+    stopAfterwards(
+      await consume({
+        kafka,
+        sql: db.sql,
+        topic: topics.topic,
+        group: uniqueName('g'),
+        logger: recordingLogger().logger,
+        retryDelaysMs: [100],
+        onDeadLetter: (info) => {
+          deadLettered.push(info)
+        },
+        handler: async (event, tx, context) => {
+          if (event.id === poisoned.id) {
+            poisonedRuns.push(context.attempt)
+            throw new Error('this event can never be applied')
+          }
+          await applyEffect(tx, event)
+          const [row] = await tx<{ id: string }[]>`select txid_current()::text as id`
+          transactionsOf.set(event.id, row?.id ?? '')
+        },
+      }),
+    )
+
+    await waitFor('the dead letter', async () => deadLettered.length === 1)
+    const survivors = events.filter((event) => event !== poisoned)
+    await waitFor('every other event', async () => {
+      const counts = await db.effectCounts()
+      return survivors.every((event) => counts.has(event.id))
+    })
+    expect(await lostAndDuplicated(db, survivors)).toEqual({ lost: 0, duplicated: 0 })
+    expect((await db.appliedOrder()).map((row) => row.eventId)).toEqual(survivors.map((event) => event.id))
+    // once per delivery: the first and its one retry, never a second run within a delivery
+    expect(poisonedRuns).toEqual([1, 2])
+    expect(deadLettered[0]?.eventId).toBe(poisoned.id)
+    // far fewer commits than events: the events before and after the poisoned one were applied together
+    expect(new Set(transactionsOf.values()).size).toBeLessThanOrEqual(3)
+  })
+
   it('when a consumer is killed after its effect committed but before its offset commit, then on restart the event is redelivered and skipped, and every effect is applied once', async () => {
     const { topics, db, producer } = await setup()
     const group = uniqueName('g')
