@@ -6,6 +6,7 @@ export {
   type ServiceApp,
   type ServiceAppOptions,
 } from './app.ts'
+export * from './auth/index.ts'
 export { ConfigError, loadConfig, ServiceEnv, serviceEnv } from './config.ts'
 export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'

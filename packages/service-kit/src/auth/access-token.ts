@@ -1,0 +1,188 @@
+// Verification of access tokens (JWT) with @fastify/jwt: one algorithm, our keys only, iss/aud/exp/nbf always checked.
+import type { KeyObject } from 'node:crypto'
+import { createPublicKey } from 'node:crypto'
+import fastifyJwt from '@fastify/jwt'
+import type { FastifyInstance } from 'fastify'
+import { createJwksKeySource, JwksUnavailableError, jwksDefaults } from './jwks-key-source.ts'
+
+export type JwtVerification =
+  /** other services: keys from auth's JWKS (refetch and cache timings are optional, see jwksDefaults) */
+  | { algorithm: 'RS256'; jwksUrl: string; refetchIntervalMs?: number; cacheTtlMs?: number }
+  /** auth itself: its own key ring (a private key is accepted; only its public half is used) */
+  | { algorithm: 'RS256'; keys: (kid: string) => Promise<KeyObject | undefined> }
+  | { algorithm: 'HS256'; secret: string }
+
+export interface AccessTokenOptions {
+  jwt: JwtVerification
+  issuer: string
+  audience: string
+}
+
+/** Why a token was refused: every one of these answers 401 `Invalid or expired token`. */
+export class InvalidTokenError extends Error {
+  constructor(reason: string, options?: ErrorOptions) {
+    super(reason, options)
+    this.name = 'InvalidTokenError'
+  }
+}
+
+export interface AccessTokenVerifier {
+  /**
+   * The claims of a valid token. Throws InvalidTokenError for any bad token, JwksUnavailableError when the JWKS
+   * cannot be read; an error of a `keys` resolver passes through as it is.
+   */
+  verify(token: string): Promise<Record<string, unknown>>
+}
+
+/** Skew allowed between auth's clock and ours for exp and nbf. */
+export const clockToleranceMs = 5000
+const maxKidLength = 256
+export const minimumSecretLength = 32
+
+type JwtDecorator = FastifyInstance['jwt']
+
+export function assertValidJwtVerification(jwt: JwtVerification): void {
+  if (jwt.algorithm === 'HS256') {
+    if (typeof jwt.secret !== 'string' || jwt.secret.length < minimumSecretLength) {
+      throw new Error(`auth: the HS256 secret must be at least ${minimumSecretLength} characters`)
+    }
+  } else if (jwt.algorithm === 'RS256') {
+    if ('jwksUrl' in jwt && !/^https?:\/\//.test(jwt.jwksUrl)) {
+      throw new Error('auth: jwksUrl must be an http(s) URL')
+    }
+    if (!('jwksUrl' in jwt) && typeof jwt.keys !== 'function') {
+      throw new Error('auth: RS256 needs a jwksUrl or a keys resolver')
+    }
+  } else {
+    throw new Error(`auth: unsupported JWT algorithm ${String((jwt as { algorithm: unknown }).algorithm)}`)
+  }
+}
+
+/**
+ * Registers @fastify/jwt in a context of its own, so that none of its decorators (`jwt`, `request.user`, ...)
+ * reach the service, which stays free to register @fastify/jwt for its own purposes.
+ */
+export async function createAccessTokenVerifier(
+  app: FastifyInstance,
+  options: AccessTokenOptions,
+): Promise<AccessTokenVerifier> {
+  const { jwt: verification } = options
+  assertValidJwtVerification(verification)
+  let jwt: JwtDecorator | undefined
+  await app.register(async (isolated) => {
+    await isolated.register(fastifyJwt, {
+      // RS256 keys are passed per token (chosen by kid), so the registered secret is only a placeholder there
+      secret: verification.algorithm === 'HS256' ? verification.secret : refuseUnselectedKey,
+      verify: {
+        // an allow-list of exactly one: `none`, HS256-with-the-public-key and every other algorithm are refused
+        algorithms: [verification.algorithm],
+        allowedIss: options.issuer,
+        allowedAud: options.audience,
+        requiredClaims: ['exp', 'iss', 'aud', 'sub'],
+        clockTolerance: clockToleranceMs,
+      },
+    })
+    jwt = isolated.jwt
+  })
+  if (!jwt) throw new Error('auth: @fastify/jwt did not load')
+  const decorator = jwt
+
+  if (verification.algorithm === 'HS256') {
+    return {
+      async verify(token) {
+        return verifyWith(() => decorator.verify(token))
+      },
+    }
+  }
+
+  const publicKeyPem =
+    'jwksUrl' in verification
+      ? publicKeysFromJwks(app, verification)
+      : publicKeysFromResolver(verification.keys)
+
+  return {
+    async verify(token) {
+      const kid = rs256KeyId(decorator, token)
+      const pem = await publicKeyPem(kid)
+      if (pem === undefined) throw new InvalidTokenError(`unknown key id ${kid}`)
+      return verifyWith(() => decorator.verify(token, { key: pem }))
+    },
+  }
+}
+
+function refuseUnselectedKey(): never {
+  throw new Error('auth: an RS256 token must be verified with the key of its kid')
+}
+
+function verifyWith(verify: () => unknown): Record<string, unknown> {
+  let claims: unknown
+  try {
+    claims = verify()
+  } catch (error) {
+    throw new InvalidTokenError((error as Error).message, { cause: error })
+  }
+  if (typeof claims !== 'object' || claims === null)
+    throw new InvalidTokenError('the payload is not an object')
+  return claims as Record<string, unknown>
+}
+
+/**
+ * The kid of a token that claims RS256, read before any key is looked up: a token of another algorithm, or one
+ * without a kid, never costs a JWKS fetch. Other header fields (`jwk`, `jku`, `x5u`, `x5c`) are never looked at.
+ */
+function rs256KeyId(jwt: JwtDecorator, token: string): string {
+  let header: Record<string, unknown>
+  try {
+    header = (jwt.decode(token, { complete: true }) as { header: Record<string, unknown> }).header
+  } catch (error) {
+    throw new InvalidTokenError('malformed token', { cause: error })
+  }
+  if (header.alg !== 'RS256') throw new InvalidTokenError(`algorithm ${String(header.alg)} is not accepted`)
+  const { kid } = header
+  if (typeof kid !== 'string' || kid === '' || kid.length > maxKidLength) {
+    throw new InvalidTokenError('an RS256 token needs a kid')
+  }
+  return kid
+}
+
+function publicKeysFromJwks(
+  app: FastifyInstance,
+  verification: { jwksUrl: string; refetchIntervalMs?: number; cacheTtlMs?: number },
+): (kid: string) => Promise<string | undefined> {
+  const source = createJwksKeySource({
+    jwksUrl: verification.jwksUrl,
+    refetchIntervalMs: verification.refetchIntervalMs ?? jwksDefaults.refetchIntervalMs,
+    cacheTtlMs: verification.cacheTtlMs ?? jwksDefaults.cacheTtlMs,
+    timeoutMs: jwksDefaults.timeoutMs,
+  })
+  app.addHook('onClose', () => source.close())
+  return async (kid) => {
+    try {
+      return await source.publicKeyPem(kid)
+    } catch (error) {
+      if (error instanceof JwksUnavailableError) throw error
+      throw new InvalidTokenError(`no usable key for kid ${kid}`, { cause: error })
+    }
+  }
+}
+
+function publicKeysFromResolver(
+  keys: (kid: string) => Promise<KeyObject | undefined>,
+): (kid: string) => Promise<string | undefined> {
+  // fast-jwt takes PEM strings from a caller; exporting once per KeyObject keeps that off the request path
+  const pems = new WeakMap<KeyObject, string>()
+  return async (kid) => {
+    const key = await keys(kid)
+    if (!key) return undefined
+    let pem = pems.get(key)
+    if (pem === undefined) {
+      const publicKey = key.type === 'private' ? createPublicKey(key) : key
+      if (publicKey.type !== 'public' || publicKey.asymmetricKeyType !== 'rsa') {
+        throw new InvalidTokenError(`the key of kid ${kid} is not an RSA key`)
+      }
+      pem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
+      pems.set(key, pem)
+    }
+    return pem
+  }
+}

@@ -1,0 +1,170 @@
+// The authentication plugin: turns a request's credential (bearer token, API key or session cookie) into a Principal.
+import fastifyCookie from '@fastify/cookie'
+import { AppError, authNames, SessionRecord } from '@meridian/contracts'
+import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
+import { Value } from 'typebox/value'
+import { apiKeyQueryParameters, queryParameterName } from '../logging.ts'
+import {
+  type AccessTokenVerifier,
+  createAccessTokenVerifier,
+  InvalidTokenError,
+  type JwtVerification,
+} from './access-token.ts'
+import { JwksUnavailableError } from './jwks-key-source.ts'
+import { holdsRole, type Principal, principalFromClaims } from './principal.ts'
+
+export interface AuthPluginOptions {
+  jwt: JwtVerification
+  issuer: string
+  audience: string
+  /** cookie sessions: the session id cookie (authNames.sessionCookie) is looked up at authNames.sessionKeyPrefix + id in this Redis */
+  sessions?: { redis: Redis }
+  /** API keys (header authNames.apiKeyHeader only): resolves a presented key to its principal, undefined when unknown/revoked */
+  apiKeys?: { verify(key: string): Promise<Principal | undefined> }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** preHandler: requires a principal (401 otherwise) */
+    authenticate: preHandlerHookHandler
+    /** preHandler: requires a principal with one of these roles (`role` or any of `roles`), 401 without one, 403 otherwise */
+    requireRole(...roles: string[]): preHandlerHookHandler
+  }
+  interface FastifyRequest {
+    principal: Principal | null
+  }
+}
+
+/** The spec's messages (Authentication); a credential that is present but bad never falls through to the next. */
+export const authMessages = {
+  missingToken: 'Missing token',
+  invalidToken: 'Invalid or expired token',
+  invalidSession: 'Invalid session',
+  invalidApiKey: 'Invalid API key',
+  apiKeyInQuery: 'API keys are accepted only in the X-API-Key header',
+} as const
+
+const maxSessionIdLength = 256
+
+/** True when the URL's query names an API-key parameter (any case, percent-encoded or not). */
+export function hasApiKeyInQuery(url: string): boolean {
+  const queryStart = url.indexOf('?')
+  if (queryStart === -1) return false
+  return url
+    .slice(queryStart + 1)
+    .split('&')
+    .some((pair) => {
+      const separator = pair.indexOf('=')
+      return apiKeyQueryParameters.has(queryParameterName(separator === -1 ? pair : pair.slice(0, separator)))
+    })
+}
+
+async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
+  if (!options.issuer || !options.audience) throw new Error('auth: issuer and audience are required')
+  if (!app.hasPlugin('@fastify/cookie')) await app.register(fastifyCookie)
+  const accessTokens = await createAccessTokenVerifier(app, options)
+
+  app.decorateRequest('principal', null)
+
+  // On every route, with or without authentication: the key has leaked into logs and history, so it is refused
+  // (and logging.ts masks it in the logged URL).
+  // (a callback hook: this runs on every request, and should not cost a promise)
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(hasApiKeyInQuery(request.url) ? AppError.unauthorized(authMessages.apiKeyInQuery) : undefined)
+  })
+
+  /** Reads the request's credential once; later checks of the same request reuse the principal. */
+  async function principalOf(request: FastifyRequest): Promise<Principal> {
+    request.principal ??= await readCredential(request, accessTokens, options)
+    return request.principal
+  }
+
+  const authenticate: preHandlerHookHandler = async (request) => {
+    await principalOf(request)
+  }
+  app.decorate('authenticate', authenticate)
+  app.decorate('requireRole', (...roles: string[]): preHandlerHookHandler => {
+    return async (request) => {
+      if (!holdsRole(await principalOf(request), roles)) throw AppError.forbidden()
+    }
+  })
+}
+
+/** Order: Authorization header, then the X-API-Key header, then the session cookie. */
+async function readCredential(
+  request: FastifyRequest,
+  accessTokens: AccessTokenVerifier,
+  options: AuthPluginOptions,
+): Promise<Principal> {
+  const { authorization } = request.headers
+  if (authorization !== undefined) return bearerPrincipal(authorization, accessTokens)
+  const apiKey = request.headers[authNames.apiKeyHeader]
+  if (apiKey !== undefined) return apiKeyPrincipal(String(apiKey), options.apiKeys)
+  const sessionId = options.sessions ? request.cookies?.[authNames.sessionCookie] : undefined
+  if (sessionId !== undefined && options.sessions)
+    return sessionPrincipal(sessionId, options.sessions.redis, request)
+  throw AppError.unauthorized(authMessages.missingToken)
+}
+
+async function bearerPrincipal(authorization: string, accessTokens: AccessTokenVerifier): Promise<Principal> {
+  const token = /^bearer\s+(.*)$/is.exec(authorization)?.[1]?.trim()
+  if (!token) throw AppError.unauthorized(authMessages.missingToken)
+  let claims: Record<string, unknown>
+  try {
+    claims = await accessTokens.verify(token)
+  } catch (error) {
+    if (error instanceof InvalidTokenError) throw AppError.unauthorized(authMessages.invalidToken)
+    if (error instanceof JwksUnavailableError) throw AppError.serviceUnavailable()
+    throw error
+  }
+  const principal = principalFromClaims(claims)
+  if (!principal) throw AppError.unauthorized(authMessages.invalidToken)
+  return principal
+}
+
+async function apiKeyPrincipal(key: string, apiKeys: AuthPluginOptions['apiKeys']): Promise<Principal> {
+  // a service without API keys refuses one rather than ignoring it: the caller meant it as its credential
+  const principal = key && apiKeys ? await apiKeys.verify(key) : undefined
+  if (!principal) throw AppError.unauthorized(authMessages.invalidApiKey)
+  return { ...principal, method: 'api-key' }
+}
+
+async function sessionPrincipal(
+  sessionId: string,
+  redis: Redis,
+  request: FastifyRequest,
+): Promise<Principal> {
+  if (sessionId === '' || sessionId.length > maxSessionIdLength) {
+    throw AppError.unauthorized(authMessages.invalidSession)
+  }
+  let stored: string | null
+  try {
+    stored = await redis.get(`${authNames.sessionKeyPrefix}${sessionId}`)
+  } catch (error) {
+    request.log.warn({ err: error }, 'session store unavailable')
+    throw AppError.serviceUnavailable()
+  }
+  if (stored === null) throw AppError.unauthorized(authMessages.invalidSession)
+  const record = parseSessionRecord(stored)
+  if (!record) {
+    request.log.warn('malformed session record; the session is refused')
+    throw AppError.unauthorized(authMessages.invalidSession)
+  }
+  return { subject: record.userId, kind: 'user', role: record.role, roles: [], scopes: [], method: 'session' }
+}
+
+function parseSessionRecord(stored: string): SessionRecord | undefined {
+  try {
+    const parsed: unknown = JSON.parse(stored)
+    return Value.Check(SessionRecord, parsed) ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const authPlugin = fp(authPluginImpl, {
+  name: '@meridian/service-kit/auth',
+  fastify: '5.x',
+})

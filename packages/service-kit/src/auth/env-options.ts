@@ -1,0 +1,23 @@
+// The plugin options a service's validated config implies, so that no service assembles them by hand.
+import { ConfigError, type ServiceEnv } from '../config.ts'
+import type { AuthPluginOptions } from './auth-plugin.ts'
+
+type AuthEnv = Pick<
+  ServiceEnv,
+  'JWT_ALGORITHM' | 'JWT_SECRET' | 'AUTH_JWKS_URL' | 'JWT_ISSUER' | 'JWT_AUDIENCE'
+>
+
+/** RS256 reads keys from AUTH_JWKS_URL; HS256 needs JWT_SECRET. Sessions and API keys are the service's to add. */
+export function authOptionsFromEnv(
+  env: AuthEnv,
+  extra: Pick<AuthPluginOptions, 'sessions' | 'apiKeys'> = {},
+): AuthPluginOptions {
+  let jwt: AuthPluginOptions['jwt']
+  if (env.JWT_ALGORITHM === 'HS256') {
+    if (!env.JWT_SECRET) throw new ConfigError(['JWT_SECRET: required when JWT_ALGORITHM is HS256'])
+    jwt = { algorithm: 'HS256', secret: env.JWT_SECRET }
+  } else {
+    jwt = { algorithm: 'RS256', jwksUrl: env.AUTH_JWKS_URL }
+  }
+  return { jwt, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE, ...extra }
+}

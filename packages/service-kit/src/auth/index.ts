@@ -1,0 +1,9 @@
+export {
+  type AccessTokenOptions,
+  clockToleranceMs,
+  type JwtVerification,
+} from './access-token.ts'
+export { type AuthPluginOptions, authMessages, authPlugin, hasApiKeyInQuery } from './auth-plugin.ts'
+export { authOptionsFromEnv } from './env-options.ts'
+export { jwksDefaults } from './jwks-key-source.ts'
+export { assertOwnerOrRole, holdsRole, type Principal, principalFromClaims } from './principal.ts'

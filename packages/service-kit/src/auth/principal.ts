@@ -1,0 +1,63 @@
+// Who is calling: the Principal every credential becomes, and the resource-level checks made on it.
+import { AppError } from '@meridian/contracts'
+
+export interface Principal {
+  /** user id; the OAuth client id for a client_credentials token; the owner's user id for an API key */
+  subject: string
+  kind: 'user' | 'client'
+  role: string
+  roles: string[]
+  name?: string
+  email?: string
+  /** OAuth scopes of the token (from the space-separated `scope` claim) or of the API key; [] otherwise */
+  scopes: string[]
+  method: 'bearer' | 'session' | 'api-key'
+  /** set when method is 'api-key' */
+  apiKeyId?: string
+}
+
+const isStringArray = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string')
+
+const optionalString = (value: unknown): value is string | undefined =>
+  value === undefined || typeof value === 'string'
+
+/**
+ * The principal of a verified access token, or undefined when a claim has the wrong type (the token is then refused).
+ * `roles` defaults to [] (spec: Token claims); a token without `role` gets '' and so matches no role.
+ * Kind: RFC 9068 puts `client_id` in every access token and, for client_credentials, makes `sub` the client itself;
+ * so a token is a client's when `client_id` equals `sub`, and a user's otherwise.
+ */
+export function principalFromClaims(claims: Record<string, unknown>): Principal | undefined {
+  const { sub, role = '', roles = [], scope, name, email, client_id: clientId } = claims
+  if (typeof sub !== 'string' || sub === '' || typeof role !== 'string' || !isStringArray(roles))
+    return undefined
+  if (!optionalString(scope) || !optionalString(name) || !optionalString(email)) return undefined
+  return {
+    subject: sub,
+    kind: clientId === sub ? 'client' : 'user',
+    role,
+    roles,
+    ...(name !== undefined ? { name } : {}),
+    ...(email !== undefined ? { email } : {}),
+    scopes: scope?.split(' ').filter(Boolean) ?? [],
+    method: 'bearer',
+  }
+}
+
+/** True when the principal's `role`, or any of its `roles`, is one of `roles`. */
+export function holdsRole(principal: Principal, roles: readonly string[]): boolean {
+  return roles.some((role) => role !== '' && (principal.role === role || principal.roles.includes(role)))
+}
+
+/**
+ * Resource-level check: passes when the principal is the owner (a user whose id is `ownerId`) or holds one of
+ * `roles`; 403 otherwise. Without a principal (a route that did not authenticate) it is a 401.
+ * A client is never an owner: client ids and user ids are different namespaces.
+ */
+export function assertOwnerOrRole(principal: Principal | null, ownerId: string, ...roles: string[]): void {
+  if (!principal) throw AppError.unauthorized()
+  if (principal.kind === 'user' && principal.subject === ownerId) return
+  if (holdsRole(principal, roles)) return
+  throw AppError.forbidden()
+}
