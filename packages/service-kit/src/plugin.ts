@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis'
 import { sendError, toAppError } from './error-handler.ts'
 import { createHealthRegistry, type HealthRegistry, healthRoutes } from './health.ts'
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
+import { syncedRedisStore } from './rate-limit-store.ts'
 import { requestIdHeader } from './request-id.ts'
 import { createRouteIndex } from './routing.ts'
 
@@ -17,8 +18,12 @@ export interface ServiceKitOptions {
   version: string
   /** only development shows stacks in 5xx bodies; test and production never do */
   environment: 'development' | 'test' | 'production'
-  /** Redis for rate limits shared by every instance; false disables rate limiting */
-  rateLimit: { redis: Redis; max: number; timeWindowMs: number } | false
+  /**
+   * Redis for rate limits shared by every instance; false disables rate limiting. `syncIntervalMs` (default 100):
+   * how often an instance adds its local counts to Redis; 0 asks Redis on every request (exact, but a round trip
+   * per request). See rate-limit-store.ts.
+   */
+  rateLimit: { redis: Redis; max: number; timeWindowMs: number; syncIntervalMs?: number } | false
   description?: string
   /**
    * Turn errors of other layers into AppErrors before the error table applies, e.g. the database-error mapping
@@ -34,6 +39,9 @@ declare module 'fastify' {
     service: { name: string; version: string }
   }
 }
+
+/** How often an instance settles its local rate-limit counts with Redis (RATE_LIMIT_SYNC_MS). */
+export const defaultRateLimitSyncMs = 100
 
 async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Promise<void> {
   app.decorate('service', { name: options.name, version: options.version })
@@ -89,8 +97,12 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
       global: true,
       max: options.rateLimit.max,
       timeWindow: options.rateLimit.timeWindowMs,
-      redis: options.rateLimit.redis,
-      nameSpace: `${options.name}:rate-limit:`,
+      store: syncedRedisStore({
+        redis: options.rateLimit.redis,
+        keyPrefix: `${options.name}:rate-limit:`,
+        syncIntervalMs: options.rateLimit.syncIntervalMs ?? defaultRateLimitSyncMs,
+        timeWindowMs: options.rateLimit.timeWindowMs,
+      }),
       // Redis down must not take the API down with it
       skipOnError: true,
       addHeadersOnExceeding: {

@@ -12,7 +12,12 @@ export interface ChassisApp {
 }
 
 export async function buildChassisApp(
-  options: { environment?: 'development' | 'test' | 'production'; rateLimitMax?: number; name?: string } = {},
+  options: {
+    environment?: 'development' | 'test' | 'production'
+    rateLimitMax?: number
+    rateLimitSyncMs?: number
+    name?: string
+  } = {},
 ): Promise<ChassisApp> {
   const { stream: logStream, lines: logs } = captureLogs()
   const redis = new Redis(infraEndpoints().redisUrl)
@@ -22,7 +27,12 @@ export async function buildChassisApp(
     environment: options.environment ?? 'test',
     logLevel: 'info',
     logStream,
-    rateLimit: { redis, max: options.rateLimitMax ?? 1000, timeWindowMs: 60_000 },
+    rateLimit: {
+      redis,
+      max: options.rateLimitMax ?? 1000,
+      timeWindowMs: 60_000,
+      ...(options.rateLimitSyncMs === undefined ? {} : { syncIntervalMs: options.rateLimitSyncMs }),
+    },
   })
   app.addHook('onClose', async () => {
     redis.disconnect()

@@ -1,4 +1,5 @@
 // Health, metrics, OpenAPI and Redis-backed rate limits of the chassis, on real Redis.
+import { uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
 
@@ -118,10 +119,10 @@ describe('chassis: metrics and OpenAPI', () => {
 })
 
 describe('chassis: rate limits in Redis', () => {
-  it('when a client exceeds the limit, then it gets 429 RATE_LIMITED with Retry-After and retryAfter, counted across two instances sharing Redis', async () => {
+  it('when a client exceeds the limit with exact counting (sync 0), then it gets 429 RATE_LIMITED with Retry-After and retryAfter, counted across two instances sharing Redis', async () => {
     const name = `rl-${Date.now()}`
-    const one = await buildChassisApp({ rateLimitMax: 3, name })
-    const two = await buildChassisApp({ rateLimitMax: 3, name })
+    const one = await buildChassisApp({ rateLimitMax: 3, name, rateLimitSyncMs: 0 })
+    const two = await buildChassisApp({ rateLimitMax: 3, name, rateLimitSyncMs: 0 })
     try {
       const first = await one.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
       expect(first.headers['x-ratelimit-limit']).toBe('3')
@@ -147,6 +148,41 @@ describe('chassis: rate limits in Redis', () => {
       })
       // health stays reachable for probes while the client is limited
       expect((await two.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
+    } finally {
+      await Promise.all([one.app.close(), two.app.close()])
+    }
+  })
+
+  it('when counts are settled with Redis in batches (the default), then one instance counts exactly, and a second instance sees the requests of the first after one sync interval', async () => {
+    const name = uniqueName('rl-synced')
+    const one = await buildChassisApp({ rateLimitMax: 5, name, rateLimitSyncMs: 50 })
+    const two = await buildChassisApp({ rateLimitMax: 5, name, rateLimitSyncMs: 50 })
+    const get = (chassis: ChassisApp) => chassis.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
+    try {
+      const remaining = []
+      for (let i = 0; i < 3; i++) remaining.push((await get(one)).headers['x-ratelimit-remaining'])
+      expect(remaining).toEqual(['4', '3', '2'])
+
+      // the second instance's first request of the window reads the shared count: it is the fourth
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect((await get(two)).headers['x-ratelimit-remaining']).toBe('1')
+
+      // Alternating between the instances: each answers from its own view, which may lack the other's requests of
+      // the last interval, so at most one request per instance gets past the limit; then both refuse.
+      const statuses: number[] = []
+      for (let round = 0; round < 4; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 120))
+        statuses.push((await get(one)).statusCode, (await get(two)).statusCode)
+      }
+      const admitted = 4 + statuses.filter((status) => status === 200).length
+      expect(admitted).toBeGreaterThanOrEqual(5)
+      expect(admitted).toBeLessThanOrEqual(5 + 2)
+      expect(statuses.slice(-2)).toEqual([429, 429])
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      // what Redis holds is the total of both instances
+      const stored = await one.redis.keys(`${name}:rate-limit:*`)
+      expect(stored).toHaveLength(1)
+      expect(Number(await one.redis.get(stored[0] as string))).toBe(4 + statuses.length)
     } finally {
       await Promise.all([one.app.close(), two.app.close()])
     }
