@@ -61,16 +61,22 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
     metrics.messagesReceived.inc()
     done()
   })
+  // prom-client hashes the label set on every observe(); one bound child per method, route and status skips that
+  const durations = new Map<string, ReturnType<ServiceMetrics['requestDuration']['labels']>>()
   app.addHook('onResponse', (request, reply, done) => {
     metrics.messagesSent.inc()
-    metrics.requestDuration.observe(
-      {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const key = `${request.method} ${route} ${reply.statusCode}`
+    let duration = durations.get(key)
+    if (duration === undefined) {
+      duration = metrics.requestDuration.labels({
         method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
+        route,
         status: String(reply.statusCode),
-      },
-      reply.elapsedTime / 1000,
-    )
+      })
+      durations.set(key, duration)
+    }
+    duration.observe(reply.elapsedTime / 1000)
     done()
   })
 
