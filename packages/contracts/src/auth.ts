@@ -1,5 +1,6 @@
 // Authentication: token claims, token pairs, sessions and the names every service shares to read them.
 import { type Static, Type } from 'typebox'
+import { Nullable } from './schema-kinds.ts'
 
 /** Claims of an access token signed by auth (spec: Token claims). `iss`, `aud` and `nbf` are checked when present. */
 export const TokenClaims = Type.Object({
@@ -61,3 +62,96 @@ export const authNames = {
   /** the only place an API key is accepted */
   apiKeyHeader: 'x-api-key',
 } as const
+
+/**
+ * How POST /login answers: `mode=session` starts a cookie session (204 + session cookie) instead of issuing tokens;
+ * `refresh=cookie` puts the refresh token in the refresh cookie (for POST /api/auth/refresh) instead of the body.
+ */
+export const LoginQuery = Type.Object({
+  mode: Type.Optional(
+    Type.Union([Type.Literal('tokens'), Type.Literal('session')], {
+      description: 'tokens (default): a token pair; session: a server-side session and its cookie, no tokens',
+    }),
+  ),
+  refresh: Type.Optional(
+    Type.Union([Type.Literal('body'), Type.Literal('cookie')], {
+      description:
+        'body (default): refreshToken in the response; cookie: in an HttpOnly cookie for /api/auth/refresh',
+    }),
+  ),
+})
+export type LoginQuery = Static<typeof LoginQuery>
+
+/** An access token without a refresh token in the body (the refresh token travels in its cookie). */
+export const AccessTokenResponse = Type.Object({
+  accessToken: Type.String(),
+  tokenType: Type.Literal('Bearer'),
+  /** seconds until the access token expires */
+  expiresIn: Type.Integer(),
+})
+export type AccessTokenResponse = Static<typeof AccessTokenResponse>
+
+/** A public RSA signing key as published in the JWKS (RFC 7517): never any private part. */
+export const PublicJwk = Type.Object({
+  kty: Type.Literal('RSA'),
+  kid: Type.String(),
+  alg: Type.Literal('RS256'),
+  use: Type.Literal('sig'),
+  n: Type.String(),
+  e: Type.String(),
+})
+export type PublicJwk = Static<typeof PublicJwk>
+
+export const JsonWebKeySet = Type.Object({ keys: Type.Array(PublicJwk) })
+export type JsonWebKeySet = Static<typeof JsonWebKeySet>
+
+/**
+ * API keys (server-to-server): `mk_<prefix>_<secret>`, sent only in the X-API-Key header. Scopes name a resource and
+ * an access (`users:read`, `orders:write`); a key can never do more than its owner.
+ */
+export const ApiKeyScope = Type.String({ pattern: '^[a-z][a-z-]{0,39}:(read|write)$', maxLength: 46 })
+
+export const CreateApiKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    scopes: Type.Array(ApiKeyScope, { maxItems: 20, uniqueItems: true, default: [] }),
+    /** when the key stops working; never when absent */
+    expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+    /** an admin may create a key for another user; everyone else for themself only */
+    userId: Type.Optional(Type.String({ format: 'uuid' })),
+  },
+  { additionalProperties: false },
+)
+export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>
+
+export const ApiKey = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  userId: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  /** the public part of the key (`mk_<prefix>_…`): how a key is recognised in lists and logs */
+  prefix: Type.String(),
+  scopes: Type.Array(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: Nullable(Type.String({ format: 'date-time' })),
+  lastUsedAt: Nullable(Type.String({ format: 'date-time' })),
+  revokedAt: Nullable(Type.String({ format: 'date-time' })),
+})
+export type ApiKey = Static<typeof ApiKey>
+
+/** The answer to a creation: the only time the whole key is shown. */
+export const CreatedApiKey = Type.Object({
+  ...ApiKey.properties,
+  key: Type.String({ description: 'the API key; shown once, store it now' }),
+})
+export type CreatedApiKey = Static<typeof CreatedApiKey>
+
+export const ApiKeyListQuery = Type.Object(
+  {
+    page: Type.Integer({ minimum: 1, default: 1 }),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    /** admins: another user's keys */
+    userId: Type.Optional(Type.String({ format: 'uuid' })),
+  },
+  { additionalProperties: false },
+)
+export type ApiKeyListQuery = Static<typeof ApiKeyListQuery>

@@ -14,9 +14,16 @@ import {
   type ServiceApp,
 } from '@meridian/service-kit'
 import type { Redis } from 'ioredis'
+import { createConfiguredKeyRing, registerAuthentication } from './authentication.ts'
 import type { AuthConfig } from './config.ts'
+import { createApiKeysRepository } from './data/api-keys-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
+import { createApiKeyUseCases } from './domain/api-keys.ts'
+import type { KeyRing } from './domain/signing-keys.ts'
 import { createUserUseCases } from './domain/users.ts'
+import { oidcPlugin } from './oidc/oidc-plugin.ts'
+import { apiKeysRoutes } from './routes/api-keys/index.ts'
+import { usersGuards } from './routes/users/access.ts'
 import { usersRoutes } from './routes/users/index.ts'
 
 export const serviceName = 'auth'
@@ -27,9 +34,20 @@ export interface AuthDependencies {
   redis: Redis
   /** tests read logs from here; stdout otherwise */
   logStream?: LogStream
+  /**
+   * the RSA signing keys, started by the caller once the database is migrated (main.ts, tests). OAuth 2.0 / OpenID
+   * Connect (src/oidc) is served only when given; without one, RS256 logins fail (an unstarted ring has no key).
+   */
+  keyRing?: KeyRing
 }
 
-export async function buildApp({ config, sql, redis, logStream }: AuthDependencies): Promise<ServiceApp> {
+export async function buildApp({
+  config,
+  sql,
+  redis,
+  logStream,
+  keyRing,
+}: AuthDependencies): Promise<ServiceApp> {
   const app = await createServiceApp({
     name: serviceName,
     version: config.SERVICE_VERSION,
@@ -52,7 +70,20 @@ export async function buildApp({ config, sql, redis, logStream }: AuthDependenci
   // outbox lag, published, consumed, retries and dead letters on this service's /metrics
   createEventMetrics(app.metrics.registry)
 
+  const apiKeys = createApiKeyUseCases(createApiKeysRepository(sql))
+  // login, refresh, logout, JWKS, and app.authenticate / app.requireRole for the routes below
+  await registerAuthentication(app, {
+    config,
+    sql,
+    redis,
+    keyRing: keyRing ?? createConfiguredKeyRing(config, sql),
+    apiKeys,
+  })
+
   const users = createUserUseCases(createUsersRepository(sql), sql)
-  await registerVersionedApi(app, usersRoutes, { users })
+  await registerVersionedApi(app, usersRoutes, { users, guards: usersGuards(app) })
+  await registerVersionedApi(app, apiKeysRoutes, { apiKeys })
+  // OAuth 2.0 / OpenID Connect at the root: /authorize, /token, /userinfo, discovery, device flow (src/oidc)
+  if (keyRing) await app.register(oidcPlugin, { config, sql, redis, keyRing })
   return app
 }

@@ -1,6 +1,8 @@
 // The auth service's environment.
-import { loadConfig, serviceEnv } from '@meridian/service-kit'
+import { ConfigError, loadConfig, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
+
+const insecureDevelopmentSecret = 'insecure-development-only-signing-key-secret'
 
 export const AuthEnv = serviceEnv({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001 }),
@@ -10,7 +12,61 @@ export const AuthEnv = serviceEnv({
   }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  // --- OAuth 2.0 / OpenID Connect (src/oidc) ---------------------------------------------------------------
+  // The defaults are public development values: production refuses to start while any secret below is a default.
+  /** comma-separated secrets signing the provider's cookies; the first signs, every one verifies (prepend to rotate) */
+  OIDC_COOKIE_KEYS: Type.String({ minLength: 32, default: 'insecure-development-oidc-cookie-key-0001' }),
+  /** trust X-Forwarded-Proto/Host/For: only behind a proxy that overwrites them, else clients could forge them */
+  OIDC_TRUST_PROXY: Type.Boolean({ default: false }),
+  /** comma-separated, matched exactly: the public SPA client `meridian-spa` (PKCE, no secret) */
+  OIDC_SPA_REDIRECT_URIS: Type.String({ minLength: 1, default: 'http://localhost:5173/callback' }),
+  /** comma-separated, matched exactly: the confidential web client `meridian-web` */
+  OIDC_WEB_REDIRECT_URIS: Type.String({ minLength: 1, default: 'http://localhost:3000/callback' }),
+  OIDC_WEB_CLIENT_SECRET: Type.String({ minLength: 32, default: 'insecure-development-meridian-web-secret' }),
+  /** `meridian-machine`: client_credentials only */
+  OIDC_MACHINE_CLIENT_SECRET: Type.String({
+    minLength: 32,
+    default: 'insecure-development-meridian-machine-secret',
+  }),
+  // --- end of OAuth 2.0 / OpenID Connect ---------------------------------------------------------------------
+
+  // Tokens, sessions, signing keys and login throttling (POST /login, /refresh, /logout, /.well-known/jwks.json).
+  /** lifetime of access tokens (spec: 15 to 60 minutes) */
+  ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 900, maximum: 3600, default: 900 }),
+  /** lifetime of each refresh token; every use rotates it and starts a new lifetime (default 14 days) */
+  REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, maximum: 7_776_000, default: 1_209_600 }),
+  /** lifetime of a cookie session, in Redis and as the cookie's Max-Age (default 8 hours) */
+  SESSION_TTL_SECONDS: Type.Integer({ minimum: 300, maximum: 604_800, default: 28_800 }),
+  /**
+   * encrypts the RSA private keys at rest (AES-256-GCM, key derived with HKDF-SHA-256): a long random value.
+   * The default is for development only, is public, and is refused when NODE_ENV=production.
+   */
+  SIGNING_KEY_ENCRYPTION_SECRET: Type.String({ minLength: 32, default: insecureDevelopmentSecret }),
+  /** how long one RSA key signs before the next one takes over (default 30 days) */
+  SIGNING_KEY_ROTATION_SECONDS: Type.Integer({ minimum: 86_400, default: 2_592_000 }),
+  /** Cache-Control max-age of /.well-known/jwks.json; also part of the margin a new key is published ahead */
+  JWKS_MAX_AGE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 300 }),
+  /** failed logins from one client address within the window before 429 */
+  LOGIN_MAX_FAILURES_PER_ADDRESS: Type.Integer({ minimum: 1, default: 20 }),
+  /** failed logins for one (normalised) email within the window before 429, whether the account exists or not */
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5 }),
+  LOGIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
 })
 export type AuthConfig = Static<typeof AuthEnv>
 
-export const loadAuthConfig = (env: NodeJS.ProcessEnv = process.env): AuthConfig => loadConfig(AuthEnv, env)
+export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
+  const config = loadConfig(AuthEnv, env)
+  // rules that span variables, which the per-variable schema cannot say
+  const problems: string[] = []
+  if (config.JWT_ALGORITHM === 'HS256' && !config.JWT_SECRET) {
+    problems.push('JWT_SECRET: required when JWT_ALGORITHM is HS256')
+  }
+  if (
+    config.NODE_ENV === 'production' &&
+    config.SIGNING_KEY_ENCRYPTION_SECRET === insecureDevelopmentSecret
+  ) {
+    problems.push('SIGNING_KEY_ENCRYPTION_SECRET: must be set in production (the default is public)')
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return config
+}

@@ -28,4 +28,17 @@ describe('auth OpenAPI document', () => {
     expect(JSON.stringify(create.requestBody)).toContain('password')
     expect(JSON.stringify(create.responses['201'])).not.toContain('password')
   })
+
+  it('when /docs/json is fetched, then the credential routes are documented at their spec paths with every status', async () => {
+    const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    for (const path of ['/login', '/refresh', '/logout', '/api/auth/refresh']) {
+      expect(Object.keys(document.paths[path] ?? {})).toEqual(['post'])
+    }
+    expect(Object.keys(document.paths['/.well-known/jwks.json'] ?? {})).toEqual(['get'])
+    expect(Object.keys(document.paths['/login'].post.responses).sort()).toEqual(
+      ['200', '204', '400', '401', '413', '415', '422', '429'].sort(),
+    )
+    expect(document.paths['/login'].post.description).toContain('mode=session')
+    expect(document.paths['/api/v1/auth/refresh']).toBeUndefined()
+  })
 })

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import { loadAuthConfig } from '../src/config.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { bearerFor } from './identities.ts'
 
 const json = { 'content-type': 'application/json' }
 
@@ -25,7 +26,7 @@ describe('auth: failures', () => {
       const response = await auth.app.inject({
         method: 'GET',
         url: '/api/v1/users',
-        headers: { 'x-request-id': 'db-fault-1' },
+        headers: { 'x-request-id': 'db-fault-1', ...bearerFor(auth, { role: 'admin' }) },
         remoteAddress: '10.0.0.1',
       })
       expect(response.statusCode).toBe(500)
@@ -44,10 +45,16 @@ describe('auth: failures', () => {
 
   it('when one client sends more than the limit, then 429 RATE_LIMITED with Retry-After, while another client is served', async () => {
     const client = `10.1.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`
+    const admin = bearerFor(auth, { role: 'admin' })
     const statuses: number[] = []
     let last: Awaited<ReturnType<typeof auth.app.inject>> | undefined
     for (let i = 0; i < 6; i++) {
-      last = await auth.app.inject({ method: 'GET', url: '/api/v1/users?limit=1', remoteAddress: client })
+      last = await auth.app.inject({
+        method: 'GET',
+        url: '/api/v1/users?limit=1',
+        headers: admin,
+        remoteAddress: client,
+      })
       statuses.push(last.statusCode)
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
@@ -60,6 +67,7 @@ describe('auth: failures', () => {
     const other = await auth.app.inject({
       method: 'GET',
       url: '/api/v1/users?limit=1',
+      headers: admin,
       remoteAddress: '10.2.0.1',
     })
     expect(other.statusCode).toBe(200)
@@ -109,8 +117,17 @@ describe('auth: health with a dependency down', () => {
       expect(ready.statusCode).toBe(503)
       expect(ready.json().status).toBe('not_ready')
       expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
-      // a request that needs the database: 503 with Retry-After, no address or stack
-      const list = await app.inject({ method: 'GET', url: '/api/v1/users' })
+      // a request that needs the database (registration needs no credentials): 503 with Retry-After, no address or stack
+      const list = await app.inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        headers: json,
+        payload: {
+          name: 'Nobody',
+          email: `nobody.${randomUUID().slice(0, 6)}@example.com`,
+          password: 'long enough pw',
+        },
+      })
       expect(list.statusCode).toBe(503)
       expect(list.headers['retry-after']).toBe('5')
       expect(list.json().error).toMatchObject({

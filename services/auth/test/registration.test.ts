@@ -4,6 +4,7 @@ import { consulApi, infraEndpoints, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadAuthConfig } from '../src/config.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { bearerFor } from './identities.ts'
 
 describe('auth in Consul', () => {
   let auth: AuthTestApp
@@ -61,7 +62,9 @@ describe('auth in Consul', () => {
       }[]
       expect(checks.map((c) => c.Type).sort()).toEqual(['http', 'ttl'])
 
-      const response = await fetch(`http://127.0.0.1:${running.port}/api/v1/users`)
+      const response = await fetch(`http://127.0.0.1:${running.port}/api/v1/users`, {
+        headers: bearerFor(auth, { role: 'admin' }),
+      })
       expect(response.status).toBe(200)
 
       await running.stop()

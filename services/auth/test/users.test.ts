@@ -1,9 +1,11 @@
-// The users resource on real PostgreSQL and Redis: every status it can answer, with the input that triggers it.
+// The users resource on real PostgreSQL and Redis: every status it can answer, with the input that triggers it, and
+// who may do what (admins everything; a user only themself; anyone may register, without choosing role or status).
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUsersRepository } from '../src/data/users-repository.ts'
 import { hashPassword } from '../src/domain/passwords.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { bearerFor, createTestUser, signedIn } from './identities.ts'
 
 const json = { 'content-type': 'application/json' }
 const newUser = (overrides: Record<string, unknown> = {}) => ({
@@ -169,7 +171,10 @@ describe('users: list', () => {
     await auth.close()
   })
 
-  const list = (query: string) => auth.app.inject({ method: 'GET', url: `/api/v1/users${query}` })
+  // an admin who is not in the table, so the counts stay those of the seeded users
+  const admin = () => bearerFor(auth, { role: 'admin' })
+  const list = (query: string) =>
+    auth.app.inject({ method: 'GET', url: `/api/v1/users${query}`, headers: admin() })
 
   it('when the first page is read, then 20 items, total 45, three pages, and links to next and last only', async () => {
     const response = await list('?sort=name:asc')
@@ -259,7 +264,9 @@ describe('users: list', () => {
   })
 
   it('when /api/users is used, then it is v1 and its links keep the path the client used', async () => {
-    const body = (await auth.app.inject({ method: 'GET', url: '/api/users?limit=10' })).json()
+    const body = (
+      await auth.app.inject({ method: 'GET', url: '/api/users?limit=10', headers: admin() })
+    ).json()
     expect(body.meta.total).toBe(total)
     expect(body.links.next).toBe('/api/users?page=2&limit=10')
   })
@@ -267,8 +274,10 @@ describe('users: list', () => {
 
 describe('users: read, change, remove', () => {
   let auth: AuthTestApp
+  let admin: { authorization: string }
   beforeAll(async () => {
     auth = await buildAuthTestApp()
+    admin = bearerFor(auth, { role: 'admin' })
   })
   afterAll(async () => {
     await auth.close()
@@ -278,7 +287,7 @@ describe('users: read, change, remove', () => {
     const response = await auth.app.inject({
       method: 'POST',
       url: '/api/v1/users',
-      headers: json,
+      headers: { ...json, ...admin },
       payload: newUser(overrides),
     })
     return { user: response.json(), etag: String(response.headers.etag) }
@@ -286,14 +295,14 @@ describe('users: read, change, remove', () => {
 
   it('when a user is read, then 200 with its ETag; with a matching If-None-Match, then 304 and no body', async () => {
     const { user, etag } = await create()
-    const response = await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}` })
+    const response = await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}`, headers: admin })
     expect(response.statusCode).toBe(200)
     expect(response.headers.etag).toBe(etag)
     expect(response.json()).toEqual(user)
     const cached = await auth.app.inject({
       method: 'GET',
       url: `/api/v1/users/${user.id}`,
-      headers: { 'if-none-match': etag },
+      headers: { ...admin, 'if-none-match': etag },
     })
     expect(cached.statusCode).toBe(304)
     expect(cached.body).toBe('')
@@ -301,12 +310,12 @@ describe('users: read, change, remove', () => {
 
   it('when the id is unknown, then 404; when it is not a uuid, then 422', async () => {
     expectError(
-      await auth.app.inject({ method: 'GET', url: `/api/v1/users/${randomUUID()}` }),
+      await auth.app.inject({ method: 'GET', url: `/api/v1/users/${randomUUID()}`, headers: admin }),
       404,
       'NOT_FOUND',
     )
     expectError(
-      await auth.app.inject({ method: 'GET', url: '/api/v1/users/1%20or%201=1' }),
+      await auth.app.inject({ method: 'GET', url: '/api/v1/users/1%20or%201=1', headers: admin }),
       422,
       'VALIDATION_ERROR',
     )
@@ -317,7 +326,7 @@ describe('users: read, change, remove', () => {
     const response = await auth.app.inject({
       method: 'PATCH',
       url: `/api/v1/users/${user.id}`,
-      headers: { ...json, 'if-match': etag },
+      headers: { ...json, ...admin, 'if-match': etag },
       payload: { name: 'Renamed', status: 'suspended' },
     })
     expect(response.statusCode).toBe(200)
@@ -338,23 +347,23 @@ describe('users: read, change, remove', () => {
     await auth.app.inject({
       method: 'PATCH',
       url: `/api/v1/users/${user.id}`,
-      headers: json,
+      headers: { ...json, ...admin },
       payload: { name: 'First writer' },
     })
     const error = expectError(
       await auth.app.inject({
         method: 'PATCH',
         url: `/api/v1/users/${user.id}`,
-        headers: { ...json, 'if-match': etag },
+        headers: { ...json, ...admin, 'if-match': etag },
         payload: { name: 'Lost update' },
       }),
       412,
       'PRECONDITION_FAILED',
     )
     expect(error.message).toContain('If-Match')
-    expect((await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}` })).json().name).toBe(
-      'First writer',
-    )
+    expect(
+      (await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}`, headers: admin })).json().name,
+    ).toBe('First writer')
   })
 
   it('when PATCH breaks a rule (age under 18, empty body, taken email, unknown id), then 422, 422, 409 and 404', async () => {
@@ -364,7 +373,7 @@ describe('users: read, change, remove', () => {
       auth.app.inject({
         method: 'PATCH',
         url: `/api/v1/users/${id}`,
-        headers: json,
+        headers: { ...json, ...admin },
         payload: payload as object,
       })
     expectError(await patch(user.id, { age: 10 }), 422, 'VALIDATION_ERROR')
@@ -376,12 +385,20 @@ describe('users: read, change, remove', () => {
 
   it('when a user is deleted, then 204 and it is gone (a second delete is 404)', async () => {
     const { user } = await create()
-    const response = await auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}` })
+    const response = await auth.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/users/${user.id}`,
+      headers: admin,
+    })
     expect(response.statusCode).toBe(204)
     expect(response.body).toBe('')
-    expectError(await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}` }), 404, 'NOT_FOUND')
     expectError(
-      await auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}` }),
+      await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}`, headers: admin }),
+      404,
+      'NOT_FOUND',
+    )
+    expectError(
+      await auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}`, headers: admin }),
       404,
       'NOT_FOUND',
     )
@@ -392,16 +409,113 @@ describe('users: read, change, remove', () => {
     const response = await auth.app.inject({
       method: 'PUT',
       url: `/api/v1/users/${user.id}`,
-      headers: json,
+      headers: { ...json, ...admin },
       payload: {},
     })
     expectError(response, 405, 'METHOD_NOT_ALLOWED')
     expect(response.headers.allow).toBe('GET, HEAD, PATCH, DELETE')
     const missing = expectError(
-      await auth.app.inject({ method: 'GET', url: '/api/v1/accounts' }),
+      await auth.app.inject({ method: 'GET', url: '/api/v1/accounts', headers: admin }),
       404,
       'NOT_FOUND',
     )
     expect(missing.message).toBe('Route GET /api/v1/accounts not found')
+  })
+})
+
+describe('users: who may do what', () => {
+  let auth: AuthTestApp
+  beforeAll(async () => {
+    auth = await buildAuthTestApp()
+  })
+  afterAll(async () => {
+    await auth.close()
+  })
+
+  const as = (headers: Record<string, string>) => ({
+    read: (id: string) => auth.app.inject({ method: 'GET', url: `/api/v1/users/${id}`, headers }),
+    change: (id: string, payload: Record<string, unknown>) =>
+      auth.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${id}`,
+        headers: { ...json, ...headers },
+        payload,
+      }),
+    remove: (id: string) => auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${id}`, headers }),
+    list: () => auth.app.inject({ method: 'GET', url: '/api/v1/users', headers }),
+    create: (payload: Record<string, unknown>) =>
+      auth.app.inject({ method: 'POST', url: '/api/v1/users', headers: { ...json, ...headers }, payload }),
+  })
+
+  it('when user A reads, changes or deletes user B, or lists users, then 403 and B is untouched', async () => {
+    const a = await signedIn(auth)
+    const b = await createTestUser(auth, { name: 'Bea' })
+    const asA = as(a.headers)
+    expectError(await asA.read(b.id), 403, 'FORBIDDEN')
+    expectError(await asA.change(b.id, { name: 'Hijacked' }), 403, 'FORBIDDEN')
+    expectError(await asA.remove(b.id), 403, 'FORBIDDEN')
+    expectError(await asA.list(), 403, 'FORBIDDEN')
+    const [row] = await auth.sql<{ name: string }[]>`select name from users where id = ${b.id}`
+    expect(row?.name).toBe('Bea')
+  })
+
+  it('when user A reads and changes themself, then 200; and deletes themself, then 204', async () => {
+    const a = await signedIn(auth)
+    const asA = as(a.headers)
+    expect((await asA.read(a.user.id)).statusCode).toBe(200)
+    const changed = await asA.change(a.user.id, { name: 'Renamed Myself' })
+    expect(changed.statusCode).toBe(200)
+    expect(changed.json().name).toBe('Renamed Myself')
+    expect((await asA.remove(a.user.id)).statusCode).toBe(204)
+  })
+
+  it('when a user tries to change their own role or status, then 403 and nothing changes', async () => {
+    const a = await signedIn(auth)
+    const asA = as(a.headers)
+    const promote = expectError(await asA.change(a.user.id, { role: 'admin' }), 403, 'FORBIDDEN')
+    expect(promote.message).toBe('Only an admin may set role')
+    expectError(await asA.change(a.user.id, { status: 'active', name: 'x' }), 403, 'FORBIDDEN')
+    const [row] = await auth.sql<{ role: string }[]>`select role from users where id = ${a.user.id}`
+    expect(row?.role).toBe('user')
+  })
+
+  it('when an admin reads, lists, changes (role included) and deletes another user, then it is allowed', async () => {
+    const admin = await signedIn(auth, { role: 'admin' })
+    const b = await createTestUser(auth)
+    const asAdmin = as(admin.headers)
+    expect((await asAdmin.read(b.id)).statusCode).toBe(200)
+    expect((await asAdmin.list()).statusCode).toBe(200)
+    const promoted = await asAdmin.change(b.id, { role: 'admin', status: 'suspended' })
+    expect(promoted.statusCode).toBe(200)
+    expect(promoted.json()).toMatchObject({ role: 'admin', status: 'suspended' })
+    expect((await asAdmin.remove(b.id)).statusCode).toBe(204)
+  })
+
+  it('when no credentials or a bad token are sent, then 401 on read, change, delete and list', async () => {
+    const b = await createTestUser(auth)
+    for (const headers of [{}, { authorization: 'Bearer not.a.token' }] as Record<string, string>[]) {
+      const caller = as(headers)
+      expectError(await caller.read(b.id), 401, 'UNAUTHORIZED')
+      expectError(await caller.change(b.id, { name: 'x' }), 401, 'UNAUTHORIZED')
+      expectError(await caller.remove(b.id), 401, 'UNAUTHORIZED')
+      expectError(await caller.list(), 401, 'UNAUTHORIZED')
+    }
+    expect((await as({}).read(b.id)).json().error.message).toBe('Missing token')
+  })
+
+  it('when someone registers, then no credentials are needed; setting role or status needs an admin (401 anonymous, 403 user, 201 admin)', async () => {
+    expect((await as({}).create(newUser())).statusCode).toBe(201)
+    expectError(await as({}).create(newUser({ role: 'admin' })), 401, 'UNAUTHORIZED')
+    const user = await signedIn(auth)
+    const forbidden = expectError(
+      await as(user.headers).create(newUser({ role: 'admin', status: 'active' })),
+      403,
+      'FORBIDDEN',
+    )
+    expect(forbidden.message).toBe('Only an admin may set role and status')
+    const admin = await signedIn(auth, { role: 'admin' })
+    const created = await as(admin.headers).create(newUser({ role: 'admin', status: 'inactive' }))
+    expect(created.statusCode).toBe(201)
+    expect(created.json()).toMatchObject({ role: 'admin', status: 'inactive' })
   })
 })

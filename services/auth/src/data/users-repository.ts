@@ -9,6 +9,16 @@ export interface UserRecord extends Omit<User, 'createdAt' | 'updatedAt'> {
   updatedAt: Date
 }
 
+/** What signing in needs: the public fields plus the password hash (never leaves the service). */
+export interface UserCredentials {
+  id: string
+  name: string
+  email: string
+  role: UserRole
+  status: UserStatus
+  passwordHash: string
+}
+
 export interface NewUser {
   name: string
   email: string
@@ -68,6 +78,12 @@ export function createUsersRepository(db: Queryable) {
 
     async findById(id: string, sql: Queryable = db): Promise<UserRecord | undefined> {
       const [row] = await sql<UserRecord[]>`select ${sql(publicColumns)} from users where id = ${id}`
+      return row
+    },
+
+    async findCredentialsByEmail(email: string, sql: Queryable = db): Promise<UserCredentials | undefined> {
+      const [row] = await sql<UserCredentials[]>`
+        select id, name, email, role, status, password_hash from users where email = ${email}`
       return row
     },
 

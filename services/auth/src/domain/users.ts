@@ -34,7 +34,7 @@ export function presentUser(record: Partial<UserRecord>): Partial<User> {
 }
 
 /** Emails are compared case-insensitively: stored trimmed and lower-cased. */
-const normaliseEmail = (email: string): string => email.trim().toLowerCase()
+export const normaliseEmail = (email: string): string => email.trim().toLowerCase()
 
 /** The name auth signs its events with (the envelope's source). */
 export const serviceSource = 'auth'

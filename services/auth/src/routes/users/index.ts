@@ -12,18 +12,26 @@ import {
   UserListQuery,
 } from '@meridian/contracts'
 import { errorResponses } from '@meridian/service-kit'
-import type { preHandlerHookHandler } from 'fastify'
+import type { onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import { Type } from 'typebox'
 import { isNotModified } from '../../domain/user-version.ts'
 import { presentUser, type UserUseCases } from '../../domain/users.ts'
 
+/** Who may do what (see access.ts); without guards the directory is open, like an unauthenticated internal API. */
+export interface UsersGuards {
+  /** onRequest of GET /users */
+  list?: onRequestHookHandler[]
+  /** onRequest of GET /users/:id */
+  read?: onRequestHookHandler[]
+  /** onRequest of PATCH and DELETE /users/:id */
+  write?: onRequestHookHandler[]
+  /** preHandler of POST /users and PATCH /users/:id, after validation: who may set role and status */
+  privilegedFields?: preHandlerHookHandler[]
+}
+
 export interface UsersRoutesOptions {
   users: UserUseCases
-  /**
-   * Who may do what: the authentication plugin of the auth issue plugs in here (admins manage everyone, a user only
-   * themself). Until then the directory is open, like any unauthenticated internal API.
-   */
-  guards?: { list?: preHandlerHookHandler[]; read?: preHandlerHookHandler[]; write?: preHandlerHookHandler[] }
+  guards?: UsersGuards
 }
 
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) })
@@ -38,7 +46,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   app.get(
     '/users',
     {
-      preHandler: guards.list ?? [],
+      onRequest: guards.list ?? [],
       schema: {
         tags,
         summary: 'List users: page, limit, sort, filters, full-text search, sparse fields',
@@ -56,7 +64,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   app.post(
     '/users',
     {
-      preHandler: guards.write ?? [],
+      preHandler: guards.privilegedFields ?? [],
       schema: {
         tags,
         summary: 'Create a user',
@@ -77,7 +85,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   app.get(
     '/users/:id',
     {
-      preHandler: guards.read ?? [],
+      onRequest: guards.read ?? [],
       schema: {
         tags,
         summary: 'Read a user (ETag; If-None-Match answers 304)',
@@ -105,7 +113,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   app.patch(
     '/users/:id',
     {
-      preHandler: guards.write ?? [],
+      onRequest: guards.write ?? [],
+      preHandler: guards.privilegedFields ?? [],
       schema: {
         tags,
         summary: 'Change some fields of a user (If-Match: the ETag you read, or 412)',
@@ -128,7 +137,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   app.delete(
     '/users/:id',
     {
-      preHandler: guards.write ?? [],
+      onRequest: guards.write ?? [],
       schema: {
         tags,
         summary: 'Remove a user',

@@ -1,0 +1,116 @@
+// API keys: created by their owner (or an admin for anyone), shown once, stored as prefix + hash, revoked at will.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { type ApiKey, type ApiKeyListQuery, AppError, type CreateApiKeyBody } from '@meridian/contracts'
+import type { Principal } from '@meridian/service-kit'
+import type { ApiKeyRecord, ApiKeysRepository } from '../data/api-keys-repository.ts'
+
+/** `mk_` + 12 hex characters of public prefix + `_` + 256 random bits (base64url). */
+const keyPattern = /^mk_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/
+const hashKey = (key: string): string => createHash('sha256').update(key).digest('base64url')
+
+/** Uses are recorded at most this often per key (and per instance: the query itself also checks). */
+const touchIntervalMs = 60_000
+
+export function presentApiKey(record: ApiKeyRecord): ApiKey {
+  return {
+    id: record.id,
+    userId: record.userId,
+    name: record.name,
+    prefix: `mk_${record.prefix}`,
+    scopes: record.scopes,
+    createdAt: record.createdAt.toISOString(),
+    expiresAt: record.expiresAt?.toISOString() ?? null,
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
+    revokedAt: record.revokedAt?.toISOString() ?? null,
+  }
+}
+
+const isAdmin = (principal: Principal) => principal.role === 'admin' || principal.roles.includes('admin')
+
+/** Acting on `ownerId`'s keys: the owner themself, or an admin. */
+function assertMayManage(principal: Principal, ownerId: string): void {
+  if (principal.kind === 'user' && principal.subject === ownerId) return
+  if (isAdmin(principal)) return
+  throw AppError.forbidden()
+}
+
+export function createApiKeyUseCases(keys: ApiKeysRepository, clock: () => number = Date.now) {
+  const touchedAt = new Map<string, number>()
+
+  return {
+    async createApiKey(principal: Principal, body: CreateApiKeyBody) {
+      // a leaked key must not be able to mint itself successors
+      if (principal.method === 'api-key') throw AppError.forbidden('API keys cannot create API keys')
+      const ownerId = body.userId ?? principal.subject
+      assertMayManage(principal, ownerId)
+      const expiresAt = body.expiresAt === undefined ? null : new Date(body.expiresAt)
+      if (expiresAt && expiresAt.getTime() <= clock()) {
+        throw AppError.validation([
+          { field: 'expiresAt', message: 'must be in the future', received: body.expiresAt },
+        ])
+      }
+      const prefix = randomBytes(6).toString('hex')
+      const key = `mk_${prefix}_${randomBytes(32).toString('base64url')}`
+      const record = await keys.insert({
+        userId: ownerId,
+        name: body.name,
+        prefix,
+        keyHash: hashKey(key),
+        scopes: body.scopes,
+        expiresAt,
+      })
+      return { ...presentApiKey(record), key }
+    },
+
+    async listApiKeys(principal: Principal, query: ApiKeyListQuery) {
+      const ownerId = query.userId ?? principal.subject
+      assertMayManage(principal, ownerId)
+      const { rows, total } = await keys.listByUser(ownerId, {
+        offset: (query.page - 1) * query.limit,
+        limit: query.limit,
+      })
+      return { items: rows.map(presentApiKey), total }
+    },
+
+    async revokeApiKey(principal: Principal, id: string): Promise<void> {
+      const found = await keys.findById(id)
+      if (!found) throw AppError.notFound(`API key ${id} not found`)
+      assertMayManage(principal, found.userId)
+      await keys.revoke(id)
+    },
+
+    /**
+     * The principal of a presented key, or undefined when it is malformed, unknown, revoked, expired, or its owner is
+     * no longer active. The owner's current role applies (a demoted owner's keys are demoted with them).
+     */
+    async verifyApiKey(key: string): Promise<Principal | undefined> {
+      const prefix = keyPattern.exec(key)?.[1]
+      if (prefix === undefined) return undefined
+      const found = await keys.findCredential(prefix)
+      if (!found) return undefined
+      const presented = Buffer.from(hashKey(key))
+      const stored = Buffer.from(found.keyHash)
+      if (presented.length !== stored.length || !timingSafeEqual(presented, stored)) return undefined
+      const now = clock()
+      if (found.revokedAt || (found.expiresAt && found.expiresAt.getTime() <= now)) return undefined
+      if (found.ownerStatus !== 'active') return undefined
+      if ((touchedAt.get(found.id) ?? 0) + touchIntervalMs <= now) {
+        touchedAt.set(found.id, now)
+        await keys.touch(found.id)
+      }
+      return {
+        subject: found.userId,
+        kind: 'user',
+        role: found.ownerRole,
+        roles: [],
+        name: found.ownerName,
+        email: found.ownerEmail,
+        scopes: found.scopes,
+        method: 'api-key',
+        apiKeyId: found.id,
+      }
+    },
+  }
+}
+
+export type ApiKeyUseCases = ReturnType<typeof createApiKeyUseCases>

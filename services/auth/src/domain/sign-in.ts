@@ -1,0 +1,99 @@
+// Signing in and staying signed in: password login (throttled), token pairs, refresh, cookie sessions, logout.
+import { randomBytes } from 'node:crypto'
+import { AppError, type LoginBody, type SessionRecord } from '@meridian/contracts'
+import type { SessionStore } from '../data/session-store.ts'
+import type { UserCredentials, UsersRepository } from '../data/users-repository.ts'
+import type { AccessTokenIssuer, TokenSubject } from './access-tokens.ts'
+import type { LoginThrottle } from './login-throttle.ts'
+import { hashPassword, verifyPassword } from './passwords.ts'
+import { invalidRefreshTokenMessage, type RefreshTokens } from './refresh-tokens.ts'
+import { normaliseEmail } from './users.ts'
+
+/** The one answer to every failed login: unknown email, wrong password, or an account that may not sign in. */
+export const invalidCredentialsMessage = 'Invalid email or password'
+
+export interface SignInOptions {
+  users: UsersRepository
+  accessTokens: AccessTokenIssuer
+  refreshTokens: RefreshTokens
+  sessions: SessionStore
+  throttle: LoginThrottle
+  sessionTtlSeconds: number
+  clock?: () => number
+}
+
+export function createSignIn(options: SignInOptions) {
+  const { users, accessTokens, refreshTokens, sessions, throttle, sessionTtlSeconds } = options
+  const clock = options.clock ?? Date.now
+  // An unknown email is checked against this hash, so it costs the same argon2 time as a wrong password.
+  const dummyHash = hashPassword(randomBytes(24).toString('base64url'))
+
+  async function passwordMatches(user: UserCredentials | undefined, password: string): Promise<boolean> {
+    if (!user) {
+      await verifyPassword(await dummyHash, password)
+      return false
+    }
+    return verifyPassword(user.passwordHash, password)
+  }
+
+  const subjectOf = (user: TokenSubject): TokenSubject => ({
+    id: user.id,
+    name: user.name,
+    email: user.email,
+    role: user.role,
+  })
+
+  return {
+    /**
+     * Who the credentials belong to. Every failure is the same 401, an inactive or suspended account included (a
+     * different answer would confirm the password to whoever guessed it), and counts towards the throttle.
+     */
+    async authenticate(credentials: LoginBody, clientAddress: string): Promise<TokenSubject> {
+      const email = normaliseEmail(credentials.email)
+      await throttle.assertMayAttempt(clientAddress, email)
+      const user = await users.findCredentialsByEmail(email)
+      const matches = await passwordMatches(user, credentials.password)
+      if (!user || !matches || user.status !== 'active') {
+        await throttle.recordFailure(clientAddress, email)
+        throw AppError.unauthorized(invalidCredentialsMessage)
+      }
+      await throttle.recordSuccess(email)
+      return subjectOf(user)
+    },
+
+    /** A new access token and the first refresh token of a new family. */
+    async issueTokenPair(subject: TokenSubject) {
+      const { accessToken, expiresIn } = accessTokens.issue(subject)
+      const refreshToken = await refreshTokens.issue(subject.id)
+      return { accessToken, refreshToken, tokenType: 'Bearer' as const, expiresIn }
+    },
+
+    /** Rotates the refresh token and issues an access token with the user's current name, email and role. */
+    async refresh(refreshToken: string) {
+      const rotated = await refreshTokens.rotate(refreshToken)
+      const user = await users.findById(rotated.userId)
+      if (user?.status !== 'active') {
+        await refreshTokens.revokeFamily(rotated.familyId)
+        throw AppError.unauthorized(invalidRefreshTokenMessage)
+      }
+      const { accessToken, expiresIn } = accessTokens.issue(subjectOf(user))
+      return { accessToken, refreshToken: rotated.refreshToken, tokenType: 'Bearer' as const, expiresIn }
+    },
+
+    /** A server-side session for the cookie-session mode; returns its id (the cookie value). */
+    async openSession(subject: TokenSubject): Promise<{ sessionId: string; ttlSeconds: number }> {
+      const record: SessionRecord = {
+        userId: subject.id,
+        role: subject.role,
+        createdAt: new Date(clock()).toISOString(),
+      }
+      return { sessionId: await sessions.create(record, sessionTtlSeconds), ttlSeconds: sessionTtlSeconds }
+    },
+
+    async closeSession(sessionId: string): Promise<void> {
+      await sessions.delete(sessionId)
+    },
+  }
+}
+
+export type SignIn = ReturnType<typeof createSignIn>

@@ -1,0 +1,82 @@
+// oidc-provider's storage adapter on PostgreSQL (table oidc_payloads, migration 0004): one instance per model name.
+import type { Queryable } from '@meridian/db'
+import type { Adapter, AdapterPayload } from 'oidc-provider'
+
+interface PayloadRow {
+  payload: AdapterPayload
+  consumedAt: Date | null
+}
+
+const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000)
+
+/**
+ * The provider stamps `consumed` (epoch seconds) on a consumed code or token; the row keeps it in its own column
+ * so consume() is one update and a reused code is recognised (and its grant revoked) by the provider.
+ * Expired rows are never returned, whatever the cleanup has not removed yet.
+ */
+const present = (row: PayloadRow | undefined): AdapterPayload | undefined =>
+  row && (row.consumedAt ? { ...row.payload, consumed: epochSeconds(row.consumedAt) } : row.payload)
+
+export function createPostgresAdapter(sql: Queryable, model: string): Adapter {
+  // a fresh fragment per query: postgres.js fragments are not meant to be shared between queries
+  const live = () => sql`(expires_at is null or expires_at > now())`
+
+  return {
+    async upsert(id, payload, expiresIn) {
+      const row = {
+        model,
+        id,
+        payload: sql.json(payload as Parameters<typeof sql.json>[0]),
+        grant_id: payload.grantId ?? null,
+        user_code: payload.userCode ?? null,
+        uid: payload.uid ?? null,
+        expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+      }
+      await sql`
+        insert into oidc_payloads ${sql(row)}
+        on conflict (model, id) do update set
+          payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+          uid = excluded.uid, expires_at = excluded.expires_at`
+    },
+
+    async find(id) {
+      const [row] = await sql<PayloadRow[]>`
+        select payload, consumed_at from oidc_payloads where model = ${model} and id = ${id} and ${live()}`
+      return present(row)
+    },
+
+    async findByUserCode(userCode) {
+      const [row] = await sql<PayloadRow[]>`
+        select payload, consumed_at from oidc_payloads
+        where model = ${model} and user_code = ${userCode} and ${live()}
+        order by expires_at desc nulls first limit 1`
+      return present(row)
+    },
+
+    async findByUid(uid) {
+      const [row] = await sql<PayloadRow[]>`
+        select payload, consumed_at from oidc_payloads
+        where model = ${model} and uid = ${uid} and ${live()}
+        order by expires_at desc nulls first limit 1`
+      return present(row)
+    },
+
+    async consume(id) {
+      await sql`update oidc_payloads set consumed_at = now() where model = ${model} and id = ${id}`
+    },
+
+    async destroy(id) {
+      await sql`delete from oidc_payloads where model = ${model} and id = ${id}`
+    },
+
+    async revokeByGrantId(grantId) {
+      await sql`delete from oidc_payloads where model = ${model} and grant_id = ${grantId}`
+    },
+  }
+}
+
+/** Removes rows that expired more than a minute ago; returns how many went. */
+export async function deleteExpiredPayloads(sql: Queryable): Promise<number> {
+  const result = await sql`delete from oidc_payloads where expires_at < now() - interval '1 minute'`
+  return result.count
+}

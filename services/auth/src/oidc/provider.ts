@@ -1,0 +1,181 @@
+// The certified OpenID provider (oidc-provider 8) configured for Meridian: which grants, scopes, claims, clients,
+// routes and pages; what is stored in PostgreSQL; who the users are.
+import type { JsonWebKey } from 'node:crypto'
+import type { Sql } from '@meridian/db'
+import Provider, { type ClientMetadataView, type KoaContextWithOIDC } from 'oidc-provider'
+import type { Accounts } from './accounts.ts'
+import { claimsOfScopes } from './accounts.ts'
+import { type ClientsConfig, seededClients } from './clients.ts'
+import {
+  deviceSuccessPage,
+  errorPage,
+  logoutPage,
+  pageHeaders,
+  signedOutPage,
+  userCodeConfirmPage,
+  userCodeInputPage,
+} from './pages.ts'
+import { createPostgresAdapter } from './postgres-adapter.ts'
+
+/**
+ * Where the provider answers, at the root of the auth service. The JWKS is not /.well-known/jwks.json: that path is
+ * the access-token key set of the token routes; both publish the same keys (the key ring's), see oidc-plugin.ts.
+ */
+export const oidcRoutes = {
+  authorization: '/authorize',
+  token: '/token',
+  userinfo: '/userinfo',
+  jwks: '/oidc/jwks',
+  device_authorization: '/device/auth',
+  code_verification: '/device',
+  end_session: '/session/end',
+  revocation: '/token/revocation',
+  introspection: '/token/introspection',
+} as const
+
+export const interactionPath = (uid: string): string => `/interaction/${uid}`
+
+/** Lifetimes in seconds. ID tokens stay within the key ring's bound (one hour) so a retired key outlives its tokens. */
+const ttl = {
+  AccessToken: 15 * 60,
+  AuthorizationCode: 60,
+  ClientCredentials: 15 * 60,
+  DeviceCode: 10 * 60,
+  IdToken: 60 * 60,
+  Interaction: 60 * 60,
+  Grant: 14 * 24 * 60 * 60,
+  RefreshToken: 14 * 24 * 60 * 60,
+  Session: 14 * 24 * 60 * 60,
+}
+
+export interface OidcProviderOptions {
+  issuer: string
+  /** private signing JWKs, the current key first (KeyRing.privateJwks()) */
+  signingKeys: JsonWebKey[]
+  sql: Sql
+  accounts: Accounts
+  clients: ClientsConfig
+  cookieKeys: string[]
+  trustProxy: boolean
+}
+
+function setPage(ctx: KoaContextWithOIDC, body: string): void {
+  ctx.type = pageHeaders['content-type']
+  ctx.body = body
+}
+
+/** The name a page shows for the client of the request. */
+const clientName = (ctx: KoaContextWithOIDC): string =>
+  ctx.oidc.client?.clientName ?? ctx.oidc.client?.clientId ?? 'the application'
+
+/** CORS for browser clients: an origin is allowed when one of the client's redirect URIs lives there. */
+function clientBasedCORS(_ctx: KoaContextWithOIDC, origin: string, client: ClientMetadataView): boolean {
+  const redirectUris = (client.redirectUris as string[] | undefined) ?? []
+  return redirectUris.some((uri) => {
+    try {
+      return new URL(uri).origin === origin
+    } catch {
+      return false
+    }
+  })
+}
+
+export function createOidcProvider(options: OidcProviderOptions): Provider {
+  const provider = new Provider(options.issuer, {
+    adapter: (model) => createPostgresAdapter(options.sql, model),
+    clients: seededClients(options.clients),
+    jwks: { keys: options.signingKeys },
+    findAccount: (_ctx, sub) => options.accounts.findAccount(sub),
+
+    // code flow only: implicit and hybrid response types are refused with unsupported_response_type, and there is
+    // no password grant in oidc-provider at all
+    responseTypes: ['code'],
+    // S256 only (plain refused), for every client: confidential ones too (RFC 9700 2.1.1)
+    pkce: { methods: ['S256'], required: () => true },
+    // redirect_uri always sent and compared exactly with a registered one (the library never matches prefixes)
+    allowOmittingSingleRegisteredRedirectUri: false,
+
+    scopes: ['openid', 'offline_access', 'profile', 'email', 'address', 'phone'],
+    claims: { ...claimsOfScopes, acr: null, auth_time: null, sid: null, iss: null },
+    // The spec's ID token carries sub, name, email, preferred_username: the granted scopes' claims go into the ID
+    // token too, not only to /userinfo (OIDC Core 5.4 would keep them for /userinfo when an access token is issued).
+    conformIdTokenClaims: false,
+
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      deviceFlow: {
+        enabled: true,
+        // `form` is the provider's own markup (hidden xsrf field, escaped user code)
+        userCodeInputSource(ctx: KoaContextWithOIDC, form: string, out?: { error?: string }, error?: Error) {
+          const problem = error
+            ? 'userCode' in error || error.name === 'NoCodeError'
+              ? 'That code is not valid. Check your device and try again.'
+              : error.name === 'AbortedError'
+                ? 'The sign-in was cancelled.'
+                : 'The code could not be processed. Try again.'
+            : out?.error
+              ? 'The code could not be processed. Try again.'
+              : undefined
+          setPage(ctx, userCodeInputPage(form, problem))
+        },
+        userCodeConfirmSource(
+          ctx: KoaContextWithOIDC,
+          form: string,
+          client: ClientMetadataView,
+          _deviceInfo: unknown,
+          userCode: string,
+        ) {
+          setPage(ctx, userCodeConfirmPage(form, client.clientName ?? client.clientId, userCode))
+        },
+        successSource(ctx: KoaContextWithOIDC) {
+          setPage(ctx, deviceSuccessPage(clientName(ctx)))
+        },
+      },
+      revocation: { enabled: true },
+      introspection: {
+        enabled: true,
+        // a client learns about its own tokens only (no resource-server clients exist yet to inspect others')
+        allowedPolicy: (_ctx: KoaContextWithOIDC, caller: ClientMetadataView, token: { clientId?: string }) =>
+          token.clientId === caller.clientId,
+      },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource(ctx: KoaContextWithOIDC, form: string) {
+          setPage(ctx, logoutPage(form, ctx.host))
+        },
+        postLogoutSuccessSource(ctx: KoaContextWithOIDC) {
+          setPage(ctx, signedOutPage())
+        },
+      },
+      // not offered: no dynamic registration, no pushed requests or resource indicators (no API audiences yet)
+      registration: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      resourceIndicators: { enabled: false },
+    },
+
+    routes: { ...oidcRoutes },
+    interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
+    clientBasedCORS,
+
+    cookies: {
+      keys: options.cookieKeys,
+      // Lax: sent on the top-level navigations of the code flow, not on cross-site POSTs (the interaction forms'
+      // CSRF defence together with the signed, path-bound interaction cookie)
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    ttl,
+
+    // Errors shown to a browser (a bad authorization request with no safe redirect); JSON clients get the OAuth
+    // {error, error_description} body instead.
+    renderError(ctx: KoaContextWithOIDC, out) {
+      setPage(ctx, errorPage('Sign-in error', out.error_description ?? 'The request was refused.', out.error))
+    },
+  })
+  // Behind a proxy the provider must see the client's scheme and host (cookies' Secure flag, endpoint URLs in
+  // discovery); trusting X-Forwarded-* without such a proxy would let any client choose them.
+  provider.proxy = options.trustProxy
+  return provider
+}

@@ -1,0 +1,82 @@
+// /api/v1/api-keys: a user's API keys (an admin's: anyone's). Created keys are shown once.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import {
+  ApiKey,
+  ApiKeyListQuery,
+  AppError,
+  CreateApiKeyBody,
+  CreatedApiKey,
+  Paginated,
+  paginate,
+} from '@meridian/contracts'
+import { errorResponses, type Principal } from '@meridian/service-kit'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
+
+export interface ApiKeysRoutesOptions {
+  apiKeys: ApiKeyUseCases
+}
+
+const ApiKeyIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+
+/** Every route here runs `authenticate` first, so a request without a principal never reaches a handler. */
+const principalOf = (request: FastifyRequest): Principal => {
+  if (!request.principal) throw AppError.unauthorized()
+  return request.principal
+}
+
+export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = async (app, { apiKeys }) => {
+  const tags = ['api-keys']
+  app.addHook('onRequest', app.authenticate)
+
+  app.post(
+    '/api-keys',
+    {
+      schema: {
+        tags,
+        summary: 'Create an API key (the key is in this answer only); admins may pass another userId',
+        body: CreateApiKeyBody,
+        response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const created = await apiKeys.createApiKey(principalOf(request), request.body)
+      return reply.code(201).header('location', `/api/v1/api-keys/${created.id}`).send(created)
+    },
+  )
+
+  app.get(
+    '/api-keys',
+    {
+      schema: {
+        tags,
+        summary:
+          "List your API keys (admins: another user's with userId); keys themselves are never shown again",
+        querystring: ApiKeyListQuery,
+        response: { 200: Paginated(ApiKey), ...errorResponses(401, 403, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { items, total } = await apiKeys.listApiKeys(principalOf(request), request.query)
+      const path = request.url.split('?')[0] ?? request.url
+      return { data: items, ...paginate(path, request.query, request.query, total) }
+    },
+  )
+
+  app.delete(
+    '/api-keys/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke an API key (its owner or an admin)',
+        params: ApiKeyIdParams,
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      await apiKeys.revokeApiKey(principalOf(request), request.params.id)
+      return reply.code(204).send(null)
+    },
+  )
+}

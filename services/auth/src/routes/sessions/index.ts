@@ -1,0 +1,79 @@
+// POST /login and POST /logout (spec paths, at the root): password login answered with a token pair or a cookie
+// session, and the end of a cookie session.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AccessTokenResponse, authNames, LoginBody, LoginQuery, TokenPair } from '@meridian/contracts'
+import { errorResponses } from '@meridian/service-kit'
+import { Type } from 'typebox'
+import type { SignIn } from '../../domain/sign-in.ts'
+import { clearSessionCookie, setRefreshCookie, setSessionCookie } from '../auth-cookies.ts'
+
+export interface SessionsRoutesOptions {
+  signIn: SignIn
+  refreshTokenTtlSeconds: number
+}
+
+export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = async (
+  app,
+  { signIn, refreshTokenTtlSeconds },
+) => {
+  const tags = ['authentication']
+
+  // The client chooses the answer with the query string (not a header, so a plain HTML form can ask for a session):
+  // ?mode=session -> 204 + session cookie; ?refresh=cookie -> the refresh token in its cookie, not in the body.
+  app.post(
+    '/login',
+    {
+      schema: {
+        tags,
+        summary: 'Log in with email and password',
+        description:
+          'Answers a token pair (200). With `?mode=session` it starts a server-side session instead: 204 and ' +
+          `\`Set-Cookie: ${authNames.sessionCookie}=…; Path=/; HttpOnly; Secure; SameSite=Lax\`. With ` +
+          `\`?refresh=cookie\` the refresh token is set as the \`${authNames.refreshCookie}\` cookie ` +
+          `(Path=${authNames.refreshCookiePath}; HttpOnly; Secure; SameSite=Strict) and left out of the body. ` +
+          'A wrong email or password, or an account that is not active, is 401 `Invalid email or password`; ' +
+          'too many failures from one address or for one account are 429 with Retry-After.',
+        querystring: LoginQuery,
+        body: LoginBody,
+        response: {
+          200: Type.Union([TokenPair, AccessTokenResponse]),
+          204: Type.Null({ description: 'cookie session started (mode=session); no body' }),
+          ...errorResponses(400, 401, 413, 415, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const subject = await signIn.authenticate(request.body, request.ip)
+      if (request.query.mode === 'session') {
+        const { sessionId, ttlSeconds } = await signIn.openSession(subject)
+        setSessionCookie(reply, sessionId, ttlSeconds)
+        return reply.code(204).send(null)
+      }
+      const pair = await signIn.issueTokenPair(subject)
+      if (request.query.refresh === 'cookie') {
+        setRefreshCookie(reply, pair.refreshToken, refreshTokenTtlSeconds)
+        return { accessToken: pair.accessToken, tokenType: pair.tokenType, expiresIn: pair.expiresIn }
+      }
+      return pair
+    },
+  )
+
+  // Idempotent: without a session cookie, or with one that is already gone, it is 204 too (and clears the cookie).
+  app.post(
+    '/logout',
+    {
+      schema: {
+        tags,
+        summary: 'End the cookie session',
+        description: `Deletes the session named by the \`${authNames.sessionCookie}\` cookie and clears the cookie. 204 whether or not there was a session.`,
+        response: { 204: Type.Null({ description: 'no session any more; the cookie is cleared' }) },
+      },
+    },
+    async (request, reply) => {
+      const sessionId = request.cookies[authNames.sessionCookie]
+      if (sessionId) await signIn.closeSession(sessionId)
+      clearSessionCookie(reply)
+      return reply.code(204).send(null)
+    },
+  )
+}

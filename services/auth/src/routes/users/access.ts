@@ -1,0 +1,65 @@
+// Who may do what with the users resource: admins manage everyone; a user reads, changes and removes only
+// themself; anyone may register, but only an admin may set `role` or `status` (on create and on change).
+import { AppError } from '@meridian/contracts'
+import { assertOwnerOrRole } from '@meridian/service-kit'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  preHandlerHookHandler,
+} from 'fastify'
+import type { UsersGuards } from './index.ts'
+
+/** Runs a hook (async or callback style) and settles when it has; a hook that answered itself leaves reply.sent. */
+function runHook(
+  app: FastifyInstance,
+  hook: onRequestHookHandler | preHandlerHookHandler,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error) => (error ? reject(error) : resolve())
+    const result = (hook as (...args: unknown[]) => unknown).call(app, request, reply, done)
+    if (result && typeof (result as Promise<unknown>).then === 'function') {
+      ;(result as Promise<unknown>).then(() => resolve(), reject)
+    }
+  })
+}
+
+const privilegedFields = ['role', 'status'] as const
+
+export function usersGuards(app: FastifyInstance): UsersGuards {
+  // authentication runs first, in onRequest: a caller without credentials is 401 before any validation answers
+  const authenticate = app.authenticate as onRequestHookHandler
+  const adminOnly = app.requireRole('admin') as onRequestHookHandler
+
+  const ownerOrAdmin: onRequestHookHandler = async (request) => {
+    const { id } = request.params as { id: string }
+    assertOwnerOrRole(request.principal, id, 'admin')
+  }
+
+  // after body validation: only then is it known whether role or status is being set
+  const privilegedFieldsAdminOnly: preHandlerHookHandler = async (request, reply) => {
+    const body = request.body as Record<string, unknown> | undefined
+    const setting = privilegedFields.filter((field) => body?.[field] !== undefined)
+    if (setting.length === 0) return
+    // registration is anonymous: someone setting a role must first say who they are
+    if (!request.principal) {
+      await runHook(app, authenticate, request, reply)
+      if (reply.sent) return
+    }
+    const principal = request.principal
+    if (!principal) throw AppError.unauthorized()
+    if (principal.role !== 'admin' && !principal.roles.includes('admin')) {
+      throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}`)
+    }
+  }
+
+  return {
+    list: [authenticate, adminOnly],
+    read: [authenticate, ownerOrAdmin],
+    write: [authenticate, ownerOrAdmin],
+    privilegedFields: [privilegedFieldsAdminOnly],
+  }
+}

@@ -1,0 +1,225 @@
+// API keys: created and shown once, stored hashed, accepted only in X-API-Key, revoked by their owner or an admin.
+import { createHash } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { type SignedIn, signedIn } from './identities.ts'
+
+let auth: AuthTestApp
+beforeAll(async () => {
+  auth = await buildAuthTestApp()
+})
+afterAll(async () => {
+  await auth?.close()
+})
+
+interface CreatedKey {
+  id: string
+  userId: string
+  key: string
+  prefix: string
+  scopes: string[]
+  lastUsedAt: string | null
+}
+
+async function createKey(owner: SignedIn, body: Record<string, unknown> = {}): Promise<CreatedKey> {
+  const response = await auth.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: owner.headers,
+    payload: { name: 'deploy bot', scopes: ['users:read'], ...body },
+  })
+  expect(response.statusCode).toBe(201)
+  return response.json()
+}
+
+const readSelf = (userId: string, headers: Record<string, string>) =>
+  auth.app.inject({ method: 'GET', url: `/api/v1/users/${userId}`, headers })
+
+describe('API keys', () => {
+  it('when a user creates a key, then it is answered once with Location, stored only as prefix and hash, and authenticates as that user in X-API-Key', async () => {
+    const owner = await signedIn(auth)
+    const response = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: owner.headers,
+      payload: { name: 'ci', scopes: ['users:read', 'orders:write'] },
+    })
+    expect(response.statusCode).toBe(201)
+    const created = response.json() as CreatedKey
+    expect(response.headers.location).toBe(`/api/v1/api-keys/${created.id}`)
+    expect(created).toMatchObject({
+      userId: owner.user.id,
+      scopes: ['users:read', 'orders:write'],
+      lastUsedAt: null,
+    })
+    expect(created.key).toMatch(/^mk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/)
+    expect(created.key.startsWith(`${created.prefix}_`)).toBe(true)
+
+    const [row] = await auth.sql<{ keyHash: string; prefix: string }[]>`
+      select key_hash, prefix from api_keys where id = ${created.id}`
+    expect(row?.keyHash).toBe(createHash('sha256').update(created.key).digest('base64url'))
+    expect(JSON.stringify(row)).not.toContain(created.key)
+
+    const asKey = await readSelf(owner.user.id, { 'x-api-key': created.key })
+    expect(asKey.statusCode).toBe(200)
+    expect(asKey.json()).toMatchObject({ id: owner.user.id })
+    // the list never shows the key again, and records the use
+    const list = await auth.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers })
+    expect(list.statusCode).toBe(200)
+    expect(list.body).not.toContain(created.key)
+    const [listed] = list.json().data as CreatedKey[]
+    expect(listed).toMatchObject({ id: created.id, prefix: created.prefix })
+    expect(listed?.lastUsedAt).not.toBeNull()
+    expect(list.json().meta).toMatchObject({ page: 1, total: 1 })
+  })
+
+  it('when a key is sent in the URL query, then it is refused with a clear 401, even when it is valid', async () => {
+    const owner = await signedIn(auth)
+    const { key } = await createKey(owner)
+    for (const name of ['api_key', 'apiKey', 'API-KEY']) {
+      const response = await auth.app.inject({
+        method: 'GET',
+        url: `/api/v1/users/${owner.user.id}?${name}=${key}`,
+      })
+      expect(response.statusCode).toBe(401)
+      expect(response.json().error).toMatchObject({
+        code: 'UNAUTHORIZED',
+        message: 'API keys are accepted only in the X-API-Key header',
+      })
+    }
+    expect(JSON.stringify(auth.logs)).not.toContain(key)
+  })
+
+  it('when a key is unknown, tampered with, revoked or expired, or its owner is suspended, then it is refused with 401 Invalid API key', async () => {
+    const owner = await signedIn(auth)
+    const revoked = await createKey(owner)
+    const revoke = await auth.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/api-keys/${revoked.id}`,
+      headers: owner.headers,
+    })
+    expect(revoke.statusCode).toBe(204)
+    const expiring = await createKey(owner, { expiresAt: new Date(Date.now() + 60_000).toISOString() })
+    await auth.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${expiring.id}`
+    const valid = await createKey(owner)
+    const tampered = `${valid.key.slice(0, -1)}${valid.key.endsWith('A') ? 'B' : 'A'}`
+    const suspendedOwner = await signedIn(auth)
+    const ofSuspended = await createKey(suspendedOwner)
+    await auth.sql`update users set status = 'suspended' where id = ${suspendedOwner.user.id}`
+
+    for (const key of [
+      revoked.key,
+      expiring.key,
+      tampered,
+      'mk_000000000000_' + 'x'.repeat(43),
+      'nonsense',
+      ofSuspended.key,
+    ]) {
+      const response = await readSelf(owner.user.id, { 'x-api-key': key })
+      expect(response.statusCode, key).toBe(401)
+      expect(response.json().error.message).toBe('Invalid API key')
+    }
+    expect((await readSelf(owner.user.id, { 'x-api-key': valid.key })).statusCode).toBe(200)
+  })
+
+  it("when a user lists, creates or revokes another user's keys, then 403; an admin may do all three", async () => {
+    const alice = await signedIn(auth)
+    const bob = await signedIn(auth)
+    const admin = await signedIn(auth, { role: 'admin' })
+    const bobsKey = await createKey(bob)
+
+    const list = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/api-keys?userId=${bob.user.id}`,
+      headers: alice.headers,
+    })
+    expect(list.statusCode).toBe(403)
+    const create = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: alice.headers,
+      payload: { name: 'sneaky', userId: bob.user.id },
+    })
+    expect(create.statusCode).toBe(403)
+    const revoke = await auth.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/api-keys/${bobsKey.id}`,
+      headers: alice.headers,
+    })
+    expect(revoke.statusCode).toBe(403)
+    expect(revoke.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'Insufficient permissions' })
+    // Bob's key still works
+    expect((await readSelf(bob.user.id, { 'x-api-key': bobsKey.key })).statusCode).toBe(200)
+
+    const adminList = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/api-keys?userId=${bob.user.id}`,
+      headers: admin.headers,
+    })
+    expect(adminList.statusCode).toBe(200)
+    expect((adminList.json().data as CreatedKey[]).map((key) => key.id)).toEqual([bobsKey.id])
+    const forBob = await createKey(admin, { userId: bob.user.id })
+    expect(forBob.userId).toBe(bob.user.id)
+    const adminRevoke = await auth.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/api-keys/${bobsKey.id}`,
+      headers: admin.headers,
+    })
+    expect(adminRevoke.statusCode).toBe(204)
+    expect((await readSelf(bob.user.id, { 'x-api-key': bobsKey.key })).statusCode).toBe(401)
+  })
+
+  it('when a key is used to create another key, then 403: a leaked key cannot mint successors', async () => {
+    const owner = await signedIn(auth)
+    const { key } = await createKey(owner)
+    const response = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: { 'x-api-key': key },
+      payload: { name: 'successor' },
+    })
+    expect(response.statusCode).toBe(403)
+    expect(response.json().error.message).toBe('API keys cannot create API keys')
+  })
+
+  it('when the body is invalid (no name, bad scope, past expiry, unknown field) or nobody is signed in, then 422 or 401 and nothing is created', async () => {
+    const owner = await signedIn(auth)
+    const attempts: [Record<string, unknown>, string][] = [
+      [{ scopes: [] }, 'name'],
+      [{ name: 'x', scopes: ['Users:Everything'] }, 'scopes'],
+      [{ name: 'x', expiresAt: new Date(Date.now() - 1000).toISOString() }, 'expiresAt'],
+      [{ name: 'x', admin: true }, 'admin'],
+    ]
+    for (const [payload, field] of attempts) {
+      const response = await auth.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: owner.headers,
+        payload,
+      })
+      expect(response.statusCode, JSON.stringify(payload)).toBe(422)
+      expect(JSON.stringify(response.json().error.details)).toContain(field)
+    }
+    const anonymous = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      payload: { name: 'x' },
+    })
+    expect(anonymous.statusCode).toBe(401)
+    expect(anonymous.json().error.message).toBe('Missing token')
+    const [count] = await auth.sql<
+      { n: number }[]
+    >`select count(*)::int as n from api_keys where user_id = ${owner.user.id}`
+    expect(count?.n).toBe(0)
+  })
+
+  it('when an unknown key id is revoked, then 404', async () => {
+    const owner = await signedIn(auth)
+    const response = await auth.app.inject({
+      method: 'DELETE',
+      url: '/api/v1/api-keys/00000000-0000-4000-8000-000000000000',
+      headers: owner.headers,
+    })
+    expect(response.statusCode).toBe(404)
+  })
+})

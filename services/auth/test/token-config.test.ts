@@ -1,0 +1,39 @@
+// The token and signing-key settings of auth's configuration: defaults, ranges, and the rules that span variables.
+import { ConfigError } from '@meridian/service-kit'
+import { describe, expect, it } from 'vitest'
+import { loadAuthConfig } from '../src/config.ts'
+
+describe('auth configuration: tokens and keys', () => {
+  it('when nothing is set, then access tokens live 15 minutes, refresh tokens 14 days, sessions 8 hours, keys rotate every 30 days', () => {
+    const config = loadAuthConfig({})
+    expect(config).toMatchObject({
+      ACCESS_TOKEN_TTL_SECONDS: 900,
+      REFRESH_TOKEN_TTL_SECONDS: 14 * 24 * 3600,
+      SESSION_TTL_SECONDS: 8 * 3600,
+      SIGNING_KEY_ROTATION_SECONDS: 30 * 24 * 3600,
+      JWKS_MAX_AGE_SECONDS: 300,
+      LOGIN_MAX_FAILURES_PER_ADDRESS: 20,
+      LOGIN_MAX_FAILURES_PER_ACCOUNT: 5,
+      LOGIN_FAILURE_WINDOW_SECONDS: 900,
+    })
+  })
+
+  it('when the access-token lifetime is outside 15 to 60 minutes, then the configuration is refused', () => {
+    expect(() => loadAuthConfig({ ACCESS_TOKEN_TTL_SECONDS: '600' })).toThrow(ConfigError)
+    expect(() => loadAuthConfig({ ACCESS_TOKEN_TTL_SECONDS: '3601' })).toThrow(/ACCESS_TOKEN_TTL_SECONDS/)
+  })
+
+  it('when HS256 is chosen without a secret, or production keeps the development key secret, then it is refused naming the variable', () => {
+    expect(() => loadAuthConfig({ JWT_ALGORITHM: 'HS256' })).toThrow(/JWT_SECRET: required/)
+    expect(() => loadAuthConfig({ NODE_ENV: 'production' })).toThrow(/SIGNING_KEY_ENCRYPTION_SECRET/)
+    expect(
+      loadAuthConfig({
+        NODE_ENV: 'production',
+        SIGNING_KEY_ENCRYPTION_SECRET: 'a-real-production-secret-of-enough-length',
+        OIDC_COOKIE_KEYS: 'a-real-production-cookie-key-of-enough-length',
+        OIDC_WEB_CLIENT_SECRET: 'a-real-production-web-client-secret-long',
+        OIDC_MACHINE_CLIENT_SECRET: 'a-real-production-machine-secret-long-xx',
+      }).NODE_ENV,
+    ).toBe('production')
+  })
+})
