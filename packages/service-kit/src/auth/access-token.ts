@@ -1,7 +1,12 @@
-// Verification of access tokens (JWT) with @fastify/jwt: one algorithm, our keys only, iss/aud/exp/nbf always checked.
+// Verification of access tokens (JWT) with fast-jwt: one algorithm, our keys only, iss/aud/exp/nbf always checked.
+//
+// fast-jwt is the engine of @fastify/jwt, used here directly: @fastify/jwt builds a new verifier on every call that
+// passes a key, and an RS256 key is chosen per token (by kid), so through it every request paid for a verifier. Here
+// each key gets one verifier, kept while the key is in use, with fast-jwt's cache of verified tokens (a client sends
+// the same token for its whole lifetime).
 import type { KeyObject } from 'node:crypto'
 import { createPublicKey } from 'node:crypto'
-import fastifyJwt from '@fastify/jwt'
+import { createDecoder, createVerifier } from 'fast-jwt'
 import type { FastifyInstance } from 'fastify'
 import { createJwksKeySource, JwksUnavailableError, jwksDefaults } from './jwks-key-source.ts'
 
@@ -39,8 +44,6 @@ export const clockToleranceMs = 5000
 const maxKidLength = 256
 export const minimumSecretLength = 32
 
-type JwtDecorator = FastifyInstance['jwt']
-
 export function assertValidJwtVerification(jwt: JwtVerification): void {
   if (jwt.algorithm === 'HS256') {
     if (typeof jwt.secret !== 'string' || jwt.secret.length < minimumSecretLength) {
@@ -58,39 +61,32 @@ export function assertValidJwtVerification(jwt: JwtVerification): void {
   }
 }
 
-/**
- * Registers @fastify/jwt in a context of its own, so that none of its decorators (`jwt`, `request.user`, ...)
- * reach the service, which stays free to register @fastify/jwt for its own purposes.
- */
+/** Verified tokens remembered per key (fast-jwt keeps each until its own expiry). */
+const verifiedTokenCacheSize = 1000
+
 export async function createAccessTokenVerifier(
   app: FastifyInstance,
   options: AccessTokenOptions,
 ): Promise<AccessTokenVerifier> {
   const { jwt: verification } = options
   assertValidJwtVerification(verification)
-  let jwt: JwtDecorator | undefined
-  await app.register(async (isolated) => {
-    await isolated.register(fastifyJwt, {
-      // RS256 keys are passed per token (chosen by kid), so the registered secret is only a placeholder there
-      secret: verification.algorithm === 'HS256' ? verification.secret : refuseUnselectedKey,
-      verify: {
-        // an allow-list of exactly one: `none`, HS256-with-the-public-key and every other algorithm are refused
-        algorithms: [verification.algorithm],
-        allowedIss: options.issuer,
-        allowedAud: options.audience,
-        requiredClaims: ['exp', 'iss', 'aud', 'sub'],
-        clockTolerance: clockToleranceMs,
-      },
+  const verifierFor = (key: string) =>
+    createVerifier({
+      key,
+      // an allow-list of exactly one: `none`, HS256-with-the-public-key and every other algorithm are refused
+      algorithms: [verification.algorithm],
+      allowedIss: options.issuer,
+      allowedAud: options.audience,
+      requiredClaims: ['exp', 'iss', 'aud', 'sub'],
+      clockTolerance: clockToleranceMs,
+      cache: verifiedTokenCacheSize,
     })
-    jwt = isolated.jwt
-  })
-  if (!jwt) throw new Error('auth: @fastify/jwt did not load')
-  const decorator = jwt
 
   if (verification.algorithm === 'HS256') {
+    const verifier = verifierFor(verification.secret)
     return {
       async verify(token) {
-        return verifyWith(() => decorator.verify(token))
+        return verifyWith(() => verifier(token))
       },
     }
   }
@@ -99,19 +95,24 @@ export async function createAccessTokenVerifier(
     'jwksUrl' in verification
       ? publicKeysFromJwks(app, verification)
       : publicKeysFromResolver(verification.keys)
+  // a handful of keys at a time (next, current, retired): the map is simply started afresh should it ever reach 16
+  let verifiers = new Map<string, ReturnType<typeof verifierFor>>()
 
   return {
     async verify(token) {
-      const kid = rs256KeyId(decorator, token)
+      const kid = rs256KeyId(token)
       const pem = await publicKeyPem(kid)
       if (pem === undefined) throw new InvalidTokenError(`unknown key id ${kid}`)
-      return verifyWith(() => decorator.verify(token, { key: pem }))
+      let verifier = verifiers.get(pem)
+      if (verifier === undefined) {
+        if (verifiers.size >= 16) verifiers = new Map()
+        verifier = verifierFor(pem)
+        verifiers.set(pem, verifier)
+      }
+      const verify = verifier
+      return verifyWith(() => verify(token))
     },
   }
-}
-
-function refuseUnselectedKey(): never {
-  throw new Error('auth: an RS256 token must be verified with the key of its kid')
 }
 
 function verifyWith(verify: () => unknown): Record<string, unknown> {
@@ -130,10 +131,12 @@ function verifyWith(verify: () => unknown): Record<string, unknown> {
  * The kid of a token that claims RS256, read before any key is looked up: a token of another algorithm, or one
  * without a kid, never costs a JWKS fetch. Other header fields (`jwk`, `jku`, `x5u`, `x5c`) are never looked at.
  */
-function rs256KeyId(jwt: JwtDecorator, token: string): string {
+const decodeComplete = createDecoder({ complete: true })
+
+function rs256KeyId(token: string): string {
   let header: Record<string, unknown>
   try {
-    header = (jwt.decode(token, { complete: true }) as { header: Record<string, unknown> }).header
+    header = (decodeComplete(token) as { header: Record<string, unknown> }).header
   } catch (error) {
     throw new InvalidTokenError('malformed token', { cause: error })
   }
