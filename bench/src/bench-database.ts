@@ -16,6 +16,9 @@ export const authMigrationsDir = fileURLToPath(
 /** Seeded users have these emails; everything else was created by a run and is removed by `removeCreatedUsers`. */
 const seedEmailPattern = 'seed-%@example.com'
 
+/** A seeded admin (every tenth seed user is one): the list is for admins only, so the runs sign in as this one. */
+export const seededAdmin = { email: 'seed-10@example.com', password: 'seeded password 1' }
+
 export interface BenchDatabase {
   name: string
   url: string

@@ -41,14 +41,21 @@ export const newUserBody = () => {
   })
 }
 
+export interface LoadOptions {
+  seconds: number
+  connections: number
+  /** Authorization header of the list (admins only); the bare server ignores it */
+  authorization: string
+}
+
 export function runLoad(
   baseUrl: string,
   scenario: Scenario,
-  { seconds, connections }: { seconds: number; connections: number },
+  { seconds, connections, authorization }: LoadOptions,
 ): Promise<LoadSample> {
   const target =
     scenario === 'list'
-      ? { url: `${baseUrl}/api/v1/users?limit=20` }
+      ? { url: `${baseUrl}/api/v1/users?limit=20`, headers: { authorization } }
       : {
           url: `${baseUrl}/api/v1/users`,
           method: 'POST' as const,

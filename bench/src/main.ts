@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
 import { Redis } from 'ioredis'
 import { loadBenchConfig } from './bench-config.ts'
-import { createBenchDatabase } from './bench-database.ts'
+import { createBenchDatabase, seededAdmin } from './bench-database.ts'
 import type { ServerName } from './ipc.ts'
 import { type LoadSample, runLoad, scenarioLabel, summarise } from './load.ts'
 import {
@@ -65,6 +65,17 @@ async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
   }
 }
 
+async function signIn(baseUrl: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(seededAdmin),
+  })
+  if (response.status !== 200) throw new Error(`POST /login: ${response.status} ${await response.text()}`)
+  const { accessToken } = (await response.json()) as { accessToken: string }
+  return `Bearer ${accessToken}`
+}
+
 async function main(): Promise<void> {
   const config = loadBenchConfig()
   const started = Date.now()
@@ -102,7 +113,9 @@ async function main(): Promise<void> {
     `servers up: chassis pid ${servers.chassis.pid} (${idleRssMb.chassis} MB), bare pid ${servers.bare.pid} (${idleRssMb.bare} MB)`,
   )
 
-  const responseCheck = await checkResponses(servers.chassis.baseUrl, servers.bare.baseUrl)
+  // the list is for admins: sign in once through the chassis (a token lives 15 minutes, far longer than a run)
+  const authorization = await signIn(servers.chassis.baseUrl)
+  const responseCheck = await checkResponses(servers.chassis.baseUrl, servers.bare.baseUrl, authorization)
   for (const problem of responseCheck.problems)
     say(`WARNING: the servers do not do the same work: ${problem}`)
   await database.removeCreatedUsers()
@@ -112,7 +125,7 @@ async function main(): Promise<void> {
   // or slows down during the run (other work on it) weighs on both servers alike.
   const results: RunResult[] = []
   const order: ServerName[] = ['chassis', 'bare', 'bare', 'chassis']
-  const load = { connections: config.connections }
+  const load = { connections: config.connections, authorization }
   for (const scenario of config.scenarios) {
     say(
       `${scenarioLabel[scenario]}: warm-up ${config.warmupSeconds} s each, then ${config.measureSeconds} s each ` +

@@ -24,10 +24,15 @@ const ask = async (url: string, init?: RequestInit): Promise<Answer> => {
 
 const fieldsOf = (body: unknown) => Object.keys(body as object).sort()
 
-export async function checkResponses(chassisUrl: string, bareUrl: string): Promise<ResponseCheck> {
+export async function checkResponses(
+  chassisUrl: string,
+  bareUrl: string,
+  authorization: string,
+): Promise<ResponseCheck> {
   const problems: string[] = []
   const list = `/api/v1/users?limit=20`
-  const [chassisList, bareList] = await Promise.all([ask(chassisUrl + list), ask(bareUrl + list)])
+  const init = { headers: { authorization } }
+  const [chassisList, bareList] = await Promise.all([ask(chassisUrl + list, init), ask(bareUrl + list, init)])
   if (chassisList.status !== 200 || bareList.status !== 200) {
     problems.push(`GET ${list}: chassis ${chassisList.status}, bare ${bareList.status}`)
   }

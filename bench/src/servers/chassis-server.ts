@@ -1,28 +1,30 @@
-// Server A: the real auth app (buildApp of @meridian/auth: chassis, rate limits in Redis, the users resource).
-import { type AuthDependencies, buildApp } from '@meridian/auth'
+// Server A: the real auth app (buildApp of @meridian/auth: chassis, rate limits in Redis, authentication, the users
+// resource), hosted as auth's main.ts hosts it: a started key ring, the same Redis client.
+import { buildApp, createConfiguredKeyRing, loadAuthConfig } from '@meridian/auth'
 import { createDatabase } from '@meridian/db'
-import { createRedis, loadConfig, ServiceEnv } from '@meridian/service-kit'
+import { createRedis } from '@meridian/service-kit'
 import { serveOverIpc } from './serve-over-ipc.ts'
 import { readServerEnv } from './server-env.ts'
 
 await serveOverIpc(async () => {
   const env = readServerEnv()
-  // @meridian/auth exports neither loadAuthConfig nor AuthEnv: the chassis' own variables, validated by the
-  // chassis' loader, plus the one auth adds (DATABASE_POOL_MAX)
-  const config: AuthDependencies['config'] = {
-    ...loadConfig(ServiceEnv, {
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_URL: env.databaseUrl,
-      REDIS_URL: env.redisUrl,
-      CONSUL_REGISTER: 'false',
-      // far above anything a run sends: the limiter's Redis round trip is measured, never a 429
-      RATE_LIMIT_MAX: '1000000000',
-    }),
-    DATABASE_POOL_MAX: env.poolMax,
-  }
+  const config = loadAuthConfig({
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    CONSUL_REGISTER: 'false',
+    DATABASE_POOL_MAX: String(env.poolMax),
+    // far above anything a run sends: the limiter's work is measured, never a 429
+    RATE_LIMIT_MAX: '1000000000',
+    // production refuses the development secrets; these are the run's own
+    SIGNING_KEY_ENCRYPTION_SECRET: `bench-signing-key-secret-${process.pid}-0123456789abcdef`,
+    OIDC_COOKIE_KEYS: `bench-oidc-cookie-key-${process.pid}-0123456789abcdef`,
+    OIDC_WEB_CLIENT_SECRET: `bench-web-client-secret-${process.pid}-0123456789abcdef`,
+    OIDC_MACHINE_CLIENT_SECRET: `bench-machine-client-secret-${process.pid}-0123456789abcdef`,
+  })
   const sql = createDatabase(config.DATABASE_URL, {
     max: config.DATABASE_POOL_MAX,
     applicationName: 'bench-chassis',
@@ -32,7 +34,9 @@ await serveOverIpc(async () => {
     connectionName: 'bench-chassis',
     keyPrefix: env.redisKeyPrefix,
   })
-  const app = await buildApp({ config, sql, redis })
+  const keyRing = createConfiguredKeyRing(config, sql)
+  await keyRing.start()
+  const app = await buildApp({ config, sql, redis, keyRing })
   await app.listen({ host: config.HOST, port: config.PORT })
   const address = app.server.address()
   if (!address || typeof address === 'string') throw new Error('the chassis app is not listening on TCP')
@@ -40,6 +44,7 @@ await serveOverIpc(async () => {
     port: address.port,
     async close() {
       await app.close()
+      keyRing.stop()
       await redis.quit()
       await sql.end({ timeout: 5 })
     },

@@ -1,4 +1,5 @@
-// The auth service as a Fastify app: chassis, database, users resource. Never listens; main.ts and tests build it.
+// The auth service as a Fastify app: chassis, users, credentials, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
+/// <reference path="./oidc/oidc-provider.d.ts" />
 import {
   isDatabaseError,
   isDatabaseUnavailable,
@@ -27,6 +28,10 @@ import { usersGuards } from './routes/users/access.ts'
 import { usersRoutes } from './routes/users/index.ts'
 
 export const serviceName = 'auth'
+
+// what a process hosting the app needs besides buildApp (main.ts, the benchmark's server)
+export { createConfiguredKeyRing } from './authentication.ts'
+export { type AuthConfig, loadAuthConfig } from './config.ts'
 
 export interface AuthDependencies {
   config: AuthConfig
