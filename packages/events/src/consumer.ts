@@ -272,11 +272,6 @@ class ConsumerRunner {
     let toCommit: string | undefined
     let committedAt = Date.now()
     const runs = this.runsOf(topic, batch.messages)
-    console.error(
-      topic,
-      partition,
-      runs.map((r) => (r.kind === 'events' ? r.items.length : 'm')),
-    )
     for (let i = 0; i < runs.length; i++) {
       if (!isRunning() || isStale() || this.stopping) break
       const run = runs[i] as Run

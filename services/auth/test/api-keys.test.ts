@@ -111,7 +111,7 @@ describe('API keys', () => {
       revoked.key,
       expiring.key,
       tampered,
-      'mk_000000000000_' + 'x'.repeat(43),
+      `mk_000000000000_${'x'.repeat(43)}`,
       'nonsense',
       ofSuspended.key,
     ]) {
