@@ -38,6 +38,12 @@ export interface OutboxRelayOptions {
   pollIntervalMs?: number
   /** wake at once on LISTEN `meridian_outbox` (signalled by appendToOutbox on commit); default true */
   listen?: boolean
+  /**
+   * How long the relay waits after a notification before it reads, so that the commits of the next few
+   * milliseconds go out in the same batch (one select, one Kafka request, one delete) instead of one batch each;
+   * default 5 ms, 0 reads at once. A full batch is followed by the next one without waiting.
+   */
+  wakeLingerMs?: number
   /** delete published rows (default), or mark them published and remove them after `retentionMs` */
   mode?: 'delete' | 'mark'
   /** how long marked rows are kept; default 7 days */
@@ -108,6 +114,8 @@ interface Leadership {
 interface Wait {
   wakeable: boolean
   end(): void
+  /** ends the wait after the linger (at once when there is none); later calls change nothing */
+  endSoon(): void
 }
 
 const initialBackoffMs = 100
@@ -149,6 +157,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const retentionMs = positiveInteger('retentionMs', options.retentionMs ?? 7 * 24 * 60 * 60 * 1000)
   const mode = options.mode ?? 'delete'
   const listen = options.listen ?? true
+  const wakeLingerMs = options.wakeLingerMs ?? 5
+  if (!Number.isInteger(wakeLingerMs) || wakeLingerMs < 0)
+    throw new Error(`outbox relay: wakeLingerMs must be a non-negative integer (got ${wakeLingerMs})`)
   const cleanupIntervalMs = Math.min(retentionMs, maxCleanupIntervalMs)
 
   let session: Session | undefined
@@ -223,10 +234,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   function sleep(ms: number, wakeable: boolean): Promise<void> {
     if (stopping) return Promise.resolve()
     if (wakeable && wakeRequested) {
+      // commits arrived while the last batch was out: take them, and those of the linger, together
       wakeRequested = false
-      return Promise.resolve()
+      return new Promise((resolve) => setTimeout(resolve, wakeLingerMs))
     }
     return new Promise((resolve) => {
+      let lingering = false
       const wait: Wait = {
         wakeable,
         end() {
@@ -234,8 +247,15 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           waits.delete(wait)
           resolve()
         },
+        endSoon() {
+          if (lingering) return
+          lingering = true
+          if (wakeLingerMs === 0) return wait.end()
+          clearTimeout(timer)
+          timer = setTimeout(() => wait.end(), wakeLingerMs)
+        },
       }
-      const timer = setTimeout(() => wait.end(), ms)
+      let timer = setTimeout(() => wait.end(), ms)
       waits.add(wait)
     })
   }
@@ -245,7 +265,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     for (const wait of waits) {
       if (wait.wakeable) {
         wakeRequested = false
-        wait.end()
+        wait.endSoon()
       }
     }
   }
