@@ -31,6 +31,8 @@ declare module 'fastify' {
     authenticate: preHandlerHookHandler
     /** preHandler: requires a principal with one of these roles (`role` or any of `roles`), 401 without one, 403 otherwise */
     requireRole(...roles: string[]): preHandlerHookHandler
+    /** the request's principal, read from its credential once (401 when there is none or it is bad) */
+    principalOf(request: FastifyRequest): Promise<Principal>
   }
   interface FastifyRequest {
     principal: Principal | null
@@ -85,6 +87,7 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
     await principalOf(request)
   }
   app.decorate('authenticate', authenticate)
+  app.decorate('principalOf', principalOf)
   app.decorate('requireRole', (...roles: string[]): preHandlerHookHandler => {
     return async (request) => {
       if (!holdsRole(await principalOf(request), roles)) throw AppError.forbidden()

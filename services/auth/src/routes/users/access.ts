@@ -1,7 +1,7 @@
 // Who may do what with the users resource: admins manage everyone; a user reads, changes and removes only
 // themself; anyone may register, but only an admin may set `role` or `status` (on create and on change).
 import { AppError } from '@meridian/contracts'
-import { assertOwnerOrRole } from '@meridian/service-kit'
+import { assertOwnerOrRole, holdsRole } from '@meridian/service-kit'
 import type {
   FastifyInstance,
   FastifyReply,
@@ -10,22 +10,6 @@ import type {
   preHandlerHookHandler,
 } from 'fastify'
 import type { UsersGuards } from './index.ts'
-
-/** Runs a hook (async or callback style) and settles when it has; a hook that answered itself leaves reply.sent. */
-function runHook(
-  app: FastifyInstance,
-  hook: onRequestHookHandler | preHandlerHookHandler,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error) => (error ? reject(error) : resolve())
-    const result = (hook as (...args: unknown[]) => unknown).call(app, request, reply, done)
-    if (result && typeof (result as Promise<unknown>).then === 'function') {
-      ;(result as Promise<unknown>).then(() => resolve(), reject)
-    }
-  })
-}
 
 const privilegedFields = ['role', 'status'] as const
 
@@ -40,18 +24,13 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
   }
 
   // after body validation: only then is it known whether role or status is being set
-  const privilegedFieldsAdminOnly: preHandlerHookHandler = async (request, reply) => {
+  const privilegedFieldsAdminOnly: preHandlerHookHandler = async (request) => {
     const body = request.body as Record<string, unknown> | undefined
     const setting = privilegedFields.filter((field) => body?.[field] !== undefined)
     if (setting.length === 0) return
     // registration is anonymous: someone setting a role must first say who they are
-    if (!request.principal) {
-      await runHook(app, authenticate, request, reply)
-      if (reply.sent) return
-    }
-    const principal = request.principal
-    if (!principal) throw AppError.unauthorized()
-    if (principal.role !== 'admin' && !principal.roles.includes('admin')) {
+    const principal = await app.principalOf(request)
+    if (!holdsRole(principal, ['admin'])) {
       throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}`)
     }
   }
