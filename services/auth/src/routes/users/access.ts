@@ -2,13 +2,7 @@
 // themself; anyone may register, but only an admin may set `role` or `status` (on create and on change).
 import { AppError } from '@meridian/contracts'
 import { assertOwnerOrRole, holdsRole } from '@meridian/service-kit'
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  onRequestHookHandler,
-  preHandlerHookHandler,
-} from 'fastify'
+import type { FastifyInstance, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import type { UsersGuards } from './index.ts'
 
 const privilegedFields = ['role', 'status'] as const
