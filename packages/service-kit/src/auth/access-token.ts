@@ -6,7 +6,7 @@
 // the same token for its whole lifetime).
 import type { KeyObject } from 'node:crypto'
 import { createPublicKey } from 'node:crypto'
-import { createDecoder, createVerifier } from 'fast-jwt'
+import { createVerifier } from 'fast-jwt'
 import type { FastifyInstance } from 'fastify'
 import { createJwksKeySource, JwksUnavailableError, jwksDefaults } from './jwks-key-source.ts'
 
@@ -131,15 +131,22 @@ function verifyWith(verify: () => unknown): Record<string, unknown> {
  * The kid of a token that claims RS256, read before any key is looked up: a token of another algorithm, or one
  * without a kid, never costs a JWKS fetch. Other header fields (`jwk`, `jku`, `x5u`, `x5c`) are never looked at.
  */
-const decodeComplete = createDecoder({ complete: true })
-
-function rs256KeyId(token: string): string {
-  let header: Record<string, unknown>
+/** The JOSE header alone (the payload is decoded once, by the verifier): the first base64url segment, as JSON. */
+function tokenHeader(token: string): Record<string, unknown> {
+  const end = token.indexOf('.')
+  let header: unknown
   try {
-    header = (decodeComplete(token) as { header: Record<string, unknown> }).header
+    header = end > 0 ? JSON.parse(Buffer.from(token.slice(0, end), 'base64url').toString('utf8')) : undefined
   } catch (error) {
     throw new InvalidTokenError('malformed token', { cause: error })
   }
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new InvalidTokenError('malformed token')
+  return header as Record<string, unknown>
+}
+
+function rs256KeyId(token: string): string {
+  const header = tokenHeader(token)
   if (header.alg !== 'RS256') throw new InvalidTokenError(`algorithm ${String(header.alg)} is not accepted`)
   const { kid } = header
   if (typeof kid !== 'string' || kid === '' || kid.length > maxKidLength) {
