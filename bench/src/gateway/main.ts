@@ -1,0 +1,268 @@
+// `pnpm --filter @meridian/bench bench:gateway`: a simple GET to the real auth service direct, through the gateway and
+// through nginx as a plain reverse proxy; prints the figures and ratios, writes results/gateway-latest.json.
+import { randomBytes } from 'node:crypto'
+import { chmodSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { constants, cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ensureInfra } from '@meridian/infra'
+import { createBenchDatabase } from '../bench-database.ts'
+import { type LoadSample, summarise } from '../load.ts'
+import { toMb } from '../report.ts'
+import type { StartedProcess } from './child-process.ts'
+import { freePort } from './free-port.ts'
+import { loadGatewayBenchConfig } from './gateway-config.ts'
+import { gatewayAvailable, gatewayMain, startGateway } from './gateway-process.ts'
+import {
+  aims,
+  formatTable,
+  formatVerdicts,
+  measuringOrder,
+  ratiosOf,
+  type Target,
+  type TargetResult,
+  verdictsOf,
+} from './gateway-report.ts'
+import { runGetLoad } from './get-load.ts'
+import { obtainNginx, startNginx } from './nginx.ts'
+import { clockTicksPerSecond, processTree, type UsageSnapshot, usageOf } from './proc-stat.ts'
+import { type Answer, answerProblems, fetchAnswer } from './same-answer.ts'
+import { deregisterLeftovers, registerUpstream, startAuthService } from './upstream.ts'
+
+const resultsFile = fileURLToPath(new URL('../../results/gateway-latest.json', import.meta.url))
+const say = (message: string) => process.stderr.write(`[bench:gateway] ${message}\n`)
+
+/** The cheap public GET auth serves and the gateway routes: the same signing key set on all three paths. */
+const path = '/.well-known/jwks.json'
+
+/** What must be undone however the run ends, newest first. */
+const undo: { label: string; run: () => Promise<unknown> }[] = []
+let cleaning: Promise<void> | undefined
+const cleanUp = () => {
+  cleaning ??= (async () => {
+    for (const step of undo.reverse()) {
+      await step.run().catch((error: unknown) => say(`cleanup: ${step.label} failed: ${String(error)}`))
+    }
+  })()
+  return cleaning
+}
+const cleanedUp = 'cleaned up: processes stopped, Consul entry, database and temp dir removed'
+// Ctrl-C: undo everything, then leave; a second Ctrl-C while cleaning up does not cut the cleanup short
+let interrupted = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    say(interrupted ? 'still cleaning up' : `${signal}: cleaning up`)
+    interrupted = true
+    void cleanUp().finally(() => {
+      say(cleanedUp)
+      process.exit(128 + constants.signals[signal])
+    })
+  })
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+interface Measured {
+  url: string
+  /** the processes whose CPU a request to this target costs besides auth's (none direct) */
+  proxyPids: () => number[]
+}
+
+async function main(): Promise<void> {
+  const config = loadGatewayBenchConfig()
+  const started = Date.now()
+  const loadBefore = loadavg()[0] ?? 0
+  const ticksPerSecond = clockTicksPerSecond()
+  const endpoints = await ensureInfra()
+  const env = config.inheritedEnv
+
+  const nginxBinary = await obtainNginx(env, say)
+  say(`nginx ${nginxBinary.version} at ${nginxBinary.path}`)
+
+  const runDir = await mkdtemp(join(tmpdir(), 'bench-gateway-'))
+  undo.push({ label: `remove ${runDir}`, run: () => rm(runDir, { recursive: true, force: true }) })
+  // nginx's workers run as nobody when the master is root: they must reach the temp paths below this dir
+  if (process.getuid?.() === 0) chmodSync(runDir, 0o755)
+
+  const database = await createBenchDatabase(endpoints.databaseUrl)
+  undo.push({ label: `drop database ${database.name}`, run: () => database.drop() })
+
+  const [authPort, gatewayPort, nginxPort] = [await freePort(), await freePort(), await freePort()]
+  const auth = await startAuthService({
+    port: authPort,
+    databaseUrl: database.url,
+    redisUrl: endpoints.redisUrl,
+    kafkaBrokers: endpoints.kafkaBrokers,
+    inheritedEnv: env,
+    readyPath: path,
+  })
+  undo.push({ label: `stop auth (pid ${auth.pid})`, run: () => auth.stop() })
+  const directUrl = `http://127.0.0.1:${authPort}`
+  say(`auth pid ${auth.pid} on ${directUrl}, database ${database.name}`)
+
+  const consul = {
+    address: endpoints.consulHttpAddr,
+    ...(endpoints.consulToken ? { token: endpoints.consulToken } : {}),
+  }
+  const serviceName = `auth-bench-${randomBytes(4).toString('hex')}`
+  // runs last: whatever the registration left behind under the run's name (it is nobody else's)
+  undo.push({
+    label: `remove ${serviceName} from Consul`,
+    run: async () => {
+      const left = await deregisterLeftovers(consul, serviceName)
+      if (left > 0) say(`removed ${left} leftover Consul entr${left === 1 ? 'y' : 'ies'} of ${serviceName}`)
+    },
+  })
+  const registration = await registerUpstream(consul, serviceName, authPort)
+  undo.push({ label: `deregister ${registration.id}`, run: () => registration.deregister() })
+  say(`registered in Consul as ${serviceName}`)
+
+  const nginx = await startNginx(
+    nginxBinary,
+    { workers: config.nginxWorkers, listenPort: nginxPort, upstreamPort: authPort, dir: runDir },
+    env,
+    processTree,
+    path,
+  )
+  undo.push({ label: `stop nginx (pid ${nginx.process.pid})`, run: () => nginx.stop() })
+  const nginxUrl = `http://127.0.0.1:${nginxPort}`
+  say(`nginx pid ${nginx.process.pid} (worker_processes ${config.nginxWorkers}) on ${nginxUrl}`)
+
+  let gateway: StartedProcess | undefined
+  let gatewayProblem: string | undefined
+  if (!gatewayAvailable()) {
+    gatewayProblem = `${gatewayMain} does not exist yet`
+  } else {
+    try {
+      gateway = await startGateway({
+        port: gatewayPort,
+        consulHttpAddr: endpoints.consulHttpAddr,
+        consulToken: endpoints.consulToken,
+        redisUrl: endpoints.redisUrl,
+        authServiceName: serviceName,
+        authJwksUrl: `${directUrl}${path}`,
+        readyPath: path,
+        cpuProfileDir: config.cpuProfileDir,
+        inheritedEnv: env,
+      })
+      const running = gateway
+      undo.push({ label: `stop the gateway (pid ${running.pid})`, run: () => running.stop() })
+      say(`gateway pid ${gateway.pid} on http://127.0.0.1:${gatewayPort}`)
+    } catch (error) {
+      gatewayProblem = `the gateway did not start: ${errorText(error)}`
+    }
+  }
+  if (gatewayProblem) say(`WARNING: measuring direct and nginx only; ${gatewayProblem}`)
+
+  const gatewayPid = gateway?.pid ?? 0
+  const targets: Partial<Record<Target, Measured>> = {
+    direct: { url: `${directUrl}${path}`, proxyPids: () => [] },
+    ...(gateway
+      ? { gateway: { url: `http://127.0.0.1:${gatewayPort}${path}`, proxyPids: () => [gatewayPid] } }
+      : {}),
+    nginx: { url: `${nginxUrl}${path}`, proxyPids: () => nginx.pids() },
+  }
+  const running = (Object.keys(targets) as Target[]).filter((target) => targets[target])
+  const measured = (target: Target) => targets[target]!
+
+  const answers: Partial<Record<Target, Answer>> = {}
+  for (const target of running) answers[target] = await fetchAnswer(measured(target).url)
+  const problems = answerProblems(answers)
+  for (const problem of problems) say(`WARNING: the paths do not answer alike: ${problem}`)
+
+  const order = measuringOrder(running)
+  say(
+    `GET ${path}: warm-up ${config.warmupSeconds} s each, then ${config.measureSeconds} s each in halves ` +
+      `(${order.join(', ')}), ${config.connections} connections`,
+  )
+  for (const target of running)
+    await runGetLoad(measured(target).url, config.warmupSeconds, config.connections)
+
+  const parts: Partial<Record<Target, LoadSample[]>> = {}
+  const cpuMs: Partial<Record<Target, { upstream: number; proxy: number }>> = {}
+  const difference = (after: UsageSnapshot, before: UsageSnapshot) => after.cpuMs - before.cpuMs
+  for (const target of order) {
+    const { url, proxyPids } = measured(target)
+    const pids = proxyPids()
+    const before = { upstream: usageOf([auth.pid], ticksPerSecond), proxy: usageOf(pids, ticksPerSecond) }
+    const sample = await runGetLoad(url, config.measureSeconds / 2, config.connections)
+    const after = { upstream: usageOf([auth.pid], ticksPerSecond), proxy: usageOf(pids, ticksPerSecond) }
+    parts[target] = [...(parts[target] ?? []), sample]
+    const spent = cpuMs[target] ?? { upstream: 0, proxy: 0 }
+    cpuMs[target] = {
+      upstream: spent.upstream + difference(after.upstream, before.upstream),
+      proxy: spent.proxy + difference(after.proxy, before.proxy),
+    }
+  }
+
+  const upstreamUsage = usageOf([auth.pid], ticksPerSecond)
+  const results: TargetResult[] = running.map((target) => {
+    const figures = summarise(parts[target] ?? [])
+    const perRequest = (ms: number) => (figures.totalRequests > 0 ? ms / figures.totalRequests : 0)
+    const proxyPids = measured(target).proxyPids()
+    const proxy = proxyPids.length > 0 ? usageOf(proxyPids, ticksPerSecond) : undefined
+    return {
+      target,
+      ...figures,
+      upstreamCpuMsPerRequest: perRequest(cpuMs[target]?.upstream ?? 0),
+      proxyCpuMsPerRequest: proxy ? perRequest(cpuMs[target]?.proxy ?? 0) : null,
+      upstreamRssMb: toMb(upstreamUsage.rss),
+      proxyRssMb: proxy ? toMb(proxy.rss) : null,
+      proxyPeakRssMb: proxy ? toMb(proxy.peakRss) : null,
+    }
+  })
+
+  const ratios = ratiosOf(results)
+  const cpuCount = cpus().length
+  const loadAfter = loadavg()[0] ?? 0
+  process.stdout.write(
+    `\n${formatTable(results)}\n\n${formatVerdicts(ratios)}\n` +
+      `${gatewayProblem ? `gateway not measured: ${gatewayProblem}\n` : ''}` +
+      `nginx ${nginxBinary.version}, worker_processes ${config.nginxWorkers}; auth RSS ${toMb(upstreamUsage.rss)} MB\n` +
+      `machine load average: ${loadBefore.toFixed(2)} before the run, ${loadAfter.toFixed(2)} after, on ${cpuCount} CPUs\n`,
+  )
+
+  await mkdir(dirname(resultsFile), { recursive: true })
+  const report = {
+    measuredAt: new Date(started).toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine: {
+      cpus: cpuCount,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadAfter,
+      memoryMb: toMb(totalmem()),
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+    },
+    settings: {
+      path,
+      warmupSeconds: config.warmupSeconds,
+      measureSeconds: config.measureSeconds,
+      connections: config.connections,
+      order,
+      nginx: { version: nginxBinary.version, workerProcesses: config.nginxWorkers },
+      consulServiceName: serviceName,
+    },
+    gatewayProblem: gatewayProblem ?? null,
+    responseCheck: { identical: problems.length === 0, problems },
+    results,
+    ratios,
+    aims,
+    verdicts: verdictsOf(ratios),
+  }
+  await writeFile(resultsFile, `${JSON.stringify(report, null, 2)}\n`)
+  say(`wrote ${resultsFile}`)
+}
+
+try {
+  await main()
+} catch (error) {
+  process.exitCode = 1
+  // once interrupted, the processes going away under a run is expected, not a failure to report
+  if (!interrupted) say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+} finally {
+  await cleanUp()
+  if (!interrupted) say(cleanedUp)
+}
