@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { AppError, ErrorEnvelope } from '@meridian/contracts'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { sendError, toAppError } from './error-handler.ts'
@@ -23,7 +23,19 @@ export interface ServiceKitOptions {
    * how often an instance adds its local counts to Redis; 0 asks Redis on every request (exact, but a round trip
    * per request). See rate-limit-store.ts.
    */
-  rateLimit: { redis: Redis; max: number; timeWindowMs: number; syncIntervalMs?: number } | false
+  rateLimit:
+    | {
+        redis: Redis
+        max: number
+        timeWindowMs: number
+        syncIntervalMs?: number
+        /**
+         * who a request is counted against; default the client address (request.ip). The gateway keys by user,
+         * API key or its own view of the client address.
+         */
+        keyGenerator?: (request: FastifyRequest) => string | Promise<string>
+      }
+    | false
   description?: string
   /**
    * Turn errors of other layers into AppErrors before the error table applies, e.g. the database-error mapping
@@ -103,6 +115,7 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
         syncIntervalMs: options.rateLimit.syncIntervalMs ?? defaultRateLimitSyncMs,
         timeWindowMs: options.rateLimit.timeWindowMs,
       }),
+      ...(options.rateLimit.keyGenerator ? { keyGenerator: options.rateLimit.keyGenerator } : {}),
       // Redis down must not take the API down with it
       skipOnError: true,
       addHeadersOnExceeding: {

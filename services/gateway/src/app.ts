@@ -1,0 +1,176 @@
+// The gateway as a Fastify app: the chassis, CORS and edge rate limits, the proxied route table, WebSocket
+// pass-through, health and merged docs. Never listens; main.ts and tests build it.
+import {
+  authOptionsFromEnv,
+  authPlugin,
+  type ConsulClient,
+  createConsulClient,
+  createDiscovery,
+  createServiceApp,
+  type LogStream,
+  type ServiceApp,
+  type ServiceDiscovery,
+} from '@meridian/service-kit'
+import type { FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
+import { assertGatewayConfig, type GatewayConfig, listOf, serviceNameMap } from './config.ts'
+import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
+import { registerCors } from './edge/cors.ts'
+import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
+import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
+import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
+import type { ForwardingContext } from './proxy/forwarded-headers.ts'
+import { proxyRoutes } from './proxy/http-proxy.ts'
+import { createWebSocketPassThrough, routeUpgrades } from './proxy/websocket-proxy.ts'
+import { defaultRoutes, type GatewayRoute, withVersionAliases } from './routes-table.ts'
+import { createUpstreamServices, type UpstreamServices } from './upstreams/upstream-services.ts'
+
+export const serviceName = 'gateway'
+
+export { type GatewayConfig, loadGatewayConfig } from './config.ts'
+export { defaultRoutes, type GatewayRoute } from './routes-table.ts'
+
+export interface GatewayDependencies {
+  config: GatewayConfig
+  redis: Redis
+  /** follows one service's healthy instances by its Consul name; default: a blocking-query discovery on Consul */
+  discovery?: (consulName: string) => ServiceDiscovery
+  /** the route table (canonical prefixes; /api aliases of /api/v1 are added); default: every public path */
+  routes?: readonly GatewayRoute[]
+  /** tests read logs from here; stdout otherwise */
+  logStream?: LogStream
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    upstreams: UpstreamServices
+  }
+}
+
+/** Retry-After when a service has no instance in Consul at all (a restart or deployment is the likely cause). */
+const noInstanceRetryAfterSeconds = 5
+
+export async function buildGatewayApp({
+  config,
+  redis,
+  discovery,
+  routes = defaultRoutes,
+  logStream,
+}: GatewayDependencies): Promise<ServiceApp> {
+  assertGatewayConfig(config)
+  const table = withVersionAliases(routes)
+  const trusted = trustedProxies(listOf(config.TRUSTED_PROXIES))
+  const consulNames = serviceNameMap(config.GATEWAY_SERVICE_NAMES)
+
+  const addressOf = (request: FastifyRequest) =>
+    clientAddress(
+      request.raw.socket.remoteAddress ?? '',
+      forwardedForChain(request.headers['x-forwarded-for']),
+      trusted,
+    )
+
+  // declared before the app so that the rate limiter's key generator can reach the auth plugin once it exists
+  let bearerSubject: (request: FastifyRequest) => Promise<string | undefined> = async () => undefined
+
+  const app = await createServiceApp({
+    name: serviceName,
+    version: config.SERVICE_VERSION,
+    description: 'The public entry: every service of Meridian behind one address',
+    environment: config.NODE_ENV,
+    logLevel: config.LOG_LEVEL,
+    ...(logStream ? { logStream } : {}),
+    rateLimit: {
+      redis,
+      max: config.RATE_LIMIT_MAX,
+      timeWindowMs: config.RATE_LIMIT_WINDOW_MS,
+      syncIntervalMs: config.RATE_LIMIT_SYNC_MS,
+      keyGenerator: rateLimitKeyGenerator({
+        clientAddress: addressOf,
+        bearerSubject: (request) => bearerSubject(request),
+      }),
+    },
+  })
+
+  // Bearer tokens are verified (auth's JWKS) only to count a signed-in user's requests together; a token that
+  // fails is not refused here: the service behind answers 401 itself.
+  await app.register(authPlugin, authOptionsFromEnv(config))
+  bearerSubject = async (request) => {
+    try {
+      const principal = await app.principalOf(request)
+      return principal.method === 'bearer' ? principal.subject : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  registerCors(app, { origins: listOf(config.CORS_ORIGINS) })
+
+  let consul: ConsulClient | undefined
+  const consulClient = () => {
+    consul ??= createConsulClient({
+      address: config.CONSUL_HTTP_ADDR,
+      ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
+      requestTimeoutMs: 2000,
+    })
+    return consul
+  }
+  const discover =
+    discovery ?? ((name: string) => createDiscovery({ consul: consulClient(), name, logger: app.log }))
+
+  const serviceNames = new Map<string, string>()
+  for (const route of table) serviceNames.set(route.service, consulNames.get(route.service) ?? route.service)
+  const upstreams = createUpstreamServices({
+    services: serviceNames,
+    discover,
+    policy: {
+      ejection: {
+        failuresToEject: config.EJECT_AFTER_FAILURES,
+        baseEjectionMs: config.EJECT_BASE_MS,
+        maxEjectionMs: config.EJECT_MAX_MS,
+      },
+      breaker: { failureThreshold: config.BREAKER_FAILURE_THRESHOLD, openMs: config.BREAKER_OPEN_MS },
+      noInstanceRetryAfterSeconds,
+    },
+    logger: app.log,
+  })
+  app.decorate('upstreams', upstreams)
+  app.addHook('onClose', async () => {
+    await upstreams.close()
+    await consul?.close()
+  })
+
+  app.health.add('redis', async () => {
+    await redis.ping()
+  })
+  app.health.add('consul', async () => {
+    await consulClient().get('/v1/status/leader', { timeoutMs: 1500 })
+  })
+  reportUpstreamsInHealth(app, upstreams)
+  aggregateOpenApi(app, { upstreams, routes: table, cacheMs: config.DOCS_CACHE_MS })
+
+  const forwarding = (request: FastifyRequest): ForwardingContext => {
+    const peer = request.raw.socket.remoteAddress ?? ''
+    return {
+      requestId: String(request.id),
+      clientAddress: addressOf(request),
+      peerAddress: peer,
+      peerTrusted: trusted.trusts(peer),
+      protocol: 'encrypted' in request.raw.socket && request.raw.socket.encrypted ? 'https' : 'http',
+      host: request.headers.host,
+    }
+  }
+  const timeouts = {
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+    maxAttempts: config.UPSTREAM_MAX_ATTEMPTS,
+  }
+  routeUpgrades(app)
+  await app.register(proxyRoutes, {
+    routes: table,
+    upstreams,
+    ...timeouts,
+    forwarding,
+    websocket: createWebSocketPassThrough({ ...timeouts, forwarding }),
+  })
+  return app
+}

@@ -1,0 +1,27 @@
+// What /health says about the routed services: how many instances each has, how many are ejected, its circuit.
+//
+// They are reported beside the checks, not as checks: /health is 200 exactly when every check is ok (spec), and
+// the gateway stays healthy and ready while one service has no instance (it answers that service's routes with 503
+// by itself). Its own checks are Redis and Consul; readiness, /healthz and its Consul heartbeat follow only those.
+import type { FastifyInstance } from 'fastify'
+import type { UpstreamServices, UpstreamStatus } from '../upstreams/upstream-services.ts'
+
+export function reportUpstreamsInHealth(app: FastifyInstance, upstreams: UpstreamServices): void {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.routeOptions.url !== '/health' || request.method !== 'GET' || typeof payload !== 'string') {
+      return done(null, payload)
+    }
+    try {
+      const body = JSON.parse(payload) as Record<string, unknown>
+      const report: Record<string, UpstreamStatus & { consulName: string }> = {}
+      for (const service of upstreams.all()) {
+        report[service.name] = { consulName: service.consulName, ...service.status() }
+      }
+      body.upstreams = report
+      reply.removeHeader('content-length')
+      done(null, JSON.stringify(body))
+    } catch (error) {
+      done(error as Error)
+    }
+  })
+}

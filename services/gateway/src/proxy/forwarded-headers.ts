@@ -1,0 +1,115 @@
+// The headers a proxied request and its response carry across the gateway (RFC 9110 §7.6.1, W3C Trace Context).
+import { randomBytes } from 'node:crypto'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import { requestIdHeader } from '@meridian/service-kit'
+
+/** Hop-by-hop headers: meaningful for one connection only, never forwarded (either direction). */
+export const hopByHopHeaders: readonly string[] = [
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]
+
+/** The header names a Connection header lists (they are hop-by-hop too). */
+export function connectionListed(connection: string | string[] | number | undefined): string[] {
+  if (connection === undefined) return []
+  return String(connection)
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean)
+}
+
+const traceparentFormat = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/
+
+/** A well-formed version-00 traceparent is passed on; otherwise a new trace starts (sampled). */
+export function traceparentFor(incoming: string | string[] | undefined): { value: string; created: boolean } {
+  const candidate = Array.isArray(incoming) ? incoming[0] : incoming
+  if (candidate && traceparentFormat.test(candidate)) return { value: candidate, created: false }
+  return {
+    value: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
+    created: true,
+  }
+}
+
+export interface ForwardingContext {
+  requestId: string
+  /** the client's address as the gateway determined it */
+  clientAddress: string
+  /** the direct peer's address */
+  peerAddress: string
+  /** whether the direct peer is a trusted proxy (its X-Forwarded-* are then kept and extended) */
+  peerTrusted: boolean
+  /** 'http' or 'https', as the gateway itself was reached */
+  protocol: string
+  /** the Host the client asked for */
+  host: string | undefined
+  /** keep Connection/Upgrade (a WebSocket upgrade being passed through) */
+  upgrade?: string
+}
+
+const first = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value
+
+/**
+ * The request headers for the upstream: hop-by-hop ones removed (and those Connection names), X-Request-Id set to
+ * the gateway's id, traceparent passed on or created, X-Forwarded-For/-Proto/-Host set. An untrusted peer's
+ * X-Forwarded-* are replaced, never extended.
+ */
+export function upstreamRequestHeaders(
+  incoming: IncomingHttpHeaders,
+  context: ForwardingContext,
+): Record<string, string | string[]> {
+  const listed = connectionListed(incoming.connection)
+  const headers: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || hopByHopHeaders.includes(name) || listed.includes(name)) continue
+    headers[name] = value
+  }
+  headers[requestIdHeader] = context.requestId
+  const trace = traceparentFor(incoming.traceparent)
+  headers.traceparent = trace.value
+  if (trace.created) delete headers.tracestate
+
+  const priorChain = context.peerTrusted ? first(incoming['x-forwarded-for']) : undefined
+  headers['x-forwarded-for'] = priorChain ? `${priorChain}, ${context.peerAddress}` : context.peerAddress
+  const priorProto = context.peerTrusted ? first(incoming['x-forwarded-proto']) : undefined
+  headers['x-forwarded-proto'] = priorProto ?? context.protocol
+  const priorHost = context.peerTrusted ? first(incoming['x-forwarded-host']) : undefined
+  const host = priorHost ?? context.host
+  if (host) headers['x-forwarded-host'] = host
+  else delete headers['x-forwarded-host']
+  // X-Real-IP and Forwarded would be a second, unchecked claim about the client: only ours reaches the upstream
+  delete headers['x-real-ip']
+  delete headers.forwarded
+  headers['x-real-ip'] = context.clientAddress
+
+  if (context.upgrade) {
+    headers.connection = 'Upgrade'
+    headers.upgrade = context.upgrade
+  }
+  return headers
+}
+
+/**
+ * The upstream's response headers for the client: hop-by-hop ones removed, and those the gateway owns at the edge
+ * (CORS, its rate-limit counters, the request id) left to the gateway.
+ */
+export function clientResponseHeaders(
+  upstream: OutgoingHttpHeaders | IncomingHttpHeaders,
+): OutgoingHttpHeaders {
+  const listed = connectionListed(upstream.connection as string | undefined)
+  const headers: OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || hopByHopHeaders.includes(name) || listed.includes(name)) continue
+    if (name.startsWith('access-control-') || name.startsWith('x-ratelimit-') || name === requestIdHeader)
+      continue
+    headers[name] = value
+  }
+  return headers
+}

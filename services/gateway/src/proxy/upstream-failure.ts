@@ -1,0 +1,62 @@
+// How a failed attempt on an upstream instance is classified: may it be retried elsewhere, and what the client gets.
+import { AppError } from '@meridian/contracts'
+
+/** Failures before any byte of a response: the request may not have been processed, the instance is suspect. */
+const connectionFailureCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+])
+
+const timeoutCodes = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'FST_REPLY_FROM_GATEWAY_TIMEOUT',
+  'FST_REPLY_FROM_TIMEOUT',
+])
+
+/** Methods that may be sent twice (RFC 9110 §9.2.2); POST and PATCH never are. */
+export const idempotentMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
+
+/** Upstream answers that count against the instance (and the service's circuit), though they are relayed as they are. */
+export const failureStatuses: ReadonlySet<number> = new Set([502, 503, 504])
+
+export type AttemptFailure = { kind: 'connection' | 'timeout' | 'other'; code: string }
+
+/** reply-from wraps undici's error; the code that tells what happened is on it or on its cause. */
+export function classifyAttemptFailure(error: unknown): AttemptFailure {
+  const codes: string[] = []
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') codes.push(code)
+    current = (current as { cause?: unknown }).cause
+  }
+  const timeout = codes.find((code) => timeoutCodes.has(code))
+  if (timeout) return { kind: 'timeout', code: timeout }
+  const connection = codes.find((code) => connectionFailureCodes.has(code))
+  if (connection) return { kind: 'connection', code: connection }
+  return { kind: 'other', code: codes.at(-1) ?? 'UNKNOWN' }
+}
+
+export function gatewayTimeout(timeoutMs: number): AppError {
+  return new AppError(504, 'GATEWAY_TIMEOUT', {
+    message: `The upstream service did not answer within ${timeoutMs} ms`,
+  })
+}
+
+export function upstreamUnavailable(retryAfterSeconds: number): AppError {
+  return AppError.serviceUnavailable('Service temporarily unavailable', retryAfterSeconds)
+}
+
+export function badGateway(): AppError {
+  return new AppError(502, 'BAD_GATEWAY', { message: 'The upstream service gave an invalid answer' })
+}

@@ -1,0 +1,117 @@
+// The gateway's route table as data: which public path prefix belongs to which service (spec: Endpoints).
+import FindMyWay, { type HTTPVersion } from 'find-my-way'
+
+export interface GatewayRoute {
+  /**
+   * A path prefix. It matches the path itself and everything below it on a segment boundary (`/token` matches
+   * `/token` and `/token/revocation`, never `/tokenx`); a `:name` segment matches any one segment.
+   */
+  prefix: string
+  /** the logical service name (DESIGN.md §3); GATEWAY_SERVICE_NAMES may map it to another Consul name */
+  service: string
+  /** forward with this prefix instead of `prefix` (the /api alias of /api/v1) */
+  rewriteTo?: string
+}
+
+/** Every public path of the spec, canonical form. /api/* aliases of /api/v1/* are derived (withVersionAliases). */
+export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
+  // authentication and identity
+  { prefix: '/login', service: 'auth' },
+  { prefix: '/refresh', service: 'auth' },
+  { prefix: '/logout', service: 'auth' },
+  // served by auth exactly here (cookie refresh): not an alias of a /api/v1 path
+  { prefix: '/api/auth', service: 'auth' },
+  { prefix: '/authorize', service: 'auth' },
+  { prefix: '/token', service: 'auth' },
+  { prefix: '/userinfo', service: 'auth' },
+  { prefix: '/device', service: 'auth' },
+  { prefix: '/interaction', service: 'auth' },
+  { prefix: '/session/end', service: 'auth' },
+  { prefix: '/oidc', service: 'auth' },
+  { prefix: '/.well-known', service: 'auth' },
+  { prefix: '/api/v1/users', service: 'auth' },
+  { prefix: '/api/v1/api-keys', service: 'auth' },
+  // orders
+  { prefix: '/api/v1/orders', service: 'order' },
+  { prefix: '/orders', service: 'order' },
+  { prefix: '/users/:userId/orders', service: 'order' },
+  // payments
+  { prefix: '/payments', service: 'payment' },
+  { prefix: '/api/v1/payments', service: 'payment' },
+  // inventory
+  { prefix: '/api/v1/products', service: 'inventory' },
+  { prefix: '/api/v1/inventory', service: 'inventory' },
+  // shipping, notifications
+  { prefix: '/api/v1/shipments', service: 'shipping' },
+  { prefix: '/api/v1/notifications', service: 'notification' },
+  // GraphQL over HTTP (and over WebSocket, through the upgrade pass-through)
+  { prefix: '/graphql', service: 'content' },
+  // the realtime channel
+  { prefix: '/socket.io', service: 'realtime-gateway' },
+  { prefix: '/ws', service: 'realtime-gateway' },
+  { prefix: '/realtime', service: 'realtime-gateway' },
+])
+
+const canonicalPrefix = '/api/v1/'
+const aliasPrefix = '/api/'
+
+/**
+ * Adds `/api/x -> /api/v1/x` for every `/api/v1/x` route (spec Versioning: /api is the alias of v1), unless the
+ * table already routes `/api/x` itself (e.g. /api/auth).
+ */
+export function withVersionAliases(routes: readonly GatewayRoute[]): GatewayRoute[] {
+  const known = new Set(routes.map((route) => route.prefix))
+  const aliases: GatewayRoute[] = []
+  for (const route of routes) {
+    if (!route.prefix.startsWith(canonicalPrefix)) continue
+    const alias = aliasPrefix + route.prefix.slice(canonicalPrefix.length)
+    if (known.has(alias)) continue
+    known.add(alias)
+    aliases.push({ prefix: alias, service: route.service, rewriteTo: route.prefix })
+  }
+  return [...routes, ...aliases]
+}
+
+/** The router patterns one route answers: the prefix itself and everything below it. */
+export function routePatterns(route: GatewayRoute): string[] {
+  const prefix = route.prefix.replace(/\/+$/, '')
+  return [prefix, `${prefix}/*`]
+}
+
+/**
+ * The path (and query) sent upstream for a request's raw URL: unchanged, or with an alias prefix replaced by its
+ * canonical one. Undefined when the raw URL does not literally start with the alias (a percent-encoded prefix),
+ * which the caller answers with 404 rather than guess.
+ */
+export function upstreamUrl(route: GatewayRoute, rawUrl: string): string | undefined {
+  if (route.rewriteTo === undefined) return rawUrl
+  if (!rawUrl.startsWith(route.prefix)) return undefined
+  const rest = rawUrl.slice(route.prefix.length)
+  if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return undefined
+  return route.rewriteTo + rest
+}
+
+export interface RouteMatcher {
+  /** the route serving this path (no query), longest prefix first; undefined when none does */
+  match(path: string): GatewayRoute | undefined
+}
+
+/**
+ * Matches paths with the same router Fastify uses (find-my-way), so that what the upgrade handler and /docs decide
+ * agrees with what the HTTP routes registered from the same table serve: static segments win over parameters and
+ * the longest prefix wins over a shorter one.
+ */
+export function createRouteMatcher(routes: readonly GatewayRoute[]): RouteMatcher {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true })
+  for (const route of routes) {
+    for (const pattern of routePatterns(route)) {
+      router.on('GET', pattern, () => {}, { route })
+    }
+  }
+  return {
+    match(path) {
+      const found = router.find('GET', path)
+      return (found?.store as { route: GatewayRoute } | undefined)?.route
+    },
+  }
+}

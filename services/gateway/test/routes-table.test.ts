@@ -1,0 +1,99 @@
+// The route table: every public path reaches its service, on segment boundaries, longest prefix first, /api aliased.
+import { describe, expect, it } from 'vitest'
+import { createRouteMatcher, defaultRoutes, upstreamUrl, withVersionAliases } from '../src/routes-table.ts'
+
+const table = withVersionAliases(defaultRoutes)
+const matcher = createRouteMatcher(table)
+const serviceOf = (path: string) => matcher.match(path)?.service
+
+describe('route table', () => {
+  it.each([
+    ['/login', 'auth'],
+    ['/refresh', 'auth'],
+    ['/logout', 'auth'],
+    ['/api/auth/refresh', 'auth'],
+    ['/authorize', 'auth'],
+    ['/token', 'auth'],
+    ['/token/revocation', 'auth'],
+    ['/userinfo', 'auth'],
+    ['/device', 'auth'],
+    ['/device/auth', 'auth'],
+    ['/interaction/abc', 'auth'],
+    ['/session/end', 'auth'],
+    ['/session/end/confirm', 'auth'],
+    ['/oidc/jwks', 'auth'],
+    ['/.well-known/jwks.json', 'auth'],
+    ['/.well-known/openid-configuration', 'auth'],
+    ['/api/v1/users', 'auth'],
+    ['/api/users/42', 'auth'],
+    ['/api/v1/api-keys', 'auth'],
+    ['/api/v1/orders', 'order'],
+    ['/api/orders', 'order'],
+    ['/orders/o-1', 'order'],
+    ['/orders/o-1/cancel', 'order'],
+    ['/users/u-1/orders', 'order'],
+    ['/users/u-1/orders/o-1', 'order'],
+    ['/payments', 'payment'],
+    ['/api/v1/payments/p-1', 'payment'],
+    ['/api/v1/products', 'inventory'],
+    ['/api/inventory/sku-1', 'inventory'],
+    ['/api/v1/shipments', 'shipping'],
+    ['/api/v1/notifications', 'notification'],
+    ['/graphql', 'content'],
+    ['/socket.io/', 'realtime-gateway'],
+    ['/ws', 'realtime-gateway'],
+    ['/realtime/chat', 'realtime-gateway'],
+  ])('when the path is %s, then it is routed to %s', (path, service) => {
+    expect(serviceOf(path)).toBe(service)
+  })
+
+  it.each([
+    '/tokenx',
+    '/loginx',
+    '/api/v1/ordersx',
+    '/api/ordersx',
+    '/users/u-1/ordersx',
+    '/users/u-1',
+    '/users',
+    '/graphqlx',
+    '/wss',
+    '/',
+    '/api',
+    '/api/v1',
+    '/health-of-something',
+  ])('when the path is %s, then no route matches (not a segment boundary)', (path) => {
+    expect(matcher.match(path)).toBeUndefined()
+  })
+
+  it('when a path is under /api, then it is forwarded as /api/v1 with its query', () => {
+    const route = matcher.match('/api/orders/o-1')!
+    expect(upstreamUrl(route, '/api/orders/o-1?expand=items')).toBe('/api/v1/orders/o-1?expand=items')
+    expect(upstreamUrl(route, '/api/orders')).toBe('/api/v1/orders')
+  })
+
+  it('when the path is /api/auth/refresh, then it is forwarded unchanged (auth serves it there)', () => {
+    const route = matcher.match('/api/auth/refresh')!
+    expect(route.rewriteTo).toBeUndefined()
+    expect(upstreamUrl(route, '/api/auth/refresh')).toBe('/api/auth/refresh')
+  })
+
+  it('when a canonical /api/v1 path is requested, then it is forwarded unchanged', () => {
+    const route = matcher.match('/api/v1/orders/o-1')!
+    expect(upstreamUrl(route, '/api/v1/orders/o-1?x=1')).toBe('/api/v1/orders/o-1?x=1')
+  })
+
+  it('when an alias prefix arrives percent-encoded, then no upstream URL is guessed', () => {
+    const route = matcher.match('/api/orders')!
+    expect(upstreamUrl(route, '/api/%6Frders')).toBeUndefined()
+  })
+
+  it('when two prefixes match, then the longest wins', () => {
+    const longest = createRouteMatcher([
+      { prefix: '/a', service: 'short' },
+      { prefix: '/a/b', service: 'long' },
+    ])
+    expect(longest.match('/a/b/c')?.service).toBe('long')
+    expect(longest.match('/a/bc')?.service).toBe('short')
+    expect(longest.match('/a')?.service).toBe('short')
+  })
+})

@@ -1,0 +1,95 @@
+// A small real service for the gateway's tests, run as its own process: the chassis, a few routes under
+// /api/v1/<segment>, a WebSocket echo at /ws, registered in Consul under the name the test gives it.
+import { createServiceApp, registerService } from '@meridian/service-kit'
+import { WebSocketServer } from 'ws'
+
+const env = process.env
+const name = env.UPSTREAM_NAME ?? 'test-upstream'
+const label = env.UPSTREAM_LABEL ?? 'a'
+const segment = env.UPSTREAM_SEGMENT ?? 'test'
+const weight = Number(env.UPSTREAM_WEIGHT ?? 1)
+
+const app = await createServiceApp({
+  name,
+  version: '0.0.1',
+  environment: 'test',
+  logLevel: 'info',
+  rateLimit: false,
+})
+const hits: Record<string, number> = {}
+app.addHook('onRequest', (request, _reply, done) => {
+  const key = `${request.method} ${request.url.split('?')[0]}`
+  hits[key] = (hits[key] ?? 0) + 1
+  done()
+})
+
+await app.register(
+  async (api) => {
+    api.get('/whoami', async (request) => ({
+      instance: label,
+      requestId: request.id,
+      headers: request.headers,
+    }))
+    api.post('/echo', async (request) => ({ instance: label, requestId: request.id, body: request.body }))
+    api.put('/echo', async (request) => ({ instance: label, body: request.body }))
+    api.get('/hang', () => new Promise(() => {}))
+    api.get('/status/:code', async (request, reply) =>
+      reply.code(Number((request.params as { code: string }).code)).send({ instance: label }),
+    )
+    api.get('/items/:id', async (request) => ({
+      id: (request.params as { id: string }).id,
+      url: request.url,
+    }))
+  },
+  { prefix: `/api/v1/${segment}` },
+)
+// the hits of every route, read by the test directly (not through the gateway)
+app.get('/hits', async () => hits)
+
+const sockets = new WebSocketServer({ noServer: true })
+sockets.on('connection', (socket, request) => {
+  socket.send(JSON.stringify({ instance: label, requestId: request.headers['x-request-id'] ?? null }))
+  socket.on('message', (data, binary) => socket.send(binary ? data : `echo:${String(data)}`))
+})
+app.server.on('upgrade', (request, socket, head) => {
+  if (!request.url?.startsWith('/ws')) {
+    socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n')
+    return
+  }
+  sockets.handleUpgrade(request, socket, head, (client) => sockets.emit('connection', client, request))
+})
+
+await app.listen({ host: '127.0.0.1', port: 0 })
+const address = app.server.address()
+const port = typeof address === 'object' && address ? address.port : 0
+const registration = await registerService({
+  consul: {
+    address: env.CONSUL_HTTP_ADDR ?? '127.0.0.1:8500',
+    ...(env.CONSUL_HTTP_TOKEN ? { token: env.CONSUL_HTTP_TOKEN } : {}),
+  },
+  name,
+  address: '127.0.0.1',
+  port,
+  meta: { version: '0.0.1', region: 'test', az: 'test-a', weight },
+  readiness: async () => true,
+  logger: app.log,
+  timing: {
+    ttl: '2s',
+    heartbeatIntervalMs: 500,
+    httpCheckInterval: '1s',
+    httpCheckTimeout: '1s',
+    failuresBeforeCritical: 1,
+    deregisterCriticalServiceAfter: '1m',
+  },
+})
+process.send?.({ ready: true, port, id: registration.id })
+
+process.once('SIGTERM', () => {
+  // requests left hanging (the timeout tests) would hold the close forever
+  setTimeout(() => process.exit(0), 1000).unref()
+  void (async () => {
+    await registration.deregister().catch(() => {})
+    await app.close()
+    process.exit(0)
+  })()
+})
