@@ -39,9 +39,10 @@ export interface OutboxRelayOptions {
   /** wake at once on LISTEN `meridian_outbox` (signalled by appendToOutbox on commit); default true */
   listen?: boolean
   /**
-   * How long the relay waits after a notification before it reads, so that the commits of the next few
-   * milliseconds go out in the same batch (one select, one Kafka request, one delete) instead of one batch each;
-   * default 5 ms, 0 reads at once. A full batch is followed by the next one without waiting.
+   * When commits were notified while the relay was publishing, how long it waits before reading them, so that the
+   * commits of the next few milliseconds join the same batch (one select, one Kafka request, one delete) instead of
+   * each starting a batch of its own; default 5 ms, 0 reads at once. An idle relay reads at once when notified (the
+   * latency of a lone event is not traded away), and a full batch is followed by the next one without waiting.
    */
   wakeLingerMs?: number
   /** delete published rows (default), or mark them published and remove them after `retentionMs` */
@@ -114,8 +115,6 @@ interface Leadership {
 interface Wait {
   wakeable: boolean
   end(): void
-  /** ends the wait after the linger (at once when there is none); later calls change nothing */
-  endSoon(): void
 }
 
 const initialBackoffMs = 100
@@ -239,7 +238,6 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return new Promise((resolve) => setTimeout(resolve, wakeLingerMs))
     }
     return new Promise((resolve) => {
-      let lingering = false
       const wait: Wait = {
         wakeable,
         end() {
@@ -247,15 +245,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           waits.delete(wait)
           resolve()
         },
-        endSoon() {
-          if (lingering) return
-          lingering = true
-          if (wakeLingerMs === 0) return wait.end()
-          clearTimeout(timer)
-          timer = setTimeout(() => wait.end(), wakeLingerMs)
-        },
       }
-      let timer = setTimeout(() => wait.end(), ms)
+      const timer = setTimeout(() => wait.end(), ms)
       waits.add(wait)
     })
   }
@@ -265,7 +256,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     for (const wait of waits) {
       if (wait.wakeable) {
         wakeRequested = false
-        wait.endSoon()
+        wait.end()
       }
     }
   }
