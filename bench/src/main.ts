@@ -1,14 +1,16 @@
 // `pnpm --filter @meridian/bench bench`: the auth service's users resource through the full chassis, side by side
 // with bare Fastify running the same SQL; prints the figures and ratios, writes results/users-latest.json.
+
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { constants, cpus, loadavg, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
 import { Redis } from 'ioredis'
 import { loadBenchConfig } from './bench-config.ts'
 import { createBenchDatabase, seededAdmin } from './bench-database.ts'
+import { benchLifecycle } from './bench-lifecycle.ts'
 import type { ServerName } from './ipc.ts'
 import { type LoadSample, runLoad, scenarioLabel, summarise } from './load.ts'
 import {
@@ -26,30 +28,7 @@ import { type ServerProcess, startServerProcess } from './server-process.ts'
 const resultsFile = fileURLToPath(new URL('../results/users-latest.json', import.meta.url))
 const say = (message: string) => process.stderr.write(`[bench] ${message}\n`)
 
-/** What must be undone however the run ends, newest first. */
-const undo: { label: string; run: () => Promise<unknown> }[] = []
-let cleaning: Promise<void> | undefined
-const cleanUp = () => {
-  cleaning ??= (async () => {
-    for (const step of undo.reverse()) {
-      await step.run().catch((error: unknown) => say(`cleanup: ${step.label} failed: ${String(error)}`))
-    }
-  })()
-  return cleaning
-}
-const cleanedUp = 'cleaned up: servers stopped, Redis keys and database removed'
-// Ctrl-C: undo everything, then leave; a second Ctrl-C while cleaning up does not cut the cleanup short
-let interrupted = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    say(interrupted ? 'still cleaning up' : `${signal}: cleaning up`)
-    interrupted = true
-    void cleanUp().finally(() => {
-      say(cleanedUp)
-      process.exit(128 + constants.signals[signal])
-    })
-  })
-}
+const { undo, run } = benchLifecycle(say, 'cleaned up: servers stopped, Redis keys and database removed')
 
 async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
   const redis = new Redis(redisUrl)
@@ -202,13 +181,4 @@ async function main(): Promise<void> {
   say(`wrote ${resultsFile}`)
 }
 
-try {
-  await main()
-} catch (error) {
-  process.exitCode = 1
-  // once interrupted, the servers going away under a run is expected, not a failure to report
-  if (!interrupted) say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-} finally {
-  await cleanUp()
-  if (!interrupted) say(cleanedUp)
-}
+await run(main)

@@ -1,10 +1,12 @@
 // `pnpm --filter @meridian/bench bench:events`: outbox-to-handler latency and sustained rate, NOTIFY or not.
+
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { constants, cpus, loadavg, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
+import { benchLifecycle } from '../bench-lifecycle.ts'
 import { toMb } from '../report.ts'
 import { monotonicMs } from './clock.ts'
 import { loadEventsBenchConfig } from './events-config.ts'
@@ -39,30 +41,10 @@ import { type RoleProcess, startRoleProcess } from './role-process.ts'
 const resultsFile = fileURLToPath(new URL('../../results/events-latest.json', import.meta.url))
 const say = (message: string) => process.stderr.write(`[bench:events] ${message}\n`)
 
-/** What must be undone however the run ends, newest first. */
-const undo: { label: string; run: () => Promise<unknown> }[] = []
-let cleaning: Promise<void> | undefined
-const cleanUp = () => {
-  cleaning ??= (async () => {
-    for (const step of undo.reverse()) {
-      await step.run().catch((error: unknown) => say(`cleanup: ${step.label} failed: ${String(error)}`))
-    }
-  })()
-  return cleaning
-}
-const cleanedUp = 'cleaned up: processes stopped, topics, consumer groups and database removed'
-// Ctrl-C: undo everything, then leave; a second Ctrl-C while cleaning up does not cut the cleanup short
-let interrupted = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    say(interrupted ? 'still cleaning up' : `${signal}: cleaning up`)
-    interrupted = true
-    void cleanUp().finally(() => {
-      say(cleanedUp)
-      process.exit(128 + constants.signals[signal])
-    })
-  })
-}
+const { undo, run } = benchLifecycle(
+  say,
+  'cleaned up: processes stopped, topics, consumer groups and database removed',
+)
 
 interface Phase {
   mode: Mode
@@ -353,13 +335,4 @@ async function main(): Promise<void> {
   say(`wrote ${resultsFile}`)
 }
 
-try {
-  await main()
-} catch (error) {
-  process.exitCode = 1
-  // once interrupted, the children going away under a run is expected, not a failure to report
-  if (!interrupted) say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-} finally {
-  await cleanUp()
-  if (!interrupted) say(cleanedUp)
-}
+await run(main)

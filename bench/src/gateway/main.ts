@@ -1,13 +1,15 @@
 // `pnpm --filter @meridian/bench bench:gateway`: a simple GET to the real auth service direct, through the gateway and
 // through nginx as a plain reverse proxy; prints the figures and ratios, writes results/gateway-latest.json.
+
 import { randomBytes } from 'node:crypto'
 import { chmodSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { constants, cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
 import { createBenchDatabase } from '../bench-database.ts'
+import { benchLifecycle } from '../bench-lifecycle.ts'
 import { type LoadSample, summarise } from '../load.ts'
 import { toMb } from '../report.ts'
 import type { StartedProcess } from './child-process.ts'
@@ -36,30 +38,10 @@ const say = (message: string) => process.stderr.write(`[bench:gateway] ${message
 /** The cheap public GET auth serves and the gateway routes: the same signing key set on all three paths. */
 const path = '/.well-known/jwks.json'
 
-/** What must be undone however the run ends, newest first. */
-const undo: { label: string; run: () => Promise<unknown> }[] = []
-let cleaning: Promise<void> | undefined
-const cleanUp = () => {
-  cleaning ??= (async () => {
-    for (const step of undo.reverse()) {
-      await step.run().catch((error: unknown) => say(`cleanup: ${step.label} failed: ${String(error)}`))
-    }
-  })()
-  return cleaning
-}
-const cleanedUp = 'cleaned up: processes stopped, Consul entry, database and temp dir removed'
-// Ctrl-C: undo everything, then leave; a second Ctrl-C while cleaning up does not cut the cleanup short
-let interrupted = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    say(interrupted ? 'still cleaning up' : `${signal}: cleaning up`)
-    interrupted = true
-    void cleanUp().finally(() => {
-      say(cleanedUp)
-      process.exit(128 + constants.signals[signal])
-    })
-  })
-}
+const { undo, run } = benchLifecycle(
+  say,
+  'cleaned up: processes stopped, Consul entry, database and temp dir removed',
+)
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -256,13 +238,4 @@ async function main(): Promise<void> {
   say(`wrote ${resultsFile}`)
 }
 
-try {
-  await main()
-} catch (error) {
-  process.exitCode = 1
-  // once interrupted, the processes going away under a run is expected, not a failure to report
-  if (!interrupted) say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-} finally {
-  await cleanUp()
-  if (!interrupted) say(cleanedUp)
-}
+await run(main)
