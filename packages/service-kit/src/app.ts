@@ -23,6 +23,11 @@ export type ServiceApp = FastifyInstance<
 
 export interface ServiceAppOptions extends ServiceKitOptions {
   logLevel: string
+  /**
+   * TRUSTED_PROXIES: the peers whose X-Forwarded-For Fastify believes (proxy-addr's syntax, comma-separated);
+   * empty or absent: the direct peer is the client
+   */
+  trustedProxies?: string
   /** where logs go (stdout by default); tests pass a stream to read what was logged */
   logStream?: DestinationStream
 }
@@ -30,7 +35,11 @@ export interface ServiceAppOptions extends ServiceKitOptions {
 export const bodyLimitBytes = 1024 * 1024
 
 export async function createServiceApp(options: ServiceAppOptions): Promise<ServiceApp> {
-  const { logLevel, logStream, ...kitOptions } = options
+  const { logLevel, logStream, trustedProxies, ...kitOptions } = options
+  const trusted = (trustedProxies ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
   const logger = pino(loggerOptions(options.name, logLevel), logStream ?? pino.destination(1))
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -39,6 +48,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: bodyLimitBytes,
     return503OnClosing: true,
+    ...(trusted.length > 0 ? { trustProxy: trusted } : {}),
     ajv: {
       // every problem at once, and unknown fields rejected rather than silently dropped (formats come with Fastify's Ajv)
       customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },

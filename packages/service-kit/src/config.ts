@@ -31,6 +31,12 @@ export const ServiceEnv = Type.Object({
   SERVICE_WEIGHT: Type.Integer({ minimum: 1, maximum: 1000, default: 1 }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 300, description: 'requests per window per client' }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  /**
+   * Peers whose X-Forwarded-For is believed (comma-separated addresses, CIDR blocks, or `loopback`, `linklocal`,
+   * `uniquelocal`): the gateway's. Behind it, request.ip — rate limits, login throttling, logs — is then the client,
+   * not the gateway. Empty: nobody is believed.
+   */
+  TRUSTED_PROXIES: Type.String({ default: 'loopback' }),
   /** how often local rate-limit counts are added to Redis; 0 = a Redis round trip per request (exact) */
   RATE_LIMIT_SYNC_MS: Type.Integer({ minimum: 0, maximum: 10_000, default: 100 }),
   // Access tokens (verified by every service, signed by auth). Only JWT_ALGORITHM is ever accepted.

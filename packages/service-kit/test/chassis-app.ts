@@ -17,6 +17,7 @@ export async function buildChassisApp(
     rateLimitMax?: number
     rateLimitSyncMs?: number
     name?: string
+    trustedProxies?: string
   } = {},
 ): Promise<ChassisApp> {
   const { stream: logStream, lines: logs } = captureLogs()
@@ -27,6 +28,7 @@ export async function buildChassisApp(
     environment: options.environment ?? 'test',
     logLevel: 'info',
     logStream,
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
     rateLimit: {
       redis,
       max: options.rateLimitMax ?? 1000,

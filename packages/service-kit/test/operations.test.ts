@@ -187,4 +187,46 @@ describe('chassis: rate limits in Redis', () => {
       await Promise.all([one.app.close(), two.app.close()])
     }
   })
+
+  it('when requests come through a trusted proxy, then each client behind it is counted on its own; from an untrusted peer X-Forwarded-For is ignored', async () => {
+    const behindGateway = await buildChassisApp({
+      rateLimitMax: 2,
+      name: uniqueName('rl-proxy'),
+      rateLimitSyncMs: 0,
+      trustedProxies: 'loopback',
+    })
+    const trustingNobody = await buildChassisApp({
+      rateLimitMax: 2,
+      name: uniqueName('rl-direct'),
+      rateLimitSyncMs: 0,
+      trustedProxies: '',
+    })
+    const get = (chassis: ChassisApp, peer: string, client: string) =>
+      chassis.app.inject({
+        method: 'GET',
+        url: '/api/v1/widgets/1',
+        remoteAddress: peer,
+        headers: { 'x-forwarded-for': client },
+      })
+    try {
+      // through the gateway on loopback: two clients, two budgets
+      for (const client of ['203.0.113.7', '198.51.100.9']) {
+        expect((await get(behindGateway, '127.0.0.1', client)).headers['x-ratelimit-remaining']).toBe('1')
+      }
+      // a peer that is not trusted cannot pick its identity: every claimed client is the same peer
+      const remaining = []
+      for (const client of ['203.0.113.7', '198.51.100.9', '192.0.2.1']) {
+        remaining.push((await get(behindGateway, '10.9.8.7', client)).statusCode)
+      }
+      expect(remaining).toEqual([200, 200, 429])
+      // with nobody trusted, even loopback's X-Forwarded-For is ignored
+      const direct = []
+      for (const client of ['203.0.113.7', '198.51.100.9', '192.0.2.1']) {
+        direct.push((await get(trustingNobody, '127.0.0.1', client)).statusCode)
+      }
+      expect(direct).toEqual([200, 200, 429])
+    } finally {
+      await Promise.all([behindGateway.app.close(), trustingNobody.app.close()])
+    }
+  })
 })

@@ -59,6 +59,7 @@ export async function buildApp({
     description: 'Identity: users, passwords, tokens, sessions, OAuth 2.0 / OpenID Connect, API keys',
     environment: config.NODE_ENV,
     logLevel: config.LOG_LEVEL,
+    trustedProxies: config.TRUSTED_PROXIES,
     ...(logStream ? { logStream } : {}),
     rateLimit: { redis, max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
     errorMappers: [
