@@ -155,3 +155,22 @@ export const ApiKeyListQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ApiKeyListQuery = Static<typeof ApiKeyListQuery>
+
+/** POST /internal/api-keys/introspect: how a service learns whose an API key is (RFC 7662's shape: `active`). */
+export const ApiKeyIntrospectionBody = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+)
+export type ApiKeyIntrospectionBody = Static<typeof ApiKeyIntrospectionBody>
+
+export const ApiKeyIntrospection = Type.Object({
+  /** false for an unknown, revoked or expired key, or one whose owner is not active; nothing else is said then */
+  active: Type.Boolean(),
+  subject: Type.Optional(Type.String()),
+  role: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  scopes: Type.Optional(Type.Array(Type.String())),
+  apiKeyId: Type.Optional(Type.String()),
+})
+export type ApiKeyIntrospection = Static<typeof ApiKeyIntrospection>

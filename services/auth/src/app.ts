@@ -24,6 +24,7 @@ import type { KeyRing } from './domain/signing-keys.ts'
 import { createUserUseCases } from './domain/users.ts'
 import { oidcPlugin } from './oidc/oidc-plugin.ts'
 import { apiKeysRoutes } from './routes/api-keys/index.ts'
+import { internalRoutes } from './routes/internal/index.ts'
 import { usersGuards } from './routes/users/access.ts'
 import { usersRoutes } from './routes/users/index.ts'
 
@@ -89,6 +90,8 @@ export async function buildApp({
   const users = createUserUseCases(createUsersRepository(sql), sql)
   await registerVersionedApi(app, usersRoutes, { users, guards: usersGuards(app) })
   await registerVersionedApi(app, apiKeysRoutes, { apiKeys })
+  // for the other services: whose is an API key (not routed by the gateway)
+  await app.register(internalRoutes, { apiKeys })
   // OAuth 2.0 / OpenID Connect at the root: /authorize, /token, /userinfo, discovery, device flow (src/oidc)
   if (keyRing) await app.register(oidcPlugin, { config, sql, redis, keyRing })
   return app

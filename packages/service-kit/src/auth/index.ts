@@ -3,6 +3,12 @@ export {
   clockToleranceMs,
   type JwtVerification,
 } from './access-token.ts'
+export {
+  type ApiKeysFromAuth,
+  type ApiKeysFromAuthOptions,
+  apiKeysFromAuth,
+  apiKeysFromAuthDefaults,
+} from './api-keys-from-auth.ts'
 export { type AuthPluginOptions, authMessages, authPlugin, hasApiKeyInQuery } from './auth-plugin.ts'
 export { authOptionsFromEnv } from './env-options.ts'
 export { jwksDefaults } from './jwks-key-source.ts'

@@ -1,0 +1,69 @@
+// API keys for services other than auth: each presented key is introspected at auth (POST
+// /internal/api-keys/introspect), and the answer kept briefly so a busy key does not cost a call per request.
+import { createHash } from 'node:crypto'
+import type { ApiKeyIntrospection } from '@meridian/contracts'
+import { createUpstreamClient } from '../upstream/upstream-client.ts'
+import type { Principal } from './principal.ts'
+
+export interface ApiKeysFromAuthOptions {
+  /** auth's base URL, e.g. http://127.0.0.1:3001 (a service can take the origin of AUTH_JWKS_URL) */
+  authUrl: string
+  /** how long an accepted key is believed without asking again; a revocation takes up to this long to reach here */
+  acceptedForMs?: number
+  /** how long a refused key is refused without asking again */
+  refusedForMs?: number
+  /** most keys remembered; the memory starts afresh beyond it */
+  maxEntries?: number
+}
+
+export const apiKeysFromAuthDefaults = { acceptedForMs: 30_000, refusedForMs: 5_000, maxEntries: 10_000 }
+
+export interface ApiKeysFromAuth {
+  verify(key: string): Promise<Principal | undefined>
+  close(): Promise<void>
+}
+
+export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAuth {
+  const acceptedForMs = options.acceptedForMs ?? apiKeysFromAuthDefaults.acceptedForMs
+  const refusedForMs = options.refusedForMs ?? apiKeysFromAuthDefaults.refusedForMs
+  const maxEntries = options.maxEntries ?? apiKeysFromAuthDefaults.maxEntries
+  // auth down is 503 for the caller (the key may well be valid), never a refusal
+  const auth = createUpstreamClient({
+    name: 'auth',
+    baseUrl: options.authUrl,
+    errorCode: 'SERVICE_UNAVAILABLE',
+  })
+  // keyed by the key's hash: the keys themselves are not kept in memory
+  let remembered = new Map<string, { principal: Principal | undefined; until: number }>()
+
+  return {
+    async verify(key) {
+      const id = createHash('sha256').update(key).digest('base64url')
+      const known = remembered.get(id)
+      if (known && known.until > Date.now()) return known.principal
+      const { body } = await auth.request<ApiKeyIntrospection>({
+        method: 'POST',
+        path: '/internal/api-keys/introspect',
+        body: { key },
+      })
+      const principal: Principal | undefined =
+        body.active && body.subject !== undefined
+          ? {
+              subject: body.subject,
+              kind: 'user',
+              role: body.role ?? '',
+              roles: [],
+              ...(body.name === undefined ? {} : { name: body.name }),
+              ...(body.email === undefined ? {} : { email: body.email }),
+              scopes: body.scopes ?? [],
+              method: 'api-key',
+              ...(body.apiKeyId === undefined ? {} : { apiKeyId: body.apiKeyId }),
+            }
+          : undefined
+      if (remembered.size >= maxEntries) remembered = new Map()
+      remembered.set(id, { principal, until: Date.now() + (principal ? acceptedForMs : refusedForMs) })
+      return principal
+    },
+    close: () => auth.close(),
+  }
+}

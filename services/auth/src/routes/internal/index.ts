@@ -1,0 +1,38 @@
+// Routes for the other services, not for clients: the gateway's route table does not reach them, so they are
+// served only on the internal network (each service finds auth in Consul, or through AUTH_JWKS_URL's origin).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ApiKeyIntrospection, ApiKeyIntrospectionBody } from '@meridian/contracts'
+import { errorResponses } from '@meridian/service-kit'
+import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
+
+export interface InternalRoutesOptions {
+  apiKeys: ApiKeyUseCases
+}
+
+export const internalRoutes: FastifyPluginAsyncTypebox<InternalRoutesOptions> = async (app, { apiKeys }) => {
+  app.post(
+    '/internal/api-keys/introspect',
+    {
+      schema: {
+        tags: ['internal'],
+        summary:
+          'Whose is this API key? For services behind the gateway (the gateway does not route /internal)',
+        body: ApiKeyIntrospectionBody,
+        response: { 200: ApiKeyIntrospection, ...errorResponses(400, 415, 422, 429) },
+      },
+    },
+    async (request) => {
+      const principal = await apiKeys.verifyApiKey(request.body.key)
+      if (!principal) return { active: false }
+      return {
+        active: true,
+        subject: principal.subject,
+        role: principal.role,
+        ...(principal.name === undefined ? {} : { name: principal.name }),
+        ...(principal.email === undefined ? {} : { email: principal.email }),
+        scopes: principal.scopes,
+        ...(principal.apiKeyId === undefined ? {} : { apiKeyId: principal.apiKeyId }),
+      }
+    },
+  )
+}

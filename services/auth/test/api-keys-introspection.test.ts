@@ -1,0 +1,97 @@
+// Another service accepting API keys: its authentication plugin asks auth (POST /internal/api-keys/introspect).
+import { AppError } from '@meridian/contracts'
+import { apiKeysFromAuth, authPlugin, createServiceApp, type ServiceApp } from '@meridian/service-kit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { signedIn } from './identities.ts'
+
+let auth: AuthTestApp
+let authUrl: string
+let service: ServiceApp
+let keys: ReturnType<typeof apiKeysFromAuth>
+
+beforeAll(async () => {
+  auth = await buildAuthTestApp()
+  authUrl = await auth.app.listen({ host: '127.0.0.1', port: 0 })
+  // a service of its own (no database): what order or payment will do with the chassis
+  keys = apiKeysFromAuth({ authUrl, acceptedForMs: 0, refusedForMs: 0 })
+  service = await createServiceApp({
+    name: 'introspection-test',
+    version: '0.0.0',
+    environment: 'test',
+    logLevel: 'silent',
+    rateLimit: false,
+  })
+  await service.register(authPlugin, {
+    jwt: { algorithm: 'RS256', jwksUrl: `${authUrl}/.well-known/jwks.json` },
+    issuer: auth.config.JWT_ISSUER,
+    audience: auth.config.JWT_AUDIENCE,
+    apiKeys: keys,
+  })
+  service.get('/whoami', { preHandler: service.authenticate }, async (request) => {
+    if (!request.principal) throw AppError.unauthorized()
+    const { subject, role, scopes, method } = request.principal
+    return { subject, role, scopes, method }
+  })
+  await service.ready()
+})
+
+afterAll(async () => {
+  await service?.close()
+  await keys?.close()
+  await auth?.close()
+})
+
+const whoami = (key: string) =>
+  service.inject({ method: 'GET', url: '/whoami', headers: { 'x-api-key': key } })
+
+describe('API keys at another service', () => {
+  it('when a valid key is presented, then the service knows its owner, role and scopes; once revoked, it is refused', async () => {
+    const owner = await signedIn(auth, { role: 'admin' })
+    const created = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: owner.headers,
+      payload: { name: 'orders bot', scopes: ['orders:read'] },
+    })
+    const { id, key } = created.json() as { id: string; key: string }
+
+    const accepted = await whoami(key)
+    expect(accepted.statusCode).toBe(200)
+    expect(accepted.json()).toEqual({
+      subject: owner.user.id,
+      role: 'admin',
+      scopes: ['orders:read'],
+      method: 'api-key',
+    })
+
+    await auth.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${id}`, headers: owner.headers })
+    const refused = await whoami(key)
+    expect(refused.statusCode).toBe(401)
+    expect(refused.json().error.message).toBe('Invalid API key')
+  })
+
+  it('when an unknown key is presented, then 401, and auth says nothing but active: false', async () => {
+    const unknown = `mk_0123456789ab_${'x'.repeat(43)}`
+    expect((await whoami(unknown)).statusCode).toBe(401)
+    const answer = await auth.app.inject({
+      method: 'POST',
+      url: '/internal/api-keys/introspect',
+      payload: { key: unknown },
+    })
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json()).toEqual({ active: false })
+  })
+
+  it('when auth cannot be reached, then the service answers 503, not 401 (the key may well be valid)', async () => {
+    const unreachable = apiKeysFromAuth({ authUrl: 'http://127.0.0.1:9', acceptedForMs: 0 })
+    try {
+      await expect(unreachable.verify('mk_0123456789ab_whatever')).rejects.toMatchObject({
+        statusCode: 503,
+        code: 'SERVICE_UNAVAILABLE',
+      })
+    } finally {
+      await unreachable.close()
+    }
+  })
+})
