@@ -3,7 +3,7 @@
 
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { cpus, loadavg, totalmem } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
@@ -17,6 +17,7 @@ import {
   formatTable,
   formatVerdict,
   keepsThroughput,
+  machineFigures,
   type RunResult,
   ratiosOf,
   throughputBar,
@@ -155,14 +156,7 @@ async function main(): Promise<void> {
   const report = {
     measuredAt: new Date(started).toISOString(),
     durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine: {
-      cpus: cpuCount,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      loadAverageBefore: loadBefore,
-      memoryMb: toMb(totalmem()),
-      node: process.version,
-      platform: `${process.platform}-${process.arch}`,
-    },
+    machine: machineFigures(loadBefore),
     settings: {
       warmupSeconds: config.warmupSeconds,
       measureSeconds: config.measureSeconds,

@@ -1,4 +1,5 @@
 // The figures as a table, the chassis/bare throughput ratios and the verdict against the 85% bar.
+import { cpus, totalmem } from 'node:os'
 import type { ServerName } from './ipc.ts'
 import { type LoadFigures, type Scenario, scenarioLabel } from './load.ts'
 
@@ -102,4 +103,17 @@ export function formatVerdict(ratios: ScenarioRatio[]): string {
         })`,
   )
   return lines.join('\n')
+}
+
+/** The machine a run was measured on, for the results file. */
+export function machineFigures(loadAverageBefore: number, loadAverageAfter?: number) {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    loadAverageBefore,
+    ...(loadAverageAfter === undefined ? {} : { loadAverageAfter }),
+    memoryMb: toMb(totalmem()),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+  }
 }

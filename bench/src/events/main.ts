@@ -2,12 +2,12 @@
 
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { cpus, loadavg, totalmem } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
 import { benchLifecycle } from '../bench-lifecycle.ts'
-import { toMb } from '../report.ts'
+import { machineFigures } from '../report.ts'
 import { monotonicMs } from './clock.ts'
 import { loadEventsBenchConfig } from './events-config.ts'
 import { createEventsDatabase, type EventsDatabase } from './events-database.ts'
@@ -305,15 +305,7 @@ async function main(): Promise<void> {
   const report = {
     measuredAt: new Date(started).toISOString(),
     durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine: {
-      cpus: cpuCount,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      loadAverageBefore: loadBefore,
-      loadAverageAfter: loadAfter,
-      memoryMb: toMb(totalmem()),
-      node: process.version,
-      platform: `${process.platform}-${process.arch}`,
-    },
+    machine: machineFigures(loadBefore, loadAfter),
     settings: {
       warmupSeconds: config.warmupSeconds,
       measureSeconds: config.measureSeconds,

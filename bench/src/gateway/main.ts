@@ -4,14 +4,14 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
 import { createBenchDatabase } from '../bench-database.ts'
 import { benchLifecycle } from '../bench-lifecycle.ts'
 import { type LoadSample, summarise } from '../load.ts'
-import { toMb } from '../report.ts'
+import { machineFigures, toMb } from '../report.ts'
 import type { StartedProcess } from './child-process.ts'
 import { freePort } from './free-port.ts'
 import { loadGatewayBenchConfig } from './gateway-config.ts'
@@ -209,15 +209,7 @@ async function main(): Promise<void> {
   const report = {
     measuredAt: new Date(started).toISOString(),
     durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine: {
-      cpus: cpuCount,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      loadAverageBefore: loadBefore,
-      loadAverageAfter: loadAfter,
-      memoryMb: toMb(totalmem()),
-      node: process.version,
-      platform: `${process.platform}-${process.arch}`,
-    },
+    machine: machineFigures(loadBefore, loadAfter),
     settings: {
       path,
       warmupSeconds: config.warmupSeconds,
