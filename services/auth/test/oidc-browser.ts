@@ -1,6 +1,7 @@
 // Test helpers for the OpenID provider: the auth app listening on its issuer URL, users in the database, and a
 // minimal browser (cookies, manual redirects, the login/consent/device forms) driven with fetch.
 import { createServer } from 'node:net'
+import * as client from 'openid-client'
 import { hashPassword } from '../src/domain/passwords.ts'
 import { type AuthTestApp, type AuthTestAppOptions, buildAuthTestApp } from './auth-app.ts'
 
@@ -156,4 +157,27 @@ export class TestBrowser {
     if (!location) return { page: confirmed, html: await confirmed.text() }
     return this.signIn(new URL(location, this.issuer), user)
   }
+}
+
+/**
+ * An authorization-code flow with PKCE (S256) and state, signed in and consented through a TestBrowser: what the
+ * client gets back at its callback, with the verifier and state it needs to redeem the code.
+ */
+export async function signInWithPkce(
+  issuer: string,
+  configuration: client.Configuration,
+  user: { email: string; password: string },
+  parameters: Record<string, string>,
+): Promise<{ callback: URL; verifier: string; state: string }> {
+  const verifier = client.randomPKCECodeVerifier()
+  const state = client.randomState()
+  const url = client.buildAuthorizationUrl(configuration, {
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    ...parameters,
+  })
+  const { callback, html } = await new TestBrowser(issuer).signIn(url, user)
+  if (!callback) throw new Error(`the flow did not come back to the client: ${html}`)
+  return { callback, verifier, state }
 }

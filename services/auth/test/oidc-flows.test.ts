@@ -5,6 +5,7 @@ import { createPostgresAdapter, deleteExpiredPayloads } from '../src/oidc/postgr
 import {
   createTestUser,
   type OidcTestApp,
+  signInWithPkce,
   startOidcTestApp,
   TestBrowser,
   type TestUser,
@@ -30,22 +31,8 @@ describe('OpenID Connect grants', () => {
     await auth.close()
   })
 
-  async function authorize(
-    configuration: client.Configuration,
-    parameters: Record<string, string>,
-  ): Promise<{ callback: URL; verifier: string; state: string }> {
-    const verifier = client.randomPKCECodeVerifier()
-    const state = client.randomState()
-    const url = client.buildAuthorizationUrl(configuration, {
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      ...parameters,
-    })
-    const { callback, html } = await new TestBrowser(auth.issuer).signIn(url, user)
-    if (!callback) throw new Error(`the flow did not come back to the client: ${html}`)
-    return { callback, verifier, state }
-  }
+  const authorize = (configuration: client.Configuration, parameters: Record<string, string>) =>
+    signInWithPkce(auth.issuer, configuration, user, parameters)
 
   it('when the discovery document is fetched, then it names the issuer, the root endpoints and only the code flow with S256', async () => {
     const metadata = spa.serverMetadata()

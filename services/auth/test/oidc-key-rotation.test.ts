@@ -6,8 +6,8 @@ import { createKeyRing } from '../src/domain/signing-keys.ts'
 import {
   createTestUser,
   type OidcTestApp,
+  signInWithPkce,
   startOidcTestApp,
-  TestBrowser,
   type TestUser,
 } from './oidc-browser.ts'
 
@@ -53,17 +53,10 @@ describe('OpenID provider and signing-key rotation', () => {
       client.None(),
       insecure,
     )
-    const verifier = client.randomPKCECodeVerifier()
-    const state = client.randomState()
-    const url = client.buildAuthorizationUrl(spa, {
+    const { callback, verifier, state } = await signInWithPkce(auth.issuer, spa, user, {
       redirect_uri: spaRedirect,
       scope: 'openid profile',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
     })
-    const { callback, html } = await new TestBrowser(auth.issuer).signIn(url, user)
-    if (!callback) throw new Error(`no callback: ${html}`)
     return client.authorizationCodeGrant(spa, callback, { pkceCodeVerifier: verifier, expectedState: state })
   }
 

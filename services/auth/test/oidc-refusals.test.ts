@@ -9,6 +9,7 @@ import { assertOidcSecretsConfigured } from '../src/oidc/oidc-plugin.ts'
 import {
   createTestUser,
   type OidcTestApp,
+  signInWithPkce,
   startOidcTestApp,
   TestBrowser,
   type TestUser,
@@ -61,20 +62,8 @@ describe('OpenID provider refusals', () => {
     return location.searchParams
   }
 
-  async function codeFlow(): Promise<{ callback: URL; verifier: string; state: string }> {
-    const verifier = client.randomPKCECodeVerifier()
-    const state = client.randomState()
-    const url = client.buildAuthorizationUrl(spa, {
-      redirect_uri: spaRedirect,
-      scope: 'openid profile',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-    })
-    const { callback, html } = await new TestBrowser(auth.issuer).signIn(url, user)
-    if (!callback) throw new Error(`no callback: ${html}`)
-    return { callback, verifier, state }
-  }
+  const codeFlow = () =>
+    signInWithPkce(auth.issuer, spa, user, { redirect_uri: spaRedirect, scope: 'openid profile' })
 
   it('when the code is exchanged with a wrong code_verifier, then the token endpoint answers invalid_grant', async () => {
     const { callback, state } = await codeFlow()
