@@ -1,4 +1,5 @@
 // The benchmark's knobs, from the environment (all optional): the only reader of process.env on the parent side.
+import { positiveIntegerKnob } from './knobs.ts'
 import type { Scenario } from './load.ts'
 
 export interface BenchConfig {
@@ -18,15 +19,6 @@ export interface BenchConfig {
   inheritedEnv: NodeJS.ProcessEnv
 }
 
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${name} must be a positive integer (got '${raw}')`)
-  return value
-}
-
 const knownScenarios: readonly Scenario[] = ['list', 'create']
 
 function scenarioList(env: NodeJS.ProcessEnv): Scenario[] {
@@ -41,10 +33,10 @@ function scenarioList(env: NodeJS.ProcessEnv): Scenario[] {
 
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
   return {
-    warmupSeconds: positiveInteger(env, 'BENCH_WARMUP_SECONDS', 3),
-    measureSeconds: positiveInteger(env, 'BENCH_SECONDS', 10),
-    connections: positiveInteger(env, 'BENCH_CONNECTIONS', 10),
-    seedUsers: positiveInteger(env, 'BENCH_SEED_USERS', 1000),
+    warmupSeconds: positiveIntegerKnob(env, 'BENCH_WARMUP_SECONDS', 3),
+    measureSeconds: positiveIntegerKnob(env, 'BENCH_SECONDS', 10),
+    connections: positiveIntegerKnob(env, 'BENCH_CONNECTIONS', 10),
+    seedUsers: positiveIntegerKnob(env, 'BENCH_SEED_USERS', 1000),
     scenarios: scenarioList(env),
     poolMax: 10,
     inheritedEnv: env,

@@ -1,4 +1,5 @@
 // The events benchmark's knobs, from the environment (all optional): the only reader of process.env on its parent side.
+import { integerKnob, positiveIntegerKnob } from '../knobs.ts'
 export interface EventsBenchConfig {
   /** seconds of load before each measured window (the same load, not measured) */
   warmupSeconds: number
@@ -27,31 +28,19 @@ export interface EventsBenchConfig {
   inheritedEnv: NodeJS.ProcessEnv
 }
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, least: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < least)
-    throw new Error(`${name} must be an integer of at least ${least} (got '${raw}')`)
-  return value
-}
-
-const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
-  integer(env, name, fallback, 1)
-
 export function loadEventsBenchConfig(env: NodeJS.ProcessEnv = process.env): EventsBenchConfig {
-  const partitions = positiveInteger(env, 'BENCH_EVENTS_PARTITIONS', 3)
+  const partitions = positiveIntegerKnob(env, 'BENCH_EVENTS_PARTITIONS', 3)
   return {
-    warmupSeconds: positiveInteger(env, 'BENCH_EVENTS_WARMUP_SECONDS', 3),
-    measureSeconds: positiveInteger(env, 'BENCH_EVENTS_SECONDS', 10),
-    rate: positiveInteger(env, 'BENCH_EVENTS_RATE', 1000),
-    connections: positiveInteger(env, 'BENCH_EVENTS_CONNECTIONS', 8),
+    warmupSeconds: positiveIntegerKnob(env, 'BENCH_EVENTS_WARMUP_SECONDS', 3),
+    measureSeconds: positiveIntegerKnob(env, 'BENCH_EVENTS_SECONDS', 10),
+    rate: positiveIntegerKnob(env, 'BENCH_EVENTS_RATE', 1000),
+    connections: positiveIntegerKnob(env, 'BENCH_EVENTS_CONNECTIONS', 8),
     partitions,
-    concurrency: positiveInteger(env, 'BENCH_EVENTS_CONCURRENCY', partitions),
+    concurrency: positiveIntegerKnob(env, 'BENCH_EVENTS_CONCURRENCY', partitions),
     pollIntervalMs: 100,
     aggregates: 100,
-    maxBacklog: integer(env, 'BENCH_EVENTS_MAX_BACKLOG', 2000, 0) || null,
-    drainEvents: integer(env, 'BENCH_EVENTS_DRAIN_EVENTS', 20_000, 0),
+    maxBacklog: integerKnob(env, 'BENCH_EVENTS_MAX_BACKLOG', 2000, 0) || null,
+    drainEvents: integerKnob(env, 'BENCH_EVENTS_DRAIN_EVENTS', 20_000, 0),
     inheritedEnv: env,
   }
 }
