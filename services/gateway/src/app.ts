@@ -103,7 +103,7 @@ export async function buildGatewayApp({
     }
   }
 
-  registerCors(app, { origins: listOf(config.CORS_ORIGINS) })
+  const corsResponseHeaders = registerCors(app, { origins: listOf(config.CORS_ORIGINS) })
 
   let consul: ConsulClient | undefined
   const consulClient = () => {
@@ -170,6 +170,7 @@ export async function buildGatewayApp({
     upstreams,
     ...timeouts,
     forwarding,
+    relayedResponseHeaders: corsResponseHeaders,
     websocket: createWebSocketPassThrough({ ...timeouts, forwarding }),
   })
   return app

@@ -91,6 +91,25 @@ export function upstreamUrl(route: GatewayRoute, rawUrl: string): string | undef
   return route.rewriteTo + rest
 }
 
+/**
+ * Whether a path has a dot segment (RFC 3986 §5.2.4), plain or percent-encoded, or an escape that does not decode:
+ * a server that normalises it would serve another path than the one the route table matched.
+ */
+export function hasDotSegment(pathAndQuery: string): boolean {
+  const queryAt = pathAndQuery.indexOf('?')
+  let path = queryAt === -1 ? pathAndQuery : pathAndQuery.slice(0, queryAt)
+  if (path.includes('%')) {
+    try {
+      path = decodeURIComponent(path)
+    } catch {
+      return true
+    }
+  }
+  if (!path.includes('.')) return false
+  // (a backslash too: some servers take it for a slash)
+  return path.split(/[/\\]/).some((segment) => segment === '.' || segment === '..')
+}
+
 export interface RouteMatcher {
   /** the route serving this path (no query), longest prefix first; undefined when none does */
   match(path: string): GatewayRoute | undefined

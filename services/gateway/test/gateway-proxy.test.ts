@@ -44,6 +44,55 @@ async function getJson(url: string, init?: RequestInit) {
   return { response, status: response.status, body: text ? JSON.parse(text) : undefined }
 }
 
+/** A request with node:http (fetch would normalise dot segments and cannot send Expect), read whole. */
+function rawRequest(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; readAfterMs?: number } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer; continued: boolean }> {
+  return new Promise((resolve, reject) => {
+    let continued = false
+    // (host, port and path apart: a URL string would be normalised too)
+    const outgoing = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: gateway.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+      },
+      (incoming) => {
+        const chunks: Buffer[] = []
+        // a client that reads late: the gateway must hold the upstream back rather than buffer everything
+        if (options.readAfterMs) {
+          incoming.pause()
+          setTimeout(() => incoming.resume(), options.readAfterMs)
+        }
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+        incoming.on('error', reject)
+        incoming.on('aborted', () => reject(new Error('response aborted')))
+        incoming.on('end', () =>
+          resolve({
+            status: incoming.statusCode ?? 0,
+            headers: incoming.headers,
+            body: Buffer.concat(chunks),
+            continued,
+          }),
+        )
+      },
+    )
+    outgoing.on('error', reject)
+    if (options.headers?.expect) {
+      outgoing.on('continue', () => {
+        continued = true
+        outgoing.end(options.body)
+      })
+      outgoing.flushHeaders()
+    } else {
+      outgoing.end(options.body)
+    }
+  })
+}
+
 beforeAll(async () => {
   ;[a, b, c] = await Promise.all([
     upstream({ name: balanced, label: 'a', weight: 1 }),
@@ -190,6 +239,73 @@ describe('route table', () => {
     })
     expect(status).toBe(413)
     expect(body.error.code).toBe('PAYLOAD_TOO_LARGE')
+  })
+})
+
+describe('relaying answers', () => {
+  it('when an answer is larger than the sockets hold and the client reads late, then it arrives whole', async () => {
+    const size = 8 * 1024 * 1024
+    const { status, headers, body } = await rawRequest(`/api/v1/other/bytes/${size}`, { readAfterMs: 300 })
+    expect(status).toBe(200)
+    expect(headers['content-length']).toBe(String(size))
+    expect(body.length).toBe(size)
+    // the upstream sends the 9-byte pattern again in every 64 KiB chunk
+    const chunk = Buffer.alloc(64 * 1024, 'meridian/')
+    for (let offset = 0; offset < size; offset += chunk.length) {
+      expect(body.subarray(offset, offset + chunk.length).equals(chunk)).toBe(true)
+    }
+  })
+
+  it('when the service breaks off in the middle of an answer, then the client sees it broken, not short', async () => {
+    await expect(rawRequest('/api/v1/other/broken')).rejects.toThrow()
+    await eventually(() =>
+      gateway.logs.some((line) => line.msg === 'upstream answer broke off; the client response is cut short'),
+    )
+  })
+
+  it('when a client sends Expect: 100-continue, then the gateway lets the body come and the service gets it', async () => {
+    const { status, body, continued } = await rawRequest('/api/v1/other/echo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', expect: '100-continue' },
+      body: JSON.stringify({ name: 'large', size: 2048 }),
+    })
+    expect(continued).toBe(true)
+    expect(status).toBe(200)
+    expect(JSON.parse(body.toString()).body).toEqual({ name: 'large', size: 2048 })
+  })
+
+  it('when a path has dot segments, plain or percent-encoded, then the gateway refuses it with 400', async () => {
+    for (const path of [
+      '/api/v1/other/../../hits',
+      '/api/v1/other/%2e%2e/%2E%2E/hits',
+      '/api/v1/other/..%2F..%2Fhits',
+      '/api/v1/other/.%2fwhoami',
+      '/api/v1/other/..\\hits',
+    ]) {
+      const { status, body } = await rawRequest(path)
+      expect({ path, status }).toEqual({ path, status: 400 })
+      const envelope = JSON.parse(body.toString())
+      expect(envelope.error.code).toBe('BAD_REQUEST')
+      expect(envelope.error.message).toBe('Malformed request path')
+    }
+    // names that merely contain dots are paths like any other
+    expect((await rawRequest('/api/v1/other/items/v1..2')).status).toBe(200)
+  })
+
+  it('when the client goes away while the service is still answering, then the gateway lets go of the call', async () => {
+    const id = 'gone-client-1'
+    const outgoing = httpRequest(`${gateway.url}/api/v1/slow/hang`, { headers: { 'x-request-id': id } })
+    outgoing.on('error', () => {})
+    outgoing.end()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    outgoing.destroy()
+    await eventually(() =>
+      gateway.logs.some(
+        (line) => line.requestId === id && line.msg === 'client went away during the upstream call',
+      ),
+    )
+    // no verdict on the instance: it was the client that left
+    expect(instancesOf(gateway, slow)?.ejected).toEqual([])
   })
 })
 

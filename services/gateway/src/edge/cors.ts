@@ -31,7 +31,14 @@ function addVary(reply: FastifyReply, name: string): void {
   }
 }
 
-export function registerCors(app: FastifyInstance, options: CorsOptions): void {
+/** Adds the CORS response headers a request's answer needs (those of a non-preflight request). */
+export type CorsResponseHeaders = (request: FastifyRequest, reply: FastifyReply) => void
+
+/**
+ * Registers the preflight answer and the response headers of the gateway's own answers; returns the function that
+ * adds those headers, for the answers relayed from services, which bypass Fastify's onSend hooks.
+ */
+export function registerCors(app: FastifyInstance, options: CorsOptions): CorsResponseHeaders {
   const allowed = new Set(options.origins)
   if (allowed.has('*')) throw new Error('CORS: a wildcard origin with credentials is forbidden')
   const maxAge = String(options.maxAgeSeconds ?? 600)
@@ -60,15 +67,19 @@ export function registerCors(app: FastifyInstance, options: CorsOptions): void {
 
   // On every answer (proxied, the gateway's own, and errors such as 429 sent before routing) so that a browser can
   // read it, the request id included.
-  app.addHook('onSend', (request, reply, payload, done) => {
+  const addResponseHeaders: CorsResponseHeaders = (request, reply) => {
     const origin = request.headers.origin
-    if (origin === undefined || isPreflight(request)) return done(null, payload)
+    if (origin === undefined || isPreflight(request)) return
     addVary(reply, 'Origin')
     if (allowed.has(origin)) {
       reply.header('access-control-allow-origin', origin)
       reply.header('access-control-allow-credentials', 'true')
       reply.header('access-control-expose-headers', exposedHeaders)
     }
+  }
+  app.addHook('onSend', (request, reply, payload, done) => {
+    addResponseHeaders(request, reply)
     done(null, payload)
   })
+  return addResponseHeaders
 }

@@ -16,6 +16,12 @@ export const hopByHopHeaders: readonly string[] = [
   'upgrade',
 ]
 
+/**
+ * Expectations are the gateway's to meet: Node answers `Expect: 100-continue` itself before the body is read, and
+ * the request then goes upstream as an ordinary one (undici does not send Expect).
+ */
+const answeredAtTheEdge: readonly string[] = ['expect']
+
 /** The header names a Connection header lists (they are hop-by-hop too). */
 export function connectionListed(connection: string | string[] | number | undefined): string[] {
   if (connection === undefined) return []
@@ -88,6 +94,7 @@ export function upstreamRequestHeaders(
   const headers: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || hopByHopHeaders.includes(name) || listed.includes(name)) continue
+    if (answeredAtTheEdge.includes(name)) continue
     headers[name] = value
   }
   headers[requestIdHeader] = context.requestId

@@ -1,15 +1,16 @@
-// The proxied routes: one per route-table prefix, in a context whose bodies stay unread streams, forwarded with
-// @fastify/reply-from to an instance the balancer picks; retries, ejection and the circuit are decided here.
+// The proxied routes: one per route-table prefix, in a context whose bodies stay unread streams. Each request goes
+// through the chassis' hooks (request id, rate limit, metrics, logs) like any other, then is dispatched with undici
+// to an instance the balancer picks; the answer is relayed straight into the client's response (response-relay.ts).
+// Retries, ejection and the circuit are decided here.
 import type { IncomingHttpHeaders } from 'node:http'
-import type { Readable } from 'node:stream'
-import replyFrom from '@fastify/reply-from'
 import { AppError } from '@meridian/contracts'
 import { bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
-import { Agent } from 'undici'
-import { type GatewayRoute, routePatterns, upstreamUrl } from '../routes-table.ts'
+import { Agent, type Dispatcher } from 'undici'
+import { type GatewayRoute, hasDotSegment, routePatterns, upstreamUrl } from '../routes-table.ts'
 import type { UpstreamService, UpstreamServices } from '../upstreams/upstream-services.ts'
 import { clientResponseHeaders, type ForwardingContext, upstreamRequestHeaders } from './forwarded-headers.ts'
+import { ResponseRelay } from './response-relay.ts'
 import {
   badGateway,
   classifyAttemptFailure,
@@ -29,6 +30,8 @@ export interface ProxyOptions {
   /** attempts of an idempotent request whose connection failed, each on another instance when there is one */
   maxAttempts: number
   forwarding(request: FastifyRequest): ForwardingContext
+  /** edge headers (CORS) for a relayed answer, which bypasses Fastify's onSend hooks */
+  relayedResponseHeaders(request: FastifyRequest, reply: FastifyReply): void
   websocket: WebSocketPassThrough
 }
 
@@ -44,6 +47,26 @@ declare module 'fastify' {
 export const routeNotFound = (request: FastifyRequest) =>
   AppError.notFound(`Route ${request.method} ${request.url.split('?')[0] ?? request.url} not found`)
 
+/** One request's progress across its attempts. */
+interface Exchange {
+  request: FastifyRequest
+  reply: FastifyReply
+  service: UpstreamService
+  /** path and query on the instance */
+  path: string
+  /** this request is the circuit's half-open probe */
+  probe: boolean
+  /** instances tried so far */
+  tried: Set<string>
+  /** the attempt under way */
+  relay: ResponseRelay | undefined
+}
+
+/** Whether the request carries a body (RFC 9112 §6.3): declared by a length above zero or a transfer coding. */
+const hasBody = (headers: IncomingHttpHeaders) =>
+  headers['transfer-encoding'] !== undefined ||
+  (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+
 /** A Fastify plugin (not wrapped in fastify-plugin: its content-type parsers stay in this context). */
 export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): Promise<void> {
   const { upstreams, timeoutMs, maxAttempts } = options
@@ -57,91 +80,104 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     bodyTimeout: timeoutMs,
     keepAliveTimeout: 10_000,
   })
-  await app.register(replyFrom, { undici: agent, disableRequestLogging: true })
   app.addHook('onClose', async () => {
     await agent.close()
   })
 
   /** One attempt on one instance; on a connection failure of an idempotent request, the next one elsewhere. */
-  function attempt(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    service: UpstreamService,
-    url: string,
-    state: { probe: boolean; tried: Set<string> },
-  ): void {
-    const picked = service.pick(state.tried)
+  function attempt(exchange: Exchange): void {
+    const { request, reply, service } = exchange
+    const picked = service.pick(exchange.tried)
     if (!picked.instance) {
-      if (state.tried.size > 0) service.requestFailed()
-      else service.requestAbandoned(state.probe)
+      if (exchange.tried.size > 0) service.requestFailed()
+      else service.requestAbandoned(exchange.probe)
       reply.send(upstreamUnavailable(picked.retryAfterSeconds))
       return
     }
     const instance: ServiceInstance = picked.instance
-    state.tried.add(instance.id)
-    const origin = `http://${instance.address.includes(':') ? `[${instance.address}]` : instance.address}:${instance.port}`
-    const log = { upstream: service.name, instance: instance.id, attempt: state.tried.size }
-    try {
-      reply.from(url, {
-        getUpstream: () => origin,
-        // retries are decided below (on another instance), never by reply-from on the same one
-        retryDelay: () => null,
-        rewriteRequestHeaders: (_original, headers) => ({
-          ...upstreamRequestHeaders(headers, options.forwarding(request)),
-          host: String(headers.host),
-        }),
-        rewriteHeaders: (headers) => clientResponseHeaders(headers) as IncomingHttpHeaders,
-        onResponse: (_request, proxied, response) => {
-          if (failureStatuses.has(response.statusCode)) {
-            service.attemptFailed(instance, `status ${response.statusCode}`)
-            service.requestFailed()
-          } else {
-            service.attemptSucceeded(instance)
-            service.requestSucceeded()
-          }
-          proxied.send(response.stream)
-        },
-        onError: (proxied, { error }) => {
-          const failure = classifyAttemptFailure(error)
-          // (request.raw itself may be destroyed by undici, which ends a body stream it could not send)
-          if (request.raw.socket?.destroyed || proxied.raw.destroyed) {
-            // the client went away: no verdict on the instance
-            service.requestAbandoned(state.probe)
-            request.log.info({ ...log, code: failure.code }, 'client went away during the upstream call')
-            proxied.send(badGateway())
-            return
-          }
-          service.attemptFailed(instance, failure.code)
-          request.log.warn({ ...log, code: failure.code, kind: failure.kind }, 'upstream attempt failed')
-          if (failure.kind === 'timeout') {
-            service.requestFailed()
-            proxied.send(gatewayTimeout(timeoutMs))
-            return
-          }
-          if (failure.kind === 'connection' && mayRetry(request) && state.tried.size < maxAttempts) {
-            attempt(request, reply, service, url, state)
-            return
-          }
+    exchange.tried.add(instance.id)
+    const host = instance.address.includes(':') ? `[${instance.address}]` : instance.address
+    // (not the request's socket: undici detaches it from a request stream it has read to the end)
+    const clientGone = () => reply.raw.destroyed || reply.raw.socket?.destroyed === true
+
+    const relay = new ResponseRelay(reply.raw, {
+      started(statusCode, headers) {
+        if (clientGone()) return undefined
+        if (failureStatuses.has(statusCode)) {
+          service.attemptFailed(instance, `status ${statusCode}`)
           service.requestFailed()
-          proxied.send(
-            failure.kind === 'connection' ? upstreamUnavailable(service.retryAfterSeconds()) : badGateway(),
-          )
-        },
-      })
-    } catch (error) {
-      // reply-from refuses some URLs (dot segments, malformed escapes) before any call
-      service.requestAbandoned(state.probe)
-      reply.send(AppError.badRequest('Malformed request path'))
-      request.log.warn({ ...log, err: error }, 'request path refused by the proxy')
+        } else {
+          service.attemptSucceeded(instance)
+          service.requestSucceeded()
+        }
+        // the edge's headers (request id, rate-limit counters, CORS) over the service's own
+        reply.headers(clientResponseHeaders(headers))
+        options.relayedResponseHeaders(request, reply)
+        // a connection whose request body was not read to its end cannot carry another request
+        if (!request.raw.complete) reply.header('connection', 'close')
+        return reply.getHeaders()
+      },
+      committed() {
+        reply.hijack()
+      },
+      failed(error) {
+        const failure = classifyAttemptFailure(error)
+        const log = { upstream: service.name, instance: instance.id, attempt: exchange.tried.size }
+        if (clientGone()) {
+          // no verdict on the instance: the client went away
+          service.requestAbandoned(exchange.probe)
+          request.log.info({ ...log, code: failure.code }, 'client went away during the upstream call')
+          return
+        }
+        service.attemptFailed(instance, failure.code)
+        request.log.warn({ ...log, code: failure.code, kind: failure.kind }, 'upstream attempt failed')
+        if (failure.kind === 'timeout') {
+          service.requestFailed()
+          reply.send(gatewayTimeout(timeoutMs))
+          return
+        }
+        if (failure.kind === 'connection' && mayRetry(request) && exchange.tried.size < maxAttempts) {
+          attempt(exchange)
+          return
+        }
+        service.requestFailed()
+        reply.send(
+          failure.kind === 'connection' ? upstreamUnavailable(service.retryAfterSeconds()) : badGateway(),
+        )
+      },
+      brokeOff(error) {
+        const failure = classifyAttemptFailure(error)
+        if (!clientGone()) service.attemptFailed(instance, failure.code)
+        request.log.warn(
+          { upstream: service.name, instance: instance.id, code: failure.code },
+          'upstream answer broke off; the client response is cut short',
+        )
+      },
+    })
+    exchange.relay = relay
+
+    const headers = upstreamRequestHeaders(request.headers, options.forwarding(request))
+    headers.host = `${host}:${instance.port}`
+    const dispatch: Dispatcher.DispatchOptions = {
+      origin: `http://${host}:${instance.port}`,
+      path: exchange.path,
+      method: request.method as Dispatcher.HttpMethod,
+      headers,
+      body: hasBody(request.headers) ? request.raw : null,
+      // retries are decided here (on another instance), never by undici on the same connection
+      idempotent: false,
     }
+    agent.dispatch(dispatch, relay)
   }
 
   async function forward(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const route = request.routeOptions.config.gatewayRoute
     const service = route ? upstreams.get(route.service) : undefined
-    const url = route ? upstreamUrl(route, request.raw.url ?? '/') : undefined
-    if (!route || !service || url === undefined) throw routeNotFound(request)
-    if (isUpgrade(request.raw)) return options.websocket.passThrough(request, reply, service, url)
+    const path = route ? upstreamUrl(route, request.raw.url ?? '/') : undefined
+    if (!route || !service || path === undefined) throw routeNotFound(request)
+    // a path that normalises elsewhere (../) never leaves the gateway: the route table decided on the raw one
+    if (hasDotSegment(path)) throw AppError.badRequest('Malformed request path')
+    if (isUpgrade(request.raw)) return options.websocket.passThrough(request, reply, service, path)
     // bodies over the limit are refused here when their length is declared; a chunked body is left to the
     // service, whose own 1 MB limit answers 413
     if (Number(request.headers['content-length'] ?? 0) > bodyLimitBytes) {
@@ -151,7 +187,17 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     if (!admission.admitted) {
       throw upstreamUnavailable(Math.ceil(admission.retryAfterMs / 1000))
     }
-    attempt(request, reply, service, url, { probe: admission.probe, tried: new Set() })
+    const exchange: Exchange = {
+      request,
+      reply,
+      service,
+      path,
+      probe: admission.probe,
+      tried: new Set(),
+      relay: undefined,
+    }
+    reply.raw.once('close', () => exchange.relay?.clientClosed())
+    attempt(exchange)
     return reply
   }
 
@@ -172,6 +218,5 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
 /** Only idempotent methods, and only while the request body (if any) has not started to flow upstream. */
 function mayRetry(request: FastifyRequest): boolean {
   if (!idempotentMethods.has(request.method)) return false
-  const body = request.body as Readable | undefined
-  return body === undefined || body === null || !(body.readableDidRead || body.destroyed)
+  return !hasBody(request.headers) || !(request.raw.readableDidRead || request.raw.destroyed)
 }

@@ -17,11 +17,7 @@ const connectionFailureCodes = new Set([
   'UND_ERR_CLOSED',
 ])
 
-const timeoutCodes = new Set([
-  'UND_ERR_HEADERS_TIMEOUT',
-  'FST_REPLY_FROM_GATEWAY_TIMEOUT',
-  'FST_REPLY_FROM_TIMEOUT',
-])
+const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 
 /** Methods that may be sent twice (RFC 9110 §9.2.2); POST and PATCH never are. */
 export const idempotentMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
@@ -31,7 +27,7 @@ export const failureStatuses: ReadonlySet<number> = new Set([502, 503, 504])
 
 export type AttemptFailure = { kind: 'connection' | 'timeout' | 'other'; code: string }
 
-/** reply-from wraps undici's error; the code that tells what happened is on it or on its cause. */
+/** The code that tells what happened is on the error or on its cause (undici wraps some socket errors). */
 export function classifyAttemptFailure(error: unknown): AttemptFailure {
   const codes: string[] = []
   let current: unknown = error

@@ -33,6 +33,29 @@ await app.register(
     api.post('/echo', async (request) => ({ instance: label, requestId: request.id, body: request.body }))
     api.put('/echo', async (request) => ({ instance: label, body: request.body }))
     api.get('/hang', () => new Promise(() => {}))
+    // a body of `bytes` bytes (a repeated pattern, so the test can check it), sent in 64 KiB chunks
+    api.get('/bytes/:count', (request, reply) => {
+      const count = Number((request.params as { count: string }).count)
+      const chunk = Buffer.alloc(64 * 1024, 'meridian/')
+      reply.hijack()
+      reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': count })
+      let left = count
+      const more = () => {
+        while (left > 0) {
+          const piece = chunk.subarray(0, Math.min(left, chunk.length))
+          left -= piece.length
+          if (!reply.raw.write(piece)) return void reply.raw.once('drain', more)
+        }
+        reply.raw.end()
+      }
+      more()
+    })
+    // announces 1 MB, sends 64 KiB and drops the connection
+    api.get('/broken', (_request, reply) => {
+      reply.hijack()
+      reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 1024 * 1024 })
+      reply.raw.write(Buffer.alloc(64 * 1024, 'x'), () => reply.raw.destroy())
+    })
     api.get('/status/:code', async (request, reply) =>
       reply.code(Number((request.params as { code: string }).code)).send({ instance: label }),
     )
