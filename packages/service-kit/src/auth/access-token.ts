@@ -2,13 +2,16 @@
 //
 // fast-jwt is the engine of @fastify/jwt, used here directly: @fastify/jwt builds a new verifier on every call that
 // passes a key, and an RS256 key is chosen per token (by kid), so through it every request paid for a verifier. Here
-// each key gets one verifier, kept while the key is in use, with fast-jwt's cache of verified tokens (a client sends
-// the same token for its whole lifetime).
+// each key gets one verifier, kept while the key is in use; in front of them, the tokens verified in the last
+// minute, found by the token itself (verified-tokens.ts): a client sends the same token for its whole lifetime.
 import type { KeyObject } from 'node:crypto'
 import { createPublicKey } from 'node:crypto'
 import { createVerifier } from 'fast-jwt'
 import type { FastifyInstance } from 'fastify'
 import { createJwksKeySource, JwksUnavailableError, jwksDefaults } from './jwks-key-source.ts'
+import { type TokenClaims, VerifiedTokens } from './verified-tokens.ts'
+
+export type { TokenClaims } from './verified-tokens.ts'
 
 export type JwtVerification =
   /** other services: keys from auth's JWKS (refetch and cache timings are optional, see jwksDefaults) */
@@ -36,7 +39,7 @@ export interface AccessTokenVerifier {
    * The claims of a valid token. Throws InvalidTokenError for any bad token, JwksUnavailableError when the JWKS
    * cannot be read; an error of a `keys` resolver passes through as it is.
    */
-  verify(token: string): Promise<Record<string, unknown>>
+  verify(token: string): Promise<TokenClaims>
 }
 
 /** Skew allowed between auth's clock and ours for exp and nbf. */
@@ -61,8 +64,8 @@ export function assertValidJwtVerification(jwt: JwtVerification): void {
   }
 }
 
-/** Verified tokens remembered per key (fast-jwt keeps each until its own expiry). */
-const verifiedTokenCacheSize = 1000
+/** Tokens taken on trust once verified: how many, and for how long at most (never past their exp). */
+export const verifiedTokenCache = { capacity: 10_000, maxAgeMs: 60_000 }
 
 export async function createAccessTokenVerifier(
   app: FastifyInstance,
@@ -79,14 +82,20 @@ export async function createAccessTokenVerifier(
       allowedAud: options.audience,
       requiredClaims: ['exp', 'iss', 'aud', 'sub'],
       clockTolerance: clockToleranceMs,
-      cache: verifiedTokenCacheSize,
     })
+  const verified = new VerifiedTokens({ ...verifiedTokenCache, clockToleranceMs })
 
   if (verification.algorithm === 'HS256') {
     const verifier = verifierFor(verification.secret)
     return {
       async verify(token) {
-        return verifyWith(() => verifier(token))
+        return (
+          verified.get(token)?.claims ??
+          verified.remember(
+            token,
+            verifyWith(() => verifier(token)),
+          )
+        )
       },
     }
   }
@@ -100,6 +109,9 @@ export async function createAccessTokenVerifier(
 
   return {
     async verify(token) {
+      // a token seen a moment ago: only its key is looked up again (still in the key set, still the same)
+      const known = verified.get(token)
+      if (known?.key && (await publicKeyPem(known.key.kid)) === known.key.pem) return known.claims
       const kid = rs256KeyId(token)
       const pem = await publicKeyPem(kid)
       if (pem === undefined) throw new InvalidTokenError(`unknown key id ${kid}`)
@@ -110,7 +122,11 @@ export async function createAccessTokenVerifier(
         verifiers.set(pem, verifier)
       }
       const verify = verifier
-      return verifyWith(() => verify(token))
+      return verified.remember(
+        token,
+        verifyWith(() => verify(token)),
+        { kid, pem },
+      )
     },
   }
 }

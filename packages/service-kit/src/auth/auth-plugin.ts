@@ -11,6 +11,7 @@ import {
   createAccessTokenVerifier,
   InvalidTokenError,
   type JwtVerification,
+  type TokenClaims,
 } from './access-token.ts'
 import { JwksUnavailableError } from './jwks-key-source.ts'
 import { holdsRole, type Principal, principalFromClaims } from './principal.ts'
@@ -114,7 +115,7 @@ async function readCredential(
 async function bearerPrincipal(authorization: string, accessTokens: AccessTokenVerifier): Promise<Principal> {
   const token = /^bearer\s+(.*)$/is.exec(authorization)?.[1]?.trim()
   if (!token) throw AppError.unauthorized(authMessages.missingToken)
-  let claims: Record<string, unknown>
+  let claims: TokenClaims
   try {
     claims = await accessTokens.verify(token)
   } catch (error) {

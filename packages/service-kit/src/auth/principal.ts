@@ -28,7 +28,7 @@ const optionalString = (value: unknown): value is string | undefined =>
  * Kind: RFC 9068 puts `client_id` in every access token and, for client_credentials, makes `sub` the client itself;
  * so a token is a client's when `client_id` equals `sub`, and a user's otherwise.
  */
-export function principalFromClaims(claims: Record<string, unknown>): Principal | undefined {
+export function principalFromClaims(claims: Readonly<Record<string, unknown>>): Principal | undefined {
   const { sub, role = '', roles = [], scope, name, email, client_id: clientId } = claims
   if (typeof sub !== 'string' || sub === '' || typeof role !== 'string' || !isStringArray(roles))
     return undefined
