@@ -53,13 +53,56 @@ export interface UserListRequest {
 
 const publicColumns = ['id', 'name', 'email', 'role', 'status', 'age', 'version', 'created_at', 'updated_at']
 
-export function createUsersRepository(db: Queryable) {
-  const where = (filter: UserListFilter, sql: Queryable) => sql`
-    where true
-    ${filter.status ? sql`and status = ${filter.status}` : sql``}
-    ${filter.role ? sql`and role = ${filter.role}` : sql``}
-    ${filter.q ? sql`and search @@ websearch_to_tsquery('simple', ${filter.q})` : sql``}`
+/** A column name as SQL: only the allow-listed, plain lower-case names of userColumns ever get here. */
+function identifier(column: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(column)) throw new Error(`not a column name: ${column}`)
+  return `"${column}"`
+}
 
+interface ListStatements {
+  page: string
+  count: string
+}
+
+/**
+ * The two statements of a list request, by its shape (columns, sort, which filters are set). Their text is built
+ * from allow-listed column names and fixed SQL only, the filter values, limit and offset being parameters in this
+ * order: status, role, q, limit, offset (absent filters take no place). A few shapes serve every request, each
+ * prepared once per connection; built per request with postgres.js fragments, the same text cost a dozen nested
+ * query objects, a fifth of the list's CPU in the database client.
+ */
+const listStatementCache = new Map<string, ListStatements>()
+const listStatementCacheSize = 256
+
+function listStatements(request: UserListRequest): ListStatements {
+  const { filter } = request
+  const shape = `${request.fields.join(',')}|${request.sort
+    .map(({ column, descending }) => `${column}:${descending ? 'desc' : 'asc'}`)
+    .join(',')}|${filter.status ? 's' : ''}${filter.role ? 'r' : ''}${filter.q ? 'q' : ''}`
+  const cached = listStatementCache.get(shape)
+  if (cached) return cached
+
+  const conditions: string[] = []
+  if (filter.status) conditions.push(`status = $${conditions.length + 1}`)
+  if (filter.role) conditions.push(`role = $${conditions.length + 1}`)
+  if (filter.q) conditions.push(`search @@ websearch_to_tsquery('simple', $${conditions.length + 1})`)
+  const where = conditions.length > 0 ? ` where ${conditions.join(' and ')}` : ''
+  const columns = request.fields.map((field) => identifier(userColumns[field])).join(', ')
+  // id breaks ties, so pages never overlap or skip rows that share a sort value
+  const orderBy = [...request.sort, { column: 'id', descending: false }]
+    .map(({ column, descending }) => `${identifier(column)} ${descending ? 'desc' : 'asc'}`)
+    .join(', ')
+  const limitAt = conditions.length + 1
+  const statements = {
+    page: `select ${columns} from users${where} order by ${orderBy} limit $${limitAt} offset $${limitAt + 1}`,
+    count: `select count(*)::int as total from users${where}`,
+  }
+  if (listStatementCache.size >= listStatementCacheSize) listStatementCache.clear()
+  listStatementCache.set(shape, statements)
+  return statements
+}
+
+export function createUsersRepository(db: Queryable) {
   return {
     async insert(user: NewUser, sql: Queryable = db): Promise<UserRecord> {
       const [row] = await sql<UserRecord[]>`
@@ -91,19 +134,17 @@ export function createUsersRepository(db: Queryable) {
       request: UserListRequest,
       sql: Queryable = db,
     ): Promise<{ rows: Partial<UserRecord>[]; total: number }> {
-      const columns = request.fields.map((field) => userColumns[field])
-      // id breaks ties, so pages never overlap or skip rows that share a sort value
-      const orderBy = [...request.sort, { column: 'id', descending: false }]
-        .map(({ column, descending }) => sql`${sql(column)} ${descending ? sql`desc` : sql`asc`}`)
-        .reduce((all, key) => sql`${all}, ${key}`)
-      const [rows, [count]] = await Promise.all([
-        sql<Partial<UserRecord>[]>`
-          select ${sql(columns)} from users ${where(request.filter, sql)}
-          order by ${orderBy}
-          limit ${request.limit} offset ${request.offset}`,
-        sql<{ total: number }[]>`select count(*)::int as total from users ${where(request.filter, sql)}`,
+      const { page, count } = listStatements(request)
+      const { status, role, q } = request.filter
+      // in the statements' order; an absent filter takes no place
+      const filters = [status, role, q].filter((value): value is string => Boolean(value))
+      const [rows, [counted]] = await Promise.all([
+        sql.unsafe<Partial<UserRecord>[]>(page, [...filters, request.limit, request.offset], {
+          prepare: true,
+        }),
+        sql.unsafe<{ total: number }[]>(count, filters, { prepare: true }),
       ])
-      return { rows, total: count?.total ?? 0 }
+      return { rows, total: counted?.total ?? 0 }
     },
 
     /** Applies the changes; with `expectedVersion` only if the row still has it. Undefined when no row matched. */
