@@ -27,8 +27,7 @@ interface NewUserBody {
   age?: number
 }
 
-// the repository's column lists: all fields of a list item, and what insert returns
-const listColumns = ['id', 'name', 'email', 'role', 'status', 'age', 'created_at', 'updated_at']
+// what insert returns (the repository's column list)
 const publicColumns = ['id', 'name', 'email', 'role', 'status', 'age', 'version', 'created_at', 'updated_at']
 
 const present = (row: UserRow) => ({
@@ -49,12 +48,13 @@ export function buildBareApp(sql: Sql): FastifyInstance {
     const query = request.query as { page?: string; limit?: string }
     const page = Number(query.page ?? 1)
     const limit = Number(query.limit ?? 20)
+    // the statement the chassis sends for this request's shape, written out as a plain tagged template
     const [rows, [count]] = await Promise.all([
       sql<UserRow[]>`
-        select ${sql(listColumns)} from users where true
-        order by ${sql('created_at')} desc, ${sql('id')} asc
+        select id, name, email, role, status, age, created_at, updated_at from users
+        order by created_at desc, id asc
         limit ${limit} offset ${(page - 1) * limit}`,
-      sql<{ total: number }[]>`select count(*)::int as total from users where true`,
+      sql<{ total: number }[]>`select count(*)::int as total from users`,
     ])
     const total = count?.total ?? 0
     const totalPages = Math.ceil(total / limit)

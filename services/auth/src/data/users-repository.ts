@@ -138,11 +138,12 @@ export function createUsersRepository(db: Queryable) {
       const { status, role, q } = request.filter
       // in the statements' order; an absent filter takes no place
       const filters = [status, role, q].filter((value): value is string => Boolean(value))
+      // prepared once per connection; `simple: false` too, or a statement without parameters (the count of an
+      // unfiltered list) would go as a simple query, parsed and planned by PostgreSQL every time
+      const prepared = { prepare: true, simple: false }
       const [rows, [counted]] = await Promise.all([
-        sql.unsafe<Partial<UserRecord>[]>(page, [...filters, request.limit, request.offset], {
-          prepare: true,
-        }),
-        sql.unsafe<{ total: number }[]>(count, filters, { prepare: true }),
+        sql.unsafe<Partial<UserRecord>[]>(page, [...filters, request.limit, request.offset], prepared),
+        sql.unsafe<{ total: number }[]>(count, filters, prepared),
       ])
       return { rows, total: counted?.total ?? 0 }
     },
