@@ -3,11 +3,16 @@
 import autocannon from 'autocannon'
 import type { LoadSample } from '../load.ts'
 
-export function runGetLoad(url: string, seconds: number, connections: number): Promise<LoadSample> {
+export function runGetLoad(
+  url: string,
+  seconds: number,
+  connections: number,
+  headers: Record<string, string> = {},
+): Promise<LoadSample> {
   const latenciesMs: number[] = []
   const statusCodes: Record<string, number> = {}
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url, connections, duration: seconds }, (error, result) => {
+    const instance = autocannon({ url, connections, duration: seconds, headers }, (error, result) => {
       if (error) return reject(error)
       resolve({ seconds: result.duration, latenciesMs, statusCodes, errors: result.errors })
     })

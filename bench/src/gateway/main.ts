@@ -1,5 +1,6 @@
-// `pnpm --filter @meridian/bench bench:gateway`: a simple GET to the real auth service direct, through the gateway and
-// through nginx as a plain reverse proxy; prints the figures and ratios, writes results/gateway-latest.json.
+// `pnpm --filter @meridian/bench bench:gateway`: simple GETs to the real auth service direct, through the gateway and
+// through nginx as a plain reverse proxy (scenarios.ts); prints the figures and ratios of each, writes
+// results/gateway-latest.json.
 
 import { randomBytes } from 'node:crypto'
 import { chmodSync } from 'node:fs'
@@ -20,23 +21,26 @@ import {
   aims,
   formatTable,
   formatVerdicts,
+  type GatewayRatios,
   measuringOrder,
   ratiosOf,
   type Target,
   type TargetResult,
+  type Verdicts,
   verdictsOf,
 } from './gateway-report.ts'
 import { runGetLoad } from './get-load.ts'
 import { obtainNginx, startNginx } from './nginx.ts'
 import { clockTicksPerSecond, processTree, type UsageSnapshot, usageOf } from './proc-stat.ts'
 import { type Answer, answerProblems, fetchAnswer } from './same-answer.ts'
+import { type GetScenario, publicKeySet, userById } from './scenarios.ts'
 import { deregisterLeftovers, registerUpstream, startAuthService } from './upstream.ts'
 
 const resultsFile = fileURLToPath(new URL('../../results/gateway-latest.json', import.meta.url))
 const say = (message: string) => process.stderr.write(`[bench:gateway] ${message}\n`)
 
-/** The cheap public GET auth serves and the gateway routes: the same signing key set on all three paths. */
-const path = '/.well-known/jwks.json'
+/** Polled until auth, nginx and the gateway answer it: auth's key ring has started, the route is discovered. */
+const readyPath = publicKeySet.path
 
 const { undo, run } = benchLifecycle(
   say,
@@ -46,9 +50,20 @@ const { undo, run } = benchLifecycle(
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 interface Measured {
-  url: string
+  /** scheme, host and port */
+  baseUrl: string
   /** the processes whose CPU a request to this target costs besides auth's (none direct) */
   proxyPids: () => number[]
+}
+
+interface ScenarioReport {
+  scenario: string
+  path: string
+  order: Target[]
+  responseCheck: { identical: boolean; problems: string[] }
+  results: TargetResult[]
+  ratios: GatewayRatios
+  verdicts: Verdicts
 }
 
 async function main(): Promise<void> {
@@ -77,7 +92,7 @@ async function main(): Promise<void> {
     redisUrl: endpoints.redisUrl,
     kafkaBrokers: endpoints.kafkaBrokers,
     inheritedEnv: env,
-    readyPath: path,
+    readyPath,
   })
   undo.push({ label: `stop auth (pid ${auth.pid})`, run: () => auth.stop() })
   const directUrl = `http://127.0.0.1:${authPort}`
@@ -105,7 +120,7 @@ async function main(): Promise<void> {
     { workers: config.nginxWorkers, listenPort: nginxPort, upstreamPort: authPort, dir: runDir },
     env,
     processTree,
-    path,
+    readyPath,
   )
   undo.push({ label: `stop nginx (pid ${nginx.process.pid})`, run: () => nginx.stop() })
   const nginxUrl = `http://127.0.0.1:${nginxPort}`
@@ -123,8 +138,8 @@ async function main(): Promise<void> {
         consulToken: endpoints.consulToken,
         redisUrl: endpoints.redisUrl,
         authServiceName: serviceName,
-        authJwksUrl: `${directUrl}${path}`,
-        readyPath: path,
+        authJwksUrl: `${directUrl}${publicKeySet.path}`,
+        readyPath,
         cpuProfileDir: config.cpuProfileDir,
         inheritedEnv: env,
       })
@@ -139,69 +154,90 @@ async function main(): Promise<void> {
 
   const gatewayPid = gateway?.pid ?? 0
   const targets: Partial<Record<Target, Measured>> = {
-    direct: { url: `${directUrl}${path}`, proxyPids: () => [] },
+    direct: { baseUrl: directUrl, proxyPids: () => [] },
     ...(gateway
-      ? { gateway: { url: `http://127.0.0.1:${gatewayPort}${path}`, proxyPids: () => [gatewayPid] } }
+      ? { gateway: { baseUrl: `http://127.0.0.1:${gatewayPort}`, proxyPids: () => [gatewayPid] } }
       : {}),
-    nginx: { url: `${nginxUrl}${path}`, proxyPids: () => nginx.pids() },
+    nginx: { baseUrl: nginxUrl, proxyPids: () => nginx.pids() },
   }
   const running = (Object.keys(targets) as Target[]).filter((target) => targets[target])
   const measured = (target: Target) => targets[target]!
-
-  const answers: Partial<Record<Target, Answer>> = {}
-  for (const target of running) answers[target] = await fetchAnswer(measured(target).url)
-  const problems = answerProblems(answers)
-  for (const problem of problems) say(`WARNING: the paths do not answer alike: ${problem}`)
-
   const order = measuringOrder(running)
-  say(
-    `GET ${path}: warm-up ${config.warmupSeconds} s each, then ${config.measureSeconds} s each in halves ` +
-      `(${order.join(', ')}), ${config.connections} connections`,
-  )
-  for (const target of running)
-    await runGetLoad(measured(target).url, config.warmupSeconds, config.connections)
 
-  const parts: Partial<Record<Target, LoadSample[]>> = {}
-  const cpuMs: Partial<Record<Target, { upstream: number; proxy: number }>> = {}
-  const difference = (after: UsageSnapshot, before: UsageSnapshot) => after.cpuMs - before.cpuMs
-  for (const target of order) {
-    const { url, proxyPids } = measured(target)
-    const pids = proxyPids()
-    const before = { upstream: usageOf([auth.pid], ticksPerSecond), proxy: usageOf(pids, ticksPerSecond) }
-    const sample = await runGetLoad(url, config.measureSeconds / 2, config.connections)
-    const after = { upstream: usageOf([auth.pid], ticksPerSecond), proxy: usageOf(pids, ticksPerSecond) }
-    parts[target] = [...(parts[target] ?? []), sample]
-    const spent = cpuMs[target] ?? { upstream: 0, proxy: 0 }
-    cpuMs[target] = {
-      upstream: spent.upstream + difference(after.upstream, before.upstream),
-      proxy: spent.proxy + difference(after.proxy, before.proxy),
+  async function measure(scenario: GetScenario): Promise<ScenarioReport> {
+    const url = (target: Target) => `${measured(target).baseUrl}${scenario.path}`
+    const answers: Partial<Record<Target, Answer>> = {}
+    for (const target of running) answers[target] = await fetchAnswer(url(target), scenario.headers)
+    const problems = answerProblems(answers)
+    for (const problem of problems)
+      say(`WARNING: ${scenario.name}: the paths do not answer alike: ${problem}`)
+
+    say(
+      `${scenario.name}: warm-up ${config.warmupSeconds} s each, then ${config.measureSeconds} s each in halves ` +
+        `(${order.join(', ')}), ${config.connections} connections`,
+    )
+    for (const target of running)
+      await runGetLoad(url(target), config.warmupSeconds, config.connections, scenario.headers)
+
+    const parts: Partial<Record<Target, LoadSample[]>> = {}
+    const cpuMs: Partial<Record<Target, { upstream: number; proxy: number }>> = {}
+    const difference = (after: UsageSnapshot, before: UsageSnapshot) => after.cpuMs - before.cpuMs
+    for (const target of order) {
+      const pids = measured(target).proxyPids()
+      const before = { upstream: usageOf([auth.pid], ticksPerSecond), proxy: usageOf(pids, ticksPerSecond) }
+      const sample = await runGetLoad(
+        url(target),
+        config.measureSeconds / 2,
+        config.connections,
+        scenario.headers,
+      )
+      const after = { upstream: usageOf([auth.pid], ticksPerSecond), proxy: usageOf(pids, ticksPerSecond) }
+      parts[target] = [...(parts[target] ?? []), sample]
+      const spent = cpuMs[target] ?? { upstream: 0, proxy: 0 }
+      cpuMs[target] = {
+        upstream: spent.upstream + difference(after.upstream, before.upstream),
+        proxy: spent.proxy + difference(after.proxy, before.proxy),
+      }
+    }
+
+    const upstreamUsage = usageOf([auth.pid], ticksPerSecond)
+    const results: TargetResult[] = running.map((target) => {
+      const figures = summarise(parts[target] ?? [])
+      const perRequest = (ms: number) => (figures.totalRequests > 0 ? ms / figures.totalRequests : 0)
+      const proxyPids = measured(target).proxyPids()
+      const proxy = proxyPids.length > 0 ? usageOf(proxyPids, ticksPerSecond) : undefined
+      return {
+        target,
+        ...figures,
+        upstreamCpuMsPerRequest: perRequest(cpuMs[target]?.upstream ?? 0),
+        proxyCpuMsPerRequest: proxy ? perRequest(cpuMs[target]?.proxy ?? 0) : null,
+        upstreamRssMb: toMb(upstreamUsage.rss),
+        proxyRssMb: proxy ? toMb(proxy.rss) : null,
+        proxyPeakRssMb: proxy ? toMb(proxy.peakRss) : null,
+      }
+    })
+    const ratios = ratiosOf(results)
+    process.stdout.write(`\n${scenario.name}\n${formatTable(results)}\n\n${formatVerdicts(ratios)}\n`)
+    return {
+      scenario: scenario.name,
+      path: scenario.path,
+      order,
+      responseCheck: { identical: problems.length === 0, problems },
+      results,
+      ratios,
+      verdicts: verdictsOf(ratios),
     }
   }
 
-  const upstreamUsage = usageOf([auth.pid], ticksPerSecond)
-  const results: TargetResult[] = running.map((target) => {
-    const figures = summarise(parts[target] ?? [])
-    const perRequest = (ms: number) => (figures.totalRequests > 0 ? ms / figures.totalRequests : 0)
-    const proxyPids = measured(target).proxyPids()
-    const proxy = proxyPids.length > 0 ? usageOf(proxyPids, ticksPerSecond) : undefined
-    return {
-      target,
-      ...figures,
-      upstreamCpuMsPerRequest: perRequest(cpuMs[target]?.upstream ?? 0),
-      proxyCpuMsPerRequest: proxy ? perRequest(cpuMs[target]?.proxy ?? 0) : null,
-      upstreamRssMb: toMb(upstreamUsage.rss),
-      proxyRssMb: proxy ? toMb(proxy.rss) : null,
-      proxyPeakRssMb: proxy ? toMb(proxy.peakRss) : null,
-    }
-  })
+  const scenarios = [publicKeySet, await userById(directUrl)]
+  const reports: ScenarioReport[] = []
+  for (const scenario of scenarios) reports.push(await measure(scenario))
 
-  const ratios = ratiosOf(results)
   const cpuCount = cpus().length
   const loadAfter = loadavg()[0] ?? 0
   process.stdout.write(
-    `\n${formatTable(results)}\n\n${formatVerdicts(ratios)}\n` +
-      `${gatewayProblem ? `gateway not measured: ${gatewayProblem}\n` : ''}` +
-      `nginx ${nginxBinary.version}, worker_processes ${config.nginxWorkers}; auth RSS ${toMb(upstreamUsage.rss)} MB\n` +
+    `\n${gatewayProblem ? `gateway not measured: ${gatewayProblem}\n` : ''}` +
+      `nginx ${nginxBinary.version}, worker_processes ${config.nginxWorkers}; auth RSS ${toMb(usageOf([auth.pid], ticksPerSecond).rss)} MB\n` +
       `machine load average: ${loadBefore.toFixed(2)} before the run, ${loadAfter.toFixed(2)} after, on ${cpuCount} CPUs\n`,
   )
 
@@ -211,20 +247,15 @@ async function main(): Promise<void> {
     durationSeconds: Math.round((Date.now() - started) / 1000),
     machine: machineFigures(loadBefore, loadAfter),
     settings: {
-      path,
       warmupSeconds: config.warmupSeconds,
       measureSeconds: config.measureSeconds,
       connections: config.connections,
-      order,
       nginx: { version: nginxBinary.version, workerProcesses: config.nginxWorkers },
       consulServiceName: serviceName,
     },
     gatewayProblem: gatewayProblem ?? null,
-    responseCheck: { identical: problems.length === 0, problems },
-    results,
-    ratios,
     aims,
-    verdicts: verdictsOf(ratios),
+    scenarios: reports,
   }
   await writeFile(resultsFile, `${JSON.stringify(report, null, 2)}\n`)
   say(`wrote ${resultsFile}`)

@@ -8,8 +8,8 @@ export interface Answer {
   body: string
 }
 
-export async function fetchAnswer(url: string): Promise<Answer> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(5000) })
+export async function fetchAnswer(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(5000) })
   return {
     status: response.status,
     contentType: response.headers.get('content-type'),
