@@ -136,4 +136,46 @@ describe('forwarded headers', () => {
     })
     expect(headers).toEqual({ 'content-type': 'application/json', 'retry-after': '30' })
   })
+
+  it('when the edge and the upstream both answer headers, then the edge keeps its own and Vary lists both', () => {
+    const headers = clientResponseHeaders(
+      {
+        vary: 'Accept-Encoding, origin',
+        'x-request-id': 'upstream-id',
+        'access-control-allow-origin': 'https://evil.example',
+        'content-type': 'application/json',
+        etag: '"u1.3"',
+      },
+      {
+        'x-request-id': 'edge-id',
+        'x-ratelimit-remaining': 99,
+        vary: 'Origin, Access-Control-Request-Headers',
+        'access-control-allow-origin': 'https://shop.example',
+      },
+    )
+    expect(headers).toEqual({
+      'x-request-id': 'edge-id',
+      'x-ratelimit-remaining': 99,
+      vary: 'Accept-Encoding, origin, Access-Control-Request-Headers',
+      'access-control-allow-origin': 'https://shop.example',
+      'content-type': 'application/json',
+      etag: '"u1.3"',
+    })
+  })
+
+  it('when a trace continues, then its tracestate goes with it; when a new trace starts, then it does not', () => {
+    const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+    const continued = upstreamRequestHeaders({ traceparent: valid, tracestate: 'vendor=1' }, context)
+    expect(continued.traceparent).toBe(valid)
+    expect(continued.tracestate).toBe('vendor=1')
+    const started = upstreamRequestHeaders({ traceparent: 'garbage', tracestate: 'vendor=1' }, context)
+    expect(started.traceparent).not.toBe('garbage')
+    expect(started).not.toHaveProperty('tracestate')
+  })
+
+  it('when a client sends Expect, then it does not reach the upstream (the gateway has met it)', () => {
+    const headers = upstreamRequestHeaders({ expect: '100-continue', 'content-length': '2048' }, context)
+    expect(headers).not.toHaveProperty('expect')
+    expect(headers['content-length']).toBe('2048')
+  })
 })

@@ -1,6 +1,6 @@
 // The headers a proxied request and its response carry across the gateway (RFC 9110 §7.6.1, W3C Trace Context).
 import { randomFillSync } from 'node:crypto'
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
 import { requestIdHeader } from '@meridian/service-kit'
 
 /** Hop-by-hop headers: meaningful for one connection only, never forwarded (either direction). */
@@ -15,12 +15,6 @@ export const hopByHopHeaders: readonly string[] = [
   'transfer-encoding',
   'upgrade',
 ]
-
-/**
- * Expectations are the gateway's to meet: Node answers `Expect: 100-continue` itself before the body is read, and
- * the request then goes upstream as an ordinary one (undici does not send Expect).
- */
-const answeredAtTheEdge: readonly string[] = ['expect']
 
 /** The header names a Connection header lists (they are hop-by-hop too). */
 export function connectionListed(connection: string | string[] | number | undefined): string[] {
@@ -82,25 +76,43 @@ const first = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value
 
 /**
+ * Request headers a client's own values of which never pass: the gateway sets them (request id, trace context,
+ * X-Forwarded-*, X-Real-IP) or drops them (`Forwarded` would be a second, unchecked claim about the client; Node has
+ * already met `Expect: 100-continue` before the body is read, and undici does not send Expect).
+ */
+const setOrDroppedAtTheEdge = [
+  requestIdHeader,
+  'traceparent',
+  'tracestate',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-real-ip',
+  'forwarded',
+  'expect',
+]
+const notPassedUpstream: ReadonlySet<string> = new Set([...hopByHopHeaders, ...setOrDroppedAtTheEdge])
+
+/**
  * The request headers for the upstream: hop-by-hop ones removed (and those Connection names), X-Request-Id set to
- * the gateway's id, traceparent passed on or created, X-Forwarded-For/-Proto/-Host set. An untrusted peer's
- * X-Forwarded-* are replaced, never extended.
+ * the gateway's id, traceparent passed on (with its tracestate) or created, X-Forwarded-For/-Proto/-Host and X-Real-IP
+ * set. An untrusted peer's X-Forwarded-* are replaced, never extended.
  */
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,
   context: ForwardingContext,
 ): Record<string, string | string[]> {
-  const listed = connectionListed(incoming.connection)
+  const listed = incoming.connection === undefined ? undefined : connectionListed(incoming.connection)
   const headers: Record<string, string | string[]> = {}
-  for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || hopByHopHeaders.includes(name) || listed.includes(name)) continue
-    if (answeredAtTheEdge.includes(name)) continue
+  for (const name in incoming) {
+    const value = incoming[name]
+    if (value === undefined || notPassedUpstream.has(name) || listed?.includes(name)) continue
     headers[name] = value
   }
   headers[requestIdHeader] = context.requestId
   const trace = traceparentFor(incoming.traceparent)
   headers.traceparent = trace.value
-  if (trace.created) delete headers.tracestate
+  if (!trace.created && incoming.tracestate !== undefined) headers.tracestate = incoming.tracestate
 
   const priorChain = context.peerTrusted ? first(incoming['x-forwarded-for']) : undefined
   headers['x-forwarded-for'] = priorChain ? `${priorChain}, ${context.peerAddress}` : context.peerAddress
@@ -109,10 +121,6 @@ export function upstreamRequestHeaders(
   const priorHost = context.peerTrusted ? first(incoming['x-forwarded-host']) : undefined
   const host = priorHost ?? context.host
   if (host) headers['x-forwarded-host'] = host
-  else delete headers['x-forwarded-host']
-  // X-Real-IP and Forwarded would be a second, unchecked claim about the client: only ours reaches the upstream
-  delete headers['x-real-ip']
-  delete headers.forwarded
   headers['x-real-ip'] = context.clientAddress
 
   if (context.upgrade) {
@@ -122,20 +130,43 @@ export function upstreamRequestHeaders(
   return headers
 }
 
+const hopByHop: ReadonlySet<string> = new Set(hopByHopHeaders)
+
+/** Response headers as Fastify's reply holds them (numbers allowed). */
+export type ResponseHeaders = Record<string, string | number | string[] | undefined>
+
+/** Response headers that are the edge's alone: CORS, its rate-limit counters, the request id. */
+const ownedByTheEdge = (name: string) =>
+  name === requestIdHeader || name.startsWith('access-control-') || name.startsWith('x-ratelimit-')
+
 /**
- * The upstream's response headers for the client: hop-by-hop ones removed, and those the gateway owns at the edge
- * (CORS, its rate-limit counters, the request id) left to the gateway.
+ * The client's response headers: the edge's own (`edge`: the request id, rate-limit counters, CORS) and the
+ * upstream's, without its hop-by-hop ones and those the edge owns. Vary lists both sides' names; for any other
+ * name both set, the edge's value stands.
  */
 export function clientResponseHeaders(
-  upstream: OutgoingHttpHeaders | IncomingHttpHeaders,
-): OutgoingHttpHeaders {
-  const listed = connectionListed(upstream.connection as string | undefined)
-  const headers: OutgoingHttpHeaders = {}
-  for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || hopByHopHeaders.includes(name) || listed.includes(name)) continue
-    if (name.startsWith('access-control-') || name.startsWith('x-ratelimit-') || name === requestIdHeader)
-      continue
-    headers[name] = value
+  upstream: ResponseHeaders | IncomingHttpHeaders,
+  edge: ResponseHeaders = {},
+): ResponseHeaders {
+  const listed = upstream.connection === undefined ? undefined : connectionListed(String(upstream.connection))
+  const headers: ResponseHeaders = { ...edge }
+  for (const name in upstream) {
+    const value = upstream[name]
+    if (value === undefined || hopByHop.has(name) || listed?.includes(name) || ownedByTheEdge(name)) continue
+    const current = headers[name]
+    if (current === undefined) headers[name] = value
+    else if (name === 'vary') headers.vary = mergedVary(value, current)
   }
   return headers
+}
+
+/** The upstream's Vary names, then the edge's ones it does not already list (compared case-insensitively). */
+function mergedVary(upstream: ResponseHeaders[string], edge: ResponseHeaders[string]): string {
+  const names = String(upstream)
+  const known = new Set(names.split(',').map((name) => name.trim().toLowerCase()))
+  const added = String(edge)
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '' && !known.has(name.toLowerCase()))
+  return added.length === 0 ? names : `${names}, ${added.join(', ')}`
 }

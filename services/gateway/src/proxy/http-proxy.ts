@@ -37,12 +37,6 @@ export interface ProxyOptions {
 
 const proxiedMethods: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    gatewayRoute?: GatewayRoute
-  }
-}
-
 /** Not found, in the chassis' words (the same message its 404 handler gives). */
 export const routeNotFound = (request: FastifyRequest) =>
   AppError.notFound(`Route ${request.method} ${request.url.split('?')[0] ?? request.url} not found`)
@@ -58,6 +52,8 @@ interface Exchange {
   probe: boolean
   /** instances tried so far */
   tried: Set<string>
+  /** who asked, as the upstream is told (the same on every attempt) */
+  forwarding: ForwardingContext
   /** the attempt under way */
   relay: ResponseRelay | undefined
 }
@@ -110,12 +106,11 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
           service.attemptSucceeded(instance)
           service.requestSucceeded()
         }
-        // the edge's headers (request id, rate-limit counters, CORS) over the service's own
-        reply.headers(clientResponseHeaders(headers))
         options.relayedResponseHeaders(request, reply)
         // a connection whose request body was not read to its end cannot carry another request
         if (!request.raw.complete) reply.header('connection', 'close')
-        return reply.getHeaders()
+        // the edge's headers (request id, rate-limit counters, CORS) with the service's own
+        return clientResponseHeaders(headers, reply.getHeaders())
       },
       committed() {
         reply.hijack()
@@ -156,7 +151,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     })
     exchange.relay = relay
 
-    const headers = upstreamRequestHeaders(request.headers, options.forwarding(request))
+    const headers = upstreamRequestHeaders(request.headers, exchange.forwarding)
     headers.host = `${host}:${instance.port}`
     const dispatch: Dispatcher.DispatchOptions = {
       origin: `http://${host}:${instance.port}`,
@@ -170,11 +165,14 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     agent.dispatch(dispatch, relay)
   }
 
-  async function forward(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const route = request.routeOptions.config.gatewayRoute
-    const service = route ? upstreams.get(route.service) : undefined
-    const path = route ? upstreamUrl(route, request.raw.url ?? '/') : undefined
-    if (!route || !service || path === undefined) throw routeNotFound(request)
+  async function forward(
+    route: GatewayRoute,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const service = upstreams.get(route.service)
+    const path = upstreamUrl(route, request.raw.url ?? '/')
+    if (!service || path === undefined) throw routeNotFound(request)
     // a path that normalises elsewhere (../) never leaves the gateway: the route table decided on the raw one
     if (hasDotSegment(path)) throw AppError.badRequest('Malformed request path')
     if (isUpgrade(request.raw)) return options.websocket.passThrough(request, reply, service, path)
@@ -194,6 +192,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       path,
       probe: admission.probe,
       tried: new Set(),
+      forwarding: options.forwarding(request),
       relay: undefined,
     }
     reply.raw.once('close', () => exchange.relay?.clientClosed())
@@ -208,8 +207,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
         url,
         exposeHeadRoute: false,
         schema: { hide: true },
-        config: { gatewayRoute: route },
-        handler: forward,
+        handler: (request, reply) => forward(route, request, reply),
       })
     }
   }

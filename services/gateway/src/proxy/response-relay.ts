@@ -6,16 +6,14 @@
 // proxy through `RelayEvents`; this class only moves bytes.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { Dispatcher } from 'undici'
-
-/** Response headers as Fastify's reply holds them (numbers allowed). */
-export type RelayedHeaders = Record<string, string | number | string[] | undefined>
+import type { ResponseHeaders } from './forwarded-headers.ts'
 
 export interface RelayEvents {
   /**
    * The upstream's final status and headers arrived. Returns the headers for the client, or undefined when the
    * response must not be relayed (the client is gone): the exchange is then aborted and `failed` follows.
    */
-  started(statusCode: number, headers: IncomingHttpHeaders): RelayedHeaders | undefined
+  started(statusCode: number, headers: IncomingHttpHeaders): ResponseHeaders | undefined
   /** the client's response head is written: from here on the response belongs to the relay */
   committed(): void
   /** the attempt failed before anything was sent to the client (connection, timeout, abort) */
