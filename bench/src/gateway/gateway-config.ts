@@ -31,3 +31,18 @@ export function loadGatewayBenchConfig(env: NodeJS.ProcessEnv = process.env): Ga
     inheritedEnv: env,
   }
 }
+
+/**
+ * auth and the gateway keep their rate-limit counters in Redis under fixed key names (`auth:rate-limit:<address>`,
+ * `gateway:rate-limit:ip:<address>`): a run's million requests from 127.0.0.1 would count against a developer's
+ * services on the same Redis until the window ends (429 on everything). A logical database of the bench's own keeps
+ * them apart; the keys expire with their windows.
+ */
+export const benchRedisDatabase = 15
+
+/** The same Redis, another logical database (the URL's path). */
+export function redisUrlWithDatabase(url: string, database: number): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}

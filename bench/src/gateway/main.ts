@@ -15,7 +15,7 @@ import { type LoadSample, summarise } from '../load.ts'
 import { machineFigures, toMb } from '../report.ts'
 import type { StartedProcess } from './child-process.ts'
 import { freePort } from './free-port.ts'
-import { loadGatewayBenchConfig } from './gateway-config.ts'
+import { benchRedisDatabase, loadGatewayBenchConfig, redisUrlWithDatabase } from './gateway-config.ts'
 import { gatewayAvailable, gatewayMain, startGateway } from './gateway-process.ts'
 import {
   aims,
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
   const ticksPerSecond = clockTicksPerSecond()
   const endpoints = await ensureInfra()
   const env = config.inheritedEnv
+  const redisUrl = redisUrlWithDatabase(endpoints.redisUrl, benchRedisDatabase)
 
   const nginxBinary = await obtainNginx(env, say)
   say(`nginx ${nginxBinary.version} at ${nginxBinary.path}`)
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
   const auth = await startAuthService({
     port: authPort,
     databaseUrl: database.url,
-    redisUrl: endpoints.redisUrl,
+    redisUrl,
     kafkaBrokers: endpoints.kafkaBrokers,
     inheritedEnv: env,
     readyPath,
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
         port: gatewayPort,
         consulHttpAddr: endpoints.consulHttpAddr,
         consulToken: endpoints.consulToken,
-        redisUrl: endpoints.redisUrl,
+        redisUrl,
         authServiceName: serviceName,
         authJwksUrl: `${directUrl}${publicKeySet.path}`,
         readyPath,
