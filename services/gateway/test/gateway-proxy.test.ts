@@ -256,6 +256,22 @@ describe('relaying answers', () => {
     }
   })
 
+  it('when the service streams an answer of unknown length, then the client gets every piece, chunked', async () => {
+    const { status, headers, body } = await rawRequest('/api/v1/other/chunked')
+    expect(status).toBe(200)
+    expect(headers['transfer-encoding']).toBe('chunked')
+    expect(headers).not.toHaveProperty('content-length')
+    expect(body.toString()).toBe('one two three')
+  })
+
+  it('when a HEAD request is proxied, then the client gets the headers and no body', async () => {
+    const { status, headers, body } = await rawRequest('/api/v1/other/whoami', { method: 'HEAD' })
+    expect(status).toBe(200)
+    expect(headers['content-type']).toMatch(/^application\/json/)
+    expect(headers['x-request-id']).toBeTruthy()
+    expect(body.length).toBe(0)
+  })
+
   it('when the service breaks off in the middle of an answer, then the client sees it broken, not short', async () => {
     await expect(rawRequest('/api/v1/other/broken')).rejects.toThrow()
     await eventually(() =>

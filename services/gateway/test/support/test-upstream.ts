@@ -50,6 +50,19 @@ await app.register(
       }
       more()
     })
+    // three pieces 20 ms apart, no content-length: chunked transfer coding
+    api.get('/chunked', (_request, reply) => {
+      reply.hijack()
+      reply.raw.writeHead(200, { 'content-type': 'text/plain' })
+      const pieces = ['one ', 'two ', 'three']
+      const next = () => {
+        const piece = pieces.shift()
+        if (piece === undefined) return void reply.raw.end()
+        reply.raw.write(piece)
+        setTimeout(next, 20)
+      }
+      next()
+    })
     // announces 1 MB, sends 64 KiB and drops the connection
     api.get('/broken', (_request, reply) => {
       reply.hijack()
