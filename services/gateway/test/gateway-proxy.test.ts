@@ -308,6 +308,35 @@ describe('relaying answers', () => {
     expect((await rawRequest('/api/v1/other/items/v1..2')).status).toBe(200)
   })
 
+  it('when the client goes away in the middle of a long answer, then the gateway lets go of it, no verdict', async () => {
+    const id = 'gone-client-2'
+    await new Promise<void>((resolve, reject) => {
+      const outgoing = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: gateway.port,
+          path: `/api/v1/other/bytes/${256 * 1024 * 1024}`,
+          headers: { 'x-request-id': id },
+        },
+        (incoming) => {
+          // read the first chunk, then leave
+          incoming.once('data', () => {
+            outgoing.destroy()
+            resolve()
+          })
+        },
+      )
+      outgoing.on('error', () => {})
+      outgoing.on('close', () => resolve())
+      outgoing.on('timeout', () => reject(new Error('no answer')))
+      outgoing.end()
+    })
+    await eventually(() =>
+      gateway.logs.some((line) => line.requestId === id && line.msg === 'client went away during the answer'),
+    )
+    expect(instancesOf(gateway, stable)?.ejected).toEqual([])
+  })
+
   it('when the client goes away while the service is still answering, then the gateway lets go of the call', async () => {
     const id = 'gone-client-1'
     const outgoing = httpRequest(`${gateway.url}/api/v1/slow/hang`, { headers: { 'x-request-id': id } })

@@ -142,11 +142,14 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       },
       brokeOff(error) {
         const failure = classifyAttemptFailure(error)
-        if (!clientGone()) service.attemptFailed(instance, failure.code)
-        request.log.warn(
-          { upstream: service.name, instance: instance.id, code: failure.code },
-          'upstream answer broke off; the client response is cut short',
-        )
+        const log = { upstream: service.name, instance: instance.id, code: failure.code }
+        if (clientGone()) {
+          // the client left while the answer was flowing: the call was let go, nothing against the instance
+          request.log.info(log, 'client went away during the answer')
+          return
+        }
+        service.attemptFailed(instance, failure.code)
+        request.log.warn(log, 'upstream answer broke off; the client response is cut short')
       },
     })
     exchange.relay = relay
