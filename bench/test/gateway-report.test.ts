@@ -27,7 +27,7 @@ const result = (overrides: Partial<TargetResult>): TargetResult => ({
   ...overrides,
 })
 
-const proxied = (target: 'gateway' | 'nginx', overrides: Partial<TargetResult>) =>
+const proxied = (target: 'gateway' | 'nginx' | 'floor', overrides: Partial<TargetResult>) =>
   result({ target, proxyCpuMsPerRequest: 0.05, proxyRssMb: 100, proxyPeakRssMb: 120, ...overrides })
 
 describe('ratios and verdicts', () => {
@@ -36,15 +36,23 @@ describe('ratios and verdicts', () => {
       result({}),
       proxied('gateway', { requestsPerSecond: 8000, p99Ms: 3.6, p50Ms: 2, proxyCpuMsPerRequest: 0.1 }),
       proxied('nginx', { requestsPerSecond: 9000, p99Ms: 3, p50Ms: 1.6, proxyCpuMsPerRequest: 0.025 }),
+      proxied('floor', { requestsPerSecond: 8500, proxyCpuMsPerRequest: 0.04 }),
     ])
     expect(ratios.gatewayThroughput).toBeCloseTo(0.8)
     expect(ratios.nginxThroughput).toBeCloseTo(0.9)
+    expect(ratios.floorThroughput).toBeCloseTo(0.85)
     expect(ratios.gatewayP99OverNginx).toBeCloseTo(1.2)
     expect(ratios.gatewayP50OverNginx).toBeCloseTo(1.25)
     expect(ratios.gatewayCpuOverNginx).toBeCloseTo(4)
+    expect(ratios.gatewayCpuOverFloor).toBeCloseTo(2.5)
     expect(verdictsOf(ratios)).toEqual({ keepsThroughput: true, p99WithinNginx: true })
     const text = formatVerdicts(ratios)
-    expect(text).toContain('gateway/direct throughput 80.0%, nginx/direct throughput 90.0%')
+    expect(text).toContain(
+      'gateway/direct throughput 80.0%, nginx/direct throughput 90.0%, node floor/direct 85.0%\n',
+    )
+    expect(text).toContain(
+      'gateway/nginx p99 x1.20, p50 x1.25, proxy CPU per request x4.00 nginx, x2.50 node floor\n',
+    )
     expect(text).toContain('keeps >= 75.0% of direct throughput": yes (80.0%)')
     expect(text).toContain('at most x1.50 nginx\'s": yes (x1.20)')
   })
@@ -70,17 +78,64 @@ describe('ratios and verdicts', () => {
   })
 
   it('when the gateway did not run, then its ratios are null and the aims "not measured"', () => {
-    const ratios = ratiosOf([result({}), proxied('nginx', { requestsPerSecond: 8500 })])
+    const ratios = ratiosOf([
+      result({}),
+      proxied('nginx', { requestsPerSecond: 8500 }),
+      proxied('floor', { requestsPerSecond: 7000 }),
+    ])
     expect(ratios.gatewayThroughput).toBeNull()
+    expect(ratios.gatewayCpuOverFloor).toBeNull()
     expect(ratios.nginxThroughput).toBeCloseTo(0.85)
+    expect(ratios.floorThroughput).toBeCloseTo(0.7)
     expect(verdictsOf(ratios)).toEqual({ keepsThroughput: null, p99WithinNginx: null })
-    expect(formatVerdicts(ratios)).toContain('gateway/direct throughput -, nginx/direct throughput 85.0%')
-    expect(formatVerdicts(ratios)).toContain('direct throughput": not measured')
+    const text = formatVerdicts(ratios)
+    expect(text).toContain(
+      'gateway/direct throughput -, nginx/direct throughput 85.0%, node floor/direct 70.0%',
+    )
+    expect(text).toContain('proxy CPU per request - nginx, - node floor')
+    expect(text).toContain('direct throughput": not measured')
+  })
+
+  it('when the node floor did not run, then its ratios are null and the aims are judged as before', () => {
+    const ratios = ratiosOf([
+      result({}),
+      proxied('gateway', { requestsPerSecond: 8000, proxyCpuMsPerRequest: 0.1 }),
+      proxied('nginx', { requestsPerSecond: 9000 }),
+    ])
+    expect(ratios.floorThroughput).toBeNull()
+    expect(ratios.gatewayCpuOverFloor).toBeNull()
+    expect(verdictsOf(ratios)).toEqual({ keepsThroughput: true, p99WithinNginx: true })
+    expect(formatVerdicts(ratios)).toContain('nginx/direct throughput 90.0%, node floor/direct -')
+    expect(formatVerdicts(ratios)).toContain('proxy CPU per request x2.00 nginx, - node floor')
   })
 })
 
 describe('measuring order', () => {
-  it('when all three run, then the halves go direct, gateway, nginx, nginx, gateway, direct', () => {
+  it('when all four run, then the halves go direct, gateway, nginx, floor, floor, nginx, gateway, direct', () => {
+    expect(measuringOrder(['floor', 'nginx', 'direct', 'gateway'])).toEqual([
+      'direct',
+      'gateway',
+      'nginx',
+      'floor',
+      'floor',
+      'nginx',
+      'gateway',
+      'direct',
+    ])
+  })
+
+  it('when the gateway is missing, then the others keep the mirrored order', () => {
+    expect(measuringOrder(['direct', 'nginx', 'floor'])).toEqual([
+      'direct',
+      'nginx',
+      'floor',
+      'floor',
+      'nginx',
+      'direct',
+    ])
+  })
+
+  it('when the floor is missing, then direct, gateway and nginx keep the mirrored order', () => {
     expect(measuringOrder(['nginx', 'direct', 'gateway'])).toEqual([
       'direct',
       'gateway',
@@ -90,19 +145,20 @@ describe('measuring order', () => {
       'direct',
     ])
   })
-
-  it('when the gateway is missing, then the others keep the mirrored order', () => {
-    expect(measuringOrder(['direct', 'nginx'])).toEqual(['direct', 'nginx', 'nginx', 'direct'])
-  })
 })
 
 describe('table', () => {
   it('when printed, then each target has a row and direct has no proxy figures', () => {
-    const lines = formatTable([result({}), proxied('nginx', { requestsPerSecond: 9123.45 })]).split('\n')
+    const lines = formatTable([
+      result({}),
+      proxied('nginx', { requestsPerSecond: 9123.45 }),
+      proxied('floor', { requestsPerSecond: 8000, proxyCpuMsPerRequest: 0.04, proxyRssMb: 60 }),
+    ]).split('\n')
     expect(lines[0]).toMatch(/^target\s+requests\/s\s+p50 ms\s+p99 ms/)
-    expect(lines).toHaveLength(4)
+    expect(lines).toHaveLength(5)
     expect(lines[2]).toMatch(/^direct\s+10000\.0 .* -\s+-$/)
     expect(lines[3]).toMatch(/^nginx\s+9123\.5 .*0\.050\s+100\.0 \(120\.0\)$/)
+    expect(lines[4]).toMatch(/^node floor\s+8000\.0 .*0\.040\s+60\.0 \(120\.0\)$/)
   })
 })
 

@@ -1,19 +1,25 @@
-// The gateway benchmark's figures as a table, the ratios to direct and to nginx, and the verdicts against the aims.
+// The gateway benchmark's figures as a table, the ratios to direct, to nginx and to the node floor, and the verdicts
+// against the aims.
 import type { LoadFigures } from '../load.ts'
 
-export type Target = 'direct' | 'gateway' | 'nginx'
+/** `floor`: the least a Node reverse proxy does (node-floor.ts), the bound any Node proxy meets on this machine. */
+export type Target = 'direct' | 'gateway' | 'nginx' | 'floor'
 
 export const targetLabel: Record<Target, string> = {
   direct: 'direct',
   gateway: 'gateway',
   nginx: 'nginx',
+  floor: 'node floor',
 }
 
 export interface TargetResult extends LoadFigures {
   target: Target
   /** the auth process's CPU time per answered request, ms */
   upstreamCpuMsPerRequest: number
-  /** the proxy's (gateway process, or nginx master and workers) CPU time per answered request, ms; null direct */
+  /**
+   * the proxy's (gateway or node floor process, or nginx master and workers) CPU time per answered request, ms;
+   * null direct
+   */
   proxyCpuMsPerRequest: number | null
   /** the auth process's RSS after the measured runs, MB */
   upstreamRssMb: number
@@ -36,12 +42,16 @@ export interface GatewayRatios {
   gatewayThroughput: number | null
   /** nginx requests/s over direct requests/s */
   nginxThroughput: number | null
+  /** node floor requests/s over direct requests/s: what any Node proxy keeps at best here */
+  floorThroughput: number | null
   /** gateway p99 over nginx p99 */
   gatewayP99OverNginx: number | null
   /** gateway p50 over nginx p50 */
   gatewayP50OverNginx: number | null
   /** the gateway process's CPU per request over nginx's */
   gatewayCpuOverNginx: number | null
+  /** the gateway process's CPU per request over the node floor's: what the gateway's own code costs */
+  gatewayCpuOverFloor: number | null
 }
 
 const ratio = (numerator: number | null | undefined, denominator: number | null | undefined) =>
@@ -52,12 +62,15 @@ export function ratiosOf(results: TargetResult[]): GatewayRatios {
   const direct = of('direct')
   const gateway = of('gateway')
   const nginx = of('nginx')
+  const floor = of('floor')
   return {
     gatewayThroughput: ratio(gateway?.requestsPerSecond, direct?.requestsPerSecond),
     nginxThroughput: ratio(nginx?.requestsPerSecond, direct?.requestsPerSecond),
+    floorThroughput: ratio(floor?.requestsPerSecond, direct?.requestsPerSecond),
     gatewayP99OverNginx: ratio(gateway?.p99Ms, nginx?.p99Ms),
     gatewayP50OverNginx: ratio(gateway?.p50Ms, nginx?.p50Ms),
     gatewayCpuOverNginx: ratio(gateway?.proxyCpuMsPerRequest, nginx?.proxyCpuMsPerRequest),
+    gatewayCpuOverFloor: ratio(gateway?.proxyCpuMsPerRequest, floor?.proxyCpuMsPerRequest),
   }
 }
 
@@ -120,10 +133,12 @@ export function formatVerdicts(ratios: GatewayRatios): string {
     value === null ? 'not measured' : `${value ? 'yes' : 'no'} (${detail})`
   return [
     `gateway/direct throughput ${orDash(ratios.gatewayThroughput, percent)}, ` +
-      `nginx/direct throughput ${orDash(ratios.nginxThroughput, percent)}`,
+      `nginx/direct throughput ${orDash(ratios.nginxThroughput, percent)}, ` +
+      `${targetLabel.floor}/direct ${orDash(ratios.floorThroughput, percent)}`,
     `gateway/nginx p99 ${orDash(ratios.gatewayP99OverNginx, times)}, ` +
       `p50 ${orDash(ratios.gatewayP50OverNginx, times)}, ` +
-      `proxy CPU per request ${orDash(ratios.gatewayCpuOverNginx, times)}`,
+      `proxy CPU per request ${orDash(ratios.gatewayCpuOverNginx, times)} nginx, ` +
+      `${orDash(ratios.gatewayCpuOverFloor, times)} ${targetLabel.floor}`,
     `aim "the gateway keeps >= ${percent(aims.gatewayThroughputShare)} of direct throughput": ${answer(
       verdicts.keepsThroughput,
       orDash(ratios.gatewayThroughput, percent),
@@ -137,9 +152,11 @@ export function formatVerdicts(ratios: GatewayRatios): string {
 
 /**
  * The measured halves, interleaved so a machine that speeds up or slows down during the run weighs on every target
- * alike: direct, gateway, nginx, nginx, gateway, direct (without the targets that are not running).
+ * alike: direct, gateway, nginx, floor, floor, nginx, gateway, direct (without the targets that are not running).
  */
 export function measuringOrder(targets: readonly Target[]): Target[] {
-  const forward = (['direct', 'gateway', 'nginx'] as const).filter((target) => targets.includes(target))
+  const forward = (['direct', 'gateway', 'nginx', 'floor'] as const).filter((target) =>
+    targets.includes(target),
+  )
   return [...forward, ...[...forward].reverse()]
 }

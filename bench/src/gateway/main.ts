@@ -1,6 +1,6 @@
-// `pnpm --filter @meridian/bench bench:gateway`: simple GETs to the real auth service direct, through the gateway and
-// through nginx as a plain reverse proxy (scenarios.ts); prints the figures and ratios of each, writes
-// results/gateway-latest.json.
+// `pnpm --filter @meridian/bench bench:gateway`: simple GETs (scenarios.ts) to the real auth service direct, through
+// the gateway, through nginx as a plain reverse proxy and through the least a Node proxy does (node-floor.ts); prints
+// the figures and ratios of each, writes results/gateway-latest.json.
 
 import { randomBytes } from 'node:crypto'
 import { chmodSync } from 'node:fs'
@@ -31,6 +31,7 @@ import {
 } from './gateway-report.ts'
 import { runGetLoad } from './get-load.ts'
 import { obtainNginx, startNginx } from './nginx.ts'
+import { startNodeFloor } from './node-floor-process.ts'
 import { clockTicksPerSecond, processTree, type UsageSnapshot, usageOf } from './proc-stat.ts'
 import { type Answer, answerProblems, fetchAnswer } from './same-answer.ts'
 import { type GetScenario, publicKeySet, userById } from './scenarios.ts'
@@ -39,7 +40,10 @@ import { deregisterLeftovers, registerUpstream, startAuthService } from './upstr
 const resultsFile = fileURLToPath(new URL('../../results/gateway-latest.json', import.meta.url))
 const say = (message: string) => process.stderr.write(`[bench:gateway] ${message}\n`)
 
-/** Polled until auth, nginx and the gateway answer it: auth's key ring has started, the route is discovered. */
+/**
+ * Polled until auth, nginx, the node floor and the gateway answer it: auth's key ring has started, the route is
+ * discovered.
+ */
 const readyPath = publicKeySet.path
 
 const { undo, run } = benchLifecycle(
@@ -86,7 +90,12 @@ async function main(): Promise<void> {
   const database = await createBenchDatabase(endpoints.databaseUrl)
   undo.push({ label: `drop database ${database.name}`, run: () => database.drop() })
 
-  const [authPort, gatewayPort, nginxPort] = [await freePort(), await freePort(), await freePort()]
+  const [authPort, gatewayPort, nginxPort, floorPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ]
   const auth = await startAuthService({
     port: authPort,
     databaseUrl: database.url,
@@ -127,6 +136,16 @@ async function main(): Promise<void> {
   const nginxUrl = `http://127.0.0.1:${nginxPort}`
   say(`nginx pid ${nginx.process.pid} (worker_processes ${config.nginxWorkers}) on ${nginxUrl}`)
 
+  const floor = await startNodeFloor({
+    port: floorPort,
+    upstreamUrl: directUrl,
+    readyPath,
+    inheritedEnv: env,
+  })
+  undo.push({ label: `stop the node floor (pid ${floor.pid})`, run: () => floor.stop() })
+  const floorUrl = `http://127.0.0.1:${floorPort}`
+  say(`node floor pid ${floor.pid} on ${floorUrl}`)
+
   let gateway: StartedProcess | undefined
   let gatewayProblem: string | undefined
   if (!gatewayAvailable()) {
@@ -151,7 +170,7 @@ async function main(): Promise<void> {
       gatewayProblem = `the gateway did not start: ${errorText(error)}`
     }
   }
-  if (gatewayProblem) say(`WARNING: measuring direct and nginx only; ${gatewayProblem}`)
+  if (gatewayProblem) say(`WARNING: measuring direct, nginx and the node floor only; ${gatewayProblem}`)
 
   const gatewayPid = gateway?.pid ?? 0
   const targets: Partial<Record<Target, Measured>> = {
@@ -160,6 +179,7 @@ async function main(): Promise<void> {
       ? { gateway: { baseUrl: `http://127.0.0.1:${gatewayPort}`, proxyPids: () => [gatewayPid] } }
       : {}),
     nginx: { baseUrl: nginxUrl, proxyPids: () => nginx.pids() },
+    floor: { baseUrl: floorUrl, proxyPids: () => [floor.pid] },
   }
   const running = (Object.keys(targets) as Target[]).filter((target) => targets[target])
   const measured = (target: Target) => targets[target]!

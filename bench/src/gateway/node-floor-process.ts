@@ -1,0 +1,38 @@
+// The `node floor` target (node-floor.ts) in a process of its own, in front of the run's auth.
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type StartedProcess, startProcess, waitUntilAnswering } from './child-process.ts'
+
+export const nodeFloorMain = fileURLToPath(new URL('./node-floor.ts', import.meta.url))
+
+export interface NodeFloorOptions {
+  port: number
+  /** the run's auth: http://127.0.0.1:<port> */
+  upstreamUrl: string
+  /** polled through the floor until it answers 200 */
+  readyPath: string
+  inheritedEnv: NodeJS.ProcessEnv
+}
+
+export async function startNodeFloor(options: NodeFloorOptions): Promise<StartedProcess> {
+  const started = await startProcess({
+    name: 'node floor',
+    command: process.execPath,
+    args: ['--import', import.meta.resolve('tsx'), nodeFloorMain],
+    cwd: dirname(nodeFloorMain),
+    env: {
+      ...options.inheritedEnv,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(options.port),
+      UPSTREAM_URL: options.upstreamUrl,
+    },
+  })
+  try {
+    await waitUntilAnswering(`http://127.0.0.1:${options.port}${options.readyPath}`, started, 15_000)
+    return started
+  } catch (error) {
+    await started.stop()
+    throw error
+  }
+}
