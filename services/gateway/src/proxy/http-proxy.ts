@@ -41,6 +41,12 @@ const proxiedMethods: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'D
 export const routeNotFound = (request: FastifyRequest) =>
   AppError.notFound(`Route ${request.method} ${request.url.split('?')[0] ?? request.url} not found`)
 
+/**
+ * Whether the client's connection is gone (not the request's socket: undici detaches it from a request stream it
+ * has read to the end).
+ */
+const clientGone = (reply: FastifyReply) => reply.raw.destroyed || reply.raw.socket?.destroyed === true
+
 /** One request's progress across its attempts. */
 interface Exchange {
   request: FastifyRequest
@@ -93,12 +99,10 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     const instance: ServiceInstance = picked.instance
     exchange.tried.add(instance.id)
     const host = instance.address.includes(':') ? `[${instance.address}]` : instance.address
-    // (not the request's socket: undici detaches it from a request stream it has read to the end)
-    const clientGone = () => reply.raw.destroyed || reply.raw.socket?.destroyed === true
 
     const relay = new ResponseRelay(reply.raw, {
       started(statusCode, headers) {
-        if (clientGone()) return undefined
+        if (clientGone(reply)) return undefined
         if (failureStatuses.has(statusCode)) {
           service.attemptFailed(instance, `status ${statusCode}`)
           service.requestFailed()
@@ -118,7 +122,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       failed(error) {
         const failure = classifyAttemptFailure(error)
         const log = { upstream: service.name, instance: instance.id, attempt: exchange.tried.size }
-        if (clientGone()) {
+        if (clientGone(reply)) {
           // no verdict on the instance: the client went away
           service.requestAbandoned(exchange.probe)
           request.log.info({ ...log, code: failure.code }, 'client went away during the upstream call')
@@ -143,7 +147,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       brokeOff(error) {
         const failure = classifyAttemptFailure(error)
         const log = { upstream: service.name, instance: instance.id, code: failure.code }
-        if (clientGone()) {
+        if (clientGone(reply)) {
           // the client left while the answer was flowing: the call was let go, nothing against the instance
           request.log.info(log, 'client went away during the answer')
           return

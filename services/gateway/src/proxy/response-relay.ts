@@ -44,7 +44,6 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined
   #started = false
   #done = false
-  readonly #resume = () => this.#controller?.resume()
 
   constructor(response: ServerResponse, events: RelayEvents) {
     this.#response = response
@@ -88,7 +87,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.#response.write(chunk)) {
       controller.pause()
-      this.#response.once('drain', this.#resume)
+      this.#response.once('drain', () => controller.resume())
     }
   }
 
