@@ -62,9 +62,20 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
   let uncachedTurn: Promise<unknown> = Promise.resolve()
 
   const signature = (kid: string) => ({ domain, alg: 'RS256', kid })
-  const cacheKey = (kid: string) => getJwks.generateCacheKey('RS256', kid, domain)
-  /** cached and fresh, or being fetched right now (get-jwks caches the pending promise) */
-  const isCached = (key: string) => getJwks.cache.get(key) !== undefined
+  // the cache key of each kid met lately (looked up on every verification); started afresh at 64, since a kid is
+  // whatever a token says
+  let cacheKeys = new Map<string, string>()
+  function cacheKey(kid: string): string {
+    let key = cacheKeys.get(kid)
+    if (key === undefined) {
+      if (cacheKeys.size >= 64) cacheKeys = new Map()
+      key = getJwks.generateCacheKey('RS256', kid, domain)
+      cacheKeys.set(kid, key)
+    }
+    return key
+  }
+  /** cached and fresh, or being fetched right now (get-jwks caches the pending promise; its typing omits that) */
+  const cached = (key: string): Jwk | Promise<Jwk> | undefined => getJwks.cache.get(key)
 
   function pemOf(jwk: Jwk): string | undefined {
     if (jwk.kty !== 'RSA' || (jwk.use !== undefined && jwk.use !== 'sig')) return undefined
@@ -77,9 +88,11 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
   }
 
   /** the key from get-jwks (its cache, or one request shared by everyone asking for this kid meanwhile) */
-  async function lookup(kid: string): Promise<string | undefined> {
+  const lookup = (kid: string) => settle(getJwks.getJwk(signature(kid)))
+
+  async function settle(jwk: Jwk | Promise<Jwk>): Promise<string | undefined> {
     try {
-      return pemOf(await getJwks.getJwk(signature(kid)))
+      return pemOf(await jwk)
     } catch (error) {
       const unavailable = !missingKeyCodes.has((error as { code?: string }).code ?? '')
       lastFailure = { at: Date.now(), unavailable }
@@ -91,7 +104,8 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
   async function fetchUncached(kid: string): Promise<string | undefined> {
     const key = cacheKey(kid)
     // fetched by an earlier turn for the same kid
-    if (isCached(key)) return lookup(kid)
+    const fetched = cached(key)
+    if (fetched !== undefined) return settle(fetched)
     if (lastFailure && Date.now() - lastFailure.at < options.refetchIntervalMs) {
       // a kid we knew until its cache entry expired stays usable meanwhile, so a flood cannot lock users out
       const lastKnown = getJwks.staleCache.get(key)
@@ -105,7 +119,8 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
   return {
     async publicKeyPem(kid) {
       // cached, or being fetched right now: get-jwks shares the one request
-      if (isCached(cacheKey(kid))) return lookup(kid)
+      const known = cached(cacheKey(kid))
+      if (known !== undefined) return settle(known)
       const turn = uncachedTurn.then(() => fetchUncached(kid))
       uncachedTurn = turn.catch(() => undefined)
       return turn
