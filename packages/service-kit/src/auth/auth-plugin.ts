@@ -112,8 +112,12 @@ async function readCredential(
   throw AppError.unauthorized(authMessages.missingToken)
 }
 
+/** The scheme and the spaces after it; the token is the rest (matched apart: a pattern over it reads it all). */
+const bearerScheme = /^bearer\s+/i
+
 async function bearerPrincipal(authorization: string, accessTokens: AccessTokenVerifier): Promise<Principal> {
-  const token = /^bearer\s+(.*)$/is.exec(authorization)?.[1]?.trim()
+  const scheme = bearerScheme.exec(authorization)
+  const token = scheme ? authorization.slice(scheme[0].length).trim() : undefined
   if (!token) throw AppError.unauthorized(authMessages.missingToken)
   let claims: TokenClaims
   try {
