@@ -9,7 +9,7 @@ export interface GatewayBenchConfig {
   connections: number
   /** nginx's worker_processes: 1 (one core's worth, like the single-threaded gateway) or 'auto' */
   nginxWorkers: number | 'auto'
-  /** BENCH_CPU_PROFILE=<dir>: the gateway process writes a V8 CPU profile there when it exits */
+  /** BENCH_CPU_PROFILE=<dir>: the gateway and node floor processes write V8 CPU profiles there when they exit */
   cpuProfileDir: string | undefined
   /** PATH and the like, handed on to the child processes */
   inheritedEnv: NodeJS.ProcessEnv

@@ -140,6 +140,7 @@ async function main(): Promise<void> {
     port: floorPort,
     upstreamUrl: directUrl,
     readyPath,
+    cpuProfileDir: config.cpuProfileDir,
     inheritedEnv: env,
   })
   undo.push({ label: `stop the node floor (pid ${floor.pid})`, run: () => floor.stop() })

@@ -11,6 +11,8 @@ export interface NodeFloorOptions {
   upstreamUrl: string
   /** polled through the floor until it answers 200 */
   readyPath: string
+  /** BENCH_CPU_PROFILE: the process writes a V8 CPU profile there when it exits (its pid in the file name) */
+  cpuProfileDir: string | undefined
   inheritedEnv: NodeJS.ProcessEnv
 }
 
@@ -18,7 +20,12 @@ export async function startNodeFloor(options: NodeFloorOptions): Promise<Started
   const started = await startProcess({
     name: 'node floor',
     command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), nodeFloorMain],
+    args: [
+      '--import',
+      import.meta.resolve('tsx'),
+      ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
+      nodeFloorMain,
+    ],
     cwd: dirname(nodeFloorMain),
     env: {
       ...options.inheritedEnv,

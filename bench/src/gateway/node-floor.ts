@@ -100,3 +100,6 @@ createServer((req, res) => {
     new Relay(res),
   )
 }).listen(port, host)
+
+// the bench stops it with SIGTERM: exiting normally lets `--cpu-prof` (BENCH_CPU_PROFILE) write its profile
+process.once('SIGTERM', () => process.exit(0))
