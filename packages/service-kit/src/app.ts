@@ -9,7 +9,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify'
 import { type DestinationStream, pino } from 'pino'
-import { loggerOptions } from './logging.ts'
+import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 import { requestIdFrom } from './request-id.ts'
 
@@ -46,6 +46,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     genReqId: requestIdFrom,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    childLoggerFactory: requestLogger,
     bodyLimit: bodyLimitBytes,
     return503OnClosing: true,
     ...(trusted.length > 0 ? { trustProxy: trusted } : {}),

@@ -1,6 +1,35 @@
 // pino options shared by every service: request-id correlation and redaction of credentials and personal data.
-import type { FastifyServerOptions } from 'fastify'
-import type { LoggerOptions } from 'pino'
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import type { Bindings, ChildLoggerOptions, LoggerOptions } from 'pino'
+
+/**
+ * A request's own log fields (its request id), kept on its child logger and written into each of its lines by the
+ * mixin of `loggerOptions`. pino would serialize child bindings through the redaction as the child is made, every
+ * request, logged or not (~2 µs, and 2-3% of the gateway's CPU in profiles); this way they cost nothing until a
+ * line is written.
+ */
+const requestFields = Symbol('meridian.requestFields')
+
+interface RequestLogger {
+  [requestFields]?: Bindings
+}
+
+/** Fastify's `childLoggerFactory`: a request's logger, its fields (request id) added as each line is written. */
+export function requestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  const child: FastifyBaseLogger & RequestLogger = logger.child({}, options)
+  child[requestFields] = bindings
+  return child
+}
+
+/** The fields of the request a logger belongs to (inherited by its own children), on a fresh object each line. */
+function requestFieldsOf(_line: object, _level: number, logger: object): object {
+  const fields = (logger as RequestLogger)[requestFields]
+  return fields === undefined ? {} : { ...fields }
+}
 
 /**
  * Paths pino replaces with [Redacted]: credentials in headers, passwords, tokens and card numbers anywhere
@@ -86,6 +115,7 @@ export function loggerOptions(
   return {
     level,
     base: { service },
+    mixin: requestFieldsOf,
     redact: { paths: redactPaths, censor: '[Redacted]' },
     serializers: {
       req(request: SerializableRequest) {

@@ -1,0 +1,71 @@
+// A request's logger: its request id on every line it (or a child of it) writes, and on no other logger's lines.
+import { Writable } from 'node:stream'
+import type { FastifyBaseLogger } from 'fastify'
+import { pino } from 'pino'
+import { describe, expect, it } from 'vitest'
+import { loggerOptions, requestLogger } from '../src/logging.ts'
+
+function capturedLogger() {
+  const lines: Record<string, unknown>[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
+      done()
+    },
+  })
+  const logger = pino(loggerOptions('logging-test', 'info'), stream) as FastifyBaseLogger
+  return { logger, lines }
+}
+
+describe('request loggers', () => {
+  it('when a request logger and a child of it write, then both lines carry the request id', () => {
+    const { logger, lines } = capturedLogger()
+    const request = requestLogger(logger, { requestId: 'req-42' }, {})
+    request.info('first')
+    request.child({ upstream: 'auth' }).warn({ attempt: 2 }, 'second')
+
+    expect(lines).toEqual([
+      expect.objectContaining({ service: 'logging-test', requestId: 'req-42', msg: 'first' }),
+      expect.objectContaining({ requestId: 'req-42', upstream: 'auth', attempt: 2, msg: 'second' }),
+    ])
+  })
+
+  it('when the app logger writes beside a request logger, then its line has no request id', () => {
+    const { logger, lines } = capturedLogger()
+    requestLogger(logger, { requestId: 'req-1' }, {}).info('the request')
+    logger.info('the app')
+
+    expect(lines[1]).toMatchObject({ msg: 'the app' })
+    expect(lines[1]).not.toHaveProperty('requestId')
+  })
+
+  it('when two requests log, then each line carries its own request id', () => {
+    const { logger, lines } = capturedLogger()
+    const first = requestLogger(logger, { requestId: 'a' }, {})
+    const second = requestLogger(logger, { requestId: 'b' }, {})
+    second.info('from b')
+    first.info('from a')
+
+    expect(lines.map((line) => [line.requestId, line.msg])).toEqual([
+      ['b', 'from b'],
+      ['a', 'from a'],
+    ])
+  })
+
+  it('when a request logger gets a level of its own, then the app logger keeps its level', () => {
+    const { logger, lines } = capturedLogger()
+    const quiet = requestLogger(logger, { requestId: 'q' }, { level: 'error' })
+    quiet.info('dropped')
+    logger.info('kept')
+
+    expect(lines.map((line) => line.msg)).toEqual(['kept'])
+  })
+
+  it('when a request line holds a password, then it is still redacted', () => {
+    const { logger, lines } = capturedLogger()
+    requestLogger(logger, { requestId: 'r' }, {}).info({ body: { password: 'hunter2' } }, 'login')
+
+    expect(lines[0]).toMatchObject({ requestId: 'r', body: { password: '[Redacted]' } })
+    expect(JSON.stringify(lines)).not.toContain('hunter2')
+  })
+})
