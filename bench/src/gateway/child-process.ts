@@ -89,3 +89,19 @@ export async function waitUntilAnswering(
   }
   throw new Error(`${started.name}: ${url} did not answer 200 within ${timeoutMs / 1000} s (${last})`)
 }
+
+/** Starts a server process and waits until `readyUrl` answers 200; a process that never does is stopped. */
+export async function startAnswering(
+  options: StartOptions,
+  readyUrl: string,
+  timeoutMs?: number,
+): Promise<StartedProcess> {
+  const started = await startProcess(options)
+  try {
+    await waitUntilAnswering(readyUrl, started, timeoutMs)
+    return started
+  } catch (error) {
+    await started.stop()
+    throw error
+  }
+}

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type StartedProcess, startProcess, waitUntilAnswering } from './child-process.ts'
+import { type StartedProcess, startAnswering } from './child-process.ts'
 
 /** Not a dependency of the bench (it is another team's service): found by its place in the repository. */
 export const gatewayMain = fileURLToPath(new URL('../../../services/gateway/src/main.ts', import.meta.url))
@@ -24,39 +24,35 @@ export interface GatewayOptions {
   inheritedEnv: NodeJS.ProcessEnv
 }
 
-export async function startGateway(options: GatewayOptions): Promise<StartedProcess> {
-  const started = await startProcess({
-    name: 'gateway',
-    command: process.execPath,
-    args: [
-      '--import',
-      import.meta.resolve('tsx'),
-      // BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of the gateway, written when it exits (open in Chrome DevTools)
-      ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
-      gatewayMain,
-    ],
-    cwd: dirname(dirname(gatewayMain)),
-    env: {
-      ...options.inheritedEnv,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: String(options.port),
-      CONSUL_HTTP_ADDR: options.consulHttpAddr,
-      ...(options.consulToken ? { CONSUL_HTTP_TOKEN: options.consulToken } : {}),
-      REDIS_URL: options.redisUrl,
-      CONSUL_REGISTER: 'false',
-      // far above anything a run sends: the limiter's work is measured, a 429 never happens
-      RATE_LIMIT_MAX: '1000000000',
-      GATEWAY_SERVICE_NAMES: `auth=${options.authServiceName}`,
-      AUTH_JWKS_URL: options.authJwksUrl,
+export function startGateway(options: GatewayOptions): Promise<StartedProcess> {
+  return startAnswering(
+    {
+      name: 'gateway',
+      command: process.execPath,
+      args: [
+        '--import',
+        import.meta.resolve('tsx'),
+        // BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of the gateway, written when it exits (open in Chrome DevTools)
+        ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
+        gatewayMain,
+      ],
+      cwd: dirname(dirname(gatewayMain)),
+      env: {
+        ...options.inheritedEnv,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+        PORT: String(options.port),
+        CONSUL_HTTP_ADDR: options.consulHttpAddr,
+        ...(options.consulToken ? { CONSUL_HTTP_TOKEN: options.consulToken } : {}),
+        REDIS_URL: options.redisUrl,
+        CONSUL_REGISTER: 'false',
+        // far above anything a run sends: the limiter's work is measured, a 429 never happens
+        RATE_LIMIT_MAX: '1000000000',
+        GATEWAY_SERVICE_NAMES: `auth=${options.authServiceName}`,
+        AUTH_JWKS_URL: options.authJwksUrl,
+      },
     },
-  })
-  try {
-    await waitUntilAnswering(`http://127.0.0.1:${options.port}${options.readyPath}`, started)
-    return started
-  } catch (error) {
-    await started.stop()
-    throw error
-  }
+    `http://127.0.0.1:${options.port}${options.readyPath}`,
+  )
 }

@@ -1,7 +1,7 @@
 // The `node floor` target (node-floor.ts) in a process of its own, in front of the run's auth.
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type StartedProcess, startProcess, waitUntilAnswering } from './child-process.ts'
+import { type StartedProcess, startAnswering } from './child-process.ts'
 
 export const nodeFloorMain = fileURLToPath(new URL('./node-floor.ts', import.meta.url))
 
@@ -16,30 +16,27 @@ export interface NodeFloorOptions {
   inheritedEnv: NodeJS.ProcessEnv
 }
 
-export async function startNodeFloor(options: NodeFloorOptions): Promise<StartedProcess> {
-  const started = await startProcess({
-    name: 'node floor',
-    command: process.execPath,
-    args: [
-      '--import',
-      import.meta.resolve('tsx'),
-      ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
-      nodeFloorMain,
-    ],
-    cwd: dirname(nodeFloorMain),
-    env: {
-      ...options.inheritedEnv,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(options.port),
-      UPSTREAM_URL: options.upstreamUrl,
+export function startNodeFloor(options: NodeFloorOptions): Promise<StartedProcess> {
+  return startAnswering(
+    {
+      name: 'node floor',
+      command: process.execPath,
+      args: [
+        '--import',
+        import.meta.resolve('tsx'),
+        ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
+        nodeFloorMain,
+      ],
+      cwd: dirname(nodeFloorMain),
+      env: {
+        ...options.inheritedEnv,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(options.port),
+        UPSTREAM_URL: options.upstreamUrl,
+      },
     },
-  })
-  try {
-    await waitUntilAnswering(`http://127.0.0.1:${options.port}${options.readyPath}`, started, 15_000)
-    return started
-  } catch (error) {
-    await started.stop()
-    throw error
-  }
+    `http://127.0.0.1:${options.port}${options.readyPath}`,
+    15_000,
+  )
 }

@@ -8,7 +8,7 @@ import {
   registerService,
   type ServiceRegistration,
 } from '@meridian/service-kit'
-import { type StartedProcess, startProcess, waitUntilAnswering } from './child-process.ts'
+import { type StartedProcess, startAnswering } from './child-process.ts'
 
 /** services/auth, found next to the package's entry (src/app.ts), as bench-database.ts finds its migrations. */
 const authDir = fileURLToPath(new URL('..', import.meta.resolve('@meridian/auth')))
@@ -26,39 +26,34 @@ export interface UpstreamOptions {
 
 export function startAuthService(options: UpstreamOptions): Promise<StartedProcess> {
   const secret = (what: string) => `bench-gateway-${what}-${options.port}-0123456789abcdef`
-  return startProcess({
-    name: 'auth',
-    command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), authMain],
-    cwd: authDir,
-    env: {
-      ...options.inheritedEnv,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: String(options.port),
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: options.redisUrl,
-      KAFKA_BROKERS: options.kafkaBrokers,
-      // registered by the bench under the run's own name (see registerUpstream): auth's name is fixed to `auth`
-      CONSUL_REGISTER: 'false',
-      // far above anything a run sends: a 429 never happens (the JWKS route is exempt from the limiter anyway)
-      RATE_LIMIT_MAX: '1000000000',
-      // production refuses the public development secrets; these are the run's own
-      SIGNING_KEY_ENCRYPTION_SECRET: secret('signing-key'),
-      OIDC_COOKIE_KEYS: secret('oidc-cookie'),
-      OIDC_WEB_CLIENT_SECRET: secret('web-client'),
-      OIDC_MACHINE_CLIENT_SECRET: secret('machine-client'),
+  return startAnswering(
+    {
+      name: 'auth',
+      command: process.execPath,
+      args: ['--import', import.meta.resolve('tsx'), authMain],
+      cwd: authDir,
+      env: {
+        ...options.inheritedEnv,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        HOST: '127.0.0.1',
+        PORT: String(options.port),
+        DATABASE_URL: options.databaseUrl,
+        REDIS_URL: options.redisUrl,
+        KAFKA_BROKERS: options.kafkaBrokers,
+        // registered by the bench under the run's own name (see registerUpstream): auth's name is fixed to `auth`
+        CONSUL_REGISTER: 'false',
+        // far above anything a run sends: a 429 never happens (the JWKS route is exempt from the limiter anyway)
+        RATE_LIMIT_MAX: '1000000000',
+        // production refuses the public development secrets; these are the run's own
+        SIGNING_KEY_ENCRYPTION_SECRET: secret('signing-key'),
+        OIDC_COOKIE_KEYS: secret('oidc-cookie'),
+        OIDC_WEB_CLIENT_SECRET: secret('web-client'),
+        OIDC_MACHINE_CLIENT_SECRET: secret('machine-client'),
+      },
     },
-  }).then(async (started) => {
-    try {
-      await waitUntilAnswering(`http://127.0.0.1:${options.port}${options.readyPath}`, started)
-      return started
-    } catch (error) {
-      await started.stop()
-      throw error
-    }
-  })
+    `http://127.0.0.1:${options.port}${options.readyPath}`,
+  )
 }
 
 export interface ConsulSettings {
