@@ -1,6 +1,6 @@
 // Authentication: token claims, token pairs, sessions and the names every service shares to read them.
 import { type Static, Type } from 'typebox'
-import { Nullable } from './schema-kinds.ts'
+import { Nullable, Text } from './schema-kinds.ts'
 
 /** Claims of an access token signed by auth (spec: Token claims). `iss`, `aud` and `nbf` are checked when present. */
 export const TokenClaims = Type.Object({
@@ -21,7 +21,7 @@ export type TokenClaims = Static<typeof TokenClaims>
 export const LoginBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 254 }),
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    password: Text({ minLength: 1, maxLength: 1024 }),
   },
   { additionalProperties: false },
 )
@@ -61,7 +61,26 @@ export const authNames = {
   refreshCookiePath: '/api/auth/refresh',
   /** the only place an API key is accepted */
   apiKeyHeader: 'x-api-key',
+  /** Redis key of a user's credential revocation: prefix + user id -> CredentialRevocation as JSON */
+  revocationKeyPrefix: 'auth:credentials-revoked:',
+  /** Redis channel on which auth announces each new CredentialRevocation (JSON) */
+  revocationChannel: 'auth:credential-revocations',
 } as const
+
+/**
+ * A user's credentials issued before `revokedBefore` no longer count: access tokens (by `iat`), cookie sessions (by
+ * `createdAt`) and remembered API-key answers. Auth writes one when a user is suspended, deactivated, given a role or
+ * deleted; every service follows them (service-kit's credential revocations). Kept until `until`, when every
+ * credential it voids has expired anyway.
+ */
+export const CredentialRevocation = Type.Object({
+  userId: Type.String({ minLength: 1 }),
+  /** ms since the epoch */
+  revokedBefore: Type.Integer({ minimum: 0 }),
+  /** ms since the epoch */
+  until: Type.Integer({ minimum: 0 }),
+})
+export type CredentialRevocation = Static<typeof CredentialRevocation>
 
 /**
  * How POST /login answers: `mode=session` starts a cookie session (204 + session cookie) instead of issuing tokens;
@@ -113,7 +132,7 @@ export const ApiKeyScope = Type.String({ pattern: '^[a-z][a-z-]{0,39}:(read|writ
 
 export const CreateApiKeyBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Text({ minLength: 1, maxLength: 100 }),
     scopes: Type.Array(ApiKeyScope, { maxItems: 20, uniqueItems: true, default: [] }),
     /** when the key stops working; never when absent */
     expiresAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -1,6 +1,6 @@
 // The pagination envelope of list responses and the query parameters every list endpoint shares.
 import { type Static, type TSchema, Type } from 'typebox'
-import { Nullable } from './schema-kinds.ts'
+import { Nullable, Text } from './schema-kinds.ts'
 
 export const PaginationMeta = Type.Object(
   {
@@ -51,7 +51,7 @@ export const ListQuery = Type.Object({
       description: 'sparse fieldset',
     }),
   ),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'full-text search' })),
+  q: Type.Optional(Text({ minLength: 1, maxLength: 200, description: 'full-text search' })),
 })
 export type ListQuery = Static<typeof ListQuery>
 

@@ -16,3 +16,14 @@ export function Nullable<Schema extends TSchema & { type: string }>(
 ): TUnsafe<Static<Schema> | null> {
   return Type.Unsafe<Static<Schema> | null>({ ...schema, type: [schema.type, 'null'] })
 }
+
+/**
+ * The pattern every free-text input carries: no NUL (U+0000), which PostgreSQL text cannot hold. A NUL is refused
+ * as 422 VALIDATION_ERROR naming the field (the chassis words the message), never a database error.
+ */
+export const textPattern = '^[^\\u0000]*$'
+
+/** A text input: a string without NUL characters (`textPattern`), with the given length bounds and description. */
+export function Text(options: { minLength?: number; maxLength?: number; description?: string } = {}) {
+  return Type.String({ ...options, pattern: textPattern })
+}

@@ -1,7 +1,7 @@
 // The user resource: what clients send and receive, and which fields lists may sort and select.
 import { type Static, Type } from 'typebox'
 import { ListQuery } from './pagination.ts'
-import { Nullable, StringEnum } from './schema-kinds.ts'
+import { Nullable, StringEnum, Text } from './schema-kinds.ts'
 
 export const userRoles = ['user', 'admin'] as const
 export const userStatuses = ['active', 'inactive', 'suspended'] as const
@@ -11,7 +11,7 @@ export type UserRole = (typeof userRoles)[number]
 export const UserStatus = StringEnum(userStatuses)
 export type UserStatus = (typeof userStatuses)[number]
 
-const Name = Type.String({ minLength: 1, maxLength: 200 })
+const Name = Text({ minLength: 1, maxLength: 200 })
 const Email = Type.String({ format: 'email', maxLength: 254 })
 const Age = Type.Integer({ minimum: 18, maximum: 150, description: 'must be 18 or older' })
 
@@ -42,7 +42,7 @@ export const CreateUserBody = Type.Object(
   {
     name: Name,
     email: Email,
-    password: Type.String({
+    password: Text({
       minLength: 8,
       maxLength: 200,
       description: 'stored argon2id-hashed; never returned',

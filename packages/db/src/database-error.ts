@@ -27,6 +27,9 @@ const invalidValueMessages: Record<string, string> = {
   '22008': 'is an out-of-range date or time',
   '22003': 'is out of range',
   '22001': 'is too long',
+  // invalid byte sequence (a NUL in text, or bytes that are not UTF-8) and untranslatable characters
+  '22021': 'contains characters that cannot be stored',
+  '22P05': 'contains characters that cannot be stored',
   '23514': 'is not an allowed value',
 }
 
@@ -103,7 +106,9 @@ export function mapDatabaseError(error: unknown): AppError {
   if (code === notNullViolation) {
     return AppError.validation([{ field: singleField(report, '_not_null'), message: 'is required' }])
   }
-  const invalidValue = invalidValueMessages[code]
+  // class 22 is "data exception": whatever else of it a statement meets, the value was at fault, not the server
+  const invalidValue =
+    invalidValueMessages[code] ?? (code.startsWith('22') ? 'has an invalid value' : undefined)
   if (invalidValue) {
     return AppError.validation([{ field: singleField(report, '_check'), message: invalidValue }])
   }

@@ -220,11 +220,37 @@ describe('mapDatabaseError, invalid values', () => {
   })
 })
 
-describe('mapDatabaseError, everything else', () => {
-  it('when the database fails in a way the mapping does not know, then it is 500 DB_ERROR with a generic message and the original as cause', async () => {
-    const { raw, mapped } = await mappedFailureOf(sql`select 1 / 0`)
+describe('mapDatabaseError, data exceptions (class 22)', () => {
+  it('when text holds a NUL character, then it is 422 VALIDATION_ERROR, not a database error', async () => {
+    const { raw, mapped } = await mappedFailureOf(
+      sql`insert into orders (customer_id, note) values (${customerId}, ${'a\u0000b'})`,
+    )
+
+    expect((raw as { code?: string }).code).toBe('22021')
+    expect(mapped).toMatchObject({
+      statusCode: 422,
+      code: ErrorCode.VALIDATION_ERROR,
+      details: [{ field: 'value', message: 'contains characters that cannot be stored' }],
+    })
+  })
+
+  it('when any other data exception is met (division by zero of a given value), then it is 422 too', async () => {
+    const { raw, mapped } = await mappedFailureOf(sql`select 1 / ${0}::int`)
 
     expect((raw as { code?: string }).code).toBe('22012')
+    expect(mapped).toMatchObject({
+      statusCode: 422,
+      code: ErrorCode.VALIDATION_ERROR,
+      details: [{ field: 'value', message: 'has an invalid value' }],
+    })
+  })
+})
+
+describe('mapDatabaseError, everything else', () => {
+  it('when the database fails in a way the mapping does not know, then it is 500 DB_ERROR with a generic message and the original as cause', async () => {
+    const { raw, mapped } = await mappedFailureOf(sql`select * from no_such_table_here`)
+
+    expect((raw as { code?: string }).code).toBe('42P01')
     expect(isDatabaseError(raw)).toBe(true)
     expect(mapped).toMatchObject({
       statusCode: 500,
@@ -233,7 +259,7 @@ describe('mapDatabaseError, everything else', () => {
     })
     expect(mapped.details).toBeUndefined()
     expect(mapped.cause).toBe(raw)
-    expect(mapped.message).not.toContain('division')
+    expect(mapped.message).not.toContain('no_such_table_here')
   })
 
   it('when the server cannot be reached, then it is not a server-reported error but 503 SERVICE_UNAVAILABLE with Retry-After', async () => {

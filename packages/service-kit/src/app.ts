@@ -9,6 +9,8 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify'
 import { type DestinationStream, pino } from 'pino'
+import { clientErrorHandler, frameworkErrorHandler } from './client-errors.ts'
+import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 import { requestIdFrom } from './request-id.ts'
@@ -49,6 +51,9 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     childLoggerFactory: requestLogger,
     bodyLimit: bodyLimitBytes,
     return503OnClosing: true,
+    // what the parser and the router refuse before any route also leaves in the envelope
+    clientErrorHandler: clientErrorHandler(logger as FastifyBaseLogger),
+    frameworkErrors: frameworkErrorHandler,
     ...(trusted.length > 0 ? { trustProxy: trusted } : {}),
     ajv: {
       // every problem at once, and unknown fields rejected rather than silently dropped (formats come with Fastify's Ajv)
@@ -57,6 +62,8 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   }).withTypeProvider<TypeBoxTypeProvider>()
   // JSON only: a text/plain body is refused with 415 instead of reaching validation as a string
   app.removeContentTypeParser(['text/plain'])
+  // strict UTF-8 and bounded nesting before JSON.parse (json-body.ts)
+  useStrictJsonParser(app)
   await app.register(serviceKitPlugin, kitOptions)
   return app
 }

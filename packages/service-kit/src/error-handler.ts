@@ -7,6 +7,7 @@ import {
   type ErrorEnvelope,
   type ProblemDetails,
   problemMediaType,
+  textPattern,
 } from '@meridian/contracts'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 
@@ -42,6 +43,28 @@ function valueAt(root: unknown, pointer: string): unknown {
   return current
 }
 
+/** The longest `received` echoed back: enough to recognise the value, never a whole hostile input. */
+const maxReceivedLength = 200
+
+/** The offending value as text, bounded; undefined when it cannot be rendered (the error path never throws). */
+function receivedText(value: unknown): string | undefined {
+  let text: string | undefined
+  try {
+    text = typeof value === 'string' ? value : JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+  if (text === undefined) return undefined
+  return text.length > maxReceivedLength ? `${text.slice(0, maxReceivedLength)}…` : text
+}
+
+/** What a failed keyword means, where Ajv's own words would show the schema's internals. */
+function issueMessage(issue: ValidationIssue, params: Record<string, unknown>): string {
+  if (params.additionalProperty) return 'is not allowed'
+  if (issue.keyword === 'pattern' && params.pattern === textPattern) return 'must not contain NUL characters'
+  return issue.message ?? 'is invalid'
+}
+
 /** Ajv's issues as the envelope's details: one per field, with the offending value unless it is a secret. */
 export function validationDetails(issues: ValidationIssue[], input: unknown): ErrorDetail[] {
   return issues.map((issue) => {
@@ -49,16 +72,12 @@ export function validationDetails(issues: ValidationIssue[], input: unknown): Er
     const base = issue.instancePath.replace(/^\//, '').replaceAll('/', '.')
     const child = (params.missingProperty ?? params.additionalProperty) as string | undefined
     const field = [base, child].filter(Boolean).join('.') || 'body'
-    const detail: ErrorDetail = {
-      field,
-      message: params.additionalProperty ? 'is not allowed' : (issue.message ?? 'is invalid'),
-    }
+    const detail: ErrorDetail = { field, message: issueMessage(issue, params) }
     const value = child
       ? valueAt(input, `${issue.instancePath}/${child}`)
       : valueAt(input, issue.instancePath)
-    if (value !== undefined && !secretField.test(field)) {
-      detail.received = typeof value === 'string' ? value : JSON.stringify(value)
-    }
+    const received = value === undefined || secretField.test(field) ? undefined : receivedText(value)
+    if (received !== undefined) detail.received = received
     return detail
   })
 }

@@ -83,8 +83,29 @@ export function queryParameterName(rawName: string): string {
   }
 }
 
-/** The URL with the value of every API-key query parameter replaced by [Redacted]; the rest is left as sent. */
-export function maskApiKeysInUrl(url: string): string {
+/**
+ * Query parameters whose values are credentials or grant them: API keys, OAuth's tokens, codes and client secrets
+ * (RFC 6749, 6750, 7636, 8628), passwords. Never logged: their values are masked in every logged URL.
+ */
+export const secretQueryParameters: ReadonlySet<string> = new Set([
+  ...apiKeyQueryParameters,
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'id_token_hint',
+  'token',
+  'code',
+  'code_verifier',
+  'device_code',
+  'client_secret',
+  'client_assertion',
+  'assertion',
+  'password',
+  'secret',
+])
+
+/** The URL with the value of every secret query parameter replaced by [Redacted]; the rest is left as sent. */
+export function maskSecretsInUrl(url: string): string {
   const queryStart = url.indexOf('?')
   if (queryStart === -1) return url
   const query = url
@@ -93,7 +114,7 @@ export function maskApiKeysInUrl(url: string): string {
     .map((pair) => {
       const separator = pair.indexOf('=')
       const rawName = separator === -1 ? pair : pair.slice(0, separator)
-      return apiKeyQueryParameters.has(queryParameterName(rawName)) ? `${rawName}=[Redacted]` : pair
+      return secretQueryParameters.has(queryParameterName(rawName)) ? `${rawName}=[Redacted]` : pair
     })
     .join('&')
   return `${url.slice(0, queryStart)}?${query}`
@@ -122,7 +143,7 @@ export function loggerOptions(
         return {
           requestId: request.id,
           method: request.method,
-          url: maskApiKeysInUrl(request.url),
+          url: maskSecretsInUrl(request.url),
           remoteAddress: request.ip ?? request.socket?.remoteAddress,
           headers: request.headers,
         }

@@ -11,7 +11,7 @@ import { createHealthRegistry, type HealthRegistry, healthRoutes } from './healt
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
 import { syncedRedisStore } from './rate-limit-store.ts'
 import { requestIdHeader } from './request-id.ts'
-import { createRouteIndex } from './routing.ts'
+import { createRouteIndex, methods } from './routing.ts'
 
 export interface ServiceKitOptions {
   name: string
@@ -52,6 +52,11 @@ declare module 'fastify' {
   }
 }
 
+const implementedMethods: ReadonlySet<string> = new Set(methods)
+
+const notImplemented = (method: string) =>
+  new AppError(501, 'NOT_IMPLEMENTED', { message: `Method ${method} is not implemented` })
+
 /** How often an instance settles its local rate-limit counts with Redis (RATE_LIMIT_SYNC_MS). */
 export const defaultRateLimitSyncMs = 100
 
@@ -64,7 +69,8 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(requestIdHeader, request.id)
-    done()
+    // QUERY, PROPFIND, TRACE and the like parse, but no route of ours implements them (405 is for the methods we do)
+    done(implementedMethods.has(request.method) ? undefined : notImplemented(request.method))
   })
 
   const routes = createRouteIndex()
@@ -79,15 +85,22 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
       reply.raw.destroy()
       return reply
     }
-    const mapped = options.errorMappers?.reduce<AppError | undefined>(
-      (found, map) => found ?? map(error),
-      undefined,
-    )
-    const { appError, operational } = toAppError(mapped ?? error, request)
-    const context = { statusCode: appError.statusCode, code: appError.code, errorName: error.name }
-    if (operational) request.log.warn(context, appError.message)
-    else request.log.error({ ...context, err: error }, 'unexpected error')
-    return sendError(reply, request, appError, error, { exposeStack })
+    try {
+      const mapped = options.errorMappers?.reduce<AppError | undefined>(
+        (found, map) => found ?? map(error),
+        undefined,
+      )
+      const { appError, operational } = toAppError(mapped ?? error, request)
+      const context = { statusCode: appError.statusCode, code: appError.code, errorName: error.name }
+      if (operational) request.log.warn(context, appError.message)
+      else request.log.error({ ...context, err: error }, 'unexpected error')
+      return sendError(reply, request, appError, error, { exposeStack })
+    } catch (failure) {
+      // the error path itself must never throw: whatever it met, the client gets the generic 500 envelope
+      request.log.error({ err: failure }, 'answering an error failed; answering the generic 500')
+      const generic = new AppError(500, 'INTERNAL_ERROR')
+      return sendError(reply, request, generic, generic, { exposeStack: false })
+    }
   })
 
   app.setNotFoundHandler(async (request, reply) => {

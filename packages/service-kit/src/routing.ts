@@ -2,7 +2,8 @@
 import type { RouteOptions } from 'fastify'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
 
-const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+/** The methods Meridian's routes may use; the server answers any other with 501 (plugin.ts). */
+export const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 export interface RouteIndex {
   add(route: RouteOptions): void

@@ -4,7 +4,7 @@ import { freshRedis, type TestRedis } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Principal } from '../src/auth/index.ts'
-import { maskApiKeysInUrl } from '../src/logging.ts'
+import { maskSecretsInUrl } from '../src/logging.ts'
 import { type AuthApp, bearer, buildAuthApp, claims, expectedError, hsSecret, hsToken } from './auth-app.ts'
 
 const apiKeys: Record<string, Principal> = {
@@ -174,10 +174,10 @@ describe('auth: sessions, API keys and authorization', () => {
     })
 
     it('when a URL is masked, then only the values of key parameters change', () => {
-      expect(maskApiKeysInUrl('/a?b=1&API-KEY=s&c')).toBe('/a?b=1&API-KEY=[Redacted]&c')
-      expect(maskApiKeysInUrl('/a?api%5fkey=s')).toBe('/a?api%5fkey=[Redacted]')
-      expect(maskApiKeysInUrl('/a?key')).toBe('/a?key=[Redacted]')
-      expect(maskApiKeysInUrl('/a/key=1')).toBe('/a/key=1')
+      expect(maskSecretsInUrl('/a?b=1&API-KEY=s&c')).toBe('/a?b=1&API-KEY=[Redacted]&c')
+      expect(maskSecretsInUrl('/a?api%5fkey=s')).toBe('/a?api%5fkey=[Redacted]')
+      expect(maskSecretsInUrl('/a?key')).toBe('/a?key=[Redacted]')
+      expect(maskSecretsInUrl('/a/key=1')).toBe('/a/key=1')
     })
   })
 

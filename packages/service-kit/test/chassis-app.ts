@@ -1,5 +1,5 @@
 // A small app on the chassis, used by the chassis tests: one route per behaviour under test.
-import { AppError } from '@meridian/contracts'
+import { AppError, Text } from '@meridian/contracts'
 import { captureLogs, infraEndpoints, uniqueName } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { Type } from 'typebox'
@@ -60,6 +60,19 @@ export async function buildChassisApp(
           },
         },
         async (request, reply) => reply.code(201).send({ name: request.body.name }),
+      )
+      api.post(
+        '/notes',
+        {
+          schema: {
+            body: Type.Object(
+              { title: Text({ minLength: 1, maxLength: 100 }), tags: Type.Optional(Type.Array(Text())) },
+              { additionalProperties: false },
+            ),
+            querystring: Type.Object({ q: Type.Optional(Text()) }),
+          },
+        },
+        async (request, reply) => reply.code(201).send({ title: request.body.title }),
       )
       api.get('/widgets/:id', async (request) => ({ id: (request.params as { id: string }).id }))
       api.get('/boom', async () => {

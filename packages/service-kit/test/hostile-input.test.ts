@@ -1,0 +1,239 @@
+// The chassis against hostile input: absurd nesting, invalid UTF-8, NUL characters, broken URLs, unknown methods,
+// malformed HTTP; each is a clear 4xx/5xx in the envelope, and the error path never throws.
+import { connect } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { jsonDepthExceeds, maxJsonDepth } from '../src/json-body.ts'
+import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
+
+const json = { 'content-type': 'application/json' }
+
+function expectEnvelope(
+  response: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
+  status: number,
+  code: string,
+) {
+  expect(response.statusCode).toBe(status)
+  const body = response.json() as { success: boolean; error: Record<string, unknown> }
+  expect(body).toMatchObject({
+    success: false,
+    error: { code, message: expect.any(String), requestId: response.headers['x-request-id'] },
+  })
+  expect(body.error.stack).toBeUndefined()
+  return body.error
+}
+
+/** `{"a":{"a":…}}` or `[[[…]]]` nested `levels` deep. */
+const nestedObject = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
+const nestedArray = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
+
+describe('chassis: hostile bodies', () => {
+  let chassis: ChassisApp
+  beforeAll(async () => {
+    chassis = await buildChassisApp({ environment: 'development' })
+  })
+  afterAll(async () => {
+    await chassis.app.close()
+  })
+
+  const post = (url: string, payload: string | Buffer) =>
+    chassis.app.inject({ method: 'POST', url, headers: json, payload })
+
+  for (const levels of [10_000, 100_000]) {
+    it(`when a JSON body is nested ${levels} levels deep (objects or arrays), then 400 BAD_REQUEST in the envelope, never a 500`, async () => {
+      for (const body of [nestedObject(levels), nestedArray(levels)]) {
+        for (const url of ['/api/v1/widgets', '/api/v1/notes']) {
+          const error = expectEnvelope(await post(url, body), 400, 'BAD_REQUEST')
+          expect(error.message).toBe(`JSON nested deeper than ${maxJsonDepth} levels`)
+        }
+      }
+    })
+  }
+
+  it('when a body is nested just within the limit, then it is parsed and validated as usual (422 for a wrong shape)', async () => {
+    const error = expectEnvelope(
+      await post('/api/v1/notes', `{"title":${nestedArray(maxJsonDepth - 1)}}`),
+      422,
+      'VALIDATION_ERROR',
+    )
+    expect(error.details).toEqual([expect.objectContaining({ field: 'title', message: 'must be string' })])
+  })
+
+  it('when brackets appear inside strings, then they do not count as nesting', () => {
+    expect(jsonDepthExceeds(`{"a":"${'['.repeat(1000)}\\"${'{'.repeat(1000)}"}`, 2)).toBe(false)
+    expect(jsonDepthExceeds('[[[]]]', 2)).toBe(true)
+    expect(jsonDepthExceeds('[[]]', 2)).toBe(false)
+  })
+
+  it('when a JSON body is not valid UTF-8, then 400 BAD_REQUEST, and nothing is stored with replacement characters', async () => {
+    const invalid = Buffer.concat([
+      Buffer.from('{"title":"caf'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}'),
+    ])
+    const overlong = Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])
+    const surrogate = Buffer.concat([
+      Buffer.from('{"title":"'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('"}'),
+    ])
+    for (const body of [invalid, overlong, surrogate]) {
+      const error = expectEnvelope(await post('/api/v1/notes', body), 400, 'BAD_REQUEST')
+      expect(error.message).toBe('Request body is not valid UTF-8')
+    }
+    // valid multi-byte text is fine
+    const ok = await post('/api/v1/notes', Buffer.from('{"title":"café ☕ 𝄞"}'))
+    expect(ok.statusCode).toBe(201)
+    expect(ok.json()).toEqual({ title: 'café ☕ 𝄞' })
+  })
+
+  it('when a text field holds a NUL character, then 422 VALIDATION_ERROR naming the field (body and query alike)', async () => {
+    const inTitle = expectEnvelope(
+      await post('/api/v1/notes', '{"title":"a\\u0000b"}'),
+      422,
+      'VALIDATION_ERROR',
+    )
+    expect(inTitle.details).toEqual([
+      { field: 'title', message: 'must not contain NUL characters', received: 'a\u0000b' },
+    ])
+    const inTag = expectEnvelope(
+      await post('/api/v1/notes', '{"title":"ok","tags":["fine","\\u0000"]}'),
+      422,
+      'VALIDATION_ERROR',
+    )
+    expect(inTag.details).toEqual([
+      expect.objectContaining({ field: 'tags.1', message: 'must not contain NUL characters' }),
+    ])
+    const inQuery = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/notes?q=%00',
+      headers: json,
+      payload: '{"title":"ok"}',
+    })
+    expect(expectEnvelope(inQuery, 422, 'VALIDATION_ERROR').details).toEqual([
+      expect.objectContaining({ field: 'q', message: 'must not contain NUL characters' }),
+    ])
+  })
+
+  it('when a rejected value is huge, then the details echo at most its first 200 characters', async () => {
+    const error = expectEnvelope(
+      await post('/api/v1/notes', JSON.stringify({ title: 'x'.repeat(100_000) })),
+      422,
+      'VALIDATION_ERROR',
+    )
+    const [detail] = error.details as { received: string }[]
+    expect(detail?.received.length).toBeLessThanOrEqual(201)
+  })
+
+  it('when a body carries __proto__, then 400 BAD_REQUEST (prototype poisoning refused)', async () => {
+    expectEnvelope(
+      await post('/api/v1/notes', '{"title":"x","__proto__":{"admin":true}}'),
+      400,
+      'BAD_REQUEST',
+    )
+  })
+})
+
+describe('chassis: hostile URLs, methods and requests', () => {
+  let chassis: ChassisApp
+  let port: number
+  beforeAll(async () => {
+    chassis = await buildChassisApp()
+    await chassis.app.listen({ host: '127.0.0.1', port: 0 })
+    port = (chassis.app.server.address() as { port: number }).port
+  })
+  afterAll(async () => {
+    await chassis.app.close()
+  })
+
+  it('when a path has malformed percent-encoding, then 400 BAD_REQUEST in the envelope with the request id', async () => {
+    for (const url of ['/api/v1/widgets/%', '/api/v1/widgets/%E0%A4%A', '/api/v1/widgets/%zz']) {
+      const response = await chassis.app.inject({
+        method: 'GET',
+        url,
+        headers: { 'x-request-id': 'bad-url-1' },
+      })
+      const error = expectEnvelope(response, 400, 'BAD_REQUEST')
+      expect(error.requestId).toBe('bad-url-1')
+      expect(response.body).not.toContain('FST_ERR')
+    }
+  })
+
+  it('when a method the server does not implement is used (QUERY, PROPFIND, TRACE), then 501 NOT_IMPLEMENTED', async () => {
+    for (const method of ['QUERY', 'PROPFIND', 'MKCOL']) {
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/widgets/1`, { method })
+      expect(response.status).toBe(501)
+      const body = (await response.json()) as { error: { code: string; requestId: string } }
+      expect(body.error.code).toBe('NOT_IMPLEMENTED')
+      expect(body.error.requestId).toBe(response.headers.get('x-request-id'))
+    }
+  })
+
+  it('when a known method is not allowed on a route, then 405 with Allow (not 501)', async () => {
+    const response = await chassis.app.inject({ method: 'PUT', url: '/api/v1/widgets/1' })
+    expect(expectEnvelope(response, 405, 'METHOD_NOT_ALLOWED')).toBeDefined()
+    expect(response.headers.allow).toBe('GET, HEAD')
+  })
+
+  /** Sends raw bytes on a socket and reads the whole answer. */
+  function raw(request: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(request))
+      let answer = ''
+      socket.on('data', (chunk) => {
+        answer += chunk.toString()
+      })
+      socket.on('close', () => resolve(answer))
+      socket.on('error', reject)
+    })
+  }
+
+  const envelopeOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+
+  it('when the method is not HTTP at all, then 501 NOT_IMPLEMENTED in the envelope, written by the parser handler', async () => {
+    const answer = await raw('FOO /api/v1/widgets/1 HTTP/1.1\r\nHost: x\r\n\r\n')
+    expect(answer).toMatch(/^HTTP\/1\.1 501 /)
+    const body = envelopeOf(answer)
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'NOT_IMPLEMENTED', requestId: expect.any(String) },
+    })
+    expect(answer.toLowerCase()).toContain(`x-request-id: ${body.error.requestId}`)
+  })
+
+  it('when the request line is garbage, then 400 BAD_REQUEST in the envelope', async () => {
+    const answer = await raw('GET /\x01 nonsense\r\n\r\n')
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(envelopeOf(answer)).toMatchObject({ success: false, error: { code: 'BAD_REQUEST' } })
+  })
+
+  it('when the headers are too large, then 431 HEADERS_TOO_LARGE in the envelope', async () => {
+    const answer = await raw(
+      `GET /api/v1/widgets/1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /)
+    expect(envelopeOf(answer)).toMatchObject({ error: { code: 'HEADERS_TOO_LARGE' } })
+  })
+
+  it('when an OAuth secret or token travels in a URL, then the logs show the URL with it masked and never the value', async () => {
+    const secret = 'leak-9f8e7d6c5b4a'
+    const query = [
+      'access_token',
+      'token',
+      'code',
+      'refresh_token',
+      'client_secret',
+      'id_token_hint',
+      'password',
+    ]
+      .map((name, index) => `${name}=${secret}-${index}`)
+      .join('&')
+    await chassis.app.inject({ method: 'GET', url: `/api/v1/widgets/1?page=2&${query}` })
+    await chassis.app.inject({ method: 'GET', url: `/api/v1/nowhere?Access_Token=${secret}` })
+    expect(JSON.stringify(chassis.logs)).not.toContain(secret)
+    const urls = chassis.logs.map((line) => (line.req as { url?: string } | undefined)?.url).filter(Boolean)
+    expect(urls).toContain(
+      '/api/v1/widgets/1?page=2&access_token=[Redacted]&token=[Redacted]&code=[Redacted]&refresh_token=[Redacted]' +
+        '&client_secret=[Redacted]&id_token_hint=[Redacted]&password=[Redacted]',
+    )
+  })
+})
