@@ -19,7 +19,11 @@ export interface ApiKeysFromAuthOptions {
 export const apiKeysFromAuthDefaults = { acceptedForMs: 30_000, refusedForMs: 5_000, maxEntries: 10_000 }
 
 export interface ApiKeysFromAuth {
-  verify(key: string): Promise<Principal | undefined>
+  /**
+   * `revokedBefore(subject)` (ms since the epoch): a remembered answer about a key whose owner's credentials were
+   * revoked after it was given is not used; auth is asked again
+   */
+  verify(key: string, revokedBefore?: (subject: string) => number): Promise<Principal | undefined>
   close(): Promise<void>
 }
 
@@ -34,13 +38,18 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
     errorCode: 'SERVICE_UNAVAILABLE',
   })
   // keyed by the key's hash: the keys themselves are not kept in memory
-  let remembered = new Map<string, { principal: Principal | undefined; until: number }>()
+  let remembered = new Map<string, { principal: Principal | undefined; at: number; until: number }>()
 
   return {
-    async verify(key) {
+    async verify(key, revokedBefore) {
       const id = createHash('sha256').update(key).digest('base64url')
       const known = remembered.get(id)
-      if (known && known.until > Date.now()) return known.principal
+      const stillTrue =
+        known !== undefined &&
+        known.until > Date.now() &&
+        (known.principal === undefined || known.at >= (revokedBefore?.(known.principal.subject) ?? 0))
+      if (stillTrue) return known.principal
+      const at = Date.now()
       const { body } = await auth.request<ApiKeyIntrospection>({
         method: 'POST',
         path: '/internal/api-keys/introspect',
@@ -61,7 +70,7 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
             }
           : undefined
       if (remembered.size >= maxEntries) remembered = new Map()
-      remembered.set(id, { principal, until: Date.now() + (principal ? acceptedForMs : refusedForMs) })
+      remembered.set(id, { principal, at, until: at + (principal ? acceptedForMs : refusedForMs) })
       return principal
     },
     close: () => auth.close(),

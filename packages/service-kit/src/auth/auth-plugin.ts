@@ -13,6 +13,7 @@ import {
   type JwtVerification,
   type TokenClaims,
 } from './access-token.ts'
+import { type CredentialRevocations, followCredentialRevocations } from './credential-revocations.ts'
 import { JwksUnavailableError } from './jwks-key-source.ts'
 import { holdsRole, type Principal, principalFromClaims } from './principal.ts'
 
@@ -22,8 +23,20 @@ export interface AuthPluginOptions {
   audience: string
   /** cookie sessions: the session id cookie (authNames.sessionCookie) is looked up at authNames.sessionKeyPrefix + id in this Redis */
   sessions?: { redis: Redis }
-  /** API keys (header authNames.apiKeyHeader only): resolves a presented key to its principal, undefined when unknown/revoked */
-  apiKeys?: { verify(key: string): Promise<Principal | undefined> }
+  /**
+   * API keys (header authNames.apiKeyHeader only): resolves a presented key to its principal, undefined when
+   * unknown/revoked. A verifier that remembers answers must not use one given before `revokedBefore(owner)`: the
+   * key's owner lost rights since.
+   */
+  apiKeys?: {
+    verify(key: string, revokedBefore: (subject: string) => number): Promise<Principal | undefined>
+  }
+  /**
+   * auth's credential revocations (authNames.revocationKeyPrefix / revocationChannel) followed in this Redis: a
+   * suspended, demoted or deleted user's tokens, sessions and API keys stop working at once. Without it, a token
+   * stays valid until it expires.
+   */
+  revocations?: { redis: Redis }
 }
 
 declare module 'fastify' {
@@ -34,6 +47,8 @@ declare module 'fastify' {
     requireRole(...roles: string[]): preHandlerHookHandler
     /** the request's principal, read from its credential once (401 when there is none or it is bad) */
     principalOf(request: FastifyRequest): Promise<Principal>
+    /** the revocations this service follows (AuthPluginOptions.revocations); none revoked without them */
+    credentialRevocations: CredentialRevocations
   }
   interface FastifyRequest {
     principal: Principal | null
@@ -68,6 +83,11 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
   if (!options.issuer || !options.audience) throw new Error('auth: issuer and audience are required')
   if (!app.hasPlugin('@fastify/cookie')) await app.register(fastifyCookie)
   const accessTokens = await createAccessTokenVerifier(app, options)
+  const revocations = options.revocations
+    ? await followCredentialRevocations({ redis: options.revocations.redis, logger: app.log })
+    : noRevocations
+  app.addHook('onClose', () => revocations.close())
+  app.decorate('credentialRevocations', revocations)
 
   app.decorateRequest('principal', null)
 
@@ -80,7 +100,7 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
 
   /** Reads the request's credential once; later checks of the same request reuse the principal. */
   async function principalOf(request: FastifyRequest): Promise<Principal> {
-    request.principal ??= await readCredential(request, accessTokens, options)
+    request.principal ??= await readCredential(request, accessTokens, revocations, options)
     return request.principal
   }
 
@@ -96,26 +116,37 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
   })
 }
 
+const noRevocations: CredentialRevocations = {
+  revokedBefore: () => 0,
+  apply: () => {},
+  close: async () => {},
+}
+
 /** Order: Authorization header, then the X-API-Key header, then the session cookie. */
 async function readCredential(
   request: FastifyRequest,
   accessTokens: AccessTokenVerifier,
+  revocations: CredentialRevocations,
   options: AuthPluginOptions,
 ): Promise<Principal> {
   const { authorization } = request.headers
-  if (authorization !== undefined) return bearerPrincipal(authorization, accessTokens)
+  if (authorization !== undefined) return bearerPrincipal(authorization, accessTokens, revocations)
   const apiKey = request.headers[authNames.apiKeyHeader]
-  if (apiKey !== undefined) return apiKeyPrincipal(String(apiKey), options.apiKeys)
+  if (apiKey !== undefined) return apiKeyPrincipal(String(apiKey), options.apiKeys, revocations)
   const sessionId = options.sessions ? request.cookies?.[authNames.sessionCookie] : undefined
   if (sessionId !== undefined && options.sessions)
-    return sessionPrincipal(sessionId, options.sessions.redis, request)
+    return sessionPrincipal(sessionId, options.sessions.redis, revocations, request)
   throw AppError.unauthorized(authMessages.missingToken)
 }
 
 /** The scheme and the spaces after it; the token is the rest (matched apart: a pattern over it reads it all). */
 const bearerScheme = /^bearer\s+/i
 
-async function bearerPrincipal(authorization: string, accessTokens: AccessTokenVerifier): Promise<Principal> {
+async function bearerPrincipal(
+  authorization: string,
+  accessTokens: AccessTokenVerifier,
+  revocations: CredentialRevocations,
+): Promise<Principal> {
   const scheme = bearerScheme.exec(authorization)
   const token = scheme ? authorization.slice(scheme[0].length).trim() : undefined
   if (!token) throw AppError.unauthorized(authMessages.missingToken)
@@ -129,12 +160,22 @@ async function bearerPrincipal(authorization: string, accessTokens: AccessTokenV
   }
   const principal = principalFromClaims(claims)
   if (!principal) throw AppError.unauthorized(authMessages.invalidToken)
+  // iat is in seconds: a token of the revocation's own second counts as issued before it (auth waits for the
+  // next second before issuing that user a new one)
+  const issuedAtMs = typeof claims.iat === 'number' ? claims.iat * 1000 : 0
+  if (issuedAtMs < revocations.revokedBefore(principal.subject)) {
+    throw AppError.unauthorized(authMessages.invalidToken)
+  }
   return principal
 }
 
-async function apiKeyPrincipal(key: string, apiKeys: AuthPluginOptions['apiKeys']): Promise<Principal> {
+async function apiKeyPrincipal(
+  key: string,
+  apiKeys: AuthPluginOptions['apiKeys'],
+  revocations: CredentialRevocations,
+): Promise<Principal> {
   // a service without API keys refuses one rather than ignoring it: the caller meant it as its credential
-  const principal = key && apiKeys ? await apiKeys.verify(key) : undefined
+  const principal = key && apiKeys ? await apiKeys.verify(key, revocations.revokedBefore) : undefined
   if (!principal) throw AppError.unauthorized(authMessages.invalidApiKey)
   return { ...principal, method: 'api-key' }
 }
@@ -142,6 +183,7 @@ async function apiKeyPrincipal(key: string, apiKeys: AuthPluginOptions['apiKeys'
 async function sessionPrincipal(
   sessionId: string,
   redis: Redis,
+  revocations: CredentialRevocations,
   request: FastifyRequest,
 ): Promise<Principal> {
   if (sessionId === '' || sessionId.length > maxSessionIdLength) {
@@ -158,6 +200,9 @@ async function sessionPrincipal(
   const record = parseSessionRecord(stored)
   if (!record) {
     request.log.warn('malformed session record; the session is refused')
+    throw AppError.unauthorized(authMessages.invalidSession)
+  }
+  if (Date.parse(record.createdAt) < revocations.revokedBefore(record.userId)) {
     throw AppError.unauthorized(authMessages.invalidSession)
   }
   return { subject: record.userId, kind: 'user', role: record.role, roles: [], scopes: [], method: 'session' }

@@ -7,10 +7,13 @@ type AuthEnv = Pick<
   'JWT_ALGORITHM' | 'JWT_SECRET' | 'AUTH_JWKS_URL' | 'JWT_ISSUER' | 'JWT_AUDIENCE'
 >
 
-/** RS256 reads keys from AUTH_JWKS_URL; HS256 needs JWT_SECRET. Sessions and API keys are the service's to add. */
+/**
+ * RS256 reads keys from AUTH_JWKS_URL; HS256 needs JWT_SECRET. Sessions, API keys and the revocations to follow
+ * (every service that serves users' data should) are the service's to add.
+ */
 export function authOptionsFromEnv(
   env: AuthEnv,
-  extra: Pick<AuthPluginOptions, 'sessions' | 'apiKeys'> = {},
+  extra: Pick<AuthPluginOptions, 'sessions' | 'apiKeys' | 'revocations'> = {},
 ): AuthPluginOptions {
   let jwt: AuthPluginOptions['jwt']
   if (env.JWT_ALGORITHM === 'HS256') {

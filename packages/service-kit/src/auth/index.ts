@@ -10,6 +10,11 @@ export {
   apiKeysFromAuthDefaults,
 } from './api-keys-from-auth.ts'
 export { type AuthPluginOptions, authMessages, authPlugin, hasApiKeyInQuery } from './auth-plugin.ts'
+export {
+  type CredentialRevocations,
+  type FollowRevocationsOptions,
+  followCredentialRevocations,
+} from './credential-revocations.ts'
 export { authOptionsFromEnv } from './env-options.ts'
 export { jwksDefaults } from './jwks-key-source.ts'
 export { assertOwnerOrRole, holdsRole, type Principal, principalFromClaims } from './principal.ts'

@@ -1,0 +1,155 @@
+// Credential revocations: a service following auth's revocations in Redis refuses what a user held before one.
+import { randomUUID } from 'node:crypto'
+import { authNames, type CredentialRevocation } from '@meridian/contracts'
+import { infraEndpoints } from '@meridian/testkit'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Principal } from '../src/auth/index.ts'
+import { type AuthApp, bearer, buildAuthApp, claims, expectedError, hsSecret, hsToken } from './auth-app.ts'
+
+/** What auth does when it revokes: store the revocation and announce it (services/auth, credential-revocations). */
+async function revoke(redis: Redis, userId: string, revokedBefore = Date.now()): Promise<void> {
+  const revocation: CredentialRevocation = { userId, revokedBefore, until: revokedBefore + 60_000 }
+  const text = JSON.stringify(revocation)
+  await redis
+    .multi()
+    .set(`${authNames.revocationKeyPrefix}${userId}`, text, 'PX', 60_000)
+    .publish(authNames.revocationChannel, text)
+    .exec()
+}
+
+/** Polls until `probe` gives `status`, for at most `withinMs`: pub/sub is asynchronous, but must take no longer. */
+async function eventually(probe: () => Promise<number>, status: number, withinMs = 2000): Promise<number> {
+  const deadline = Date.now() + withinMs
+  let last = await probe()
+  while (last !== status && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    last = await probe()
+  }
+  return last
+}
+
+describe('credential revocations followed by a service', () => {
+  const redis = new Redis(infraEndpoints().redisUrl)
+  let service: AuthApp
+  const apiKeyAnswers: { key: string; at: number }[] = []
+  const apiKeyOwner = randomUUID()
+
+  beforeAll(async () => {
+    service = await buildAuthApp({
+      jwt: { algorithm: 'HS256', secret: hsSecret },
+      sessions: { redis },
+      revocations: { redis },
+      // stands in for apiKeysFromAuth: remembers its answer until a revocation says it is stale
+      apiKeys: {
+        async verify(key, revokedBefore) {
+          const remembered = apiKeyAnswers.find((answer) => answer.key === key)
+          if (remembered && remembered.at >= revokedBefore(apiKeyOwner)) return principalOfKey()
+          apiKeyAnswers.push({ key, at: Date.now() })
+          // the owner was suspended: auth no longer knows the key as active
+          return revokedBefore(apiKeyOwner) > 0 ? undefined : principalOfKey()
+        },
+      },
+    })
+  })
+  afterAll(async () => {
+    await service.app.close()
+    redis.disconnect()
+  })
+
+  const principalOfKey = (): Principal => ({
+    subject: apiKeyOwner,
+    kind: 'user',
+    role: 'admin',
+    roles: [],
+    scopes: [],
+    method: 'api-key',
+  })
+
+  const me = (headers: Record<string, string>, cookies: Record<string, string> = {}) =>
+    service.app.inject({ method: 'GET', url: '/me', headers, cookies })
+
+  it('when a user is revoked, then their access token issued before is refused within seconds with 401 Invalid or expired token', async () => {
+    const userId = randomUUID()
+    const earlier = Math.floor(Date.now() / 1000) - 5
+    const token = hsToken(claims({ sub: userId, iat: earlier }))
+    expect((await me(bearer(token))).statusCode).toBe(200)
+
+    await revoke(redis, userId)
+
+    expect(await eventually(async () => (await me(bearer(token))).statusCode, 401)).toBe(401)
+    expect(expectedError(await me(bearer(token)))).toMatchObject({
+      status: 401,
+      code: 'UNAUTHORIZED',
+      message: 'Invalid or expired token',
+      requestIdMatches: true,
+    })
+  })
+
+  it('when a user is revoked, then a token issued after the revocation (a new login) is accepted', async () => {
+    const userId = randomUUID()
+    await revoke(redis, userId, Date.now() - 10_000)
+    await eventually(async () => (service.app.credentialRevocations.revokedBefore(userId) > 0 ? 1 : 0), 1)
+    const fresh = hsToken(claims({ sub: userId }))
+    expect((await me(bearer(fresh))).statusCode).toBe(200)
+  })
+
+  it('when a user is revoked, then their cookie session created before is refused with 401 Invalid session', async () => {
+    const userId = randomUUID()
+    const sessionId = randomUUID()
+    const record = { userId, role: 'admin', createdAt: new Date(Date.now() - 5000).toISOString() }
+    await redis.set(`${authNames.sessionKeyPrefix}${sessionId}`, JSON.stringify(record), 'EX', 60)
+    const cookies = { [authNames.sessionCookie]: sessionId }
+    expect((await me({}, cookies)).statusCode).toBe(200)
+
+    await revoke(redis, userId)
+
+    expect(await eventually(async () => (await me({}, cookies)).statusCode, 401)).toBe(401)
+    expect(expectedError(await me({}, cookies))).toMatchObject({ status: 401, message: 'Invalid session' })
+  })
+
+  it('when the owner of an API key is revoked, then a remembered answer about the key is not used: the key is asked about again and refused', async () => {
+    const key = `mk_${randomUUID()}`
+    expect((await me({ 'x-api-key': key })).statusCode).toBe(200)
+    expect((await me({ 'x-api-key': key })).statusCode).toBe(200)
+    expect(apiKeyAnswers.filter((answer) => answer.key === key)).toHaveLength(1)
+
+    await revoke(redis, apiKeyOwner)
+
+    expect(await eventually(async () => (await me({ 'x-api-key': key })).statusCode, 401)).toBe(401)
+    expect(expectedError(await me({ 'x-api-key': key }))).toMatchObject({ message: 'Invalid API key' })
+  })
+
+  it('when a revocation was stored before the service started, then the service applies it from its first request', async () => {
+    const userId = randomUUID()
+    await revoke(redis, userId)
+    const later = await buildAuthApp({
+      jwt: { algorithm: 'HS256', secret: hsSecret },
+      revocations: { redis },
+    })
+    try {
+      const token = hsToken(claims({ sub: userId, iat: Math.floor(Date.now() / 1000) - 5 }))
+      const response = await later.app.inject({ method: 'GET', url: '/me', headers: bearer(token) })
+      expect(expectedError(response)).toMatchObject({ status: 401, message: 'Invalid or expired token' })
+    } finally {
+      await later.app.close()
+    }
+  })
+
+  it('when a malformed revocation is announced, then it is ignored and nothing is revoked', async () => {
+    const userId = randomUUID()
+    const token = hsToken(claims({ sub: userId, iat: Math.floor(Date.now() / 1000) - 5 }))
+    await redis.publish(authNames.revocationChannel, JSON.stringify({ userId, revokedBefore: 'soon' }))
+    await redis.publish(authNames.revocationChannel, '{not json')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await me(bearer(token))).statusCode).toBe(200)
+  })
+
+  it('when a revocation has lapsed (its until has passed), then it no longer applies', async () => {
+    const userId = randomUUID()
+    const text = JSON.stringify({ userId, revokedBefore: Date.now(), until: Date.now() - 1 })
+    await redis.publish(authNames.revocationChannel, text)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(service.app.credentialRevocations.revokedBefore(userId)).toBe(0)
+  })
+})
