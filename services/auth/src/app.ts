@@ -79,7 +79,7 @@ export async function buildApp({
 
   const apiKeys = createApiKeyUseCases(createApiKeysRepository(sql))
   // login, refresh, logout, JWKS, and app.authenticate / app.requireRole for the routes below
-  await registerAuthentication(app, {
+  const { revoker } = await registerAuthentication(app, {
     config,
     sql,
     redis,
@@ -87,7 +87,7 @@ export async function buildApp({
     apiKeys,
   })
 
-  const users = createUserUseCases(createUsersRepository(sql), sql)
+  const users = createUserUseCases(createUsersRepository(sql), sql, revoker)
   await registerVersionedApi(app, usersRoutes, { users, guards: usersGuards(app) })
   await registerVersionedApi(app, apiKeysRoutes, { apiKeys })
   // for the other services: whose is an API key (not routed by the gateway)

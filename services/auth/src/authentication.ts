@@ -2,15 +2,17 @@
 // that issue credentials (POST /login, /refresh, /api/auth/refresh, /logout, GET /.well-known/jwks.json).
 import fastifyCookie from '@fastify/cookie'
 import type { Sql } from '@meridian/db'
-import { authPlugin, type ServiceApp } from '@meridian/service-kit'
+import { authPlugin, clockToleranceMs, type ServiceApp } from '@meridian/service-kit'
 import type { Redis } from 'ioredis'
 import type { AuthConfig } from './config.ts'
+import { createCredentialRevocationsStore } from './data/credential-revocations-store.ts'
 import { createLoginFailureCounters } from './data/login-failures.ts'
 import { createRefreshTokensRepository } from './data/refresh-tokens-repository.ts'
 import { createSessionStore } from './data/session-store.ts'
 import { createUsersRepository } from './data/users-repository.ts'
 import { type AccessTokenSigning, createAccessTokenIssuer } from './domain/access-tokens.ts'
 import type { ApiKeyUseCases } from './domain/api-keys.ts'
+import { type CredentialRevoker, createCredentialRevoker } from './domain/credential-revocation.ts'
 import { createLoginThrottle } from './domain/login-throttle.ts'
 import { createRefreshTokens } from './domain/refresh-tokens.ts'
 import { createSignIn } from './domain/sign-in.ts'
@@ -51,12 +53,13 @@ export interface AuthenticationDependencies {
 /**
  * Registers the authentication plugin (app.authenticate, app.requireRole, request.principal) and the credential
  * routes. With JWT_ALGORITHM=HS256 tokens are signed and accepted with JWT_SECRET only; the JWKS still lists the
- * RSA keys, which sign OpenID Connect ID tokens either way.
+ * RSA keys, which sign OpenID Connect ID tokens either way. Returns what takes a user's credentials away (the
+ * users resource uses it).
  */
 export async function registerAuthentication(
   app: ServiceApp,
   { config, sql, redis, keyRing, apiKeys }: AuthenticationDependencies,
-): Promise<void> {
+): Promise<{ revoker: CredentialRevoker }> {
   const hs256Secret = config.JWT_ALGORITHM === 'HS256' ? config.JWT_SECRET : undefined
   await app.register(authPlugin, {
     // auth verifies its own tokens from the key ring: no HTTP round trip to its own JWKS
@@ -66,13 +69,23 @@ export async function registerAuthentication(
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
     sessions: { redis },
+    // auth's own answer is read from the database every time: never one from before a revocation
     apiKeys: { verify: (key) => apiKeys.verifyApiKey(key) },
+    revocations: { redis },
   })
   if (!app.hasPlugin('@fastify/cookie')) await app.register(fastifyCookie)
 
   const signing: AccessTokenSigning = hs256Secret
     ? { algorithm: 'HS256', secret: hs256Secret }
     : { algorithm: 'RS256', keyRing }
+  const refreshTokensRepository = createRefreshTokensRepository(sql)
+  const revoker = createCredentialRevoker({
+    store: createCredentialRevocationsStore(redis),
+    local: app.credentialRevocations,
+    refreshTokens: refreshTokensRepository,
+    keepForMs:
+      Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.SESSION_TTL_SECONDS) * 1000 + clockToleranceMs,
+  })
   const signIn = createSignIn({
     users: createUsersRepository(sql),
     accessTokens: createAccessTokenIssuer({
@@ -82,7 +95,7 @@ export async function registerAuthentication(
       ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
     }),
     refreshTokens: createRefreshTokens({
-      repository: createRefreshTokensRepository(sql),
+      repository: refreshTokensRepository,
       sql,
       ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
       logger: app.log,
@@ -95,10 +108,12 @@ export async function registerAuthentication(
       windowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
     }),
     sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+    revoker,
   })
 
   const refreshTokenTtlSeconds = config.REFRESH_TOKEN_TTL_SECONDS
   await app.register(sessionsRoutes, { signIn, refreshTokenTtlSeconds })
   await app.register(tokensRoutes, { signIn, refreshTokenTtlSeconds })
   await app.register(jwksRoutes, { keyRing, maxAgeSeconds: config.JWKS_MAX_AGE_SECONDS })
+  return { revoker }
 }

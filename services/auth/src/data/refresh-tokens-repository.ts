@@ -55,6 +55,13 @@ export function createRefreshTokensRepository(db: Queryable) {
       return row
     },
 
+    /** Revokes every live token of the user (every family); returns how many were still unrevoked. */
+    async revokeAllOfUser(userId: string, now: Date, sql: Queryable = db): Promise<number> {
+      const result = await sql`
+        update refresh_tokens set revoked_at = ${now} where user_id = ${userId} and revoked_at is null`
+      return result.count
+    },
+
     /** Revokes every token of the family; returns how many were still unrevoked. */
     async revokeFamily(familyId: string, now: Date, sql: Queryable = db): Promise<number> {
       const result = await sql`

@@ -4,6 +4,7 @@ import { AppError, type LoginBody, type SessionRecord } from '@meridian/contract
 import type { SessionStore } from '../data/session-store.ts'
 import type { UserCredentials, UsersRepository } from '../data/users-repository.ts'
 import type { AccessTokenIssuer, TokenSubject } from './access-tokens.ts'
+import type { CredentialRevoker } from './credential-revocation.ts'
 import type { LoginThrottle } from './login-throttle.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import { invalidRefreshTokenMessage, type RefreshTokens } from './refresh-tokens.ts'
@@ -19,11 +20,13 @@ export interface SignInOptions {
   sessions: SessionStore
   throttle: LoginThrottle
   sessionTtlSeconds: number
+  /** a token issued right after a revocation must not fall in the revoked second */
+  revoker: Pick<CredentialRevoker, 'awaitIssuable'>
   clock?: () => number
 }
 
 export function createSignIn(options: SignInOptions) {
-  const { users, accessTokens, refreshTokens, sessions, throttle, sessionTtlSeconds } = options
+  const { users, accessTokens, refreshTokens, sessions, throttle, sessionTtlSeconds, revoker } = options
   const clock = options.clock ?? Date.now
   // An unknown email is checked against this hash, so it costs the same argon2 time as a wrong password.
   const dummyHash = hashPassword(randomBytes(24).toString('base64url'))
@@ -63,6 +66,7 @@ export function createSignIn(options: SignInOptions) {
 
     /** A new access token and the first refresh token of a new family. */
     async issueTokenPair(subject: TokenSubject) {
+      await revoker.awaitIssuable(subject.id)
       const { accessToken, expiresIn } = accessTokens.issue(subject)
       const refreshToken = await refreshTokens.issue(subject.id)
       return { accessToken, refreshToken, tokenType: 'Bearer' as const, expiresIn }
@@ -76,6 +80,7 @@ export function createSignIn(options: SignInOptions) {
         await refreshTokens.revokeFamily(rotated.familyId)
         throw AppError.unauthorized(invalidRefreshTokenMessage)
       }
+      await revoker.awaitIssuable(user.id)
       const { accessToken, expiresIn } = accessTokens.issue(subjectOf(user))
       return { accessToken, refreshToken: rotated.refreshToken, tokenType: 'Bearer' as const, expiresIn }
     },

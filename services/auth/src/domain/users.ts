@@ -10,7 +10,8 @@ import {
 } from '@meridian/contracts'
 import { type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
-import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
+import type { UserChanges, UserRecord, UsersRepository } from '../data/users-repository.ts'
+import type { CredentialRevoker } from './credential-revocation.ts'
 import { hashPassword } from './passwords.ts'
 import { parseUserFields, parseUserSort } from './user-query.ts'
 import { assertIfMatch, userETag } from './user-version.ts'
@@ -39,7 +40,19 @@ export const normaliseEmail = (email: string): string => email.trim().toLowerCas
 /** The name auth signs its events with (the envelope's source). */
 export const serviceSource = 'auth'
 
-export function createUserUseCases(users: UsersRepository, sql: Sql) {
+/**
+ * Whether a change takes rights away, so that the user's current credentials must stop working: a role set (a
+ * token or session carries the role it was issued with) or a status other than active. Decided from the request,
+ * not from the stored user, so that repeating a change whose revocation failed revokes again.
+ */
+export const revokesCredentials = (changes: UserChanges): boolean =>
+  changes.role !== undefined || (changes.status !== undefined && changes.status !== 'active')
+
+export function createUserUseCases(
+  users: UsersRepository,
+  sql: Sql,
+  revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>,
+) {
   async function getUser(id: string): Promise<{ user: UserRecord; etag: string }> {
     const user = await users.findById(id)
     if (!user) throw AppError.notFound(`User ${id} not found`)
@@ -98,14 +111,19 @@ export function createUserUseCases(users: UsersRepository, sql: Sql) {
       }
       const normalised = { ...changes, ...(changes.email ? { email: normaliseEmail(changes.email) } : {}) }
       const updated = await users.update(id, normalised, expectedVersion)
-      if (updated) return { user: updated, etag: userETag(updated.id, updated.version) }
+      if (updated) {
+        if (revokesCredentials(normalised)) await revoker.revokeCredentialsOf(updated.id)
+        return { user: updated, etag: userETag(updated.id, updated.version) }
+      }
       // nothing matched: the user is gone (404), or another write got in between the check and the update (412)
       await getUser(id)
       throw AppError.preconditionFailed('The user was changed since you read it')
     },
 
+    /** Removes the user (their refresh tokens and API keys go with the row) and voids what they still hold. */
     async removeUser(id: string): Promise<void> {
       if (!(await users.delete(id))) throw AppError.notFound(`User ${id} not found`)
+      await revoker.revokeCredentialsOf(id)
     },
   }
 }
