@@ -10,6 +10,13 @@ import { Agent, type Dispatcher } from 'undici'
 import { type GatewayRoute, hasDotSegment, routePatterns, upstreamUrl } from '../routes-table.ts'
 import type { UpstreamService, UpstreamServices } from '../upstreams/upstream-services.ts'
 import { clientResponseHeaders, type ForwardingContext, upstreamRequestHeaders } from './forwarded-headers.ts'
+import {
+  BodyTooLargeError,
+  type ClientBodyFailure,
+  LimitedRequestBody,
+  payloadTooLarge,
+  uploadBroken,
+} from './request-body-limit.ts'
 import { ResponseRelay } from './response-relay.ts'
 import {
   badGateway,
@@ -62,6 +69,8 @@ interface Exchange {
   forwarding: ForwardingContext
   /** the attempt under way */
   relay: ResponseRelay | undefined
+  /** the client's body as the upstream reads it (the same stream on every attempt); undefined without a body */
+  body: LimitedRequestBody | undefined
 }
 
 /** Whether the request carries a body (RFC 9112 §6.3): declared by a length above zero or a transfer coding. */
@@ -93,7 +102,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     if (!picked.instance) {
       if (exchange.tried.size > 0) service.requestFailed()
       else service.requestAbandoned(exchange.probe)
-      reply.send(upstreamUnavailable(picked.retryAfterSeconds))
+      answer(exchange, upstreamUnavailable(picked.retryAfterSeconds))
       return
     }
     const instance: ServiceInstance = picked.instance
@@ -122,34 +131,52 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       failed(error) {
         const failure = classifyAttemptFailure(error)
         const log = { upstream: service.name, instance: instance.id, attempt: exchange.tried.size }
+        // what the client caused (went away, a body over the limit or broken off) is no verdict on the instance
+        // or the circuit: one anonymous client could otherwise eject every instance of a service
+        const upload = exchange.body?.clientFailure
         if (clientGone(reply)) {
-          // no verdict on the instance: the client went away
           service.requestAbandoned(exchange.probe)
-          request.log.info({ ...log, code: failure.code }, 'client went away during the upstream call')
+          request.log.info(
+            { ...log, code: upload?.code ?? failure.code },
+            'client went away during the upstream call',
+          )
+          return
+        }
+        if (upload !== undefined) {
+          service.requestAbandoned(exchange.probe)
+          request.log.info({ ...log, code: upload.code }, 'request body refused during the upstream call')
+          refuseBody(reply, upload)
           return
         }
         service.attemptFailed(instance, failure.code)
         request.log.warn({ ...log, code: failure.code, kind: failure.kind }, 'upstream attempt failed')
         if (failure.kind === 'timeout') {
           service.requestFailed()
-          reply.send(gatewayTimeout(timeoutMs))
+          answer(exchange, gatewayTimeout(timeoutMs))
           return
         }
-        if (failure.kind === 'connection' && mayRetry(request) && exchange.tried.size < maxAttempts) {
+        if (failure.kind === 'connection' && mayRetry(exchange) && exchange.tried.size < maxAttempts) {
           attempt(exchange)
           return
         }
         service.requestFailed()
-        reply.send(
+        answer(
+          exchange,
           failure.kind === 'connection' ? upstreamUnavailable(service.retryAfterSeconds()) : badGateway(),
         )
       },
       brokeOff(error) {
         const failure = classifyAttemptFailure(error)
-        const log = { upstream: service.name, instance: instance.id, code: failure.code }
+        const upload = exchange.body?.clientFailure
+        const log = { upstream: service.name, instance: instance.id, code: upload?.code ?? failure.code }
         if (clientGone(reply)) {
           // the client left while the answer was flowing: the call was let go, nothing against the instance
           request.log.info(log, 'client went away during the answer')
+          return
+        }
+        if (upload !== undefined) {
+          // the answer had started before the body broke off or passed the limit: cut short, nothing against it
+          request.log.info(log, 'request body refused during the answer; the client response is cut short')
           return
         }
         service.attemptFailed(instance, failure.code)
@@ -165,7 +192,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       path: exchange.path,
       method: request.method as Dispatcher.HttpMethod,
       headers,
-      body: hasBody(request.headers) ? request.raw : null,
+      body: exchange.body ?? null,
       // retries are decided here (on another instance), never by undici on the same connection
       idempotent: false,
     }
@@ -188,11 +215,8 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     // a path that normalises elsewhere (../) never leaves the gateway: the route table decided on the raw one
     if (hasDotSegment(path)) throw AppError.badRequest('Malformed request path')
     if (isUpgrade(request.raw)) return options.websocket.passThrough(request, reply, service, path)
-    // bodies over the limit are refused here when their length is declared; a chunked body is left to the
-    // service, whose own 1 MB limit answers 413
-    if (Number(request.headers['content-length'] ?? 0) > bodyLimitBytes) {
-      throw new AppError(413, 'PAYLOAD_TOO_LARGE', { message: 'Request body is larger than 1 MB' })
-    }
+    // a body over the limit is refused here when its length is declared, and counted as it flows otherwise
+    if (Number(request.headers['content-length'] ?? 0) > bodyLimitBytes) throw payloadTooLarge()
     const admission = service.admit()
     if (!admission.admitted) {
       throw upstreamUnavailable(Math.ceil(admission.retryAfterMs / 1000))
@@ -206,6 +230,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
       tried: new Set(),
       forwarding: options.forwarding(request),
       relay: undefined,
+      body: hasBody(request.headers) ? new LimitedRequestBody(request.raw, bodyLimitBytes) : undefined,
     }
     reply.raw.once('close', () => exchange.relay?.clientClosed())
     attempt(exchange)
@@ -226,7 +251,25 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
 }
 
 /** Only idempotent methods, and only while the request body (if any) has not started to flow upstream. */
-function mayRetry(request: FastifyRequest): boolean {
+function mayRetry({ request, body }: Exchange): boolean {
   if (!idempotentMethods.has(request.method)) return false
-  return !hasBody(request.headers) || !(request.raw.readableDidRead || request.raw.destroyed)
+  return body === undefined || !(body.readableDidRead || body.destroyed)
+}
+
+/**
+ * An error answer of the gateway's own. A connection whose request body was not read to its end cannot carry another
+ * request; what is left of the body is read and dropped until it closes (request-body-limit.ts).
+ */
+function answer({ request, reply, body }: Exchange, error: AppError): void {
+  if (body !== undefined && !request.raw.complete) {
+    reply.header('connection', 'close')
+    body.destroy()
+  }
+  reply.send(error)
+}
+
+/** The answer to a body the client made fail: 413 past the limit, 400 when it broke off (if anyone still listens). */
+function refuseBody(reply: FastifyReply, failure: ClientBodyFailure): void {
+  reply.header('connection', 'close')
+  reply.send(failure instanceof BodyTooLargeError ? payloadTooLarge() : uploadBroken())
 }

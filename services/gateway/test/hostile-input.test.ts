@@ -1,0 +1,220 @@
+// Hostile requests at the edge: paths whose percent-encoding does not decode, methods no route implements, secrets in
+// query strings. The gateway answers them itself in the error envelope, and logs no secret, proxied or not.
+import { request as httpRequest } from 'node:http'
+import { uniqueName } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
+import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
+
+const users = uniqueName('gw-hostile-users')
+const routes = [{ prefix: '/api/v1/users', service: users }]
+
+let gateway: TestGateway
+let upstream: UpstreamProcess
+
+beforeAll(async () => {
+  upstream = await startUpstream({ name: users, label: 'u', segment: 'users' })
+  gateway = await startGateway({ routes })
+  await eventually(() => gateway.app.upstreams.get(users)?.status().instances === 1)
+}, 60_000)
+
+afterAll(async () => {
+  await gateway?.close()
+  await upstream?.stop()
+  await upstream?.deregister()
+})
+
+interface RawAnswer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  text: string
+}
+
+/** A request with node:http, path and method sent as they are (fetch would re-encode the one and refuse the other). */
+function rawRequest(path: string, method = 'GET'): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host: '127.0.0.1', port: gateway.port, path, method }, (incoming) => {
+      let text = ''
+      incoming.setEncoding('utf8')
+      incoming.on('data', (chunk: string) => {
+        text += chunk
+      })
+      incoming.on('error', reject)
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, text }))
+    })
+    outgoing.on('error', reject)
+    outgoing.end()
+  })
+}
+
+/** The error envelope's shape, with error.requestId compared to the X-Request-Id header. */
+function envelopeOf(answer: RawAnswer) {
+  const body = JSON.parse(answer.text) as {
+    success: boolean
+    error: { code: string; message: string; requestId: string; timestamp: string }
+  }
+  return {
+    status: answer.status,
+    success: body.success,
+    code: body.error?.code,
+    keys: Object.keys(body.error ?? {}).sort(),
+    requestIdMatches:
+      typeof body.error?.requestId === 'string' && body.error.requestId === answer.headers['x-request-id'],
+    timestampIsIso: !Number.isNaN(Date.parse(body.error?.timestamp ?? '')),
+  }
+}
+
+const envelopeKeys = ['code', 'message', 'requestId', 'timestamp']
+
+describe('malformed percent-encoding', () => {
+  it('when a routed path has a lone %, then the gateway answers 400 in the error envelope', async () => {
+    for (const path of ['/api/v1/users/%', '/api/v1/users/%zz/orders', '/api/v1/users/%E0%A4%A']) {
+      const answer = await rawRequest(path)
+      expect({ path, ...envelopeOf(answer) }).toEqual({
+        path,
+        status: 400,
+        success: false,
+        code: 'BAD_REQUEST',
+        keys: envelopeKeys,
+        requestIdMatches: true,
+        timestampIsIso: true,
+      })
+      expect(answer.text).not.toContain('FST_ERR_BAD_URL')
+    }
+    // refused at the edge: the service never saw them
+    const hits = await upstream.hits()
+    expect(Object.keys(hits).filter((key) => key.includes('%'))).toEqual([])
+  })
+
+  it('when a path no route knows has a lone %, then the answer is the same 400 envelope', async () => {
+    const answer = await rawRequest('/nowhere/%')
+    expect(envelopeOf(answer)).toMatchObject({ status: 400, code: 'BAD_REQUEST', requestIdMatches: true })
+    expect(answer.text).not.toContain('FST_ERR_BAD_URL')
+  })
+
+  it('when only the query has a lone %, then the request is proxied and the service answers it', async () => {
+    const answer = await rawRequest('/api/v1/users/items/7?filter=%')
+    expect(answer.status).toBe(200)
+    expect(JSON.parse(answer.text)).toEqual({ id: '7', url: '/api/v1/users/items/7?filter=%' })
+  })
+})
+
+describe('hostile JSON bodies', () => {
+  /** A POST with node:http, its body sent as the bytes given. */
+  function post(path: string, body: Buffer): Promise<RawAnswer> {
+    return new Promise((resolve, reject) => {
+      const outgoing = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: gateway.port,
+          path,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+        },
+        (incoming) => {
+          let text = ''
+          incoming.setEncoding('utf8')
+          incoming.on('data', (chunk: string) => {
+            text += chunk
+          })
+          incoming.on('end', () =>
+            resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, text }),
+          )
+        },
+      )
+      outgoing.on('error', reject)
+      outgoing.end(body)
+    })
+  }
+
+  it('when a proxied body is not UTF-8 or nested too deep, then the service refuses it and the gateway relays its envelope', async () => {
+    const notUtf8 = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
+    const tooDeep = Buffer.from(`${'['.repeat(100)}${']'.repeat(100)}`)
+    for (const body of [notUtf8, tooDeep]) {
+      const answer = await post('/api/v1/users/echo', body)
+      expect(envelopeOf(answer)).toEqual({
+        status: 400,
+        success: false,
+        code: 'BAD_REQUEST',
+        keys: envelopeKeys,
+        requestIdMatches: true,
+        timestampIsIso: true,
+      })
+    }
+    // a client's bad body is no failure of the instance
+    expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+  })
+})
+
+describe('methods no route implements', () => {
+  it('when a request uses PROPFIND, QUERY or another unknown method, then the gateway answers 501 in the envelope', async () => {
+    for (const method of ['PROPFIND', 'QUERY', 'MKCOL', 'TRACE']) {
+      for (const path of ['/api/v1/users/whoami', '/nowhere', '/health']) {
+        const answer = await rawRequest(path, method)
+        expect({ method, path, ...envelopeOf(answer) }).toEqual({
+          method,
+          path,
+          status: 501,
+          success: false,
+          code: 'NOT_IMPLEMENTED',
+          keys: envelopeKeys,
+          requestIdMatches: true,
+          timestampIsIso: true,
+        })
+      }
+    }
+    const hits = await upstream.hits()
+    expect(
+      Object.keys(hits).filter((key) => !/^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /.test(key)),
+    ).toEqual([])
+  })
+
+  it('when a known method is not served at a path, then it is still 404 or 405, not 501', async () => {
+    expect((await rawRequest('/health', 'DELETE')).status).toBe(405)
+    expect((await rawRequest('/nowhere', 'PATCH')).status).toBe(404)
+  })
+})
+
+describe('secrets in query strings', () => {
+  const secrets = {
+    access_token: 'leak-access-6f1a',
+    token: 'leak-token-93bd',
+    code: 'leak-code-27c4',
+    refresh_token: 'leak-refresh-5e80',
+    client_secret: 'leak-client-0d2f',
+  }
+  const query = `${new URLSearchParams(secrets).toString()}&page=2`
+  const leaked = (lines: Record<string, unknown>[]) => {
+    const text = JSON.stringify(lines)
+    return Object.values(secrets).filter((secret) => text.includes(secret))
+  }
+
+  it('when a proxied request carries OAuth secrets in its query, then neither the gateway nor the service logs them', async () => {
+    const answer = await rawRequest(`/api/v1/users/whoami?${query}`, 'GET')
+    expect(answer.status).toBe(200)
+    const requestId = String(answer.headers['x-request-id'])
+    const url = gateway.logs
+      .filter((line) => line.requestId === requestId)
+      .map((line) => (line.req as { url?: string } | undefined)?.url)
+      .find((logged) => logged !== undefined)
+    for (const name of Object.keys(secrets)) expect(url).toContain(`${name}=[Redacted]`)
+    expect(url).toContain('page=2')
+    await eventually(() => upstream.logs.some((line) => line.requestId === requestId))
+    expect(leaked(gateway.logs)).toEqual([])
+    expect(leaked(upstream.logs)).toEqual([])
+  })
+
+  it('when a request the gateway refuses carries secrets in its query, then its logs hold none of them', async () => {
+    const refused = [
+      ['/nowhere', 'GET', 404],
+      ['/api/v1/users/%', 'GET', 400],
+      ['/api/v1/users/../hits', 'GET', 400],
+      ['/api/v1/users/whoami', 'PROPFIND', 501],
+    ] as const
+    for (const [path, method, status] of refused) {
+      const answer = await rawRequest(`${path}?${query}`, method)
+      expect({ path, method, status: answer.status }).toEqual({ path, method, status })
+    }
+    expect(leaked(gateway.logs)).toEqual([])
+  })
+})
