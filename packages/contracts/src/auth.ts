@@ -1,5 +1,6 @@
 // Authentication: token claims, token pairs, sessions and the names every service shares to read them.
 import { type Static, Type } from 'typebox'
+import { pageParameters, QueryObject } from './pagination.ts'
 import { Nullable, Text } from './schema-kinds.ts'
 
 /** Claims of an access token signed by auth (spec: Token claims). `iss`, `aud` and `nbf` are checked when present. */
@@ -164,10 +165,9 @@ export const CreatedApiKey = Type.Object({
 })
 export type CreatedApiKey = Static<typeof CreatedApiKey>
 
-export const ApiKeyListQuery = Type.Object(
+export const ApiKeyListQuery = QueryObject(
   {
-    page: Type.Integer({ minimum: 1, default: 1 }),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    ...pageParameters,
     /** admins: another user's keys */
     userId: Type.Optional(Type.String({ format: 'uuid' })),
   },

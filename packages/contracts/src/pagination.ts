@@ -1,5 +1,5 @@
 // The pagination envelope of list responses and the query parameters every list endpoint shares.
-import { type Static, type TSchema, Type } from 'typebox'
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Nullable, Text } from './schema-kinds.ts'
 
 export const PaginationMeta = Type.Object(
@@ -35,25 +35,76 @@ export const Paginated = <Item extends TSchema>(item: Item) =>
 
 export const pageSize = { default: 20, maximum: 100 } as const
 
-/** page, limit, sort, fields and q: the list parameters every resource accepts (filters are added per resource). */
-export const ListQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
+/**
+ * The highest page a list serves: past it the offset would outgrow what a query can skip (and `page=1e400` would
+ * reach the database as Infinity). 10 000 000 pages of 100 is an offset of 10^9, inside PostgreSQL's int4.
+ */
+export const maximumPage = 10_000_000
+
+/**
+ * The object of a query string whose defaulted parameters the client may leave out: TypeBox lists every
+ * non-optional property as required, but a parameter with a default is filled in by validation (useDefaults), so
+ * the handler still sees it while the document (and the validator) ask nothing of the client.
+ */
+export function QueryObject<Properties extends TProperties>(
+  properties: Properties,
+  options: { additionalProperties?: boolean } = {},
+): TObject<Properties> {
+  const schema = Type.Object(properties, options)
+  const defaulted = new Set(
+    Object.entries(properties)
+      .filter(([, property]) => (property as { default?: unknown }).default !== undefined)
+      .map(([name]) => name),
+  )
+  // only the JSON changes: the static type keeps the defaulted properties, which are present once validated
+  const json = schema as { required?: string[] }
+  const required = (json.required ?? []).filter((name) => !defaulted.has(name))
+  if (required.length > 0) json.required = required
+  else delete json.required
+  return schema
+}
+
+/** page and limit: the parameters every list accepts, both optional (1 and 20 when absent). */
+export const pageParameters = {
+  page: Type.Integer({ minimum: 1, maximum: maximumPage, default: 1 }),
   limit: Type.Integer({ minimum: 1, maximum: pageSize.maximum, default: pageSize.default }),
-  sort: Type.Optional(
-    Type.String({
-      pattern: '^[A-Za-z][A-Za-z0-9_]*:(asc|desc)(,[A-Za-z][A-Za-z0-9_]*:(asc|desc))*$',
-      description: 'field:asc or field:desc, comma-separated, e.g. createdAt:desc',
-    }),
-  ),
-  fields: Type.Optional(
-    Type.String({
-      pattern: '^[A-Za-z][A-Za-z0-9_]*(,[A-Za-z][A-Za-z0-9_]*)*$',
-      description: 'sparse fieldset',
-    }),
-  ),
-  q: Type.Optional(Text({ minLength: 1, maxLength: 200, description: 'full-text search' })),
-})
-export type ListQuery = Static<typeof ListQuery>
+}
+
+/** `^(a|b)(,(a|b))*$`: a comma-separated list of the allowed names, nothing else. */
+const listOf = (item: string) => `^${item}(,${item})*$`
+const oneOf = (names: readonly string[]) => `(${names.join('|')})`
+
+/**
+ * page, limit, sort, fields and q: the list parameters every resource accepts (filters are added per resource).
+ * `sort` and `fields` take only the resource's allow-lists, so the document names every key a client may send.
+ */
+export function listQueryParameters(allowed: { sortFields: readonly string[]; fields: readonly string[] }) {
+  return {
+    ...pageParameters,
+    sort: Type.Optional(
+      Type.String({
+        pattern: listOf(`${oneOf(allowed.sortFields)}:(asc|desc)`),
+        description: `field:asc or field:desc, comma-separated, e.g. createdAt:desc; fields: ${allowed.sortFields.join(', ')}`,
+      }),
+    ),
+    fields: Type.Optional(
+      Type.String({
+        pattern: listOf(oneOf(allowed.fields)),
+        description: `sparse fieldset, comma-separated (id is always included): ${allowed.fields.join(', ')}`,
+      }),
+    ),
+    q: Type.Optional(Text({ minLength: 1, maxLength: 200, description: 'full-text search' })),
+  }
+}
+
+/** What every list query carries once validated (defaults applied). */
+export interface ListQuery {
+  page: number
+  limit: number
+  sort?: string
+  fields?: string
+  q?: string
+}
 
 export interface PageRequest {
   page: number

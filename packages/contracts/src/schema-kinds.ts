@@ -27,3 +27,18 @@ export const textPattern = '^[^\\u0000]*$'
 export function Text(options: { minLength?: number; maxLength?: number; description?: string } = {}) {
   return Type.String({ ...options, pattern: textPattern })
 }
+
+/**
+ * What String.prototype.trim removes (ECMAScript WhiteSpace and LineTerminator), spelled out rather than `\s`, so
+ * that every regular-expression engine reading the document (Ajv, a client's, a fuzzer's) draws the same line.
+ */
+const trimmed =
+  '\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff'
+
+/** `textPattern`, and at least one character that trimming keeps. */
+export const visibleTextPattern = `^[^\\u0000]*[^\\u0000${trimmed}][^\\u0000]*$`
+
+/** A text input that is stored trimmed: no NUL, and not only white space (which would trim to nothing). */
+export function VisibleText(options: { minLength?: number; maxLength?: number; description?: string } = {}) {
+  return Type.String({ ...options, pattern: visibleTextPattern })
+}

@@ -1,7 +1,7 @@
 // The user resource: what clients send and receive, and which fields lists may sort and select.
 import { type Static, Type } from 'typebox'
-import { ListQuery } from './pagination.ts'
-import { Nullable, StringEnum, Text } from './schema-kinds.ts'
+import { listQueryParameters, QueryObject } from './pagination.ts'
+import { Nullable, StringEnum, Text, VisibleText } from './schema-kinds.ts'
 
 export const userRoles = ['user', 'admin'] as const
 export const userStatuses = ['active', 'inactive', 'suspended'] as const
@@ -11,7 +11,8 @@ export type UserRole = (typeof userRoles)[number]
 export const UserStatus = StringEnum(userStatuses)
 export type UserStatus = (typeof userStatuses)[number]
 
-const Name = Text({ minLength: 1, maxLength: 200 })
+// stored trimmed: a name of spaces alone would be an empty name
+const Name = VisibleText({ minLength: 1, maxLength: 200 })
 const Email = Type.String({ format: 'email', maxLength: 254 })
 const Age = Type.Integer({ minimum: 18, maximum: 150, description: 'must be 18 or older' })
 
@@ -67,9 +68,9 @@ export const UpdateUserBody = Type.Object(
 )
 export type UpdateUserBody = Static<typeof UpdateUserBody>
 
-export const UserListQuery = Type.Object(
+export const UserListQuery = QueryObject(
   {
-    ...ListQuery.properties,
+    ...listQueryParameters({ sortFields: userSortFields, fields: userFields }),
     status: Type.Optional(UserStatus),
     role: Type.Optional(UserRole),
   },
@@ -79,3 +80,19 @@ export type UserListQuery = Static<typeof UserListQuery>
 
 export const UserIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 export type UserIdParams = Static<typeof UserIdParams>
+
+/** PUT /users/{id}/password: your own needs the current password; an admin may set anyone's without it. */
+export const ChangePasswordBody = Type.Object(
+  {
+    currentPassword: Type.Optional(
+      Text({ minLength: 1, maxLength: 1024, description: 'required to change your own password' }),
+    ),
+    newPassword: Text({
+      minLength: 8,
+      maxLength: 200,
+      description: 'stored argon2id-hashed; never returned',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>

@@ -14,6 +14,7 @@ import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 import { requestIdFrom } from './request-id.ts'
+import { ajvOptions, partAwareValidator } from './validation.ts'
 
 export type ServiceApp = FastifyInstance<
   RawServerDefault,
@@ -32,12 +33,25 @@ export interface ServiceAppOptions extends ServiceKitOptions {
   trustedProxies?: string
   /** where logs go (stdout by default); tests pass a stream to read what was logged */
   logStream?: DestinationStream
+  /**
+   * how long a client may take to send its whole request (headers and body), ms; then 408 and the connection is
+   * closed. Default 30 s: a 1 MB body needs far less, and a client that stalls mid-upload ties nothing up for long.
+   */
+  requestTimeoutMs?: number
 }
+
+export const defaultRequestTimeoutMs = 30_000
 
 export const bodyLimitBytes = 1024 * 1024
 
 export async function createServiceApp(options: ServiceAppOptions): Promise<ServiceApp> {
-  const { logLevel, logStream, trustedProxies, ...kitOptions } = options
+  const {
+    logLevel,
+    logStream,
+    trustedProxies,
+    requestTimeoutMs = defaultRequestTimeoutMs,
+    ...kitOptions
+  } = options
   const trusted = (trustedProxies ?? '')
     .split(',')
     .map((entry) => entry.trim())
@@ -51,14 +65,20 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     childLoggerFactory: requestLogger,
     bodyLimit: bodyLimitBytes,
     return503OnClosing: true,
+    requestTimeout: requestTimeoutMs,
+    // Node takes the timeout only at construction (Fastify sets it later, too late), and checks for timed-out
+    // requests at this interval (30 s by default, which could double the timeout)
+    http: { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(requestTimeoutMs, 5000) },
     // what the parser and the router refuse before any route also leaves in the envelope
     clientErrorHandler: clientErrorHandler(logger as FastifyBaseLogger),
     frameworkErrors: frameworkErrorHandler,
     ...(trusted.length > 0 ? { trustProxy: trusted } : {}),
     ajv: {
       // every problem at once, and unknown fields rejected rather than silently dropped (formats come with Fastify's Ajv)
-      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+      customOptions: { ...ajvOptions },
     },
+    // query, path and headers coerced from text; the JSON body validated with the types it was sent with
+    schemaController: { compilersFactory: { buildValidator: partAwareValidator() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
   // JSON only: a text/plain body is refused with 415 instead of reaching validation as a string
   app.removeContentTypeParser(['text/plain'])

@@ -8,6 +8,7 @@ import {
   type ProblemDetails,
   problemMediaType,
   textPattern,
+  visibleTextPattern,
 } from '@meridian/contracts'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 
@@ -34,11 +35,20 @@ const codeOfStatus: Record<number, ErrorCode> = {
   504: 'GATEWAY_TIMEOUT',
 }
 
-function valueAt(root: unknown, pointer: string): unknown {
+/** A JSON pointer's segments, unescaped (`~1` is `/`, `~0` is `~`). */
+const pointerSegments = (pointer: string): string[] =>
+  pointer === ''
+    ? []
+    : pointer
+        .split('/')
+        .slice(1)
+        .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+
+function valueAt(root: unknown, segments: string[]): unknown {
   let current = root
-  for (const segment of pointer.split('/').slice(1)) {
-    if (current === null || typeof current !== 'object') return undefined
-    current = (current as Record<string, unknown>)[segment.replaceAll('~1', '/').replaceAll('~0', '~')]
+  for (const segment of segments) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) return undefined
+    current = (current as Record<string, unknown>)[segment]
   }
   return current
 }
@@ -50,7 +60,9 @@ const maxReceivedLength = 200
 function receivedText(value: unknown): string | undefined {
   let text: string | undefined
   try {
-    text = typeof value === 'string' ? value : JSON.stringify(value)
+    // a number as written: Infinity (a coerced 1e400) would otherwise read as JSON's null
+    text =
+      typeof value === 'string' ? value : typeof value === 'number' ? String(value) : JSON.stringify(value)
   } catch {
     return undefined
   }
@@ -60,22 +72,49 @@ function receivedText(value: unknown): string | undefined {
 
 /** What a failed keyword means, where Ajv's own words would show the schema's internals. */
 function issueMessage(issue: ValidationIssue, params: Record<string, unknown>): string {
-  if (params.additionalProperty) return 'is not allowed'
+  if (params.additionalProperty !== undefined) return 'is not allowed'
   if (issue.keyword === 'pattern' && params.pattern === textPattern) return 'must not contain NUL characters'
+  if (issue.keyword === 'pattern' && params.pattern === visibleTextPattern) {
+    return 'must contain a character other than white space, and no NUL characters'
+  }
   return issue.message ?? 'is invalid'
 }
 
-/** Ajv's issues as the envelope's details: one per field, with the offending value unless it is a secret. */
-export function validationDetails(issues: ValidationIssue[], input: unknown): ErrorDetail[] {
+/** The part of a request a schema validated (Fastify's validationContext). */
+export type ValidationContext = 'body' | 'querystring' | 'params' | 'headers'
+
+/** How a detail names the part itself, when a problem is not one field's: `query` rather than Fastify's word. */
+const contextField: Record<ValidationContext, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'headers',
+}
+
+/**
+ * Ajv's issues as the envelope's details: one per field, with the offending value unless it is a secret. `field` is
+ * the body field's path (`items.0.quantity`), or the query parameter, path parameter or header by its name; a
+ * problem of the part as a whole (no field, or a field without a name) is named by the part: body, query, path or
+ * headers.
+ */
+export function validationDetails(
+  issues: ValidationIssue[],
+  input: unknown,
+  context: ValidationContext = 'body',
+): ErrorDetail[] {
   return issues.map((issue) => {
     const params = issue.params as Record<string, unknown>
-    const base = issue.instancePath.replace(/^\//, '').replaceAll('/', '.')
     const child = (params.missingProperty ?? params.additionalProperty) as string | undefined
-    const field = [base, child].filter(Boolean).join('.') || 'body'
-    const detail: ErrorDetail = { field, message: issueMessage(issue, params) }
-    const value = child
-      ? valueAt(input, `${issue.instancePath}/${child}`)
-      : valueAt(input, issue.instancePath)
+    const segments = [...pointerSegments(issue.instancePath), ...(child === undefined ? [] : [child])]
+    const unnamed = segments.length === 0 || segments.includes('')
+    const field = unnamed ? contextField[context] : segments.join('.')
+    const message =
+      child === ''
+        ? `${context === 'body' ? 'a property' : 'a parameter'} with an empty name is not allowed`
+        : issueMessage(issue, params)
+    const detail: ErrorDetail = { field, message }
+    // the part as a whole is never echoed: it may hold a secret under another name
+    const value = segments.length === 0 ? undefined : valueAt(input, segments)
     const received = value === undefined || secretField.test(field) ? undefined : receivedText(value)
     if (received !== undefined) detail.received = received
     return detail
@@ -94,7 +133,7 @@ export function toAppError(
   if (error instanceof AppError) return { appError: error, operational: error.statusCode !== 500 }
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
-    const context = fastifyError.validationContext ?? 'body'
+    const context = (fastifyError.validationContext ?? 'body') as ValidationContext
     const input =
       context === 'body'
         ? request.body
@@ -104,7 +143,7 @@ export function toAppError(
             ? request.params
             : request.headers
     return {
-      appError: AppError.validation(validationDetails(fastifyError.validation, input)),
+      appError: AppError.validation(validationDetails(fastifyError.validation, input, context)),
       operational: true,
     }
   }

@@ -12,7 +12,14 @@ export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
 export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type ServiceMetrics } from './metrics.ts'
-export { errorResponses, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+export {
+  chassisStatuses,
+  documentedErrorResponse,
+  errorResponses,
+  security,
+  securitySchemes,
+} from './openapi.ts'
+export { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 export { createRedis, type ServiceRedisOptions } from './redis.ts'
 export {
   type ConsulCallOptions,

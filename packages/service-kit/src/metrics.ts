@@ -1,6 +1,7 @@
 // /metrics: the spec's JSON counters, and Prometheus text for scrapers; other packages add their own metrics.
 import type { FastifyInstance } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { type Static, Type } from 'typebox'
 
 export interface ServiceMetrics {
   /** this instance's registry (never prom-client's global one): packages register counters and gauges on it */
@@ -48,6 +49,29 @@ export function createServiceMetrics(service: string): ServiceMetrics {
   }
 }
 
+/** The spec's JSON counters. */
+export const MetricsCounters = Type.Object(
+  {
+    totalConnections: Type.Integer({ minimum: 0, description: 'TCP connections accepted' }),
+    activeConnections: Type.Integer({ minimum: 0, description: 'TCP connections open' }),
+    messagesReceived: Type.Integer({ minimum: 0, description: 'HTTP requests received' }),
+    messagesSent: Type.Integer({ minimum: 0, description: 'HTTP responses sent' }),
+  },
+  { additionalProperties: false },
+)
+export type MetricsCounters = Static<typeof MetricsCounters>
+
+const MetricsQuery = Type.Object(
+  {
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('prometheus')], {
+        description: 'json (default; or Prometheus text when Accept asks for text/plain) or prometheus',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 const counterValue = async (metric: Counter | Gauge) => (await metric.get()).values[0]?.value ?? 0
 
 export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): void {
@@ -86,26 +110,32 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
       schema: {
         tags: ['operations'],
         description: 'JSON counters; Prometheus text with Accept: text/plain or ?format=prometheus',
-        querystring: {
-          type: 'object',
-          properties: { format: { type: 'string', enum: ['json', 'prometheus'] } },
-          additionalProperties: false,
+        querystring: MetricsQuery,
+        response: {
+          200: {
+            description: 'the counters as JSON, or every metric as Prometheus text',
+            content: {
+              'application/json': { schema: MetricsCounters },
+              'text/plain': { schema: Type.String({ description: 'Prometheus exposition format 0.0.4' }) },
+            },
+          },
         },
       },
       config: { rateLimit: false },
     },
     async (request, reply) => {
-      const { format } = request.query as { format?: 'json' | 'prometheus' }
+      const { format } = request.query as Static<typeof MetricsQuery>
       const accept = request.headers.accept ?? ''
       if (format === 'prometheus' || (format !== 'json' && /text\/plain|openmetrics/.test(accept))) {
         return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
       }
-      return {
+      const counters: MetricsCounters = {
         totalConnections: await counterValue(metrics.totalConnections),
         activeConnections: await counterValue(metrics.activeConnections),
         messagesReceived: await counterValue(metrics.messagesReceived),
         messagesSent: await counterValue(metrics.messagesSent),
       }
+      return counters
     },
   )
 }

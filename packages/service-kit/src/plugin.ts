@@ -1,7 +1,5 @@
 // The chassis as one Fastify plugin: request ids, errors, 404/405, rate limits, health, metrics, OpenAPI.
 import rateLimit from '@fastify/rate-limit'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import { AppError, ErrorEnvelope } from '@meridian/contracts'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -9,6 +7,7 @@ import type { Redis } from 'ioredis'
 import { sendError, toAppError } from './error-handler.ts'
 import { createHealthRegistry, type HealthRegistry, healthRoutes } from './health.ts'
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
+import { registerOpenApi } from './openapi.ts'
 import { syncedRedisStore } from './rate-limit-store.ts'
 import { requestIdHeader } from './request-id.ts'
 import { createRouteIndex, methods } from './routing.ts'
@@ -147,28 +146,16 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
     })
   }
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: options.name, version: options.version, description: options.description ?? '' },
-      tags: [{ name: 'operations', description: 'health and metrics' }],
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  // /docs/json: security schemes, and the statuses the chassis answers added to every route (openapi.ts)
+  await registerOpenApi(app, {
+    name: options.name,
+    version: options.version,
+    ...(options.description === undefined ? {} : { description: options.description }),
+    rateLimited: options.rateLimit !== false,
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
 
   healthRoutes(app, app.health)
   metricsRoutes(app, app.metrics)
-}
-
-/** Response schemas for a route's error statuses: the shared envelope, for validation-free documentation. */
-export function errorResponses<Status extends number>(
-  ...statuses: Status[]
-): Record<Status, { $ref: string }> {
-  return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorEnvelope#' }])) as Record<
-    Status,
-    { $ref: string }
-  >
 }
 
 export const serviceKitPlugin = fp(serviceKit, { name: '@meridian/service-kit', fastify: '5.x' })

@@ -2,6 +2,7 @@
 // malformed HTTP; each is a clear 4xx/5xx in the envelope, and the error path never throws.
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServiceApp } from '../src/index.ts'
 import { jsonDepthExceeds, maxJsonDepth } from '../src/json-body.ts'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
 
@@ -235,5 +236,45 @@ describe('chassis: hostile URLs, methods and requests', () => {
       '/api/v1/widgets/1?page=2&access_token=[Redacted]&token=[Redacted]&code=[Redacted]&refresh_token=[Redacted]' +
         '&client_secret=[Redacted]&id_token_hint=[Redacted]&password=[Redacted]',
     )
+  })
+})
+
+describe('chassis: a client that stalls mid-upload', () => {
+  it('when a client stops sending its body, then after the request timeout it gets 408 REQUEST_TIMEOUT and the connection closes', async () => {
+    const app = await createServiceApp({
+      name: 'stalled-upload',
+      version: '1.0.0',
+      environment: 'test',
+      logLevel: 'silent',
+      rateLimit: false,
+      requestTimeoutMs: 300,
+    })
+    app.post('/upload', async () => ({ ok: true }))
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    try {
+      const { port } = app.server.address() as { port: number }
+      const started = Date.now()
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(
+            'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+          ),
+        )
+        let text = ''
+        socket.on('data', (chunk) => {
+          text += chunk.toString()
+        })
+        socket.on('close', () => resolve(text))
+        socket.on('error', reject)
+      })
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        success: false,
+        error: { code: 'REQUEST_TIMEOUT' },
+      })
+      expect(Date.now() - started).toBeLessThan(5000)
+    } finally {
+      await app.close()
+    }
   })
 })

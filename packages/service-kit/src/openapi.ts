@@ -1,0 +1,197 @@
+// The OpenAPI document of every service: security schemes, and the error statuses the chassis itself can answer on
+// any route, added once here so that each route declares only what is its own (401 of its guard, 404, 409, 412).
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { authNames, ProblemDetails, problemMediaType } from '@meridian/contracts'
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+
+const errorEnvelopeId = 'ErrorEnvelope'
+/** `{ $ref }` of the error envelope: what `errorResponses` puts in a route's response schemas. */
+const errorEnvelopeRef = `${errorEnvelopeId}#`
+const problemDetailsId = 'ProblemDetails'
+
+/** How each credential the authentication plugin accepts is sent (spec: Authentication). */
+export const securitySchemes = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Authorization: Bearer <access token> (a JWT from POST /login)',
+  },
+  apiKeyAuth: {
+    type: 'apiKey',
+    in: 'header',
+    name: authNames.apiKeyHeader,
+    description: 'an API key (server to server); never accepted in the URL',
+  },
+  sessionCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: authNames.sessionCookie,
+    description: 'the cookie session started by POST /login?mode=session',
+  },
+  refreshCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: authNames.refreshCookie,
+    description: `the refresh-token cookie (POST /login?refresh=cookie), sent only to ${authNames.refreshCookiePath}`,
+  },
+} as const
+
+type SecurityRequirement = Partial<Record<keyof typeof securitySchemes, string[]>>
+
+const anyCredential: SecurityRequirement[] = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }]
+
+/**
+ * A route's `schema.security`. An operation without credentials simply has none; `optional` (the `{}` requirement
+ * first) is for routes that serve anonymous callers but read a credential when one is sent.
+ */
+export const security = {
+  /** `app.authenticate` runs first: any one of a bearer token, an API key or the session cookie */
+  required: anyCredential,
+  /** anonymous callers are served; a credential, when sent, is checked (and a bad one can be refused) */
+  optional: [{}, ...anyCredential] as SecurityRequirement[],
+  /** only the refresh-token cookie (POST /api/auth/refresh) */
+  refreshCookie: [{ refreshCookie: [] }] as SecurityRequirement[],
+} as const
+
+/** What each status the chassis can answer means, as the document says it. */
+const statusDescriptions: Record<number, string> = {
+  400: 'Bad request: malformed JSON (or not UTF-8, or nested too deep), or a path that does not decode',
+  401: 'Missing, invalid or expired credentials',
+  403: 'Authenticated, but not allowed to do this',
+  404: 'Not found',
+  409: 'Conflict with the current state (e.g. a taken unique value)',
+  412: 'If-Match precondition failed: the resource changed since it was read',
+  413: 'Request body larger than 1 MB',
+  414: 'A path parameter is longer than the router accepts',
+  415: 'Unsupported media type: send application/json',
+  422: 'Validation failed: `details` names each field (a query parameter, path parameter, header or body field)',
+  429: 'Rate limit exceeded: Retry-After says when to try again',
+  500: 'Unexpected failure (generic message, no internals)',
+  502: 'The upstream service gave an invalid answer',
+  503: 'Service temporarily unavailable (a dependency such as the database is down, or the instance is stopping)',
+  504: 'The upstream service did not answer in time',
+}
+
+/**
+ * An error status as documented: the envelope, or RFC 7807 problem details when the client asks for them. Route
+ * schemas name shared schemas by `$id` (`ErrorEnvelope#`, resolved by @fastify/swagger); a finished document (the
+ * gateway's merge) names them by their place in it (`#/components/schemas/ErrorEnvelope`).
+ */
+export function documentedErrorResponse(
+  status: number,
+  refs: 'route' | 'document' = 'route',
+): Record<string, unknown> {
+  const ref = (id: string) => (refs === 'route' ? `${id}#` : `#/components/schemas/${id}`)
+  return {
+    description: statusDescriptions[status] ?? 'Error',
+    content: {
+      'application/json': { schema: { $ref: ref(errorEnvelopeId) } },
+      [problemMediaType]: { schema: { $ref: ref(problemDetailsId) } },
+    },
+  }
+}
+
+/** Methods whose requests Fastify reads a body for: malformed, oversized and non-JSON bodies are refused there. */
+const bodyMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+const inputParts = ['body', 'querystring', 'params', 'headers'] as const
+
+/**
+ * The error statuses the chassis can answer on this route, whatever its handler does: 400/413/415 where a body is
+ * read (and 400 for a path parameter that does not decode), 414 for a path parameter over the router's limit, 422
+ * where any input is validated, 401 where a credential is read, 429 where the rate limiter counts, and 500 and 503
+ * everywhere (an unexpected failure; a dependency down or the instance stopping).
+ */
+export function chassisStatuses(
+  route: { method: string | string[]; url: string; schema?: FastifySchema; config?: unknown },
+  { rateLimited }: { rateLimited: boolean },
+): number[] {
+  const methods = Array.isArray(route.method) ? route.method : [route.method]
+  const schema = (route.schema ?? {}) as Record<string, unknown>
+  const readsBody = methods.some((method) => bodyMethods.has(method))
+  const hasPathParameters = /[:*]/.test(route.url)
+  const validates = inputParts.some((part) => schema[part] !== undefined)
+  const readsCredential = Array.isArray(schema.security) && schema.security.some(isCredential)
+  const limited = rateLimited && (route.config as { rateLimit?: unknown } | undefined)?.rateLimit !== false
+  return [
+    ...(readsBody || hasPathParameters ? [400] : []),
+    ...(readsCredential ? [401] : []),
+    ...(readsBody ? [413, 415] : []),
+    ...(hasPathParameters ? [414] : []),
+    ...(validates ? [422] : []),
+    ...(limited ? [429] : []),
+    500,
+    503,
+  ]
+}
+
+const isCredential = (requirement: unknown) =>
+  typeof requirement === 'object' && requirement !== null && Object.keys(requirement).length > 0
+
+const isErrorEnvelopeRef = (response: unknown) =>
+  typeof response === 'object' &&
+  response !== null &&
+  (response as { $ref?: unknown }).$ref === errorEnvelopeRef &&
+  Object.keys(response).length === 1
+
+/**
+ * The route's schema as documented: its own responses, the chassis statuses it did not declare, and every error
+ * status in both media types. Only the document changes: Fastify's serializers never see these (errors leave through
+ * sendError, which writes its own body).
+ */
+export function documentedSchema(
+  route: { method: string | string[]; url: string; schema?: FastifySchema; config?: unknown },
+  options: { rateLimited: boolean },
+): FastifySchema {
+  const schema = route.schema ?? {}
+  const own = (schema.response ?? {}) as Record<string, unknown>
+  const response: Record<string, unknown> = {}
+  for (const [status, declared] of Object.entries(own)) {
+    response[status] = isErrorEnvelopeRef(declared) ? documentedErrorResponse(Number(status)) : declared
+  }
+  // a route that declares no answer at all still has one: what its handler returns
+  if (Object.keys(response).length === 0) response['200'] = { description: 'Default Response' }
+  for (const status of chassisStatuses(route, options)) {
+    response[String(status)] ??= documentedErrorResponse(status)
+  }
+  return { ...schema, response }
+}
+
+export interface OpenApiOptions {
+  name: string
+  version: string
+  description?: string
+  /** whether the chassis rate limiter is on (routes may still opt out with config.rateLimit = false) */
+  rateLimited: boolean
+}
+
+/** Registers @fastify/swagger (the document at /docs/json) and the UI at /docs. */
+export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
+  app.addSchema({ ...ProblemDetails, $id: problemDetailsId })
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: options.name, version: options.version, description: options.description ?? '' },
+      tags: [{ name: 'operations', description: 'health and metrics' }],
+      components: { securitySchemes: securitySchemes as never },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => ({
+      schema: documentedSchema({ ...(route as RouteOptions), schema }, options),
+      url,
+    }),
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
+}
+
+/** Response schemas for a route's error statuses: the shared envelope, for validation-free documentation. */
+export function errorResponses<Status extends number>(
+  ...statuses: Status[]
+): Record<Status, { $ref: string }> {
+  return Object.fromEntries(statuses.map((status) => [status, { $ref: errorEnvelopeRef }])) as Record<
+    Status,
+    { $ref: string }
+  >
+}
