@@ -36,9 +36,69 @@ describe('auth OpenAPI document', () => {
     }
     expect(Object.keys(document.paths['/.well-known/jwks.json'] ?? {})).toEqual(['get'])
     expect(Object.keys(document.paths['/login'].post.responses).sort()).toEqual(
-      ['200', '204', '400', '401', '413', '415', '422', '429'].sort(),
+      ['200', '204', '400', '401', '413', '415', '422', '429', '500', '503'].sort(),
     )
     expect(document.paths['/login'].post.description).toContain('mode=session')
     expect(document.paths['/api/v1/auth/refresh']).toBeUndefined()
+  })
+
+  it('when /docs/json is fetched, then each operation asks for exactly the credentials it reads, and 401 where it does', async () => {
+    const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    const anyCredential = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }]
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(
+      ['apiKeyAuth', 'bearerAuth', 'refreshCookie', 'sessionCookie'].sort(),
+    )
+    for (const [path, method] of [
+      ['/api/v1/users', 'get'],
+      ['/api/v1/users/{id}', 'get'],
+      ['/api/v1/users/{id}', 'patch'],
+      ['/api/v1/users/{id}', 'delete'],
+      ['/api/v1/api-keys', 'get'],
+      ['/api/v1/api-keys', 'post'],
+      ['/api/v1/api-keys/{id}', 'delete'],
+    ] as const) {
+      expect({ path, method, security: document.paths[path][method].security }).toEqual({
+        path,
+        method,
+        security: anyCredential,
+      })
+      expect(document.paths[path][method].responses).toHaveProperty('401')
+    }
+    // registration is open; a credential, when sent, lets an admin set role and status
+    expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential])
+    expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
+    for (const path of [
+      '/login',
+      '/refresh',
+      '/logout',
+      '/.well-known/jwks.json',
+      '/internal/api-keys/introspect',
+    ]) {
+      for (const operation of Object.values(document.paths[path] ?? {}) as { security?: unknown }[]) {
+        expect({ path, security: operation.security }).toEqual({ path, security: undefined })
+      }
+    }
+  })
+
+  it('when /docs/json is fetched, then list parameters are optional and sort and fields name only the allow-listed fields', async () => {
+    const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    const parameters = Object.fromEntries(
+      (
+        document.paths['/api/v1/users'].get.parameters as {
+          name: string
+          required: boolean
+          schema: { pattern?: string }
+        }[]
+      ).map((parameter) => [parameter.name, parameter]),
+    )
+    expect(Object.values(parameters).filter((parameter) => parameter.required)).toEqual([])
+    expect(parameters.sort?.schema.pattern).toBe(
+      '^(name|email|age|role|status|createdAt|updatedAt):(asc|desc)(,(name|email|age|role|status|createdAt|updatedAt):(asc|desc))*$',
+    )
+    expect(parameters.fields?.schema.pattern).toBe(
+      '^(id|name|email|role|status|age|createdAt|updatedAt)(,(id|name|email|role|status|age|createdAt|updatedAt))*$',
+    )
+    const keys = document.paths['/api/v1/api-keys'].get.parameters as { name: string; required: boolean }[]
+    expect(keys.filter((parameter) => parameter.required)).toEqual([])
   })
 })

@@ -9,7 +9,7 @@ import {
   Paginated,
   paginate,
 } from '@meridian/contracts'
-import { errorResponses, type Principal } from '@meridian/service-kit'
+import { errorResponses, type Principal, security } from '@meridian/service-kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
@@ -36,8 +36,9 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       schema: {
         tags,
         summary: 'Create an API key (the key is in this answer only); admins may pass another userId',
+        security: security.required,
         body: CreateApiKeyBody,
-        response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 415, 422, 429) },
+        response: { 201: CreatedApiKey, ...errorResponses(401, 403) },
       },
     },
     async (request, reply) => {
@@ -53,8 +54,9 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
         tags,
         summary:
           "List your API keys (admins: another user's with userId); keys themselves are never shown again",
+        security: security.required,
         querystring: ApiKeyListQuery,
-        response: { 200: Paginated(ApiKey), ...errorResponses(401, 403, 422, 429) },
+        response: { 200: Paginated(ApiKey), ...errorResponses(401, 403) },
       },
     },
     async (request) => {
@@ -70,8 +72,9 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       schema: {
         tags,
         summary: 'Revoke an API key (its owner or an admin)',
+        security: security.required,
         params: ApiKeyIdParams,
-        response: { 204: Type.Null(), ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 204: Type.Null({ description: 'revoked' }), ...errorResponses(401, 403, 404) },
       },
     },
     async (request, reply) => {

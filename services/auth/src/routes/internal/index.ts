@@ -2,7 +2,6 @@
 // served only on the internal network (each service finds auth in Consul, or through AUTH_JWKS_URL's origin).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiKeyIntrospection, ApiKeyIntrospectionBody } from '@meridian/contracts'
-import { errorResponses } from '@meridian/service-kit'
 import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
 
 export interface InternalRoutesOptions {
@@ -18,7 +17,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox<InternalRoutesOptions> = 
         summary:
           'Whose is this API key? For services behind the gateway (the gateway does not route /internal)',
         body: ApiKeyIntrospectionBody,
-        response: { 200: ApiKeyIntrospection, ...errorResponses(400, 415, 422, 429) },
+        response: { 200: ApiKeyIntrospection },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 // POST /refresh (refresh token in the body) and POST /api/auth/refresh (refresh token in its cookie): rotation.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenResponse, AppError, authNames, RefreshBody, TokenPair } from '@meridian/contracts'
-import { errorResponses } from '@meridian/service-kit'
+import { errorResponses, security } from '@meridian/service-kit'
 import { invalidRefreshTokenMessage } from '../../domain/refresh-tokens.ts'
 import type { SignIn } from '../../domain/sign-in.ts'
 import { clearRefreshCookie, setRefreshCookie } from '../auth-cookies.ts'
@@ -27,7 +27,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<TokensRoutesOptions> = asyn
           'The refresh token is rotated: the one sent is spent, the answer carries its successor. Sending a spent ' +
           'token again revokes every token of its family. Unknown, spent, revoked or expired: 401.',
         body: RefreshBody,
-        response: { 200: TokenPair, ...errorResponses(400, 401, 413, 415, 422, 429) },
+        response: { 200: TokenPair, ...errorResponses(401) },
       },
     },
     async (request) => signIn.refresh(request.body.refreshToken),
@@ -42,7 +42,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<TokensRoutesOptions> = asyn
         tags,
         summary: 'Refresh with the refresh-token cookie',
         description: `Reads the \`${authNames.refreshCookie}\` cookie (set by \`POST /login?refresh=cookie\`), rotates it, sets the new cookie and answers the access token. Without a live cookie: 401 and the cookie is cleared.`,
-        response: { 200: AccessTokenResponse, ...errorResponses(401, 429) },
+        security: security.refreshCookie,
+        response: { 200: AccessTokenResponse, ...errorResponses(401) },
       },
     },
     async (request, reply) => {

@@ -11,7 +11,7 @@ import {
   UserIdParams,
   UserListQuery,
 } from '@meridian/contracts'
-import { errorResponses } from '@meridian/service-kit'
+import { errorResponses, security } from '@meridian/service-kit'
 import type { onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import { Type } from 'typebox'
 import { isNotModified } from '../../domain/user-version.ts'
@@ -34,8 +34,18 @@ export interface UsersRoutesOptions {
   guards?: UsersGuards
 }
 
-const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) })
-const IfNoneMatch = Type.Object({ 'if-none-match': Type.Optional(Type.String()) })
+const IfMatch = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description: 'the ETag read (or *); any other answers 412, absent changes unconditionally',
+    }),
+  ),
+})
+const IfNoneMatch = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({ description: 'the ETag of your copy: 304 while it is current' }),
+  ),
+})
 
 export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (
   app,
@@ -49,9 +59,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       onRequest: guards.list ?? [],
       schema: {
         tags,
-        summary: 'List users: page, limit, sort, filters, full-text search, sparse fields',
+        summary: 'List users: page, limit, sort, filters, full-text search, sparse fields (admins)',
+        security: security.required,
         querystring: UserListQuery,
-        response: { 200: Paginated(PartialUser), ...errorResponses(401, 403, 422, 429) },
+        response: { 200: Paginated(PartialUser), ...errorResponses(401, 403) },
       },
     },
     async (request) => {
@@ -67,9 +78,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       preHandler: guards.privilegedFields ?? [],
       schema: {
         tags,
-        summary: 'Create a user',
+        summary: 'Create a user (open to anyone; only an admin may set role or status)',
+        security: security.optional,
         body: CreateUserBody,
-        response: { 201: User, ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: { 201: User, ...errorResponses(401, 403, 409) },
       },
     },
     async (request, reply) => {
@@ -89,6 +101,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Read a user (ETag; If-None-Match answers 304)',
+        security: security.required,
         params: UserIdParams,
         headers: IfNoneMatch,
         response: {
@@ -96,7 +109,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
           304: Type.Null({
             description: 'Not modified: the copy named by If-None-Match is current (no body)',
           }),
-          ...errorResponses(401, 403, 404, 422),
+          ...errorResponses(401, 403, 404),
         },
       },
     },
@@ -118,10 +131,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Change some fields of a user (If-Match: the ETag you read, or 412)',
+        security: security.required,
         params: UserIdParams,
         headers: IfMatch,
         body: UpdateUserBody,
-        response: { 200: User, ...errorResponses(400, 401, 403, 404, 409, 412, 415, 422) },
+        response: { 200: User, ...errorResponses(401, 403, 404, 409, 412) },
       },
     },
     async (request, reply) => {
@@ -141,8 +155,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Remove a user',
+        security: security.required,
         params: UserIdParams,
-        response: { 204: Type.Null(), ...errorResponses(401, 403, 404, 422) },
+        response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(401, 403, 404) },
       },
     },
     async (request, reply) => {
