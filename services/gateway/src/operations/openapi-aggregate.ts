@@ -1,5 +1,6 @@
 // /docs of the gateway: its own OpenAPI document merged with each routed service's (paths the gateway routes to that
 // service only), fetched from one healthy instance per service and reused for a short while.
+import { documentedErrorResponse } from '@meridian/service-kit'
 import type { FastifyInstance } from 'fastify'
 import { request as httpRequest } from 'undici'
 import { createRouteMatcher, type GatewayRoute } from '../routes-table.ts'
@@ -14,6 +15,30 @@ interface OpenApiDocument {
 }
 
 const documentPath = '/docs/json'
+
+/**
+ * What the gateway itself may answer on any path it routes, whatever the service documents: 400 (a path with dot
+ * segments), 429 (its edge rate limit), 502, 503 (no healthy instance, an open circuit) and 504 (no answer in time).
+ */
+export const gatewayStatuses = [400, 429, 502, 503, 504] as const
+
+const operationMethods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
+
+/** A service's path item with the gateway's own statuses added to each operation's responses. */
+function throughTheGateway(pathItem: unknown): unknown {
+  if (typeof pathItem !== 'object' || pathItem === null) return pathItem
+  return Object.fromEntries(
+    Object.entries(pathItem).map(([key, operation]) => {
+      if (!operationMethods.has(key) || typeof operation !== 'object' || operation === null) {
+        return [key, operation]
+      }
+      const responses = { ...((operation as { responses?: Record<string, unknown> }).responses ?? {}) }
+      for (const status of gatewayStatuses)
+        responses[String(status)] ??= documentedErrorResponse(status, 'document')
+      return [key, { ...operation, responses }]
+    }),
+  )
+}
 const fetchTimeoutMs = 2000
 
 /** `/api/v1/users/{id}` as a concrete path the route matcher understands. */
@@ -51,7 +76,7 @@ export function mergeOpenApi(
     for (const [path, operations] of Object.entries(document.paths ?? {})) {
       // only what a client can reach through the gateway, and only from the service that serves it
       if (matcher.match(samplePath(path))?.service !== name) continue
-      merged.paths![path] ??= operations
+      merged.paths![path] ??= throughTheGateway(operations)
     }
     for (const [kind, items] of Object.entries(document.components ?? {})) {
       const target = merged.components![kind] ?? {}
