@@ -21,7 +21,8 @@ export const claimsOfScopes = {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-function claimsOf(user: UserRecord): AccountClaims {
+/** The OpenID Connect standard claims of a user (all of them; the scopes of a token choose which are released). */
+export function claimsOf(user: UserRecord): AccountClaims {
   return {
     sub: user.id,
     name: user.name,
@@ -34,9 +35,17 @@ function claimsOf(user: UserRecord): AccountClaims {
   }
 }
 
+/** The claims /userinfo answers for a Meridian access token: the standard ones and Meridian's role claims. */
+export type MeridianUserClaims = AccountClaims & { role: string; roles: string[] }
+
 export interface Accounts {
   /** oidc-provider's findAccount: only active users hold sessions and tokens (a suspended user's refresh fails) */
   findAccount(sub: string): Promise<Account | undefined>
+  /**
+   * Every standard claim of an active user, with Meridian's `role` and `roles` (as in its access tokens, read now:
+   * a role changed since the token was issued shows the new one); undefined when the user is gone or not active.
+   */
+  meridianClaims(sub: string): Promise<MeridianUserClaims | undefined>
   /**
    * The user's id when the email and password match an active user. Throttled like POST /login, on the same
    * counters (one budget of failures per address and per account, whichever form is used): throws the throttle's
@@ -54,12 +63,22 @@ export function createAccounts(sql: Sql, throttle: LoginThrottle): Accounts {
     return decoyHash
   }
 
+  async function activeUser(sub: string): Promise<UserRecord | undefined> {
+    if (!uuidPattern.test(sub)) return undefined
+    const user = await users.findById(sub)
+    return user?.status === 'active' ? user : undefined
+  }
+
   return {
     async findAccount(sub) {
-      if (!uuidPattern.test(sub)) return undefined
-      const user = await users.findById(sub)
-      if (user?.status !== 'active') return undefined
-      return { accountId: user.id, claims: () => claimsOf(user) }
+      const user = await activeUser(sub)
+      return user && { accountId: user.id, claims: () => claimsOf(user) }
+    },
+
+    async meridianClaims(sub) {
+      const user = await activeUser(sub)
+      // a user holds exactly one role; `roles` lists it, as the access tokens do
+      return user && { ...claimsOf(user), role: user.role, roles: [user.role] }
     },
 
     async authenticate(email, password, clientAddress) {

@@ -65,3 +65,24 @@ export function seededClients(config: ClientsConfig): ClientMetadata[] {
     },
   ]
 }
+
+/** The origin of a URI, or undefined when it is not an absolute URL. */
+function originOf(uri: string): string | undefined {
+  try {
+    return new URL(uri).origin
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True when the origin is where one of these redirect URIs lives: a browser client's code runs on the origin it is
+ * redirected back to, so that is the origin allowed to call /userinfo and the provider's endpoints with its tokens
+ * (CORS).
+ */
+export const isRedirectOrigin = (origin: string, redirectUris: readonly string[]): boolean =>
+  redirectUris.some((uri) => originOf(uri) === origin)
+
+/** Each client's redirect URIs by client id (clients are static, so this is read once). */
+export const redirectUrisByClient = (clients: readonly ClientMetadata[]): Map<string, string[]> =>
+  new Map(clients.map((client) => [client.client_id, client.redirect_uris ?? []]))

@@ -1,9 +1,11 @@
 // OAuth 2.0 / OpenID Connect in the auth service: oidc-provider mounted at the root, the login and consent pages,
-// and the removal of expired provider rows.
+// /userinfo, and the removal of expired provider rows.
 //
 // Error format: the provider's endpoints answer errors in the OAuth format ({error, error_description}, RFC 6749
 // 5.2, OIDC Core 3.1.2.6), or by redirecting with ?error=... to the client. That is the protocol clients implement,
 // so these routes deliberately do not use the service's error envelope. The interaction pages are HTML.
+// /userinfo is the exception: a resource of the API (spec: bearer token -> claims), it is served by auth's own route
+// with the envelope and RFC 6750's WWW-Authenticate challenge, which is what OIDC clients read from it.
 //
 // JWKS: the provider publishes its keys at /oidc/jwks (its discovery's jwks_uri). /.well-known/jwks.json belongs to
 // the access-token routes. Both are built from the same key ring (privateJwks() here, publicJwks() there), so they
@@ -17,11 +19,13 @@ import type { AuthConfig } from '../config.ts'
 import { createLoginFailureCounters } from '../data/login-failures.ts'
 import { createLoginThrottle } from '../domain/login-throttle.ts'
 import type { KeyRing } from '../domain/signing-keys.ts'
+import { userinfoRoutes } from '../routes/userinfo/index.ts'
 import { createAccounts } from './accounts.ts'
 import { interactionRoutes } from './interaction-routes.ts'
 import { deleteExpiredPayloads } from './postgres-adapter.ts'
 import { createOidcProvider, oidcRoutes } from './provider.ts'
 import { createProviderHost, type ProviderHost } from './provider-host.ts'
+import { createUserinfo } from './userinfo.ts'
 
 export interface OidcPluginOptions {
   config: AuthConfig
@@ -63,12 +67,13 @@ export function assertOidcSecretsConfigured(config: AuthConfig): void {
 }
 
 const cors = 'OPTIONS' as const
-/** Every method and path the provider serves (oidc-provider's router with the routes of provider.ts). */
+/** Every method and path the provider serves (oidc-provider's router with the routes of provider.ts), but /userinfo's. */
 const providerEndpoints: [HTTPMethods[], string][] = [
   [['GET', 'POST'], oidcRoutes.authorization],
   [['GET'], `${oidcRoutes.authorization}/:uid`],
   [['POST', cors], oidcRoutes.token],
-  [['GET', 'POST', cors], oidcRoutes.userinfo],
+  // GET and POST /userinfo are auth's own route (routes/userinfo); the provider still answers the CORS preflight
+  [[cors], oidcRoutes.userinfo],
   [['GET', cors], oidcRoutes.jwks],
   [['GET', cors], '/.well-known/openid-configuration'],
   [['POST', cors], oidcRoutes.revocation],
@@ -139,6 +144,7 @@ export async function oidcPlugin(app: FastifyInstance, options: OidcPluginOption
 
   await app.register(providerRoutes, { host })
   await app.register(interactionRoutes, { host, accounts })
+  await app.register(userinfoRoutes, { userinfo: createUserinfo({ host, accounts, clients: config }) })
 
   // Expired rows are never read (the adapter filters them); this only keeps the table small. Every instance runs
   // it: the deletes are idempotent and cheap on the expires_at index.

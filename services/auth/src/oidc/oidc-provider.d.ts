@@ -153,11 +153,34 @@ declare module 'oidc-provider' {
     jti: string
     accountId?: string
     clientId?: string
+    readonly isExpired: boolean
     addOIDCScope(scope: string): void
     addOIDCClaims(claims: string[]): void
     addResourceScope(resource: string, scope: string): void
+    /** the granted OpenID scopes (consent given, not rejected) among `filter`, space-separated */
+    getOIDCScopeFiltered(filter: Set<string>): string
+    getRejectedOIDCClaims(): string[]
     save(ttlSeconds?: number): Promise<string>
-    static find(id: string): Promise<Grant | undefined>
+    static find(id: string, options?: { ignoreExpiration?: boolean }): Promise<Grant | undefined>
+  }
+
+  /** An access token issued by the provider (opaque: its value is its id in the adapter). */
+  export class AccessToken {
+    jti: string
+    accountId: string
+    clientId: string
+    grantId: string
+    scope?: string
+    /** set when the token is bound to a resource server (resource indicators) */
+    aud?: string | string[]
+    /** sender-constraining confirmations (DPoP, mutual TLS) */
+    jkt?: string
+    'x5t#S256'?: string
+    exp: number
+    readonly scopes: Set<string>
+    readonly isExpired: boolean
+    /** the stored token when it exists, has not expired and its session still holds it; undefined otherwise */
+    static find(value: string): Promise<AccessToken | undefined>
   }
 
   export class Client {
@@ -172,6 +195,7 @@ declare module 'oidc-provider' {
     proxy: boolean
     readonly app: EventEmitter & { silent?: boolean }
     readonly Grant: typeof Grant
+    readonly AccessToken: typeof AccessToken
     readonly Client: typeof Client
     callback(): (request: IncomingMessage, response: ServerResponse) => Promise<void>
     interactionDetails(request: IncomingMessage, response: ServerResponse): Promise<Interaction>

@@ -5,7 +5,7 @@ import type { Sql } from '@meridian/db'
 import Provider, { type ClientMetadataView, type KoaContextWithOIDC } from 'oidc-provider'
 import type { Accounts } from './accounts.ts'
 import { claimsOfScopes } from './accounts.ts'
-import { type ClientsConfig, seededClients } from './clients.ts'
+import { type ClientsConfig, isRedirectOrigin, seededClients } from './clients.ts'
 import {
   deviceSuccessPage,
   errorPage,
@@ -70,14 +70,7 @@ const clientName = (ctx: KoaContextWithOIDC): string =>
 
 /** CORS for browser clients: an origin is allowed when one of the client's redirect URIs lives there. */
 function clientBasedCORS(_ctx: KoaContextWithOIDC, origin: string, client: ClientMetadataView): boolean {
-  const redirectUris = (client.redirectUris as string[] | undefined) ?? []
-  return redirectUris.some((uri) => {
-    try {
-      return new URL(uri).origin === origin
-    } catch {
-      return false
-    }
-  })
+  return isRedirectOrigin(origin, (client.redirectUris as string[] | undefined) ?? [])
 }
 
 export function createOidcProvider(options: OidcProviderOptions): Provider {
@@ -139,6 +132,7 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
         allowedPolicy: (_ctx: KoaContextWithOIDC, caller: ClientMetadataView, token: { clientId?: string }) =>
           token.clientId === caller.clientId,
       },
+      // kept for discovery's userinfo_endpoint and the CORS preflight; GET and POST /userinfo are auth's own route
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
