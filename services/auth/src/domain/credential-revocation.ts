@@ -7,8 +7,11 @@ import type { CredentialRevocationsStore } from '../data/credential-revocations-
 
 export interface CredentialRevokerOptions {
   store: CredentialRevocationsStore
-  /** this instance's view of the revocations (the auth plugin's), updated at once rather than by pub/sub */
-  local: CredentialRevocations
+  /**
+   * this instance's view of the revocations (the auth plugin's), updated at once rather than by pub/sub; none for a
+   * process that serves no requests (the create-admin command)
+   */
+  local?: CredentialRevocations
   refreshTokens: { revokeAllOfUser(userId: string, now: Date): Promise<number> }
   /**
    * how long a revocation is kept, ms: the longest lifetime of what it voids (access tokens, sessions), plus the
@@ -35,7 +38,7 @@ export function createCredentialRevoker(options: CredentialRevokerOptions) {
       const now = clock()
       const revocation: CredentialRevocation = { userId, revokedBefore: now, until: now + keepForMs }
       await refreshTokens.revokeAllOfUser(userId, new Date(now))
-      local.apply(revocation)
+      local?.apply(revocation)
       try {
         await store.publish(revocation)
       } catch (error) {
@@ -53,7 +56,7 @@ export function createCredentialRevoker(options: CredentialRevokerOptions) {
      * only right after a revocation.
      */
     async awaitIssuable(userId: string): Promise<void> {
-      const revokedBefore = local.revokedBefore(userId)
+      const revokedBefore = local?.revokedBefore(userId) ?? 0
       const now = clock()
       if (revokedBefore > Math.floor(now / 1000) * 1000) await sleep(1000 - (now % 1000))
     },

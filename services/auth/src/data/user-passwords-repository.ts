@@ -1,0 +1,16 @@
+// Users' password hashes in PostgreSQL: replacing one (SQL only; the hash never leaves the service).
+import type { Queryable } from '@meridian/db'
+
+export function createUserPasswordsRepository(db: Queryable) {
+  return {
+    /** Replaces the hash; like any change of the row, bumps its version (the ETag). False when no user has the id. */
+    async setPasswordHash(id: string, passwordHash: string, sql: Queryable = db): Promise<boolean> {
+      const result = await sql`
+        update users set password_hash = ${passwordHash}, version = version + 1, updated_at = now()
+        where id = ${id}`
+      return result.count > 0
+    },
+  }
+}
+
+export type UserPasswordsRepository = ReturnType<typeof createUserPasswordsRepository>

@@ -1,0 +1,123 @@
+// Making someone an administrator from the command line: an installation's first admin, or another one.
+import { AppError, CreateUserBody, type ErrorDetail } from '@meridian/contracts'
+import { type Sql, transaction } from '@meridian/db'
+import { Compile } from 'typebox/compile'
+import type { UserPasswordsRepository } from '../data/user-passwords-repository.ts'
+import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
+import type { CredentialRevoker } from './credential-revocation.ts'
+import { hashPassword } from './passwords.ts'
+import { normaliseEmail, type UserUseCases } from './users.ts'
+
+export interface AdminRequest {
+  email: string
+  /** the name of a new user; an existing user keeps theirs */
+  name?: string | undefined
+  /** gives an existing user a new password too (a new user always gets one) */
+  resetPassword?: boolean | undefined
+}
+
+/** Called only when a password is needed (a new user, or resetPassword), so a plain promotion asks for none. */
+export type PasswordSource = () => Promise<string>
+
+export interface AdminOutcome {
+  /** unchanged: the user already was an active admin */
+  action: 'created' | 'promoted' | 'unchanged'
+  passwordReset: boolean
+  user: UserRecord
+}
+
+// registration's own rules (length, email format), so the command accepts exactly what POST /api/v1/users accepts
+const registrationChecks = {
+  name: Compile(CreateUserBody.properties.name),
+  email: Compile(CreateUserBody.properties.email),
+  password: Compile(CreateUserBody.properties.password),
+}
+
+/** The first problem of the field (an empty name also misses the visible-text pattern: one line says enough). */
+function problemsOf(field: keyof typeof registrationChecks, value: string): ErrorDetail[] {
+  const [first] = registrationChecks[field].Errors(value)
+  // never `received`: one of these values is a password
+  return first ? [{ field, message: first.message }] : []
+}
+
+function assertNoProblems(problems: ErrorDetail[]): void {
+  if (problems.length > 0) throw AppError.validation(problems)
+}
+
+export function createAdminUseCases(deps: {
+  sql: Sql
+  users: UsersRepository
+  passwords: UserPasswordsRepository
+  /** registration itself: the user and its user.registered event in one transaction */
+  registration: Pick<UserUseCases, 'registerUser'>
+  /** a promotion or a new password signs the user out everywhere, as the same change through the API does */
+  revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>
+}) {
+  const { sql, users, passwords, registration, revoker } = deps
+
+  async function acceptablePassword(readPassword: PasswordSource): Promise<string> {
+    const password = await readPassword()
+    assertNoProblems(problemsOf('password', password))
+    return password
+  }
+
+  /** Role, status and (when given) the password change together or not at all. */
+  function promote(id: string, needsPromotion: boolean, passwordHash: string | undefined) {
+    return transaction(sql, async (tx) => {
+      if (needsPromotion) await users.update(id, { role: 'admin', status: 'active' }, undefined, tx)
+      if (passwordHash) await passwords.setPasswordHash(id, passwordHash, tx)
+      const user = await users.findById(id, tx)
+      // removed between the look-up and this transaction
+      if (!user)
+        throw AppError.notFound('The user was removed while being made an admin; run the command again')
+      return user
+    })
+  }
+
+  return {
+    /**
+     * Creates an active admin when no user has the email, else makes that user an active admin (password and
+     * name unchanged unless resetPassword). The password is hashed before any transaction opens.
+     */
+    async makeAdmin(request: AdminRequest, readPassword: PasswordSource): Promise<AdminOutcome> {
+      const email = normaliseEmail(request.email)
+      const name = request.name?.trim()
+      assertNoProblems([
+        ...problemsOf('email', email),
+        ...(name === undefined ? [] : problemsOf('name', name)),
+      ])
+
+      const existing = await users.findCredentialsByEmail(email)
+      if (!existing) {
+        if (name === undefined) {
+          throw AppError.validation([
+            { field: 'name', message: 'is required to create a user (none has this email)' },
+          ])
+        }
+        const password = await acceptablePassword(readPassword)
+        const { user } = await registration.registerUser({
+          name,
+          email,
+          password,
+          role: 'admin',
+          status: 'active',
+        })
+        return { action: 'created', passwordReset: false, user }
+      }
+
+      const needsPromotion = existing.role !== 'admin' || existing.status !== 'active'
+      const passwordHash = request.resetPassword
+        ? await hashPassword(await acceptablePassword(readPassword))
+        : undefined
+      const user = await promote(existing.id, needsPromotion, passwordHash)
+      if (needsPromotion || passwordHash) await revoker.revokeCredentialsOf(user.id)
+      return {
+        action: needsPromotion ? 'promoted' : 'unchanged',
+        passwordReset: passwordHash !== undefined,
+        user,
+      }
+    },
+  }
+}
+
+export type AdminUseCases = ReturnType<typeof createAdminUseCases>
