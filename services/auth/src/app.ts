@@ -18,13 +18,16 @@ import type { Redis } from 'ioredis'
 import { createConfiguredKeyRing, registerAuthentication } from './authentication.ts'
 import type { AuthConfig } from './config.ts'
 import { createApiKeysRepository } from './data/api-keys-repository.ts'
+import { createUserPasswordsRepository } from './data/user-passwords-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
 import { createApiKeyUseCases } from './domain/api-keys.ts'
+import { createPasswordChange } from './domain/password-change.ts'
 import type { KeyRing } from './domain/signing-keys.ts'
 import { createUserUseCases } from './domain/users.ts'
 import { oidcPlugin } from './oidc/oidc-plugin.ts'
 import { apiKeysRoutes } from './routes/api-keys/index.ts'
 import { internalRoutes } from './routes/internal/index.ts'
+import { passwordRoutes } from './routes/passwords/index.ts'
 import { usersGuards } from './routes/users/access.ts'
 import { usersRoutes } from './routes/users/index.ts'
 
@@ -79,7 +82,7 @@ export async function buildApp({
 
   const apiKeys = createApiKeyUseCases(createApiKeysRepository(sql))
   // login, refresh, logout, JWKS, and app.authenticate / app.requireRole for the routes below
-  const { revoker } = await registerAuthentication(app, {
+  const { revoker, signIn } = await registerAuthentication(app, {
     config,
     sql,
     redis,
@@ -88,7 +91,15 @@ export async function buildApp({
   })
 
   const users = createUserUseCases(createUsersRepository(sql), sql, revoker)
-  await registerVersionedApi(app, usersRoutes, { users, guards: usersGuards(app) })
+  const guards = usersGuards(app)
+  await registerVersionedApi(app, usersRoutes, { users, guards })
+  const passwordChange = createPasswordChange({
+    users: createUsersRepository(sql),
+    passwords: createUserPasswordsRepository(sql),
+    signIn,
+    revoker,
+  })
+  await registerVersionedApi(app, passwordRoutes, { passwordChange, guard: guards.write ?? [] })
   await registerVersionedApi(app, apiKeysRoutes, { apiKeys })
   // for the other services: whose is an API key (not routed by the gateway)
   await app.register(internalRoutes, { apiKeys })

@@ -15,7 +15,7 @@ import type { ApiKeyUseCases } from './domain/api-keys.ts'
 import { type CredentialRevoker, createCredentialRevoker } from './domain/credential-revocation.ts'
 import { createLoginThrottle } from './domain/login-throttle.ts'
 import { createRefreshTokens } from './domain/refresh-tokens.ts'
-import { createSignIn } from './domain/sign-in.ts'
+import { createSignIn, type SignIn } from './domain/sign-in.ts'
 import {
   createKeyRing,
   type KeyRing,
@@ -53,13 +53,13 @@ export interface AuthenticationDependencies {
 /**
  * Registers the authentication plugin (app.authenticate, app.requireRole, request.principal) and the credential
  * routes. With JWT_ALGORITHM=HS256 tokens are signed and accepted with JWT_SECRET only; the JWKS still lists the
- * RSA keys, which sign OpenID Connect ID tokens either way. Returns what takes a user's credentials away (the
- * users resource uses it).
+ * RSA keys, which sign OpenID Connect ID tokens either way. Returns what takes a user's credentials away and
+ * the sign-in (the users resource and password changes use them).
  */
 export async function registerAuthentication(
   app: ServiceApp,
   { config, sql, redis, keyRing, apiKeys }: AuthenticationDependencies,
-): Promise<{ revoker: CredentialRevoker }> {
+): Promise<{ revoker: CredentialRevoker; signIn: SignIn }> {
   const hs256Secret = config.JWT_ALGORITHM === 'HS256' ? config.JWT_SECRET : undefined
   await app.register(authPlugin, {
     // auth verifies its own tokens from the key ring: no HTTP round trip to its own JWKS
@@ -115,5 +115,5 @@ export async function registerAuthentication(
   await app.register(sessionsRoutes, { signIn, refreshTokenTtlSeconds })
   await app.register(tokensRoutes, { signIn, refreshTokenTtlSeconds })
   await app.register(jwksRoutes, { keyRing, maxAgeSeconds: config.JWKS_MAX_AGE_SECONDS })
-  return { revoker }
+  return { revoker, signIn }
 }

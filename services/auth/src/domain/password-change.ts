@@ -1,0 +1,65 @@
+// Changing a password: your own with the current one (throttled like a login), anyone's as an admin; either way
+// every credential the user held before stops working.
+import { AppError, type ChangePasswordBody } from '@meridian/contracts'
+import type { Principal } from '@meridian/service-kit'
+import type { UserPasswordsRepository } from '../data/user-passwords-repository.ts'
+import type { UsersRepository } from '../data/users-repository.ts'
+import type { CredentialRevoker } from './credential-revocation.ts'
+import { hashPassword } from './passwords.ts'
+import type { SignIn } from './sign-in.ts'
+
+export interface PasswordChangeDependencies {
+  users: UsersRepository
+  passwords: UserPasswordsRepository
+  signIn: Pick<SignIn, 'authenticate'>
+  revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>
+}
+
+export function createPasswordChange({ users, passwords, signIn, revoker }: PasswordChangeDependencies) {
+  /** Your own password: only with the current one, and never with an API key (a leaked key must not take the account). */
+  async function assertKnowsCurrentPassword(
+    principal: Principal,
+    email: string,
+    body: ChangePasswordBody,
+    clientAddress: string,
+  ): Promise<void> {
+    if (principal.method === 'api-key') throw AppError.forbidden('API keys cannot change passwords')
+    if (body.currentPassword === undefined) {
+      throw AppError.validation([
+        { field: 'currentPassword', message: 'is required to change your own password' },
+      ])
+    }
+    try {
+      // the login's check and throttle: this route is no way around either
+      await signIn.authenticate({ email, password: body.currentPassword }, clientAddress)
+    } catch (error) {
+      if (error instanceof AppError && error.statusCode === 401) {
+        throw AppError.forbidden('The current password is incorrect')
+      }
+      throw error
+    }
+  }
+
+  return {
+    /** The caller is the user or an admin (the route's guard). Signs the user out everywhere, this client too. */
+    async changePassword(
+      principal: Principal,
+      userId: string,
+      body: ChangePasswordBody,
+      clientAddress: string,
+    ): Promise<void> {
+      const user = await users.findById(userId)
+      if (!user) throw AppError.notFound(`User ${userId} not found`)
+      if (principal.kind === 'user' && principal.subject === userId) {
+        await assertKnowsCurrentPassword(principal, user.email, body, clientAddress)
+      }
+      const passwordHash = await hashPassword(body.newPassword)
+      if (!(await passwords.setPasswordHash(userId, passwordHash))) {
+        throw AppError.notFound(`User ${userId} not found`)
+      }
+      await revoker.revokeCredentialsOf(userId)
+    },
+  }
+}
+
+export type PasswordChange = ReturnType<typeof createPasswordChange>
