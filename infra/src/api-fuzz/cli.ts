@@ -1,0 +1,274 @@
+// The API fuzzing step (scripts/api-fuzz): every service of services/ started as a process against the running
+// engines, with databases and a Consul name of the run's own, then schemathesis (every check) against each one's
+// OpenAPI document and against the gateway's merged one. Exits 1 when any run found a failure.
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { layoutFromEnv, repoRoot } from '../layout.ts'
+import { errorText, stopPid, waitFor } from '../processes.ts'
+import { type ConsulSettings, registerInConsul } from './consul-registration.ts'
+import { administratorCredentials, type FuzzCredentials } from './credentials.ts'
+import { createRunDatabase, type RunDatabase } from './databases.ts'
+import { runRedisDatabase, runSettings, withRedisDatabase } from './run-settings.ts'
+import {
+  type FuzzBudget,
+  type FuzzOutcome,
+  outputToShow,
+  runSchemathesis,
+  schemathesisArguments,
+} from './schemathesis.ts'
+import { type ServiceProcess, startServiceProcess } from './service-process.ts'
+import { discoverServices, type FuzzedService, identityProvider } from './services.ts'
+
+const say = (message: string) => process.stderr.write(`[api-fuzz] ${message}\n`)
+
+function requireEnv(name: string): string {
+  const value = process.env[name]
+  if (!value)
+    throw new Error(`${name} is not set: run through scripts/api-fuzz (it sets up the engines and tools)`)
+  return value
+}
+
+const positiveInteger = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer (got '${raw}')`)
+  return value
+}
+
+/** The paths of a document that a service serves itself (not the chassis' operational ones). */
+async function ownPaths(baseUrl: string): Promise<string[]> {
+  const response = await fetch(`${baseUrl}/docs/json`, { signal: AbortSignal.timeout(5000) })
+  const document = (await response.json()) as { paths?: Record<string, unknown> }
+  return Object.keys(document.paths ?? {}).filter(
+    (path) => !/^\/(health|healthz|metrics|docs)(\/|$)/.test(path),
+  )
+}
+
+interface Target {
+  name: string
+  baseUrl: string
+}
+
+async function main(): Promise<number> {
+  const started = Date.now()
+  const executable = requireEnv('SCHEMATHESIS')
+  const serverUrl = requireEnv('DATABASE_URL')
+  const redisUrl = withRedisDatabase(requireEnv('REDIS_URL'), runRedisDatabase)
+  const consul: ConsulSettings = {
+    address: requireEnv('CONSUL_HTTP_ADDR'),
+    ...(process.env.CONSUL_HTTP_TOKEN ? { token: process.env.CONSUL_HTTP_TOKEN } : {}),
+  }
+  const budget: FuzzBudget = {
+    maxExamples: positiveInteger('MERIDIAN_FUZZ_MAX_EXAMPLES', 30),
+    timeoutMs: positiveInteger('MERIDIAN_FUZZ_TIMEOUT_SECONDS', 150) * 1000,
+    ...(process.env.MERIDIAN_FUZZ_SEED ? { seed: process.env.MERIDIAN_FUZZ_SEED } : {}),
+  }
+
+  const only = process.argv.slice(2)
+  const services = discoverServices(join(repoRoot, 'services')).filter(
+    (service) => only.length === 0 || only.includes(service.name),
+  )
+  if (services.length === 0) {
+    say('no service to fuzz (services/*/src/main.ts)')
+    return 0
+  }
+
+  const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`
+  const fuzzDir = layoutFromEnv().componentDir('api-fuzz')
+  const runDir = join(fuzzDir, runId)
+  mkdirSync(runDir, { recursive: true })
+
+  // what was started, undone in reverse order at the end whatever happened
+  const undo: { label: string; run: () => Promise<void> }[] = []
+  let cleaning: Promise<void> | undefined
+  const cleanUp = () => {
+    cleaning ??= (async () => {
+      for (const step of undo.reverse()) {
+        try {
+          await step.run()
+        } catch (error) {
+          say(`${step.label}: ${errorText(error)}`)
+        }
+      }
+    })()
+    return cleaning
+  }
+  let interrupted = false
+  const interrupt = (signal: NodeJS.Signals) => {
+    interrupted = true
+    say(`${signal}: stopping what the run started`)
+    void cleanUp().then(() => process.exit(130))
+  }
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+
+  let failed = false
+  try {
+    const running = new Map<string, { process: ServiceProcess; database?: RunDatabase }>()
+    /** service name -> the run's Consul name for it */
+    const consulNames = new Map<string, string>()
+    const baseEnv = (service: FuzzedService, database?: RunDatabase): NodeJS.ProcessEnv => {
+      const auth = running.get(identityProvider)
+      return {
+        ...process.env,
+        ...runSettings,
+        REDIS_URL: redisUrl,
+        ...(database ? { DATABASE_URL: database.url } : {}),
+        // tokens are verified with the run's auth keys
+        ...(auth ? { AUTH_JWKS_URL: `${auth.process.baseUrl}/.well-known/jwks.json` } : {}),
+        ...(service.isGateway
+          ? {
+              GATEWAY_SERVICE_NAMES: [...consulNames]
+                .map(([name, consulName]) => `${name}=${consulName}`)
+                .join(','),
+            }
+          : {}),
+      }
+    }
+
+    for (const service of services) {
+      let database: RunDatabase | undefined
+      if (service.hasDatabase) {
+        const created = await createRunDatabase(
+          serverUrl,
+          `api_fuzz_${service.name.replaceAll('-', '_')}_${runId}`,
+        )
+        database = created
+        undo.push({ label: `drop database ${created.name}`, run: () => created.drop() })
+      }
+      const instance = await startServiceProcess(service, {
+        env: baseEnv(service, database),
+        logFile: join(runDir, `${service.name}.log`),
+      })
+      undo.push({ label: `stop ${service.name} (pid ${instance.pid})`, run: () => instance.stop() })
+      running.set(service.name, { process: instance, ...(database ? { database } : {}) })
+      say(
+        `${service.name}: pid ${instance.pid} on ${instance.baseUrl}${database ? `, database ${database.name}` : ''}`,
+      )
+      if (!service.isGateway) {
+        const registration = await registerInConsul(consul, {
+          consulName: `${service.name}-api-fuzz-${runId}`,
+          port: instance.port,
+        })
+        consulNames.set(service.name, registration.consulName)
+        undo.push({ label: `deregister ${registration.consulName}`, run: () => registration.deregister() })
+      }
+    }
+
+    // the gateway merges the documents of the instances it has found: wait until each service's paths are there
+    const gateway = services.find((service) => service.isGateway)
+    const gatewayProcess = gateway ? running.get(gateway.name)?.process : undefined
+    if (gatewayProcess) {
+      for (const [name, { process: service }] of running) {
+        if (name === gatewayProcess.name) continue
+        const paths = await ownPaths(service.baseUrl)
+        if (paths.length === 0) continue
+        await waitFor(
+          `the gateway's document with ${name}'s paths`,
+          async () => {
+            const merged = await ownPaths(gatewayProcess.baseUrl)
+            if (!paths.some((path) => merged.includes(path))) throw new Error(`no path of ${name} yet`)
+          },
+          { timeoutMs: 30_000, intervalMs: 500 },
+        )
+      }
+    }
+
+    const auth = running.get(identityProvider)
+    if (!auth) say(`no ${identityProvider} service: operations that need credentials are fuzzed without them`)
+    const targets: Target[] = [...running.values()].map(({ process: service }) => ({
+      name: service.name,
+      baseUrl: service.baseUrl,
+    }))
+
+    const outcomes: { target: Target; outcome: FuzzOutcome }[] = []
+    for (const target of targets) {
+      // a new administrator for every run: the one before may have been demoted or deleted by its own fuzzing
+      const credentials: FuzzCredentials =
+        auth?.database !== undefined
+          ? await administratorCredentials({
+              repoRoot,
+              authDatabaseUrl: auth.database.url,
+              authUrl: auth.process.baseUrl,
+              label: target.name,
+              env: process.env,
+            })
+          : {
+              MERIDIAN_FUZZ_BEARER_TOKEN: 'no-credential',
+              MERIDIAN_FUZZ_API_KEY: 'no-credential',
+              MERIDIAN_FUZZ_SESSION: 'no-credential',
+            }
+      const reportFile = join(runDir, `${target.name}-report.json`)
+      const logFile = join(runDir, `${target.name}-schemathesis.log`)
+      say(
+        `${target.name}: schemathesis on ${target.baseUrl}/docs/json (--max-examples ${budget.maxExamples})`,
+      )
+      const outcome = await runSchemathesis({
+        executable,
+        args: schemathesisArguments(`${target.baseUrl}/docs/json`, budget, {
+          reportFile,
+          examplesDatabase: join(fuzzDir, `examples-${target.name}.db`),
+        }),
+        env: { ...process.env, ...credentials },
+        cwd: runDir,
+        logFile,
+        reportFile,
+        timeoutMs: budget.timeoutMs,
+        onStart: (pid) =>
+          undo.push({ label: `stop schemathesis (pid ${pid})`, run: () => stopPid(pid, 'SIGTERM', 5000) }),
+      })
+      if (interrupted) break
+      const targetFailed = outcome.timedOut || outcome.exitCode !== 0
+      failed ||= targetFailed
+      process.stdout.write(`${outputToShow(readFileSync(logFile, 'utf8'), targetFailed)}\n`)
+      if (outcome.timedOut) say(`${target.name}: schemathesis stopped after ${budget.timeoutMs / 1000} s`)
+      if (targetFailed) {
+        const log = running.get(target.name)?.process.logFile
+        say(`${target.name}: FAILED; the service's log: ${log}; schemathesis' output: ${logFile}`)
+      }
+      outcomes.push({ target, outcome })
+    }
+
+    for (const { target, outcome } of outcomes) {
+      const report = outcome.report
+      const result = outcome.timedOut
+        ? 'stopped (time budget)'
+        : outcome.exitCode === 0
+          ? 'passed'
+          : `FAILED (${report ? `${report.failures} failures, ${report.errors} errors` : `exit ${outcome.exitCode}`})`
+      say(
+        `${target.name}: ${result}` +
+          (report
+            ? `: ${report.operations.tested} operations, ${report.testCases.generated} test cases, every check, ` +
+              `${report.seconds.toFixed(0)} s, seed ${report.seed}`
+            : ''),
+      )
+      // not a failure (a refused credential is documented), but what the credentials did not reach
+      if (report && report.missingAuth.length > 0) {
+        say(`${target.name}: only 401/403 from ${report.missingAuth.join(', ')}`)
+      }
+    }
+  } catch (error) {
+    failed = true
+    // an interrupted run fails in whatever it was doing: that is no finding
+    if (!interrupted) say(`FAILED: ${errorText(error)}`)
+  } finally {
+    await cleanUp()
+  }
+  // the logs of a failed run stay for reading; a passed run leaves nothing but the examples database
+  if (failed) say(`logs of this run: ${runDir}`)
+  else rmSync(runDir, { recursive: true, force: true })
+  say(`${failed ? 'failed' : 'passed'} in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  return failed ? 1 : 0
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    say(`FAILED: ${errorText(error)}`)
+    process.exit(1)
+  },
+)

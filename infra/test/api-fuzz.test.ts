@@ -1,0 +1,105 @@
+// The API fuzzing runner's own decisions, without running it: which services it finds and in what order, how each
+// is configured, what schemathesis is asked to do, and how its report is read.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { runSettings, withRedisDatabase } from '../src/api-fuzz/run-settings.ts'
+import {
+  configFile,
+  outputToShow,
+  readFuzzReport,
+  schemathesisArguments,
+} from '../src/api-fuzz/schemathesis.ts'
+import { discoverServices } from '../src/api-fuzz/services.ts'
+
+function servicesFolder(layout: Record<string, string[]>): string {
+  const root = mkdtempSync(join(tmpdir(), 'api-fuzz-services-'))
+  for (const [name, files] of Object.entries(layout)) {
+    for (const file of files) {
+      // a name ending in / is a folder
+      mkdirSync(join(root, name, file.endsWith('/') ? file : join(file, '..')), { recursive: true })
+      if (!file.endsWith('/')) writeFileSync(join(root, name, file), '')
+    }
+  }
+  return root
+}
+
+describe('api fuzzing: the services of a run', () => {
+  it('when services/ holds services, then each with a package.json and src/main.ts is found: auth first, the gateway last', () => {
+    const root = servicesFolder({
+      order: ['package.json', 'src/main.ts', 'migrations/'],
+      gateway: ['package.json', 'src/main.ts'],
+      auth: ['package.json', 'src/main.ts', 'migrations/'],
+      inventory: ['package.json', 'src/main.ts', 'migrations/'],
+      'half-written': ['package.json'],
+    })
+    writeFileSync(join(root, 'README.md'), '')
+    const found = discoverServices(root)
+    expect(found.map(({ name, hasDatabase, isGateway }) => ({ name, hasDatabase, isGateway }))).toEqual([
+      { name: 'auth', hasDatabase: true, isGateway: false },
+      { name: 'inventory', hasDatabase: true, isGateway: false },
+      { name: 'order', hasDatabase: true, isGateway: false },
+      { name: 'gateway', hasDatabase: false, isGateway: true },
+    ])
+    expect(found[0]?.entry).toBe(join(root, 'auth', 'src', 'main.ts'))
+  })
+
+  it('when the repository has no services folder, then there is nothing to fuzz', () => {
+    expect(discoverServices(join(tmpdir(), 'no-such-services-folder'))).toEqual([])
+  })
+
+  it('when a service is configured for the run, then limits are out of the way, it is not self-registered, and Redis is the run database', () => {
+    expect(runSettings).toMatchObject({ CONSUL_REGISTER: 'false', RATE_LIMIT_MAX: '1000000000' })
+    expect(withRedisDatabase('redis://127.0.0.1:6379', 15)).toBe('redis://127.0.0.1:6379/15')
+    expect(withRedisDatabase('redis://:secret@cache:6380/2', 15)).toBe('redis://:secret@cache:6380/15')
+  })
+})
+
+describe('api fuzzing: schemathesis', () => {
+  it('when a document is fuzzed, then every check runs on a bounded budget with one worker, the settings file and a JSON report', () => {
+    const args = schemathesisArguments(
+      'http://127.0.0.1:1234/docs/json',
+      { maxExamples: 30, timeoutMs: 1000, seed: '42' },
+      { reportFile: '/run/report.json', examplesDatabase: '/cache/examples.db' },
+    )
+    const option = (name: string) => args[args.indexOf(name) + 1]
+    expect(args.slice(0, 4)).toEqual(['--config-file', configFile, 'run', 'http://127.0.0.1:1234/docs/json'])
+    expect(option('--checks')).toBe('all')
+    expect(option('--max-examples')).toBe('30')
+    expect(option('--workers')).toBe('1')
+    expect(option('--report')).toBe('json')
+    expect(option('--report-json-path')).toBe('/run/report.json')
+    expect(option('--seed')).toBe('42')
+    expect(args).not.toContain('--exclude-checks')
+  })
+
+  it("when schemathesis' JSON report is read, then counts and the 128-bit seed come out exactly", () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'api-fuzz-report-')), 'report.json')
+    writeFileSync(
+      file,
+      '{"seed": 151190259571406903694493026890788165912, "running_time": 20.9, "exit_code": 1,' +
+        ' "operations": {"selected": 21, "tested": 21, "errored": 0}, "phases": {"coverage": {"status": "failure"}},' +
+        ' "test_cases": {"generated": 1411, "with_failures": 2, "unique_failures": 1},' +
+        ' "failures": [{}], "errors": [], "warnings": {"missing_auth": ["POST /api/auth/refresh"]}}',
+    )
+    expect(readFuzzReport(file)).toEqual({
+      exitCode: 1,
+      seed: '151190259571406903694493026890788165912',
+      seconds: 20.9,
+      operations: { selected: 21, tested: 21, errored: 0 },
+      testCases: { generated: 1411, withFailures: 2, uniqueFailures: 1 },
+      failures: 1,
+      errors: 0,
+      phases: { coverage: 'failure' },
+      missingAuth: ['POST /api/auth/refresh'],
+    })
+  })
+
+  it('when a run passed, then only its summary is shown; when it failed, then everything, failures included', () => {
+    const output =
+      'progress\n=== FAILURES ===\nPOST /x\n=================== SUMMARY ===================\n1 passed\n'
+    expect(outputToShow(output, false)).toBe('=================== SUMMARY ===================\n1 passed\n')
+    expect(outputToShow(output, true)).toBe(output)
+  })
+})
