@@ -185,7 +185,7 @@ export function wantsProblemDetails(request: FastifyRequest): boolean {
 }
 
 export interface ErrorBodyOptions {
-  /** include the stack of 5xx errors (never in production) */
+  /** include the stack of an unexpected failure, 500 (never in production) */
   exposeStack: boolean
 }
 
@@ -204,7 +204,8 @@ export function sendError(
   reply.serializer((payload: unknown) => JSON.stringify(payload))
   for (const [name, value] of Object.entries(appError.headers ?? {})) reply.header(name, value)
   if (appError.retryAfter !== undefined) reply.header('retry-after', String(appError.retryAfter))
-  const stack = options.exposeStack && appError.statusCode >= 500 ? (original.stack ?? undefined) : undefined
+  // only an unexpected failure (500) has a stack worth showing; 501, 502, 503 and 504 are answers, not faults
+  const stack = options.exposeStack && appError.statusCode === 500 ? (original.stack ?? undefined) : undefined
 
   if (wantsProblemDetails(request)) {
     const problem: ProblemDetails = {

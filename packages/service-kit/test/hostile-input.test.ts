@@ -125,6 +125,11 @@ describe('chassis: hostile bodies', () => {
     expect(detail?.received.length).toBeLessThanOrEqual(201)
   })
 
+  it('when the service runs in development, then a 501 (an answer, not a fault) still carries no stack', async () => {
+    const response = await chassis.app.inject({ method: 'PROPFIND' as 'GET', url: '/api/v1/widgets/1' })
+    expectEnvelope(response, 501, 'NOT_IMPLEMENTED')
+  })
+
   it('when a body carries __proto__, then 400 BAD_REQUEST (prototype poisoning refused)', async () => {
     expectEnvelope(
       await post('/api/v1/notes', '{"title":"x","__proto__":{"admin":true}}'),
