@@ -129,8 +129,8 @@ describe('hostile JSON bodies', () => {
 
   it('when a proxied body is not UTF-8 or nested too deep, then the service refuses it and the gateway relays its envelope', async () => {
     const notUtf8 = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
-    const tooDeep = Buffer.from(`${'['.repeat(100)}${']'.repeat(100)}`)
-    for (const body of [notUtf8, tooDeep]) {
+    const deep = (levels: number) => Buffer.from(`${'['.repeat(levels)}${']'.repeat(levels)}`)
+    for (const body of [notUtf8, deep(100), deep(10_000), deep(100_000)]) {
       const answer = await post('/api/v1/users/echo', body)
       expect(envelopeOf(answer)).toEqual({
         status: 400,
@@ -142,6 +142,25 @@ describe('hostile JSON bodies', () => {
       })
     }
     // a client's bad body is no failure of the instance
+    expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+  })
+})
+
+describe('NUL characters through the gateway', () => {
+  it('when a proxied text field holds a NUL character, then the service answers 422 naming the field, relayed as is', async () => {
+    const answer = await fetch(`http://127.0.0.1:${gateway.port}/api/v1/users/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"title":"a\\u0000b"}',
+    })
+    expect(answer.status).toBe(422)
+    const body = (await answer.json()) as {
+      error: { code: string; details: { field: string; message: string }[] }
+    }
+    expect(body.error.code).toBe('VALIDATION_ERROR')
+    expect(body.error.details).toEqual([
+      expect.objectContaining({ field: 'title', message: 'must not contain NUL characters' }),
+    ])
     expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
   })
 })

@@ -1,6 +1,8 @@
 // A small real service for the gateway's tests, run as its own process: the chassis, a few routes under
 // /api/v1/<segment>, a WebSocket echo at /ws, registered in Consul under the name the test gives it.
+import { Text } from '@meridian/contracts'
 import { createServiceApp, registerService } from '@meridian/service-kit'
+import { Type } from 'typebox'
 import { WebSocketServer } from 'ws'
 
 const env = process.env
@@ -32,6 +34,12 @@ await app.register(
     }))
     api.post('/echo', async (request) => ({ instance: label, requestId: request.id, body: request.body }))
     api.put('/echo', async (request) => ({ instance: label, body: request.body }))
+    // a text field as the services declare them (contracts' Text: no NUL)
+    api.post(
+      '/notes',
+      { schema: { body: Type.Object({ title: Text({ minLength: 1 }) }, { additionalProperties: false }) } },
+      async (request) => ({ instance: label, body: request.body }),
+    )
     api.get('/hang', () => new Promise(() => {}))
     // a body of `bytes` bytes (a repeated pattern, so the test can check it), sent in 64 KiB chunks
     api.get('/bytes/:count', (request, reply) => {
