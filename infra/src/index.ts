@@ -22,6 +22,7 @@ import {
 import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
+export { freePort } from './free-port.ts'
 export type { ComponentName, Progress } from './native/engine.ts'
 export { consulBaseUrl, databaseUrl, kafkaClient, serviceDatabases } from './probes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'

@@ -2,7 +2,7 @@
 // file, ready when /health/ready answers 200, stopped by the pid recorded at start and by nothing else.
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from '../free-port.ts'
 import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
 import type { FuzzedService } from './services.ts'
 
@@ -15,22 +15,6 @@ export interface ServiceProcess {
   /** the last lines it wrote (for a report when something went wrong) */
   logTail(lines?: number): string
   stop(): Promise<void>
-}
-
-/** A TCP port free on 127.0.0.1 now: the kernel picks it, we release it and hand it to the service. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        address && typeof address !== 'string'
-          ? resolve(address.port)
-          : reject(new Error('no free TCP port')),
-      )
-    })
-  })
 }
 
 export async function startServiceProcess(

@@ -1,4 +1,5 @@
-// A TCP port free on 127.0.0.1 now: the kernel picks it, we release it and hand it to a process that cannot take 0.
+// A TCP port free on 127.0.0.1 now: the kernel picks it, we release it and hand it to a process that cannot take 0
+// (benchmarks, the API fuzzing run).
 import { createServer } from 'node:net'
 
 export function freePort(): Promise<number> {
