@@ -9,12 +9,26 @@ export MERIDIAN_CACHE_DIR
 say() { printf '\033[1m[meridian]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[31m[meridian]\033[0m %s\n' "$*" >&2; exit 1; }
 
+# Node.js >= 22.12 on PATH is used as it is. An older one (Node 20 reached its end of life in April 2026) gets the
+# Node 24 LTS pinned in .node-version, as the npm registry's `node` package (a real Node binary), installed once into
+# the cache folder with the machine's npm and put first on PATH for this script and everything it starts.
 ensure_node() {
-  command -v node >/dev/null 2>&1 || die "Node.js >= 20.19 is required (none on PATH)."
-  node -e '
-    const [maj, min] = process.versions.node.split(".").map(Number)
-    if (maj < 20 || (maj === 20 && min < 19)) { console.error(`Node.js >= 20.19 is required (found ${process.versions.node}).`); process.exit(1) }
-  ' || exit 1
+  local accepts='const [major, minor] = process.versions.node.split(".").map(Number)
+    process.exit(major > 22 || (major === 22 && minor >= 12) ? 0 : 1)'
+  if command -v node >/dev/null 2>&1 && node -e "$accepts"; then return; fi
+  local version prefix
+  version="$(tr -d '[:space:]' <"$MERIDIAN_ROOT/.node-version")"
+  prefix="$MERIDIAN_CACHE_DIR/tools/node-$version"
+  if [ ! -x "$prefix/node_modules/node/bin/node" ]; then
+    command -v npm >/dev/null 2>&1 ||
+      die "Node.js >= 22.12 is required; with an older Node.js and its npm, Meridian obtains Node $version itself."
+    say "installing Node.js $version (the npm registry's node package) into $prefix"
+    mkdir -p "$prefix"
+    npm install --prefix "$prefix" --no-save --no-fund --no-audit --loglevel=error "node@$version" >&2
+  fi
+  PATH="$prefix/node_modules/.bin:$PATH"
+  export PATH
+  node -e "$accepts" || die "Node.js $version from $prefix does not run here ($(node --version 2>&1))."
 }
 
 # The pnpm version pinned in package.json#packageManager, installed once into the cache folder.
