@@ -1,17 +1,7 @@
-// The run's own database on the real server: created, migrated as auth's main.ts does, seeded, dropped.
-import { fileURLToPath } from 'node:url'
-import { migrate } from '@meridian/db'
-import { migrateEventTables } from '@meridian/events'
+// The run's own database on the real server: created, migrated as auth migrates, seeded, dropped.
+import { migrateAuthDatabase } from '@meridian/auth'
 import { createRunDatabase } from './run-database.ts'
 import { hashPassword } from './servers/argon2id.ts'
-
-/**
- * services/auth/migrations, found next to the package's entry (src/app.ts). @meridian/auth does not export its
- * migrations folder, so this relies on that layout.
- */
-export const authMigrationsDir = fileURLToPath(
-  new URL('../migrations', import.meta.resolve('@meridian/auth')),
-)
 
 /** Seeded users have these emails; everything else was created by a run and is removed by `removeCreatedUsers`. */
 const seedEmailPattern = 'seed-%@example.com'
@@ -33,9 +23,8 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
   const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench')
 
   try {
-    await migrate(sql, { dir: authMigrationsDir })
-    // registering a user appends user.registered to the outbox in the same transaction (no relay runs here)
-    await migrateEventTables(sql)
+    // auth's tables and the outbox: registering a user appends user.registered in its transaction (no relay runs)
+    await migrateAuthDatabase(sql)
   } catch (error) {
     await drop()
     throw error

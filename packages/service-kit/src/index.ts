@@ -53,6 +53,7 @@ export {
 export { requestIdFrom, requestIdHeader } from './request-id.ts'
 export {
   type RunningService,
+  runMain,
   runService,
   type ServiceProcessConfig,
   type StartServiceOptions,

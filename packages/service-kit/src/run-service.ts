@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import type { ServiceApp } from './app.ts'
-import type { ServiceEnv } from './config.ts'
+import { ConfigError, type ServiceEnv } from './config.ts'
 import {
   type RegistrationTiming,
   registerService,
@@ -101,4 +101,20 @@ export async function runService(
     await running.stop()
   })
   return running
+}
+
+/**
+ * The last line of a service's main.ts: runs `main`; when it fails, says why on stderr (a configuration error by its
+ * message alone, naming every bad variable; anything else with its stack) and sets the exit code, so that the
+ * process ends once its handles are closed.
+ */
+export function runMain(serviceName: string, main: () => Promise<unknown>): void {
+  main().catch((error: unknown) => {
+    const reason =
+      error instanceof ConfigError
+        ? error.message
+        : `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`
+    process.stderr.write(`${serviceName}: ${reason}\n`)
+    process.exitCode = 1
+  })
 }

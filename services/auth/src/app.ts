@@ -36,6 +36,7 @@ export const serviceName = 'auth'
 // what a process hosting the app needs besides buildApp (main.ts, the benchmark's server)
 export { createConfiguredKeyRing } from './authentication.ts'
 export { type AuthConfig, loadAuthConfig } from './config.ts'
+export { migrateAuthDatabase } from './migrations.ts'
 
 export interface AuthDependencies {
   config: AuthConfig

@@ -4,8 +4,7 @@ import { createInterface } from 'node:readline/promises'
 import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { isAppError } from '@meridian/contracts'
-import { createDatabase, isDatabaseUnavailable, migrate } from '@meridian/db'
-import { migrateEventTables } from '@meridian/events'
+import { createDatabase, isDatabaseUnavailable } from '@meridian/db'
 import { ConfigError, clockToleranceMs, createRedis, loadConfig } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import { AuthEnv } from './config.ts'
@@ -21,7 +20,7 @@ import {
 } from './domain/admins.ts'
 import { createCredentialRevoker } from './domain/credential-revocation.ts'
 import { createUserUseCases, normaliseEmail } from './domain/users.ts'
-import { migrationsDir } from './migrations.ts'
+import { migrateAuthDatabase } from './migrations.ts'
 
 export const createAdminUsage = `usage: scripts/create-admin --email <email> [--name <name>] [--reset-password]
 
@@ -109,8 +108,7 @@ export async function createAdmin(options: CreateAdminOptions): Promise<AdminOut
   const sql = createDatabase(options.databaseUrl, { max: 1, applicationName: 'auth-create-admin' })
   const redis = createRedis(options.redisUrl, { connectionName: 'auth-create-admin' })
   try {
-    const { applied } = await migrate(sql, { dir: migrationsDir })
-    await migrateEventTables(sql)
+    const { applied } = await migrateAuthDatabase(sql)
     if (applied.length > 0) options.log?.(`applied migrations ${applied.join(', ')}`)
     const users = createUsersRepository(sql)
     const revoker = createCredentialRevoker({

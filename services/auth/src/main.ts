@@ -1,17 +1,11 @@
 // The auth process: configuration, database (migrated), Redis, the outbox relay, the app, Consul, graceful shutdown.
-import { createDatabase, migrate } from '@meridian/db'
-import {
-  createEventMetrics,
-  createEventProducer,
-  createKafka,
-  createOutboxRelay,
-  migrateEventTables,
-} from '@meridian/events'
-import { ConfigError, createRedis, runService } from '@meridian/service-kit'
+import { createDatabase } from '@meridian/db'
+import { createEventMetrics, createEventProducer, createKafka, createOutboxRelay } from '@meridian/events'
+import { createRedis, runMain, runService } from '@meridian/service-kit'
 import { buildApp } from './app.ts'
 import { createConfiguredKeyRing } from './authentication.ts'
 import { loadAuthConfig } from './config.ts'
-import { migrationsDir } from './migrations.ts'
+import { migrateAuthDatabase } from './migrations.ts'
 
 async function main(): Promise<void> {
   const config = loadAuthConfig()
@@ -24,8 +18,7 @@ async function main(): Promise<void> {
   })
   const app = await buildApp({ config, sql, redis, keyRing })
   // safe with several instances starting together: migrations run under a lock
-  await migrate(sql, { dir: migrationsDir, logger: app.log })
-  await migrateEventTables(sql, app.log)
+  await migrateAuthDatabase(sql, app.log)
   // loads the shared signing keys (the first instance creates one) and checks for rotation every minute
   await keyRing.start()
 
@@ -49,13 +42,4 @@ async function main(): Promise<void> {
   await runService({ app, config })
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`auth: ${error.message}\n`)
-  } else {
-    process.stderr.write(
-      `auth: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    )
-  }
-  process.exitCode = 1
-})
+runMain('auth', main)

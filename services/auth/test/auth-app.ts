@@ -1,6 +1,5 @@
 // Builds the auth app on a fresh database of its own, as main.ts would, for component tests.
-import { createDatabase, migrate, type Sql } from '@meridian/db'
-import { migrateEventTables } from '@meridian/events'
+import { createDatabase, type Sql } from '@meridian/db'
 import type { ServiceApp } from '@meridian/service-kit'
 import { captureLogs, freshDatabase, infraEndpoints, type TestDatabase } from '@meridian/testkit'
 import { Redis } from 'ioredis'
@@ -8,7 +7,7 @@ import { buildApp } from '../src/app.ts'
 import { createConfiguredKeyRing } from '../src/authentication.ts'
 import { type AuthConfig, loadAuthConfig } from '../src/config.ts'
 import type { ManagedKeyRing } from '../src/domain/signing-keys.ts'
-import { migrationsDir } from '../src/migrations.ts'
+import { migrateAuthDatabase } from '../src/migrations.ts'
 
 export interface AuthTestApp {
   app: ServiceApp
@@ -32,8 +31,7 @@ export async function buildAuthTestApp(
 ): Promise<AuthTestApp> {
   const database = await freshDatabase('auth')
   const sql = createDatabase(database.url, { applicationName: 'auth-test' })
-  await migrate(sql, { dir: migrationsDir })
-  await migrateEventTables(sql)
+  await migrateAuthDatabase(sql)
   const redis = new Redis(infraEndpoints().redisUrl)
   const { stream: logStream, lines: logs } = captureLogs()
   const config = loadAuthConfig({

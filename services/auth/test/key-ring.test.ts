@@ -1,11 +1,11 @@
 // The signing key ring on real PostgreSQL with a test clock: rotation ahead of use, retirement after the last token
 // expired, several instances sharing (and rotating) one set of keys, keys encrypted at rest.
-import { createDatabase, migrate, type Sql } from '@meridian/db'
+import { createDatabase, type Sql } from '@meridian/db'
 import { freshDatabase, type TestDatabase } from '@meridian/testkit'
 import { decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createKeyRing, type KeyRingTiming, type ManagedKeyRing } from '../src/domain/signing-keys.ts'
-import { migrationsDir } from '../src/migrations.ts'
+import { migrateAuthDatabase } from '../src/migrations.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { signedIn } from './identities.ts'
 
@@ -35,7 +35,7 @@ describe('key ring', () => {
   beforeAll(async () => {
     database = await freshDatabase('auth-keys')
     sql = createDatabase(database.url, { applicationName: 'auth-key-ring-test' })
-    await migrate(sql, { dir: migrationsDir })
+    await migrateAuthDatabase(sql)
   })
   afterAll(async () => {
     for (const ring of rings) ring.stop()

@@ -1,5 +1,5 @@
 // The gateway process: configuration, Redis, the app, the first instance lists, Consul registration, graceful shutdown.
-import { ConfigError, createRedis, runService } from '@meridian/service-kit'
+import { createRedis, runMain, runService } from '@meridian/service-kit'
 import { buildGatewayApp } from './app.ts'
 import { loadGatewayConfig } from './config.ts'
 
@@ -17,13 +17,4 @@ async function main(): Promise<void> {
   await runService({ app, config })
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`gateway: ${error.message}\n`)
-  } else {
-    process.stderr.write(
-      `gateway: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    )
-  }
-  process.exitCode = 1
-})
+runMain('gateway', main)
