@@ -1,7 +1,7 @@
 // Users in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open transaction.
 import type { User, UserField, UserRole, UserStatus } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
-import { type SortKey, userColumns } from '../domain/user-query.ts'
+import { type SortKey, userColumns } from './user-columns.ts'
 
 export interface UserRecord extends Omit<User, 'createdAt' | 'updatedAt'> {
   version: number

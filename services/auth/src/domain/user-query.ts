@@ -1,22 +1,6 @@
 // Turns a list request's sort and fields parameters into allow-listed columns; anything else is a 422, never SQL.
 import { AppError, type ErrorDetail, type UserField, userFields, userSortFields } from '@meridian/contracts'
-
-/** API field name -> column. The only names that ever reach SQL as identifiers. */
-export const userColumns: Record<UserField, string> = {
-  id: 'id',
-  name: 'name',
-  email: 'email',
-  role: 'role',
-  status: 'status',
-  age: 'age',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-}
-
-export interface SortKey {
-  column: string
-  descending: boolean
-}
+import { type SortKey, userColumns } from '../data/user-columns.ts'
 
 export const defaultSort: SortKey[] = [{ column: 'created_at', descending: true }]
 
