@@ -19,7 +19,7 @@ export {
   security,
   securitySchemes,
 } from './openapi.ts'
-export { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+export { type RuntimeState, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 export { createRedis, type ServiceRedisOptions } from './redis.ts'
 export {
   type ConsulCallOptions,
@@ -33,6 +33,17 @@ export {
 } from './registry/consul-client.ts'
 export { consulDurationToMs } from './registry/consul-duration.ts'
 export type { RegistryLogger } from './registry/registry-logger.ts'
+export {
+  followRuntimeSettings,
+  type Maintenance,
+  maintenanceDefaults,
+  parseMaintenance,
+  type RuntimeSettings,
+  type RuntimeSettingsOptions,
+  type RuntimeSettingsWatch,
+  runtimeSettingKeys,
+  runtimeSettingsPrefix,
+} from './registry/runtime-settings.ts'
 export {
   createDiscovery,
   type DiscoveryOptions,

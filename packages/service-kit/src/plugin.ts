@@ -4,11 +4,13 @@ import { AppError, ErrorEnvelope } from '@meridian/contracts'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
+import { pino } from 'pino'
 import { sendError, toAppError } from './error-handler.ts'
 import { createHealthRegistry, type HealthRegistry, healthRoutes } from './health.ts'
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
 import { registerOpenApi } from './openapi.ts'
 import { syncedRedisStore } from './rate-limit-store.ts'
+import type { Maintenance, RuntimeSettings } from './registry/runtime-settings.ts'
 import { requestIdHeader } from './request-id.ts'
 import { createRouteIndex, methods } from './routing.ts'
 
@@ -48,8 +50,25 @@ declare module 'fastify' {
     health: HealthRegistry
     metrics: ServiceMetrics
     service: { name: string; version: string }
+    /** what Consul KV says at runtime (registry/runtime-settings.ts): maintenance and log level */
+    runtime: RuntimeState
   }
 }
+
+export interface RuntimeState {
+  /** set while the operator's maintenance switch is on */
+  maintenance: Maintenance | undefined
+  apply(settings: RuntimeSettings): void
+}
+
+/** What keeps answering in maintenance: an operator and the load balancer still need to see the instance. */
+const operationsPaths: ReadonlySet<string> = new Set([
+  '/health',
+  '/healthz',
+  '/health/live',
+  '/health/ready',
+  '/metrics',
+])
 
 const implementedMethods: ReadonlySet<string> = new Set(methods)
 
@@ -66,10 +85,28 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
 
   app.addSchema(ErrorEnvelope)
 
+  const startLevel = app.log.level
+  const runtime: RuntimeState = {
+    maintenance: undefined,
+    apply(settings) {
+      runtime.maintenance = settings.maintenance
+      const level = settings.logLevel ?? startLevel
+      if (level in pino.levels.values || level === 'silent') app.log.level = level
+      else
+        app.log.warn({ logLevel: level }, 'unknown log level in the runtime settings; the level is unchanged')
+    },
+  }
+  app.decorate('runtime', runtime)
+
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(requestIdHeader, request.id)
     // QUERY, PROPFIND, TRACE and the like parse, but no route of ours implements them (405 is for the methods we do)
-    done(implementedMethods.has(request.method) ? undefined : notImplemented(request.method))
+    if (!implementedMethods.has(request.method)) return done(notImplemented(request.method))
+    const { maintenance } = runtime
+    if (maintenance !== undefined && !operationsPaths.has(request.url.split('?', 1)[0] ?? '')) {
+      return done(AppError.serviceUnavailable(maintenance.message, maintenance.retryAfterSeconds))
+    }
+    done()
   })
 
   const routes = createRouteIndex()

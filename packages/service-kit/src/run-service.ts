@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import type { ServiceApp } from './app.ts'
 import { ConfigError, type ServiceEnv } from './config.ts'
+import { followRuntimeSettings } from './registry/runtime-settings.ts'
 import {
   type RegistrationTiming,
   registerService,
@@ -71,6 +72,20 @@ export async function startService({
     })
   }
 
+  // an instance in Consul also follows its runtime settings there (maintenance, log level)
+  const settings = config.CONSUL_REGISTER
+    ? followRuntimeSettings({
+        consul: {
+          address: config.CONSUL_HTTP_ADDR,
+          ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
+        },
+        service: app.service.name,
+        logger: app.log,
+        apply: (current) => app.runtime.apply(current),
+      })
+    : undefined
+  await settings?.ready()
+
   let stopping: Promise<void> | undefined
   return {
     port,
@@ -79,6 +94,7 @@ export async function startService({
       stopping ??= (async () => {
         app.health.draining = true
         await registration?.deregister()
+        await settings?.close()
         await app.close()
       })()
       return stopping

@@ -19,6 +19,8 @@ export interface ConsulCallOptions {
   signal?: AbortSignal
   /** overrides requestTimeoutMs for this call, e.g. for a blocking query meant to wait */
   timeoutMs?: number
+  /** statuses besides 2xx answered as a response rather than thrown, e.g. 404 for a KV prefix with no keys */
+  accept?: readonly number[]
 }
 
 export interface ConsulResponse<T> {
@@ -99,7 +101,8 @@ export function createConsulClient(options: ConsulClientOptions): ConsulClient {
       if (callOptions.signal?.aborted) throw error
       throw new ConsulRequestError(method, path, undefined, describeTransportError(error), error)
     }
-    if (response.statusCode < 200 || response.statusCode >= 300) {
+    const accepted = callOptions.accept?.includes(response.statusCode) ?? false
+    if ((response.statusCode < 200 || response.statusCode >= 300) && !accepted) {
       throw new ConsulRequestError(
         method,
         path,
