@@ -126,22 +126,3 @@ export const hsToken = (payload = claims(), secret = hsSecret, header: Record<st
   craftToken({ alg: 'HS256', typ: 'JWT', ...header }, payload, hs256(secret))
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
-
-/** The spec's error envelope with its code and message, and error.requestId equal to the X-Request-Id header. */
-export function expectedError(response: {
-  statusCode: number
-  headers: Record<string, unknown>
-  json(): unknown
-}) {
-  const body = response.json() as {
-    success: boolean
-    error: { code: string; message: string; requestId: string; timestamp: string }
-  }
-  return {
-    status: response.statusCode,
-    success: body.success,
-    code: body.error?.code,
-    message: body.error?.message,
-    requestIdMatches: body.error?.requestId === response.headers['x-request-id'],
-  }
-}

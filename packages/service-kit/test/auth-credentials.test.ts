@@ -1,11 +1,11 @@
 // Sessions, API keys, the order of credentials, role and ownership checks, and API keys kept out of URLs and logs.
 import { authNames } from '@meridian/contracts'
-import { freshRedis, type TestRedis } from '@meridian/testkit'
+import { expectErrorEnvelope, freshRedis, type TestRedis } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Principal } from '../src/auth/index.ts'
 import { maskSecretsInUrl } from '../src/logging.ts'
-import { type AuthApp, bearer, buildAuthApp, claims, expectedError, hsSecret, hsToken } from './auth-app.ts'
+import { type AuthApp, bearer, buildAuthApp, claims, hsSecret, hsToken } from './auth-app.ts'
 
 const apiKeys: Record<string, Principal> = {
   'mk_live_valid-key': {
@@ -65,18 +65,16 @@ describe('auth: sessions, API keys and authorization', () => {
     it('when the session id is unknown, empty or absurdly long, then 401 Invalid session', async () => {
       for (const id of ['no-such-session', '', 'x'.repeat(300)]) {
         const response = await get('/me', sessionCookie(id))
-        expect(expectedError(response), id).toMatchObject({
-          status: 401,
-          code: 'UNAUTHORIZED',
-          message: 'Invalid session',
-        })
+        const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: id })
+        expect(error.message, id).toBe('Invalid session')
       }
     })
 
     it('when the stored session is malformed JSON or lacks its fields, then 401 Invalid session', async () => {
       for (const id of ['malformed-json', 'wrong-shape']) {
         const response = await get('/me', sessionCookie(id))
-        expect(expectedError(response), id).toMatchObject({ status: 401, message: 'Invalid session' })
+        const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: id })
+        expect(error.message, id).toBe('Invalid session')
       }
     })
 
@@ -97,7 +95,7 @@ describe('auth: sessions, API keys and authorization', () => {
           url: '/me',
           headers: sessionCookie('any'),
         })
-        expect(expectedError(response)).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' })
+        expectErrorEnvelope(response, 503, 'SERVICE_UNAVAILABLE')
       } finally {
         await offline.app.close()
         down.disconnect()
@@ -115,7 +113,8 @@ describe('auth: sessions, API keys and authorization', () => {
     it('when the key is unknown or empty, then 401 Invalid API key', async () => {
       for (const key of ['mk_live_revoked', '']) {
         const response = await get('/me', { 'x-api-key': key })
-        expect(expectedError(response), key).toMatchObject({ status: 401, message: 'Invalid API key' })
+        const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: key })
+        expect(error.message, key).toBe('Invalid API key')
       }
     })
 
@@ -127,7 +126,7 @@ describe('auth: sessions, API keys and authorization', () => {
           url: '/me',
           headers: { 'x-api-key': 'mk_live_valid-key' },
         })
-        expect(expectedError(response)).toMatchObject({ status: 401, message: 'Invalid API key' })
+        expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Invalid API key')
       } finally {
         await withoutKeys.app.close()
       }
@@ -147,12 +146,8 @@ describe('auth: sessions, API keys and authorization', () => {
       ]) {
         for (const path of ['/public', '/me', '/no-such-route']) {
           const response = await get(`${path}?${query}`, { 'x-api-key': 'mk_live_valid-key' })
-          expect(expectedError(response), `${path}?${query}`).toMatchObject({
-            status: 401,
-            code: 'UNAUTHORIZED',
-            message: 'API keys are accepted only in the X-API-Key header',
-            requestIdMatches: true,
-          })
+          const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: `${path}?${query}` })
+          expect(error.message, `${path}?${query}`).toBe('API keys are accepted only in the X-API-Key header')
         }
       }
     })
@@ -184,7 +179,7 @@ describe('auth: sessions, API keys and authorization', () => {
   describe('order of credentials', () => {
     it('when no credential is sent, then 401 Missing token', async () => {
       const response = await get('/me')
-      expect(expectedError(response)).toMatchObject({ status: 401, message: 'Missing token' })
+      expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Missing token')
     })
 
     it('when the Authorization header is bad, then 401 even with a valid API key and session', async () => {
@@ -193,12 +188,12 @@ describe('auth: sessions, API keys and authorization', () => {
         'x-api-key': 'mk_live_valid-key',
         ...sessionCookie('valid-session'),
       })
-      expect(expectedError(response)).toMatchObject({ status: 401, message: 'Invalid or expired token' })
+      expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Invalid or expired token')
     })
 
     it('when the API key is bad, then 401 even with a valid session', async () => {
       const response = await get('/me', { 'x-api-key': 'mk_live_revoked', ...sessionCookie('valid-session') })
-      expect(expectedError(response)).toMatchObject({ status: 401, message: 'Invalid API key' })
+      expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Invalid API key')
     })
 
     it('when a bearer token and an API key are both valid, then the bearer token wins', async () => {
@@ -210,12 +205,7 @@ describe('auth: sessions, API keys and authorization', () => {
   describe('roles and ownership', () => {
     it('when the principal lacks the role, then 403 Insufficient permissions', async () => {
       const response = await get('/admin', bearer(hsToken(claims({ role: 'user', roles: ['editor'] }))))
-      expect(expectedError(response)).toMatchObject({
-        status: 403,
-        code: 'FORBIDDEN',
-        message: 'Insufficient permissions',
-        requestIdMatches: true,
-      })
+      expect(expectErrorEnvelope(response, 403, 'FORBIDDEN').message).toBe('Insufficient permissions')
     })
 
     it('when the role is held as `role` or in `roles`, then requireRole passes', async () => {
@@ -228,13 +218,13 @@ describe('auth: sessions, API keys and authorization', () => {
 
     it('when requireRole meets no credential, then 401 rather than 403', async () => {
       const response = await get('/admin')
-      expect(expectedError(response)).toMatchObject({ status: 401, message: 'Missing token' })
+      expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Missing token')
     })
 
     it('when a user reads their own resource, then it passes; another user’s, 403', async () => {
       expect((await get('/users/user-1', bearer(hsToken()))).statusCode).toBe(200)
       const response = await get('/users/user-2', bearer(hsToken()))
-      expect(expectedError(response)).toMatchObject({ status: 403, message: 'Insufficient permissions' })
+      expect(expectErrorEnvelope(response, 403, 'FORBIDDEN').message).toBe('Insufficient permissions')
     })
 
     it('when someone else’s resource is read with one of the allowed roles, then it passes', async () => {
@@ -248,24 +238,20 @@ describe('auth: sessions, API keys and authorization', () => {
     it('when a client token’s subject equals a user id, then it is not that user’s owner', async () => {
       const token = hsToken(claims({ sub: 'user-2', client_id: 'user-2', role: 'service' }))
       const response = await get('/users/user-2', bearer(token))
-      expect(expectedError(response)).toMatchObject({ status: 403 })
+      expectErrorEnvelope(response, 403, 'FORBIDDEN')
     })
   })
 
   it('when a request is refused with 401, then the body is the error envelope and its requestId is X-Request-Id', async () => {
     const response = await get('/me', { 'x-request-id': 'req-auth-401', ...bearer('a.b.c') })
-    expect(response.statusCode).toBe(401)
     expect(response.headers['x-request-id']).toBe('req-auth-401')
-    const body = response.json()
-    expect(body).toEqual({
-      success: false,
-      error: {
-        code: 'UNAUTHORIZED',
-        message: 'Invalid or expired token',
-        requestId: 'req-auth-401',
-        timestamp: expect.any(String),
-      },
+    const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED')
+    // nothing beside the required fields: no details, no retryAfter
+    expect(error).toEqual({
+      code: 'UNAUTHORIZED',
+      message: 'Invalid or expired token',
+      requestId: 'req-auth-401',
+      timestamp: error.timestamp,
     })
-    expect(new Date(body.error.timestamp).toISOString()).toBe(body.error.timestamp)
   })
 })

@@ -1,5 +1,6 @@
 // Bearer tokens: valid ones become principals; every token of the attack catalogue is a 401 `Invalid or expired token`.
 import { randomUUID } from 'node:crypto'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type AuthApp,
@@ -7,7 +8,6 @@ import {
   buildAuthApp,
   claims,
   craftToken,
-  expectedError,
   hs256,
   hsSecret,
   hsToken,
@@ -19,7 +19,6 @@ import {
   startJwksServer,
 } from './auth-app.ts'
 
-const invalidToken = { status: 401, code: 'UNAUTHORIZED', message: 'Invalid or expired token' }
 const now = () => Math.floor(Date.now() / 1000)
 
 async function me(auth: AuthApp, headers: Record<string, string>, url = '/me') {
@@ -28,11 +27,8 @@ async function me(auth: AuthApp, headers: Record<string, string>, url = '/me') {
 
 async function expectInvalidToken(auth: AuthApp, token: string, url = '/me') {
   const response = await me(auth, bearer(token), url)
-  expect(expectedError(response), token).toMatchObject({
-    ...invalidToken,
-    success: false,
-    requestIdMatches: true,
-  })
+  const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: token })
+  expect(error.message, token).toBe('Invalid or expired token')
 }
 
 describe('auth: RS256 tokens verified with keys from the JWKS', () => {
@@ -112,12 +108,8 @@ describe('auth: RS256 tokens verified with keys from the JWKS', () => {
       { authorization: 'Bearer   ' },
     ] as Record<string, string>[]) {
       const response = await me(auth, headers)
-      expect(expectedError(response), JSON.stringify(headers)).toMatchObject({
-        status: 401,
-        code: 'UNAUTHORIZED',
-        message: 'Missing token',
-        requestIdMatches: true,
-      })
+      const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: JSON.stringify(headers) })
+      expect(error.message, JSON.stringify(headers)).toBe('Missing token')
     }
   })
 
@@ -367,7 +359,7 @@ describe('auth: JWKS refetches', () => {
     const auth = await buildAuthApp({ jwt: { algorithm: 'RS256', jwksUrl: url } })
     try {
       const response = await me(auth, bearer(rsToken(rsaKey())))
-      expect(expectedError(response)).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' })
+      expectErrorEnvelope(response, 503, 'SERVICE_UNAVAILABLE')
     } finally {
       await auth.app.close()
     }

@@ -1,24 +1,10 @@
 // The chassis answers every error of the spec's table in the envelope, with the request id, and logs safely.
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
 
 const json = { 'content-type': 'application/json' }
 const validWidget = { name: 'w', email: 'a@b.co', age: 30, password: 'correct horse' }
-
-function expectEnvelope(body: unknown, code: string, requestId?: string) {
-  expect(body).toMatchObject({
-    success: false,
-    error: {
-      code,
-      message: expect.any(String),
-      requestId: expect.any(String),
-      timestamp: expect.any(String),
-    },
-  })
-  const error = (body as { error: { requestId: string; timestamp: string } }).error
-  expect(new Date(error.timestamp).toISOString()).toBe(error.timestamp)
-  if (requestId) expect(error.requestId).toBe(requestId)
-}
 
 describe('chassis: errors and request ids', () => {
   let chassis: ChassisApp
@@ -37,7 +23,7 @@ describe('chassis: errors and request ids', () => {
       headers: { 'x-request-id': 'abc-123' },
     })
     expect(response.headers['x-request-id']).toBe('abc-123')
-    expectEnvelope(response.json(), 'NOT_FOUND', 'abc-123')
+    expect(expectErrorEnvelope(response, 404, 'NOT_FOUND').requestId).toBe('abc-123')
   })
 
   it('when the incoming X-Request-Id is malformed (spaces, newline, too long), then a new one is generated', async () => {
@@ -49,22 +35,20 @@ describe('chassis: errors and request ids', () => {
       })
       expect(response.headers['x-request-id']).not.toBe(hostile)
       expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
-      expectEnvelope(response.json(), 'NOT_FOUND', String(response.headers['x-request-id']))
+      expectErrorEnvelope(response, 404, 'NOT_FOUND')
     }
   })
 
   it('when a route does not exist, then 404 NOT_FOUND names the method and URL', async () => {
     const response = await chassis.app.inject({ method: 'DELETE', url: '/api/v1/missing/thing?x=1' })
-    expect(response.statusCode).toBe(404)
-    expectEnvelope(response.json(), 'NOT_FOUND')
-    expect(response.json().error.message).toBe('Route DELETE /api/v1/missing/thing not found')
+    const error = expectErrorEnvelope(response, 404, 'NOT_FOUND')
+    expect(error.message).toBe('Route DELETE /api/v1/missing/thing not found')
   })
 
   it('when a known path is called with the wrong method, then 405 lists the allowed methods in Allow', async () => {
     const response = await chassis.app.inject({ method: 'DELETE', url: '/api/v1/widgets/42' })
-    expect(response.statusCode).toBe(405)
+    expectErrorEnvelope(response, 405, 'METHOD_NOT_ALLOWED')
     expect(response.headers.allow).toBe('GET, HEAD')
-    expectEnvelope(response.json(), 'METHOD_NOT_ALLOWED')
   })
 
   it('when the JSON body is malformed, then 400 BAD_REQUEST and nothing else happens', async () => {
@@ -74,9 +58,8 @@ describe('chassis: errors and request ids', () => {
       headers: json,
       payload: '{"name": ',
     })
-    expect(response.statusCode).toBe(400)
-    expectEnvelope(response.json(), 'BAD_REQUEST')
-    expect(response.json().error.message).toBe('Malformed JSON in request body')
+    const error = expectErrorEnvelope(response, 400, 'BAD_REQUEST')
+    expect(error.message).toBe('Malformed JSON in request body')
   })
 
   it('when the body is not application/json, then 415 UNSUPPORTED_MEDIA_TYPE', async () => {
@@ -87,8 +70,7 @@ describe('chassis: errors and request ids', () => {
         headers: { 'content-type': type },
         payload: 'name=w',
       })
-      expect(response.statusCode).toBe(415)
-      expectEnvelope(response.json(), 'UNSUPPORTED_MEDIA_TYPE')
+      expectErrorEnvelope(response, 415, 'UNSUPPORTED_MEDIA_TYPE', { context: type })
     }
   })
 
@@ -100,8 +82,7 @@ describe('chassis: errors and request ids', () => {
       headers: json,
       payload,
     })
-    expect(response.statusCode).toBe(413)
-    expectEnvelope(response.json(), 'PAYLOAD_TOO_LARGE')
+    expectErrorEnvelope(response, 413, 'PAYLOAD_TOO_LARGE')
   })
 
   it('when several fields are invalid, then 422 VALIDATION_ERROR lists each with what was received, never a password', async () => {
@@ -111,9 +92,7 @@ describe('chassis: errors and request ids', () => {
       headers: json,
       payload: { email: 'not-an-email', age: 12, password: 'short', extra: 'x' },
     })
-    expect(response.statusCode).toBe(422)
-    expectEnvelope(response.json(), 'VALIDATION_ERROR')
-    const details = response.json().error.details as { field: string; message: string; received?: string }[]
+    const details = expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details ?? []
     const byField = Object.fromEntries(details.map((d) => [d.field, d]))
     expect(byField.name).toMatchObject({ message: expect.stringContaining('name') })
     expect(byField.email).toMatchObject({ received: 'not-an-email' })
@@ -127,11 +106,10 @@ describe('chassis: errors and request ids', () => {
     const production = await buildChassisApp({ environment: 'production' })
     try {
       const response = await production.app.inject({ method: 'GET', url: '/api/v1/boom' })
-      expect(response.statusCode).toBe(500)
-      expectEnvelope(response.json(), 'INTERNAL_ERROR')
-      expect(response.json().error.message).toBe('An unexpected error occurred')
+      // no stack either: the assertion refuses one unless told to expect it
+      const error = expectErrorEnvelope(response, 500, 'INTERNAL_ERROR')
+      expect(error.message).toBe('An unexpected error occurred')
       expect(response.body).not.toContain('secret internal detail')
-      expect(response.json().error.stack).toBeUndefined()
       const logged = production.logs.find((line) => line.msg === 'unexpected error')
       expect(logged).toMatchObject({
         level: 50,
@@ -148,33 +126,30 @@ describe('chassis: errors and request ids', () => {
     const development = await buildChassisApp({ environment: 'development' })
     try {
       const response = await development.app.inject({ method: 'GET', url: '/api/v1/boom' })
-      expect(response.statusCode).toBe(500)
-      expect(response.json().error.message).toBe('An unexpected error occurred')
-      expect(response.json().error.stack).toContain('Error')
+      const error = expectErrorEnvelope(response, 500, 'INTERNAL_ERROR', { stack: true })
+      expect(error.message).toBe('An unexpected error occurred')
+      expect(error.stack).toContain('Error')
     } finally {
       await development.app.close()
     }
+    // in test, as in production, the envelope carries no stack (the assertion refuses one)
     const inTest = await chassis.app.inject({ method: 'GET', url: '/api/v1/boom' })
-    expect(inTest.json().error.stack).toBeUndefined()
+    expectErrorEnvelope(inTest, 500, 'INTERNAL_ERROR')
   })
 
   it('when an async handler rejects, then the rejection reaches the error handler', async () => {
     const response = await chassis.app.inject({ method: 'GET', url: '/api/v1/reject' })
-    expect(response.statusCode).toBe(500)
-    expectEnvelope(response.json(), 'INTERNAL_ERROR')
+    expectErrorEnvelope(response, 500, 'INTERNAL_ERROR')
   })
 
   it('when operational errors are raised, then each keeps its status and code (409, 412, 503 with Retry-After)', async () => {
     const conflict = await chassis.app.inject({ method: 'GET', url: '/api/v1/conflict' })
-    expect(conflict.statusCode).toBe(409)
-    expectEnvelope(conflict.json(), 'CONFLICT')
+    expectErrorEnvelope(conflict, 409, 'CONFLICT')
     const precondition = await chassis.app.inject({ method: 'GET', url: '/api/v1/precondition' })
-    expect(precondition.statusCode).toBe(412)
-    expectEnvelope(precondition.json(), 'PRECONDITION_FAILED')
+    expectErrorEnvelope(precondition, 412, 'PRECONDITION_FAILED')
     const unavailable = await chassis.app.inject({ method: 'GET', url: '/api/v1/unavailable' })
-    expect(unavailable.statusCode).toBe(503)
+    expect(expectErrorEnvelope(unavailable, 503, 'SERVICE_UNAVAILABLE').retryAfter).toBe(30)
     expect(unavailable.headers['retry-after']).toBe('30')
-    expect(unavailable.json().error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfter: 30 })
     const warned = chassis.logs.find((l) => l.code === 'CONFLICT')
     expect(warned).toMatchObject({ level: 40, statusCode: 409 })
   })

@@ -1,27 +1,13 @@
 // The chassis against hostile input: absurd nesting, invalid UTF-8, NUL characters, broken URLs, unknown methods,
 // malformed HTTP; each is a clear 4xx/5xx in the envelope, and the error path never throws.
 import { connect } from 'node:net'
+import { expectErrorEnvelope, fetchedAnswer, rawHttpAnswer } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceApp } from '../src/index.ts'
 import { jsonDepthExceeds, maxJsonDepth } from '../src/json-body.ts'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
 
 const json = { 'content-type': 'application/json' }
-
-function expectEnvelope(
-  response: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
-  status: number,
-  code: string,
-) {
-  expect(response.statusCode).toBe(status)
-  const body = response.json() as { success: boolean; error: Record<string, unknown> }
-  expect(body).toMatchObject({
-    success: false,
-    error: { code, message: expect.any(String), requestId: response.headers['x-request-id'] },
-  })
-  expect(body.error.stack).toBeUndefined()
-  return body.error
-}
 
 /** `{"a":{"a":…}}` or `[[[…]]]` nested `levels` deep. */
 const nestedObject = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
@@ -43,7 +29,7 @@ describe('chassis: hostile bodies', () => {
     it(`when a JSON body is nested ${levels} levels deep (objects or arrays), then 400 BAD_REQUEST in the envelope, never a 500`, async () => {
       for (const body of [nestedObject(levels), nestedArray(levels)]) {
         for (const url of ['/api/v1/widgets', '/api/v1/notes']) {
-          const error = expectEnvelope(await post(url, body), 400, 'BAD_REQUEST')
+          const error = expectErrorEnvelope(await post(url, body), 400, 'BAD_REQUEST')
           expect(error.message).toBe(`JSON nested deeper than ${maxJsonDepth} levels`)
         }
       }
@@ -51,7 +37,7 @@ describe('chassis: hostile bodies', () => {
   }
 
   it('when a body is nested just within the limit, then it is parsed and validated as usual (422 for a wrong shape)', async () => {
-    const error = expectEnvelope(
+    const error = expectErrorEnvelope(
       await post('/api/v1/notes', `{"title":${nestedArray(maxJsonDepth - 1)}}`),
       422,
       'VALIDATION_ERROR',
@@ -78,7 +64,7 @@ describe('chassis: hostile bodies', () => {
       Buffer.from('"}'),
     ])
     for (const body of [invalid, overlong, surrogate]) {
-      const error = expectEnvelope(await post('/api/v1/notes', body), 400, 'BAD_REQUEST')
+      const error = expectErrorEnvelope(await post('/api/v1/notes', body), 400, 'BAD_REQUEST')
       expect(error.message).toBe('Request body is not valid UTF-8')
     }
     // valid multi-byte text is fine
@@ -88,7 +74,7 @@ describe('chassis: hostile bodies', () => {
   })
 
   it('when a text field holds a NUL character, then 422 VALIDATION_ERROR naming the field (body and query alike)', async () => {
-    const inTitle = expectEnvelope(
+    const inTitle = expectErrorEnvelope(
       await post('/api/v1/notes', '{"title":"a\\u0000b"}'),
       422,
       'VALIDATION_ERROR',
@@ -96,7 +82,7 @@ describe('chassis: hostile bodies', () => {
     expect(inTitle.details).toEqual([
       { field: 'title', message: 'must not contain NUL characters', received: 'a\u0000b' },
     ])
-    const inTag = expectEnvelope(
+    const inTag = expectErrorEnvelope(
       await post('/api/v1/notes', '{"title":"ok","tags":["fine","\\u0000"]}'),
       422,
       'VALIDATION_ERROR',
@@ -110,13 +96,13 @@ describe('chassis: hostile bodies', () => {
       headers: json,
       payload: '{"title":"ok"}',
     })
-    expect(expectEnvelope(inQuery, 422, 'VALIDATION_ERROR').details).toEqual([
+    expect(expectErrorEnvelope(inQuery, 422, 'VALIDATION_ERROR').details).toEqual([
       expect.objectContaining({ field: 'q', message: 'must not contain NUL characters' }),
     ])
   })
 
   it('when a rejected value is huge, then the details echo at most its first 200 characters', async () => {
-    const error = expectEnvelope(
+    const error = expectErrorEnvelope(
       await post('/api/v1/notes', JSON.stringify({ title: 'x'.repeat(100_000) })),
       422,
       'VALIDATION_ERROR',
@@ -127,11 +113,12 @@ describe('chassis: hostile bodies', () => {
 
   it('when the service runs in development, then a 501 (an answer, not a fault) still carries no stack', async () => {
     const response = await chassis.app.inject({ method: 'PROPFIND' as 'GET', url: '/api/v1/widgets/1' })
-    expectEnvelope(response, 501, 'NOT_IMPLEMENTED')
+    // without { stack: true } the assertion fails on any error.stack
+    expectErrorEnvelope(response, 501, 'NOT_IMPLEMENTED')
   })
 
   it('when a body carries __proto__, then 400 BAD_REQUEST (prototype poisoning refused)', async () => {
-    expectEnvelope(
+    expectErrorEnvelope(
       await post('/api/v1/notes', '{"title":"x","__proto__":{"admin":true}}'),
       400,
       'BAD_REQUEST',
@@ -158,7 +145,7 @@ describe('chassis: hostile URLs, methods and requests', () => {
         url,
         headers: { 'x-request-id': 'bad-url-1' },
       })
-      const error = expectEnvelope(response, 400, 'BAD_REQUEST')
+      const error = expectErrorEnvelope(response, 400, 'BAD_REQUEST')
       expect(error.requestId).toBe('bad-url-1')
       expect(response.body).not.toContain('FST_ERR')
     }
@@ -167,16 +154,13 @@ describe('chassis: hostile URLs, methods and requests', () => {
   it('when a method the server does not implement is used (QUERY, PROPFIND, TRACE), then 501 NOT_IMPLEMENTED', async () => {
     for (const method of ['QUERY', 'PROPFIND', 'MKCOL']) {
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/widgets/1`, { method })
-      expect(response.status).toBe(501)
-      const body = (await response.json()) as { error: { code: string; requestId: string } }
-      expect(body.error.code).toBe('NOT_IMPLEMENTED')
-      expect(body.error.requestId).toBe(response.headers.get('x-request-id'))
+      expectErrorEnvelope(await fetchedAnswer(response), 501, 'NOT_IMPLEMENTED', { context: method })
     }
   })
 
   it('when a known method is not allowed on a route, then 405 with Allow (not 501)', async () => {
     const response = await chassis.app.inject({ method: 'PUT', url: '/api/v1/widgets/1' })
-    expectEnvelope(response, 405, 'METHOD_NOT_ALLOWED')
+    expectErrorEnvelope(response, 405, 'METHOD_NOT_ALLOWED')
     expect(response.headers.allow).toBe('GET, HEAD')
   })
 
@@ -193,23 +177,16 @@ describe('chassis: hostile URLs, methods and requests', () => {
     })
   }
 
-  const envelopeOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
-
   it('when the method is not HTTP at all, then 501 NOT_IMPLEMENTED in the envelope, written by the parser handler', async () => {
     const answer = await raw('FOO /api/v1/widgets/1 HTTP/1.1\r\nHost: x\r\n\r\n')
     expect(answer).toMatch(/^HTTP\/1\.1 501 /)
-    const body = envelopeOf(answer)
-    expect(body).toMatchObject({
-      success: false,
-      error: { code: 'NOT_IMPLEMENTED', requestId: expect.any(String) },
-    })
-    expect(answer.toLowerCase()).toContain(`x-request-id: ${body.error.requestId}`)
+    expectErrorEnvelope(rawHttpAnswer(answer), 501, 'NOT_IMPLEMENTED')
   })
 
   it('when the request line is garbage, then 400 BAD_REQUEST in the envelope', async () => {
     const answer = await raw('GET /\x01 nonsense\r\n\r\n')
     expect(answer).toMatch(/^HTTP\/1\.1 400 /)
-    expect(envelopeOf(answer)).toMatchObject({ success: false, error: { code: 'BAD_REQUEST' } })
+    expectErrorEnvelope(rawHttpAnswer(answer), 400, 'BAD_REQUEST')
   })
 
   it('when the headers are too large, then 431 HEADERS_TOO_LARGE in the envelope', async () => {
@@ -217,7 +194,7 @@ describe('chassis: hostile URLs, methods and requests', () => {
       `GET /api/v1/widgets/1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
     )
     expect(answer).toMatch(/^HTTP\/1\.1 431 /)
-    expect(envelopeOf(answer)).toMatchObject({ error: { code: 'HEADERS_TOO_LARGE' } })
+    expectErrorEnvelope(rawHttpAnswer(answer), 431, 'HEADERS_TOO_LARGE')
   })
 
   it('when an OAuth secret or token travels in a URL, then the logs show the URL with it masked and never the value', async () => {
@@ -273,10 +250,7 @@ describe('chassis: a client that stalls mid-upload', () => {
         socket.on('error', reject)
       })
       expect(answer).toMatch(/^HTTP\/1\.1 408 /)
-      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
-        success: false,
-        error: { code: 'REQUEST_TIMEOUT' },
-      })
+      expectErrorEnvelope(rawHttpAnswer(answer), 408, 'REQUEST_TIMEOUT')
       expect(Date.now() - started).toBeLessThan(5000)
     } finally {
       await app.close()

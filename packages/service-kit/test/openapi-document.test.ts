@@ -1,6 +1,6 @@
 // The chassis' OpenAPI document tells the truth: the statuses the chassis itself answers are on every route, errors in
 // both media types, security schemes and requirements as routes declare them, and /metrics as it answers.
-import { infraEndpoints } from '@meridian/testkit'
+import { expectErrorEnvelope, infraEndpoints } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { Type } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -111,8 +111,7 @@ describe('chassis: the OpenAPI document', () => {
       'text/plain',
     ])
     const unknown = await app.inject({ method: 'GET', url: '/metrics?verbose=1' })
-    expect(unknown.statusCode).toBe(422)
-    expect(unknown.json().error.details).toEqual([
+    expect(expectErrorEnvelope(unknown, 422, 'VALIDATION_ERROR').details).toEqual([
       { field: 'verbose', message: 'is not allowed', received: '1' },
     ])
   })

@@ -1,5 +1,5 @@
 // Health, metrics, OpenAPI and Redis-backed rate limits of the chassis, on real Redis.
-import { uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
 
@@ -133,19 +133,11 @@ describe('chassis: rate limits in Redis', () => {
       expect(third.headers['x-ratelimit-remaining']).toBe('0')
 
       const limited = await two.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
-      expect(limited.statusCode).toBe(429)
+      const error = expectErrorEnvelope(limited, 429, 'RATE_LIMITED')
       const retryAfter = Number(limited.headers['retry-after'])
       expect(retryAfter).toBeGreaterThan(0)
       expect(retryAfter).toBeLessThanOrEqual(60)
-      expect(limited.json()).toMatchObject({
-        success: false,
-        error: {
-          code: 'RATE_LIMITED',
-          message: 'Rate limit exceeded',
-          retryAfter,
-          requestId: limited.headers['x-request-id'],
-        },
-      })
+      expect(error).toMatchObject({ message: 'Rate limit exceeded', retryAfter })
       // health stays reachable for probes while the client is limited
       expect((await two.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
     } finally {

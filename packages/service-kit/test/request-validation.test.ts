@@ -1,5 +1,6 @@
 // Validation of each request part as its schema documents it: query, path and headers are read from text, a JSON
 // body keeps its types, no number coerced to Infinity gets through, and each problem names the field it is about.
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { Type } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceApp, type ServiceApp, validationDetails } from '../src/index.ts'
@@ -64,8 +65,7 @@ describe('chassis: request validation', () => {
 
   it('when a JSON body field has another type than documented (a number for a string, a string for an array), then 422 names each', async () => {
     const response = await post('/items', { name: 123, tags: 'a', count: '7' })
-    expect(response.statusCode).toBe(422)
-    expect(response.json().error.details).toEqual([
+    expect(expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details).toEqual([
       { field: 'name', message: 'must be string', received: '123' },
       { field: 'tags', message: 'must be array', received: 'a' },
       { field: 'count', message: 'must be integer', received: '7' },
@@ -76,8 +76,7 @@ describe('chassis: request validation', () => {
     seen.length = 0
     for (const page of ['1e400', '-1e400']) {
       const response = await post(`/items?page=${page}`, { name: 'x' })
-      expect(response.statusCode).toBe(422)
-      expect(response.json().error.details).toEqual([
+      expect(expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details).toEqual([
         {
           field: 'page',
           message: 'must be a finite number',
@@ -90,15 +89,14 @@ describe('chassis: request validation', () => {
 
   it('when a query parameter has no name, then the detail names the query (not the body) and says what is wrong', async () => {
     const response = await post('/items?=1', { name: 'x' })
-    expect(response.statusCode).toBe(422)
-    expect(response.json().error.details).toEqual([
+    expect(expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details).toEqual([
       { field: 'query', message: 'a parameter with an empty name is not allowed', received: '1' },
     ])
   })
 
   it('when an unknown query parameter has a slash in its name, then the detail names it as sent, with its value', async () => {
     const response = await post('/items?a%2Fb=1', { name: 'x' })
-    expect(response.json().error.details).toEqual([
+    expect(expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details).toEqual([
       { field: 'a/b', message: 'is not allowed', received: '1' },
     ])
   })

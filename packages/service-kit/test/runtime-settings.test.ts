@@ -1,5 +1,5 @@
 // Runtime settings from Consul KV (meridian/<service>/): maintenance and log level applied without a restart.
-import { consulApi, infraEndpoints } from '@meridian/testkit'
+import { consulApi, expectErrorEnvelope, fetchedAnswer, infraEndpoints } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   maintenanceDefaults,
@@ -80,9 +80,9 @@ describe('runtime settings followed in Consul KV', () => {
     expect(await msUntil('/api/v1/widgets/1', 503)).toBeLessThan(1000)
     const refused = await call('/api/v1/widgets/1')
     expect(refused.headers.get('retry-after')).toBe('120')
-    expect(await refused.json()).toMatchObject({
-      success: false,
-      error: { code: 'SERVICE_UNAVAILABLE', message: 'Upgrading the database', retryAfter: 120 },
+    expect(expectErrorEnvelope(await fetchedAnswer(refused), 503, 'SERVICE_UNAVAILABLE')).toMatchObject({
+      message: 'Upgrading the database',
+      retryAfter: 120,
     })
     for (const path of ['/health/live', '/health/ready', '/metrics'])
       expect((await call(path)).status).toBe(200)

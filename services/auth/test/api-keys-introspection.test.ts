@@ -1,6 +1,7 @@
 // Another service accepting API keys: its authentication plugin asks auth (POST /internal/api-keys/introspect).
 import { AppError } from '@meridian/contracts'
 import { apiKeysFromAuth, authPlugin, createServiceApp, type ServiceApp } from '@meridian/service-kit'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { signedIn } from './identities.ts'
@@ -67,8 +68,7 @@ describe('API keys at another service', () => {
 
     await auth.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${id}`, headers: owner.headers })
     const refused = await whoami(key)
-    expect(refused.statusCode).toBe(401)
-    expect(refused.json().error.message).toBe('Invalid API key')
+    expect(expectErrorEnvelope(refused, 401, 'UNAUTHORIZED').message).toBe('Invalid API key')
   })
 
   it('when an unknown key is presented, then 401, and auth says nothing but active: false', async () => {

@@ -1,5 +1,6 @@
 // API keys: created and shown once, stored hashed, accepted only in X-API-Key, revoked by their owner or an admin.
 import { createHash } from 'node:crypto'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { type SignedIn, signedIn } from './identities.ts'
@@ -81,11 +82,8 @@ describe('API keys', () => {
         method: 'GET',
         url: `/api/v1/users/${owner.user.id}?${name}=${key}`,
       })
-      expect(response.statusCode).toBe(401)
-      expect(response.json().error).toMatchObject({
-        code: 'UNAUTHORIZED',
-        message: 'API keys are accepted only in the X-API-Key header',
-      })
+      const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: name })
+      expect(error.message, name).toBe('API keys are accepted only in the X-API-Key header')
     }
     expect(JSON.stringify(auth.logs)).not.toContain(key)
   })
@@ -116,8 +114,8 @@ describe('API keys', () => {
       ofSuspended.key,
     ]) {
       const response = await readSelf(owner.user.id, { 'x-api-key': key })
-      expect(response.statusCode, key).toBe(401)
-      expect(response.json().error.message).toBe('Invalid API key')
+      const error = expectErrorEnvelope(response, 401, 'UNAUTHORIZED', { context: key })
+      expect(error.message, key).toBe('Invalid API key')
     }
     expect((await readSelf(owner.user.id, { 'x-api-key': valid.key })).statusCode).toBe(200)
   })
@@ -146,8 +144,7 @@ describe('API keys', () => {
       url: `/api/v1/api-keys/${bobsKey.id}`,
       headers: alice.headers,
     })
-    expect(revoke.statusCode).toBe(403)
-    expect(revoke.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'Insufficient permissions' })
+    expect(expectErrorEnvelope(revoke, 403, 'FORBIDDEN').message).toBe('Insufficient permissions')
     // Bob's key still works
     expect((await readSelf(bob.user.id, { 'x-api-key': bobsKey.key })).statusCode).toBe(200)
 
@@ -178,8 +175,7 @@ describe('API keys', () => {
       headers: { 'x-api-key': key },
       payload: { name: 'successor' },
     })
-    expect(response.statusCode).toBe(403)
-    expect(response.json().error.message).toBe('API keys cannot create API keys')
+    expect(expectErrorEnvelope(response, 403, 'FORBIDDEN').message).toBe('API keys cannot create API keys')
   })
 
   it('when the body is invalid (no name, bad scope, past expiry, unknown field) or nobody is signed in, then 422 or 401 and nothing is created', async () => {
@@ -197,16 +193,16 @@ describe('API keys', () => {
         headers: owner.headers,
         payload,
       })
-      expect(response.statusCode, JSON.stringify(payload)).toBe(422)
-      expect(JSON.stringify(response.json().error.details)).toContain(field)
+      const context = JSON.stringify(payload)
+      const error = expectErrorEnvelope(response, 422, 'VALIDATION_ERROR', { context })
+      expect(JSON.stringify(error.details), context).toContain(field)
     }
     const anonymous = await auth.app.inject({
       method: 'POST',
       url: '/api/v1/api-keys',
       payload: { name: 'x' },
     })
-    expect(anonymous.statusCode).toBe(401)
-    expect(anonymous.json().error.message).toBe('Missing token')
+    expect(expectErrorEnvelope(anonymous, 401, 'UNAUTHORIZED').message).toBe('Missing token')
     const [count] = await auth.sql<
       { n: number }[]
     >`select count(*)::int as n from api_keys where user_id = ${owner.user.id}`

@@ -3,6 +3,7 @@
 // allow-lists are refused by validation, a name that trims to nothing is refused naming it (not by a database
 // constraint), and JSON bodies are not coerced into the documented types.
 import { randomUUID } from 'node:crypto'
+import { expectErrorEnvelope, type HttpAnswer } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor } from './identities.ts'
@@ -19,12 +20,8 @@ describe('auth: answers as documented', () => {
   })
 
   const admin = () => bearerFor(auth, { role: 'admin' })
-  const details = (response: { statusCode: number; json(): unknown }) => {
-    expect(response.statusCode).toBe(422)
-    return (
-      response.json() as { error: { details: { field: string; message: string; received?: string }[] } }
-    ).error.details
-  }
+  const details = (response: HttpAnswer) =>
+    expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details ?? []
 
   it('when page is 1e400 (Infinity once read) or past the last servable page, then 422 names page, for users and API keys', async () => {
     for (const url of ['/api/v1/users?page=1e400', '/api/v1/api-keys?page=1e400']) {

@@ -1,5 +1,6 @@
 // Auth against hostile input on every JSON route and text field: absurd nesting and invalid UTF-8 are 400, NUL
 // characters are 422 naming the field; never a 500, and nothing is stored.
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor, randomAddress, type SignedIn, signedIn } from './identities.ts'
@@ -48,16 +49,6 @@ const send = (operation: JsonOperation, payload: string | Buffer) =>
     remoteAddress: randomAddress(),
   })
 
-const errorOf = (response: { statusCode: number; json(): unknown }) => {
-  const body = response.json() as { success?: boolean; error?: { code?: string; message?: string } }
-  return {
-    status: response.statusCode,
-    success: body.success,
-    code: body.error?.code,
-    message: body.error?.message,
-  }
-}
-
 describe('auth: hostile bodies on every JSON route', () => {
   it('when the document is read, then the JSON routes include login, refresh, users and API keys', async () => {
     const paths = (await jsonOperations()).map((operation) => `${operation.method} ${operation.path}`)
@@ -78,13 +69,9 @@ describe('auth: hostile bodies on every JSON route', () => {
       const objects = `${'{"name":'.repeat(levels)}1${'}'.repeat(levels)}`
       for (const operation of await jsonOperations()) {
         for (const payload of [body, objects]) {
-          expect({ operation, ...errorOf(await send(operation, payload)) }).toEqual({
-            operation,
-            status: 400,
-            success: false,
-            code: 'BAD_REQUEST',
-            message: 'JSON nested deeper than 64 levels',
-          })
+          const context = `${operation.method} ${operation.path}`
+          const error = expectErrorEnvelope(await send(operation, payload), 400, 'BAD_REQUEST', { context })
+          expect(error.message, context).toBe('JSON nested deeper than 64 levels')
         }
       }
     })
@@ -93,12 +80,9 @@ describe('auth: hostile bodies on every JSON route', () => {
   it('when a body is not valid UTF-8, then every JSON route answers 400 BAD_REQUEST', async () => {
     const payload = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])
     for (const operation of await jsonOperations()) {
-      expect({ operation, ...errorOf(await send(operation, payload)) }).toMatchObject({
-        operation,
-        status: 400,
-        code: 'BAD_REQUEST',
-        message: 'Request body is not valid UTF-8',
-      })
+      const context = `${operation.method} ${operation.path}`
+      const error = expectErrorEnvelope(await send(operation, payload), 400, 'BAD_REQUEST', { context })
+      expect(error.message, context).toBe('Request body is not valid UTF-8')
     }
   })
 })
@@ -170,8 +154,7 @@ describe('auth: NUL and invalid UTF-8 in every text field', () => {
         ...(testCase.body ? { payload: JSON.stringify(testCase.body) } : {}),
         remoteAddress: randomAddress(),
       })
-      expect(errorOf(response)).toMatchObject({ status: 422, code: 'VALIDATION_ERROR' })
-      const details = (response.json() as { error: { details: { field: string }[] } }).error.details
+      const { details = [] } = expectErrorEnvelope(response, 422, 'VALIDATION_ERROR')
       expect(details.map((detail) => detail.field)).toContain(testCase.field)
       expect(await auth.sql`select count(*)::int as users, max(updated_at) as changed from users`).toEqual(
         before,

@@ -1,5 +1,6 @@
 // GET /.well-known/jwks.json, and the HS256 mode in which tokens use the shared secret but the JWKS still lists RSA keys.
 import { createHmac } from 'node:crypto'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
@@ -91,8 +92,7 @@ describe('HS256 mode', () => {
       url: `/api/v1/users/${session.user.id}`,
       headers: { authorization: `Bearer ${rs256}` },
     })
-    expect(response.statusCode).toBe(401)
-    expect(response.json().error.message).toBe('Invalid or expired token')
+    expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Invalid or expired token')
   })
 
   it('when an HS256 token is signed with another secret, then 401', async () => {

@@ -1,5 +1,6 @@
 // POST /login: token pairs with the spec's claims, one answer for every bad credential, and the login throttle.
 import { randomUUID } from 'node:crypto'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
@@ -78,11 +79,7 @@ describe('login', () => {
       await login(auth, inactive),
     ]
     for (const response of answers) {
-      expect(response.statusCode).toBe(401)
-      expect(response.json().error).toMatchObject({
-        code: 'UNAUTHORIZED',
-        message: 'Invalid email or password',
-      })
+      expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe('Invalid email or password')
       expect(response.headers['set-cookie']).toBeUndefined()
     }
     // one body shape for all: nothing but the request id and the time differ
@@ -135,11 +132,11 @@ describe('login', () => {
       expect(failed.statusCode).toBe(401)
     }
     const blocked = await login(auth, user)
-    expect(blocked.statusCode).toBe(429)
+    const error = expectErrorEnvelope(blocked, 429, 'RATE_LIMITED')
     const retryAfter = Number(blocked.headers['retry-after'])
     expect(retryAfter).toBeGreaterThan(0)
     expect(retryAfter).toBeLessThanOrEqual(120)
-    expect(blocked.json().error).toMatchObject({ code: 'RATE_LIMITED', retryAfter })
+    expect(error.retryAfter).toBe(retryAfter)
     // another account is not affected
     const other = await createTestUser(auth)
     expect((await login(auth, other)).statusCode).toBe(200)
@@ -175,9 +172,9 @@ describe('login', () => {
     expect(statuses).toEqual([401, 401, 401, 401])
     const user = await createTestUser(auth)
     const blocked = await login(auth, user, { remoteAddress: address })
-    expect(blocked.statusCode).toBe(429)
+    const error = expectErrorEnvelope(blocked, 429, 'RATE_LIMITED')
     expect(blocked.headers['retry-after']).toMatch(/^\d+$/)
-    expect(blocked.json().error.retryAfter).toBe(Number(blocked.headers['retry-after']))
+    expect(error.retryAfter).toBe(Number(blocked.headers['retry-after']))
     expect((await login(auth, user, { remoteAddress: randomAddress() })).statusCode).toBe(200)
   })
 })

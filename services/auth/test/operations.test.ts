@@ -1,7 +1,7 @@
 // The auth service's failure paths: database faults, dependencies down, rate limits, log hygiene, request ids.
 import { randomUUID } from 'node:crypto'
 import { createDatabase } from '@meridian/db'
-import { infraEndpoints } from '@meridian/testkit'
+import { expectErrorEnvelope, infraEndpoints } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
@@ -29,9 +29,7 @@ describe('auth: failures', () => {
         headers: { 'x-request-id': 'db-fault-1', ...bearerFor(auth, { role: 'admin' }) },
         remoteAddress: '10.0.0.1',
       })
-      expect(response.statusCode).toBe(500)
-      expect(response.json().error).toMatchObject({
-        code: 'DB_ERROR',
+      expect(expectErrorEnvelope(response, 500, 'DB_ERROR')).toMatchObject({
         message: 'A database error occurred',
         requestId: 'db-fault-1',
       })
@@ -60,10 +58,10 @@ describe('auth: failures', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
     expect(last?.headers['retry-after']).toMatch(/^\d+$/)
     expect(last?.headers['x-ratelimit-limit']).toBe('5')
-    expect(last?.json().error).toMatchObject({
-      code: 'RATE_LIMITED',
-      retryAfter: Number(last?.headers['retry-after']),
-    })
+    expect(last).toBeDefined()
+    expect(expectErrorEnvelope(last!, 429, 'RATE_LIMITED').retryAfter).toBe(
+      Number(last?.headers['retry-after']),
+    )
     const other = await auth.app.inject({
       method: 'GET',
       url: '/api/v1/users?limit=1',
@@ -128,12 +126,10 @@ describe('auth: health with a dependency down', () => {
           password: 'long enough pw',
         },
       })
-      expect(list.statusCode).toBe(503)
+      expect(expectErrorEnvelope(list, 503, 'SERVICE_UNAVAILABLE').message).toBe(
+        'Service temporarily unavailable',
+      )
       expect(list.headers['retry-after']).toBe('5')
-      expect(list.json().error).toMatchObject({
-        code: 'SERVICE_UNAVAILABLE',
-        message: 'Service temporarily unavailable',
-      })
       expect(list.body).not.toContain('127.0.0.1:1')
     } finally {
       await app.close()

@@ -1,6 +1,7 @@
 // PUT /api/v1/users/{id}/password: yours with the current password, anyone's as an admin; every earlier credential
 // of the user stops working.
 import { authNames } from '@meridian/contracts'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor, login, randomAddress, setCookies, signedIn } from './identities.ts'
@@ -22,12 +23,6 @@ const changePassword = (userId: string, headers: Record<string, string>, payload
     remoteAddress: randomAddress(),
   })
 
-const errorOf = (response: { statusCode: number; json(): unknown }) => ({
-  status: response.statusCode,
-  code: (response.json() as { error?: { code?: string } }).error?.code,
-  message: (response.json() as { error?: { message?: string } }).error?.message,
-})
-
 describe('changing a password', () => {
   it('when a user gives the current password, then 204; the old password, token, session and refresh token stop, the new password works', async () => {
     const user = await signedIn(auth)
@@ -42,11 +37,10 @@ describe('changing a password', () => {
 
     const self = (headers: Record<string, string>, cookies: Record<string, string> = {}) =>
       auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.user.id}`, headers, cookies })
-    expect(errorOf(await self(user.headers))).toMatchObject({
-      status: 401,
-      message: 'Invalid or expired token',
-    })
-    expect(errorOf(await self({}, { [authNames.sessionCookie]: sessionId }))).toMatchObject({ status: 401 })
+    expect(expectErrorEnvelope(await self(user.headers), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid or expired token',
+    )
+    expectErrorEnvelope(await self({}, { [authNames.sessionCookie]: sessionId }), 401, 'UNAUTHORIZED')
     const refreshed = await auth.app.inject({
       method: 'POST',
       url: '/refresh',
@@ -66,11 +60,7 @@ describe('changing a password', () => {
       currentPassword: 'not my password',
       newPassword: 'whatever else entirely',
     })
-    expect(errorOf(wrong)).toEqual({
-      status: 403,
-      code: 'FORBIDDEN',
-      message: 'The current password is incorrect',
-    })
+    expect(expectErrorEnvelope(wrong, 403, 'FORBIDDEN').message).toBe('The current password is incorrect')
     expect((await login(auth, user.user)).statusCode).toBe(200)
     let last = wrong
     for (let attempt = 0; attempt < 6; attempt++) {
@@ -79,13 +69,13 @@ describe('changing a password', () => {
         newPassword: 'whatever else entirely',
       })
     }
-    expect(errorOf(last)).toMatchObject({ status: 429, code: 'RATE_LIMITED' })
+    expectErrorEnvelope(last, 429, 'RATE_LIMITED')
   })
 
   it('when a user omits the current password, then 422 naming currentPassword', async () => {
     const user = await signedIn(auth)
     const response = await changePassword(user.user.id, user.headers, { newPassword: 'long enough now' })
-    expect(errorOf(response)).toMatchObject({ status: 422, code: 'VALIDATION_ERROR' })
+    expectErrorEnvelope(response, 422, 'VALIDATION_ERROR')
     expect(JSON.stringify(response.json())).toContain('currentPassword')
   })
 
@@ -96,7 +86,7 @@ describe('changing a password', () => {
       currentPassword: other.user.password,
       newPassword: 'taken over account',
     })
-    expect(errorOf(refused)).toMatchObject({ status: 403 })
+    expectErrorEnvelope(refused, 403, 'FORBIDDEN')
 
     const admin = bearerFor(auth, { role: 'admin' })
     expect(
@@ -123,7 +113,7 @@ describe('changing a password', () => {
         newPassword: 'taken over by a key',
       },
     )
-    expect(errorOf(response)).toMatchObject({ status: 403, message: 'API keys cannot change passwords' })
+    expect(expectErrorEnvelope(response, 403, 'FORBIDDEN').message).toBe('API keys cannot change passwords')
   })
 
   it('when there is no credential, or the new password is too short or holds NUL, then 401 / 422', async () => {
@@ -134,7 +124,7 @@ describe('changing a password', () => {
         currentPassword: user.user.password,
         newPassword,
       })
-      expect(errorOf(response)).toMatchObject({ status: 422, code: 'VALIDATION_ERROR' })
+      expectErrorEnvelope(response, 422, 'VALIDATION_ERROR')
     }
   })
 })

@@ -1,5 +1,6 @@
 // Refresh tokens: rotation on every use, reuse detection that revokes the family, races, expiry, and the cookie form.
 import { authNames } from '@meridian/contracts'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { createTestUser, login, setCookies, signedIn } from './identities.ts'
@@ -18,13 +19,10 @@ describe('refresh', () => {
   const refresh = (refreshToken: string) =>
     auth.app.inject({ method: 'POST', url: '/refresh', headers: json, payload: { refreshToken } })
 
-  const expectRefused = (response: Awaited<ReturnType<typeof refresh>>) => {
-    expect(response.statusCode).toBe(401)
-    expect(response.json().error).toMatchObject({
-      code: 'UNAUTHORIZED',
-      message: 'Invalid or expired refresh token',
-    })
-  }
+  const expectRefused = (response: Awaited<ReturnType<typeof refresh>>) =>
+    expect(expectErrorEnvelope(response, 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid or expired refresh token',
+    )
 
   it('when a refresh token is used, then a new pair; the old refresh token is refused afterwards', async () => {
     const session = await signedIn(auth)
@@ -142,7 +140,6 @@ describe('refresh', () => {
       attributes: { path: '/api/auth/refresh', 'max-age': '0', httponly: '', secure: '', samesite: 'Strict' },
     })
     const missing = await auth.app.inject({ method: 'POST', url: '/api/auth/refresh' })
-    expect(missing.statusCode).toBe(401)
-    expect(missing.json().error.message).toBe('Invalid or expired refresh token')
+    expectRefused(missing)
   })
 })

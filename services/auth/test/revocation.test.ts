@@ -1,6 +1,7 @@
 // Rights taken away take effect at once: a user suspended, demoted or deleted loses what their bearer token, cookie
 // session, API key and refresh token allowed, in auth and in every service that follows auth's revocations.
 import { authNames } from '@meridian/contracts'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor, login, type SignedIn, setCookies, signedIn } from './identities.ts'
@@ -52,11 +53,6 @@ const change = (userId: string, payload: Record<string, unknown>) =>
 const refresh = (refreshToken: string) =>
   auth.app.inject({ method: 'POST', url: '/refresh', headers: json, payload: { refreshToken } })
 
-const errorOf = (response: { statusCode: number; json(): unknown }) => ({
-  status: response.statusCode,
-  message: (response.json() as { error?: { message?: string } }).error?.message,
-})
-
 describe('revoking rights', () => {
   it('when an admin is suspended, then at once their bearer token, session and API key answer 401, and their refresh token is refused', async () => {
     const admin = await adminWithEveryCredential()
@@ -66,15 +62,15 @@ describe('revoking rights', () => {
 
     expect((await change(admin.user.id, { status: 'suspended' })).statusCode).toBe(200)
 
-    expect(errorOf(await listUsersWith(admin, 'bearer'))).toEqual({
-      status: 401,
-      message: 'Invalid or expired token',
-    })
-    expect(errorOf(await listUsersWith(admin, 'session'))).toEqual({
-      status: 401,
-      message: 'Invalid session',
-    })
-    expect(errorOf(await listUsersWith(admin, 'apiKey'))).toEqual({ status: 401, message: 'Invalid API key' })
+    expect(expectErrorEnvelope(await listUsersWith(admin, 'bearer'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid or expired token',
+    )
+    expect(expectErrorEnvelope(await listUsersWith(admin, 'session'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid session',
+    )
+    expect(expectErrorEnvelope(await listUsersWith(admin, 'apiKey'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid API key',
+    )
     expect((await refresh(admin.refreshToken)).statusCode).toBe(401)
     const [revoked] = await auth.sql<{ live: number }[]>`
       select count(*)::int as live from refresh_tokens where user_id = ${admin.user.id} and revoked_at is null`
@@ -87,18 +83,15 @@ describe('revoking rights', () => {
 
     expect((await change(admin.user.id, { role: 'user' })).statusCode).toBe(200)
 
-    expect(errorOf(await listUsersWith(admin, 'bearer'))).toEqual({
-      status: 401,
-      message: 'Invalid or expired token',
-    })
-    expect(errorOf(await listUsersWith(admin, 'session'))).toEqual({
-      status: 401,
-      message: 'Invalid session',
-    })
-    expect(errorOf(await listUsersWith(admin, 'apiKey'))).toEqual({
-      status: 403,
-      message: 'Insufficient permissions',
-    })
+    expect(expectErrorEnvelope(await listUsersWith(admin, 'bearer'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid or expired token',
+    )
+    expect(expectErrorEnvelope(await listUsersWith(admin, 'session'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid session',
+    )
+    expect(expectErrorEnvelope(await listUsersWith(admin, 'apiKey'), 403, 'FORBIDDEN').message).toBe(
+      'Insufficient permissions',
+    )
 
     // signing in again right away (within the revocation's second) gives a token that works, with the new role
     const again = await login(auth, admin.user)
@@ -133,9 +126,13 @@ describe('revoking rights', () => {
     })
     expect(removed.statusCode).toBe(204)
 
-    expect(errorOf(await readKeys('session'))).toEqual({ status: 401, message: 'Invalid session' })
-    expect(errorOf(await readKeys('bearer'))).toEqual({ status: 401, message: 'Invalid or expired token' })
-    expect(errorOf(await readKeys('apiKey'))).toEqual({ status: 401, message: 'Invalid API key' })
+    expect(expectErrorEnvelope(await readKeys('session'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid session',
+    )
+    expect(expectErrorEnvelope(await readKeys('bearer'), 401, 'UNAUTHORIZED').message).toBe(
+      'Invalid or expired token',
+    )
+    expect(expectErrorEnvelope(await readKeys('apiKey'), 401, 'UNAUTHORIZED').message).toBe('Invalid API key')
   })
 
   it('when a user is revoked, then the revocation is stored in Redis for the other services, for as long as a session lives', async () => {

@@ -1,6 +1,7 @@
 // GET and POST /userinfo: the claims of the current user for a Meridian access token or an OpenID Connect one, and
 // the refusals (envelope, WWW-Authenticate) of missing, bad, expired and under-scoped tokens.
 import { createHmac, createPublicKey } from 'node:crypto'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,20 +21,10 @@ interface Answer {
   json(): unknown
 }
 
-/** The spec's envelope with this status and message; X-Request-Id is the envelope's requestId. */
-function expectRefusal(response: Answer, status: number, message: string): void {
-  expect(response.statusCode).toBe(status)
-  const body = response.json() as { success: boolean; error: Record<string, unknown> }
-  expect(body).toEqual({
-    success: false,
-    error: {
-      code: status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN',
-      message,
-      requestId: expect.any(String),
-      timestamp: expect.any(String),
-    },
-  })
-  expect(response.headers['x-request-id']).toBe(body.error.requestId)
+/** A refused token: the envelope with this status and message, and no details or retryAfter beside them. */
+function expectRefusal(response: Answer, status: 401 | 403, message: string): void {
+  const error = expectErrorEnvelope(response, status, status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN')
+  expect(error).toEqual({ code: error.code, message, requestId: error.requestId, timestamp: error.timestamp })
 }
 
 /** The parameters of a Bearer challenge (RFC 6750 3), unquoted. */

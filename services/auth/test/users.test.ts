@@ -1,6 +1,7 @@
 // The users resource on real PostgreSQL and Redis: every status it can answer, with the input that triggers it, and
 // who may do what (admins everything; a user only themself; anyone may register, without choosing role or status).
 import { randomUUID } from 'node:crypto'
+import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUsersRepository } from '../src/data/users-repository.ts'
 import { hashPassword } from '../src/domain/passwords.ts'
@@ -15,23 +16,6 @@ const newUser = (overrides: Record<string, unknown> = {}) => ({
   age: 36,
   ...overrides,
 })
-
-function expectError(
-  response: { statusCode: number; json(): unknown; headers: Record<string, unknown> },
-  status: number,
-  code: string,
-) {
-  expect(response.statusCode).toBe(status)
-  const body = response.json() as { success: boolean; error: { code: string; requestId: string } }
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  expect(body.error.requestId).toBe(response.headers['x-request-id'])
-  return body.error as unknown as {
-    code: string
-    message: string
-    details?: { field: string; message: string; received?: string }[]
-  }
-}
 
 describe('users: create', () => {
   let auth: AuthTestApp
@@ -81,7 +65,7 @@ describe('users: create', () => {
       headers: json,
       payload: { email: 'not-an-email', password: 'long enough pw', age: 17 },
     })
-    const error = expectError(response, 422, 'VALIDATION_ERROR')
+    const error = expectErrorEnvelope(response, 422, 'VALIDATION_ERROR')
     expect(error.message).toBe('Validation failed')
     const fields = Object.fromEntries((error.details ?? []).map((d) => [d.field, d]))
     expect(fields.name).toMatchObject({ field: 'name', message: expect.stringContaining('name') })
@@ -100,7 +84,7 @@ describe('users: create', () => {
       headers: json,
       payload: newUser({ email: first.email.toUpperCase() }),
     })
-    const error = expectError(response, 409, 'CONFLICT')
+    const error = expectErrorEnvelope(response, 409, 'CONFLICT')
     expect(error.details).toEqual([{ field: 'email', message: 'already exists' }])
     expect(response.body).not.toContain(first.email)
     expect(await countUsers()).toBe(before)
@@ -108,12 +92,12 @@ describe('users: create', () => {
 
   it('when the body is malformed JSON, not JSON, too large, or has unknown fields, then 400, 415, 413 and 422 and nothing is stored', async () => {
     const before = await countUsers()
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({ method: 'POST', url: '/api/v1/users', headers: json, payload: '{"name":' }),
       400,
       'BAD_REQUEST',
     )
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({
         method: 'POST',
         url: '/api/v1/users',
@@ -123,7 +107,7 @@ describe('users: create', () => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     )
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({
         method: 'POST',
         url: '/api/v1/users',
@@ -133,7 +117,7 @@ describe('users: create', () => {
       413,
       'PAYLOAD_TOO_LARGE',
     )
-    const smuggled = expectError(
+    const smuggled = expectErrorEnvelope(
       await auth.app.inject({
         method: 'POST',
         url: '/api/v1/users',
@@ -246,19 +230,19 @@ describe('users: list', () => {
       '?fields=passwordHash',
       '?fields=id,search',
     ]) {
-      const error = expectError(await list(query), 422, 'VALIDATION_ERROR')
+      const error = expectErrorEnvelope(await list(query), 422, 'VALIDATION_ERROR')
       expect(error.details?.[0]?.field).toMatch(/^(sort|fields)$/)
     }
     // injection attempts never get past the query schema's pattern
     for (const query of ['?sort=name;drop table users:asc', "?sort=name:asc'--", '?fields=id,(select 1)']) {
-      expectError(await list(encodeURI(query)), 422, 'VALIDATION_ERROR')
+      expectErrorEnvelope(await list(encodeURI(query)), 422, 'VALIDATION_ERROR')
     }
     expect(Number((await auth.sql`select count(*)::int as n from users`)[0]?.n)).toBe(total)
   })
 
   it('when page or limit are out of range, then 422 (limit maximum 100, page from 1)', async () => {
     for (const query of ['?limit=101', '?limit=0', '?page=0', '?page=-1', '?limit=abc', '?status=deleted']) {
-      expectError(await list(query), 422, 'VALIDATION_ERROR')
+      expectErrorEnvelope(await list(query), 422, 'VALIDATION_ERROR')
     }
     expect((await list('?limit=100')).json().data).toHaveLength(total)
   })
@@ -309,12 +293,12 @@ describe('users: read, change, remove', () => {
   })
 
   it('when the id is unknown, then 404; when it is not a uuid, then 422', async () => {
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({ method: 'GET', url: `/api/v1/users/${randomUUID()}`, headers: admin }),
       404,
       'NOT_FOUND',
     )
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({ method: 'GET', url: '/api/v1/users/1%20or%201=1', headers: admin }),
       422,
       'VALIDATION_ERROR',
@@ -350,7 +334,7 @@ describe('users: read, change, remove', () => {
       headers: { ...json, ...admin },
       payload: { name: 'First writer' },
     })
-    const error = expectError(
+    const error = expectErrorEnvelope(
       await auth.app.inject({
         method: 'PATCH',
         url: `/api/v1/users/${user.id}`,
@@ -376,11 +360,11 @@ describe('users: read, change, remove', () => {
         headers: { ...json, ...admin },
         payload: payload as object,
       })
-    expectError(await patch(user.id, { age: 10 }), 422, 'VALIDATION_ERROR')
-    expectError(await patch(user.id, {}), 422, 'VALIDATION_ERROR')
-    const conflict = expectError(await patch(user.id, { email: other.user.email }), 409, 'CONFLICT')
+    expectErrorEnvelope(await patch(user.id, { age: 10 }), 422, 'VALIDATION_ERROR')
+    expectErrorEnvelope(await patch(user.id, {}), 422, 'VALIDATION_ERROR')
+    const conflict = expectErrorEnvelope(await patch(user.id, { email: other.user.email }), 409, 'CONFLICT')
     expect(conflict.details?.[0]?.field).toBe('email')
-    expectError(await patch(randomUUID(), { name: 'Ghost' }), 404, 'NOT_FOUND')
+    expectErrorEnvelope(await patch(randomUUID(), { name: 'Ghost' }), 404, 'NOT_FOUND')
   })
 
   it('when a user is deleted, then 204 and it is gone (a second delete is 404)', async () => {
@@ -392,12 +376,12 @@ describe('users: read, change, remove', () => {
     })
     expect(response.statusCode).toBe(204)
     expect(response.body).toBe('')
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}`, headers: admin }),
       404,
       'NOT_FOUND',
     )
-    expectError(
+    expectErrorEnvelope(
       await auth.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}`, headers: admin }),
       404,
       'NOT_FOUND',
@@ -412,9 +396,9 @@ describe('users: read, change, remove', () => {
       headers: { ...json, ...admin },
       payload: {},
     })
-    expectError(response, 405, 'METHOD_NOT_ALLOWED')
+    expectErrorEnvelope(response, 405, 'METHOD_NOT_ALLOWED')
     expect(response.headers.allow).toBe('GET, HEAD, PATCH, DELETE')
-    const missing = expectError(
+    const missing = expectErrorEnvelope(
       await auth.app.inject({ method: 'GET', url: '/api/v1/accounts', headers: admin }),
       404,
       'NOT_FOUND',
@@ -451,10 +435,10 @@ describe('users: who may do what', () => {
     const a = await signedIn(auth)
     const b = await createTestUser(auth, { name: 'Bea' })
     const asA = as(a.headers)
-    expectError(await asA.read(b.id), 403, 'FORBIDDEN')
-    expectError(await asA.change(b.id, { name: 'Hijacked' }), 403, 'FORBIDDEN')
-    expectError(await asA.remove(b.id), 403, 'FORBIDDEN')
-    expectError(await asA.list(), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await asA.read(b.id), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await asA.change(b.id, { name: 'Hijacked' }), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await asA.remove(b.id), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await asA.list(), 403, 'FORBIDDEN')
     const [row] = await auth.sql<{ name: string }[]>`select name from users where id = ${b.id}`
     expect(row?.name).toBe('Bea')
   })
@@ -472,9 +456,9 @@ describe('users: who may do what', () => {
   it('when a user tries to change their own role or status, then 403 and nothing changes', async () => {
     const a = await signedIn(auth)
     const asA = as(a.headers)
-    const promote = expectError(await asA.change(a.user.id, { role: 'admin' }), 403, 'FORBIDDEN')
+    const promote = expectErrorEnvelope(await asA.change(a.user.id, { role: 'admin' }), 403, 'FORBIDDEN')
     expect(promote.message).toBe('Only an admin may set role')
-    expectError(await asA.change(a.user.id, { status: 'active', name: 'x' }), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await asA.change(a.user.id, { status: 'active', name: 'x' }), 403, 'FORBIDDEN')
     const [row] = await auth.sql<{ role: string }[]>`select role from users where id = ${a.user.id}`
     expect(row?.role).toBe('user')
   })
@@ -495,19 +479,19 @@ describe('users: who may do what', () => {
     const b = await createTestUser(auth)
     for (const headers of [{}, { authorization: 'Bearer not.a.token' }] as Record<string, string>[]) {
       const caller = as(headers)
-      expectError(await caller.read(b.id), 401, 'UNAUTHORIZED')
-      expectError(await caller.change(b.id, { name: 'x' }), 401, 'UNAUTHORIZED')
-      expectError(await caller.remove(b.id), 401, 'UNAUTHORIZED')
-      expectError(await caller.list(), 401, 'UNAUTHORIZED')
+      expectErrorEnvelope(await caller.read(b.id), 401, 'UNAUTHORIZED')
+      expectErrorEnvelope(await caller.change(b.id, { name: 'x' }), 401, 'UNAUTHORIZED')
+      expectErrorEnvelope(await caller.remove(b.id), 401, 'UNAUTHORIZED')
+      expectErrorEnvelope(await caller.list(), 401, 'UNAUTHORIZED')
     }
-    expect((await as({}).read(b.id)).json().error.message).toBe('Missing token')
+    expect(expectErrorEnvelope(await as({}).read(b.id), 401, 'UNAUTHORIZED').message).toBe('Missing token')
   })
 
   it('when someone registers, then no credentials are needed; setting role or status needs an admin (401 anonymous, 403 user, 201 admin)', async () => {
     expect((await as({}).create(newUser())).statusCode).toBe(201)
-    expectError(await as({}).create(newUser({ role: 'admin' })), 401, 'UNAUTHORIZED')
+    expectErrorEnvelope(await as({}).create(newUser({ role: 'admin' })), 401, 'UNAUTHORIZED')
     const user = await signedIn(auth)
-    const forbidden = expectError(
+    const forbidden = expectErrorEnvelope(
       await as(user.headers).create(newUser({ role: 'admin', status: 'active' })),
       403,
       'FORBIDDEN',

@@ -1,7 +1,7 @@
 // The edge: CORS from an allow-list, rate limits shared by gateway instances through Redis, keyed by address,
 // user or API key; configurations that must not start.
 import { createHmac } from 'node:crypto'
-import { freshRedis, type TestRedis, uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, fetchedAnswer, freshRedis, type TestRedis, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadGatewayConfig } from '../src/config.ts'
 import { startGateway, type TestGateway } from './support/gateway.ts'
@@ -110,11 +110,9 @@ describe('rate limits', () => {
     expect(statuses).toEqual([503, 503, 503])
     expect(remaining).toEqual(['2', '1', '0'])
     const limited = await fetch(`${second.url}/api/v1/nothing/x`)
-    expect(limited.status).toBe(429)
+    const error = expectErrorEnvelope(await fetchedAnswer(limited), 429, 'RATE_LIMITED')
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
-    const body = (await limited.json()) as { error: { code: string; retryAfter: number } }
-    expect(body.error.code).toBe('RATE_LIMITED')
-    expect(body.error.retryAfter).toBe(Number(limited.headers.get('retry-after')))
+    expect(error.retryAfter).toBe(Number(limited.headers.get('retry-after')))
   })
 
   it('when requests carry an API key, then they are counted against the key, not the address', async () => {

@@ -1,7 +1,7 @@
 // The gateway in front of real service processes found in the real Consul: balancing, failover, retries, timeouts,
 // request ids, forwarded headers, the route table, WebSocket pass-through, /health and /docs.
 import { request as httpRequest } from 'node:http'
-import { consulApi, uniqueName } from '@meridian/testkit'
+import { consulApi, expectErrorEnvelope, httpAnswer, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
@@ -41,7 +41,12 @@ const instancesOf = (target: TestGateway, service: string) => target.app.upstrea
 async function getJson(url: string, init?: RequestInit) {
   const response = await fetch(url, init)
   const text = await response.text()
-  return { response, status: response.status, body: text ? JSON.parse(text) : undefined }
+  return {
+    response,
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
+  }
 }
 
 /** A request with node:http (fetch would normalise dot segments and cannot send Expect), read whole. */
@@ -206,19 +211,12 @@ describe('route table', () => {
   })
 
   it('when a path is unknown, then the gateway itself answers 404 with the error envelope', async () => {
-    const { response, status, body } = await getJson(`${gateway.url}/nowhere/at/all`)
-    expect(status).toBe(404)
-    expect(body).toMatchObject({
-      success: false,
-      error: { code: 'NOT_FOUND', message: 'Route GET /nowhere/at/all not found' },
-    })
-    expect(body.error.requestId).toBe(response.headers.get('x-request-id'))
+    const answer = httpAnswer(await getJson(`${gateway.url}/nowhere/at/all`))
+    expect(expectErrorEnvelope(answer, 404, 'NOT_FOUND').message).toBe('Route GET /nowhere/at/all not found')
   })
 
   it('when a path only shares characters with a prefix, then it does not match it', async () => {
-    const { status, body } = await getJson(`${gateway.url}/api/v1/otherx/whoami`)
-    expect(status).toBe(404)
-    expect(body.error.code).toBe('NOT_FOUND')
+    expectErrorEnvelope(httpAnswer(await getJson(`${gateway.url}/api/v1/otherx/whoami`)), 404, 'NOT_FOUND')
   })
 
   it('when a body is posted, then it reaches the service as it was sent', async () => {
@@ -232,13 +230,12 @@ describe('route table', () => {
   })
 
   it('when a declared body is larger than 1 MB, then the gateway answers 413 without calling the service', async () => {
-    const { status, body } = await getJson(`${gateway.url}/api/v1/other/echo`, {
+    const answer = await getJson(`${gateway.url}/api/v1/other/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ blob: 'x'.repeat(1024 * 1024) }),
     })
-    expect(status).toBe(413)
-    expect(body.error.code).toBe('PAYLOAD_TOO_LARGE')
+    expectErrorEnvelope(httpAnswer(answer), 413, 'PAYLOAD_TOO_LARGE')
   })
 })
 
@@ -298,11 +295,10 @@ describe('relaying answers', () => {
       '/api/v1/other/.%2fwhoami',
       '/api/v1/other/..\\hits',
     ]) {
-      const { status, body } = await rawRequest(path)
-      expect({ path, status }).toEqual({ path, status: 400 })
-      const envelope = JSON.parse(body.toString())
-      expect(envelope.error.code).toBe('BAD_REQUEST')
-      expect(envelope.error.message).toBe('Malformed request path')
+      const error = expectErrorEnvelope(httpAnswer(await rawRequest(path)), 400, 'BAD_REQUEST', {
+        context: path,
+      })
+      expect(error.message, path).toBe('Malformed request path')
     }
     // names that merely contain dots are paths like any other
     expect((await rawRequest('/api/v1/other/items/v1..2')).status).toBe(200)
@@ -414,10 +410,9 @@ describe('operations', () => {
 describe('timeouts and the circuit', () => {
   it('when an upstream hangs, then the gateway answers 504 after the configured timeout', async () => {
     const startedAt = Date.now()
-    const { status, body } = await getJson(`${gateway.url}/api/v1/slow/hang`)
+    const answer = await getJson(`${gateway.url}/api/v1/slow/hang`)
     const elapsed = Date.now() - startedAt
-    expect(status).toBe(504)
-    expect(body.error.code).toBe('GATEWAY_TIMEOUT')
+    expectErrorEnvelope(httpAnswer(answer), 504, 'GATEWAY_TIMEOUT')
     expect(elapsed).toBeGreaterThanOrEqual(1400)
     expect(elapsed).toBeLessThan(3500)
   })
@@ -444,11 +439,10 @@ describe('timeouts and the circuit', () => {
     expect((await getJson(`${breaking.url}/api/v1/slow/hang`)).status).toBe(504)
     expect((await getJson(`${breaking.url}/api/v1/slow/hang`)).status).toBe(504)
     const startedAt = Date.now()
-    const { response, status, body } = await getJson(`${breaking.url}/api/v1/slow/hang`)
+    const answer = await getJson(`${breaking.url}/api/v1/slow/hang`)
     expect(Date.now() - startedAt).toBeLessThan(200)
-    expect(status).toBe(503)
-    expect(body.error.code).toBe('SERVICE_UNAVAILABLE')
-    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(20)
+    expectErrorEnvelope(httpAnswer(answer), 503, 'SERVICE_UNAVAILABLE')
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(20)
     expect(instancesOf(breaking, slow)?.circuit).toBe('open')
   })
 })
@@ -481,9 +475,8 @@ describe('retries', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ once: true }),
       })
-      expect(post.status).toBe(503)
-      expect(post.body.error.code).toBe('SERVICE_UNAVAILABLE')
-      expect(post.response.headers.get('retry-after')).toBeTruthy()
+      expectErrorEnvelope(httpAnswer(post), 503, 'SERVICE_UNAVAILABLE')
+      expect(post.headers.get('retry-after')).toBeTruthy()
 
       const get = await getJson(`${gateway.url}/api/v1/other/whoami`)
       expect(get.status).toBe(200)
@@ -536,10 +529,9 @@ describe('balancing and failover', () => {
   it('when every instance is down, then the gateway answers 503 with Retry-After', async () => {
     await b.kill()
     for (let i = 0; i < 4; i += 1) {
-      const { response, status, body } = await getJson(`${gateway.url}/api/v1/test/whoami`)
-      expect(status).toBe(503)
-      expect(body.error.code).toBe('SERVICE_UNAVAILABLE')
-      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+      const answer = await getJson(`${gateway.url}/api/v1/test/whoami`)
+      expectErrorEnvelope(httpAnswer(answer), 503, 'SERVICE_UNAVAILABLE', { context: `attempt ${i}` })
+      expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     }
   })
 

@@ -1,7 +1,7 @@
 // Hostile requests at the edge: paths whose percent-encoding does not decode, methods no route implements, secrets in
 // query strings. The gateway answers them itself in the error envelope, and logs no secret, proxied or not.
 import { request as httpRequest } from 'node:http'
-import { uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, fetchedAnswer, httpAnswer, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
 import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
@@ -47,38 +47,15 @@ function rawRequest(path: string, method = 'GET'): Promise<RawAnswer> {
   })
 }
 
-/** The error envelope's shape, with error.requestId compared to the X-Request-Id header. */
-function envelopeOf(answer: RawAnswer) {
-  const body = JSON.parse(answer.text) as {
-    success: boolean
-    error: { code: string; message: string; requestId: string; timestamp: string }
-  }
-  return {
-    status: answer.status,
-    success: body.success,
-    code: body.error?.code,
-    keys: Object.keys(body.error ?? {}).sort(),
-    requestIdMatches:
-      typeof body.error?.requestId === 'string' && body.error.requestId === answer.headers['x-request-id'],
-    timestampIsIso: !Number.isNaN(Date.parse(body.error?.timestamp ?? '')),
-  }
-}
-
+/** The error fields these refusals carry: the required ones, no details or retryAfter beside them. */
 const envelopeKeys = ['code', 'message', 'requestId', 'timestamp']
 
 describe('malformed percent-encoding', () => {
   it('when a routed path has a lone %, then the gateway answers 400 in the error envelope', async () => {
     for (const path of ['/api/v1/users/%', '/api/v1/users/%zz/orders', '/api/v1/users/%E0%A4%A']) {
       const answer = await rawRequest(path)
-      expect({ path, ...envelopeOf(answer) }).toEqual({
-        path,
-        status: 400,
-        success: false,
-        code: 'BAD_REQUEST',
-        keys: envelopeKeys,
-        requestIdMatches: true,
-        timestampIsIso: true,
-      })
+      const error = expectErrorEnvelope(httpAnswer(answer), 400, 'BAD_REQUEST', { context: path })
+      expect(Object.keys(error).sort(), path).toEqual(envelopeKeys)
       expect(answer.text).not.toContain('FST_ERR_BAD_URL')
     }
     // refused at the edge: the service never saw them
@@ -88,7 +65,7 @@ describe('malformed percent-encoding', () => {
 
   it('when a path no route knows has a lone %, then the answer is the same 400 envelope', async () => {
     const answer = await rawRequest('/nowhere/%')
-    expect(envelopeOf(answer)).toMatchObject({ status: 400, code: 'BAD_REQUEST', requestIdMatches: true })
+    expectErrorEnvelope(httpAnswer(answer), 400, 'BAD_REQUEST')
     expect(answer.text).not.toContain('FST_ERR_BAD_URL')
   })
 
@@ -132,14 +109,8 @@ describe('hostile JSON bodies', () => {
     const deep = (levels: number) => Buffer.from(`${'['.repeat(levels)}${']'.repeat(levels)}`)
     for (const body of [notUtf8, deep(100), deep(10_000), deep(100_000)]) {
       const answer = await post('/api/v1/users/echo', body)
-      expect(envelopeOf(answer)).toEqual({
-        status: 400,
-        success: false,
-        code: 'BAD_REQUEST',
-        keys: envelopeKeys,
-        requestIdMatches: true,
-        timestampIsIso: true,
-      })
+      const error = expectErrorEnvelope(httpAnswer(answer), 400, 'BAD_REQUEST')
+      expect(Object.keys(error).sort()).toEqual(envelopeKeys)
     }
     // a client's bad body is no failure of the instance
     expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
@@ -153,12 +124,7 @@ describe('NUL characters through the gateway', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"title":"a\\u0000b"}',
     })
-    expect(answer.status).toBe(422)
-    const body = (await answer.json()) as {
-      error: { code: string; details: { field: string; message: string }[] }
-    }
-    expect(body.error.code).toBe('VALIDATION_ERROR')
-    expect(body.error.details).toEqual([
+    expect(expectErrorEnvelope(await fetchedAnswer(answer), 422, 'VALIDATION_ERROR').details).toEqual([
       expect.objectContaining({ field: 'title', message: 'must not contain NUL characters' }),
     ])
     expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
@@ -170,16 +136,10 @@ describe('methods no route implements', () => {
     for (const method of ['PROPFIND', 'QUERY', 'MKCOL', 'TRACE']) {
       for (const path of ['/api/v1/users/whoami', '/nowhere', '/health']) {
         const answer = await rawRequest(path, method)
-        expect({ method, path, ...envelopeOf(answer) }).toEqual({
-          method,
-          path,
-          status: 501,
-          success: false,
-          code: 'NOT_IMPLEMENTED',
-          keys: envelopeKeys,
-          requestIdMatches: true,
-          timestampIsIso: true,
+        const error = expectErrorEnvelope(httpAnswer(answer), 501, 'NOT_IMPLEMENTED', {
+          context: `${method} ${path}`,
         })
+        expect(Object.keys(error).sort(), `${method} ${path}`).toEqual(envelopeKeys)
       }
     }
     const hits = await upstream.hits()
