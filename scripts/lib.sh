@@ -28,6 +28,8 @@ ensure_node() {
   fi
   PATH="$prefix/node_modules/.bin:$PATH"
   export PATH
+  [ -n "${MERIDIAN_NODE_SAID:-}" ] || say "running on Node $version from the cache (the machine's node is older than 22.12)"
+  export MERIDIAN_NODE_SAID=1
   node -e "$accepts" || die "Node.js $version from $prefix does not run here ($(node --version 2>&1))."
 }
 
