@@ -101,6 +101,12 @@ export type ProblemDetails = Static<typeof ProblemDetails>
 
 export const problemMediaType = 'application/problem+json'
 
+/**
+ * Set on the 503 a service answers while its maintenance switch is on (Consul KV): the instance is well, it was
+ * told not to serve, so a proxy counts no failure against it and sends traffic again the moment it is off.
+ */
+export const maintenanceHeader = 'x-meridian-maintenance'
+
 export interface AppErrorOptions {
   message?: string
   details?: ErrorDetail[]

@@ -1,6 +1,6 @@
 // The chassis as one Fastify plugin: request ids, errors, 404/405, rate limits, health, metrics, OpenAPI.
 import rateLimit from '@fastify/rate-limit'
-import { AppError, ErrorEnvelope } from '@meridian/contracts'
+import { AppError, ErrorEnvelope, maintenanceHeader } from '@meridian/contracts'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -104,7 +104,13 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
     if (!implementedMethods.has(request.method)) return done(notImplemented(request.method))
     const { maintenance } = runtime
     if (maintenance !== undefined && !operationsPaths.has(request.url.split('?', 1)[0] ?? '')) {
-      return done(AppError.serviceUnavailable(maintenance.message, maintenance.retryAfterSeconds))
+      return done(
+        new AppError(503, 'SERVICE_UNAVAILABLE', {
+          message: maintenance.message,
+          retryAfter: maintenance.retryAfterSeconds,
+          headers: { [maintenanceHeader]: 'on' },
+        }),
+      )
     }
     done()
   })

@@ -3,7 +3,7 @@
 // to an instance the balancer picks; the answer is relayed straight into the client's response (response-relay.ts).
 // Retries, ejection and the circuit are decided here.
 import type { IncomingHttpHeaders } from 'node:http'
-import { AppError } from '@meridian/contracts'
+import { AppError, maintenanceHeader } from '@meridian/contracts'
 import { bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
@@ -112,7 +112,8 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     const relay = new ResponseRelay(reply.raw, {
       started(statusCode, headers) {
         if (clientGone(reply)) return undefined
-        if (failureStatuses.has(statusCode)) {
+        // a service in maintenance is well and was told not to serve: no failure, and back the moment it is off
+        if (failureStatuses.has(statusCode) && headers[maintenanceHeader] === undefined) {
           service.attemptFailed(instance, `status ${statusCode}`)
           service.requestFailed()
         } else {

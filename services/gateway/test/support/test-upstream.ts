@@ -89,6 +89,15 @@ await app.register(
 )
 // the hits of every route, read by the test directly (not through the gateway)
 app.get('/hits', async () => hits)
+// the maintenance switch, as Consul KV would set it (runtime settings), from the test over IPC
+process.on('message', (message: { maintenance?: boolean }) => {
+  if (message.maintenance === undefined) return
+  app.runtime.apply({
+    maintenance: message.maintenance ? { message: 'Planned maintenance', retryAfterSeconds: 30 } : undefined,
+    logLevel: undefined,
+  })
+  process.send?.({ maintenanceApplied: message.maintenance })
+})
 
 const sockets = new WebSocketServer({ noServer: true })
 sockets.on('connection', (socket, request) => {

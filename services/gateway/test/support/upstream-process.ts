@@ -19,6 +19,8 @@ export interface UpstreamProcess {
   /** removes the instance from Consul (after kill) */
   deregister(): Promise<void>
   hits(): Promise<Record<string, number>>
+  /** turns the process's maintenance switch on or off (what Consul KV does for a real service) */
+  setMaintenance(on: boolean): Promise<void>
 }
 
 const script = fileURLToPath(new URL('./test-upstream.ts', import.meta.url))
@@ -99,6 +101,18 @@ export async function startUpstream(options: {
     async hits() {
       const response = await fetch(`http://127.0.0.1:${port}/hits`)
       return (await response.json()) as Record<string, number>
+    },
+    async setMaintenance(on) {
+      const applied = new Promise<void>((resolve) => {
+        const listener = (message: { maintenanceApplied?: boolean }) => {
+          if (message.maintenanceApplied !== on) return
+          child.off('message', listener)
+          resolve()
+        }
+        child.on('message', listener)
+      })
+      child.send({ maintenance: on })
+      await applied
     },
   }
 }
