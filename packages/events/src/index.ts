@@ -13,6 +13,7 @@ export { createEvent, type DomainEvent, InvalidEventError, parseEvent, validateE
 export { newEventId } from './event-id.ts'
 export { createEventMetrics, type EventMetrics } from './event-metrics.ts'
 export { eventMigrationsDir, migrateEventTables } from './event-tables.ts'
+export { type EventsPluginOptions, eventsPlugin, type ServiceConsumer } from './events-plugin.ts'
 export { type CleanInboxOptions, cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
 export {
   createEventProducer,

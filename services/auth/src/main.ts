@@ -1,6 +1,6 @@
-// The auth process: configuration, database (migrated), Redis, the outbox relay, the app, Consul, graceful shutdown.
+// The auth process: configuration, clients, the app (migrated database, signing keys, the event backbone), Consul.
 import { createDatabase } from '@meridian/db'
-import { createEventMetrics, createEventProducer, createKafka, createOutboxRelay } from '@meridian/events'
+import { createEventMetrics, createKafka, eventsPlugin } from '@meridian/events'
 import { createRedis, runMain, runService } from '@meridian/service-kit'
 import { buildApp } from './app.ts'
 import { createConfiguredKeyRing } from './authentication.ts'
@@ -17,28 +17,21 @@ async function main(): Promise<void> {
     error: (details, message) => app.log.error(details, message),
   })
   const app = await buildApp({ config, sql, redis, keyRing })
-  // safe with several instances starting together: migrations run under a lock
-  await migrateAuthDatabase(sql, app.log)
-  // loads the shared signing keys (the first instance creates one) and checks for rotation every minute
-  await keyRing.start()
-
-  // user.registered leaves through the outbox: one relay per database is active, the others stand by
-  const producer = await createEventProducer(createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'auth' }))
-  const relay = createOutboxRelay({
-    sql,
-    producer,
-    logger: app.log,
-    metrics: createEventMetrics(app.metrics.registry),
-  })
-  // onClose hooks run in the order they were added: the relay stops before the pool it uses closes
+  // added before the events plugin, so run after it (Fastify runs onClose hooks last-added first)
   app.addHook('onClose', async () => {
     keyRing.stop()
-    await relay.stop()
-    await producer.disconnect()
     await sql.end({ timeout: 5 })
     redis.disconnect()
   })
-  await relay.start()
+  await migrateAuthDatabase(sql, app.log)
+  // loads the shared signing keys (the first instance creates one) and checks for rotation every minute
+  await keyRing.start()
+  // user.registered leaves through the outbox: one relay per database is active, the others stand by
+  await app.register(eventsPlugin, {
+    sql,
+    kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'auth' }),
+    metrics: createEventMetrics(app.metrics.registry),
+  })
   await runService({ app, config })
 }
 

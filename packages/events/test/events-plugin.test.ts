@@ -1,0 +1,88 @@
+// eventsPlugin: a service's producer, outbox relay and consumers opened by one registration and closed with the app.
+import { randomUUID } from 'node:crypto'
+import { transaction } from '@meridian/db'
+import { uniqueName } from '@meridian/testkit'
+import Fastify from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventsPlugin } from '../src/events-plugin.ts'
+import { appendToOutbox } from '../src/outbox.ts'
+import {
+  applyEffect,
+  type EffectsDatabase,
+  type EventTopics,
+  effectsDatabase,
+  eventKafka,
+  eventTopics,
+  waitFor,
+} from './consumer-fixtures.ts'
+import { testEvent } from './relay-fixtures.ts'
+
+let database: EffectsDatabase
+let topics: EventTopics
+
+beforeAll(async () => {
+  database = await effectsDatabase()
+  topics = await eventTopics('plugin')
+})
+
+afterAll(async () => {
+  await topics?.delete()
+  await database?.drop()
+})
+
+/** A business write's event, committed to the outbox (its type is the test's topic). */
+async function commitEvent(orderId: string): Promise<string> {
+  const event = testEvent(topics.topic, { orderId })
+  await transaction(database.sql, (tx) => appendToOutbox(tx, event, { aggregateId: orderId }))
+  return event.id
+}
+
+describe('eventsPlugin', () => {
+  it('when registered, then an outbox row reaches the service’s consumer; when the app closes, then relay and consumers stop and nothing more is published', async () => {
+    const app = Fastify()
+    await app.register(eventsPlugin, {
+      sql: database.sql,
+      kafka: eventKafka('plugin'),
+      relay: { leadershipRetryMs: 100 },
+      consumers: [
+        {
+          topic: topics.topic,
+          group: uniqueName('plugin-group'),
+          // the topic's name is the test's own, not a catalogue type
+          validate: false,
+          handler: (event, tx) => applyEffect(tx, event),
+        },
+      ],
+    })
+    await app.ready()
+
+    const first = await commitEvent(randomUUID())
+    await waitFor(
+      'the consumer applied the event',
+      async () => (await database.effectCounts()).get(first) === 1,
+    )
+
+    await app.close()
+
+    const second = await commitEvent(randomUUID())
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const [left] = await database.sql<{ n: number }[]>`select count(*)::int as n from outbox`
+    expect(left?.n).toBe(1)
+    expect((await database.effectCounts()).get(second)).toBeUndefined()
+  })
+
+  it('when the relay is turned off, then the plugin publishes nothing from the outbox (another process relays)', async () => {
+    await database.sql`delete from outbox`
+    const app = Fastify()
+    await app.register(eventsPlugin, { sql: database.sql, kafka: eventKafka('plugin-norelay'), relay: false })
+    await app.ready()
+    try {
+      await commitEvent(randomUUID())
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const [left] = await database.sql<{ n: number }[]>`select count(*)::int as n from outbox`
+      expect(left?.n).toBe(1)
+    } finally {
+      await app.close()
+    }
+  })
+})
