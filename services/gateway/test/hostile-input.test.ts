@@ -3,25 +3,23 @@
 import { request as httpRequest } from 'node:http'
 import { expectErrorEnvelope, fetchedAnswer, httpAnswer, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
-import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
+import { eventually, type TestGateway } from './support/gateway.ts'
+import { type SingleUpstream, startSingleUpstream } from './support/single-upstream.ts'
+import type { UpstreamProcess } from './support/upstream-process.ts'
 
 const users = uniqueName('gw-hostile-users')
-const routes = [{ prefix: '/api/v1/users', service: users }]
 
+let setup: SingleUpstream
 let gateway: TestGateway
 let upstream: UpstreamProcess
 
 beforeAll(async () => {
-  upstream = await startUpstream({ name: users, label: 'u', segment: 'users' })
-  gateway = await startGateway({ routes })
-  await eventually(() => gateway.app.upstreams.get(users)?.status().instances === 1)
+  setup = await startSingleUpstream(users, 'users')
+  ;({ gateway, upstream } = setup)
 }, 60_000)
 
 afterAll(async () => {
-  await gateway?.close()
-  await upstream?.stop()
-  await upstream?.deregister()
+  await setup?.close()
 })
 
 interface RawAnswer {
@@ -113,7 +111,7 @@ describe('hostile JSON bodies', () => {
       expect(Object.keys(error).sort()).toEqual(envelopeKeys)
     }
     // a client's bad body is no failure of the instance
-    expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+    expect(setup.status()).toMatchObject({ ejected: [], circuit: 'closed' })
   })
 })
 
@@ -127,7 +125,7 @@ describe('NUL characters through the gateway', () => {
     expect(expectErrorEnvelope(await fetchedAnswer(answer), 422, 'VALIDATION_ERROR').details).toEqual([
       expect.objectContaining({ field: 'title', message: 'must not contain NUL characters' }),
     ])
-    expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+    expect(setup.status()).toMatchObject({ ejected: [], circuit: 'closed' })
   })
 })
 

@@ -3,24 +3,21 @@
 import { maintenanceHeader } from '@meridian/contracts'
 import { expectErrorEnvelope, fetchedAnswer, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
-import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
+import type { TestGateway } from './support/gateway.ts'
+import { type SingleUpstream, startSingleUpstream } from './support/single-upstream.ts'
+import type { UpstreamProcess } from './support/upstream-process.ts'
 
-const users = uniqueName('gw-maintenance-users')
-
+let single: SingleUpstream
 let gateway: TestGateway
 let upstream: UpstreamProcess
 
 beforeAll(async () => {
-  upstream = await startUpstream({ name: users, label: 'u', segment: 'users' })
-  gateway = await startGateway({ routes: [{ prefix: '/api/v1/users', service: users }] })
-  await eventually(() => gateway.app.upstreams.get(users)?.status().instances === 1)
+  single = await startSingleUpstream(uniqueName('gw-maintenance-users'), 'users')
+  ;({ gateway, upstream } = single)
 }, 60_000)
 
 afterAll(async () => {
-  await gateway?.close()
-  await upstream?.stop()
-  await upstream?.deregister()
+  await single?.close()
 })
 
 describe('maintenance behind the gateway', () => {
@@ -37,7 +34,7 @@ describe('maintenance behind the gateway', () => {
       const error = expectErrorEnvelope(await fetchedAnswer(response), 503, 'SERVICE_UNAVAILABLE')
       expect(error.message).toBe('Planned maintenance')
     }
-    expect(gateway.app.upstreams.get(users)?.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+    expect(single.status()).toMatchObject({ ejected: [], circuit: 'closed' })
 
     await upstream.setMaintenance(false)
     expect((await call()).status).toBe(200)

@@ -5,33 +5,31 @@ import { bodyLimitBytes } from '@meridian/service-kit'
 import { expectErrorEnvelope, httpAnswer, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadGatewayConfig } from '../src/config.ts'
-import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
-import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
+import { eventually, type TestGateway } from './support/gateway.ts'
+import { type SingleUpstream, startSingleUpstream } from './support/single-upstream.ts'
+import type { UpstreamProcess } from './support/upstream-process.ts'
 
 const single = uniqueName('gw-body-single')
-const routes = [{ prefix: '/api/v1/uploads', service: single }]
 
 // more hostile requests than it takes to eject an instance or to open the circuit, at the defaults
 const defaults = loadGatewayConfig({})
 const repeats = Math.max(defaults.EJECT_AFTER_FAILURES, defaults.BREAKER_FAILURE_THRESHOLD) + 2
 
+let setup: SingleUpstream
 let gateway: TestGateway
 let upstream: UpstreamProcess
 
 beforeAll(async () => {
-  upstream = await startUpstream({ name: single, label: 'only', segment: 'uploads' })
   // the spec's thresholds (EJECT_AFTER_FAILURES, BREAKER_FAILURE_THRESHOLD) as they are, not the support's
-  gateway = await startGateway({ routes })
-  await eventually(() => status()?.instances === 1)
+  setup = await startSingleUpstream(single, 'uploads')
+  ;({ gateway, upstream } = setup)
 }, 60_000)
 
 afterAll(async () => {
-  await gateway?.close()
-  await upstream?.stop()
-  await upstream?.deregister()
+  await setup?.close()
 })
 
-const status = () => gateway.app.upstreams.get(single)?.status()
+const status = () => setup.status()
 
 interface Upload {
   status: number
