@@ -66,6 +66,7 @@ export {
   type RunningService,
   runMain,
   runService,
+  type ServiceClient,
   type ServiceProcessConfig,
   type StartServiceOptions,
   startService,

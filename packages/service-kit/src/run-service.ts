@@ -24,9 +24,27 @@ export type ServiceProcessConfig = Pick<
   | 'SERVICE_WEIGHT'
 >
 
+/**
+ * A client the process opened for the app (database pool, Redis, a key ring's timer): closed after the app, once its
+ * plugins (consumers, relay, producer) have stopped using it. postgres.js pools end, ioredis clients disconnect,
+ * anything with a timer stops.
+ */
+export type ServiceClient =
+  | { end(options: { timeout: number }): Promise<void> }
+  | { disconnect(): void | Promise<void> }
+  | { stop(): void | Promise<void> }
+
+async function closeClient(client: ServiceClient): Promise<void> {
+  if ('end' in client) await client.end({ timeout: 5 })
+  else if ('disconnect' in client) await client.disconnect()
+  else await client.stop()
+}
+
 export interface StartServiceOptions {
   app: ServiceApp
   config: ServiceProcessConfig
+  /** closed in this order after the app has closed; one that fails is logged and the others still close */
+  clients?: readonly ServiceClient[]
   tags?: string[]
   /** shorter checks for tests; the defaults are the spec's */
   registrationTiming?: Partial<RegistrationTiming>
@@ -42,6 +60,7 @@ export interface RunningService {
 export async function startService({
   app,
   config,
+  clients = [],
   tags = [],
   registrationTiming,
 }: StartServiceOptions): Promise<RunningService> {
@@ -95,7 +114,13 @@ export async function startService({
         app.health.draining = true
         await registration?.deregister()
         await settings?.close()
-        await app.close()
+        try {
+          await app.close()
+        } finally {
+          for (const client of clients) {
+            await closeClient(client).catch((err: unknown) => app.log.error({ err }, 'closing a client failed'))
+          }
+        }
       })()
       return stopping
     },
@@ -119,10 +144,13 @@ export async function runService(
   return running
 }
 
+/** How long a process whose start failed may take to let go of its handles before it is made to exit. */
+const failedStartExitDelayMs = 5000
+
 /**
  * The last line of a service's main.ts: runs `main`; when it fails, says why on stderr (a configuration error by its
  * message alone, naming every bad variable; anything else with its stack) and sets the exit code, so that the
- * process ends once its handles are closed.
+ * process ends once its handles are closed, or after a few seconds if a client it opened keeps reconnecting.
  */
 export function runMain(serviceName: string, main: () => Promise<unknown>): void {
   main().catch((error: unknown) => {
@@ -132,5 +160,6 @@ export function runMain(serviceName: string, main: () => Promise<unknown>): void
         : `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`
     process.stderr.write(`${serviceName}: ${reason}\n`)
     process.exitCode = 1
+    setTimeout(() => process.exit(1), failedStartExitDelayMs).unref()
   })
 }

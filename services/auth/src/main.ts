@@ -17,12 +17,6 @@ async function main(): Promise<void> {
     error: (details, message) => app.log.error(details, message),
   })
   const app = await buildApp({ config, sql, redis, keyRing })
-  // added before the events plugin, so run after it (Fastify runs onClose hooks last-added first)
-  app.addHook('onClose', async () => {
-    keyRing.stop()
-    await sql.end({ timeout: 5 })
-    redis.disconnect()
-  })
   await migrateAuthDatabase(sql, app.log)
   // loads the shared signing keys (the first instance creates one) and checks for rotation every minute
   await keyRing.start()
@@ -32,7 +26,7 @@ async function main(): Promise<void> {
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'auth' }),
     metrics: createEventMetrics(app.metrics.registry),
   })
-  await runService({ app, config })
+  await runService({ app, config, clients: [keyRing, sql, redis] })
 }
 
 runMain('auth', main)

@@ -10,11 +10,8 @@ async function main(): Promise<void> {
   const config = loadGatewayConfig()
   const redis = createRedis(config.REDIS_URL, { connectionName: 'gateway' })
   const app = await buildGatewayApp({ config, redis })
-  app.addHook('onClose', async () => {
-    redis.disconnect()
-  })
   await app.upstreams.ready(discoveryStartupWaitMs)
-  await runService({ app, config })
+  await runService({ app, config, clients: [redis] })
 }
 
 runMain('gateway', main)
