@@ -118,7 +118,9 @@ export async function startService({
           await app.close()
         } finally {
           for (const client of clients) {
-            await closeClient(client).catch((err: unknown) => app.log.error({ err }, 'closing a client failed'))
+            await closeClient(client).catch((err: unknown) =>
+              app.log.error({ err }, 'closing a client failed'),
+            )
           }
         }
       })()
