@@ -17,4 +17,13 @@ export {
 export { freshEventTopics, freshTopics, type TestEventTopics, type TestTopics, testKafka } from './kafka.ts'
 export { captureLogs, type LogCapture } from './logs.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
+export {
+  buildServiceTestApp,
+  type ClosablePool,
+  type ServiceTestApp,
+  type ServiceTestAppOptions,
+  type ServiceTestContext,
+  serviceTestEnv,
+  type TestableApp,
+} from './service-app.ts'
 export { uniqueName } from './unique-name.ts'

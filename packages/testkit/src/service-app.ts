@@ -1,0 +1,131 @@
+// A service's app for component tests, built as its main.ts builds it: the configuration loaded from a test
+// environment that points at the real engines, a fresh database of its own migrated by the service's one migrate
+// function, a Redis client, captured logs, and one close() that undoes all of it in order.
+
+import type { Writable } from 'node:stream'
+import { Redis } from 'ioredis'
+import { freshDatabase, type TestDatabase } from './database.ts'
+import { infraEndpoints } from './endpoints.ts'
+import { captureLogs } from './logs.ts'
+
+/** What a database pool must offer the builder: postgres.js's `end`. */
+export interface ClosablePool {
+  end(options: { timeout: number }): Promise<void>
+}
+
+/** What the builder hands to `build`: everything main.ts would have made before calling buildApp. */
+export interface ServiceTestContext<Config, Pool> {
+  config: Config
+  sql: Pool
+  redis: Redis
+  database: TestDatabase
+  /** pass it as the app's log stream; what is logged lands in `logs` */
+  logStream: Writable
+  /** runs at close(), before the app closes (in the order added): stop what `build` started, e.g. a timer */
+  onClose(close: () => unknown): void
+}
+
+export interface ServiceTestAppOptions<
+  Config,
+  Pool extends ClosablePool,
+  Built extends { app: TestableApp },
+> {
+  /** the service's name: labels its test database and is the pool's application name */
+  service: string
+  /** the service's own configuration loader (config.ts), given the test environment */
+  loadConfig(env: Record<string, string>): Config
+  /** variables of this test on top of the defaults (engines' endpoints, NODE_ENV=test, PORT=0, a high rate limit) */
+  env?: Record<string, string>
+  /** opens the pool as main.ts does (createDatabase of @meridian/db), on the test database's URL */
+  connect(url: string): Pool
+  /** the service's one migrate function, also used by main.ts and `pnpm migrate` */
+  migrate(sql: Pool): Promise<unknown>
+  /** builds the app (and anything the test needs beside it) from what main.ts would pass */
+  build(context: ServiceTestContext<Config, Pool>): Promise<Built>
+}
+
+export interface TestableApp {
+  ready(): PromiseLike<unknown>
+  close(): PromiseLike<unknown>
+}
+
+export type ServiceTestApp<Config, Pool, Built> = Built & {
+  config: Config
+  sql: Pool
+  redis: Redis
+  database: TestDatabase
+  /** every line the app logged, parsed */
+  logs: Record<string, unknown>[]
+  /** closes the app, then Redis and the pool, and drops the database */
+  close(): Promise<void>
+}
+
+/** The environment every service's test app starts from: the engines the global setup found. */
+export function serviceTestEnv(): Record<string, string> {
+  const endpoints = infraEndpoints()
+  return {
+    NODE_ENV: 'test',
+    PORT: '0',
+    REDIS_URL: endpoints.redisUrl,
+    KAFKA_BROKERS: endpoints.kafkaBrokers,
+    CONSUL_HTTP_ADDR: endpoints.consulHttpAddr,
+    ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
+    // every test app counts its own clients; a test of the limits sets its own
+    RATE_LIMIT_MAX: '100000',
+  }
+}
+
+/** Builds a service's app on its own migrated database, ready to be injected into or listened on. */
+export async function buildServiceTestApp<
+  Config,
+  Pool extends ClosablePool,
+  Built extends { app: TestableApp },
+>(options: ServiceTestAppOptions<Config, Pool, Built>): Promise<ServiceTestApp<Config, Pool, Built>> {
+  const database = await freshDatabase(options.service)
+  const sql = options.connect(database.url)
+  const redis = new Redis(infraEndpoints().redisUrl, { connectionName: `${options.service}-test` })
+  const closers: (() => unknown)[] = []
+  const release = async () => {
+    redis.disconnect()
+    await sql.end({ timeout: 5 })
+    await database.drop()
+  }
+  try {
+    await options.migrate(sql)
+    const config = options.loadConfig({
+      ...serviceTestEnv(),
+      DATABASE_URL: database.url,
+      ...options.env,
+    })
+    const { stream: logStream, lines: logs } = captureLogs()
+    const built = await options.build({
+      config,
+      sql,
+      redis,
+      database,
+      logStream,
+      onClose: (closer) => closers.push(closer),
+    })
+    await built.app.ready()
+    return {
+      ...built,
+      config,
+      sql,
+      redis,
+      database,
+      logs,
+      async close() {
+        try {
+          for (const closer of closers) await closer()
+          await built.app.close()
+        } finally {
+          await release()
+        }
+      },
+    }
+  } catch (error) {
+    for (const closer of closers) await closer()
+    await release()
+    throw error
+  }
+}
