@@ -189,3 +189,11 @@ function fieldName(column: string): string {
     return column
   }
 }
+
+/**
+ * For the chassis' `errorMappers`: the database's own errors become their AppError (mapDatabaseError); anything
+ * else is left to the next mapper and the error table.
+ */
+export function databaseErrorMapper(error: unknown): AppError | undefined {
+  return isDatabaseError(error) || isDatabaseUnavailable(error) ? mapDatabaseError(error) : undefined
+}

@@ -6,7 +6,12 @@ export {
   type Sql,
   type TransactionSql,
 } from './database.ts'
-export { isDatabaseError, isDatabaseUnavailable, mapDatabaseError } from './database-error.ts'
+export {
+  databaseErrorMapper,
+  isDatabaseError,
+  isDatabaseUnavailable,
+  mapDatabaseError,
+} from './database-error.ts'
 export {
   MIGRATION_LOCK_NAME,
   type MigrateOptions,
@@ -14,6 +19,7 @@ export {
   type MigrationLogger,
   migrate,
 } from './migrate.ts'
+export { type MigrateCommandOptions, runMigrateCommand } from './migrate-command.ts'
 export { MigrationError } from './migration-error.ts'
 export { pingDatabase } from './ping.ts'
 export { transaction } from './transaction.ts'

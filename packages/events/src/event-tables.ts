@@ -12,3 +12,17 @@ export function migrateEventTables(sql: Sql, logger?: MigrationLogger): Promise<
     ...(logger ? { logger } : {}),
   })
 }
+
+/**
+ * A service's database brought up to date: its own numbered migrations from `dir`, then the outbox and inbox tables.
+ * The one way a service migrates (main.ts, `pnpm migrate`, tests); safe with several instances starting together,
+ * each set running under its own advisory lock.
+ */
+export async function migrateServiceDatabase(
+  sql: Sql,
+  { dir, logger }: { dir: string; logger?: MigrationLogger },
+): Promise<MigrateResult> {
+  const own = await migrate(sql, { dir, ...(logger ? { logger } : {}) })
+  await migrateEventTables(sql, logger)
+  return own
+}

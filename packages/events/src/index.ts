@@ -12,7 +12,7 @@ export type { DeadLetterHook, DeadLetterInfo, DeadLetterReason } from './dead-le
 export { createEvent, type DomainEvent, InvalidEventError, parseEvent, validateEvent } from './envelope.ts'
 export { newEventId } from './event-id.ts'
 export { createEventMetrics, type EventMetrics } from './event-metrics.ts'
-export { eventMigrationsDir, migrateEventTables } from './event-tables.ts'
+export { eventMigrationsDir, migrateEventTables, migrateServiceDatabase } from './event-tables.ts'
 export { type EventsPluginOptions, eventsPlugin, type ServiceConsumer } from './events-plugin.ts'
 export { type CleanInboxOptions, cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
 export {

@@ -8,8 +8,10 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify'
+import type { Redis } from 'ioredis'
 import { type DestinationStream, pino } from 'pino'
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.ts'
+import type { ServiceEnv } from './config.ts'
 import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
@@ -41,6 +43,40 @@ export interface ServiceAppOptions extends ServiceKitOptions {
 }
 
 export const defaultRequestTimeoutMs = 30_000
+
+type ChassisEnv = Pick<
+  ServiceEnv,
+  | 'SERVICE_VERSION'
+  | 'NODE_ENV'
+  | 'LOG_LEVEL'
+  | 'TRUSTED_PROXIES'
+  | 'RATE_LIMIT_MAX'
+  | 'RATE_LIMIT_WINDOW_MS'
+  | 'RATE_LIMIT_SYNC_MS'
+>
+
+/**
+ * The chassis options a service's validated config implies (version, environment, log level, trusted proxies, the
+ * shared rate limit in `redis`), so that no service maps them by hand: `createServiceApp({ ...chassisOptions(config,
+ * redis), name, description })`.
+ */
+export function chassisOptions(
+  config: ChassisEnv,
+  redis: Redis,
+): Pick<ServiceAppOptions, 'version' | 'environment' | 'logLevel' | 'trustedProxies' | 'rateLimit'> {
+  return {
+    version: config.SERVICE_VERSION,
+    environment: config.NODE_ENV,
+    logLevel: config.LOG_LEVEL,
+    trustedProxies: config.TRUSTED_PROXIES,
+    rateLimit: {
+      redis,
+      max: config.RATE_LIMIT_MAX,
+      timeWindowMs: config.RATE_LIMIT_WINDOW_MS,
+      syncIntervalMs: config.RATE_LIMIT_SYNC_MS,
+    },
+  }
+}
 
 export const bodyLimitBytes = 1024 * 1024
 

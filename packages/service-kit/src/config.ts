@@ -63,6 +63,21 @@ export const serviceEnv = <Extra extends TProperties>(extra: Extra) =>
   Type.Object({ ...ServiceEnv.properties, ...extra })
 
 /**
+ * The defaults of a service with a database of its own and Redis (DESIGN.md §3): its port, its database on the local
+ * server, the pool size, Redis. Spread into serviceEnv: `serviceEnv({ ...ownStoresEnv({ port: 3004, database:
+ * 'inventory' }), ...its own })`.
+ */
+export const ownStoresEnv = ({ port, database }: { port: number; database: string }) => ({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: port }),
+  DATABASE_URL: Type.String({
+    pattern: '^postgres(ql)?://',
+    default: `postgres://postgres:postgres@127.0.0.1:5432/${database}`,
+  }),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+})
+
+/**
  * Reads the variables the schema names from `env`, applies defaults, converts strings to numbers and booleans,
  * and fails with one message naming every bad or missing variable.
  */

@@ -1,13 +1,14 @@
 export type { DestinationStream as LogStream } from 'pino'
 export {
   bodyLimitBytes,
+  chassisOptions,
   createServiceApp,
   registerVersionedApi,
   type ServiceApp,
   type ServiceAppOptions,
 } from './app.ts'
 export * from './auth/index.ts'
-export { ConfigError, loadConfig, ServiceEnv, serviceEnv } from './config.ts'
+export { ConfigError, loadConfig, ownStoresEnv, ServiceEnv, serviceEnv } from './config.ts'
 export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
 export { loggerOptions, redactPaths } from './logging.ts'

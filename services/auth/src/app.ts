@@ -1,14 +1,9 @@
 // The auth service as a Fastify app: chassis, users, credentials, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
 /// <reference path="./oidc/oidc-provider.d.ts" />
-import {
-  isDatabaseError,
-  isDatabaseUnavailable,
-  mapDatabaseError,
-  pingDatabase,
-  type Sql,
-} from '@meridian/db'
+import { databaseErrorMapper, pingDatabase, type Sql } from '@meridian/db'
 import { createEventMetrics } from '@meridian/events'
 import {
+  chassisOptions,
   createServiceApp,
   type LogStream,
   registerVersionedApi,
@@ -59,18 +54,11 @@ export async function buildApp({
   keyRing,
 }: AuthDependencies): Promise<ServiceApp> {
   const app = await createServiceApp({
+    ...chassisOptions(config, redis),
     name: serviceName,
-    version: config.SERVICE_VERSION,
     description: 'Identity: users, passwords, tokens, sessions, OAuth 2.0 / OpenID Connect, API keys',
-    environment: config.NODE_ENV,
-    logLevel: config.LOG_LEVEL,
-    trustedProxies: config.TRUSTED_PROXIES,
     ...(logStream ? { logStream } : {}),
-    rateLimit: { redis, max: config.RATE_LIMIT_MAX, timeWindowMs: config.RATE_LIMIT_WINDOW_MS },
-    errorMappers: [
-      (error) =>
-        isDatabaseError(error) || isDatabaseUnavailable(error) ? mapDatabaseError(error) : undefined,
-    ],
+    errorMappers: [databaseErrorMapper],
   })
 
   app.health.add('database', () => pingDatabase(sql))

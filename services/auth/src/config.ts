@@ -1,17 +1,11 @@
 // The auth service's environment.
-import { ConfigError, loadConfig, serviceEnv } from '@meridian/service-kit'
+import { ConfigError, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 const insecureDevelopmentSecret = 'insecure-development-only-signing-key-secret'
 
 export const AuthEnv = serviceEnv({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3001 }),
-  DATABASE_URL: Type.String({
-    pattern: '^postgres(ql)?://',
-    default: 'postgres://postgres:postgres@127.0.0.1:5432/auth',
-  }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
-  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  ...ownStoresEnv({ port: 3001, database: 'auth' }),
   // --- OAuth 2.0 / OpenID Connect (src/oidc) ---------------------------------------------------------------
   // The defaults are public development values: production refuses to start while any secret below is a default.
   /** comma-separated secrets signing the provider's cookies; the first signs, every one verifies (prepend to rotate) */
