@@ -1,6 +1,6 @@
 // The phase's consumer in a process of its own: consume(), the handler records when each event arrived.
 import { createDatabase } from '@meridian/db'
-import { consume, createKafka } from '@meridian/events'
+import { consume, createKafka, type DomainEvent } from '@meridian/events'
 import { monotonicMs } from './clock.ts'
 import type { ConsumerRecords } from './ipc.ts'
 import { serveRole, stderrLogger } from './serve-role.ts'
@@ -17,13 +17,15 @@ serveRole(async (config, progress) => {
   const consumer = await consume({
     kafka,
     sql,
+    // The phase's events are not of the catalogue (their type is the phase's topic name, their data { seq,
+    // appendedAt }): `type` is nominal, the topic is the phase's own, and the handler takes any envelope.
+    type: 'order.placed',
     topic: config.topic,
     group: config.group,
     logger: stderrLogger('consumer'),
-    // the phase's type is its own topic name, which the catalogue does not know
     validate: false,
     concurrency: config.concurrency,
-    handler: async (event) => {
+    handler: async (event: DomainEvent) => {
       const receivedAt = monotonicMs()
       records.seqs.push(Number(event.data.seq))
       records.appendedAt.push(Number(event.data.appendedAt))

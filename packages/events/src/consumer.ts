@@ -1,9 +1,10 @@
 // The consumer runner: each event is handled in one transaction with its inbox record; failures go to retry topics.
+import type { EventType } from '@meridian/contracts'
 import { isDatabaseUnavailable, type Sql, type TransactionSql, transaction } from '@meridian/db'
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs'
 import type { ConsumerLogger } from './consumer-logger.ts'
 import { type DeadLetterHook, type DeadLetterTarget, sendToDeadLetters } from './dead-letter.ts'
-import { type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
+import { type CatalogueEvent, type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
 import type { EventMetrics } from './event-metrics.ts'
 import { cleanInbox, defaultInboxRetentionMs, recordInInbox, recordManyInInbox } from './inbox.ts'
 import { createEventProducer, type EventProducer, headerText } from './kafka.ts'
@@ -27,28 +28,48 @@ export interface ConsumeContext {
 }
 
 /**
- * Applies one event. It runs inside the transaction that records the event in the inbox: write the effect through
- * `tx` only, so that effect and record commit together. Throwing rolls both back and schedules a retry.
+ * Applies one event of `Type`. It runs inside the transaction that records the event in the inbox: write the effect
+ * through `tx` only, so that effect and record commit together. Throwing rolls both back and schedules a retry.
+ *
+ * A handler written for one type does not compile as the handler of another; one that takes any `DomainEvent` fits
+ * every type.
  */
-export type EventHandler = (event: DomainEvent, tx: TransactionSql, context: ConsumeContext) => Promise<void>
+export type EventHandler<Type extends EventType> = (
+  event: CatalogueEvent<Type>,
+  tx: TransactionSql,
+  context: ConsumeContext,
+) => Promise<void>
 
-export interface ConsumeOptions {
+export interface ConsumeOptions<Type extends EventType> {
   /** a client from createKafka() */
   kafka: Kafka
   /** the service's database, holding the inbox table (migrateEventTables) */
   sql: Sql
-  /** the event topic (= event type); its retry topics `{topic}.retry.{n}` and `{topic}.dlt` must exist */
-  topic: string
+  /**
+   * The catalogue event type consumed: it decides the data type the handler receives and, by default, the topic
+   * (topic = event type). A name outside the catalogue does not compile. With validation on (the default), an event
+   * of another type is dead-lettered as invalid, so the handler only ever sees this type.
+   */
+  type: Type
+  /**
+   * The topic read instead of `type`: for isolation (tests and benchmarks use topics of their own), not for services,
+   * whose topic is their event type. Its retry topics `{topic}.retry.{n}` and `{topic}.dlt` derive from it and must
+   * exist. Default: `type`.
+   */
+  topic?: string
   /** the consumer group; also the inbox key, and the `consumer-group` header of its retries */
   group: string
-  handler: EventHandler
+  handler: EventHandler<NoInfer<Type>>
   logger: ConsumerLogger
   metrics?: EventMetrics
   /** the alert hook, called for every dead-lettered event */
   onDeadLetter?: DeadLetterHook
   /** delay before each retry; its length is the number of retries. Default 1000, 5000, 15000 ms (the spec's) */
   retryDelaysMs?: readonly number[]
-  /** check each envelope and its data against the catalogue; default true. When false only id and type are required */
+  /**
+   * Check each envelope, its type (it must be `type`) and its data against the catalogue; default true. When false
+   * only a string id and type are required: the handler's event type is then the producer's promise, not checked.
+   */
   validate?: boolean
   /** publishes retries and dead letters; default: one of its own, closed by stop() */
   producer?: EventProducer
@@ -79,7 +100,7 @@ export interface ConsumeOptions {
    * that must follow the commit. If it throws, the partition is held and the events of that transaction come again;
    * the inbox skips them (afterCommit is not called twice for an event).
    */
-  afterCommit?: (event: DomainEvent, context: ConsumeContext) => void | Promise<void>
+  afterCommit?: (event: CatalogueEvent<NoInfer<Type>>, context: ConsumeContext) => void | Promise<void>
 }
 
 /** A running consumer. */
@@ -98,32 +119,32 @@ type Outcome = 'done' | 'held'
  * What a fetched batch is worked through as: consecutive valid events of the event topic applied together, and
  * single messages (retries, which may have to wait, and messages that do not parse).
  */
-type Run =
-  | { kind: 'events'; items: EventItem[] }
+type Run<Type extends EventType> =
+  | { kind: 'events'; items: EventItem<Type>[] }
   | { kind: 'message'; message: KafkaMessage }
   /** an event whose handler threw inside a shared transaction: straight to its retry, not run a second time */
-  | { kind: 'failed'; item: EventItem; error: unknown }
+  | { kind: 'failed'; item: EventItem<Type>; error: unknown }
 
-interface EventItem {
+interface EventItem<Type extends EventType> {
   message: KafkaMessage
-  event: DomainEvent
+  event: CatalogueEvent<Type>
 }
 
 /** How a shared transaction ended when it did not commit: which handler threw, or that something else failed. */
 type EventsOutcome = Outcome | { failedAt: number; error: unknown } | 'split'
 
-const firstMessageOf = (run: Run): KafkaMessage =>
+const firstMessageOf = (run: Run<EventType>): KafkaMessage =>
   run.kind === 'message'
     ? run.message
     : run.kind === 'failed'
       ? run.item.message
-      : (run.items[0] as EventItem).message
-const lastMessageOf = (run: Run): KafkaMessage =>
+      : (run.items[0] as EventItem<EventType>).message
+const lastMessageOf = (run: Run<EventType>): KafkaMessage =>
   run.kind === 'message'
     ? run.message
     : run.kind === 'failed'
       ? run.item.message
-      : (run.items.at(-1) as EventItem).message
+      : (run.items.at(-1) as EventItem<EventType>).message
 
 /** Offsets are committed at the end of each batch, and at least this often within a long one. */
 const commitIntervalMs = 1000
@@ -131,22 +152,23 @@ const commitIntervalMs = 1000
 const holdBackoffMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1))
 
 /**
- * Consumes `topic` as `group`, exactly once in effect: each event runs `handler` in a transaction together with
- * an inbox insert keyed by (group, event id), so a redelivered event is skipped; offsets are committed only after
- * that transaction committed, or after a failed event was handed to its retry or dead-letter topic. Events of one
- * key keep their order (a partition is handled sequentially). Consecutive events of a partition share a transaction
- * (up to `maxEventsPerTransaction`): one commit instead of one per event is what lets a consumer keep up with
- * thousands of events a second; a failing handler makes its batch fall back to one transaction per event.
+ * Consumes the events of `type` (from the topic `type`, or `topic`) as `group`, exactly once in effect: each event
+ * runs `handler` in a transaction together with an inbox insert keyed by (group, event id), so a redelivered event is
+ * skipped; offsets are committed only after that transaction committed, or after a failed event was handed to its
+ * retry or dead-letter topic. Events of one key keep their order (a partition is handled sequentially). Consecutive
+ * events of a partition share a transaction (up to `maxEventsPerTransaction`): one commit instead of one per event is
+ * what lets a consumer keep up with thousands of events a second; a failing handler makes its batch fall back to one
+ * transaction per event.
  *
  * A handler that throws sends the event to `{topic}.retry.1`, due after the first delay; the same consumer reads the
  * retry topics (acting only on its own group's retries), waits for each retry to be due by pausing that partition
  * alone, and runs it again: after the last retry it goes to `{topic}.dlt`. An event that can never succeed (not
- * JSON, not an envelope, an unknown type or bad data) goes straight to `{topic}.dlt`. Every dead letter raises an
- * alert: an error log, the deadLettered metric and `onDeadLetter`.
+ * JSON, not an envelope, an unknown type, another type than `type`, or bad data) goes straight to `{topic}.dlt`.
+ * Every dead letter raises an alert: an error log, the deadLettered metric and `onDeadLetter`.
  *
  * Resolves once the consumer has joined its group.
  */
-export async function consume(options: ConsumeOptions): Promise<EventConsumer> {
+export async function consume<Type extends EventType>(options: ConsumeOptions<Type>): Promise<EventConsumer> {
   const ownProducer = options.producer === undefined
   const producer = options.producer ?? (await createEventProducer(options.kafka))
   const runner = new ConsumerRunner(options, producer)
@@ -159,7 +181,7 @@ export async function consume(options: ConsumeOptions): Promise<EventConsumer> {
   }
   let stopped: Promise<void> | undefined
   return {
-    topic: options.topic,
+    topic: runner.topic,
     group: options.group,
     topics: runner.topics,
     stop() {
@@ -172,7 +194,9 @@ export async function consume(options: ConsumeOptions): Promise<EventConsumer> {
   }
 }
 
-class ConsumerRunner {
+class ConsumerRunner<Type extends EventType> {
+  /** the event topic: `topic`, or the event type */
+  readonly topic: string
   readonly topics: readonly string[]
   private readonly consumer: Consumer
   private readonly retryDelaysMs: readonly number[]
@@ -185,11 +209,13 @@ class ConsumerRunner {
   private stopping: Promise<void> | undefined
 
   constructor(
-    private readonly options: ConsumeOptions,
+    private readonly options: ConsumeOptions<Type>,
     private readonly producer: EventProducer,
   ) {
     this.retryDelaysMs = options.retryDelaysMs ?? defaultRetryDelaysMs
-    this.topics = [options.topic, ...this.retryDelaysMs.map((_, i) => retryTopicOf(options.topic, i + 1))]
+    const topic = options.topic ?? options.type
+    this.topic = topic
+    this.topics = [topic, ...this.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]
     const sessionTimeout = options.sessionTimeoutMs ?? 30_000
     this.consumer = options.kafka.consumer({
       groupId: options.group,
@@ -211,12 +237,12 @@ class ConsumerRunner {
     const { consumer, options } = this
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       options.logger.error(
-        { err: payload.error, group: options.group, topic: options.topic, restart: payload.restart },
+        { err: payload.error, group: options.group, topic: this.topic, restart: payload.restart },
         payload.restart ? 'event consumer crashed; restarting' : 'event consumer crashed and stopped',
       )
     })
     await consumer.connect()
-    await consumer.subscribe({ topics: [options.topic], fromBeginning: options.fromBeginning ?? true })
+    await consumer.subscribe({ topics: [this.topic], fromBeginning: options.fromBeginning ?? true })
     const retryTopics = this.topics.slice(1)
     if (retryTopics.length > 0) await consumer.subscribe({ topics: retryTopics, fromBeginning: true })
 
@@ -274,7 +300,7 @@ class ConsumerRunner {
     const runs = this.runsOf(topic, batch.messages)
     for (let i = 0; i < runs.length; i++) {
       if (!isRunning() || isStale() || this.stopping) break
-      const run = runs[i] as Run
+      const run = runs[i] as Run<Type>
       let outcome: EventsOutcome
       try {
         if (run.kind === 'events') outcome = await this.handleEvents(topic, partition, run.items)
@@ -307,7 +333,7 @@ class ConsumerRunner {
           i + 1,
           0,
           ...(before.length > 0 ? [{ kind: 'events' as const, items: before }] : []),
-          { kind: 'failed', item: run.items[failedAt] as EventItem, error },
+          { kind: 'failed', item: run.items[failedAt] as EventItem<Type>, error },
           ...(after.length > 0 ? [{ kind: 'events' as const, items: after }] : []),
         )
         continue
@@ -331,13 +357,13 @@ class ConsumerRunner {
   }
 
   /** Groups consecutive valid events of the event topic, up to maxEventsPerTransaction; the rest go one by one. */
-  private runsOf(topic: string, messages: KafkaMessage[]): Run[] {
+  private runsOf(topic: string, messages: KafkaMessage[]): Run<Type>[] {
     const { options } = this
     const most = options.maxEventsPerTransaction ?? 100
-    const runs: Run[] = []
-    let open: Extract<Run, { kind: 'events' }> | undefined
+    const runs: Run<Type>[] = []
+    let open: Extract<Run<Type>, { kind: 'events' }> | undefined
     for (const message of messages) {
-      const event = topic === options.topic && most > 1 ? this.parseOrUndefined(message) : undefined
+      const event = topic === this.topic && most > 1 ? this.parseOrUndefined(message) : undefined
       if (event === undefined) {
         open = undefined
         runs.push({ kind: 'message', message })
@@ -352,9 +378,9 @@ class ConsumerRunner {
     return runs
   }
 
-  private parseOrUndefined(message: KafkaMessage): DomainEvent | undefined {
+  private parseOrUndefined(message: KafkaMessage): CatalogueEvent<Type> | undefined {
     try {
-      return this.options.validate === false ? parseLoosely(message.value) : parseEvent(message.value)
+      return this.parse(message.value)
     } catch (error) {
       if (error instanceof InvalidEventError) return undefined
       throw error
@@ -365,7 +391,11 @@ class ConsumerRunner {
    * Applies events of the event topic in one transaction with one inbox insert. When it rolls back: which handler
    * threw, or 'split' for any other failure; a thrown error when the database is unavailable.
    */
-  private async handleEvents(topic: string, partition: number, items: EventItem[]): Promise<EventsOutcome> {
+  private async handleEvents(
+    topic: string,
+    partition: number,
+    items: EventItem<Type>[],
+  ): Promise<EventsOutcome> {
     const { options } = this
     const contextOf = (message: KafkaMessage): ConsumeContext => ({
       topic,
@@ -373,16 +403,16 @@ class ConsumerRunner {
       offset: message.offset,
       attempt: 1,
     })
-    let applied: EventItem[]
+    let applied: EventItem<Type>[]
     let failure: { failedAt: number; error: unknown } | undefined
     try {
       applied = await transaction(options.sql, async (tx) => {
         const fresh = await recordManyInInbox(tx, {
           group: options.group,
-          topic: options.topic,
+          topic: this.topic,
           eventIds: items.map(({ event }) => event.id),
         })
-        const done: EventItem[] = []
+        const done: EventItem<Type>[] = []
         for (const [index, item] of items.entries()) {
           // delete: an event delivered twice in the same batch is applied once
           if (!fresh.delete(item.event.id)) continue
@@ -411,7 +441,7 @@ class ConsumerRunner {
       }
     }
     if (applied.length > 0)
-      options.metrics?.consumed.inc({ topic: options.topic, group: options.group }, applied.length)
+      options.metrics?.consumed.inc({ topic: this.topic, group: options.group }, applied.length)
     if (options.afterCommit) {
       for (const { message, event } of applied) await options.afterCommit(event, contextOf(message))
     }
@@ -420,7 +450,7 @@ class ConsumerRunner {
 
   private async handleMessage(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
     const { options } = this
-    const level = topic === options.topic ? 0 : retryLevelOf(topic)
+    const level = topic === this.topic ? 0 : retryLevelOf(topic)
     if (level > 0) {
       const owner = headerText(message.headers, RetryHeader.consumerGroup)
       if (owner !== options.group) {
@@ -436,14 +466,14 @@ class ConsumerRunner {
       }
     }
 
-    let event: DomainEvent
+    let event: CatalogueEvent<Type>
     try {
-      event = options.validate === false ? parseLoosely(message.value) : parseEvent(message.value)
+      event = this.parse(message.value)
     } catch (error) {
       if (!(error instanceof InvalidEventError)) throw error
       await sendToDeadLetters(this.deadLetters, {
         message,
-        topic: options.topic,
+        topic: this.topic,
         reason: 'invalid-event',
         errorMessage: error.message,
         retries: level,
@@ -458,7 +488,7 @@ class ConsumerRunner {
         const isNew = await recordInInbox(tx, {
           group: options.group,
           eventId: event.id,
-          topic: options.topic,
+          topic: this.topic,
         })
         if (!isNew) return false
         await options.handler(event, tx, context)
@@ -477,9 +507,25 @@ class ConsumerRunner {
       )
       return 'done'
     }
-    options.metrics?.consumed.inc({ topic: options.topic, group: options.group })
+    options.metrics?.consumed.inc({ topic: this.topic, group: options.group })
     if (options.afterCommit) await options.afterCommit(event, context)
     return 'done'
+  }
+
+  /**
+   * The event in a message value; InvalidEventError when it is not one. Validated: an envelope of the consumer's
+   * type whose data matches the type's schema. Not validated: any envelope, taken on the producer's word.
+   */
+  private parse(value: Buffer | null): CatalogueEvent<Type> {
+    const { options } = this
+    // Without validation nothing backs the handler's type but the producer: the cast is that promise, documented.
+    if (options.validate === false) return parseLoosely(value) as CatalogueEvent<Type>
+    const event = parseEvent(value)
+    if (event.type !== options.type) {
+      throw new InvalidEventError(`event type '${event.type}' on a consumer of '${options.type}'`)
+    }
+    // parseEvent checked the data against the schema of event.type, which is Type
+    return event as CatalogueEvent<Type>
   }
 
   /** Hands a failed event to the next retry topic, or to the dead-letter topic after the last retry. */
@@ -491,7 +537,7 @@ class ConsumerRunner {
     if (delayMs === undefined) {
       await sendToDeadLetters(this.deadLetters, {
         message,
-        topic: options.topic,
+        topic: this.topic,
         reason: 'retries-exhausted',
         errorMessage,
         retries: level,
@@ -503,27 +549,27 @@ class ConsumerRunner {
     const headers = carriedHeaders(message.headers)
     await this.producer.publish([
       {
-        topic: retryTopicOf(options.topic, retry),
+        topic: retryTopicOf(this.topic, retry),
         key: message.key?.toString() ?? '',
         value: message.value?.toString('utf8') ?? '',
         headers: {
           ...headers,
           [RetryHeader.messageId]: headers[RetryHeader.messageId] ?? event.id,
           [RetryHeader.retryCount]: String(retry),
-          [RetryHeader.originalTopic]: options.topic,
+          [RetryHeader.originalTopic]: this.topic,
           [RetryHeader.consumerGroup]: options.group,
           [RetryHeader.errorMessage]: errorMessage,
           [RetryHeader.dueAt]: String(dueAt),
         },
       },
     ])
-    options.metrics?.retried.inc({ topic: options.topic, group: options.group, attempt: String(retry) })
+    options.metrics?.retried.inc({ topic: this.topic, group: options.group, attempt: String(retry) })
     options.logger.warn(
       {
         err: error,
         eventId: event.id,
         eventType: event.type,
-        topic: options.topic,
+        topic: this.topic,
         group: options.group,
         retry,
         dueAt: new Date(dueAt).toISOString(),

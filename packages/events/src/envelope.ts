@@ -13,6 +13,9 @@ export interface DomainEvent<Data = Record<string, unknown>> {
   data: Data
 }
 
+/** An event of one catalogue type, as createEvent makes it and a consumer of that type receives it. */
+export type CatalogueEvent<Type extends EventType> = DomainEvent<EventData<Type>> & { type: Type }
+
 /** An event that can never be processed: not JSON, not an envelope, or data that breaks its type's schema. */
 export class InvalidEventError extends Error {
   constructor(message: string) {
@@ -43,7 +46,7 @@ export function createEvent<Type extends EventType>(
   type: Type,
   data: EventData<Type>,
   options: { source: string; schemaVersion?: string; now?: Date },
-): DomainEvent<EventData<Type>> {
+): CatalogueEvent<Type> {
   const event = {
     id: newEventId(options.now?.getTime()),
     type,

@@ -2,6 +2,7 @@
 // opened when it is registered and closed with the app, consumers first (their handlers may still write outbox rows),
 // then the relay (it publishes what is left), then the producer. Whoever handed over `sql` closes it afterwards:
 // Fastify runs an instance's onClose hooks last-added first, so a hook added before this plugin runs after it.
+import type { EventType } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -11,8 +12,32 @@ import type { EventMetrics } from './event-metrics.ts'
 import { createEventProducer } from './kafka.ts'
 import { createOutboxRelay, type OutboxRelayOptions } from './outbox-relay.ts'
 
-/** A consumer of the service: what only it knows (topic, group, handler, its tuning); the plugin adds the rest. */
-export type ServiceConsumer = Omit<ConsumeOptions, 'kafka' | 'sql' | 'logger' | 'metrics' | 'producer'>
+/**
+ * A consumer of the service, of events of `Type`: what only it knows (type, group, handler, its tuning); the plugin
+ * adds the rest.
+ */
+export type ServiceConsumer<Type extends EventType> = Omit<
+  ConsumeOptions<Type>,
+  'kafka' | 'sql' | 'logger' | 'metrics' | 'producer'
+>
+
+/**
+ * A consumer of any one catalogue type: the union of ServiceConsumer<T> over the catalogue (`Types` narrows it), so
+ * that a list holds consumers of different types and each keeps its handler's type.
+ */
+export type AnyServiceConsumer<Types extends EventType = EventType> = {
+  [Type in Types]: ServiceConsumer<Type>
+}[Types]
+
+/**
+ * A service consumer typed by its `type`: the handler receives that type's events, and a handler of another type does
+ * not compile. Also for a consumer declared on its own, where a bare object literal would widen `type` to string.
+ *
+ *     consumers: [consumer({ type: 'order.placed', group: 'payment', handler: chargeOrder })]
+ */
+export function consumer<Type extends EventType>(options: ServiceConsumer<Type>): ServiceConsumer<Type> {
+  return options
+}
 
 export interface EventsPluginOptions {
   /** the service's database: the outbox the relay reads, the inbox the consumers write */
@@ -22,7 +47,8 @@ export interface EventsPluginOptions {
   metrics?: EventMetrics
   /** relay this database's outbox (default true); or the relay's own tuning */
   relay?: boolean | Omit<OutboxRelayOptions, 'sql' | 'producer' | 'logger' | 'metrics'>
-  consumers?: readonly ServiceConsumer[]
+  /** the service's consumers, of any catalogue types: consumer({...}) elements or object literals */
+  consumers?: readonly AnyServiceConsumer[]
 }
 
 async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
@@ -47,11 +73,10 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
   })
 
   await relay?.start()
-  for (const consumer of options.consumers ?? []) {
-    consumers.push(
-      await consume({ ...consumer, kafka, sql, producer, logger: app.log, ...(metrics ? { metrics } : {}) }),
-    )
-  }
+  // generic in the consumer's type, so that each element's handler is checked against its own type
+  const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
+    consume<Type>({ ...each, kafka, sql, producer, logger: app.log, ...(metrics ? { metrics } : {}) })
+  for (const each of options.consumers ?? []) consumers.push(await start(each))
 }
 
 export const eventsPlugin = fp(eventsPluginImpl, { name: '@meridian/events', fastify: '5.x' })

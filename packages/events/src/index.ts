@@ -9,11 +9,24 @@ export {
 } from './consumer.ts'
 export type { ConsumerLogger } from './consumer-logger.ts'
 export type { DeadLetterHook, DeadLetterInfo, DeadLetterReason } from './dead-letter.ts'
-export { createEvent, type DomainEvent, InvalidEventError, parseEvent, validateEvent } from './envelope.ts'
+export {
+  type CatalogueEvent,
+  createEvent,
+  type DomainEvent,
+  InvalidEventError,
+  parseEvent,
+  validateEvent,
+} from './envelope.ts'
 export { newEventId } from './event-id.ts'
 export { createEventMetrics, type EventMetrics } from './event-metrics.ts'
 export { eventMigrationsDir, migrateEventTables, migrateServiceDatabase } from './event-tables.ts'
-export { type EventsPluginOptions, eventsPlugin, type ServiceConsumer } from './events-plugin.ts'
+export {
+  type AnyServiceConsumer,
+  consumer,
+  type EventsPluginOptions,
+  eventsPlugin,
+  type ServiceConsumer,
+} from './events-plugin.ts'
 export { type CleanInboxOptions, cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
 export {
   createEventProducer,

@@ -12,6 +12,8 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} }
 await consume({
   kafka: createKafka({ brokers: KAFKA_BROKERS, clientId: 'crash-child' }),
   sql: postgres(DATABASE_URL, { max: 2, onnotice: () => {} }),
+  // the events are order.completed ones, on the test's own topic
+  type: 'order.completed',
   topic: TOPIC,
   group: GROUP,
   logger: quiet,
@@ -20,7 +22,7 @@ await consume({
   sessionTimeoutMs: 6000,
   // the same effect as applyEffect in consumer-fixtures.ts (not imported: that module needs the vitest runner)
   handler: async (event, tx) => {
-    await tx`insert into effects (event_id, key) values (${event.id}, ${String(event.data.orderId)})`
+    await tx`insert into effects (event_id, key) values (${event.id}, ${event.data.orderId})`
   },
   afterCommit: async (event, context) => {
     if (event.id !== CRASH_AT_EVENT_ID) return

@@ -7,7 +7,7 @@ import { Registry } from 'prom-client'
 import { afterAll, describe, expect, it } from 'vitest'
 import { consume, type EventConsumer } from '../src/consumer.ts'
 import type { DeadLetterInfo } from '../src/dead-letter.ts'
-import type { DomainEvent } from '../src/envelope.ts'
+import { createEvent, type DomainEvent } from '../src/envelope.ts'
 import { createEventMetrics } from '../src/event-metrics.ts'
 import { cleanInbox } from '../src/inbox.ts'
 import { createEventProducer, type EventProducer } from '../src/kafka.ts'
@@ -74,6 +74,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group: uniqueName('g'),
         logger,
@@ -112,6 +113,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group: uniqueName('g'),
         logger: recordingLogger().logger,
@@ -191,6 +193,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group,
         logger,
@@ -215,6 +218,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group: uniqueName('g'),
         logger: recordingLogger().logger,
@@ -267,6 +271,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group: other,
         logger: recordingLogger().logger,
@@ -289,6 +294,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group: owner,
         logger: recordingLogger().logger,
@@ -304,7 +310,7 @@ describe.concurrent('consume', () => {
     expect(await db.sql`select 1 from inbox where consumer_group = ${owner}`).toHaveLength(1)
   })
 
-  it("when a message is not JSON, has an unknown type or breaks its type's schema, then it goes straight to the dead-letter topic with its error message, and an alert is raised", async () => {
+  it("when a message is not JSON, has an unknown type, another type than the consumer's or breaks its type's schema, then it goes straight to the dead-letter topic with its error message, and an alert is raised", async () => {
     const { topics, db, producer } = await setup()
     const group = uniqueName('g')
     const { logger, entries } = recordingLogger()
@@ -313,16 +319,28 @@ describe.concurrent('consume', () => {
     const good = orderCompleted('order-good')
     const unknownType = { ...orderCompleted('order-x'), type: 'order.exploded' }
     const badData = { ...orderCompleted('order-y'), data: { orderNumber: 7 } }
+    const otherType = createEvent(
+      'order.cancelled',
+      { orderId: 'order-z', reason: 'no stock' },
+      { source: 'test' },
+    )
     const poisoned = [
       { key: 'order-j', value: '{"id": "not json', id: 'message-not-json', error: /not JSON/ },
       { key: 'order-x', value: JSON.stringify(unknownType), id: unknownType.id, error: /unknown event type/ },
       { key: 'order-y', value: JSON.stringify(badData), id: badData.id, error: /^order\.completed data/ },
+      {
+        key: 'order-z',
+        value: JSON.stringify(otherType),
+        id: otherType.id,
+        error: /^event type 'order\.cancelled' on a consumer of 'order\.completed'$/,
+      },
     ]
     let handled = 0
     stopAfterwards(
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group,
         logger,
@@ -347,12 +365,12 @@ describe.concurrent('consume', () => {
     )
     await publishEvents(producer, topics.topic, [good])
     await waitFor(
-      'three alerts and the good event',
-      async () => alerts.length === 3 && (await db.effectCounts()).size === 1,
+      'four alerts and the good event',
+      async () => alerts.length === 4 && (await db.effectCounts()).size === 1,
     )
 
     const deadLetters = await readTopics(kafka, [topics.dlt])
-    expect(deadLetters).toHaveLength(3)
+    expect(deadLetters).toHaveLength(4)
     for (const p of poisoned) {
       const dead = deadLetters.find((m) => m.headers['message-id'] === p.id)
       expect(dead).toMatchObject({
@@ -373,8 +391,8 @@ describe.concurrent('consume', () => {
     }
     expect(await readTopics(kafka, [topics.retry(1), topics.retry(2), topics.retry(3)])).toHaveLength(0)
     expect(handled).toBe(1)
-    expect(entries.filter((e) => e.level === 'error' && e.msg === 'event dead-lettered')).toHaveLength(3)
-    expect((await metrics.deadLettered.get()).values.map((v) => v.value)).toEqual([3])
+    expect(entries.filter((e) => e.level === 'error' && e.msg === 'event dead-lettered')).toHaveLength(4)
+    expect((await metrics.deadLettered.get()).values.map((v) => v.value)).toEqual([4])
     expect(await lostAndDuplicated(db, [good])).toEqual({ lost: 0, duplicated: 0 })
   })
 
@@ -387,6 +405,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group: uniqueName('g'),
         logger: recordingLogger().logger,
@@ -435,6 +454,7 @@ describe.concurrent('consume', () => {
       await consume({
         kafka,
         sql: db.sql,
+        type: 'order.completed',
         topic: topics.topic,
         group,
         logger: recordingLogger().logger,

@@ -4,7 +4,7 @@ import { transaction } from '@meridian/db'
 import { uniqueName } from '@meridian/testkit'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventsPlugin } from '../src/events-plugin.ts'
+import { consumer, eventsPlugin } from '../src/events-plugin.ts'
 import { appendToOutbox } from '../src/outbox.ts'
 import {
   applyEffect,
@@ -30,7 +30,7 @@ afterAll(async () => {
   await database?.drop()
 })
 
-/** A business write's event, committed to the outbox (its type is the test's topic). */
+/** A business write's event, committed to the outbox (its type is the test's topic; its data order.completed's). */
 async function commitEvent(orderId: string): Promise<string> {
   const event = testEvent(topics.topic, { orderId })
   await transaction(database.sql, (tx) => appendToOutbox(tx, event, { aggregateId: orderId }))
@@ -45,13 +45,15 @@ describe('eventsPlugin', () => {
       kafka: eventKafka('plugin'),
       relay: { leadershipRetryMs: 100 },
       consumers: [
-        {
+        consumer({
+          // order.completed data (commitEvent), on the test's own topic
+          type: 'order.completed',
           topic: topics.topic,
           group: uniqueName('plugin-group'),
-          // the topic's name is the test's own, not a catalogue type
+          // the envelopes' type is the topic's name, not a catalogue type
           validate: false,
           handler: (event, tx) => applyEffect(tx, event),
-        },
+        }),
       ],
     })
     await app.ready()

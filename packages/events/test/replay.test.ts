@@ -48,6 +48,7 @@ describe.concurrent('replay', () => {
     const consumer = await consume({
       kafka,
       sql: db.sql,
+      type: 'order.completed',
       topic: topics.topic,
       group: uniqueName('g'),
       logger,

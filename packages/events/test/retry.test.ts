@@ -53,6 +53,7 @@ describe('retries and dead letters', () => {
     const consumer = await consume({
       kafka,
       sql: db.sql,
+      type: 'order.completed',
       topic: topics.topic,
       group,
       logger,
