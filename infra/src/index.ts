@@ -193,7 +193,8 @@ async function ensureNative(engine: NativeEngine, progress: Progress): Promise<v
   }
 }
 
-async function provision(endpoints: Endpoints, progress: Progress): Promise<void> {
+/** Creates the service databases and the declared topics where missing, on engines however obtained. */
+export async function provision(endpoints: Endpoints, progress: Progress): Promise<void> {
   const created = await createDatabases(endpoints.databaseUrl, serviceDatabases)
   progress(
     `postgres: ${created.length ? `created databases ${created.join(', ')}` : 'service databases present'}`,
