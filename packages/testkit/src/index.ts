@@ -26,4 +26,11 @@ export {
   serviceTestEnv,
   type TestableApp,
 } from './service-app.ts'
+export {
+  type ChassisExpectations,
+  consulChecksOf,
+  expectChassisAnswers,
+  expectConsulLifecycle,
+  type InjectableApp,
+} from './service-checks.ts'
 export { uniqueName } from './unique-name.ts'

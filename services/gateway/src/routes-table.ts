@@ -50,6 +50,8 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/socket.io', service: 'realtime-gateway' },
   { prefix: '/ws', service: 'realtime-gateway' },
   { prefix: '/realtime', service: 'realtime-gateway' },
+  { prefix: '/api/v1/chat/rooms', service: 'realtime-gateway' },
+  { prefix: '/api/v1/documents', service: 'realtime-gateway' },
 ])
 
 const canonicalPrefix = '/api/v1/'

@@ -43,6 +43,9 @@ describe('route table', () => {
     ['/socket.io/', 'realtime-gateway'],
     ['/ws', 'realtime-gateway'],
     ['/realtime/chat', 'realtime-gateway'],
+    ['/api/v1/chat/rooms', 'realtime-gateway'],
+    ['/api/chat/rooms/r-1/members', 'realtime-gateway'],
+    ['/api/v1/documents/d-1', 'realtime-gateway'],
   ])('when the path is %s, then it is routed to %s', (path, service) => {
     expect(serviceOf(path)).toBe(service)
   })

@@ -1,0 +1,89 @@
+// What every service answers from the chassis, checked the same way for each: health, readiness with its checks,
+// the OpenAPI document, metrics, the 404 envelope; and its life in Consul (registered and passing, then gone).
+import { expect } from 'vitest'
+import { consulApi } from './consul.ts'
+import { expectErrorEnvelope, type HttpAnswer } from './error-envelope.ts'
+
+/** The part of a Fastify instance the checks use (`app.inject`). */
+export interface InjectableApp {
+  inject(options: { method: 'GET'; url: string }): PromiseLike<HttpAnswer & { json(): unknown }>
+}
+
+export interface ChassisExpectations {
+  /** the service's name, the title of its OpenAPI document */
+  name: string
+  /** the checks /health/ready must run and pass, e.g. ['database', 'redis'] */
+  readiness: readonly string[]
+  /** public paths the gateway sends here whose routes are still to come: each is the service's own 404 envelope */
+  notYetServed?: readonly string[]
+}
+
+/** /health, /health/ready, /docs/json, /metrics and the 404 envelope, as every service answers them. */
+export async function expectChassisAnswers(app: InjectableApp, expected: ChassisExpectations): Promise<void> {
+  const everyCheckOk = Object.fromEntries(expected.readiness.map((name) => [name, 'ok']))
+  const health = await app.inject({ method: 'GET', url: '/health' })
+  expect(health.statusCode).toBe(200)
+  expect(health.json()).toMatchObject({ status: 'ok', checks: everyCheckOk })
+
+  const ready = await app.inject({ method: 'GET', url: '/health/ready' })
+  expect(ready.statusCode).toBe(200)
+  expect(ready.json()).toMatchObject({ status: 'ready' })
+  expect((ready.json() as { checks?: unknown }).checks).toEqual(everyCheckOk)
+
+  const docs = await app.inject({ method: 'GET', url: '/docs/json' })
+  expect(docs.statusCode).toBe(200)
+  expect(docs.json()).toMatchObject({
+    openapi: expect.stringMatching(/^3\./),
+    info: { title: expected.name },
+  })
+
+  const counters = await app.inject({ method: 'GET', url: '/metrics' })
+  expect(counters.statusCode).toBe(200)
+  expect(counters.json()).toMatchObject({ totalConnections: expect.any(Number) })
+  const scraped = await app.inject({ method: 'GET', url: '/metrics?format=prometheus' })
+  expect(scraped.statusCode).toBe(200)
+  expect(String(scraped.headers['content-type'])).toMatch(/^text\/plain/)
+  // the event backbone's metrics are there too: every service has an outbox
+  expect(scraped.body).toContain('events_dead_lettered_total')
+
+  for (const path of expected.notYetServed ?? []) {
+    const answer = await app.inject({ method: 'GET', url: path })
+    expectErrorEnvelope(answer, 404, 'NOT_FOUND')
+  }
+}
+
+interface ConsulCheck {
+  Type: string
+  Status: string
+  ServiceID: string
+}
+
+/** The checks Consul holds for instance `id` of `service` (an empty list once it deregistered). */
+export async function consulChecksOf(service: string, id: string): Promise<ConsulCheck[]> {
+  const { baseUrl, headers } = consulApi()
+  const answer = await fetch(`${baseUrl}/v1/health/checks/${encodeURIComponent(service)}`, { headers })
+  const checks = (await answer.json()) as ConsulCheck[]
+  return checks.filter((check) => check.ServiceID === id)
+}
+
+/**
+ * A started instance is in Consul with its TTL heartbeat and HTTP check both passing; once stopped it is gone.
+ * `start` starts the app as main.ts would (startService) with the given registration timing.
+ */
+export async function expectConsulLifecycle(
+  service: string,
+  running: { registration?: { id: string }; stop(): Promise<void> },
+): Promise<void> {
+  const id = running.registration?.id
+  if (!id) throw new Error(`${service} was started without registering in Consul`)
+  await expect
+    .poll(
+      async () => (await consulChecksOf(service, id)).map((check) => `${check.Type}:${check.Status}`).sort(),
+      {
+        timeout: 15_000,
+      },
+    )
+    .toEqual(['http:passing', 'ttl:passing'])
+  await running.stop()
+  expect(await consulChecksOf(service, id)).toEqual([])
+}

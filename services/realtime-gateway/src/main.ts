@@ -1,0 +1,24 @@
+// The realtime-gateway process: configuration, clients, the app (migrated database, the event backbone), Consul.
+import { createDatabase } from '@meridian/db'
+import { createEventMetrics, createKafka, eventsPlugin } from '@meridian/events'
+import { createRedis, runMain, runService } from '@meridian/service-kit'
+import { buildApp, serviceName } from './app.ts'
+import { loadRealtimeGatewayConfig } from './config.ts'
+import { migrateRealtimeGatewayDatabase } from './migrations.ts'
+
+runMain(serviceName, async () => {
+  const config = loadRealtimeGatewayConfig()
+  const sql = createDatabase(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_MAX,
+    applicationName: serviceName,
+  })
+  const redis = createRedis(config.REDIS_URL, { connectionName: serviceName })
+  const app = await buildApp({ config, sql, redis })
+  await migrateRealtimeGatewayDatabase(sql, app.log)
+  await app.register(eventsPlugin, {
+    sql,
+    kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: serviceName }),
+    metrics: createEventMetrics(app.metrics.registry),
+  })
+  await runService({ app, config, clients: [sql, redis] })
+})

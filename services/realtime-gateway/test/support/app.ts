@@ -1,0 +1,22 @@
+// The realtime-gateway app on a fresh migrated database of its own, as main.ts builds it, for component tests.
+import { createDatabase, type Sql } from '@meridian/db'
+import type { ServiceApp } from '@meridian/service-kit'
+import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
+import { buildApp, serviceName } from '../../src/app.ts'
+import { loadRealtimeGatewayConfig, type RealtimeGatewayConfig } from '../../src/config.ts'
+import { migrateRealtimeGatewayDatabase } from '../../src/migrations.ts'
+
+export type RealtimeGatewayTestApp = ServiceTestApp<RealtimeGatewayConfig, Sql, { app: ServiceApp }>
+
+export function buildRealtimeGatewayTestApp(
+  env: Record<string, string> = {},
+): Promise<RealtimeGatewayTestApp> {
+  return buildServiceTestApp({
+    service: serviceName,
+    loadConfig: loadRealtimeGatewayConfig,
+    env,
+    connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
+    migrate: (sql) => migrateRealtimeGatewayDatabase(sql),
+    build: async (context) => ({ app: await buildApp(context) }),
+  })
+}
