@@ -1,4 +1,4 @@
-// @meridian/db: postgres.js client, transactions, numbered SQL migrations under a lock, database-error mapping.
+// @meridian/db: postgres.js client, transactions, list queries, numbered SQL migrations under a lock, error mapping.
 export {
   createDatabase,
   type DatabaseOptions,
@@ -12,6 +12,26 @@ export {
   isDatabaseUnavailable,
   mapDatabaseError,
 } from './database-error.ts'
+export {
+  defineList,
+  type FilterValue,
+  type ListDefinition,
+  type ListEnvelope,
+  type ListInput,
+  type ListLinkQuery,
+  type ListRequest,
+  type ListRequestOf,
+  type ListResult,
+  type ListRow,
+  type ListSearch,
+  type ListSpec,
+  type ListStatements,
+  listEnvelope,
+  type SortDirection,
+  type SortKey,
+  type SortSpec,
+  type TsQuerySyntax,
+} from './list-query.ts'
 export {
   MIGRATION_LOCK_NAME,
   type MigrateOptions,

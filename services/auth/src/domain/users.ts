@@ -2,18 +2,16 @@
 import {
   AppError,
   type CreateUserBody,
-  type ListQuery,
   type UpdateUserBody,
   type User,
-  type UserRole,
-  type UserStatus,
+  type UserListQuery,
 } from '@meridian/contracts'
-import { type Sql, transaction } from '@meridian/db'
+import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
+import { userList } from '../data/user-columns.ts'
 import type { UserChanges, UserRecord, UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
 import { hashPassword } from './passwords.ts'
-import { parseUserFields, parseUserSort } from './user-query.ts'
 import { assertIfMatch, userETag } from './user-version.ts'
 
 /**
@@ -88,17 +86,14 @@ export function createUserUseCases(
       return { user, etag: userETag(user.id, user.version) }
     },
 
-    async listUsers(query: ListQuery & { status?: UserStatus; role?: UserRole }) {
-      const sort = parseUserSort(query.sort)
-      const fields = parseUserFields(query.fields)
-      const { rows, total } = await users.list({
-        filter: { status: query.status, role: query.role, q: query.q },
-        sort,
-        fields,
-        offset: (query.page - 1) * query.limit,
-        limit: query.limit,
-      })
-      return { items: rows.map(presentUser), total }
+    /**
+     * A page of users as the list envelope; sort and fields outside the allow-lists are a 422, never SQL. `path` is
+     * the one the client used, which the links keep with every other query parameter.
+     */
+    async listUsers(query: UserListQuery, path: string): Promise<ListEnvelope<Partial<User>>> {
+      const request = userList.parse(query)
+      const { rows, total } = await users.list(request)
+      return listEnvelope(path, query, request, rows.map(presentUser), total)
     },
 
     /** Applies a partial change; with If-Match, only to the version the client read (else 412). */

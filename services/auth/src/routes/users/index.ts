@@ -5,7 +5,6 @@ import {
   CreateUserBody,
   Paginated,
   PartialUser,
-  paginate,
   UpdateUserBody,
   User,
   UserIdParams,
@@ -65,11 +64,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         response: { 200: Paginated(PartialUser), ...errorResponses(401, 403) },
       },
     },
-    async (request) => {
-      const { items, total } = await users.listUsers(request.query)
-      const path = request.url.split('?')[0] ?? request.url
-      return { data: items, ...paginate(path, request.query, request.query, total) }
-    },
+    async (request) => users.listUsers(request.query, request.url.split('?')[0] ?? request.url),
   )
 
   app.post(
