@@ -6,12 +6,7 @@ import type { EventData, EventType } from '@meridian/contracts'
 import type { Sql, TransactionSql } from '@meridian/db'
 import type { Kafka } from 'kafkajs'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import {
-  type ConsumeContext,
-  type ConsumeOptions,
-  consume,
-  type EventHandler,
-} from '../src/consumer.ts'
+import { type ConsumeContext, type ConsumeOptions, consume, type EventHandler } from '../src/consumer.ts'
 import type { ConsumerLogger } from '../src/consumer-logger.ts'
 import { type CatalogueEvent, createEvent, type DomainEvent } from '../src/envelope.ts'
 import {
