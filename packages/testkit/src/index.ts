@@ -29,8 +29,10 @@ export {
 export {
   type ChassisExpectations,
   consulChecksOf,
+  describeServiceChassis,
   expectChassisAnswers,
   expectConsulLifecycle,
   type InjectableApp,
+  type ServiceChassisSuite,
 } from './service-checks.ts'
 export { uniqueName } from './unique-name.ts'

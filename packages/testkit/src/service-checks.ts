@@ -1,8 +1,10 @@
 // What every service answers from the chassis, checked the same way for each: health, readiness with its checks,
 // the OpenAPI document, metrics, the 404 envelope; and its life in Consul (registered and passing, then gone).
-import { expect } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { consulApi } from './consul.ts'
+import { infraEndpoints } from './endpoints.ts'
 import { expectErrorEnvelope, type HttpAnswer } from './error-envelope.ts'
+import { uniqueName } from './unique-name.ts'
 
 /** The part of a Fastify instance the checks use (`app.inject`). */
 export interface InjectableApp {
@@ -86,4 +88,90 @@ export async function expectConsulLifecycle(
     .toEqual(['http:passing', 'ttl:passing'])
   await running.stop()
   expect(await consulChecksOf(service, id)).toEqual([])
+}
+
+/** What describeServiceChassis needs of a service: its test app builder, migrate function, config and the kit's start. */
+export interface ServiceChassisSuite<
+  Built extends { app: InjectableApp & { service: { name: string } }; sql: Pool; close(): Promise<void> },
+  Pool,
+  Config,
+> {
+  /** the service's name (Consul, OpenAPI title) */
+  service: string
+  /** the service's test app builder (buildServiceTestApp of this package, composed in its test/support) */
+  build(): Promise<Built>
+  /** the service's one migrate function */
+  migrate(sql: Pool): Promise<{ applied: readonly unknown[] }>
+  /** the service's configuration loader */
+  loadConfig(env: Record<string, string>): Config
+  /** startService of @meridian/service-kit */
+  startService(options: {
+    app: Built['app']
+    config: Config
+    registrationTiming: { heartbeatIntervalMs: number; ttl: string }
+  }): Promise<{ registration?: { id: string }; stop(): Promise<void> }>
+  /** public paths the gateway sends here whose routes are still to come */
+  notYetServed?: readonly string[]
+  /** the checks /health/ready runs; default database and Redis */
+  readiness?: readonly string[]
+}
+
+/**
+ * The tests every service runs first, the same for each: what the chassis answers (health, readiness, OpenAPI,
+ * metrics, its own 404 envelope on the public paths not yet served), its migrated database (outbox and inbox,
+ * migrating again changes nothing), and its life in Consul (registered and passing with its TTL heartbeat, gone once
+ * stopped).
+ */
+export function describeServiceChassis<
+  Built extends { app: InjectableApp & { service: { name: string } }; sql: Pool; close(): Promise<void> },
+  Pool,
+  Config,
+>(suite: ServiceChassisSuite<Built, Pool, Config>): void {
+  describe(`${suite.service}: the chassis`, () => {
+    let built: Built
+    beforeAll(async () => {
+      built = await suite.build()
+    })
+    afterAll(async () => {
+      await built?.close()
+    })
+
+    it('when asked, then it answers health, readiness, its OpenAPI document and metrics; its public paths not yet served are its own 404 envelope', async () => {
+      await expectChassisAnswers(built.app, {
+        name: suite.service,
+        readiness: suite.readiness ?? ['database', 'redis'],
+        notYetServed: suite.notYetServed ?? [],
+      })
+    })
+
+    it('when migrated, then its database holds the outbox and inbox tables, and migrating again changes nothing', async () => {
+      const sql = built.sql as unknown as (strings: TemplateStringsArray) => Promise<{ name: string }[]>
+      const tables =
+        await sql`select table_name as name from information_schema.tables where table_schema = 'public'`
+      expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining(['outbox', 'inbox']))
+      expect((await suite.migrate(built.sql)).applied).toEqual([])
+    })
+
+    it('when started, then it is a passing instance in Consul (TTL heartbeat and HTTP check); when stopped, then it leaves', async () => {
+      const instance = await suite.build()
+      // a name of its own keeps this instance apart from any other of the service in the same agent
+      instance.app.service.name = uniqueName(suite.service)
+      const running = await suite.startService({
+        app: instance.app,
+        config: suite.loadConfig({
+          PORT: '0',
+          HOST: '127.0.0.1',
+          SERVICE_HOST: '127.0.0.1',
+          CONSUL_HTTP_ADDR: infraEndpoints().consulHttpAddr,
+        }),
+        registrationTiming: { heartbeatIntervalMs: 300, ttl: '5s' },
+      })
+      try {
+        await expectConsulLifecycle(instance.app.service.name, running)
+      } finally {
+        await running.stop()
+        await instance.close()
+      }
+    })
+  })
 }
