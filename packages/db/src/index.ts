@@ -41,5 +41,5 @@ export {
 } from './migrate.ts'
 export { type MigrateCommandOptions, runMigrateCommand } from './migrate-command.ts'
 export { MigrationError } from './migration-error.ts'
-export { pingDatabase } from './ping.ts'
+export { chassisDatabase, pingDatabase } from './ping.ts'
 export { transaction } from './transaction.ts'

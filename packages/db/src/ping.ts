@@ -1,5 +1,6 @@
 // A bounded round trip to the database, for readiness and health checks.
 import type { Queryable } from './database.ts'
+import { databaseErrorMapper } from './database-error.ts'
 
 /** Resolves when the database answers `select 1` within `timeoutMs`; rejects otherwise (the query is cancelled). */
 export async function pingDatabase(sql: Queryable, timeoutMs = 2000): Promise<void> {
@@ -17,4 +18,15 @@ export async function pingDatabase(sql: Queryable, timeoutMs = 2000): Promise<vo
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * The service's database as the chassis takes it (createServiceApp's `database`): readiness pings it, and its errors
+ * become their AppError (databaseErrorMapper) before the error table applies.
+ */
+export function chassisDatabase(sql: Queryable): {
+  check: () => Promise<void>
+  mapError: typeof databaseErrorMapper
+} {
+  return { check: () => pingDatabase(sql), mapError: databaseErrorMapper }
 }

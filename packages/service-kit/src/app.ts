@@ -1,5 +1,6 @@
 // Builds a Fastify instance with the chassis: the options that must be set at construction, then the plugin.
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { AppError } from '@meridian/contracts'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -10,8 +11,10 @@ import Fastify, {
 } from 'fastify'
 import type { Redis } from 'ioredis'
 import { type DestinationStream, pino } from 'pino'
+import { type AuthPluginOptions, authPlugin } from './auth/auth-plugin.ts'
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.ts'
 import type { ServiceEnv } from './config.ts'
+import type { HealthCheck } from './health.ts'
 import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
@@ -40,6 +43,24 @@ export interface ServiceAppOptions extends ServiceKitOptions {
    * closed. Default 30 s: a 1 MB body needs far less, and a client that stalls mid-upload ties nothing up for long.
    */
   requestTimeoutMs?: number
+  /**
+   * The service's own database: its check joins readiness as `database`, and its errors are mapped before the error
+   * table and any other mapper (chassisDatabase of @meridian/db gives both).
+   */
+  database?: { check: HealthCheck; mapError(error: unknown): AppError | undefined }
+  /** further dependencies that /health and /health/ready check, by name (chassisOptions adds Redis) */
+  healthChecks?: Readonly<Record<string, HealthCheck>>
+  /** credentials verified by the kit's authPlugin (authOptionsFromEnv gives its options from the config) */
+  authentication?: AuthPluginOptions
+}
+
+/** What a service's buildApp takes when it has a database of its own: config, the pool, Redis, a log stream (tests). */
+export interface ServiceDependencies<Config, Pool> {
+  config: Config
+  sql: Pool
+  redis: Redis
+  /** tests read logs from here; stdout otherwise */
+  logStream?: DestinationStream
 }
 
 export const defaultRequestTimeoutMs = 30_000
@@ -57,13 +78,16 @@ type ChassisEnv = Pick<
 
 /**
  * The chassis options a service's validated config implies (version, environment, log level, trusted proxies, the
- * shared rate limit in `redis`), so that no service maps them by hand: `createServiceApp({ ...chassisOptions(config,
+ * shared rate limit in `redis`, Redis in readiness), so that no service maps them by hand: `createServiceApp({ ...chassisOptions(config,
  * redis), name, description })`.
  */
 export function chassisOptions(
   config: ChassisEnv,
   redis: Redis,
-): Pick<ServiceAppOptions, 'version' | 'environment' | 'logLevel' | 'trustedProxies' | 'rateLimit'> {
+): Pick<
+  ServiceAppOptions,
+  'version' | 'environment' | 'logLevel' | 'trustedProxies' | 'rateLimit' | 'healthChecks'
+> {
   return {
     version: config.SERVICE_VERSION,
     environment: config.NODE_ENV,
@@ -74,6 +98,12 @@ export function chassisOptions(
       max: config.RATE_LIMIT_MAX,
       timeWindowMs: config.RATE_LIMIT_WINDOW_MS,
       syncIntervalMs: config.RATE_LIMIT_SYNC_MS,
+    },
+    // the limiter, sessions and revocations live there
+    healthChecks: {
+      redis: async () => {
+        await redis.ping()
+      },
     },
   }
 }
@@ -86,6 +116,9 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     logStream,
     trustedProxies,
     requestTimeoutMs = defaultRequestTimeoutMs,
+    database,
+    healthChecks = {},
+    authentication,
     ...kitOptions
   } = options
   const trusted = (trustedProxies ?? '')
@@ -120,7 +153,13 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   app.removeContentTypeParser(['text/plain'])
   // strict UTF-8 and bounded nesting before JSON.parse (json-body.ts)
   useStrictJsonParser(app)
-  await app.register(serviceKitPlugin, kitOptions)
+  await app.register(serviceKitPlugin, {
+    ...kitOptions,
+    ...(database ? { errorMappers: [database.mapError, ...(kitOptions.errorMappers ?? [])] } : {}),
+  })
+  if (database) app.health.add('database', database.check)
+  for (const [name, check] of Object.entries(healthChecks)) app.health.add(name, check)
+  if (authentication) await app.register(authPlugin, authentication)
   return app
 }
 

@@ -6,6 +6,7 @@ export {
   registerVersionedApi,
   type ServiceApp,
   type ServiceAppOptions,
+  type ServiceDependencies,
 } from './app.ts'
 export * from './auth/index.ts'
 export { ConfigError, loadConfig, ownStoresEnv, ServiceEnv, serviceEnv } from './config.ts'

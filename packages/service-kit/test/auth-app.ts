@@ -2,7 +2,7 @@
 import { createHmac, generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto'
 import { captureLogs, uniqueName } from '@meridian/testkit'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { type AuthPluginOptions, assertOwnerOrRole, authPlugin } from '../src/auth/index.ts'
+import { type AuthPluginOptions, assertOwnerOrRole } from '../src/auth/index.ts'
 import { createServiceApp, type ServiceApp } from '../src/index.ts'
 
 export const issuer = 'http://auth.test'
@@ -26,8 +26,8 @@ export async function buildAuthApp(
     logLevel: 'info',
     logStream,
     rateLimit: false,
+    authentication: { issuer, audience, ...options },
   })
-  await app.register(authPlugin, { issuer, audience, ...options })
   app.get('/public', async () => ({ ok: true }))
   app.get('/me', { preHandler: app.authenticate }, async (request) => request.principal)
   app.get('/admin', { preHandler: app.requireRole('admin') }, async (request) => request.principal)

@@ -1,6 +1,6 @@
 // The auth service as a Fastify app: chassis, users, credentials, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
 /// <reference path="./oidc/oidc-provider.d.ts" />
-import { databaseErrorMapper, pingDatabase, type Sql } from '@meridian/db'
+import { chassisDatabase, type Sql } from '@meridian/db'
 import { createEventMetrics } from '@meridian/events'
 import {
   chassisOptions,
@@ -57,13 +57,8 @@ export async function buildApp({
     ...chassisOptions(config, redis),
     name: serviceName,
     description: 'Identity: users, passwords, tokens, sessions, OAuth 2.0 / OpenID Connect, API keys',
+    database: chassisDatabase(sql),
     ...(logStream ? { logStream } : {}),
-    errorMappers: [databaseErrorMapper],
-  })
-
-  app.health.add('database', () => pingDatabase(sql))
-  app.health.add('redis', async () => {
-    await redis.ping()
   })
 
   // outbox lag, published, consumed, retries and dead letters on this service's /metrics

@@ -1,47 +1,32 @@
-// The content service as a Fastify app: the chassis with its database, Redis and the event backbone's metrics.
-// Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue. Never listens.
-import { databaseErrorMapper, pingDatabase, type Sql } from '@meridian/db'
+// The content service as a Fastify app: the chassis with its database, Redis, authentication and the event
+// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
+// Never listens; main.ts and tests build it.
+import { chassisDatabase, type Sql } from '@meridian/db'
 import { createEventMetrics } from '@meridian/events'
 import {
   authOptionsFromEnv,
-  authPlugin,
   chassisOptions,
   createServiceApp,
-  type LogStream,
   type ServiceApp,
+  type ServiceDependencies,
 } from '@meridian/service-kit'
-import type { Redis } from 'ioredis'
 import type { ContentConfig } from './config.ts'
 
 export const serviceName = 'content'
 
-// what a process hosting the app needs besides buildApp (main.ts)
-export { type ContentConfig, loadContentConfig } from './config.ts'
-export { migrateContentDatabase } from './migrations.ts'
-
-export interface ContentDependencies {
-  config: ContentConfig
-  sql: Sql
-  redis: Redis
-  /** tests read logs from here; stdout otherwise */
-  logStream?: LogStream
-}
+export type ContentDependencies = ServiceDependencies<ContentConfig, Sql>
 
 export async function buildApp({ config, sql, redis, logStream }: ContentDependencies): Promise<ServiceApp> {
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
     description: 'Posts and the GraphQL endpoint',
+    database: chassisDatabase(sql),
+    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
+    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
     ...(logStream ? { logStream } : {}),
-    errorMappers: [databaseErrorMapper],
-  })
-  app.health.add('database', () => pingDatabase(sql))
-  app.health.add('redis', async () => {
-    await redis.ping()
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  // bearer tokens (auth's JWKS), auth's cookie sessions, and auth's revocations followed at once
-  await app.register(authPlugin, authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }))
   return app
 }

@@ -1,31 +1,20 @@
-// The realtime-gateway service as a Fastify app: the chassis with its database, Redis and the event backbone's metrics.
-// Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue. Never listens.
-import { databaseErrorMapper, pingDatabase, type Sql } from '@meridian/db'
+// The realtime-gateway service as a Fastify app: the chassis with its database, Redis, authentication and the event
+// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
+// Never listens; main.ts and tests build it.
+import { chassisDatabase, type Sql } from '@meridian/db'
 import { createEventMetrics } from '@meridian/events'
 import {
   authOptionsFromEnv,
-  authPlugin,
   chassisOptions,
   createServiceApp,
-  type LogStream,
   type ServiceApp,
+  type ServiceDependencies,
 } from '@meridian/service-kit'
-import type { Redis } from 'ioredis'
 import type { RealtimeGatewayConfig } from './config.ts'
 
 export const serviceName = 'realtime-gateway'
 
-// what a process hosting the app needs besides buildApp (main.ts)
-export { loadRealtimeGatewayConfig, type RealtimeGatewayConfig } from './config.ts'
-export { migrateRealtimeGatewayDatabase } from './migrations.ts'
-
-export interface RealtimeGatewayDependencies {
-  config: RealtimeGatewayConfig
-  sql: Sql
-  redis: Redis
-  /** tests read logs from here; stdout otherwise */
-  logStream?: LogStream
-}
+export type RealtimeGatewayDependencies = ServiceDependencies<RealtimeGatewayConfig, Sql>
 
 export async function buildApp({
   config,
@@ -38,16 +27,12 @@ export async function buildApp({
     name: serviceName,
     description:
       'The realtime channel: Socket.IO namespaces, raw WebSocket, chat rooms, collaborative documents, live dashboard',
+    database: chassisDatabase(sql),
+    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
+    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
     ...(logStream ? { logStream } : {}),
-    errorMappers: [databaseErrorMapper],
-  })
-  app.health.add('database', () => pingDatabase(sql))
-  app.health.add('redis', async () => {
-    await redis.ping()
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  // bearer tokens (auth's JWKS), auth's cookie sessions, and auth's revocations followed at once
-  await app.register(authPlugin, authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }))
   return app
 }
