@@ -35,6 +35,10 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/api/v1/orders', service: 'order' },
   { prefix: '/orders', service: 'order' },
   { prefix: '/users/:userId/orders', service: 'order' },
+  // a user's orders belong to order, not to auth's /api/v1/users (the longer, more specific route wins)
+  { prefix: '/api/v1/users/:userId/orders', service: 'order' },
+  // operators' view of the order sagas
+  { prefix: '/api/v1/admin/sagas', service: 'order' },
   // payments
   { prefix: '/payments', service: 'payment' },
   { prefix: '/api/v1/payments', service: 'payment' },
@@ -87,10 +91,30 @@ export function routePatterns(route: GatewayRoute): string[] {
  */
 export function upstreamUrl(route: GatewayRoute, rawUrl: string): string | undefined {
   if (route.rewriteTo === undefined) return rawUrl
-  if (!rawUrl.startsWith(route.prefix)) return undefined
-  const rest = rawUrl.slice(route.prefix.length)
+  // the prefix's segments, literally, a `:name` segment taking whatever one segment the URL has there
+  const prefixSegments = route.prefix.split('/')
+  const rewriteSegments = route.rewriteTo.split('/')
+  let at = 0
+  const values = new Map<string, string>()
+  for (const [index, segment] of prefixSegments.entries()) {
+    if (index > 0) {
+      if (rawUrl[at] !== '/') return undefined
+      at += 1
+    }
+    if (segment.startsWith(':')) {
+      const end = rawUrl.slice(at).search(/[/?]/)
+      const value = end === -1 ? rawUrl.slice(at) : rawUrl.slice(at, at + end)
+      if (value === '') return undefined
+      values.set(segment, value)
+      at += value.length
+    } else {
+      if (!rawUrl.startsWith(segment, at)) return undefined
+      at += segment.length
+    }
+  }
+  const rest = rawUrl.slice(at)
   if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return undefined
-  return route.rewriteTo + rest
+  return rewriteSegments.map((segment) => values.get(segment) ?? segment).join('/') + rest
 }
 
 /**

@@ -33,6 +33,13 @@ describe('route table', () => {
     ['/orders/o-1/cancel', 'order'],
     ['/users/u-1/orders', 'order'],
     ['/users/u-1/orders/o-1', 'order'],
+    ['/api/v1/users/u-1/orders', 'order'],
+    ['/api/v1/users/u-1/orders/o-1', 'order'],
+    ['/api/users/u-1/orders', 'order'],
+    ['/api/v1/users/u-1', 'auth'],
+    ['/api/v1/users/u-1/password', 'auth'],
+    ['/api/v1/admin/sagas', 'order'],
+    ['/api/admin/sagas/s-1/retry', 'order'],
     ['/payments', 'payment'],
     ['/api/v1/payments/p-1', 'payment'],
     ['/api/v1/products', 'inventory'],
@@ -72,6 +79,15 @@ describe('route table', () => {
     const route = matcher.match('/api/orders/o-1')!
     expect(upstreamUrl(route, '/api/orders/o-1?expand=items')).toBe('/api/v1/orders/o-1?expand=items')
     expect(upstreamUrl(route, '/api/orders')).toBe('/api/v1/orders')
+  })
+
+  it('when an alias prefix has a parameter, then the segment the client sent is carried into the canonical path', () => {
+    const route = matcher.match('/api/users/u-1/orders')!
+    expect(route.rewriteTo).toBe('/api/v1/users/:userId/orders')
+    expect(upstreamUrl(route, '/api/users/u-1/orders?page=2')).toBe('/api/v1/users/u-1/orders?page=2')
+    expect(upstreamUrl(route, '/api/users/u-1/orders/o-1')).toBe('/api/v1/users/u-1/orders/o-1')
+    expect(upstreamUrl(route, '/api/users//orders')).toBeUndefined()
+    expect(upstreamUrl(route, '/api/users/u-1/ordersx')).toBeUndefined()
   })
 
   it('when the path is /api/auth/refresh, then it is forwarded unchanged (auth serves it there)', () => {
