@@ -1,27 +1,46 @@
 // The inventory service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
-// Never listens; main.ts and tests build it.
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { createEventMetrics } from '@meridian/events'
+// backbone's metrics; the product catalogue (routes/products), the internal lookup (routes/internal), and the
+// reservation use cases its consumers call (events/). Never listens; main.ts and tests build it.
+import type { Sql } from '@meridian/db'
+import { chassisDatabase } from '@meridian/db'
+import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
   authOptionsFromEnv,
   chassisOptions,
   createServiceApp,
+  registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
 } from '@meridian/service-kit'
 import type { InventoryConfig } from './config.ts'
+import { createProductsRepository } from './data/products-repository.ts'
+import { createReservationsRepository } from './data/reservations-repository.ts'
+import { createProductUseCases, type ProductUseCases } from './domain/products.ts'
+import { createReservationUseCases, type ReservationUseCases } from './domain/reservations.ts'
+import { inventoryConsumers } from './events/consumers.ts'
+import { internalRoutes } from './routes/internal/index.ts'
+import { productsGuards } from './routes/products/access.ts'
+import { productsRoutes } from './routes/products/index.ts'
 
 export const serviceName = 'inventory'
 
 export type InventoryDependencies = ServiceDependencies<InventoryConfig, Sql>
+
+/** The app and what main.ts hands to the event backbone, built from one set of repositories and use cases. */
+export interface InventoryService {
+  app: ServiceApp
+  /** for eventsPlugin: payment.processed reserves, order.cancelled and order.failed release, shipment.created ships */
+  consumers: AnyServiceConsumer[]
+  products: ProductUseCases
+  reservations: ReservationUseCases
+}
 
 export async function buildApp({
   config,
   sql,
   redis,
   logStream,
-}: InventoryDependencies): Promise<ServiceApp> {
+}: InventoryDependencies): Promise<InventoryService> {
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
@@ -33,5 +52,17 @@ export async function buildApp({
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  return app
+
+  const productsRepository = createProductsRepository(sql)
+  const products = createProductUseCases(productsRepository, sql)
+  const reservations = createReservationUseCases({
+    products: productsRepository,
+    reservations: createReservationsRepository(sql),
+  })
+
+  await registerVersionedApi(app, productsRoutes, { products, guards: productsGuards(app) })
+  // for the other services: products by id (not routed by the gateway)
+  await app.register(internalRoutes, { products })
+
+  return { app, consumers: inventoryConsumers(reservations), products, reservations }
 }

@@ -11,5 +11,5 @@ describeServiceChassis({
   migrate: migrateInventoryDatabase,
   loadConfig: loadInventoryConfig,
   startService,
-  notYetServed: ['/api/v1/products', '/api/v1/inventory', '/api/products'],
+  notYetServed: ['/api/v1/inventory', '/api/inventory'],
 })

@@ -1,12 +1,11 @@
 // The inventory app on a fresh migrated database of its own, as main.ts builds it, for component tests.
 import { createDatabase, type Sql } from '@meridian/db'
-import type { ServiceApp } from '@meridian/service-kit'
 import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
-import { buildApp, serviceName } from '../../src/app.ts'
+import { buildApp, type InventoryService, serviceName } from '../../src/app.ts'
 import { type InventoryConfig, loadInventoryConfig } from '../../src/config.ts'
 import { migrateInventoryDatabase } from '../../src/migrations.ts'
 
-export type InventoryTestApp = ServiceTestApp<InventoryConfig, Sql, { app: ServiceApp }>
+export type InventoryTestApp = ServiceTestApp<InventoryConfig, Sql, InventoryService>
 
 export function buildInventoryTestApp(env: Record<string, string> = {}): Promise<InventoryTestApp> {
   return buildServiceTestApp({
@@ -15,6 +14,6 @@ export function buildInventoryTestApp(env: Record<string, string> = {}): Promise
     env,
     connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
     migrate: (sql) => migrateInventoryDatabase(sql),
-    build: async (context) => ({ app: await buildApp(context) }),
+    build: (context) => buildApp(context),
   })
 }
