@@ -10,13 +10,15 @@ export const maximumMinorUnits = 10_000_000_000
 export const maximumMoney = maximumMinorUnits / 100
 
 /**
- * An amount of money in major units, e.g. 19.99. The two-decimals rule is not in the schema (Ajv's multipleOf is
- * float-unsafe: 19.99 is not a multiple of 0.01 in binary); services check it with toMinorUnits and answer 422
- * naming the field.
+ * An amount of money in major units, e.g. 19.99: `multipleOf: 0.01` says "at most two decimals" to clients and to
+ * tools. Binary floats make that check loose or strict depending on the validator (19.99 / 0.01 is not an integer in
+ * binary), so the chassis' Ajv allows float noise (multipleOfPrecision) and services apply the exact rule with
+ * toMinorUnits, answering 422 naming the field.
  */
 export const Money = Type.Number({
   minimum: 0,
   maximum: maximumMoney,
+  multipleOf: 0.01,
   description: `an amount in major units with at most two decimals, e.g. 19.99 (0 to ${maximumMoney})`,
 })
 

@@ -18,6 +18,9 @@ export const ajvOptions = {
   removeAdditional: false,
   coerceTypes: 'array',
   useDefaults: true,
+  // multipleOf on binary floats: 19.99 / 0.01 is 1998.9999999999998, which an exact check refuses. Within 1e-4 of an
+  // integer counts (money's 0.01 up to 10^8), and the service's own rule decides the rest (contracts' money.ts).
+  multipleOfPrecision: 4,
 } as const
 
 /**
