@@ -55,6 +55,8 @@ export const OrderPlacedData = Type.Object({
   customerEmail: Type.Optional(Type.String({ format: 'email' })),
   status: Type.Optional(Type.String()),
   shippingAddress: Type.Optional(Address),
+  /** how the payment step charges: a provider token (cards are tokenized at the provider; no card data here) */
+  payment: Type.Optional(Type.Object({ token: Type.String({ minLength: 1, maxLength: 255 }) })),
 })
 export type OrderPlacedData = Static<typeof OrderPlacedData>
 

@@ -1,22 +1,40 @@
 // The order service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
+// backbone's metrics; orders (routes/orders) priced from inventory's catalogue (clients/, found in Consul), written
+// with their events through the outbox (domain/, data/). The saga's consumers arrive with the saga.
 // Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
-import { createEventMetrics } from '@meridian/events'
+import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
   authOptionsFromEnv,
   chassisOptions,
   createServiceApp,
+  registerVersionedApi,
   type ServiceApp,
+  type ServiceClient,
   type ServiceDependencies,
 } from '@meridian/service-kit'
+import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
 import type { OrderConfig } from './config.ts'
+import { createOrdersRepository } from './data/orders-repository.ts'
+import { createOrderUseCases, type OrderUseCases } from './domain/orders.ts'
+import { ordersGuards } from './routes/orders/access.ts'
+import { ordersRoutes } from './routes/orders/index.ts'
 
 export const serviceName = 'order'
 
 export type OrderDependencies = ServiceDependencies<OrderConfig, Sql>
 
-export async function buildApp({ config, sql, redis, logStream }: OrderDependencies): Promise<ServiceApp> {
+/** The app and what main.ts hands to the event backbone and to runService. */
+export interface OrderService {
+  app: ServiceApp
+  /** for eventsPlugin: none yet (the saga's consumers arrive with the saga) */
+  consumers: AnyServiceConsumer[]
+  orders: OrderUseCases
+  /** for runService's clients, closed after the app: the inventory upstream client and its Consul discovery */
+  clients: ServiceClient[]
+}
+
+export async function buildApp({ config, sql, redis, logStream }: OrderDependencies): Promise<OrderService> {
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
@@ -28,5 +46,28 @@ export async function buildApp({ config, sql, redis, logStream }: OrderDependenc
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  return app
+
+  // the catalogue prices every order: inventory's internal lookup, a healthy instance found in Consul
+  const catalogue = createInventoryCatalogue({
+    consul: {
+      address: config.CONSUL_HTTP_ADDR,
+      ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
+    },
+    serviceName: config.INVENTORY_SERVICE_NAME,
+    logger: app.log,
+    discoveryWaitMs: config.INVENTORY_DISCOVERY_WAIT_MS,
+  })
+  const orders = createOrderUseCases({ orders: createOrdersRepository(sql), catalogue, sql })
+
+  const routes = { orders, guards: ordersGuards(app) }
+  await registerVersionedApi(app, ordersRoutes, routes)
+  // the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
+  await app.register(async (root) => {
+    root.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true }
+    })
+    await root.register(ordersRoutes, routes)
+  })
+
+  return { app, consumers: [], orders, clients: catalogue.clients }
 }

@@ -13,12 +13,14 @@ runMain(serviceName, async () => {
     applicationName: serviceName,
   })
   const redis = createRedis(config.REDIS_URL, { connectionName: serviceName })
-  const app = await buildApp({ config, sql, redis })
+  const { app, consumers, clients } = await buildApp({ config, sql, redis })
   await migrateOrderDatabase(sql, app.log)
   await app.register(eventsPlugin, {
     sql,
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: serviceName }),
     metrics: createEventMetrics(app.metrics.registry),
+    consumers,
   })
-  await runService({ app, config, clients: [sql, redis] })
+  // the inventory client and its discovery close after the app (no request uses them any more), then the stores
+  await runService({ app, config, clients: [...clients, sql, redis] })
 })

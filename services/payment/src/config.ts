@@ -1,8 +1,26 @@
-// The payment service's environment.
+// The payment service's environment: its own stores, and the payment provider it charges through.
 import { loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
-import type { Static } from 'typebox'
+import { type Static, Type } from 'typebox'
 
-export const PaymentEnv = serviceEnv(ownStoresEnv({ port: 3003, database: 'payments' }))
+export const PaymentEnv = serviceEnv({
+  ...ownStoresEnv({ port: 3003, database: 'payments' }),
+  PAYMENT_PROVIDER_URL: Type.String({
+    pattern: '^https?://',
+    default: 'http://127.0.0.1:3099',
+    description: "the payment provider's base URL (the simulator in development)",
+  }),
+  PAYMENT_PROVIDER_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60_000,
+    default: 5000,
+    description: 'deadline of one provider call, ms (spec Limits: 5000)',
+  }),
+  IDEMPOTENCY_KEY_TTL_SECONDS: Type.Integer({
+    minimum: 60,
+    default: 86_400,
+    description: 'how long an Idempotency-Key and its stored answer are kept',
+  }),
+})
 export type PaymentConfig = Static<typeof PaymentEnv>
 
 export const loadPaymentConfig = (env: NodeJS.ProcessEnv = process.env): PaymentConfig =>

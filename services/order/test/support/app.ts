@@ -1,12 +1,11 @@
 // The order app on a fresh migrated database of its own, as main.ts builds it, for component tests.
 import { createDatabase, type Sql } from '@meridian/db'
-import type { ServiceApp } from '@meridian/service-kit'
 import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
-import { buildApp, serviceName } from '../../src/app.ts'
+import { buildApp, type OrderService, serviceName } from '../../src/app.ts'
 import { loadOrderConfig, type OrderConfig } from '../../src/config.ts'
 import { migrateOrderDatabase } from '../../src/migrations.ts'
 
-export type OrderTestApp = ServiceTestApp<OrderConfig, Sql, { app: ServiceApp }>
+export type OrderTestApp = ServiceTestApp<OrderConfig, Sql, OrderService>
 
 export function buildOrderTestApp(env: Record<string, string> = {}): Promise<OrderTestApp> {
   return buildServiceTestApp({
@@ -15,6 +14,13 @@ export function buildOrderTestApp(env: Record<string, string> = {}): Promise<Ord
     env,
     connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
     migrate: (sql) => migrateOrderDatabase(sql),
-    build: async (context) => ({ app: await buildApp(context) }),
+    build: async (context) => {
+      const built = await buildApp(context)
+      // as runService does: the inventory client and its discovery (no request is in flight by then)
+      context.onClose(async () => {
+        for (const client of built.clients) if ('stop' in client) await client.stop()
+      })
+      return built
+    },
   })
 }

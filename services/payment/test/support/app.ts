@@ -1,12 +1,11 @@
 // The payment app on a fresh migrated database of its own, as main.ts builds it, for component tests.
 import { createDatabase, type Sql } from '@meridian/db'
-import type { ServiceApp } from '@meridian/service-kit'
 import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
-import { buildApp, serviceName } from '../../src/app.ts'
+import { buildApp, type PaymentService, serviceName } from '../../src/app.ts'
 import { loadPaymentConfig, type PaymentConfig } from '../../src/config.ts'
 import { migratePaymentDatabase } from '../../src/migrations.ts'
 
-export type PaymentTestApp = ServiceTestApp<PaymentConfig, Sql, { app: ServiceApp }>
+export type PaymentTestApp = ServiceTestApp<PaymentConfig, Sql, PaymentService>
 
 export function buildPaymentTestApp(env: Record<string, string> = {}): Promise<PaymentTestApp> {
   return buildServiceTestApp({
@@ -15,6 +14,6 @@ export function buildPaymentTestApp(env: Record<string, string> = {}): Promise<P
     env,
     connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
     migrate: (sql) => migratePaymentDatabase(sql),
-    build: async (context) => ({ app: await buildApp(context) }),
+    build: (context) => buildApp(context),
   })
 }

@@ -1,0 +1,79 @@
+// The payment resource of the payment service: what a payer sends to POST /payments (with an Idempotency-Key header)
+// and receives, and the payment method an order.placed event may carry for the payment step.
+import { type Static, Type } from 'typebox'
+import { Money, maximumMoney } from './money.ts'
+
+/** Card details, passed straight to the provider's tokenization: never stored, logged or echoed back. */
+export const CardDetails = Type.Object(
+  {
+    number: Type.String({
+      minLength: 12,
+      maxLength: 23,
+      pattern: '^[0-9][0-9 -]*[0-9]$',
+      description: 'the card number (spaces and dashes ignored); only its brand and last four are kept',
+    }),
+    expMonth: Type.Integer({ minimum: 1, maximum: 12 }),
+    expYear: Type.Integer({ minimum: 2000, maximum: 9999, description: 'four digits' }),
+    cvc: Type.String({ pattern: '^[0-9]{3,4}$' }),
+  },
+  { additionalProperties: false },
+)
+export type CardDetails = Static<typeof CardDetails>
+
+/** A token the provider issued for a card (e.g. tok_…). */
+export const PaymentToken = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: "the provider's card token",
+})
+
+export const TokenSource = Type.Object({ token: PaymentToken }, { additionalProperties: false })
+export const CardSource = Type.Object({ card: CardDetails }, { additionalProperties: false })
+/** How a payment is paid: a provider token, or a card tokenized at the provider on the way. */
+export const PaymentSource = Type.Union([TokenSource, CardSource])
+export type PaymentSource = Static<typeof PaymentSource>
+
+/** The currencies the provider charges in (lower-case ISO 4217). */
+export const PaymentCurrency = Type.Literal('usd', { description: 'ISO 4217, lower-case; only usd for now' })
+
+export const CreatePaymentBody = Type.Object(
+  {
+    orderId: Type.String({ format: 'uuid', description: 'the order this payment pays' }),
+    amount: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: maximumMoney,
+      description: 'in major units with at most two decimals, e.g. 19.99; more than 0',
+    }),
+    currency: Type.Optional(PaymentCurrency),
+    source: PaymentSource,
+  },
+  { additionalProperties: false },
+)
+export type CreatePaymentBody = Static<typeof CreatePaymentBody>
+
+export const paymentStatuses = ['succeeded', 'failed', 'refunded'] as const
+export type PaymentStatus = (typeof paymentStatuses)[number]
+
+export const Payment = Type.Object(
+  {
+    paymentId: Type.String({ format: 'uuid' }),
+    orderId: Type.String(),
+    status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('refunded')]),
+    amount: Money,
+    brand: Type.Union([Type.String(), Type.Null()], {
+      description: 'card brand, e.g. visa; null when the provider did not tell (a declined token)',
+    }),
+    last4: Type.Union([Type.String(), Type.Null()], {
+      description: 'the last four digits of the card (never the number); null as brand',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type Payment = Static<typeof Payment>
+
+export const PaymentIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+export type PaymentIdParams = Static<typeof PaymentIdParams>
+
+/** The payment method an order carries for the payment step (order.placed's `payment`): a provider token. */
+export const OrderPaymentMethod = Type.Object({ token: PaymentToken })
+export type OrderPaymentMethod = Static<typeof OrderPaymentMethod>

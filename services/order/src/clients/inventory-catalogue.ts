@@ -1,0 +1,82 @@
+// The catalogue as order reads it: inventory's POST /internal/products/lookup, reached through Consul (a healthy
+// instance per call, round robin) with the kit's upstream client (5 s deadline; unreachable or no healthy instance
+// is 503 SERVICE_UNAVAILABLE, an inventory error status 502 BAD_GATEWAY).
+//
+// Why a synchronous call rather than a local projection of the catalogue: inventory is the authority on names,
+// prices and whether a product is active, and an order must be priced from what is current; a projection would need
+// product events (product.created / product.changed) that do not exist yet.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { AppError, ErrorCode, type ProductLookup, type ProductSummary } from '@meridian/contracts'
+import {
+  type ConsulClientOptions,
+  createDiscovery,
+  createUpstreamClient,
+  type RegistryLogger,
+  type ServiceClient,
+} from '@meridian/service-kit'
+
+/** What placing an order needs of the catalogue. */
+export interface ProductCatalogue {
+  /** The products among `ids` (unknown ids are absent). Rejects with an AppError (503, 502) when it cannot tell. */
+  lookup(ids: readonly string[], requestId?: string): Promise<ProductSummary[]>
+}
+
+export interface InventoryCatalogueOptions {
+  consul: ConsulClientOptions
+  /** inventory's name in Consul */
+  serviceName: string
+  logger: RegistryLogger
+  /** how long a call waits for Consul's first list of instances, ms */
+  discoveryWaitMs: number
+}
+
+export interface InventoryCatalogue extends ProductCatalogue {
+  /** for runService's clients: the upstream client's connections, then the discovery's blocking query */
+  clients: ServiceClient[]
+}
+
+export function createInventoryCatalogue(options: InventoryCatalogueOptions): InventoryCatalogue {
+  const discovery = createDiscovery({
+    consul: options.consul,
+    name: options.serviceName,
+    logger: options.logger,
+  })
+  let turn = 0
+
+  async function resolveOrigin(): Promise<string> {
+    // the first list comes with the first Consul answer; a Consul that does not answer is an unavailable inventory
+    const listed = await Promise.race([
+      discovery.ready().then(() => true),
+      sleep(options.discoveryWaitMs, false, { ref: false }),
+    ])
+    const instances = listed ? discovery.instances() : []
+    if (instances.length === 0) {
+      throw AppError.serviceUnavailable('inventory is unavailable: no healthy instance', 5)
+    }
+    const instance = instances[turn++ % instances.length]!
+    const host = instance.address.includes(':') ? `[${instance.address}]` : instance.address
+    return `http://${host}:${instance.port}`
+  }
+
+  const upstream = createUpstreamClient({
+    name: 'inventory',
+    resolveOrigin,
+    errorCode: ErrorCode.BAD_GATEWAY,
+  })
+
+  return {
+    async lookup(ids, requestId) {
+      const { body } = await upstream.request<ProductLookup>({
+        method: 'POST',
+        path: '/internal/products/lookup',
+        body: { ids },
+        ...(requestId ? { requestId } : {}),
+      })
+      if (!body || !Array.isArray(body.products)) {
+        throw new AppError(502, ErrorCode.BAD_GATEWAY, { message: 'inventory answered without products' })
+      }
+      return body.products
+    },
+    clients: [{ stop: () => upstream.close() }, { stop: () => discovery.close() }],
+  }
+}

@@ -1,0 +1,154 @@
+// Orders and their items in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open
+// transaction.
+import type { OrderStatus, ShippingAddress } from '@meridian/contracts'
+import type { ListResult, Queryable } from '@meridian/db'
+import { type OrderListRequest, orderList } from './order-columns.ts'
+
+export type { OrderListRequest }
+
+export interface OrderItemRecord {
+  productId: string
+  name: string
+  quantity: number
+  /** exact money: integer minor units */
+  priceCents: number
+}
+
+export interface OrderRecord {
+  id: string
+  customerId: string
+  status: OrderStatus
+  /** exact money: integer minor units */
+  totalCents: number
+  shippingAddress: ShippingAddress
+  createdAt: Date
+  updatedAt: Date
+  items: OrderItemRecord[]
+}
+
+export interface NewOrder {
+  customerId: string
+  totalCents: number
+  shippingAddress: ShippingAddress
+  /** the payment provider's token, never card data */
+  paymentToken: string | null
+  items: readonly OrderItemRecord[]
+}
+
+/** What a state change reads of the order it locked. */
+export interface LockedOrder {
+  id: string
+  customerId: string
+  status: OrderStatus
+}
+
+// bigint columns come back as text from postgres.js: read back as numbers (at most 10^10 cents, exact)
+type OrderRow = Omit<OrderRecord, 'totalCents' | 'items'> & { totalCents: string | number }
+type ItemRow = Omit<OrderItemRecord, 'priceCents'> & { orderId: string; priceCents: string | number }
+
+const orderColumns = [
+  'id',
+  'customer_id',
+  'status',
+  'total_cents',
+  'shipping_address',
+  'created_at',
+  'updated_at',
+]
+
+const toItem = ({ orderId: _orderId, ...row }: ItemRow): OrderItemRecord => ({
+  ...row,
+  priceCents: Number(row.priceCents),
+})
+
+export function createOrdersRepository(db: Queryable) {
+  async function itemsOf(
+    orderIds: readonly string[],
+    sql: Queryable,
+  ): Promise<Map<string, OrderItemRecord[]>> {
+    const byOrder = new Map<string, OrderItemRecord[]>(orderIds.map((id) => [id, []]))
+    if (orderIds.length === 0) return byOrder
+    const rows = await sql<ItemRow[]>`
+      select order_id, product_id, name, quantity, price_cents from order_items
+      where order_id = any(${sql.array([...orderIds])}::uuid[])
+      order by order_id, line`
+    for (const row of rows) byOrder.get(row.orderId)?.push(toItem(row))
+    return byOrder
+  }
+
+  return {
+    /** Inserts the order and its items (lines numbered in the order given). */
+    async insert(order: NewOrder, sql: Queryable = db): Promise<OrderRecord> {
+      const [row] = await sql<OrderRow[]>`
+        insert into orders ${sql({
+          customer_id: order.customerId,
+          total_cents: order.totalCents,
+          shipping_address: sql.json(order.shippingAddress),
+          payment_token: order.paymentToken,
+        })}
+        returning ${sql(orderColumns)}`
+      if (!row) throw new Error('insert into orders returned no row')
+      await sql`
+        insert into order_items (order_id, line, product_id, name, quantity, price_cents)
+        select ${row.id}::uuid, item.line - 1, item.product_id, item.name, item.quantity, item.price_cents
+        from unnest(
+          ${sql.array(order.items.map((item) => item.productId))}::uuid[],
+          ${sql.array(order.items.map((item) => item.name))}::text[],
+          ${sql.array(order.items.map((item) => item.quantity))}::int[],
+          ${sql.array(order.items.map((item) => item.priceCents))}::bigint[]
+        ) with ordinality as item(product_id, name, quantity, price_cents, line)`
+      return { ...row, totalCents: Number(row.totalCents), items: order.items.map((item) => ({ ...item })) }
+    },
+
+    async findById(id: string, sql: Queryable = db): Promise<OrderRecord | undefined> {
+      const [row] = await sql<OrderRow[]>`select ${sql(orderColumns)} from orders where id = ${id}`
+      if (!row) return undefined
+      const items = (await itemsOf([row.id], sql)).get(row.id) ?? []
+      return { ...row, totalCents: Number(row.totalCents), items }
+    },
+
+    /** Locks the order's row for a state change; undefined when there is none. */
+    async lockById(id: string, sql: Queryable = db): Promise<LockedOrder | undefined> {
+      const [row] = await sql<LockedOrder[]>`
+        select id, customer_id, status from orders where id = ${id} for update`
+      return row
+    },
+
+    async setStatus(id: string, status: OrderStatus, sql: Queryable = db): Promise<void> {
+      await sql`
+        update orders set status = ${status}, version = version + 1, updated_at = now() where id = ${id}`
+    },
+
+    /** A page of orders (the request's customer and status) with their items, and the total matching it. */
+    async list(request: OrderListRequest, sql: Queryable = db): Promise<ListResult<OrderRecord>> {
+      const { rows, total } = await orderList.run<{
+        id: string
+        customerId: string
+        status: OrderStatus
+        total: string | number
+        shippingAddress: ShippingAddress
+        createdAt: Date
+        updatedAt: Date
+      }>(sql, request)
+      const items = await itemsOf(
+        rows.map((row) => row.id),
+        sql,
+      )
+      return {
+        total,
+        rows: rows.map((row) => ({
+          id: row.id,
+          customerId: row.customerId as string,
+          status: row.status as OrderStatus,
+          totalCents: Number(row.total),
+          shippingAddress: row.shippingAddress as ShippingAddress,
+          createdAt: row.createdAt as Date,
+          updatedAt: row.updatedAt as Date,
+          items: items.get(row.id) ?? [],
+        })),
+      }
+    },
+  }
+}
+
+export type OrdersRepository = ReturnType<typeof createOrdersRepository>

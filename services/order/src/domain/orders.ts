@@ -1,0 +1,259 @@
+// Order use cases: placing an order (priced from the catalogue, in integer cents), reading it in its hypermedia form,
+// listing a customer's orders, and cancelling. Every state change and its event commit in one transaction (outbox).
+import {
+  AppError,
+  type CancelledOrder,
+  cancellableOrderStatuses,
+  type ErrorDetail,
+  fromMinorUnits,
+  maximumMinorUnits,
+  type Order,
+  type OrderLinks,
+  type OrderStatus,
+  type PlacedOrder,
+  type PlaceOrderBody,
+  type ProductSummary,
+  toMinorUnits,
+  type UserOrderListQuery,
+} from '@meridian/contracts'
+import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
+import { appendToOutbox, createEvent } from '@meridian/events'
+import type { Principal } from '@meridian/service-kit'
+import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
+import { orderList } from '../data/order-columns.ts'
+import type { OrderItemRecord, OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
+import { isCustomerOrAdmin } from './access.ts'
+
+export const serviceSource = 'order'
+
+/** The reason order.cancelled carries when the customer (or an admin for them) cancels. */
+export const customerCancelReason = 'cancelled by the customer'
+
+export const orderHref = (id: string) => `/api/v1/orders/${id}`
+
+export const isCancellable = (status: OrderStatus): boolean => cancellableOrderStatuses.includes(status)
+
+/** `self`, and `cancel` while the order can still be cancelled. */
+export function orderLinks(id: string, status: OrderStatus): OrderLinks {
+  const links: OrderLinks = { self: { href: orderHref(id), method: 'GET' } }
+  if (isCancellable(status)) links.cancel = { href: `${orderHref(id)}/cancel`, method: 'POST' }
+  return links
+}
+
+/** What an order looks like to clients: amounts in major units, ISO timestamps, its links. */
+export function presentOrder(record: OrderRecord): Order {
+  return {
+    id: record.id,
+    customerId: record.customerId,
+    status: record.status,
+    total: fromMinorUnits(record.totalCents),
+    items: record.items.map((item) => ({
+      productId: item.productId,
+      quantity: item.quantity,
+      price: fromMinorUnits(item.priceCents),
+      name: item.name,
+    })),
+    shippingAddress: record.shippingAddress,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+    _links: orderLinks(record.id, record.status),
+  }
+}
+
+/**
+ * The items priced from the catalogue, or 422 VALIDATION_ERROR with one detail per bad item: a price with more than
+ * two decimals, an unknown or inactive product, a price other than the catalogue's.
+ */
+function priceItems(
+  items: PlaceOrderBody['items'],
+  catalogue: ReadonlyMap<string, ProductSummary>,
+): OrderItemRecord[] {
+  const problems: ErrorDetail[] = []
+  const priced: OrderItemRecord[] = []
+  items.forEach((item, index) => {
+    // the chassis names schema problems `items.0.quantity`: the same path syntax here
+    const at = `items.${index}`
+    const cents = toMinorUnits(item.price)
+    const product = catalogue.get(item.productId.toLowerCase())
+    if (cents === undefined) {
+      problems.push({
+        field: `${at}.price`,
+        message: 'must be an amount with at most two decimals',
+        received: String(item.price),
+      })
+    } else if (!product) {
+      problems.push({ field: `${at}.productId`, message: 'no such product', received: item.productId })
+    } else if (!product.active) {
+      problems.push({
+        field: `${at}.productId`,
+        message: 'the product is not for sale (inactive)',
+        received: item.productId,
+      })
+    } else if (toMinorUnits(product.price) !== cents) {
+      problems.push({
+        field: `${at}.price`,
+        message: `must be the catalogue price ${product.price.toFixed(2)}`,
+        received: String(item.price),
+      })
+    } else {
+      priced.push({ productId: product.id, name: product.name, quantity: item.quantity, priceCents: cents })
+    }
+  })
+  if (problems.length > 0) throw AppError.validation(problems)
+  return priced
+}
+
+export interface OrderUseCasesDependencies {
+  orders: OrdersRepository
+  catalogue: ProductCatalogue
+  sql: Sql
+}
+
+export function createOrderUseCases({ orders, catalogue, sql }: OrderUseCasesDependencies) {
+  /** The order, if the principal may see it; another customer's order is a 404 (its existence is not told). */
+  async function findVisibleOrder(id: string, principal: Principal): Promise<OrderRecord> {
+    const order = await orders.findById(id)
+    if (!order || !isCustomerOrAdmin(principal, order.customerId)) {
+      throw AppError.notFound(`Order ${id} not found`)
+    }
+    return order
+  }
+
+  return {
+    /**
+     * Prices the items from the catalogue (422 per bad item, 503 when inventory is unreachable), then writes the
+     * order, its items and its order.placed record in one transaction. The caller checked who may place for
+     * `input.customerId`.
+     */
+    async placeOrder(
+      input: PlaceOrderBody,
+      principal: Principal,
+      requestId?: string,
+    ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
+      // inventory is asked only about the items whose price is an amount (a price with three decimals is a 422
+      // whatever the catalogue says); priceItems then reports every bad item at once
+      const ids = [
+        ...new Set(
+          input.items
+            .filter((item) => toMinorUnits(item.price) !== undefined)
+            .map((item) => item.productId.toLowerCase()),
+        ),
+      ]
+      const products = ids.length > 0 ? await catalogue.lookup(ids, requestId) : []
+      const items = priceItems(
+        input.items,
+        new Map(products.map((product) => [product.id.toLowerCase(), product])),
+      )
+      // integer cents: exact whatever the number of items (at most 100 x 1000 x 10^10, a safe integer)
+      const totalCents = items.reduce((sum, item) => sum + item.priceCents * item.quantity, 0)
+      if (totalCents > maximumMinorUnits) {
+        throw AppError.validation([
+          {
+            field: 'items',
+            message: `the total must not exceed ${fromMinorUnits(maximumMinorUnits)}`,
+            received: String(totalCents / 100),
+          },
+        ])
+      }
+
+      const order = await transaction(sql, async (tx) => {
+        const created = await orders.insert(
+          {
+            customerId: input.customerId,
+            totalCents,
+            shippingAddress: input.shippingAddress,
+            paymentToken: input.payment?.token ?? null,
+            items,
+          },
+          tx,
+        )
+        // the full-state variant, with the payment token (a provider token, never card data) for the payment step
+        const placedEvent = createEvent(
+          'order.placed',
+          {
+            orderId: created.id,
+            customerId: created.customerId,
+            total: fromMinorUnits(created.totalCents),
+            items: created.items.map((item) => ({
+              productId: item.productId,
+              quantity: item.quantity,
+              price: fromMinorUnits(item.priceCents),
+              name: item.name,
+            })),
+            ...(principal.kind === 'user' && principal.subject === created.customerId && principal.email
+              ? { customerEmail: principal.email }
+              : {}),
+            status: created.status,
+            shippingAddress: created.shippingAddress,
+            ...(input.payment?.token ? { payment: { token: input.payment.token } } : {}),
+          },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, placedEvent, { aggregateId: created.id })
+        return created
+      })
+      return {
+        order,
+        placed: {
+          orderId: order.id,
+          status: order.status,
+          total: fromMinorUnits(order.totalCents),
+          _links: orderLinks(order.id, order.status),
+        },
+      }
+    },
+
+    async getOrder(id: string, principal: Principal): Promise<Order> {
+      return presentOrder(await findVisibleOrder(id, principal))
+    },
+
+    /** One of `customerId`'s orders; another customer's (or none) is a 404. */
+    async getCustomerOrder(customerId: string, id: string, principal: Principal): Promise<Order> {
+      const order = await findVisibleOrder(id, principal)
+      if (order.customerId !== customerId) throw AppError.notFound(`Order ${id} not found`)
+      return presentOrder(order)
+    },
+
+    /** A page of the customer's orders as the list envelope; the links keep the path the client used. */
+    async listCustomerOrders(
+      customerId: string,
+      query: UserOrderListQuery,
+      path: string,
+    ): Promise<ListEnvelope<Order>> {
+      const request = orderList.parse({ ...query, customerId })
+      const { rows, total } = await orders.list(request)
+      return listEnvelope(path, query, request, rows.map(presentOrder), total)
+    },
+
+    /**
+     * Moves a cancellable order to `cancelling` with order.cancelled in the same transaction (the saga's
+     * compensations follow from the event). Cancelling again while it is cancelling answers the same, without a
+     * second event; an order past the point of cancelling (shipped, delivered, cancelled, failed) is a 409.
+     */
+    async cancelOrder(id: string, principal: Principal): Promise<CancelledOrder> {
+      const status = await transaction(sql, async (tx) => {
+        const order = await orders.lockById(id, tx)
+        if (!order || !isCustomerOrAdmin(principal, order.customerId)) {
+          throw AppError.notFound(`Order ${id} not found`)
+        }
+        if (order.status === 'cancelling') return order.status
+        if (!isCancellable(order.status)) {
+          throw AppError.conflict(`Order ${id} is ${order.status} and can no longer be cancelled`, [
+            { field: 'status', message: 'the order can no longer be cancelled', received: order.status },
+          ])
+        }
+        await orders.setStatus(id, 'cancelling', tx)
+        const cancelled = createEvent(
+          'order.cancelled',
+          { orderId: id, reason: customerCancelReason },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, cancelled, { aggregateId: id })
+        return 'cancelling' as const
+      })
+      return { orderId: id, status, _links: { self: { href: orderHref(id), method: 'GET' } } }
+    },
+  }
+}
+
+export type OrderUseCases = ReturnType<typeof createOrderUseCases>

@@ -1,0 +1,42 @@
+// Access tokens for the order tests: the test app verifies HS256 tokens with a secret of its own, so the tests
+// sign their own (claims as auth issues them) instead of running auth.
+import { createHmac, randomUUID } from 'node:crypto'
+
+export const jwtSecret = 'order-tests-shared-secret--of-32-characters-or-more'
+const issuer = 'http://localhost:3001'
+const audience = 'meridian'
+
+/** The environment that makes the test app verify the tokens below. */
+export const tokenEnv = {
+  JWT_ALGORITHM: 'HS256',
+  JWT_SECRET: jwtSecret,
+  JWT_ISSUER: issuer,
+  JWT_AUDIENCE: audience,
+} as const
+
+const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url')
+
+/** A signed access token of a user with `role`, valid for 15 minutes. */
+export function accessToken(role: 'user' | 'admin', subject: string = randomUUID()): string {
+  const now = Math.floor(Date.now() / 1000)
+  const claims = {
+    sub: subject,
+    name: `${role} of the tests`,
+    email: `${role}.${subject.slice(0, 8)}@example.com`,
+    role,
+    roles: [],
+    iat: now,
+    exp: now + 900,
+    iss: issuer,
+    aud: audience,
+    jti: randomUUID(),
+  }
+  const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
+  return `${input}.${base64url(createHmac('sha256', jwtSecret).update(input).digest())}`
+}
+
+/** Authorization headers of an admin, and of the user `subject` (a customer). */
+export const asAdmin = () => ({ authorization: `Bearer ${accessToken('admin')}` })
+export const asUser = (subject: string = randomUUID()) => ({
+  authorization: `Bearer ${accessToken('user', subject)}`,
+})

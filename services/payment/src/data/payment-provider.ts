@@ -1,0 +1,122 @@
+// The payment provider (a Stripe-like JSON API; infra's simulator in development and tests): the one place that
+// talks to it, through the kit's upstream client. Its failures are the kit's AppErrors (spec Errors rule 5):
+// unreachable, unknown host or past the timeout -> 503 SERVICE_UNAVAILABLE; 402 -> 402 PAYMENT_SERVICE_ERROR with
+// the provider's decline message; 429 -> 429 RATE_LIMITED, retryAfter 30; anything else -> 502 PAYMENT_SERVICE_ERROR.
+// A card number only ever travels to the tokenization call: nothing here logs or keeps it.
+import { ErrorCode } from '@meridian/contracts'
+import { createUpstreamClient, type UpstreamClient } from '@meridian/service-kit'
+
+export interface ProviderCard {
+  number: string
+  expMonth: number
+  expYear: number
+  cvc: string
+}
+
+export interface ProviderToken {
+  token: string
+  brand: string
+  last4: string
+}
+
+export interface ProviderCharge {
+  id: string
+  status: string
+  amount: number
+  currency: string
+  orderId: string
+  brand: string
+  last4: string
+}
+
+export interface ProviderRefund {
+  id: string
+  charge: string
+  amount: number
+  status: string
+}
+
+export interface ChargeRequest {
+  /** integer minor units (cents) */
+  amountCents: number
+  currency: string
+  orderId: string
+  /** a provider token (tok_…) */
+  token: string
+  /** sent as the provider's Idempotency-Key: the same key never charges twice */
+  idempotencyKey: string
+  requestId?: string
+}
+
+export interface RefundRequest {
+  chargeId: string
+  /** integer minor units; the whole unrefunded rest when absent */
+  amountCents?: number
+  idempotencyKey: string
+  requestId?: string
+}
+
+export interface PaymentProvider {
+  tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken>
+  charge(request: ChargeRequest): Promise<ProviderCharge>
+  refund(request: RefundRequest): Promise<ProviderRefund>
+  close(): Promise<void>
+}
+
+export interface PaymentProviderOptions {
+  baseUrl: string
+  /** deadline of one call, ms; default 5000 (spec Limits) */
+  timeoutMs?: number
+}
+
+const withRequestId = (requestId: string | undefined) => (requestId ? { requestId } : {})
+
+export function createPaymentProvider({
+  baseUrl,
+  timeoutMs = 5000,
+}: PaymentProviderOptions): PaymentProvider {
+  const client: UpstreamClient = createUpstreamClient({
+    name: 'payment provider',
+    baseUrl,
+    timeoutMs,
+    errorCode: ErrorCode.PAYMENT_SERVICE_ERROR,
+  })
+
+  return {
+    async tokenize(card, requestId) {
+      const { body } = await client.request<ProviderToken>({
+        method: 'POST',
+        path: '/v1/tokens',
+        body: {
+          card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: card.cvc },
+        },
+        ...withRequestId(requestId),
+      })
+      return { token: body.token, brand: body.brand, last4: body.last4 }
+    },
+
+    async charge({ amountCents, currency, orderId, token, idempotencyKey, requestId }) {
+      const { body } = await client.request<ProviderCharge>({
+        method: 'POST',
+        path: '/v1/charges',
+        headers: { 'idempotency-key': idempotencyKey },
+        body: { amount: amountCents, currency, source: token, orderId },
+        ...withRequestId(requestId),
+      })
+      return body
+    },
+
+    async refund({ chargeId, amountCents, idempotencyKey, requestId }) {
+      const { body } = await client.request<ProviderRefund>({
+        method: 'POST',
+        path: '/v1/refunds',
+        headers: { 'idempotency-key': idempotencyKey },
+        body: { charge: chargeId, ...(amountCents === undefined ? {} : { amount: amountCents }) },
+        ...withRequestId(requestId),
+      })
+      return body
+    },
+
+    close: () => client.close(),
+  }
+}

@@ -1,0 +1,91 @@
+// Idempotency-Key rules of POST /payments (IETF httpapi idempotency-key draft, Stripe's storage rules): what a key
+// is, how a request is fingerprinted, which outcomes are stored, and the key sent on to the provider.
+import { createHash, createHmac } from 'node:crypto'
+import { AppError, ErrorCode } from '@meridian/contracts'
+
+export const idempotencyKeyHeader = 'idempotency-key'
+export const replayedHeader = 'idempotent-replayed'
+export const maxIdempotencyKeyLength = 255
+
+/** The header's key, or 400 BAD_REQUEST when it is missing, empty or longer than 255 characters. */
+export function requireIdempotencyKey(value: string | string[] | undefined): string {
+  const key = Array.isArray(value) ? value[0] : value
+  if (key === undefined || key.trim() === '') {
+    throw AppError.badRequest('An Idempotency-Key header is required', [
+      { field: 'Idempotency-Key', message: 'is required' },
+    ])
+  }
+  if (key.length > maxIdempotencyKeyLength) {
+    throw AppError.badRequest('The Idempotency-Key header is too long', [
+      { field: 'Idempotency-Key', message: `must be 1 to ${maxIdempotencyKeyLength} characters` },
+    ])
+  }
+  return key
+}
+
+/** JSON with object keys sorted at every level: two bodies that differ only in key order are the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, each]) => each !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([name, each]) => `${JSON.stringify(name)}:${canonicalJson(each)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * The fingerprint of a request body, keyed by the caller's scope and key: a body holding a card number is stored
+ * only as this HMAC, never as text.
+ */
+export function requestFingerprint(scope: string, key: string, body: unknown): string {
+  return createHmac('sha256', `meridian-payment:${scope}:${key}`).update(canonicalJson(body)).digest('hex')
+}
+
+/**
+ * The provider's Idempotency-Key for a payment request: one per (caller, key), so a retry that runs again (after a
+ * 5xx, which is not stored here) reaches the provider with the same key and is never charged twice.
+ */
+export function providerChargeKey(scope: string, key: string): string {
+  return `pay-${createHash('sha256').update(`${scope}\n${key}`).digest('hex')}`
+}
+
+/** Stripe's rule: an outcome is stored (and replayed) unless it is a 5xx, which a retry may run again. */
+export const isStoredOutcome = (status: number): boolean => status < 500
+
+/** What is kept of an error outcome: enough to answer the same error envelope again. */
+export interface StoredError {
+  error: { code: string; message: string; details?: unknown[]; retryAfter?: number }
+}
+
+export function storedErrorOf(error: AppError): StoredError {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: error.details } : {}),
+      ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
+    },
+  }
+}
+
+/** The stored error outcome as an AppError again, marked as a replay. */
+export function replayedError(status: number, body: unknown): AppError {
+  const stored = (body as Partial<StoredError>).error
+  return new AppError(status, stored?.code ?? ErrorCode.INTERNAL_ERROR, {
+    ...(stored?.message ? { message: stored.message } : {}),
+    ...(stored?.details ? { details: stored.details as never } : {}),
+    ...(stored?.retryAfter === undefined ? {} : { retryAfter: stored.retryAfter }),
+    headers: { [replayedHeader]: 'true' },
+  })
+}
+
+export const idempotencyMismatch = (): AppError =>
+  AppError.validation(
+    [{ field: 'Idempotency-Key', message: 'was already used with a different request body' }],
+    'This Idempotency-Key was already used with a different request',
+  )
+
+export const idempotencyInProgress = (): AppError =>
+  AppError.conflict('A request with this Idempotency-Key is still being processed; retry later')

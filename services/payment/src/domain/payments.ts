@@ -1,0 +1,341 @@
+// Payment use cases: POST /payments under an Idempotency-Key, reading a payment, and the payment step of the order
+// saga (charging a placed order, refunding a cancelled or failed one). The provider is reached through the adapter
+// (data/payment-provider.ts) only; no card number is ever stored or logged.
+import {
+  AppError,
+  type CreatePaymentBody,
+  type EventData,
+  fromMinorUnits,
+  type Payment,
+  requireMinorUnits,
+  toMinorUnits,
+} from '@meridian/contracts'
+import { type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { appendToOutbox, createEvent } from '@meridian/events'
+import type { IdempotencyKeysRepository } from '../data/idempotency-keys-repository.ts'
+import type { PaymentProvider } from '../data/payment-provider.ts'
+import type { PaymentRecord, PaymentsRepository } from '../data/payments-repository.ts'
+import {
+  idempotencyInProgress,
+  idempotencyMismatch,
+  isStoredOutcome,
+  providerChargeKey,
+  replayedError,
+  requestFingerprint,
+  requireIdempotencyKey,
+  storedErrorOf,
+} from './idempotency.ts'
+
+/** The name payment signs its events with (the envelope's source). */
+export const serviceSource = 'payment'
+
+/** The only currency the provider charges in for now. */
+export const defaultCurrency = 'usd'
+
+/** Reason of payment.failed when order.placed carries no payment method. */
+export const noPaymentMethod = 'no payment method'
+
+export interface Payer {
+  /** the principal's subject: scopes the caller's Idempotency-Keys, and owns the payment */
+  subject: string
+  isAdmin: boolean
+}
+
+export interface CreatePaymentCommand {
+  payer: Payer
+  idempotencyKey: string | string[] | undefined
+  body: CreatePaymentBody
+  requestId?: string
+}
+
+export interface PaymentAnswer {
+  /** a payment answer is always a 201 (errors are thrown, replayed ones too) */
+  status: 201
+  payment: Payment
+  /** true when the answer is the stored one of an earlier request with the same key */
+  replayed: boolean
+}
+
+export function presentPayment(record: PaymentRecord): Payment {
+  return {
+    paymentId: record.id,
+    orderId: record.orderId,
+    status: record.status,
+    amount: fromMinorUnits(record.amountCents),
+    brand: record.brand,
+    last4: record.last4,
+  }
+}
+
+/** An order.placed event's payment token (its `payment.token`), if any. */
+export function paymentTokenOf(data: EventData<'order.placed'>): string | undefined {
+  return data.payment?.token
+}
+
+export type ChargeOrderOutcome =
+  | { outcome: 'processed'; paymentId: string }
+  | { outcome: 'failed'; reason: string }
+  /** the order's charge is recorded already (the provider replayed it): nothing changed, nothing appended */
+  | { outcome: 'already processed'; paymentId: string }
+
+export type RefundOrderOutcome =
+  | { outcome: 'refunded'; paymentIds: string[] }
+  | { outcome: 'nothing to refund' }
+
+export interface PaymentUseCasesDependencies {
+  sql: Sql
+  payments: PaymentsRepository
+  idempotencyKeys: IdempotencyKeysRepository
+  provider: PaymentProvider
+  /** how long a key and its stored answer are kept (IDEMPOTENCY_KEY_TTL_SECONDS) */
+  idempotencyKeyTtlSeconds: number
+  /** a 'running' key older than this is taken over (its holder died); default 4 provider timeouts, at least 60 s */
+  staleRunningAfterSeconds: number
+}
+
+export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
+  const { sql, payments, idempotencyKeys, provider } = deps
+
+  /** Tokenizes a card (never kept) or takes the token; brand and last four when the provider told them. */
+  async function sourceToken(
+    source: CreatePaymentBody['source'],
+    requestId: string | undefined,
+  ): Promise<{ token: string; brand?: string; last4?: string }> {
+    if ('token' in source) return { token: source.token }
+    return provider.tokenize(source.card, requestId)
+  }
+
+  /** Runs a payment request that holds its key; stores a 2xx or 4xx outcome with the payment, in one transaction. */
+  async function runPayment(
+    scope: string,
+    key: string,
+    command: CreatePaymentCommand,
+    amountCents: number,
+  ): Promise<PaymentAnswer> {
+    const { body, payer, requestId } = command
+    const currency = body.currency ?? defaultCurrency
+    let card: { brand?: string; last4?: string } = {}
+    try {
+      const source = await sourceToken(body.source, requestId)
+      card = {
+        ...(source.brand ? { brand: source.brand } : {}),
+        ...(source.last4 ? { last4: source.last4 } : {}),
+      }
+      const charge = await provider.charge({
+        amountCents,
+        currency,
+        orderId: body.orderId,
+        token: source.token,
+        idempotencyKey: providerChargeKey(scope, key),
+        ...(requestId ? { requestId } : {}),
+      })
+      return await transaction(sql, async (tx) => {
+        const record =
+          (await payments.insert(
+            {
+              orderId: body.orderId,
+              payerId: payer.subject,
+              amountCents,
+              currency,
+              status: 'succeeded',
+              providerChargeId: charge.id,
+              brand: charge.brand,
+              last4: charge.last4,
+            },
+            tx,
+          )) ?? (await payments.findByChargeId(charge.id, tx))
+        if (!record) throw new Error(`charge ${charge.id} is neither new nor recorded`)
+        const payment = presentPayment(record)
+        await idempotencyKeys.complete(scope, key, { status: 201, body: payment }, tx)
+        return { status: 201, payment, replayed: false }
+      })
+    } catch (error) {
+      if (error instanceof AppError && isStoredOutcome(error.statusCode)) {
+        await transaction(sql, async (tx) => {
+          if (error.statusCode === 402) {
+            await payments.insert(
+              {
+                orderId: body.orderId,
+                payerId: payer.subject,
+                amountCents,
+                currency,
+                status: 'failed',
+                failureReason: error.message,
+                ...card,
+              },
+              tx,
+            )
+          }
+          await idempotencyKeys.complete(
+            scope,
+            key,
+            { status: error.statusCode, body: storedErrorOf(error) },
+            tx,
+          )
+        })
+        throw error
+      }
+      // a 5xx (or a failure of ours) is not stored: the key is free again and a retry runs anew
+      await idempotencyKeys.release(scope, key).catch(() => undefined)
+      throw error
+    }
+  }
+
+  return {
+    /**
+     * POST /payments. The key (required: 400 without it) is the caller's: the first request with it runs and its
+     * 2xx or 4xx outcome is stored for the TTL; the same key and body again answer the stored outcome (replayed);
+     * the same key with another body is 422; while the first still runs, 409. A 5xx outcome is not stored.
+     */
+    async createPayment(command: CreatePaymentCommand): Promise<PaymentAnswer> {
+      const key = requireIdempotencyKey(command.idempotencyKey)
+      // a body that fails validation never ran: nothing is stored for it
+      const amountCents = requireMinorUnits(command.body.amount, 'amount')
+      const scope = command.payer.subject
+      const requestHash = requestFingerprint(scope, key, command.body)
+      const claim = await idempotencyKeys.claim({
+        scope,
+        key,
+        requestHash,
+        ttlSeconds: deps.idempotencyKeyTtlSeconds,
+        staleAfterSeconds: deps.staleRunningAfterSeconds,
+      })
+      if (!claim.claimed) {
+        const { existing } = claim
+        if (existing.requestHash !== requestHash) throw idempotencyMismatch()
+        if (existing.status === 'running') throw idempotencyInProgress()
+        const status = existing.responseStatus ?? 500
+        if (status !== 201) throw replayedError(status, existing.responseBody)
+        return { status, payment: existing.responseBody as Payment, replayed: true }
+      }
+      return runPayment(scope, key, command, amountCents)
+    },
+
+    /** A payment, for its payer or an admin (403 for anyone else); 404 when there is none. */
+    async getPayment(id: string, reader: Payer): Promise<Payment> {
+      const record = await payments.findById(id)
+      if (!record) throw AppError.notFound('Payment not found')
+      if (!reader.isAdmin && record.payerId !== reader.subject) throw AppError.forbidden()
+      return presentPayment(record)
+    },
+
+    /**
+     * The payment step of order.placed, in the consumer's transaction: charges the order's total with its payment
+     * token under the provider key `order-<orderId>` (a redelivery, or a retry after a timeout, never charges twice),
+     * records the payment and appends payment.processed (the order.placed data plus paymentId). A decline (402) or
+     * the provider's rate limit (429, which it replays for that key) records a failed payment and appends
+     * payment.failed; no token appends payment.failed 'no payment method'. An unavailable or failing provider
+     * (503 / 502) throws, so the event is retried and finally dead-lettered.
+     */
+    async chargeOrder(data: EventData<'order.placed'>, tx: TransactionSql): Promise<ChargeOrderOutcome> {
+      const fail = async (reason: string): Promise<ChargeOrderOutcome> => {
+        const failed = createEvent(
+          'payment.failed',
+          { orderId: data.orderId, reason },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, failed, { aggregateId: data.orderId })
+        return { outcome: 'failed', reason }
+      }
+      const amountCents = toMinorUnits(data.total)
+      if (amountCents === undefined || amountCents === 0) return fail('invalid order total')
+      const token = paymentTokenOf(data)
+      if (!token) return fail(noPaymentMethod)
+
+      let charge: Awaited<ReturnType<PaymentProvider['charge']>>
+      try {
+        charge = await provider.charge({
+          amountCents,
+          currency: defaultCurrency,
+          orderId: data.orderId,
+          token,
+          idempotencyKey: `order-${data.orderId}`,
+        })
+      } catch (error) {
+        if (error instanceof AppError && (error.statusCode === 402 || error.statusCode === 429)) {
+          await payments.insert(
+            {
+              orderId: data.orderId,
+              amountCents,
+              currency: defaultCurrency,
+              status: 'failed',
+              failureReason: error.message,
+            },
+            tx,
+          )
+          return fail(error.message)
+        }
+        throw error
+      }
+
+      const record = await payments.insert(
+        {
+          orderId: data.orderId,
+          amountCents,
+          currency: defaultCurrency,
+          status: 'succeeded',
+          providerChargeId: charge.id,
+          brand: charge.brand,
+          last4: charge.last4,
+        },
+        tx,
+      )
+      if (!record) {
+        const recorded = await payments.findByChargeId(charge.id, tx)
+        return { outcome: 'already processed', paymentId: recorded?.id ?? '' }
+      }
+      const { orderId, customerId, total, items, customerEmail, status, shippingAddress } = data
+      const processed = createEvent(
+        'payment.processed',
+        {
+          orderId,
+          customerId,
+          total,
+          items,
+          ...(customerEmail === undefined ? {} : { customerEmail }),
+          ...(status === undefined ? {} : { status }),
+          ...(shippingAddress === undefined ? {} : { shippingAddress }),
+          paymentId: record.id,
+        },
+        { source: serviceSource },
+      )
+      await appendToOutbox(tx, processed, { aggregateId: orderId })
+      return { outcome: 'processed', paymentId: record.id }
+    },
+
+    /**
+     * The compensation of order.cancelled and order.failed, in the consumer's transaction: each succeeded payment of
+     * the order is refunded in full at the provider (key `refund-<orderId>`, `refund-<orderId>-<paymentId>` for any
+     * further payment), marked refunded, and payment.refunded is appended. Nothing succeeded, nothing done.
+     */
+    async refundOrder(
+      order: { orderId: string; reason: string },
+      tx: TransactionSql,
+    ): Promise<RefundOrderOutcome> {
+      const paid = await payments.lockSucceededOfOrder(order.orderId, tx)
+      if (paid.length === 0) return { outcome: 'nothing to refund' }
+      for (const [index, payment] of paid.entries()) {
+        if (!payment.providerChargeId) continue
+        const refund = await provider.refund({
+          chargeId: payment.providerChargeId,
+          idempotencyKey: index === 0 ? `refund-${order.orderId}` : `refund-${order.orderId}-${payment.id}`,
+        })
+        await payments.markRefunded(payment.id, payment.refundedCents + refund.amount, tx)
+        const refunded = createEvent(
+          'payment.refunded',
+          {
+            orderId: order.orderId,
+            paymentId: payment.id,
+            amount: fromMinorUnits(refund.amount),
+            reason: order.reason,
+          },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, refunded, { aggregateId: order.orderId })
+      }
+      return { outcome: 'refunded', paymentIds: paid.map((payment) => payment.id) }
+    },
+  }
+}
+
+export type PaymentUseCases = ReturnType<typeof createPaymentUseCases>

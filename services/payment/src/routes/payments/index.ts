@@ -1,0 +1,94 @@
+// /payments: paying an order under an Idempotency-Key (POST), and reading a payment (GET, its payer or an admin).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AppError, CreatePaymentBody, Payment, PaymentIdParams } from '@meridian/contracts'
+import { errorResponses, security } from '@meridian/service-kit'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { Type } from 'typebox'
+import { idempotencyKeyHeader, replayedHeader } from '../../domain/idempotency.ts'
+import type { Payer, PaymentUseCases } from '../../domain/payments.ts'
+
+/** Who may do what (see access.ts); without guards every route is open (and answers 401 for want of a payer). */
+export interface PaymentsGuards {
+  /** onRequest of POST /payments and GET /payments/:id */
+  authenticated?: onRequestHookHandler[]
+}
+
+export interface PaymentsRoutesOptions {
+  payments: PaymentUseCases
+  guards?: PaymentsGuards
+}
+
+const IdempotencyKeyHeaders = Type.Object({
+  [idempotencyKeyHeader]: Type.Optional(
+    Type.String({
+      description:
+        'required (400 without it), 1 to 255 characters, unique per payment: the same key and body again answer the ' +
+        'stored response (Idempotent-Replayed: true) and never charge twice; another body 422; while the first ' +
+        'runs, 409. Keys are per caller and kept 24 hours.',
+    }),
+  ),
+})
+
+function payerOf(request: FastifyRequest): Payer {
+  const principal = request.principal
+  if (!principal) throw AppError.unauthorized()
+  return {
+    subject: principal.subject,
+    isAdmin: principal.role === 'admin' || principal.roles.includes('admin'),
+  }
+}
+
+export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = async (
+  app,
+  { payments, guards = {} },
+) => {
+  const tags = ['payments']
+  const authenticated = guards.authenticated ?? []
+
+  app.post(
+    '/payments',
+    {
+      onRequest: authenticated,
+      schema: {
+        tags,
+        summary:
+          'Pay an order with a provider token or a card (tokenized at the provider, never kept), under an Idempotency-Key',
+        security: security.required,
+        headers: IdempotencyKeyHeaders,
+        body: CreatePaymentBody,
+        response: {
+          201: Payment,
+          ...errorResponses(400, 401, 402, 409, 422, 429, 502, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const answer = await payments.createPayment({
+        payer: payerOf(request),
+        idempotencyKey: request.headers[idempotencyKeyHeader],
+        body: request.body,
+        requestId: request.id,
+      })
+      if (answer.replayed) reply.header(replayedHeader, 'true')
+      return reply
+        .code(answer.status)
+        .header('location', `/api/v1/payments/${answer.payment.paymentId}`)
+        .send(answer.payment)
+    },
+  )
+
+  app.get(
+    '/payments/:id',
+    {
+      onRequest: authenticated,
+      schema: {
+        tags,
+        summary: 'Read a payment (its payer or an admin)',
+        security: security.required,
+        params: PaymentIdParams,
+        response: { 200: Payment, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => payments.getPayment(request.params.id, payerOf(request)),
+  )
+}
