@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
+import { createPaymentSimulator } from '../payment-simulator/index.ts'
 import { errorText, stopPid, waitFor } from '../processes.ts'
 import { type ConsulSettings, registerInConsul } from './consul-registration.ts'
 import { administratorCredentials, type FuzzCredentials } from './credentials.ts'
@@ -107,6 +108,9 @@ async function main(): Promise<number> {
 
   let failed = false
   try {
+    // the payment provider, the one outside system, as its simulator: payment's calls reach it, never the internet
+    const provider = await createPaymentSimulator({ port: 0 })
+    undo.push({ label: 'stop the payment-provider simulator', run: () => provider.close() })
     const running = new Map<string, { process: ServiceProcess; database?: RunDatabase }>()
     /** service name -> the run's Consul name for it */
     const consulNames = new Map<string, string>()
@@ -119,6 +123,14 @@ async function main(): Promise<number> {
         ...(database ? { DATABASE_URL: database.url } : {}),
         // tokens are verified with the run's auth keys
         ...(auth ? { AUTH_JWKS_URL: `${auth.process.baseUrl}/.well-known/jwks.json` } : {}),
+        PAYMENT_PROVIDER_URL: provider.url,
+        // a service finds the others under the run's Consul names (<NAME>_SERVICE_NAME, e.g. order's inventory)
+        ...Object.fromEntries(
+          [...consulNames].map(([name, consulName]) => [
+            `${name.toUpperCase().replaceAll('-', '_')}_SERVICE_NAME`,
+            consulName,
+          ]),
+        ),
         ...(service.isGateway
           ? {
               GATEWAY_SERVICE_NAMES: [...consulNames]

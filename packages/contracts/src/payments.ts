@@ -13,7 +13,7 @@ export const CardDetails = Type.Object(
       description: 'the card number (spaces and dashes ignored); only its brand and last four are kept',
     }),
     expMonth: Type.Integer({ minimum: 1, maximum: 12 }),
-    expYear: Type.Integer({ minimum: 2000, maximum: 9999, description: 'four digits' }),
+    expYear: Type.Integer({ minimum: 2000, maximum: 2100, description: 'four digits' }),
     cvc: Type.String({ pattern: '^[0-9]{3,4}$' }),
   },
   { additionalProperties: false },

@@ -169,6 +169,22 @@ describe('POST /payments', () => {
     expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 2 })
   })
 
+  it('when the provider refuses the payment method (a card number failing its check, an unknown token), then 422 naming the field, nothing charged', async () => {
+    const orderId = randomUUID()
+    const badNumber = await pay(cardPayment('4242424242424241', orderId))
+    const cardError = expectErrorEnvelope(badNumber, 422, 'VALIDATION_ERROR')
+    expect(cardError.details).toEqual([expect.objectContaining({ field: 'source.card.number' })])
+    const unknownToken = await pay({
+      orderId,
+      amount: 5,
+      currency: 'usd',
+      source: { token: 'tok_nobody_made_this' },
+    })
+    const tokenError = expectErrorEnvelope(unknownToken, 422, 'VALIDATION_ERROR')
+    expect(tokenError.details).toEqual([expect.objectContaining({ field: 'source.token' })])
+    expect(await orderSummary(provider.url, orderId)).toMatchObject({ charges: 0 })
+  })
+
   it("when the card is declined, then 402 PAYMENT_SERVICE_ERROR with the provider's message, stored and replayed", async () => {
     const key = randomUUID()
     const headers = bearer()

@@ -3,8 +3,8 @@
 // unreachable, unknown host or past the timeout -> 503 SERVICE_UNAVAILABLE; 402 -> 402 PAYMENT_SERVICE_ERROR with
 // the provider's decline message; 429 -> 429 RATE_LIMITED, retryAfter 30; anything else -> 502 PAYMENT_SERVICE_ERROR.
 // A card number only ever travels to the tokenization call: nothing here logs or keeps it.
-import { ErrorCode } from '@meridian/contracts'
-import { createUpstreamClient, type UpstreamClient } from '@meridian/service-kit'
+import { AppError, ErrorCode } from '@meridian/contracts'
+import { createUpstreamClient, type UpstreamClient, UpstreamStatusError } from '@meridian/service-kit'
 
 export interface ProviderCard {
   number: string
@@ -71,6 +71,40 @@ export interface PaymentProviderOptions {
 
 const withRequestId = (requestId: string | undefined) => (requestId ? { requestId } : {})
 
+type Refusals = Readonly<Record<string, { field: string; message: string }>>
+
+/** The provider's codes for a card it refuses when tokenizing it: the card the client sent, not a provider failure. */
+const refusedCards: Refusals = {
+  invalid_card: { field: 'source.card.number', message: 'is not a valid card number' },
+  expired_card: { field: 'source.card', message: 'has expired' },
+  invalid_request: { field: 'source.card', message: 'was refused by the payment provider' },
+}
+
+/** ... and for a charge: the token the client (or the order) gave. */
+const refusedTokens: Refusals = {
+  ...refusedCards,
+  invalid_request: { field: 'source.token', message: 'was refused by the payment provider' },
+  resource_missing: { field: 'source.token', message: 'is not a payment token the provider knows' },
+}
+
+/**
+ * A source the provider refuses (an invalid or expired card, an unknown token) is the client's to fix: 422 naming the
+ * field. Every other failure stays as rule 5 maps it (402, 429, 502, 503).
+ */
+async function refusingBadSources<T>(call: Promise<T>, refusals: Refusals): Promise<T> {
+  try {
+    return await call
+  } catch (error) {
+    const cause = error instanceof AppError ? error.cause : undefined
+    const refusal =
+      cause instanceof UpstreamStatusError && cause.upstreamCode !== undefined && cause.status < 500
+        ? refusals[cause.upstreamCode]
+        : undefined
+    if (!refusal) throw error
+    throw AppError.validation([refusal], 'The payment provider refused the payment method')
+  }
+}
+
 export function createPaymentProvider({
   baseUrl,
   timeoutMs = 5000,
@@ -84,25 +118,31 @@ export function createPaymentProvider({
 
   return {
     async tokenize(card, requestId) {
-      const { body } = await client.request<ProviderToken>({
-        method: 'POST',
-        path: '/v1/tokens',
-        body: {
-          card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: card.cvc },
-        },
-        ...withRequestId(requestId),
-      })
+      const { body } = await refusingBadSources(
+        client.request<ProviderToken>({
+          method: 'POST',
+          path: '/v1/tokens',
+          body: {
+            card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: card.cvc },
+          },
+          ...withRequestId(requestId),
+        }),
+        refusedCards,
+      )
       return { token: body.token, brand: body.brand, last4: body.last4 }
     },
 
     async charge({ amountCents, currency, orderId, token, idempotencyKey, requestId }) {
-      const { body } = await client.request<ProviderCharge>({
-        method: 'POST',
-        path: '/v1/charges',
-        headers: { 'idempotency-key': idempotencyKey },
-        body: { amount: amountCents, currency, source: token, orderId },
-        ...withRequestId(requestId),
-      })
+      const { body } = await refusingBadSources(
+        client.request<ProviderCharge>({
+          method: 'POST',
+          path: '/v1/charges',
+          headers: { 'idempotency-key': idempotencyKey },
+          body: { amount: amountCents, currency, source: token, orderId },
+          ...withRequestId(requestId),
+        }),
+        refusedTokens,
+      )
       return body
     },
 

@@ -252,7 +252,8 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
           idempotencyKey: `order-${data.orderId}`,
         })
       } catch (error) {
-        if (error instanceof AppError && (error.statusCode === 402 || error.statusCode === 429)) {
+        // declined, rate-limited, or a payment method the provider refuses: the order's payment failed
+        if (error instanceof AppError && [402, 422, 429].includes(error.statusCode)) {
           await payments.insert(
             {
               orderId: data.orderId,
