@@ -35,4 +35,5 @@ export {
   type InjectableApp,
   type ServiceChassisSuite,
 } from './service-checks.ts'
+export { accessToken, asAdmin, asUser, tokenEnv } from './tokens.ts'
 export { uniqueName } from './unique-name.ts'

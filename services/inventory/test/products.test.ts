@@ -1,10 +1,9 @@
 // The catalogue over HTTP: /api/v1/products (and its /api alias) and the internal lookup, on a real database.
 import { randomUUID } from 'node:crypto'
-import { expectErrorEnvelope } from '@meridian/testkit'
+import { asAdmin, asUser, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
 import { createTestProduct, uniqueSku } from './support/products.ts'
-import { asAdmin, asUser, tokenEnv } from './support/tokens.ts'
 
 let inventory: InventoryTestApp
 

@@ -5,11 +5,10 @@
 // replaced.
 import { randomUUID } from 'node:crypto'
 import type { ProductSummary } from '@meridian/contracts'
-import { expectErrorEnvelope, uniqueName } from '@meridian/testkit'
+import { asAdmin, asUser, expectErrorEnvelope, tokenEnv, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
-import { asAdmin, asUser, tokenEnv } from './support/tokens.ts'
 
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 10, active: true }
 const pencil: ProductSummary = { id: randomUUID(), name: 'Pencil', price: 0.1, available: 500, active: true }

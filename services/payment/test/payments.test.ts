@@ -3,11 +3,10 @@
 // spec's errors (rule 5), and card numbers that never reach the logs.
 import { randomUUID } from 'node:crypto'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
-import { expectErrorEnvelope } from '@meridian/testkit'
+import { accessToken, asAdmin, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { card, cards, closedPort, orderSummary, providerToken } from './support/provider.ts'
-import { accessToken, asAdmin, tokenEnv } from './support/tokens.ts'
 
 let provider: PaymentSimulator
 let payment: PaymentTestApp

@@ -1,12 +1,12 @@
-// Access tokens for the order tests: the test app verifies HS256 tokens with a secret of its own, so the tests
-// sign their own (claims as auth issues them) instead of running auth.
+// Access tokens for a service's component tests: the test app verifies HS256 tokens with the secret below (its
+// environment from `tokenEnv`), so the tests sign their own, with the claims auth issues, instead of running auth.
 import { createHmac, randomUUID } from 'node:crypto'
 
-export const jwtSecret = 'order-tests-shared-secret--of-32-characters-or-more'
+const jwtSecret = 'meridian-component-tests-hs256-secret-of-32-characters-or-more'
 const issuer = 'http://localhost:3001'
 const audience = 'meridian'
 
-/** The environment that makes the test app verify the tokens below. */
+/** The environment that makes a service's test app verify the tokens below. */
 export const tokenEnv = {
   JWT_ALGORITHM: 'HS256',
   JWT_SECRET: jwtSecret,
@@ -16,7 +16,7 @@ export const tokenEnv = {
 
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url')
 
-/** A signed access token of a user with `role`, valid for 15 minutes. */
+/** A signed access token of the user `subject` with `role`, valid for 15 minutes. */
 export function accessToken(role: 'user' | 'admin', subject: string = randomUUID()): string {
   const now = Math.floor(Date.now() / 1000)
   const claims = {
@@ -35,7 +35,7 @@ export function accessToken(role: 'user' | 'admin', subject: string = randomUUID
   return `${input}.${base64url(createHmac('sha256', jwtSecret).update(input).digest())}`
 }
 
-/** Authorization headers of an admin, and of the user `subject` (a customer). */
+/** Authorization headers of an admin, and of the user `subject`. */
 export const asAdmin = () => ({ authorization: `Bearer ${accessToken('admin')}` })
 export const asUser = (subject: string = randomUUID()) => ({
   authorization: `Bearer ${accessToken('user', subject)}`,
