@@ -10,7 +10,7 @@ import {
   type EventConsumer,
   type EventProducer,
 } from '@meridian/events'
-import { freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
+import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inventoryConsumers } from '../src/events/consumers.ts'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
@@ -33,14 +33,6 @@ afterAll(async () => {
   await topics?.delete()
   await inventory?.close()
 })
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 describe('the payment.processed consumer', () => {
   it('when a payment.processed event is published, then the order is reserved and inventory.reserved is in the outbox; a redelivery changes nothing', async () => {
@@ -78,7 +70,7 @@ describe('the payment.processed consumer', () => {
     }
     await producer.publish([message])
 
-    await waitFor('inventory.reserved is in the outbox', async () => {
+    await eventually('inventory.reserved is in the outbox', async () => {
       const rows = await outboxOf(inventory, orderId)
       return rows.some((row) => row.eventType === 'inventory.reserved')
     })
@@ -109,7 +101,10 @@ describe('the payment.processed consumer', () => {
         ),
       },
     ])
-    await waitFor('the marker order is reserved', async () => (await outboxOf(inventory, marker)).length > 0)
+    await eventually(
+      'the marker order is reserved',
+      async () => (await outboxOf(inventory, marker)).length > 0,
+    )
     expect(await stockOf(inventory, product.id)).toEqual({ available: 2, reserved: 3 })
     expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual(['inventory.reserved'])
   })

@@ -11,7 +11,7 @@ import {
   type EventProducer,
 } from '@meridian/events'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
-import { freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
+import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { paymentConsumers } from '../src/events/consumers.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
@@ -45,14 +45,6 @@ interface OutboxRow {
 
 const outboxOf = (orderId: string) =>
   payment.sql<OutboxRow[]>`select event_type, payload from outbox where aggregate_id = ${orderId} order by id`
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 /** order.placed data as the order service sends it, with the payment token of the `payment` extension. */
 const placed = (token: string | undefined, orderId: string = randomUUID()) => ({
@@ -88,7 +80,7 @@ describe('the order.placed consumer on the broker', () => {
       headers: { 'message-id': event.id },
     }
     await producer.publish([message])
-    await waitFor('payment.processed is in the outbox', async () =>
+    await eventually('payment.processed is in the outbox', async () =>
       (await outboxOf(data.orderId)).some((row) => row.eventType === 'payment.processed'),
     )
     const [processed] = await outboxOf(data.orderId)
@@ -105,7 +97,7 @@ describe('the order.placed consumer on the broker', () => {
       message,
       { ...message, value: JSON.stringify(createEvent('order.placed', marker, { source: 'order' })) },
     ])
-    await waitFor('the marker order is processed', async () => (await outboxOf(marker.orderId)).length > 0)
+    await eventually('the marker order is processed', async () => (await outboxOf(marker.orderId)).length > 0)
     expect((await outboxOf(data.orderId)).map((each) => each.eventType)).toEqual(['payment.processed'])
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, charged: 3998 })
   })

@@ -3,6 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CreateUserBody,
+  IfMatchHeader,
+  IfNoneMatchHeader,
   Paginated,
   PartialUser,
   UpdateUserBody,
@@ -32,19 +34,6 @@ export interface UsersRoutesOptions {
   users: UserUseCases
   guards?: UsersGuards
 }
-
-const IfMatch = Type.Object({
-  'if-match': Type.Optional(
-    Type.String({
-      description: 'the ETag read (or *); any other answers 412, absent changes unconditionally',
-    }),
-  ),
-})
-const IfNoneMatch = Type.Object({
-  'if-none-match': Type.Optional(
-    Type.String({ description: 'the ETag of your copy: 304 while it is current' }),
-  ),
-})
 
 export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (
   app,
@@ -98,7 +87,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         summary: 'Read a user (ETag; If-None-Match answers 304)',
         security: security.required,
         params: UserIdParams,
-        headers: IfNoneMatch,
+        headers: IfNoneMatchHeader,
         response: {
           200: User,
           304: Type.Null({
@@ -128,7 +117,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         summary: 'Change some fields of a user (If-Match: the ETag you read, or 412)',
         security: security.required,
         params: UserIdParams,
-        headers: IfMatch,
+        headers: IfMatchHeader,
         body: UpdateUserBody,
         response: { 200: User, ...errorResponses(401, 403, 404, 409, 412) },
       },

@@ -2,6 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CreateProductBody,
+  IfMatchHeader,
+  IfNoneMatchHeader,
   Paginated,
   PartialProduct,
   Product,
@@ -26,19 +28,6 @@ export interface ProductsRoutesOptions {
   products: ProductUseCases
   guards?: ProductsGuards
 }
-
-const IfMatch = Type.Object({
-  'if-match': Type.Optional(
-    Type.String({
-      description: 'the ETag read (or *); any other answers 412, absent changes unconditionally',
-    }),
-  ),
-})
-const IfNoneMatch = Type.Object({
-  'if-none-match': Type.Optional(
-    Type.String({ description: 'the ETag of your copy: 304 while it is current' }),
-  ),
-})
 
 export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = async (
   app,
@@ -90,7 +79,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
         tags,
         summary: 'Read a product (open to anyone; ETag, If-None-Match answers 304)',
         params: ProductIdParams,
-        headers: IfNoneMatch,
+        headers: IfNoneMatchHeader,
         response: {
           200: Product,
           304: Type.Null({
@@ -119,7 +108,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
         summary: 'Change some fields of a product (admins; If-Match: the ETag you read, or 412)',
         security: security.required,
         params: ProductIdParams,
-        headers: IfMatch,
+        headers: IfMatchHeader,
         body: UpdateProductBody,
         response: { 200: Product, ...errorResponses(401, 403, 404, 412, 422) },
       },
