@@ -96,10 +96,11 @@ describe('api fuzzing: schemathesis', () => {
     })
   })
 
-  it('when a run passed, then only its summary is shown; when it failed, then everything, failures included', () => {
+  it('when a run passed, then only its summary is shown, without the pytest-like closing banner; when it failed, then everything', () => {
     const output =
-      'progress\n=== FAILURES ===\nPOST /x\n=================== SUMMARY ===================\n1 passed\n'
-    expect(outputToShow(output, false)).toBe('=================== SUMMARY ===================\n1 passed\n')
+      'progress\n=== FAILURES ===\nPOST /x\n=================== SUMMARY ===================\n1 passed\n\n' +
+      '============================= 3 warnings in 8.64s ==============================\n'
+    expect(outputToShow(output, false)).toBe('=================== SUMMARY ===================\n1 passed')
     expect(outputToShow(output, true)).toBe(output)
   })
 })
