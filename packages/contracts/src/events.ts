@@ -63,24 +63,39 @@ export type OrderPlacedData = Static<typeof OrderPlacedData>
 /** payment.processed — the order.placed content plus paymentId. */
 export const PaymentProcessedData = Type.Object({ ...OrderPlacedData.properties, paymentId: Id })
 export const PaymentFailedData = Type.Object({ orderId: Id, reason: Type.String() })
+/**
+ * payment.refunded — the answer to the saga's refund (payment.refund_requested): each refunded payment, or, when the
+ * order had no succeeded payment, one event without paymentId and with amount 0 (nothing was charged).
+ */
 export const PaymentRefundedData = Type.Object({
   orderId: Id,
-  paymentId: Id,
+  paymentId: Type.Optional(Id),
   amount: Money,
   reason: Type.Optional(Type.String()),
 })
 const ReservedItem = Type.Object({ productId: Id, quantity: Type.Integer({ minimum: 1 }) })
+/** inventory.reserved — with the customer and the address from payment.processed, for the shipment step. */
 export const InventoryReservedData = Type.Object({
   orderId: Id,
   reservationId: Id,
   items: Type.Array(ReservedItem),
+  customerId: Type.Optional(Id),
+  shippingAddress: Type.Optional(Address),
 })
 export const InventoryFailedData = Type.Object({
   orderId: Id,
   reason: Type.String(),
   items: Type.Optional(Type.Array(ReservedItem)),
 })
-export const InventoryReleasedData = Type.Object({ orderId: Id, reservationId: Id, reason: Type.String() })
+/**
+ * inventory.released — the answer to the saga's release (inventory.release_requested): the reservation given back, or,
+ * when the order held none, no reservationId (nothing was held).
+ */
+export const InventoryReleasedData = Type.Object({
+  orderId: Id,
+  reservationId: Type.Optional(Id),
+  reason: Type.String(),
+})
 export const ShipmentCreatedData = Type.Object({
   orderId: Id,
   shipmentId: Id,
@@ -92,6 +107,28 @@ export const ShipmentDeliveredData = Type.Object({
   shipmentId: Id,
   deliveredAt: Type.String({ format: 'date-time' }),
 })
+/** Which attempt of a saga step a command is: 1 for the first request, n for the n-th retry plus one. */
+const Attempt = Type.Integer({ minimum: 1, maximum: 1000 })
+/**
+ * The order saga's commands (its process manager, in order, asks again when a step times out, and runs the
+ * compensations in reverse order): each names what is requested of whom, and the answer is the step's usual event.
+ * payment.requested — charge the order again (answer payment.processed / payment.failed).
+ */
+export const PaymentRequestedData = Type.Object({ ...OrderPlacedData.properties, attempt: Attempt })
+/** inventory.reservation_requested — reserve the paid order's stock again (inventory.reserved / inventory.failed). */
+export const InventoryReservationRequestedData = Type.Object({
+  ...PaymentProcessedData.properties,
+  attempt: Attempt,
+})
+/** shipment.requested — create the reserved order's shipment again (shipment.created). */
+export const ShipmentRequestedData = Type.Object({
+  ...InventoryReservedData.properties,
+  attempt: Attempt,
+})
+/** inventory.release_requested — compensation: give the order's held stock back (inventory.released). */
+export const InventoryReleaseRequestedData = Type.Object({ orderId: Id, reason: Type.String(), attempt: Attempt })
+/** payment.refund_requested — compensation: refund the order's payments (payment.refunded). */
+export const PaymentRefundRequestedData = Type.Object({ orderId: Id, reason: Type.String(), attempt: Attempt })
 export const OrderCancelledData = Type.Object({ orderId: Id, reason: Type.String() })
 export const OrderCompletedData = Type.Object({ orderId: Id })
 export const OrderFailedData = Type.Object({ orderId: Id, reason: Type.String(), failedStep: Type.String() })
@@ -114,10 +151,15 @@ export const eventCatalogue = {
   'order.placed': { version: '1.0.0', data: OrderPlacedData },
   'payment.processed': { version: '1.0.0', data: PaymentProcessedData },
   'payment.failed': { version: '1.0.0', data: PaymentFailedData },
-  'payment.refunded': { version: '1.0.0', data: PaymentRefundedData },
-  'inventory.reserved': { version: '1.0.0', data: InventoryReservedData },
+  'payment.refunded': { version: '1.1.0', data: PaymentRefundedData },
+  'inventory.reserved': { version: '1.1.0', data: InventoryReservedData },
   'inventory.failed': { version: '1.0.0', data: InventoryFailedData },
-  'inventory.released': { version: '1.0.0', data: InventoryReleasedData },
+  'inventory.released': { version: '1.1.0', data: InventoryReleasedData },
+  'payment.requested': { version: '1.0.0', data: PaymentRequestedData },
+  'inventory.reservation_requested': { version: '1.0.0', data: InventoryReservationRequestedData },
+  'shipment.requested': { version: '1.0.0', data: ShipmentRequestedData },
+  'inventory.release_requested': { version: '1.0.0', data: InventoryReleaseRequestedData },
+  'payment.refund_requested': { version: '1.0.0', data: PaymentRefundRequestedData },
   'shipment.created': { version: '1.0.0', data: ShipmentCreatedData },
   'shipment.delivered': { version: '1.0.0', data: ShipmentDeliveredData },
   'order.cancelled': { version: '1.0.0', data: OrderCancelledData },

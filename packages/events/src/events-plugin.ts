@@ -49,10 +49,17 @@ export interface EventsPluginOptions {
   relay?: boolean | Omit<OutboxRelayOptions, 'sql' | 'producer' | 'logger' | 'metrics'>
   /** the service's consumers, of any catalogue types: consumer({...}) elements or object literals */
   consumers?: readonly AnyServiceConsumer[]
+  /**
+   * `KAFKA_NAMESPACE`: prepended to every topic the relay publishes to and every topic and group the consumers use,
+   * so that one system's run (end-to-end tests, a fault run, a benchmark) shares a broker with others without
+   * reading their events or their offsets; default '' (topic = event type, group as given)
+   */
+  namespace?: string
 }
 
 async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
   const { sql, kafka, metrics } = options
+  const namespace = options.namespace ?? ''
   const producer = await createEventProducer(kafka)
   const relay =
     options.relay === false
@@ -61,6 +68,7 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
           ...(typeof options.relay === 'object' ? options.relay : {}),
           sql,
           producer,
+          topicPrefix: namespace,
           logger: app.log,
           ...(metrics ? { metrics } : {}),
         })
@@ -75,7 +83,16 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
   await relay?.start()
   // generic in the consumer's type, so that each element's handler is checked against its own type
   const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
-    consume<Type>({ ...each, kafka, sql, producer, logger: app.log, ...(metrics ? { metrics } : {}) })
+    consume<Type>({
+      ...each,
+      topic: `${namespace}${each.topic ?? each.type}`,
+      group: `${namespace}${each.group}`,
+      kafka,
+      sql,
+      producer,
+      logger: app.log,
+      ...(metrics ? { metrics } : {}),
+    })
   for (const each of options.consumers ?? []) consumers.push(await start(each))
 }
 

@@ -32,6 +32,11 @@ export interface OutboxRelayOptions {
   producer: EventProducer
   logger: OutboxRelayLogger
   metrics?: EventMetrics
+  /**
+   * Prepended to each row's event type to name its topic (`KAFKA_NAMESPACE`): a whole system run in a namespace of
+   * its own (end-to-end tests, fault runs, benchmarks) shares a broker without reading anyone else's events; default ''
+   */
+  topicPrefix?: string
   /** rows read and published at once; default 100 */
   batchSize?: number
   /** how often the active relay looks for rows when nothing wakes it; default 100 ms */
@@ -149,6 +154,7 @@ const rollbackTimeoutMs = 5000
  */
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { sql, producer, logger, metrics, onPublished } = options
+  const topicPrefix = options.topicPrefix ?? ''
   const batchSize = positiveInteger('batchSize', options.batchSize ?? 100)
   const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs ?? 100)
   const leadershipRetryMs = positiveInteger('leadershipRetryMs', options.leadershipRetryMs ?? 1000)
@@ -363,12 +369,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     unfinishedBatch = ids
 
     try {
-      await producer.publish(rows.map(toMessage))
+      await producer.publish(rows.map((row) => toMessage(row, topicPrefix)))
     } catch (error) {
       throw new PublishFailed(error)
     }
     if (metrics) {
-      for (const [topic, count] of countByTopic(rows)) metrics.published.inc({ topic }, count)
+      for (const [type, count] of countByTopic(rows)) metrics.published.inc({ topic: topicPrefix + type }, count)
     }
     try {
       await onPublished?.(rows.map(toPublished))
@@ -490,9 +496,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
 }
 
-function toMessage(row: OutboxRow): OutgoingMessage {
+function toMessage(row: OutboxRow, topicPrefix: string): OutgoingMessage {
   return {
-    topic: row.eventType,
+    topic: `${topicPrefix}${row.eventType}`,
     key: row.aggregateId,
     value: row.payload,
     headers: { 'message-id': `outbox-${row.outboxId}` },

@@ -23,8 +23,19 @@ export const ServiceEnv = Type.Object({
   CONSUL_HTTP_ADDR: Type.String({ minLength: 1, default: 'http://127.0.0.1:8500' }),
   CONSUL_HTTP_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
+  /**
+   * Prepended to every topic and consumer group: a whole system run in a namespace of its own (end-to-end tests,
+   * fault runs, benchmarks) shares a broker without reading anyone else's events. Empty: topic = event type.
+   */
+  KAFKA_NAMESPACE: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$', maxLength: 100 }),
   /** set to false to run without Consul (a single process on a laptop) */
   CONSUL_REGISTER: Type.Boolean({ default: true }),
+  /**
+   * The name this instance registers under in Consul; default the service's name. A whole system run of its own
+   * (end-to-end tests, fault runs, benchmarks) registers as `<name>-<run>` and points the others at those names
+   * (`<NAME>_SERVICE_NAME`, the gateway's `GATEWAY_SERVICE_NAMES`).
+   */
+  CONSUL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._-]+$' })),
   SERVICE_VERSION: Type.String({ default: '0.1.0' }),
   SERVICE_REGION: Type.String({ default: 'local' }),
   SERVICE_AZ: Type.String({ default: 'local-a' }),

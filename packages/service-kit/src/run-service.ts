@@ -18,6 +18,7 @@ export type ServiceProcessConfig = Pick<
   | 'CONSUL_HTTP_ADDR'
   | 'CONSUL_HTTP_TOKEN'
   | 'CONSUL_REGISTER'
+  | 'CONSUL_SERVICE_NAME'
   | 'SERVICE_VERSION'
   | 'SERVICE_REGION'
   | 'SERVICE_AZ'
@@ -73,7 +74,7 @@ export async function startService({
         address: config.CONSUL_HTTP_ADDR,
         ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
       },
-      name: app.service.name,
+      name: config.CONSUL_SERVICE_NAME ?? app.service.name,
       address: config.SERVICE_HOST,
       port,
       tags: [...tags, `version-${config.SERVICE_VERSION}`],

@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   await app.register(eventsPlugin, {
     sql,
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'auth' }),
+    namespace: config.KAFKA_NAMESPACE,
     metrics: createEventMetrics(app.metrics.registry),
   })
   await runService({ app, config, clients: [keyRing, sql, redis] })

@@ -18,6 +18,7 @@ runMain(serviceName, async () => {
   await app.register(eventsPlugin, {
     sql,
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: serviceName }),
+    namespace: config.KAFKA_NAMESPACE,
     metrics: createEventMetrics(app.metrics.registry),
   })
   await runService({ app, config, clients: [sql, redis] })

@@ -19,6 +19,7 @@ runMain(serviceName, async () => {
   await app.register(eventsPlugin, {
     sql,
     kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: serviceName }),
+    namespace: config.KAFKA_NAMESPACE,
     metrics: createEventMetrics(app.metrics.registry),
     consumers,
   })
