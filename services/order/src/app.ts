@@ -1,7 +1,8 @@
 // The order service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; orders (routes/orders) priced from inventory's catalogue (clients/, found in Consul), written
-// with their events through the outbox (domain/, data/). The saga's consumers arrive with the saga.
-// Never listens; main.ts and tests build it.
+// with their events through the outbox (domain/, data/); the order saga's process manager (domain/saga*.ts), fed
+// by its consumers (events/consumers.ts), timed by its clock (events/saga-deadlines.ts) and shown to operators
+// (routes/admin-sagas). Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
@@ -13,10 +14,16 @@ import {
   type ServiceClient,
   type ServiceDependencies,
 } from '@meridian/service-kit'
+import { Counter } from 'prom-client'
 import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
 import type { OrderConfig } from './config.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
+import { createSagasRepository } from './data/sagas-repository.ts'
 import { createOrderUseCases, type OrderUseCases } from './domain/orders.ts'
+import { createSagaProcess, type SagaProcess } from './domain/saga-process.ts'
+import { orderConsumers } from './events/consumers.ts'
+import { scheduleSagaDeadlines } from './events/saga-deadlines.ts'
+import { adminOnly, adminSagasRoutes } from './routes/admin-sagas/index.ts'
 import { ordersGuards } from './routes/orders/access.ts'
 import { ordersRoutes } from './routes/orders/index.ts'
 
@@ -27,9 +34,10 @@ export type OrderDependencies = ServiceDependencies<OrderConfig, Sql>
 /** The app and what main.ts hands to the event backbone and to runService. */
 export interface OrderService {
   app: ServiceApp
-  /** for eventsPlugin: none yet (the saga's consumers arrive with the saga) */
+  /** for eventsPlugin: the saga's, one per answer it follows */
   consumers: AnyServiceConsumer[]
   orders: OrderUseCases
+  saga: SagaProcess
   /** for runService's clients, closed after the app: the inventory upstream client and its Consul discovery */
   clients: ServiceClient[]
 }
@@ -57,10 +65,37 @@ export async function buildApp({ config, sql, redis, logStream }: OrderDependenc
     logger: app.log,
     discoveryWaitMs: config.INVENTORY_DISCOVERY_WAIT_MS,
   })
-  const orders = createOrderUseCases({ orders: createOrdersRepository(sql), catalogue, sql })
+  const ordersRepository = createOrdersRepository(sql)
+  const escalations = new Counter({
+    name: 'meridian_saga_escalations_total',
+    help: 'saga compensations (or late shipments) escalated to operators, by step',
+    labelNames: ['step'] as const,
+    registers: [app.metrics.registry],
+  })
+  const saga = createSagaProcess({
+    sql,
+    orders: ordersRepository,
+    sagas: createSagasRepository(sql),
+    timing: {
+      stepTimeoutMs: config.SAGA_STEP_TIMEOUT_MS,
+      stepAttempts: config.SAGA_STEP_ATTEMPTS,
+      compensationBackoffMs: config.SAGA_COMPENSATION_BACKOFF_MS,
+      compensationAttempts: config.SAGA_COMPENSATION_ATTEMPTS,
+    },
+    alerts: {
+      // the saga's row stays `escalated` (GET /admin/sagas?compensation=escalated) until an operator acts
+      escalated: ({ orderId, step, reason }) => {
+        escalations.inc({ step: step ?? 'none' })
+        app.log.error({ orderId, step, alert: 'saga-escalated' }, `saga escalated to operators: ${reason}`)
+      },
+    },
+  })
+  scheduleSagaDeadlines(app, { saga, intervalMs: config.SAGA_SWEEP_INTERVAL_MS })
+  const orders = createOrderUseCases({ orders: ordersRepository, catalogue, saga, sql })
 
   const routes = { orders, guards: ordersGuards(app) }
   await registerVersionedApi(app, ordersRoutes, routes)
+  await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
   // the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
   await app.register(async (root) => {
     root.addHook('onRoute', (route) => {
@@ -69,5 +104,5 @@ export async function buildApp({ config, sql, redis, logStream }: OrderDependenc
     await root.register(ordersRoutes, routes)
   })
 
-  return { app, consumers: [], orders, clients: catalogue.clients }
+  return { app, consumers: orderConsumers(saga), orders, saga, clients: catalogue.clients }
 }

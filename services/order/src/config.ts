@@ -8,6 +8,16 @@ export const OrderEnv = serviceEnv({
   INVENTORY_SERVICE_NAME: Type.String({ minLength: 1, default: 'inventory' }),
   /** how long a request waits for the first list of inventory instances from Consul, ms */
   INVENTORY_DISCOVERY_WAIT_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 3000 }),
+  /** how long a saga step (payment, inventory, shipment) may take before it is asked again, ms */
+  SAGA_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  /** attempts of a saga step before the saga fails and its compensations run */
+  SAGA_STEP_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
+  /** a compensation's first wait for its answer, ms; doubled for each further attempt */
+  SAGA_COMPENSATION_BACKOFF_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 5000 }),
+  /** attempts of a compensation before it is escalated to operators */
+  SAGA_COMPENSATION_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  /** how often the saga's clock looks for steps past their deadline, ms */
+  SAGA_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
 })
 export type OrderConfig = Static<typeof OrderEnv>
 

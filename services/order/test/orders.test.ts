@@ -389,7 +389,7 @@ describe('GET /orders/{id}', () => {
 })
 
 describe('POST /orders/{id}/cancel', () => {
-  it('when the customer cancels, then 202 cancelling with one order.cancelled; again, 202 without a second event; the cancel link is gone', async () => {
+  it('when the customer cancels, then 202 cancelling with one order.cancelled and the first compensation; again, 202 without a second event; the cancel link is gone', async () => {
     const customerId = randomUUID()
     const id = await placeFor(customerId)
     const answer = await postEmpty(`/orders/${id}/cancel`, asUser(customerId))
@@ -404,8 +404,14 @@ describe('POST /orders/{id}/cancel', () => {
     expect(again.json().status).toBe('cancelling')
 
     const events = await outboxOf(id)
-    expect(events.map((event) => event.eventType)).toEqual(['order.placed', 'order.cancelled'])
+    // the saga's compensations in reverse order: the stock first (the refund follows inventory.released)
+    expect(events.map((event) => event.eventType)).toEqual([
+      'order.placed',
+      'order.cancelled',
+      'inventory.release_requested',
+    ])
     expect(events[1]?.payload.data).toEqual({ orderId: id, reason: 'cancelled by the customer' })
+    expect(events[2]?.payload.data).toEqual({ orderId: id, reason: 'cancelled by the customer', attempt: 1 })
 
     const read = (await get(`/api/v1/orders/${id}`, asUser(customerId))).json()
     expect(read.status).toBe('cancelling')

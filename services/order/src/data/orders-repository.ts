@@ -107,6 +107,22 @@ export function createOrdersRepository(db: Queryable) {
       return { ...row, totalCents: Number(row.totalCents), items }
     },
 
+    /** The payment provider's token the order was placed with (the saga's payment.requested carries it). */
+    async paymentTokenOf(id: string, sql: Queryable = db): Promise<string | null> {
+      const [row] = await sql<
+        { paymentToken: string | null }[]
+      >`select payment_token from orders where id = ${id}`
+      return row?.paymentToken ?? null
+    },
+
+    /** The statuses of the orders named (those that exist). */
+    async statusesOf(ids: readonly string[], sql: Queryable = db): Promise<Map<string, OrderStatus>> {
+      if (ids.length === 0) return new Map()
+      const rows = await sql<{ id: string; status: OrderStatus }[]>`
+        select id, status from orders where id = any(${sql.array([...ids])}::uuid[])`
+      return new Map(rows.map((row) => [row.id, row.status]))
+    },
+
     /** Locks the order's row for a state change; undefined when there is none. */
     async lockById(id: string, sql: Queryable = db): Promise<LockedOrder | undefined> {
       const [row] = await sql<LockedOrder[]>`

@@ -23,6 +23,8 @@ import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
 import { orderList } from '../data/order-columns.ts'
 import type { OrderItemRecord, OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
 import { isCustomerOrAdmin } from './access.ts'
+import { SagaConflict } from './saga.ts'
+import type { SagaProcess } from './saga-process.ts'
 
 export const serviceSource = 'order'
 
@@ -106,10 +108,12 @@ function priceItems(
 export interface OrderUseCasesDependencies {
   orders: OrdersRepository
   catalogue: ProductCatalogue
+  /** the saga's process manager: an instance starts with each order, a cancel runs through it */
+  saga: Pick<SagaProcess, 'start' | 'cancel'>
   sql: Sql
 }
 
-export function createOrderUseCases({ orders, catalogue, sql }: OrderUseCasesDependencies) {
+export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCasesDependencies) {
   /** The order, if the principal may see it; another customer's order is a 404 (its existence is not told). */
   async function findVisibleOrder(id: string, principal: Principal): Promise<OrderRecord> {
     const order = await orders.findById(id)
@@ -190,6 +194,7 @@ export function createOrderUseCases({ orders, catalogue, sql }: OrderUseCasesDep
           { source: serviceSource },
         )
         await appendToOutbox(tx, placedEvent, { aggregateId: created.id })
+        await saga.start(created.id, tx)
         return created
       })
       return {
@@ -226,29 +231,30 @@ export function createOrderUseCases({ orders, catalogue, sql }: OrderUseCasesDep
     },
 
     /**
-     * Moves a cancellable order to `cancelling` with order.cancelled in the same transaction (the saga's
-     * compensations follow from the event). Cancelling again while it is cancelling answers the same, without a
-     * second event; an order past the point of cancelling (shipped, delivered, cancelled, failed) is a 409.
+     * Cancels an order that has not shipped: its saga turns `cancelled`, the order `cancelling`, and order.cancelled
+     * and the first compensation (release the stock, then refund) go out in the same transaction; the order is
+     * `cancelled` once the compensations have answered. Cancelling again while it is cancelling answers the same,
+     * without a second event; an order past the point of cancelling (shipped, delivered, cancelled, failed) is a 409.
      */
     async cancelOrder(id: string, principal: Principal): Promise<CancelledOrder> {
+      const conflict = (status: string) =>
+        AppError.conflict(`Order ${id} is ${status} and can no longer be cancelled`, [
+          { field: 'status', message: 'the order can no longer be cancelled', received: status },
+        ])
       const status = await transaction(sql, async (tx) => {
         const order = await orders.lockById(id, tx)
         if (!order || !isCustomerOrAdmin(principal, order.customerId)) {
           throw AppError.notFound(`Order ${id} not found`)
         }
         if (order.status === 'cancelling') return order.status
-        if (!isCancellable(order.status)) {
-          throw AppError.conflict(`Order ${id} is ${order.status} and can no longer be cancelled`, [
-            { field: 'status', message: 'the order can no longer be cancelled', received: order.status },
-          ])
+        if (!isCancellable(order.status)) throw conflict(order.status)
+        try {
+          const decision = await saga.cancel(id, customerCancelReason, tx)
+          if (!decision) throw conflict(order.status)
+        } catch (error) {
+          if (error instanceof SagaConflict) throw conflict(order.status)
+          throw error
         }
-        await orders.setStatus(id, 'cancelling', tx)
-        const cancelled = createEvent(
-          'order.cancelled',
-          { orderId: id, reason: customerCancelReason },
-          { source: serviceSource },
-        )
-        await appendToOutbox(tx, cancelled, { aggregateId: id })
         return 'cancelling' as const
       })
       return { orderId: id, status, _links: { self: { href: orderHref(id), method: 'GET' } } }

@@ -1,0 +1,307 @@
+// The order saga's process manager: applies the state machine (domain/saga.ts) to what happens to an order, in one
+// transaction with the order's status, the step log and the commands in the outbox; fires the deadlines of steps
+// that did not answer; and gives operators the instances and their actions (GET /admin/sagas, retry, compensate).
+import {
+  AppError,
+  type EventType,
+  fromMinorUnits,
+  type OrderStatus,
+  type Saga,
+  type SagaListQuery,
+  type SagaLogEntry,
+} from '@meridian/contracts'
+import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
+import { appendToOutbox, type CatalogueEvent, createEvent } from '@meridian/events'
+import type { OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
+import {
+  type SagaListRequest,
+  type SagaRecord,
+  type SagasRepository,
+  sagaList,
+} from '../data/sagas-repository.ts'
+import { orderHref, serviceSource } from './orders.ts'
+import {
+  decide,
+  type SagaCommand,
+  SagaConflict,
+  type SagaDecision,
+  type SagaFact,
+  type SagaInstance,
+  type SagaTiming,
+} from './saga.ts'
+
+/** Where escalations go besides the saga's row: an error log line and a counter. */
+export interface SagaAlerts {
+  escalated(details: { orderId: string; step: string | null; reason: string }): void
+}
+
+export interface SagaProcessDependencies {
+  sql: Sql
+  orders: OrdersRepository
+  sagas: SagasRepository
+  timing: SagaTiming
+  alerts: SagaAlerts
+}
+
+/** The event a fact arrived with, for the step log. */
+export interface FactSource {
+  eventType: string
+  eventId: string
+}
+
+export const sagaHref = (orderId: string) => `/api/v1/admin/sagas/${orderId}`
+
+const toInstance = (saga: SagaRecord, orderStatus: OrderStatus): SagaInstance => ({
+  state: saga.state,
+  step: saga.step,
+  attempt: saga.attempt,
+  compensation: saga.compensation,
+  failedStep: saga.failedStep,
+  failureReason: saga.failureReason,
+  paymentId: saga.paymentId,
+  reservationId: saga.reservationId,
+  shipmentId: saga.shipmentId,
+  orderStatus,
+})
+
+function presentSaga(saga: SagaRecord, orderStatus: OrderStatus, log?: SagaLogEntry[]): Saga {
+  const links: Saga['_links'] = {
+    self: { href: sagaHref(saga.orderId), method: 'GET' },
+    order: { href: orderHref(saga.orderId), method: 'GET' },
+  }
+  if (saga.step !== null && saga.compensation !== 'done') {
+    links.retry = { href: `${sagaHref(saga.orderId)}/retry`, method: 'POST' }
+  }
+  if (saga.state !== 'shipped' && saga.compensation !== 'running') {
+    links.compensate = { href: `${sagaHref(saga.orderId)}/compensate`, method: 'POST' }
+  }
+  return {
+    orderId: saga.orderId,
+    state: saga.state,
+    orderStatus,
+    step: saga.step,
+    attempt: saga.attempt,
+    deadline: saga.deadline ? saga.deadline.toISOString() : null,
+    compensation: saga.compensation,
+    failedStep: saga.failedStep,
+    failureReason: saga.failureReason,
+    paymentId: saga.paymentId,
+    reservationId: saga.reservationId,
+    shipmentId: saga.shipmentId,
+    createdAt: saga.createdAt.toISOString(),
+    updatedAt: saga.updatedAt.toISOString(),
+    ...(log ? { log } : {}),
+    _links: links,
+  }
+}
+
+export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaProcessDependencies) {
+  /** The event a command is sent as, built from the order (the steps need its content, never card data). */
+  async function commandEvent(
+    command: SagaCommand,
+    orderId: string,
+    instance: SagaInstance,
+    tx: Queryable,
+  ): Promise<CatalogueEvent<EventType>> {
+    const event = <Type extends EventType>(type: Type, data: CatalogueEvent<Type>['data']) =>
+      createEvent(type, data, { source: serviceSource })
+    const reason =
+      'reason' in command && command.reason ? command.reason : (instance.failureReason ?? 'compensation')
+    switch (command.type) {
+      case 'order.failed':
+        return event('order.failed', { orderId, reason: command.reason, failedStep: command.failedStep })
+      case 'order.cancelled':
+        return event('order.cancelled', { orderId, reason: command.reason })
+      case 'order.completed':
+        return event('order.completed', { orderId })
+      case 'inventory.release_requested':
+        return event('inventory.release_requested', { orderId, reason, attempt: command.attempt })
+      case 'payment.refund_requested':
+        return event('payment.refund_requested', { orderId, reason, attempt: command.attempt })
+      default:
+    }
+    const order = await orders.findById(orderId, tx)
+    if (!order) throw new Error(`order ${orderId} has a saga but no row`)
+    const placed = placedContent(order, await orders.paymentTokenOf(orderId, tx))
+    switch (command.type) {
+      case 'payment.requested':
+        return event('payment.requested', { ...placed, attempt: command.attempt })
+      case 'inventory.reservation_requested':
+        return event('inventory.reservation_requested', {
+          ...placed,
+          paymentId: instance.paymentId ?? 'unknown',
+          attempt: command.attempt,
+        })
+      case 'shipment.requested':
+        return event('shipment.requested', {
+          orderId,
+          reservationId: instance.reservationId ?? 'unknown',
+          items: order.items.map(({ productId, quantity }) => ({ productId, quantity })),
+          customerId: order.customerId,
+          shippingAddress: order.shippingAddress,
+          attempt: command.attempt,
+        })
+    }
+  }
+
+  /**
+   * Decides on `fact` for the order's saga and applies the decision: the instance, the order's status, the step
+   * log and the commands in the outbox, all in `tx`. The order's row is locked before the saga's (as a cancel
+   * does), so the two never wait on each other in opposite orders. An order without a saga is not ours: ignored.
+   */
+  async function applyFact(
+    orderId: string,
+    fact: SagaFact,
+    tx: Queryable,
+    source?: FactSource,
+  ): Promise<SagaDecision | undefined> {
+    const order = await orders.lockById(orderId, tx)
+    const saga = order ? await sagas.lockByOrder(orderId, tx) : undefined
+    if (!order || !saga) return undefined
+    const decision = decide(toInstance(saga, order.status), fact, timing)
+    const { next } = decision
+    await sagas.update(
+      orderId,
+      {
+        state: next.state,
+        step: next.step,
+        attempt: next.attempt,
+        compensation: next.compensation,
+        failedStep: next.failedStep,
+        failureReason: next.failureReason,
+        paymentId: next.paymentId,
+        reservationId: next.reservationId,
+        shipmentId: next.shipmentId,
+        deadlineInMs: decision.deadlineInMs,
+      },
+      tx,
+    )
+    if (next.orderStatus !== order.status) await orders.setStatus(orderId, next.orderStatus, tx)
+    await sagas.appendLog(
+      orderId,
+      decision.log.map((line) => ({ ...line, ...(source ?? {}) })),
+      tx,
+    )
+    for (const command of decision.commands) {
+      await appendToOutbox(tx, await commandEvent(command, orderId, next, tx), { aggregateId: orderId })
+    }
+    if (decision.escalation) alerts.escalated({ orderId, step: next.step, reason: decision.escalation })
+    return decision
+  }
+
+  /** An operator's action on one saga: 404 without one, 409 when the state refuses it; 202 with the saga. */
+  async function operatorAction(orderId: string, fact: SagaFact): Promise<Saga> {
+    try {
+      await transaction(sql, async (tx) => {
+        const applied = await applyFact(orderId, fact, tx, { eventType: 'operator', eventId: fact.kind })
+        if (!applied) throw AppError.notFound(`No saga for order ${orderId}`)
+      })
+    } catch (error) {
+      if (error instanceof SagaConflict) throw AppError.conflict(error.message)
+      throw error
+    }
+    return getSaga(orderId)
+  }
+
+  async function getSaga(orderId: string): Promise<Saga> {
+    const [saga, order] = await Promise.all([sagas.findByOrder(orderId), orders.findById(orderId)])
+    if (!saga || !order) throw AppError.notFound(`No saga for order ${orderId}`)
+    const log = (await sagas.logOf(orderId)).map(
+      (line): SagaLogEntry => ({
+        step: line.step,
+        outcome: line.outcome,
+        ...(line.attempt === null ? {} : { attempt: line.attempt }),
+        ...(line.eventType === null ? {} : { eventType: line.eventType }),
+        ...(line.eventId === null ? {} : { eventId: line.eventId }),
+        ...(line.detail === null ? {} : { detail: line.detail }),
+        at: line.at.toISOString(),
+      }),
+    )
+    return presentSaga(saga, order.status, log)
+  }
+
+  return {
+    /** The instance of an order placed in `tx`: waits for its payment (order.placed asks for it). */
+    async start(orderId: string, tx: Queryable): Promise<void> {
+      await sagas.start(orderId, timing.stepTimeoutMs, tx)
+      await sagas.appendLog(
+        orderId,
+        [{ step: 'payment', outcome: 'started', attempt: 1, eventType: 'order.placed' }],
+        tx,
+      )
+    },
+
+    /** A step's event (from payment, inventory or shipping), in the consumer's transaction. */
+    onEvent: (orderId: string, fact: SagaFact, tx: Queryable, source: FactSource) =>
+      applyFact(orderId, fact, tx, source),
+
+    /**
+     * The customer's cancel, in the transaction that locked the order: the saga is cancelled (order.cancelled, then
+     * the compensations); a saga past cancelling answers SagaConflict.
+     */
+    cancel: (orderId: string, reason: string, tx: Queryable) =>
+      applyFact(orderId, { kind: 'cancel', reason }, tx, { eventType: 'cancel', eventId: 'customer' }),
+
+    /**
+     * Fires the deadlines that have passed: each due instance (at most `limit`, skipping those another order
+     * process holds) decided on in a transaction of its own. Returns how many fired.
+     */
+    async fireDeadlines(limit = 50): Promise<number> {
+      let fired = 0
+      for (const orderId of await sagas.dueOrders(limit)) {
+        const applied = await transaction(sql, async (tx) => {
+          // the order's row first, as every other change of the saga takes them (no two wait in opposite orders)
+          await orders.lockById(orderId, tx)
+          if (!(await sagas.lockIfDue(orderId, tx))) return false
+          const decision = await applyFact(orderId, { kind: 'timeout' }, tx, {
+            eventType: 'timeout',
+            eventId: 'deadline',
+          })
+          return decision !== undefined
+        })
+        if (applied) fired += 1
+      }
+      return fired
+    },
+
+    async listSagas(query: SagaListQuery, path: string): Promise<ListEnvelope<Saga>> {
+      const request: SagaListRequest = sagaList.parse(query)
+      const { rows, total } = await sagas.list(request)
+      const statuses = await orders.statusesOf(rows.map((row) => row.orderId))
+      return listEnvelope(
+        path,
+        query,
+        request,
+        rows.map((row) => presentSaga(row, statuses.get(row.orderId) ?? 'placed')),
+        total,
+      )
+    },
+
+    getSaga,
+
+    retry: (orderId: string) => operatorAction(orderId, { kind: 'operator.retry' }),
+
+    compensate: (orderId: string, reason = 'compensated by an operator') =>
+      operatorAction(orderId, { kind: 'operator.compensate', reason }),
+  }
+}
+
+export type SagaProcess = ReturnType<typeof createSagaProcess>
+
+/** The order.placed content of an order: what payment.requested and inventory.reservation_requested carry. */
+function placedContent(order: OrderRecord, paymentToken: string | null) {
+  return {
+    orderId: order.id,
+    customerId: order.customerId,
+    total: fromMinorUnits(order.totalCents),
+    items: order.items.map((item) => ({
+      productId: item.productId,
+      quantity: item.quantity,
+      price: fromMinorUnits(item.priceCents),
+      name: item.name,
+    })),
+    status: order.status,
+    shippingAddress: order.shippingAddress,
+    ...(paymentToken ? { payment: { token: paymentToken } } : {}),
+  }
+}

@@ -1,0 +1,449 @@
+// The order saga's state machine, as a pure function: an instance and what just happened (an event from payment,
+// inventory or shipping, a customer's cancel, a step's deadline, an operator's action) in; the next instance, the
+// commands to send, the step-log lines and any escalation out. No I/O: domain/saga-process.ts applies the decision
+// in one transaction with the order's status and the outbox.
+//
+// Forward steps are choreographed (payment charges on order.placed, inventory reserves on payment.processed,
+// shipping ships on inventory.reserved); the process manager watches them, asks again when a step does not answer
+// in time (payment.requested, inventory.reservation_requested, shipment.requested), and on failure or cancellation
+// runs the compensations in reverse order, one after the other: release the stock (inventory.release_requested),
+// then refund the payment (payment.refund_requested), each retried with backoff and escalated when it still fails.
+// Events of different topics arrive in any order: a forward event moves the saga as far as it proves (a reservation
+// proves the payment), and a forward success that arrives after the saga failed or was cancelled is undone again.
+import type { CompensationState, OrderStatus, SagaState, SagaStep, StepOutcome } from '@meridian/contracts'
+
+export type ForwardStep = Extract<SagaStep, 'payment' | 'inventory' | 'shipment'>
+export type CompensationStep = Extract<SagaStep, 'release' | 'refund'>
+
+/** What the state machine reads and writes of an instance. */
+export interface SagaInstance {
+  state: SagaState
+  step: SagaStep | null
+  attempt: number
+  compensation: CompensationState
+  failedStep: string | null
+  failureReason: string | null
+  paymentId: string | null
+  reservationId: string | null
+  shipmentId: string | null
+  orderStatus: OrderStatus
+}
+
+/** What happened. */
+export type SagaFact =
+  | { kind: 'payment.processed'; paymentId: string }
+  | { kind: 'payment.failed'; reason: string }
+  | { kind: 'inventory.reserved'; reservationId: string }
+  | { kind: 'inventory.failed'; reason: string }
+  | { kind: 'shipment.created'; shipmentId: string }
+  | { kind: 'shipment.delivered'; shipmentId: string }
+  | { kind: 'inventory.released'; reservationId?: string }
+  | { kind: 'payment.refunded'; paymentId?: string; amount: number }
+  | { kind: 'cancel'; reason: string }
+  | { kind: 'timeout' }
+  | { kind: 'operator.retry' }
+  | { kind: 'operator.compensate'; reason: string }
+
+/** The commands that ask a step (again): forward steps, then the compensations. */
+export type StepRequest =
+  | 'payment.requested'
+  | 'inventory.reservation_requested'
+  | 'shipment.requested'
+  | 'inventory.release_requested'
+  | 'payment.refund_requested'
+
+/** What the process manager sends: a step's request (with its attempt), or the order's own events. */
+export type SagaCommand =
+  | { type: StepRequest; attempt: number; reason?: string }
+  | { type: 'order.failed'; reason: string; failedStep: string }
+  | { type: 'order.cancelled'; reason: string }
+  | { type: 'order.completed' }
+
+export interface SagaLogLine {
+  step: string
+  outcome: StepOutcome
+  attempt?: number
+  detail?: string
+}
+
+export interface SagaTiming {
+  /** how long a forward step may take before it is asked again */
+  stepTimeoutMs: number
+  /** attempts of a forward step before the saga fails */
+  stepAttempts: number
+  /** a compensation's first wait for its answer; doubled for each further attempt */
+  compensationBackoffMs: number
+  /** attempts of a compensation before it is escalated */
+  compensationAttempts: number
+}
+
+export interface SagaDecision {
+  next: SagaInstance
+  /** when the awaited step times out, in ms from now; null: nothing awaited; 'keep': unchanged */
+  deadlineInMs: number | null | 'keep'
+  commands: SagaCommand[]
+  log: SagaLogLine[]
+  /** why operators must act (logged as an error, counted, dead-lettered) */
+  escalation?: string
+}
+
+/** The refusal of a customer's or an operator's request in the saga's current state. */
+export class SagaConflict extends Error {
+  override readonly name = 'SagaConflict'
+}
+
+const forwardRank: Partial<Record<SagaState, number>> = {
+  created: 0,
+  payment_processed: 1,
+  inventory_reserved: 2,
+  shipped: 3,
+}
+const forwardStates = ['created', 'payment_processed', 'inventory_reserved', 'shipped'] as const
+type ForwardState = (typeof forwardStates)[number]
+
+/** The step a forward state waits for, and the order status that goes with it. */
+const awaitedIn: Record<ForwardState, ForwardStep | null> = {
+  created: 'payment',
+  payment_processed: 'inventory',
+  inventory_reserved: 'shipment',
+  shipped: null,
+}
+const orderStatusIn: Record<ForwardState, OrderStatus> = {
+  created: 'placed',
+  payment_processed: 'paid',
+  inventory_reserved: 'reserved',
+  shipped: 'shipped',
+}
+
+/** The command that asks a step (again). */
+const requestOf: Record<SagaStep, StepRequest> = {
+  payment: 'payment.requested',
+  inventory: 'inventory.reservation_requested',
+  shipment: 'shipment.requested',
+  release: 'inventory.release_requested',
+  refund: 'payment.refund_requested',
+}
+
+const isForward = (step: SagaStep | null): step is ForwardStep =>
+  step === 'payment' || step === 'inventory' || step === 'shipment'
+const isRunning = (state: SagaState): state is ForwardState => forwardRank[state] !== undefined
+
+/** A compensation's wait for its answer: the backoff, doubled for each further attempt. */
+export const compensationWaitMs = (timing: SagaTiming, attempt: number): number =>
+  timing.compensationBackoffMs * 2 ** (attempt - 1)
+
+const unchanged = (instance: SagaInstance, log: SagaLogLine[]): SagaDecision => ({
+  next: instance,
+  deadlineInMs: 'keep',
+  commands: [],
+  log,
+})
+
+/** The compensations from the first (release the stock), with whatever `reason` the undoing has. */
+function startCompensations(
+  instance: SagaInstance,
+  timing: SagaTiming,
+  reason: string,
+  before: SagaCommand[] = [],
+): Omit<SagaDecision, 'log'> {
+  return {
+    next: { ...instance, compensation: 'running', step: 'release', attempt: 1 },
+    deadlineInMs: compensationWaitMs(timing, 1),
+    commands: [...before, { type: 'inventory.release_requested', attempt: 1, reason }],
+  }
+}
+
+/** The saga fails at `failedStep`: the order is failed, order.failed goes out and the compensations start. */
+function fail(instance: SagaInstance, timing: SagaTiming, failedStep: string, reason: string): SagaDecision {
+  const failed: SagaInstance = {
+    ...instance,
+    state: 'failed',
+    failedStep,
+    failureReason: reason,
+    orderStatus: 'failed',
+  }
+  return {
+    ...startCompensations(failed, timing, reason, [{ type: 'order.failed', reason, failedStep }]),
+    log: [
+      { step: failedStep, outcome: 'failed', detail: reason },
+      { step: 'release', outcome: 'requested', attempt: 1 },
+    ],
+  }
+}
+
+/** A forward event: the saga moves as far as it proves, records the ids, or undoes it when the saga is over. */
+function forward(
+  instance: SagaInstance,
+  timing: SagaTiming,
+  reached: ForwardState,
+  step: ForwardStep,
+  ids: Partial<Pick<SagaInstance, 'paymentId' | 'reservationId' | 'shipmentId'>>,
+): SagaDecision {
+  const recorded: SagaInstance = { ...instance, ...ids }
+  const detail = Object.values(ids).join(', ')
+  if (isRunning(instance.state)) {
+    const rank = forwardRank[reached] ?? 0
+    if (rank <= (forwardRank[instance.state] ?? 0)) {
+      // an earlier attempt's answer, or a later step's event came first: nothing moves
+      return unchanged(recorded, [
+        { step, outcome: 'succeeded', detail: `${detail} (already ${instance.state})` },
+      ])
+    }
+    const awaited = awaitedIn[reached]
+    return {
+      next: {
+        ...recorded,
+        state: reached,
+        step: awaited,
+        attempt: 1,
+        orderStatus: instance.orderStatus === 'delivered' ? 'delivered' : orderStatusIn[reached],
+      },
+      deadlineInMs: awaited ? timing.stepTimeoutMs : null,
+      commands: [],
+      log: [
+        { step, outcome: 'succeeded', attempt: instance.step === step ? instance.attempt : 1, detail },
+        ...(awaited ? [{ step: awaited, outcome: 'started' as const }] : []),
+      ],
+    }
+  }
+
+  // the saga failed or was cancelled: this step's success arrived late and must be undone too
+  const late: SagaLogLine = { step, outcome: 'late', detail: `${detail} after the saga ${instance.state}` }
+  if (step === 'shipment') {
+    return {
+      next: { ...recorded, compensation: 'escalated' },
+      deadlineInMs: null,
+      commands: [],
+      log: [
+        late,
+        { step: 'shipment', outcome: 'escalated', detail: 'a shipment exists for an undone order' },
+      ],
+      escalation: `shipment ${ids.shipmentId} was created for order whose saga ${instance.state}: stop it at the carrier`,
+    }
+  }
+  const reason = instance.failureReason ?? `the saga ${instance.state}`
+  // compensations still to come cover it: the refund follows the release; a release in progress covers a payment
+  if (instance.compensation === 'running' && (instance.step === 'release' || step === 'payment')) {
+    return unchanged(recorded, [late])
+  }
+  return {
+    ...startCompensations(recorded, timing, reason),
+    log: [late, { step: 'release', outcome: 'requested', attempt: 1, detail: 'compensations run again' }],
+  }
+}
+
+/** A compensation's answer: the release leads to the refund, the refund ends the compensations. */
+function compensated(
+  instance: SagaInstance,
+  timing: SagaTiming,
+  step: CompensationStep,
+  detail: string,
+): SagaDecision {
+  if (instance.compensation !== 'running' || instance.step !== step) {
+    return unchanged(instance, [{ step, outcome: 'succeeded', detail: `${detail} (not awaited)` }])
+  }
+  if (step === 'release') {
+    return {
+      next: { ...instance, step: 'refund', attempt: 1 },
+      deadlineInMs: compensationWaitMs(timing, 1),
+      commands: [
+        { type: 'payment.refund_requested', attempt: 1, reason: instance.failureReason ?? 'compensation' },
+      ],
+      log: [
+        { step, outcome: 'succeeded', attempt: instance.attempt, detail },
+        { step: 'refund', outcome: 'requested', attempt: 1 },
+      ],
+    }
+  }
+  return {
+    next: {
+      ...instance,
+      step: null,
+      attempt: 1,
+      compensation: 'done',
+      orderStatus: instance.state === 'cancelled' ? 'cancelled' : instance.orderStatus,
+    },
+    deadlineInMs: null,
+    commands: [],
+    log: [{ step, outcome: 'succeeded', attempt: instance.attempt, detail }],
+  }
+}
+
+/** The awaited step timed out: asked again, or, after its last attempt, the saga fails / the compensation escalates. */
+function timedOut(instance: SagaInstance, timing: SagaTiming): SagaDecision {
+  const { step, attempt } = instance
+  if (step === null) return { next: instance, deadlineInMs: null, commands: [], log: [] }
+  const timeout: SagaLogLine = { step, outcome: 'timed_out', attempt }
+  if (isForward(step)) {
+    if (!isRunning(instance.state)) return { next: instance, deadlineInMs: null, commands: [], log: [] }
+    if (attempt < timing.stepAttempts) {
+      return {
+        next: { ...instance, attempt: attempt + 1 },
+        deadlineInMs: timing.stepTimeoutMs,
+        commands: [{ type: requestOf[step], attempt: attempt + 1 }],
+        log: [timeout, { step, outcome: 'requested', attempt: attempt + 1 }],
+      }
+    }
+    const decision = fail(instance, timing, step, `no answer from the ${step} step after ${attempt} attempts`)
+    return { ...decision, log: [timeout, ...decision.log] }
+  }
+  if (instance.compensation !== 'running')
+    return { next: instance, deadlineInMs: null, commands: [], log: [] }
+  if (attempt < timing.compensationAttempts) {
+    return {
+      next: { ...instance, attempt: attempt + 1 },
+      deadlineInMs: compensationWaitMs(timing, attempt + 1),
+      commands: [
+        { type: requestOf[step], attempt: attempt + 1, reason: instance.failureReason ?? 'compensation' },
+      ],
+      log: [timeout, { step, outcome: 'requested', attempt: attempt + 1 }],
+    }
+  }
+  return {
+    next: { ...instance, compensation: 'escalated' },
+    deadlineInMs: null,
+    commands: [],
+    log: [timeout, { step, outcome: 'escalated', attempt, detail: 'no answer after the last attempt' }],
+    escalation: `the ${step} compensation did not answer after ${attempt} attempts`,
+  }
+}
+
+/** An operator asks the awaited step again (an escalated compensation starts its attempts over). */
+function retried(instance: SagaInstance, timing: SagaTiming): SagaDecision {
+  const { step } = instance
+  if (step === null || (!isForward(step) && instance.compensation === 'done')) {
+    throw new SagaConflict(`the saga of this order waits for no step (${instance.state})`)
+  }
+  if (isForward(step) && !isRunning(instance.state)) {
+    throw new SagaConflict(`the saga ${instance.state}: its forward steps are over`)
+  }
+  const attempt = instance.compensation === 'escalated' ? 1 : instance.attempt + 1
+  return {
+    next: { ...instance, attempt, compensation: isForward(step) ? instance.compensation : 'running' },
+    deadlineInMs: isForward(step) ? timing.stepTimeoutMs : compensationWaitMs(timing, attempt),
+    commands: [
+      {
+        type: requestOf[step],
+        attempt,
+        ...(isForward(step) ? {} : { reason: instance.failureReason ?? 'compensation' }),
+      },
+    ],
+    log: [{ step, outcome: 'operator', attempt, detail: 'retried by an operator' }],
+  }
+}
+
+/** An operator runs the compensations: a running saga fails now; a failed or cancelled one undoes everything again. */
+function compensatedByOperator(instance: SagaInstance, timing: SagaTiming, reason: string): SagaDecision {
+  if (instance.state === 'shipped')
+    throw new SagaConflict('the order has shipped: there is nothing to compensate')
+  if (instance.compensation === 'running') throw new SagaConflict('the compensations are running already')
+  if (isRunning(instance.state)) {
+    const decision = fail(instance, timing, instance.step ?? 'operator', reason)
+    return { ...decision, log: [{ step: 'order', outcome: 'operator', detail: reason }, ...decision.log] }
+  }
+  return {
+    ...startCompensations(instance, timing, instance.failureReason ?? reason),
+    log: [
+      { step: 'order', outcome: 'operator', detail: reason },
+      { step: 'release', outcome: 'requested', attempt: 1 },
+    ],
+  }
+}
+
+export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTiming): SagaDecision {
+  switch (fact.kind) {
+    case 'payment.processed':
+      return forward(instance, timing, 'payment_processed', 'payment', { paymentId: fact.paymentId })
+    case 'inventory.reserved':
+      return forward(instance, timing, 'inventory_reserved', 'inventory', {
+        reservationId: fact.reservationId,
+      })
+    case 'shipment.created':
+      return forward(instance, timing, 'shipped', 'shipment', { shipmentId: fact.shipmentId })
+
+    case 'shipment.delivered': {
+      // normally after shipment.created; first when the topics' order turned (a delivery proves the shipment)
+      const shipped =
+        instance.state === 'shipped'
+          ? unchanged({ ...instance, shipmentId: fact.shipmentId }, [])
+          : forward(instance, timing, 'shipped', 'shipment', { shipmentId: fact.shipmentId })
+      if (shipped.next.state !== 'shipped' || instance.orderStatus === 'delivered') {
+        return { ...shipped, log: [...shipped.log, { step: 'order', outcome: 'late', detail: 'delivered' }] }
+      }
+      return {
+        ...shipped,
+        next: { ...shipped.next, orderStatus: 'delivered' },
+        commands: [...shipped.commands, { type: 'order.completed' }],
+        log: [...shipped.log, { step: 'order', outcome: 'succeeded', detail: 'delivered' }],
+      }
+    }
+
+    case 'payment.failed':
+      if (instance.state !== 'created') {
+        return unchanged(instance, [
+          { step: 'payment', outcome: 'failed', detail: `${fact.reason} (not awaited)` },
+        ])
+      }
+      // nothing was charged or reserved: nothing to undo; the customer may still pay (POST /payments)
+      return {
+        next: {
+          ...instance,
+          state: 'failed',
+          step: null,
+          failedStep: 'payment',
+          failureReason: fact.reason,
+          orderStatus: 'payment_failed',
+        },
+        deadlineInMs: null,
+        commands: [],
+        log: [{ step: 'payment', outcome: 'failed', attempt: instance.attempt, detail: fact.reason }],
+      }
+
+    case 'inventory.failed':
+      if (!isRunning(instance.state) || (forwardRank[instance.state] ?? 0) > 1) {
+        return unchanged(instance, [
+          { step: 'inventory', outcome: 'failed', detail: `${fact.reason} (not awaited)` },
+        ])
+      }
+      return fail(instance, timing, 'inventory', fact.reason)
+
+    case 'inventory.released':
+      return compensated(instance, timing, 'release', fact.reservationId ?? 'nothing was held')
+    case 'payment.refunded':
+      return compensated(
+        instance,
+        timing,
+        'refund',
+        fact.paymentId ? `${fact.paymentId}: ${fact.amount.toFixed(2)}` : 'nothing was charged',
+      )
+
+    case 'cancel': {
+      const paymentFailed = instance.state === 'failed' && instance.compensation === 'none'
+      if (!paymentFailed && !(isRunning(instance.state) && instance.state !== 'shipped')) {
+        throw new SagaConflict(`the order can no longer be cancelled (saga ${instance.state})`)
+      }
+      const cancelled: SagaInstance = {
+        ...instance,
+        state: 'cancelled',
+        failureReason: fact.reason,
+        orderStatus: 'cancelling',
+      }
+      return {
+        ...startCompensations(cancelled, timing, fact.reason, [
+          { type: 'order.cancelled', reason: fact.reason },
+        ]),
+        log: [
+          { step: 'order', outcome: 'succeeded', detail: `cancelled: ${fact.reason}` },
+          { step: 'release', outcome: 'requested', attempt: 1 },
+        ],
+      }
+    }
+
+    case 'timeout':
+      return timedOut(instance, timing)
+    case 'operator.retry':
+      return retried(instance, timing)
+    case 'operator.compensate':
+      return compensatedByOperator(instance, timing, fact.reason)
+  }
+}

@@ -1,0 +1,89 @@
+// The order saga for operators (admins only): the instances filtered by state or compensation, one with its step
+// log, and the two actions: ask the awaited step again, or run the compensations. Registered under /api/v1 and /api.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { CompensateSagaBody, Paginated, Saga, SagaListQuery, SagaParams } from '@meridian/contracts'
+import { errorResponses, security } from '@meridian/service-kit'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import type { SagaProcess } from '../../domain/saga-process.ts'
+
+export interface AdminSagasRoutesOptions {
+  saga: Pick<SagaProcess, 'listSagas' | 'getSaga' | 'retry' | 'compensate'>
+  /** onRequest of every route: authenticated, and an admin */
+  adminOnly: onRequestHookHandler[]
+}
+
+/** Credentials first (401 before any validation answers), then the admin role (403). */
+export function adminOnly(app: FastifyInstance): onRequestHookHandler[] {
+  return [app.authenticate as onRequestHookHandler, app.requireRole('admin') as onRequestHookHandler]
+}
+
+export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions> = async (
+  app,
+  { saga, adminOnly: onRequest },
+) => {
+  const tags = ['sagas']
+
+  app.get(
+    '/admin/sagas',
+    {
+      onRequest,
+      schema: {
+        tags,
+        summary: "The order saga's instances, newest first; filter by state or compensation (admins)",
+        security: security.required,
+        querystring: SagaListQuery,
+        response: { 200: Paginated(Saga), ...errorResponses(401, 403, 422) },
+      },
+    },
+    (request) => saga.listSagas(request.query, request.url.split('?')[0] ?? request.url),
+  )
+
+  app.get(
+    '/admin/sagas/:orderId',
+    {
+      onRequest,
+      schema: {
+        tags,
+        summary: "An order's saga with its step log (admins)",
+        security: security.required,
+        params: SagaParams,
+        response: { 200: Saga, ...errorResponses(401, 403, 404) },
+      },
+    },
+    (request) => saga.getSaga(request.params.orderId),
+  )
+
+  app.post(
+    '/admin/sagas/:orderId/retry',
+    {
+      onRequest,
+      schema: {
+        tags,
+        summary:
+          'Ask the awaited step again now (an escalated compensation starts its attempts over); 409 when none is awaited',
+        security: security.required,
+        params: SagaParams,
+        response: { 202: Saga, ...errorResponses(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await saga.retry(request.params.orderId)),
+  )
+
+  app.post(
+    '/admin/sagas/:orderId/compensate',
+    {
+      onRequest,
+      schema: {
+        tags,
+        summary:
+          'Run the compensations (release the stock, then refund): a running saga fails now, an undone one is undone again; 409 once shipped or while they run',
+        security: security.required,
+        params: SagaParams,
+        body: CompensateSagaBody,
+        response: { 202: Saga, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await saga.compensate(request.params.orderId, request.body?.reason)),
+  )
+}

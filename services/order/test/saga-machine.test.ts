@@ -1,0 +1,288 @@
+// The saga's state machine on its own (domain/saga.ts): every move, the order status that goes with it, the
+// commands sent, the retries and their limits, the compensations in reverse order, late and out-of-order events.
+import { describe, expect, it } from 'vitest'
+import { decide, type SagaFact, type SagaInstance, type SagaTiming } from '../src/domain/saga.ts'
+
+const timing: SagaTiming = {
+  stepTimeoutMs: 1000,
+  stepAttempts: 3,
+  compensationBackoffMs: 500,
+  compensationAttempts: 3,
+}
+
+const placed: SagaInstance = {
+  state: 'created',
+  step: 'payment',
+  attempt: 1,
+  compensation: 'none',
+  failedStep: null,
+  failureReason: null,
+  paymentId: null,
+  reservationId: null,
+  shipmentId: null,
+  orderStatus: 'placed',
+}
+
+/** The instance after each fact in turn, and every command sent on the way. */
+function run(facts: SagaFact[], from: SagaInstance = placed) {
+  let instance = from
+  const commands: string[] = []
+  for (const fact of facts) {
+    const decision = decide(instance, fact, timing)
+    instance = decision.next
+    commands.push(...decision.commands.map((command) => command.type))
+  }
+  return { instance, commands }
+}
+
+const paid: SagaFact = { kind: 'payment.processed', paymentId: 'pay-1' }
+const reserved: SagaFact = { kind: 'inventory.reserved', reservationId: 'res-1' }
+const shipped: SagaFact = { kind: 'shipment.created', shipmentId: 'shp-1' }
+const released: SagaFact = { kind: 'inventory.released', reservationId: 'res-1' }
+const refunded: SagaFact = { kind: 'payment.refunded', paymentId: 'pay-1', amount: 10 }
+
+describe('the forward steps', () => {
+  it('when payment, reservation and shipment answer in turn, then created -> payment_processed -> inventory_reserved -> shipped, the order placed -> paid -> reserved -> shipped, and delivered completes it', () => {
+    const afterPayment = decide(placed, paid, timing)
+    expect(afterPayment.next).toMatchObject({
+      state: 'payment_processed',
+      step: 'inventory',
+      attempt: 1,
+      orderStatus: 'paid',
+      paymentId: 'pay-1',
+    })
+    expect(afterPayment.deadlineInMs).toBe(1000)
+    expect(afterPayment.commands).toEqual([])
+
+    const afterShipment = run([paid, reserved, shipped])
+    expect(afterShipment.instance).toMatchObject({
+      state: 'shipped',
+      step: null,
+      orderStatus: 'shipped',
+      reservationId: 'res-1',
+      shipmentId: 'shp-1',
+    })
+    expect(afterShipment.commands).toEqual([])
+
+    const delivered = run([paid, reserved, shipped, { kind: 'shipment.delivered', shipmentId: 'shp-1' }])
+    expect(delivered.instance.orderStatus).toBe('delivered')
+    expect(delivered.commands).toEqual(['order.completed'])
+    // delivered again (a second delivery event) completes nothing twice
+    const again = decide(delivered.instance, { kind: 'shipment.delivered', shipmentId: 'shp-1' }, timing)
+    expect(again.commands).toEqual([])
+    expect(again.next.orderStatus).toBe('delivered')
+  })
+
+  it('when a later step answers before an earlier one (different topics), then the saga moves as far as it proves, and the earlier answer only records its id', () => {
+    const reservedFirst = decide(placed, reserved, timing)
+    expect(reservedFirst.next).toMatchObject({
+      state: 'inventory_reserved',
+      step: 'shipment',
+      orderStatus: 'reserved',
+    })
+    const thenPaid = decide(reservedFirst.next, paid, timing)
+    expect(thenPaid.next).toMatchObject({ state: 'inventory_reserved', step: 'shipment', paymentId: 'pay-1' })
+    expect(thenPaid.deadlineInMs).toBe('keep')
+  })
+
+  it('when the payment is declined, then failed with the order payment_failed and nothing to undo (no command)', () => {
+    const decision = decide(placed, { kind: 'payment.failed', reason: 'card declined' }, timing)
+    expect(decision.next).toMatchObject({
+      state: 'failed',
+      step: null,
+      compensation: 'none',
+      failedStep: 'payment',
+      failureReason: 'card declined',
+      orderStatus: 'payment_failed',
+    })
+    expect(decision.commands).toEqual([])
+    expect(decision.deadlineInMs).toBeNull()
+  })
+
+  it('when stock is short, then failed, order.failed, and the compensations start with the release (the refund follows it)', () => {
+    const decision = decide(
+      run([paid]).instance,
+      { kind: 'inventory.failed', reason: 'out of stock' },
+      timing,
+    )
+    expect(decision.next).toMatchObject({
+      state: 'failed',
+      step: 'release',
+      compensation: 'running',
+      failedStep: 'inventory',
+      orderStatus: 'failed',
+    })
+    expect(decision.commands).toEqual([
+      { type: 'order.failed', reason: 'out of stock', failedStep: 'inventory' },
+      { type: 'inventory.release_requested', attempt: 1, reason: 'out of stock' },
+    ])
+    const afterRelease = decide(decision.next, { kind: 'inventory.released' }, timing)
+    expect(afterRelease.next).toMatchObject({ step: 'refund', attempt: 1, compensation: 'running' })
+    expect(afterRelease.commands).toEqual([
+      { type: 'payment.refund_requested', attempt: 1, reason: 'out of stock' },
+    ])
+    const done = decide(afterRelease.next, refunded, timing)
+    expect(done.next).toMatchObject({
+      step: null,
+      compensation: 'done',
+      orderStatus: 'failed',
+      state: 'failed',
+    })
+    expect(done.deadlineInMs).toBeNull()
+  })
+})
+
+describe('timeouts and retries', () => {
+  it('when a step does not answer, then it is asked again with the next attempt until the last, after which the saga fails and compensates', () => {
+    const first = decide(placed, { kind: 'timeout' }, timing)
+    expect(first.next.attempt).toBe(2)
+    expect(first.commands).toEqual([{ type: 'payment.requested', attempt: 2 }])
+    expect(first.deadlineInMs).toBe(1000)
+    const second = decide(first.next, { kind: 'timeout' }, timing)
+    expect(second.commands).toEqual([{ type: 'payment.requested', attempt: 3 }])
+    const last = decide(second.next, { kind: 'timeout' }, timing)
+    expect(last.next).toMatchObject({
+      state: 'failed',
+      failedStep: 'payment',
+      step: 'release',
+      orderStatus: 'failed',
+    })
+    expect(last.commands.map((command) => command.type)).toEqual([
+      'order.failed',
+      'inventory.release_requested',
+    ])
+    expect(last.log[0]).toMatchObject({ step: 'payment', outcome: 'timed_out', attempt: 3 })
+  })
+
+  it('when the inventory and shipment steps time out, then their own requests go out', () => {
+    expect(decide(run([paid]).instance, { kind: 'timeout' }, timing).commands).toEqual([
+      { type: 'inventory.reservation_requested', attempt: 2 },
+    ])
+    expect(decide(run([paid, reserved]).instance, { kind: 'timeout' }, timing).commands).toEqual([
+      { type: 'shipment.requested', attempt: 2 },
+    ])
+  })
+
+  it('when a compensation does not answer, then it is asked again with a doubled wait, and after its last attempt escalated', () => {
+    const failing = decide(
+      run([paid]).instance,
+      { kind: 'inventory.failed', reason: 'out of stock' },
+      timing,
+    ).next
+    const second = decide(failing, { kind: 'timeout' }, timing)
+    expect(second.commands).toEqual([
+      { type: 'inventory.release_requested', attempt: 2, reason: 'out of stock' },
+    ])
+    expect(second.deadlineInMs).toBe(1000)
+    const third = decide(second.next, { kind: 'timeout' }, timing)
+    expect(third.deadlineInMs).toBe(2000)
+    const escalated = decide(third.next, { kind: 'timeout' }, timing)
+    expect(escalated.next).toMatchObject({ compensation: 'escalated', step: 'release' })
+    expect(escalated.deadlineInMs).toBeNull()
+    expect(escalated.escalation).toContain('release')
+    expect(escalated.commands).toEqual([])
+  })
+
+  it('when an operator retries an escalated compensation, then it runs again from attempt 1; a saga awaiting nothing refuses', () => {
+    let instance = decide(
+      run([paid]).instance,
+      { kind: 'inventory.failed', reason: 'out of stock' },
+      timing,
+    ).next
+    for (let i = 0; i < 3; i++) instance = decide(instance, { kind: 'timeout' }, timing).next
+    expect(instance.compensation).toBe('escalated')
+    const retried = decide(instance, { kind: 'operator.retry' }, timing)
+    expect(retried.next).toMatchObject({ compensation: 'running', attempt: 1, step: 'release' })
+    expect(retried.commands).toEqual([
+      { type: 'inventory.release_requested', attempt: 1, reason: 'out of stock' },
+    ])
+
+    const complete = run([paid, reserved, shipped]).instance
+    expect(() => decide(complete, { kind: 'operator.retry' }, timing)).toThrow(/waits for no step/)
+  })
+
+  it('when an operator compensates a running saga, then it fails now and compensates; a shipped one refuses', () => {
+    const decision = decide(run([paid]).instance, { kind: 'operator.compensate', reason: 'fraud' }, timing)
+    expect(decision.next).toMatchObject({ state: 'failed', failedStep: 'inventory', failureReason: 'fraud' })
+    expect(decision.commands.map((command) => command.type)).toEqual([
+      'order.failed',
+      'inventory.release_requested',
+    ])
+    expect(() =>
+      decide(run([paid, reserved, shipped]).instance, { kind: 'operator.compensate', reason: 'x' }, timing),
+    ).toThrow(/shipped/)
+    expect(() => decide(decision.next, { kind: 'operator.compensate', reason: 'x' }, timing)).toThrow(
+      /running/,
+    )
+  })
+})
+
+describe('cancelling', () => {
+  it('when the customer cancels before shipping, then cancelled, the order cancelling, order.cancelled and the release; the refund after it; then cancelled', () => {
+    const decision = decide(
+      run([paid, reserved]).instance,
+      { kind: 'cancel', reason: 'changed my mind' },
+      timing,
+    )
+    expect(decision.next).toMatchObject({ state: 'cancelled', orderStatus: 'cancelling', step: 'release' })
+    expect(decision.commands).toEqual([
+      { type: 'order.cancelled', reason: 'changed my mind' },
+      { type: 'inventory.release_requested', attempt: 1, reason: 'changed my mind' },
+    ])
+    const done = run([released, refunded], decision.next)
+    expect(done.instance).toMatchObject({
+      state: 'cancelled',
+      orderStatus: 'cancelled',
+      compensation: 'done',
+    })
+    expect(done.commands).toEqual(['payment.refund_requested'])
+  })
+
+  it('when the order has shipped or is already undone, then a cancel is refused; a payment_failed order may be cancelled', () => {
+    expect(() =>
+      decide(run([paid, reserved, shipped]).instance, { kind: 'cancel', reason: 'x' }, timing),
+    ).toThrow()
+    const cancelled = decide(placed, { kind: 'cancel', reason: 'x' }, timing).next
+    expect(() => decide(cancelled, { kind: 'cancel', reason: 'x' }, timing)).toThrow()
+    const declined = decide(placed, { kind: 'payment.failed', reason: 'declined' }, timing).next
+    expect(decide(declined, { kind: 'cancel', reason: 'x' }, timing).next.state).toBe('cancelled')
+  })
+})
+
+describe('late answers', () => {
+  it('when a charge succeeds after the compensations finished, then they run again (the refund covers it)', () => {
+    const cancelled = run([
+      { kind: 'cancel', reason: 'x' },
+      { kind: 'inventory.released' },
+      refunded,
+    ]).instance
+    expect(cancelled.compensation).toBe('done')
+    const late = decide(cancelled, paid, timing)
+    expect(late.next).toMatchObject({ compensation: 'running', step: 'release', state: 'cancelled' })
+    expect(late.commands).toEqual([{ type: 'inventory.release_requested', attempt: 1, reason: 'x' }])
+    expect(late.log[0]).toMatchObject({ step: 'payment', outcome: 'late' })
+  })
+
+  it('when a reservation arrives while the refund runs, then the compensations start over (the stock must go back); a charge arriving then is covered by the refund', () => {
+    const refunding = run([{ kind: 'cancel', reason: 'x' }, { kind: 'inventory.released' }]).instance
+    expect(refunding.step).toBe('refund')
+    expect(decide(refunding, reserved, timing).commands).toEqual([
+      { type: 'inventory.release_requested', attempt: 1, reason: 'x' },
+    ])
+    expect(decide(refunding, paid, timing).commands).toEqual([])
+  })
+
+  it('when a shipment is created for a cancelled order, then it is escalated to operators', () => {
+    const cancelled = decide(run([paid, reserved]).instance, { kind: 'cancel', reason: 'x' }, timing).next
+    const late = decide(cancelled, shipped, timing)
+    expect(late.next.compensation).toBe('escalated')
+    expect(late.escalation).toContain('shp-1')
+  })
+
+  it('when a compensation answers that was not awaited (a retry answered twice), then nothing moves', () => {
+    const refunding = run([{ kind: 'cancel', reason: 'x' }, { kind: 'inventory.released' }]).instance
+    const second = decide(refunding, { kind: 'inventory.released' }, timing)
+    expect(second.next).toEqual(refunding)
+    expect(second.commands).toEqual([])
+  })
+})
