@@ -87,4 +87,51 @@ describe('eventsPlugin', () => {
       await app.close()
     }
   })
+
+  it('when a namespace is given, then the relay publishes to <namespace><type> and the consumers read that topic in group <namespace><group>', async () => {
+    await database.sql`delete from outbox`
+    // the test's topic is `ns-<unique>`: namespace 'ns-', event type '<unique>'
+    const namespaced = await eventTopics('ns')
+    const namespace = 'ns-'
+    const type = namespaced.topic.slice(namespace.length)
+    const group = uniqueName('plugin-group')
+    const app = Fastify()
+    await app.register(eventsPlugin, {
+      sql: database.sql,
+      kafka: eventKafka('plugin-namespace'),
+      namespace,
+      relay: { leadershipRetryMs: 100 },
+      consumers: [
+        consumer({
+          type: 'order.completed',
+          topic: type,
+          group,
+          validate: false,
+          handler: (event, tx) => applyEffect(tx, event),
+        }),
+      ],
+    })
+    await app.ready()
+    try {
+      const orderId = randomUUID()
+      const event = testEvent(type, { orderId })
+      await transaction(database.sql, (tx) => appendToOutbox(tx, event, { aggregateId: orderId }))
+      await waitFor(
+        'the namespaced consumer applied the event',
+        async () => (await database.effectCounts()).get(event.id) === 1,
+      )
+      const admin = eventKafka('plugin-namespace-admin').admin()
+      await admin.connect()
+      try {
+        const groups = (await admin.listGroups()).groups.map((each) => each.groupId)
+        expect(groups).toContain(`${namespace}${group}`)
+        expect(groups).not.toContain(group)
+      } finally {
+        await admin.disconnect()
+      }
+    } finally {
+      await app.close()
+      await namespaced.delete()
+    }
+  })
 })
