@@ -57,7 +57,10 @@ export interface ConsumeOptions<Type extends EventType> {
    * exist. Default: `type`.
    */
   topic?: string
-  /** the consumer group; also the inbox key, and the `consumer-group` header of its retries */
+  /**
+   * The consumer group: the inbox key, the `consumer-group` header of its retries, and the stem of its Kafka group
+   * (see kafkaGroupIdOf)
+   */
   group: string
   handler: EventHandler<NoInfer<Type>>
   logger: ConsumerLogger
@@ -103,10 +106,20 @@ export interface ConsumeOptions<Type extends EventType> {
   afterCommit?: (event: CatalogueEvent<NoInfer<Type>>, context: ConsumeContext) => void | Promise<void>
 }
 
+/**
+ * The Kafka group of a consumer of `topic` in `group`: one per consumed topic (`<group>.<topic>`). A service's
+ * consumers of different topics cannot share one Kafka group: kafkajs' group leader assigns only the topics it
+ * subscribed to itself, so the other members' topics would go unread (kafkajs#1679). Instances of one service still
+ * share each topic's group and divide its partitions. The inbox keeps `group` (an event applied once per service).
+ */
+export const kafkaGroupIdOf = (group: string, topic: string): string => `${group}.${topic}`
+
 /** A running consumer. */
 export interface EventConsumer {
   readonly topic: string
   readonly group: string
+  /** its Kafka consumer group: kafkaGroupIdOf(group, topic) */
+  readonly kafkaGroupId: string
   /** what it reads: the event topic and its retry topics */
   readonly topics: readonly string[]
   /** finishes the message in hand, leaves the group, and closes the producer it opened itself */
@@ -183,6 +196,7 @@ export async function consume<Type extends EventType>(options: ConsumeOptions<Ty
   return {
     topic: runner.topic,
     group: options.group,
+    kafkaGroupId: runner.kafkaGroupId,
     topics: runner.topics,
     stop() {
       stopped ??= (async () => {
@@ -197,6 +211,7 @@ export async function consume<Type extends EventType>(options: ConsumeOptions<Ty
 class ConsumerRunner<Type extends EventType> {
   /** the event topic: `topic`, or the event type */
   readonly topic: string
+  readonly kafkaGroupId: string
   readonly topics: readonly string[]
   private readonly consumer: Consumer
   private readonly retryDelaysMs: readonly number[]
@@ -217,8 +232,9 @@ class ConsumerRunner<Type extends EventType> {
     this.topic = topic
     this.topics = [topic, ...this.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]
     const sessionTimeout = options.sessionTimeoutMs ?? 30_000
+    this.kafkaGroupId = kafkaGroupIdOf(options.group, topic)
     this.consumer = options.kafka.consumer({
-      groupId: options.group,
+      groupId: this.kafkaGroupId,
       sessionTimeout,
       heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
       maxWaitTimeInMs: options.maxWaitTimeMs ?? 500,

@@ -6,6 +6,7 @@ export {
   consume,
   type EventConsumer,
   type EventHandler,
+  kafkaGroupIdOf,
 } from './consumer.ts'
 export type { ConsumerLogger } from './consumer-logger.ts'
 export type { DeadLetterHook, DeadLetterInfo, DeadLetterReason } from './dead-letter.ts'

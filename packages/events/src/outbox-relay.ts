@@ -374,7 +374,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       throw new PublishFailed(error)
     }
     if (metrics) {
-      for (const [type, count] of countByTopic(rows)) metrics.published.inc({ topic: topicPrefix + type }, count)
+      for (const [type, count] of countByTopic(rows))
+        metrics.published.inc({ topic: topicPrefix + type }, count)
     }
     try {
       await onPublished?.(rows.map(toPublished))

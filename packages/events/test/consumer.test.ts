@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { testKafka, uniqueName } from '@meridian/testkit'
 import { Registry } from 'prom-client'
 import { afterAll, describe, expect, it } from 'vitest'
-import { consume, type EventConsumer } from '../src/consumer.ts'
+import { consume, type EventConsumer, kafkaGroupIdOf } from '../src/consumer.ts'
 import type { DeadLetterInfo } from '../src/dead-letter.ts'
 import { createEvent, type DomainEvent } from '../src/envelope.ts'
 import { createEventMetrics } from '../src/event-metrics.ts'
@@ -183,7 +183,10 @@ describe.concurrent('consume', () => {
     expect((await db.effectCounts()).get(victim.id)).toBe(1)
     const admin = testKafka().admin()
     await admin.connect()
-    const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topics.topic] })
+    const [committed] = await admin.fetchOffsets({
+      groupId: kafkaGroupIdOf(group, topics.topic),
+      topics: [topics.topic],
+    })
     await admin.disconnect()
     const committedOffset = Number(committed?.partitions.find((p) => p.partition === partition)?.offset ?? -1)
     expect(committedOffset).toBeLessThanOrEqual(offset!)
@@ -282,7 +285,10 @@ describe.concurrent('consume', () => {
       }),
     )
     await waitFor('the other group to commit past the retry message', async () => {
-      const [committed] = await admin.fetchOffsets({ groupId: other, topics: [topics.retry(1)] })
+      const [committed] = await admin.fetchOffsets({
+        groupId: kafkaGroupIdOf(other, topics.topic),
+        topics: [topics.retry(1)],
+      })
       return committed?.partitions.find((p) => p.partition === partition)?.offset === '1'
     })
     expect(otherHandled).toBe(0)

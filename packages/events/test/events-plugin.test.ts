@@ -4,6 +4,7 @@ import { transaction } from '@meridian/db'
 import { uniqueName } from '@meridian/testkit'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { kafkaGroupIdOf } from '../src/consumer.ts'
 import { consumer, eventsPlugin } from '../src/events-plugin.ts'
 import { appendToOutbox } from '../src/outbox.ts'
 import {
@@ -124,14 +125,53 @@ describe('eventsPlugin', () => {
       await admin.connect()
       try {
         const groups = (await admin.listGroups()).groups.map((each) => each.groupId)
-        expect(groups).toContain(`${namespace}${group}`)
-        expect(groups).not.toContain(group)
+        expect(groups).toContain(kafkaGroupIdOf(`${namespace}${group}`, namespaced.topic))
+        expect(groups.some((each) => each.startsWith(group))).toBe(false)
       } finally {
         await admin.disconnect()
       }
     } finally {
       await app.close()
       await namespaced.delete()
+    }
+  })
+
+  it('when a service consumes two topics in one group, then each consumer gets the events of its own topic (a Kafka group per topic)', async () => {
+    await database.sql`delete from outbox`
+    const [first, second] = await Promise.all([eventTopics('two-a'), eventTopics('two-b')])
+    if (!first || !second) throw new Error('no topics')
+    const group = uniqueName('plugin-group')
+    const app = Fastify()
+    const each = (topic: string) =>
+      consumer({
+        type: 'order.completed',
+        topic,
+        group,
+        validate: false,
+        handler: (event, tx) => applyEffect(tx, event),
+      })
+    await app.register(eventsPlugin, {
+      sql: database.sql,
+      kafka: eventKafka('plugin-two-topics'),
+      relay: { leadershipRetryMs: 100 },
+      consumers: [each(first.topic), each(second.topic)],
+    })
+    await app.ready()
+    try {
+      const events = [
+        testEvent(first.topic, { orderId: randomUUID() }),
+        testEvent(second.topic, { orderId: randomUUID() }),
+      ]
+      await transaction(database.sql, async (tx) => {
+        for (const event of events) await appendToOutbox(tx, event, { aggregateId: randomUUID() })
+      })
+      await waitFor('both consumers applied their event', async () => {
+        const counts = await database.effectCounts()
+        return events.every((event) => counts.get(event.id) === 1)
+      })
+    } finally {
+      await app.close()
+      await Promise.all([first.delete(), second.delete()])
     }
   })
 })
