@@ -1,22 +1,42 @@
 // The shipping service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
-// Never listens; main.ts and tests build it.
+// backbone's metrics; shipments (routes/shipments) created by its consumers (events/) from inventory.reserved and the
+// saga's shipment.requested, and delivered by admins or carriers, every change with its event through the outbox
+// (domain/, data/). Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
-import { createEventMetrics } from '@meridian/events'
+import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
   authOptionsFromEnv,
   chassisOptions,
   createServiceApp,
+  registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
 } from '@meridian/service-kit'
-import type { ShippingConfig } from './config.ts'
+import { carrierKeysOf, type ShippingConfig } from './config.ts'
+import { createShipmentsRepository } from './data/shipments-repository.ts'
+import { createShipmentUseCases, type ShipmentUseCases } from './domain/shipments.ts'
+import { shippingConsumers } from './events/consumers.ts'
+import { shipmentsGuards } from './routes/shipments/access.ts'
+import { shipmentsRoutes } from './routes/shipments/index.ts'
 
 export const serviceName = 'shipping'
 
 export type ShippingDependencies = ServiceDependencies<ShippingConfig, Sql>
 
-export async function buildApp({ config, sql, redis, logStream }: ShippingDependencies): Promise<ServiceApp> {
+/** The app and what main.ts hands to the event backbone, built from one repository and its use cases. */
+export interface ShippingService {
+  app: ServiceApp
+  /** for eventsPlugin: inventory.reserved and shipment.requested create the order's shipment */
+  consumers: AnyServiceConsumer[]
+  shipments: ShipmentUseCases
+}
+
+export async function buildApp({
+  config,
+  sql,
+  redis,
+  logStream,
+}: ShippingDependencies): Promise<ShippingService> {
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
@@ -28,5 +48,13 @@ export async function buildApp({ config, sql, redis, logStream }: ShippingDepend
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  return app
+
+  const shipments = createShipmentUseCases({ shipments: createShipmentsRepository(sql), sql })
+
+  await registerVersionedApi(app, shipmentsRoutes, {
+    shipments,
+    guards: shipmentsGuards(app, carrierKeysOf(config)),
+  })
+
+  return { app, consumers: shippingConsumers(shipments), shipments }
 }

@@ -11,5 +11,4 @@ describeServiceChassis({
   migrate: migrateShippingDatabase,
   loadConfig: loadShippingConfig,
   startService,
-  notYetServed: ['/api/v1/shipments', '/api/shipments'],
 })

@@ -1,12 +1,11 @@
 // The shipping app on a fresh migrated database of its own, as main.ts builds it, for component tests.
 import { createDatabase, type Sql } from '@meridian/db'
-import type { ServiceApp } from '@meridian/service-kit'
 import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
-import { buildApp, serviceName } from '../../src/app.ts'
+import { buildApp, type ShippingService, serviceName } from '../../src/app.ts'
 import { loadShippingConfig, type ShippingConfig } from '../../src/config.ts'
 import { migrateShippingDatabase } from '../../src/migrations.ts'
 
-export type ShippingTestApp = ServiceTestApp<ShippingConfig, Sql, { app: ServiceApp }>
+export type ShippingTestApp = ServiceTestApp<ShippingConfig, Sql, ShippingService>
 
 export function buildShippingTestApp(env: Record<string, string> = {}): Promise<ShippingTestApp> {
   return buildServiceTestApp({
@@ -15,6 +14,6 @@ export function buildShippingTestApp(env: Record<string, string> = {}): Promise<
     env,
     connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
     migrate: (sql) => migrateShippingDatabase(sql),
-    build: async (context) => ({ app: await buildApp(context) }),
+    build: (context) => buildApp(context),
   })
 }
