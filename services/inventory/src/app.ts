@@ -29,7 +29,10 @@ export type InventoryDependencies = ServiceDependencies<InventoryConfig, Sql>
 /** The app and what main.ts hands to the event backbone, built from one set of repositories and use cases. */
 export interface InventoryService {
   app: ServiceApp
-  /** for eventsPlugin: payment.processed reserves, order.cancelled and order.failed release, shipment.created ships */
+  /**
+   * for eventsPlugin: payment.processed and inventory.reservation_requested reserve, inventory.release_requested
+   * releases, shipment.created ships
+   */
   consumers: AnyServiceConsumer[]
   products: ProductUseCases
   reservations: ReservationUseCases

@@ -1,9 +1,12 @@
 // Inventory's consumers on the real broker: a payment.processed event published on a topic of this file's own
 // reaches the reserving consumer, and the inventory.reserved event lands in the outbox; delivered again, it changes
-// nothing.
+// nothing. The saga's commands (inventory.reservation_requested, inventory.release_requested) on topics of their own,
+// then each handler as the runner calls it: every command is answered.
 import { randomUUID } from 'node:crypto'
+import type { EventType } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
 import {
+  type AnyServiceConsumer,
   consume,
   createEvent,
   createEventProducer,
@@ -18,19 +21,25 @@ import { createTestProduct, outboxOf, stockOf } from './support/products.ts'
 
 let inventory: InventoryTestApp
 let topics: TestEventTopics
+let requestedTopics: TestEventTopics
+let releaseTopics: TestEventTopics
 let producer: EventProducer
-let running: EventConsumer | undefined
+const running: EventConsumer[] = []
 
 beforeAll(async () => {
   inventory = await buildInventoryTestApp()
-  topics = await freshEventTopics('payment.processed')
+  ;[topics, requestedTopics, releaseTopics] = await Promise.all([
+    freshEventTopics('payment.processed'),
+    freshEventTopics('inventory.reservation_requested'),
+    freshEventTopics('inventory.release_requested'),
+  ])
   producer = await createEventProducer(testKafka())
 })
 
 afterAll(async () => {
-  await running?.stop()
+  await Promise.all(running.map((each) => each.stop()))
   await producer?.disconnect()
-  await topics?.delete()
+  await Promise.all([topics, requestedTopics, releaseTopics].map((each) => each?.delete()))
   await inventory?.close()
 })
 
@@ -41,21 +50,24 @@ describe('the payment.processed consumer', () => {
       topics: { 'payment.processed': topics.topic },
     }).filter((each) => each.type === 'payment.processed')
     if (!paymentConsumer) throw new Error('inventory has no payment.processed consumer')
-    running = await consume({
-      ...paymentConsumer,
-      kafka: testKafka(),
-      sql: inventory.sql,
-      logger: inventory.app.log,
-      retryDelaysMs: [200, 200, 200],
-    })
+    running.push(
+      await consume({
+        ...paymentConsumer,
+        kafka: testKafka(),
+        sql: inventory.sql,
+        logger: inventory.app.log,
+        retryDelaysMs: [200, 200, 200],
+      }),
+    )
 
     const product = await createTestProduct(inventory, { price: 19.99, stock: 5 })
     const orderId = randomUUID()
+    const customerId = randomUUID()
     const paid = createEvent(
       'payment.processed',
       {
         orderId,
-        customerId: randomUUID(),
+        customerId,
         paymentId: randomUUID(),
         total: 39.98,
         items: [{ productId: product.id, quantity: 2, price: 19.99 }],
@@ -80,6 +92,7 @@ describe('the payment.processed consumer', () => {
       orderId,
       reservationId: expect.any(String),
       items: [{ productId: product.id, quantity: 2 }],
+      customerId,
     })
 
     // the same event again (a redelivery), then a marker event behind it on the same key (same partition)
@@ -110,51 +123,217 @@ describe('the payment.processed consumer', () => {
   })
 })
 
-describe('the consumers main.ts starts', () => {
-  it('when listed, then one per event type inventory reacts to, all in the inventory group, each calling its use case', async () => {
-    const consumers = inventoryConsumers(inventory.reservations)
-    expect(consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual([
-      { type: 'payment.processed', group: 'inventory', topic: undefined },
-      { type: 'order.cancelled', group: 'inventory', topic: undefined },
-      { type: 'order.failed', group: 'inventory', topic: undefined },
-      { type: 'shipment.created', group: 'inventory', topic: undefined },
+describe("the saga's commands on the broker", () => {
+  it('when inventory.reservation_requested and then inventory.release_requested are published, then the order is reserved, answered, released and answered', async () => {
+    const consumers = inventoryConsumers(inventory.reservations, {
+      topics: {
+        'inventory.reservation_requested': requestedTopics.topic,
+        'inventory.release_requested': releaseTopics.topic,
+      },
+    }).filter((each) => each.type.endsWith('_requested'))
+    expect(consumers.map((each) => each.type)).toEqual([
+      'inventory.reservation_requested',
+      'inventory.release_requested',
     ])
-    expect(inventory.consumers.map(({ type }) => type)).toEqual(consumers.map(({ type }) => type))
-
-    // each handler, as the runner calls it: (event, tx, context)
-    const product = await createTestProduct(inventory, { stock: 10 })
-    const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
-    const handle = async (type: string, data: Record<string, unknown>) => {
-      const each = consumers.find((candidate) => candidate.type === type)
-      if (!each) throw new Error(`no consumer of ${type}`)
-      const event = createEvent(each.type, data as never, { source: 'test' })
-      await transaction(inventory.sql, (tx) =>
-        (each.handler as (...args: unknown[]) => Promise<void>)(event, tx, context),
-      )
+    // one group for both, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf)
+    const group = uniqueName('inventory')
+    const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
+      consume<Type>({
+        ...each,
+        group,
+        kafka: testKafka(),
+        sql: inventory.sql,
+        logger: inventory.app.log,
+        retryDelaysMs: [200, 200, 200],
+      })
+    for (const each of consumers) running.push(await start(each))
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const publish = async (
+      topic: string,
+      type: 'inventory.reservation_requested' | 'inventory.release_requested',
+      data: object,
+    ) => {
+      const event = createEvent(type, data as never, { source: 'order' })
+      await producer.publish([
+        { topic, key: orderId, value: JSON.stringify(event), headers: { 'message-id': event.id } },
+      ])
     }
-    const paid = (orderId: string) => ({
+
+    await publish(requestedTopics.topic, 'inventory.reservation_requested', {
       orderId,
       customerId: randomUUID(),
       paymentId: randomUUID(),
-      total: 9.99,
-      items: [{ productId: product.id, quantity: 1, price: 9.99 }],
+      total: 19.98,
+      items: [{ productId: product.id, quantity: 2, price: 9.99 }],
+      attempt: 2,
     })
-    const [cancelled, failed, shipped] = [randomUUID(), randomUUID(), randomUUID()]
-    for (const orderId of [cancelled, failed, shipped]) await handle('payment.processed', paid(orderId))
-    expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 3 })
+    await eventually('inventory.reserved is in the outbox', async () =>
+      (await outboxOf(inventory, orderId)).some((row) => row.eventType === 'inventory.reserved'),
+    )
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 3, reserved: 2 })
+    await publish(releaseTopics.topic, 'inventory.release_requested', {
+      orderId,
+      reason: 'shipping refused',
+      attempt: 1,
+    })
+    await eventually('inventory.released is in the outbox', async () =>
+      (await outboxOf(inventory, orderId)).some((row) => row.eventType === 'inventory.released'),
+    )
+    const [reserved, released] = await outboxOf(inventory, orderId)
+    expect(released?.payload.data).toEqual({
+      orderId,
+      reservationId: reserved?.payload.data.reservationId,
+      reason: 'shipping refused',
+    })
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
+  })
+})
 
-    await handle('order.cancelled', { orderId: cancelled, reason: 'customer cancelled' })
-    await handle('order.failed', { orderId: failed, reason: 'shipping refused', failedStep: 'shipping' })
+describe('the consumers main.ts starts', () => {
+  const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
+  const handle = async (type: string, data: Record<string, unknown>) => {
+    const each = inventory.consumers.find((candidate) => candidate.type === type)
+    if (!each) throw new Error(`no consumer of ${type}`)
+    const event = createEvent(each.type, data as never, { source: 'test' })
+    await transaction(inventory.sql, (tx) =>
+      (each.handler as (...args: unknown[]) => Promise<void>)(event, tx, context),
+    )
+  }
+  const paid = (orderId: string, productId: string, quantity = 1) => ({
+    orderId,
+    customerId: randomUUID(),
+    paymentId: randomUUID(),
+    total: 9.99 * quantity,
+    items: [{ productId, quantity, price: 9.99 }],
+    shippingAddress: { street: '1 Main St', city: 'Springfield', zip: '12345' },
+  })
+  const requestRelease = (orderId: string, reason = 'payment refunded', attempt = 1) =>
+    handle('inventory.release_requested', { orderId, reason, attempt })
+  const dataOf = async (orderId: string) =>
+    (await outboxOf(inventory, orderId)).map((row) => row.payload.data)
+
+  it('when listed, then one per event type inventory reacts to, all in the inventory group (no order.cancelled nor order.failed)', () => {
+    const consumers = inventoryConsumers(inventory.reservations)
+    expect(consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual([
+      { type: 'payment.processed', group: 'inventory', topic: undefined },
+      { type: 'inventory.reservation_requested', group: 'inventory', topic: undefined },
+      { type: 'inventory.release_requested', group: 'inventory', topic: undefined },
+      { type: 'shipment.created', group: 'inventory', topic: undefined },
+    ])
+    expect(inventory.consumers.map(({ type }) => type)).toEqual(consumers.map(({ type }) => type))
+  })
+
+  it('when paid orders are reserved, one released on request and one shipped, then the stock adds up and each step is answered', async () => {
+    const product = await createTestProduct(inventory, { stock: 10 })
+    const [released, shipped] = [randomUUID(), randomUUID()]
+    const orders = { released: paid(released, product.id), shipped: paid(shipped, product.id) }
+    await handle('payment.processed', orders.released)
+    await handle('payment.processed', orders.shipped)
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 8, reserved: 2 })
+    const [reservedData] = await dataOf(released)
+    expect(reservedData).toEqual({
+      orderId: released,
+      reservationId: expect.any(String),
+      items: [{ productId: product.id, quantity: 1 }],
+      customerId: orders.released.customerId,
+      shippingAddress: orders.released.shippingAddress,
+    })
+
+    await requestRelease(released, 'shipping refused')
     await handle('shipment.created', { orderId: shipped, shipmentId: randomUUID() })
     expect(await stockOf(inventory, product.id)).toEqual({ available: 9, reserved: 0 })
-    expect((await outboxOf(inventory, cancelled)).map((row) => row.eventType)).toEqual([
-      'inventory.reserved',
-      'inventory.released',
-    ])
-    expect((await outboxOf(inventory, failed)).at(-1)?.payload.data).toMatchObject({
-      orderId: failed,
+    expect((await dataOf(released)).at(-1)).toEqual({
+      orderId: released,
+      reservationId: reservedData?.reservationId,
       reason: 'shipping refused',
     })
     expect((await outboxOf(inventory, shipped)).map((row) => row.eventType)).toEqual(['inventory.reserved'])
+  })
+
+  describe('inventory.reservation_requested', () => {
+    it('when the order was never reserved (payment.processed lost), then it is reserved and inventory.reserved answers with the customer and address', async () => {
+      const product = await createTestProduct(inventory, { stock: 5 })
+      const orderId = randomUUID()
+      const order = paid(orderId, product.id, 2)
+      await handle('inventory.reservation_requested', { ...order, attempt: 2 })
+      expect(await stockOf(inventory, product.id)).toEqual({ available: 3, reserved: 2 })
+      expect(await outboxOf(inventory, orderId)).toEqual([
+        expect.objectContaining({
+          eventType: 'inventory.reserved',
+          payload: expect.objectContaining({
+            source: 'inventory',
+            data: {
+              orderId,
+              reservationId: expect.any(String),
+              items: [{ productId: product.id, quantity: 2 }],
+              customerId: order.customerId,
+              shippingAddress: order.shippingAddress,
+            },
+          }),
+        }),
+      ])
+    })
+
+    it('when the order was reserved already, then each request answers inventory.reserved with the same reservationId; reserved once', async () => {
+      const product = await createTestProduct(inventory, { stock: 5 })
+      const orderId = randomUUID()
+      const order = paid(orderId, product.id, 2)
+      await handle('payment.processed', order)
+      await handle('inventory.reservation_requested', { ...order, attempt: 2 })
+      await handle('inventory.reservation_requested', { ...order, attempt: 3 })
+      const answers = await dataOf(orderId)
+      expect(answers).toHaveLength(3)
+      expect(answers[1]).toEqual(answers[0])
+      expect(answers[2]).toEqual(answers[0])
+      expect(await stockOf(inventory, product.id)).toEqual({ available: 3, reserved: 2 })
+    })
+
+    it("when the order's reservation was released, then inventory.failed 'the reservation was released'; stock unchanged", async () => {
+      const product = await createTestProduct(inventory, { stock: 5 })
+      const orderId = randomUUID()
+      const order = paid(orderId, product.id, 2)
+      await handle('payment.processed', order)
+      await requestRelease(orderId)
+      await handle('inventory.reservation_requested', { ...order, attempt: 2 })
+      expect((await dataOf(orderId)).at(-1)).toEqual({ orderId, reason: 'the reservation was released' })
+      expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
+    })
+  })
+
+  describe('inventory.release_requested', () => {
+    it('when the order holds nothing, then inventory.released answers without reservationId; asked again, the same', async () => {
+      const orderId = randomUUID()
+      await requestRelease(orderId, 'payment failed')
+      await requestRelease(orderId, 'payment failed', 2)
+      expect(await outboxOf(inventory, orderId)).toEqual([
+        expect.objectContaining({
+          eventType: 'inventory.released',
+          payload: expect.objectContaining({ data: { orderId, reason: 'payment failed' } }),
+        }),
+        expect.objectContaining({
+          eventType: 'inventory.released',
+          payload: expect.objectContaining({ data: { orderId, reason: 'payment failed' } }),
+        }),
+      ])
+    })
+
+    it("when the release was requested before payment.processed or inventory.reservation_requested, then nothing is reserved: inventory.failed 'the order was cancelled'", async () => {
+      const product = await createTestProduct(inventory, { stock: 5 })
+      const orderId = randomUUID()
+      const order = paid(orderId, product.id, 2)
+      await requestRelease(orderId, 'customer cancelled')
+      await handle('payment.processed', order)
+      await handle('inventory.reservation_requested', { ...order, attempt: 2 })
+      expect(await dataOf(orderId)).toEqual([
+        { orderId, reason: 'customer cancelled' },
+        { orderId, reason: 'the order was cancelled' },
+        { orderId, reason: 'the order was cancelled' },
+      ])
+      expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
+      const [counted] = await inventory.sql<{ count: number }[]>`
+        select count(*)::int from reservations where order_id = ${orderId}`
+      expect(counted?.count).toBe(0)
+    })
   })
 })

@@ -1,5 +1,6 @@
 // Reservations as the use cases apply them in a consumer's transaction: all lines or none, release, shipment,
-// redelivery, the outbox rows they write, and no overselling under concurrency. Real PostgreSQL.
+// redelivery and the saga's repeated requests (always answered), a release that comes before the reservation, the
+// outbox rows they write, and no overselling under concurrency. Real PostgreSQL.
 import { randomUUID } from 'node:crypto'
 import { type TransactionSql, transaction } from '@meridian/db'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,8 +18,11 @@ afterAll(async () => {
 })
 
 const inTransaction = <T>(work: (tx: TransactionSql) => Promise<T>) => transaction(inventory.sql, work)
-const reserve = (orderId: string, items: { productId: string; quantity: number }[]) =>
-  inTransaction((tx) => inventory.reservations.reserveOrder({ orderId, items }, tx))
+const reserve = (
+  orderId: string,
+  items: { productId: string; quantity: number }[],
+  customer: { customerId?: string; shippingAddress?: { street: string; city: string; zip: string } } = {},
+) => inTransaction((tx) => inventory.reservations.reserveOrder({ orderId, items, ...customer }, tx))
 const release = (orderId: string, reason = 'customer cancelled') =>
   inTransaction((tx) => inventory.reservations.releaseOrder({ orderId, reason }, tx))
 const ship = (orderId: string) => inTransaction((tx) => inventory.reservations.shipOrder({ orderId }, tx))
@@ -137,27 +141,103 @@ describe('reserving a paid order', () => {
     expect(await stockOf(inventory, inactive.id)).toEqual({ available: 10, reserved: 0 })
   })
 
-  it('when the same order is reserved again (a redelivery), then no second reservation and no second event', async () => {
+  it('when the customer and the shipping address are given, then inventory.reserved carries them (for the shipment step)', async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const shippingAddress = { street: '1 Main St', city: 'Springfield', zip: '12345' }
+    await reserve(orderId, [{ productId: product.id, quantity: 1 }], { customerId, shippingAddress })
+    expect((await outboxOf(inventory, orderId))[0]?.payload.data).toEqual({
+      orderId,
+      reservationId: expect.any(String),
+      items: [{ productId: product.id, quantity: 1 }],
+      customerId,
+      shippingAddress,
+    })
+  })
+
+  it('when the same order is reserved again (a redelivery, the saga asking again), then no second reservation; inventory.reserved answers again with the same reservationId', async () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const orderId = randomUUID()
     const items = [{ productId: product.id, quantity: 3 }]
-    expect(await reserve(orderId, items)).toMatchObject({ outcome: 'reserved' })
-    expect(await reserve(orderId, items)).toEqual({ outcome: 'already reserved' })
-    // even two at once: order_id is unique and the second waits for the first
-    const [a, b] = await Promise.all([reserve(orderId, items), reserve(orderId, items)])
-    expect([a, b]).toEqual([{ outcome: 'already reserved' }, { outcome: 'already reserved' }])
+    const first = await reserve(orderId, items)
+    expect(first).toMatchObject({ outcome: 'reserved' })
+    const { reservationId } = first as { reservationId: string }
+    const again = {
+      outcome: 'already reserved',
+      reservationId,
+      items: [{ productId: product.id, quantity: 3 }],
+    }
+    expect(await reserve(orderId, items)).toEqual(again)
+    // even two at once: the second waits for the first (the order's lock)
+    expect(await Promise.all([reserve(orderId, items), reserve(orderId, items)])).toEqual([again, again])
     expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 3 })
-    expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual(['inventory.reserved'])
+    const outbox = await outboxOf(inventory, orderId)
+    expect(outbox.map((row) => [row.eventType, row.payload.data.reservationId])).toEqual(
+      Array.from({ length: 4 }, () => ['inventory.reserved', reservationId]),
+    )
   })
 
-  it('when a new order is reserved twice at the same moment, then exactly one reservation stands', async () => {
+  it('when a new order is reserved twice at the same moment, then exactly one reservation stands and both answer with it', async () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const orderId = randomUUID()
     const items = [{ productId: product.id, quantity: 4 }]
     const outcomes = await Promise.all([reserve(orderId, items), reserve(orderId, items)])
     expect(outcomes.map((outcome) => outcome.outcome).sort()).toEqual(['already reserved', 'reserved'])
     expect(await stockOf(inventory, product.id)).toEqual({ available: 6, reserved: 4 })
-    expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual(['inventory.reserved'])
+    const outbox = await outboxOf(inventory, orderId)
+    expect(outbox.map((row) => row.eventType)).toEqual(['inventory.reserved', 'inventory.reserved'])
+    expect(outbox[1]?.payload.data).toEqual(outbox[0]?.payload.data)
+  })
+
+  it('when a shipped order is reserved again, then inventory.reserved answers with its reservation; nothing moves', async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const items = [{ productId: product.id, quantity: 2 }]
+    const first = (await reserve(orderId, items)) as { reservationId: string }
+    await ship(orderId)
+    expect(await reserve(orderId, items)).toMatchObject({
+      outcome: 'already reserved',
+      reservationId: first.reservationId,
+    })
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 3, reserved: 0 })
+  })
+
+  it("when a released order is reserved again, then nothing is reserved: inventory.failed 'the reservation was released'", async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const items = [{ productId: product.id, quantity: 2 }]
+    await reserve(orderId, items)
+    await release(orderId)
+    expect(await reserve(orderId, items)).toEqual({
+      outcome: 'refused',
+      reason: 'the reservation was released',
+    })
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
+    const outbox = await outboxOf(inventory, orderId)
+    expect(outbox.map((row) => row.eventType)).toEqual([
+      'inventory.reserved',
+      'inventory.released',
+      'inventory.failed',
+    ])
+    expect(outbox[2]?.payload.data).toEqual({ orderId, reason: 'the reservation was released' })
+  })
+
+  it("when the release was requested before the order is reserved, then nothing is reserved: inventory.failed 'the order was cancelled'", async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    await release(orderId, 'payment failed')
+    expect(await reserve(orderId, [{ productId: product.id, quantity: 2 }])).toEqual({
+      outcome: 'refused',
+      reason: 'the order was cancelled',
+    })
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
+    expect(await reservationOf(orderId)).toBeUndefined()
+    expect((await movementsOf(orderId)).length).toBe(0)
+    expect((await outboxOf(inventory, orderId)).map((row) => row.payload.data)).toEqual([
+      { orderId, reason: 'payment failed' },
+      { orderId, reason: 'the order was cancelled' },
+    ])
   })
 
   it('when the order id is not a uuid, then the event is refused (thrown, so it is retried and dead-lettered)', async () => {
@@ -244,17 +324,31 @@ describe('releasing and shipping', () => {
       reason: 'customer cancelled',
     })
 
-    // again: nothing held, nothing appended
-    expect(await release(orderId)).toEqual({ outcome: 'nothing held' })
+    // again (the saga asking again): nothing held, nothing moves; answered without reservationId
+    expect(await release(orderId, 'customer cancelled')).toEqual({ outcome: 'nothing held' })
     expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
-    expect(await outboxOf(inventory, orderId)).toHaveLength(2)
+    const again = await outboxOf(inventory, orderId)
+    expect(again.map((row) => row.eventType)).toEqual([
+      'inventory.reserved',
+      'inventory.released',
+      'inventory.released',
+    ])
+    expect(again[2]?.payload.data).toEqual({ orderId, reason: 'customer cancelled' })
   })
 
-  it('when an order that reserved nothing is released, then nothing changes and nothing is appended', async () => {
+  it('when an order that reserved nothing is released, then nothing changes; inventory.released answers without reservationId', async () => {
     const orderId = randomUUID()
-    expect(await release(orderId)).toEqual({ outcome: 'nothing held' })
-    expect(await release('not-a-uuid')).toEqual({ outcome: 'nothing held' })
-    expect(await outboxOf(inventory, orderId)).toEqual([])
+    expect(await release(orderId, 'payment failed')).toEqual({ outcome: 'nothing held' })
+    expect(await release('not-a-uuid', 'payment failed')).toEqual({ outcome: 'nothing held' })
+    for (const id of [orderId, 'not-a-uuid']) {
+      expect((await outboxOf(inventory, id)).map((row) => row.payload)).toEqual([
+        expect.objectContaining({
+          type: 'inventory.released',
+          source: 'inventory',
+          data: { orderId: id, reason: 'payment failed' },
+        }),
+      ])
+    }
   })
 
   it('when a reserved order ships, then its reserved stock leaves and the reservation is shipped (no event); a later release does nothing', async () => {
@@ -273,7 +367,11 @@ describe('releasing and shipping', () => {
     expect(await ship(orderId)).toEqual({ outcome: 'nothing held' })
     expect(await release(orderId)).toEqual({ outcome: 'nothing held' })
     expect(await stockOf(inventory, product.id)).toEqual({ available: 3, reserved: 0 })
-    expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual(['inventory.reserved'])
+    expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual([
+      'inventory.reserved',
+      'inventory.released',
+    ])
+    expect((await outboxOf(inventory, orderId))[1]?.payload.data).not.toHaveProperty('reservationId')
   })
 
   it('when a release and a shipment of one order race, then exactly one applies', async () => {
@@ -286,5 +384,37 @@ describe('releasing and shipping', () => {
     const stock = await stockOf(inventory, product.id)
     expect(stock.reserved).toBe(0)
     expect(stock.available).toBe(released.outcome === 'released' ? 5 : 3)
+  })
+
+  it('when the reservation and the release of one order race, then they never interleave: either reserved then released, or refused; the stock always comes back', async () => {
+    const product = await createTestProduct(inventory, { stock: 40 })
+    const orders = Array.from({ length: 20 }, () => randomUUID())
+    const outcomes = await Promise.all(
+      orders.map(async (orderId, i) => {
+        const reserving = () => reserve(orderId, [{ productId: product.id, quantity: 2 }])
+        const releasing = () => release(orderId, 'payment refunded')
+        // half start with the reservation, half with the release
+        const [reserved, released] =
+          i % 2 === 0
+            ? await Promise.all([reserving(), releasing()])
+            : await Promise.all([releasing(), reserving()]).then(([b, a]) => [a, b] as const)
+        return { orderId, reserved, released }
+      }),
+    )
+    for (const { orderId, reserved, released } of outcomes) {
+      const events = (await outboxOf(inventory, orderId)).map((row) => row.eventType)
+      if (reserved.outcome === 'reserved') {
+        // the reservation went first: the release waited for it and gave it back
+        expect(released).toEqual({ outcome: 'released', reservationId: reserved.reservationId })
+        expect(events).toEqual(['inventory.reserved', 'inventory.released'])
+      } else {
+        // the release went first: nothing was held, and the reservation was refused
+        expect(reserved).toEqual({ outcome: 'refused', reason: 'the order was cancelled' })
+        expect(released).toEqual({ outcome: 'nothing held' })
+        expect(events).toEqual(['inventory.released', 'inventory.failed'])
+        expect(await reservationOf(orderId)).toBeUndefined()
+      }
+    }
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 40, reserved: 0 })
   })
 })

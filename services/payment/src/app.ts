@@ -31,7 +31,7 @@ export type PaymentDependencies = ServiceDependencies<PaymentConfig, Sql>
 /** The app and what main.ts hands to the event backbone, built from one set of repositories and use cases. */
 export interface PaymentService {
   app: ServiceApp
-  /** for eventsPlugin: order.placed charges, order.cancelled and order.failed refund */
+  /** for eventsPlugin: order.placed and payment.requested charge, payment.refund_requested refunds */
   consumers: AnyServiceConsumer[]
   payments: PaymentUseCases
   provider: PaymentProvider

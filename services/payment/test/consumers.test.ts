@@ -1,9 +1,12 @@
 // Payment's consumers: order.placed charges the order at the provider (simulator) and appends payment.processed or
-// payment.failed; a redelivery charges once; order.cancelled and order.failed refund. Once through the real broker
-// on a topic of this file's own, then each handler as the runner calls it.
+// payment.failed; the saga's commands payment.requested (charge again: answered, charged once) and
+// payment.refund_requested (refund: always answered, and a later charge of the order is refused). Through the real
+// broker on topics of this file's own, then each handler as the runner calls it.
 import { randomUUID } from 'node:crypto'
+import type { EventType } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
 import {
+  type AnyServiceConsumer,
   consume,
   createEvent,
   createEventProducer,
@@ -20,20 +23,26 @@ import { cards, orderSummary, providerToken } from './support/provider.ts'
 let provider: PaymentSimulator
 let payment: PaymentTestApp
 let topics: TestEventTopics
+let requestedTopics: TestEventTopics
+let refundTopics: TestEventTopics
 let producer: EventProducer
-let running: EventConsumer | undefined
+const running: EventConsumer[] = []
 
 beforeAll(async () => {
-  provider = await createPaymentSimulator({ port: 0 })
+  provider = await createPaymentSimulator({ port: 0, delayMs: 1500 })
   payment = await buildPaymentTestApp({ PAYMENT_PROVIDER_URL: provider.url })
-  topics = await freshEventTopics('order.placed')
+  ;[topics, requestedTopics, refundTopics] = await Promise.all([
+    freshEventTopics('order.placed'),
+    freshEventTopics('payment.requested'),
+    freshEventTopics('payment.refund_requested'),
+  ])
   producer = await createEventProducer(testKafka())
 })
 
 afterAll(async () => {
-  await running?.stop()
+  await Promise.all(running.map((each) => each.stop()))
   await producer?.disconnect()
-  await topics?.delete()
+  await Promise.all([topics, requestedTopics, refundTopics].map((each) => each?.delete()))
   await payment?.close()
   await provider?.close()
 })
@@ -63,13 +72,15 @@ describe('the order.placed consumer on the broker', () => {
       topics: { 'order.placed': topics.topic },
     }).filter((each) => each.type === 'order.placed')
     if (!placedConsumer) throw new Error('payment has no order.placed consumer')
-    running = await consume({
-      ...placedConsumer,
-      kafka: testKafka(),
-      sql: payment.sql,
-      logger: payment.app.log,
-      retryDelaysMs: [200, 200, 200],
-    })
+    running.push(
+      await consume({
+        ...placedConsumer,
+        kafka: testKafka(),
+        sql: payment.sql,
+        logger: payment.app.log,
+        retryDelaysMs: [200, 200, 200],
+      }),
+    )
 
     const data = placed(await providerToken(provider.url, cards.succeeds))
     const event = createEvent('order.placed', data, { source: 'order' })
@@ -103,6 +114,61 @@ describe('the order.placed consumer on the broker', () => {
   })
 })
 
+describe("the saga's commands on the broker", () => {
+  it('when payment.requested and then payment.refund_requested are published, then the order is charged, answered, refunded and answered', async () => {
+    const consumers = paymentConsumers(payment.payments, {
+      topics: { 'payment.requested': requestedTopics.topic, 'payment.refund_requested': refundTopics.topic },
+    }).filter((each) => each.type !== 'order.placed')
+    expect(consumers.map((each) => each.type)).toEqual(['payment.requested', 'payment.refund_requested'])
+    // one group for both, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf)
+    const group = uniqueName('payment')
+    const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
+      consume<Type>({
+        ...each,
+        group,
+        kafka: testKafka(),
+        sql: payment.sql,
+        logger: payment.app.log,
+        retryDelaysMs: [200, 200, 200],
+      })
+    for (const each of consumers) running.push(await start(each))
+    const data = placed(await providerToken(provider.url, cards.succeeds))
+    const publish = async (
+      topic: string,
+      type: 'payment.requested' | 'payment.refund_requested',
+      body: object,
+    ) => {
+      const event = createEvent(type, body as never, { source: 'order' })
+      await producer.publish([
+        { topic, key: data.orderId, value: JSON.stringify(event), headers: { 'message-id': event.id } },
+      ])
+    }
+
+    await publish(requestedTopics.topic, 'payment.requested', { ...data, attempt: 2 })
+    await eventually('payment.processed is in the outbox', async () =>
+      (await outboxOf(data.orderId)).some((row) => row.eventType === 'payment.processed'),
+    )
+    await publish(refundTopics.topic, 'payment.refund_requested', {
+      orderId: data.orderId,
+      reason: 'out of stock',
+      attempt: 1,
+    })
+    await eventually('payment.refunded is in the outbox', async () =>
+      (await outboxOf(data.orderId)).some((row) => row.eventType === 'payment.refunded'),
+    )
+    const [processed, refunded] = await outboxOf(data.orderId)
+    const { payment: _token, ...orderData } = data
+    expect(processed?.payload.data).toEqual({ ...orderData, paymentId: expect.any(String) })
+    expect(refunded?.payload.data).toEqual({
+      orderId: data.orderId,
+      paymentId: processed?.payload.data.paymentId,
+      amount: 39.98,
+      reason: 'out of stock',
+    })
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
+  })
+})
+
 describe('the consumers main.ts starts', () => {
   const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
   async function handle(type: string, data: Record<string, unknown>): Promise<void> {
@@ -113,12 +179,16 @@ describe('the consumers main.ts starts', () => {
       (each.handler as (...args: unknown[]) => Promise<void>)(event, tx, context),
     )
   }
+  const requestRefund = (orderId: string, reason = 'out of stock', attempt = 1) =>
+    handle('payment.refund_requested', { orderId, reason, attempt })
+  const eventsOf = async (orderId: string) => (await outboxOf(orderId)).map((row) => row.eventType)
+  const dataOf = async (orderId: string) => (await outboxOf(orderId)).map((row) => row.payload.data)
 
-  it('when listed, then one per event type payment reacts to, all in the payment group', () => {
+  it('when listed, then one per event type payment reacts to, all in the payment group (no order.cancelled nor order.failed)', () => {
     expect(payment.consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual([
       { type: 'order.placed', group: 'payment', topic: undefined },
-      { type: 'order.cancelled', group: 'payment', topic: undefined },
-      { type: 'order.failed', group: 'payment', topic: undefined },
+      { type: 'payment.requested', group: 'payment', topic: undefined },
+      { type: 'payment.refund_requested', group: 'payment', topic: undefined },
     ])
   })
 
@@ -136,9 +206,7 @@ describe('the consumers main.ts starts', () => {
   it("when order.placed carries no payment method, then payment.failed 'no payment method' and no provider call", async () => {
     const data = placed(undefined)
     await handle('order.placed', data)
-    expect((await outboxOf(data.orderId)).map((row) => row.payload.data)).toEqual([
-      { orderId: data.orderId, reason: 'no payment method' },
-    ])
+    expect(await dataOf(data.orderId)).toEqual([{ orderId: data.orderId, reason: 'no payment method' }])
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 0, failedCharges: 0 })
   })
 
@@ -152,50 +220,171 @@ describe('the consumers main.ts starts', () => {
     expect(counted?.count).toBe(0)
   })
 
-  it('when the same order is placed again under a new event id, then the provider key charges it once and nothing is appended', async () => {
+  it('when the same order is placed again under a new event id, then it is charged once and payment.processed answers again with the same paymentId', async () => {
     const data = placed(await providerToken(provider.url, cards.succeeds))
     await handle('order.placed', data)
     await handle('order.placed', data)
-    expect((await outboxOf(data.orderId)).map((row) => row.eventType)).toEqual(['payment.processed'])
+    expect(await eventsOf(data.orderId)).toEqual(['payment.processed', 'payment.processed'])
+    const [first, second] = await dataOf(data.orderId)
+    expect(second).toEqual(first)
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1 })
   })
 
-  it('when a charged order is cancelled or fails, then it is refunded at the provider and payment.refunded is appended; twice refunds once', async () => {
-    const token = await providerToken(provider.url, cards.succeeds)
-    const [cancelled, failed] = [placed(token), placed(token)]
-    await handle('order.placed', cancelled)
-    await handle('order.placed', failed)
-    const paymentIdOf = async (orderId: string) => (await outboxOf(orderId))[0]?.payload.data.paymentId
+  describe('payment.requested', () => {
+    it('when the order was never charged (order.placed lost), then it is charged and payment.processed carries the order data without attempt', async () => {
+      const data = placed(await providerToken(provider.url, cards.succeeds))
+      await handle('payment.requested', { ...data, attempt: 2 })
+      const rows = await outboxOf(data.orderId)
+      expect(rows.map((row) => row.payload)).toEqual([
+        expect.objectContaining({ type: 'payment.processed', source: 'payment' }),
+      ])
+      const { payment: _token, ...orderData } = data
+      expect(rows[0]?.payload.data).toEqual({ ...orderData, paymentId: expect.any(String) })
+      const [row] = await payment.sql`
+        select id, status, amount_cents::int from payments where order_id = ${data.orderId}`
+      expect(row).toEqual({ id: rows[0]?.payload.data.paymentId, status: 'succeeded', amountCents: 3998 })
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, charged: 3998 })
+    })
 
-    await handle('order.cancelled', { orderId: cancelled.orderId, reason: 'customer cancelled' })
-    await handle('order.failed', { orderId: failed.orderId, reason: 'out of stock', failedStep: 'inventory' })
-    expect((await outboxOf(cancelled.orderId)).at(-1)?.payload).toMatchObject({
-      type: 'payment.refunded',
-      data: {
-        orderId: cancelled.orderId,
-        paymentId: await paymentIdOf(cancelled.orderId),
+    it('when the order was charged already, then each request answers payment.processed with the same paymentId; charged once', async () => {
+      const data = placed(await providerToken(provider.url, cards.succeeds))
+      await handle('order.placed', data)
+      await handle('payment.requested', { ...data, attempt: 2 })
+      await handle('payment.requested', { ...data, attempt: 3 })
+      expect(await eventsOf(data.orderId)).toEqual([
+        'payment.processed',
+        'payment.processed',
+        'payment.processed',
+      ])
+      const paymentIds = (await dataOf(data.orderId)).map((each) => each.paymentId)
+      expect(new Set(paymentIds).size).toBe(1)
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, failedCharges: 0 })
+      const [counted] = await payment.sql<{ count: number }[]>`
+        select count(*)::int from payments where order_id = ${data.orderId}`
+      expect(counted?.count).toBe(1)
+    })
+
+    it('when the order was declined, then payment.failed answers again with the stored reason; the provider is not asked again', async () => {
+      const data = placed(await providerToken(provider.url, cards.declined))
+      await handle('order.placed', data)
+      await handle('payment.requested', { ...data, attempt: 2 })
+      expect(await dataOf(data.orderId)).toEqual([
+        { orderId: data.orderId, reason: 'Your card was declined.' },
+        { orderId: data.orderId, reason: 'Your card was declined.' },
+      ])
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 0, failedCharges: 1 })
+    })
+  })
+
+  describe('payment.refund_requested', () => {
+    it('when a charged order is refunded, then it is refunded at the provider and payment.refunded names the payment; again, payment.refunded with amount 0 and no paymentId, refunded once', async () => {
+      const data = placed(await providerToken(provider.url, cards.succeeds))
+      await handle('order.placed', data)
+      const paymentId = (await dataOf(data.orderId))[0]?.paymentId
+
+      await requestRefund(data.orderId, 'customer cancelled')
+      expect((await outboxOf(data.orderId)).at(-1)?.payload).toMatchObject({
+        type: 'payment.refunded',
+        source: 'payment',
+        data: { orderId: data.orderId, paymentId, amount: 39.98, reason: 'customer cancelled' },
+      })
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
+      const [row] = await payment.sql`
+        select status, refunded_cents::int from payments where order_id = ${data.orderId}`
+      expect(row).toEqual({ status: 'refunded', refundedCents: 3998 })
+
+      // the saga asks again (its answer timed out): answered, nothing refunded twice
+      await requestRefund(data.orderId, 'customer cancelled', 2)
+      expect(await eventsOf(data.orderId)).toEqual([
+        'payment.processed',
+        'payment.refunded',
+        'payment.refunded',
+      ])
+      expect((await dataOf(data.orderId)).at(-1)).toEqual({
+        orderId: data.orderId,
+        amount: 0,
+        reason: 'customer cancelled',
+      })
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
+    })
+
+    it('when the order was never charged (or declined), then payment.refunded with amount 0 and no paymentId', async () => {
+      const never = randomUUID()
+      await requestRefund(never, 'out of stock')
+      expect(await outboxOf(never)).toEqual([
+        expect.objectContaining({
+          eventType: 'payment.refunded',
+          payload: expect.objectContaining({ data: { orderId: never, amount: 0, reason: 'out of stock' } }),
+        }),
+      ])
+
+      const declined = placed(await providerToken(provider.url, cards.declined))
+      await handle('order.placed', declined)
+      await requestRefund(declined.orderId, 'payment failed')
+      expect((await dataOf(declined.orderId)).at(-1)).toEqual({
+        orderId: declined.orderId,
+        amount: 0,
+        reason: 'payment failed',
+      })
+      expect(await orderSummary(provider.url, declined.orderId)).toMatchObject({ refunds: 0 })
+    })
+
+    it("when the refund was requested before order.placed or payment.requested arrives, then no charge: payment.failed 'the order was cancelled'", async () => {
+      const data = placed(await providerToken(provider.url, cards.succeeds))
+      await requestRefund(data.orderId, 'customer cancelled')
+      await handle('order.placed', data)
+      await handle('payment.requested', { ...data, attempt: 2 })
+      expect(await dataOf(data.orderId)).toEqual([
+        { orderId: data.orderId, amount: 0, reason: 'customer cancelled' },
+        { orderId: data.orderId, reason: 'the order was cancelled' },
+        { orderId: data.orderId, reason: 'the order was cancelled' },
+      ])
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 0, failedCharges: 0 })
+      const [counted] = await payment.sql<{ count: number }[]>`
+        select count(*)::int from payments where order_id = ${data.orderId}`
+      expect(counted?.count).toBe(0)
+    })
+
+    it("when payment.requested arrives after the order was refunded, then payment.failed 'the order was cancelled'; charged and refunded once", async () => {
+      const data = placed(await providerToken(provider.url, cards.succeeds))
+      await handle('order.placed', data)
+      await requestRefund(data.orderId)
+      await handle('payment.requested', { ...data, attempt: 2 })
+      expect(await eventsOf(data.orderId)).toEqual([
+        'payment.processed',
+        'payment.refunded',
+        'payment.failed',
+      ])
+      expect((await dataOf(data.orderId)).at(-1)).toEqual({
+        orderId: data.orderId,
+        reason: 'the order was cancelled',
+      })
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
+    })
+
+    it('when the refund is requested while the charge is at the provider, then it waits for the charge and refunds it', async () => {
+      const data = placed(await providerToken(provider.url, cards.delayed))
+      const charging = handle('order.placed', data)
+      // the charge holds the order's advisory lock while the provider takes its time
+      await eventually('the charge holds the order lock', async () => {
+        const [held] = await payment.sql<{ held: boolean }[]>`
+          select exists (
+            select 1 from pg_locks l join pg_database d on d.oid = l.database
+            where l.locktype = 'advisory' and l.granted and d.datname = current_database()
+          ) as held`
+        return held?.held ?? false
+      })
+      await Promise.all([charging, requestRefund(data.orderId, 'customer cancelled')])
+
+      expect(await eventsOf(data.orderId)).toEqual(['payment.processed', 'payment.refunded'])
+      const [processed, refunded] = await dataOf(data.orderId)
+      expect(refunded).toEqual({
+        orderId: data.orderId,
+        paymentId: processed?.paymentId,
         amount: 39.98,
         reason: 'customer cancelled',
-      },
+      })
+      expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
     })
-    expect((await outboxOf(failed.orderId)).map((row) => row.eventType)).toEqual([
-      'payment.processed',
-      'payment.refunded',
-    ])
-    expect(await orderSummary(provider.url, cancelled.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
-    const [row] = await payment.sql`
-      select status, refunded_cents::int from payments where order_id = ${cancelled.orderId}`
-    expect(row).toEqual({ status: 'refunded', refundedCents: 3998 })
-
-    // cancelled again, and an order that was never charged: nothing to refund, nothing appended
-    await handle('order.cancelled', { orderId: cancelled.orderId, reason: 'again' })
-    const never = randomUUID()
-    await handle('order.cancelled', { orderId: never, reason: 'customer cancelled' })
-    expect((await outboxOf(cancelled.orderId)).map((each) => each.eventType)).toEqual([
-      'payment.processed',
-      'payment.refunded',
-    ])
-    expect(await outboxOf(never)).toEqual([])
-    expect(await orderSummary(provider.url, cancelled.orderId)).toMatchObject({ refunds: 1 })
   })
 })

@@ -63,6 +63,28 @@ export function createReservationsRepository(db: Queryable) {
       return row.id
     },
 
+    /**
+     * Takes the order's transaction-scoped advisory lock: an order's reservation and its release run one after the
+     * other (a release requested while the reservation is being made waits for it, then releases it).
+     */
+    async lockOrder(orderId: string, sql: Queryable = db): Promise<void> {
+      await sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`inventory-order:${orderId}`}, 0))`
+    },
+
+    /** Records that the order's release was requested (the first request's reason stays). */
+    async recordReleaseRequest(orderId: string, reason: string, sql: Queryable = db): Promise<void> {
+      await sql`
+        insert into release_requests (order_id, reason) values (${orderId}, ${reason.slice(0, 500)})
+        on conflict (order_id) do nothing`
+    },
+
+    /** True when the order's release was requested: its stock is not reserved any more. */
+    async releaseRequested(orderId: string, sql: Queryable = db): Promise<boolean> {
+      const [row] = await sql<{ requested: boolean }[]>`
+        select exists (select 1 from release_requests where order_id = ${orderId}) as requested`
+      return row?.requested ?? false
+    },
+
     async setStatus(id: string, status: ReservationStatus, sql: Queryable = db): Promise<void> {
       await sql`update reservations set status = ${status}, updated_at = now() where id = ${id}`
     },

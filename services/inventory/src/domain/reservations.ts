@@ -1,29 +1,42 @@
-// Reservation use cases: holding an order's stock when it is paid (all lines or none), releasing it when the order
-// is cancelled or fails, and letting it leave when it is shipped. Each runs in the caller's transaction (a consumer's,
-// which also records the event in the inbox), so the stock, the reservation and the outbox row commit together.
+// Reservation use cases: holding an order's stock when it is paid (all lines or none, again when the saga requests
+// it), releasing it when the saga compensates, and letting it leave when it is shipped. Each runs in the caller's
+// transaction (a consumer's, which also records the event in the inbox), so the stock, the reservation and the
+// outbox row commit together; reserving and releasing one order take its advisory lock, so they never interleave.
+import type { EventData } from '@meridian/contracts'
 import type { TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
 import type { ProductsRepository, StockMovement } from '../data/products-repository.ts'
-import type { ReservationsRepository } from '../data/reservations-repository.ts'
+import type { ReservationRecord, ReservationsRepository } from '../data/reservations-repository.ts'
 import { findShortage, isUuid, mergeLines, type ShortageReason, type StockLine } from './stock-rules.ts'
 
 /** The name inventory signs its events with (the envelope's source). */
 export const serviceSource = 'inventory'
 
+/** Reason of inventory.failed when the order's reservation was released before it was requested again. */
+export const reservationReleased = 'the reservation was released'
+
+/** Reason of inventory.failed when the order's release was requested before its stock was reserved. */
+export const orderCancelled = 'the order was cancelled'
+
 export interface OrderToReserve {
   orderId: string
   items: readonly StockLine[]
+  /** carried on to inventory.reserved, for the shipment step */
+  customerId?: string
+  shippingAddress?: EventData<'inventory.reserved'>['shippingAddress']
 }
 
 export type ReserveOutcome =
   | { outcome: 'reserved'; reservationId: string; items: StockLine[] }
   | { outcome: 'failed'; reason: ShortageReason; items: StockLine[] }
-  /** the order has a reservation already (a redelivery): nothing changed, nothing appended */
-  | { outcome: 'already reserved' }
+  /** the order has a held or shipped reservation already: nothing changed, inventory.reserved appended again */
+  | { outcome: 'already reserved'; reservationId: string; items: StockLine[] }
+  /** released already, or its release was requested first: nothing reserved, inventory.failed with the reason */
+  | { outcome: 'refused'; reason: string }
 
 export type ReleaseOutcome =
   | { outcome: 'released'; reservationId: string }
-  /** no held reservation (none, or already released or shipped): nothing changed, nothing appended */
+  /** no held reservation (none, or already released or shipped): inventory.released without reservationId */
   | { outcome: 'nothing held' }
 
 export type ShipOutcome = { outcome: 'shipped'; reservationId: string } | { outcome: 'nothing held' }
@@ -51,15 +64,55 @@ export function createReservationUseCases(deps: {
 
   return {
     /**
-     * Reserves every line of a paid order, or none. The product rows are locked in id order (concurrent reservations
-     * queue on the rows they share and never deadlock), each line is checked (the product exists, is active, has the
-     * units available), then available moves to reserved for each line, the reservation and its movements are
-     * written and `inventory.reserved` is appended to the outbox. If any line fails, nothing changes and
-     * `inventory.failed` names the failing lines. An order reserved already is left alone.
+     * The reservation step of the order saga (payment.processed, and inventory.reservation_requested: the saga asking
+     * again after a timeout), in the consumer's transaction and under the order's advisory lock (its release waits
+     * for it, and it for a release). Every call answers with an event:
+     * - the order has a reservation already: held or shipped, `inventory.reserved` again with the same reservationId
+     *   and its lines; released, `inventory.failed` 'the reservation was released';
+     * - the order's release was requested already (it came first): nothing reserved, `inventory.failed` 'the order
+     *   was cancelled';
+     * - else every line is reserved, or none. The product rows are locked in id order (concurrent reservations queue
+     *   on the rows they share and never deadlock), each line is checked (the product exists, is active, has the
+     *   units available), then available moves to reserved for each line, the reservation and its movements are
+     *   written and `inventory.reserved` is appended (with the customer and the shipping address when given, for the
+     *   shipment step). If any line fails, nothing changes and `inventory.failed` names the failing lines.
      */
     async reserveOrder(order: OrderToReserve, tx: TransactionSql): Promise<ReserveOutcome> {
       assertOrderId(order.orderId)
-      if (await reservations.findByOrder(order.orderId, tx)) return { outcome: 'already reserved' }
+      const answerReserved = async (reservationId: string, items: StockLine[]) => {
+        const reserved = createEvent(
+          'inventory.reserved',
+          {
+            orderId: order.orderId,
+            reservationId,
+            items,
+            ...(order.customerId === undefined ? {} : { customerId: order.customerId }),
+            ...(order.shippingAddress === undefined ? {} : { shippingAddress: order.shippingAddress }),
+          },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, reserved, { aggregateId: order.orderId })
+      }
+      const refuse = async (reason: string): Promise<ReserveOutcome> => {
+        const failed = createEvent(
+          'inventory.failed',
+          { orderId: order.orderId, reason },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, failed, { aggregateId: order.orderId })
+        return { outcome: 'refused', reason }
+      }
+      const answerEarlier = async (earlier: ReservationRecord): Promise<ReserveOutcome> => {
+        if (earlier.status === 'released') return refuse(reservationReleased)
+        const items = earlier.lines.map(({ productId, quantity }) => ({ productId, quantity }))
+        await answerReserved(earlier.id, items)
+        return { outcome: 'already reserved', reservationId: earlier.id, items }
+      }
+
+      await reservations.lockOrder(order.orderId, tx)
+      const earlier = await reservations.findByOrder(order.orderId, tx)
+      if (earlier) return answerEarlier(earlier)
+      if (await reservations.releaseRequested(order.orderId, tx)) return refuse(orderCancelled)
 
       const lines = mergeLines(order.items)
       const locked = await products.lockStock(lines.map((line) => line.productId).filter(isUuid), tx)
@@ -74,9 +127,13 @@ export function createReservationUseCases(deps: {
         return { outcome: 'failed', ...shortage }
       }
 
-      // a concurrent reservation of the same order committed between the check and here: it stands, this one is void
       const reservationId = await reservations.insertHeld(order.orderId, lines, tx)
-      if (reservationId === undefined) return { outcome: 'already reserved' }
+      if (reservationId === undefined) {
+        // a reservation of the order committed meanwhile (not under the order lock): it stands, answer with it
+        const recorded = await reservations.findByOrder(order.orderId, tx)
+        if (!recorded) throw new Error(`order ${order.orderId} has neither a new nor a recorded reservation`)
+        return answerEarlier(recorded)
+      }
       const movements = lines.map((line) => ({
         productId: line.productId,
         deltaAvailable: -line.quantity,
@@ -86,27 +143,45 @@ export function createReservationUseCases(deps: {
       }))
       await products.applyStockChanges(movements, tx)
       await products.recordMovements(movements, tx)
-      const reserved = createEvent(
-        'inventory.reserved',
-        { orderId: order.orderId, reservationId, items: lines },
-        { source: serviceSource },
-      )
-      await appendToOutbox(tx, reserved, { aggregateId: order.orderId })
+      await answerReserved(reservationId, lines)
       return { outcome: 'reserved', reservationId, items: lines }
     },
 
     /**
-     * Gives a cancelled or failed order's held stock back (reserved -> available), marks the reservation released
-     * and appends `inventory.released`. Nothing held, nothing done: releasing twice, or an order that never
-     * reserved, appends nothing.
+     * The saga's compensation (inventory.release_requested), in the consumer's transaction and under the order's
+     * advisory lock (a reservation being made is waited for, then released): the request is recorded (a later
+     * reservation of the order is not made), the order's held stock goes back (reserved -> available), the
+     * reservation is marked released and `inventory.released` is appended with its id. It always answers: when
+     * nothing is held (never reserved, released already, or shipped) `inventory.released` has no reservationId.
      */
     async releaseOrder(
       order: { orderId: string; reason: string },
       tx: TransactionSql,
     ): Promise<ReleaseOutcome> {
-      if (!isUuid(order.orderId)) return { outcome: 'nothing held' }
+      const answer = async (reservationId?: string) => {
+        const released = createEvent(
+          'inventory.released',
+          {
+            orderId: order.orderId,
+            ...(reservationId === undefined ? {} : { reservationId }),
+            reason: order.reason,
+          },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, released, { aggregateId: order.orderId })
+      }
+      // an id that is not a uuid names no order (none was ever reserved): answered, nothing recorded
+      if (!isUuid(order.orderId)) {
+        await answer()
+        return { outcome: 'nothing held' }
+      }
+      await reservations.lockOrder(order.orderId, tx)
+      await reservations.recordReleaseRequest(order.orderId, order.reason, tx)
       const reservation = await reservations.findByOrder(order.orderId, tx, { lock: true })
-      if (reservation?.status !== 'held') return { outcome: 'nothing held' }
+      if (reservation?.status !== 'held') {
+        await answer()
+        return { outcome: 'nothing held' }
+      }
       await moveStock(
         tx,
         reservation.lines.map((line) => ({
@@ -118,12 +193,7 @@ export function createReservationUseCases(deps: {
         })),
       )
       await reservations.setStatus(reservation.id, 'released', tx)
-      const released = createEvent(
-        'inventory.released',
-        { orderId: order.orderId, reservationId: reservation.id, reason: order.reason },
-        { source: serviceSource },
-      )
-      await appendToOutbox(tx, released, { aggregateId: order.orderId })
+      await answer(reservation.id)
       return { outcome: 'released', reservationId: reservation.id }
     },
 

@@ -1,5 +1,9 @@
 // Inventory's consumers: one typed handler per consumed event type, each a call of a reservation use case in the
 // consumer's transaction (the one that records the event in the inbox), so effect and record commit together.
+// The forward step is choreographed (payment.processed reserves); the order saga's process manager (in order) sends
+// the commands: inventory.reservation_requested (reserve again after a timeout) and inventory.release_requested (the
+// compensation). Each command is always answered (inventory.reserved / inventory.failed, inventory.released).
+// order.cancelled and order.failed are not consumed: the compensation comes as inventory.release_requested.
 import type { EventType } from '@meridian/contracts'
 import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
 import type { ReservationUseCases } from '../domain/reservations.ts'
@@ -14,18 +18,23 @@ export const onPaymentProcessed =
     await reservations.reserveOrder(event.data, tx)
   }
 
-/** order.cancelled: the order's held stock goes back. */
-export const onOrderCancelled =
-  (reservations: ReservationUseCases): EventHandler<'order.cancelled'> =>
+/**
+ * inventory.reservation_requested: the saga asks again (its reservation step timed out); reserved as on
+ * payment.processed, and answered with inventory.reserved (the same reservationId when reserved already) or
+ * inventory.failed.
+ */
+export const onReservationRequested =
+  (reservations: ReservationUseCases): EventHandler<'inventory.reservation_requested'> =>
   async (event, tx) => {
-    await reservations.releaseOrder(event.data, tx)
+    const { attempt: _attempt, ...paid } = event.data
+    await reservations.reserveOrder(paid, tx)
   }
 
-/** order.failed: the saga's compensation, the order's held stock goes back. */
-export const onOrderFailed =
-  (reservations: ReservationUseCases): EventHandler<'order.failed'> =>
+/** inventory.release_requested: the saga's compensation, the order's held stock goes back; inventory.released. */
+export const onReleaseRequested =
+  (reservations: ReservationUseCases): EventHandler<'inventory.release_requested'> =>
   async (event, tx) => {
-    await reservations.releaseOrder(event.data, tx)
+    await reservations.releaseOrder({ orderId: event.data.orderId, reason: event.data.reason }, tx)
   }
 
 /** shipment.created: the order's held stock leaves the warehouse. */
@@ -35,7 +44,11 @@ export const onShipmentCreated =
     await reservations.shipOrder(event.data, tx)
   }
 
-export type InventoryEventType = 'payment.processed' | 'order.cancelled' | 'order.failed' | 'shipment.created'
+export type InventoryEventType =
+  | 'payment.processed'
+  | 'inventory.reservation_requested'
+  | 'inventory.release_requested'
+  | 'shipment.created'
 
 export interface InventoryConsumersOptions {
   /** the consumer group; default 'inventory' */
@@ -59,16 +72,16 @@ export function inventoryConsumers(
       ...topicOf('payment.processed'),
     }),
     consumer({
-      type: 'order.cancelled',
+      type: 'inventory.reservation_requested',
       group,
-      handler: onOrderCancelled(reservations),
-      ...topicOf('order.cancelled'),
+      handler: onReservationRequested(reservations),
+      ...topicOf('inventory.reservation_requested'),
     }),
     consumer({
-      type: 'order.failed',
+      type: 'inventory.release_requested',
       group,
-      handler: onOrderFailed(reservations),
-      ...topicOf('order.failed'),
+      handler: onReleaseRequested(reservations),
+      ...topicOf('inventory.release_requested'),
     }),
     consumer({
       type: 'shipment.created',

@@ -72,6 +72,48 @@ export function createPaymentsRepository(db: Queryable) {
       return [...rows]
     },
 
+    /**
+     * Takes the order's transaction-scoped advisory lock: an order's charge and its refund run one after the other
+     * (a refund requested while the charge is in flight waits for it, then sees and refunds it).
+     */
+    async lockOrder(orderId: string, sql: Queryable = db): Promise<void> {
+      await sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`payment-order:${orderId}`}, 0))`
+    },
+
+    /**
+     * The latest payment of the order step (no payer: charged on order.placed or payment.requested) of the order,
+     * succeeded (or refunded) first, then failed; undefined when the step never charged the order.
+     */
+    async findLatestOfOrderStep(orderId: string, sql: Queryable = db): Promise<PaymentRecord | undefined> {
+      const [row] = await sql<PaymentRecord[]>`
+        select ${columns(sql)} from payments
+        where order_id = ${orderId} and payer_id is null
+        order by status = 'failed', created_at desc, id desc
+        limit 1`
+      return row
+    },
+
+    /** True when some payment of the order was refunded already. */
+    async hasRefunded(orderId: string, sql: Queryable = db): Promise<boolean> {
+      const [row] = await sql<{ refunded: boolean }[]>`
+        select exists (select 1 from payments where order_id = ${orderId} and status = 'refunded') as refunded`
+      return row?.refunded ?? false
+    },
+
+    /** Records that the order's refund was requested (the first request's reason stays). */
+    async recordRefundRequest(orderId: string, reason: string, sql: Queryable = db): Promise<void> {
+      await sql`
+        insert into refund_requests (order_id, reason) values (${orderId}, ${reason.slice(0, 500)})
+        on conflict (order_id) do nothing`
+    },
+
+    /** True when the order's refund was requested: it is not charged any more. */
+    async refundRequested(orderId: string, sql: Queryable = db): Promise<boolean> {
+      const [row] = await sql<{ requested: boolean }[]>`
+        select exists (select 1 from refund_requests where order_id = ${orderId}) as requested`
+      return row?.requested ?? false
+    },
+
     async markRefunded(id: string, refundedCents: number, sql: Queryable = db): Promise<void> {
       await sql`
         update payments set status = 'refunded', refunded_cents = ${refundedCents}, updated_at = now()

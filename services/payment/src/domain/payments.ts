@@ -1,6 +1,7 @@
 // Payment use cases: POST /payments under an Idempotency-Key, reading a payment, and the payment step of the order
-// saga (charging a placed order, refunding a cancelled or failed one). The provider is reached through the adapter
-// (data/payment-provider.ts) only; no card number is ever stored or logged.
+// saga (charging a placed order, again when the saga requests it, and refunding it when the saga compensates; an
+// order's charge and refund take its advisory lock, so they never interleave). The provider is reached through the
+// adapter (data/payment-provider.ts) only; no card number is ever stored or logged.
 import {
   AppError,
   type CreatePaymentBody,
@@ -72,14 +73,21 @@ export function paymentTokenOf(data: EventData<'order.placed'>): string | undefi
   return data.payment?.token
 }
 
+/** Reason of payment.failed when the order's refund was requested before it was charged. */
+export const orderCancelled = 'the order was cancelled'
+
 export type ChargeOrderOutcome =
   | { outcome: 'processed'; paymentId: string }
+  /** payment.failed was appended: declined, no payment method, or the order's refund was requested */
   | { outcome: 'failed'; reason: string }
-  /** the order's charge is recorded already (the provider replayed it): nothing changed, nothing appended */
+  /** the order was charged already: nothing charged, payment.processed appended again with the same paymentId */
   | { outcome: 'already processed'; paymentId: string }
+  /** the order's charge was declined already: nothing charged, payment.failed appended again with its reason */
+  | { outcome: 'already failed'; reason: string }
 
 export type RefundOrderOutcome =
   | { outcome: 'refunded'; paymentIds: string[] }
+  /** no succeeded payment (never charged, or refunded already): payment.refunded with amount 0, no paymentId */
   | { outcome: 'nothing to refund' }
 
 export interface PaymentUseCasesDependencies {
@@ -220,23 +228,58 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
     },
 
     /**
-     * The payment step of order.placed, in the consumer's transaction: charges the order's total with its payment
-     * token under the provider key `order-<orderId>` (a redelivery, or a retry after a timeout, never charges twice),
-     * records the payment and appends payment.processed (the order.placed data plus paymentId). A decline (402) or
-     * the provider's rate limit (429, which it replays for that key) records a failed payment and appends
-     * payment.failed; no token appends payment.failed 'no payment method'. An unavailable or failing provider
-     * (503 / 502) throws, so the event is retried and finally dead-lettered.
+     * The payment step of the order saga, in the consumer's transaction: order.placed, and payment.requested (the
+     * saga asking again after a timeout). Every call answers with an event. Under the order's advisory lock (a refund
+     * of the order waits for it, and it for a refund):
+     * - the order's refund was requested already (payment.refund_requested came first): no charge, payment.failed
+     *   'the order was cancelled';
+     * - the order step charged the order already: payment.processed again with the same paymentId, or, when that
+     *   charge was declined, payment.failed again with the stored reason (the provider is not called again);
+     * - else the order's total is charged with its payment token under the provider key `order-<orderId>` (a retry
+     *   after a timeout never charges twice), the payment recorded and payment.processed appended (the order.placed
+     *   data plus paymentId). A decline (402), a refused method (422) or the provider's rate limit (429, which it
+     *   replays for that key) records a failed payment and appends payment.failed; no token appends payment.failed
+     *   'no payment method'. An unavailable or failing provider (503 / 502) throws, so the event is retried and
+     *   finally dead-lettered.
      */
     async chargeOrder(data: EventData<'order.placed'>, tx: TransactionSql): Promise<ChargeOrderOutcome> {
-      const fail = async (reason: string): Promise<ChargeOrderOutcome> => {
+      const fail = async (reason: string, outcome: 'failed' | 'already failed' = 'failed') => {
         const failed = createEvent(
           'payment.failed',
           { orderId: data.orderId, reason },
           { source: serviceSource },
         )
         await appendToOutbox(tx, failed, { aggregateId: data.orderId })
-        return { outcome: 'failed', reason }
+        return { outcome, reason } satisfies ChargeOrderOutcome
       }
+      const succeed = async (paymentId: string, outcome: 'processed' | 'already processed' = 'processed') => {
+        const { orderId, customerId, total, items, customerEmail, status, shippingAddress } = data
+        const processed = createEvent(
+          'payment.processed',
+          {
+            orderId,
+            customerId,
+            total,
+            items,
+            ...(customerEmail === undefined ? {} : { customerEmail }),
+            ...(status === undefined ? {} : { status }),
+            ...(shippingAddress === undefined ? {} : { shippingAddress }),
+            paymentId,
+          },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, processed, { aggregateId: orderId })
+        return { outcome, paymentId } satisfies ChargeOrderOutcome
+      }
+
+      await payments.lockOrder(data.orderId, tx)
+      if (await payments.refundRequested(data.orderId, tx)) return fail(orderCancelled)
+      const earlier = await payments.findLatestOfOrderStep(data.orderId, tx)
+      if (earlier?.status === 'succeeded') return succeed(earlier.id, 'already processed')
+      if (earlier?.status === 'refunded') return fail(orderCancelled)
+      if (earlier?.status === 'failed')
+        return fail(earlier.failureReason ?? 'payment failed', 'already failed')
+
       const amountCents = toMinorUnits(data.total)
       if (amountCents === undefined || amountCents === 0) return fail('invalid order total')
       const token = paymentTokenOf(data)
@@ -282,45 +325,49 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
         tx,
       )
       if (!record) {
+        // the provider replayed a charge recorded already (the lookup above missed it): answer with it
         const recorded = await payments.findByChargeId(charge.id, tx)
-        return { outcome: 'already processed', paymentId: recorded?.id ?? '' }
+        if (!recorded) throw new Error(`charge ${charge.id} is neither new nor recorded`)
+        if (recorded.status === 'refunded') return fail(orderCancelled)
+        return succeed(recorded.id, 'already processed')
       }
-      const { orderId, customerId, total, items, customerEmail, status, shippingAddress } = data
-      const processed = createEvent(
-        'payment.processed',
-        {
-          orderId,
-          customerId,
-          total,
-          items,
-          ...(customerEmail === undefined ? {} : { customerEmail }),
-          ...(status === undefined ? {} : { status }),
-          ...(shippingAddress === undefined ? {} : { shippingAddress }),
-          paymentId: record.id,
-        },
-        { source: serviceSource },
-      )
-      await appendToOutbox(tx, processed, { aggregateId: orderId })
-      return { outcome: 'processed', paymentId: record.id }
+      return succeed(record.id)
     },
 
     /**
-     * The compensation of order.cancelled and order.failed, in the consumer's transaction: each succeeded payment of
-     * the order is refunded in full at the provider (key `refund-<orderId>`, `refund-<orderId>-<paymentId>` for any
-     * further payment), marked refunded, and payment.refunded is appended. Nothing succeeded, nothing done.
+     * The saga's compensation (payment.refund_requested), in the consumer's transaction, under the order's advisory
+     * lock (a charge in flight is waited for, then refunded): the request is recorded (a later charge of the order
+     * is not made), each succeeded payment of the order is refunded in full at the provider (key
+     * `refund-<orderId>` for the order's first refund, `refund-<orderId>-<paymentId>` for any further payment),
+     * marked refunded, and payment.refunded is appended for it. It always answers: with no succeeded payment left
+     * (never charged, or refunded already) one payment.refunded without paymentId and with amount 0 is appended.
      */
     async refundOrder(
       order: { orderId: string; reason: string },
       tx: TransactionSql,
     ): Promise<RefundOrderOutcome> {
-      const paid = await payments.lockSucceededOfOrder(order.orderId, tx)
-      if (paid.length === 0) return { outcome: 'nothing to refund' }
-      for (const [index, payment] of paid.entries()) {
-        if (!payment.providerChargeId) continue
+      await payments.lockOrder(order.orderId, tx)
+      await payments.recordRefundRequest(order.orderId, order.reason, tx)
+      const paid = (await payments.lockSucceededOfOrder(order.orderId, tx)).filter(
+        (payment) => payment.providerChargeId !== null,
+      )
+      if (paid.length === 0) {
+        const nothing = createEvent(
+          'payment.refunded',
+          { orderId: order.orderId, amount: 0, reason: order.reason },
+          { source: serviceSource },
+        )
+        await appendToOutbox(tx, nothing, { aggregateId: order.orderId })
+        return { outcome: 'nothing to refund' }
+      }
+      // the order's first refund takes the key `refund-<orderId>`; a payment made after it (POST /payments) its own
+      let firstKeyTaken = await payments.hasRefunded(order.orderId, tx)
+      for (const payment of paid) {
         const refund = await provider.refund({
-          chargeId: payment.providerChargeId,
-          idempotencyKey: index === 0 ? `refund-${order.orderId}` : `refund-${order.orderId}-${payment.id}`,
+          chargeId: payment.providerChargeId ?? '',
+          idempotencyKey: firstKeyTaken ? `refund-${order.orderId}-${payment.id}` : `refund-${order.orderId}`,
         })
+        firstKeyTaken = true
         await payments.markRefunded(payment.id, payment.refundedCents + refund.amount, tx)
         const refunded = createEvent(
           'payment.refunded',

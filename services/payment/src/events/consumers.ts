@@ -2,6 +2,10 @@
 // consumer's transaction (the one that records the event in the inbox), so effect and record commit together. The
 // provider is called inside that transaction: the inbox makes a redelivery a no-op, and the provider's idempotency
 // key (`order-<orderId>`, `refund-<orderId>`) makes a retry after a timeout charge or refund once.
+// The forward step is choreographed (order.placed charges); the order saga's process manager (in order) sends the
+// commands: payment.requested (charge again after a timeout) and payment.refund_requested (the compensation). Each
+// command is always answered (payment.processed / payment.failed, payment.refunded). order.cancelled and order.failed
+// are not consumed: the compensation comes as payment.refund_requested.
 import type { EventType } from '@meridian/contracts'
 import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
 import type { PaymentUseCases } from '../domain/payments.ts'
@@ -16,21 +20,25 @@ export const onOrderPlaced =
     await payments.chargeOrder(event.data, tx)
   }
 
-/** order.cancelled: the order's payment is refunded. */
-export const onOrderCancelled =
-  (payments: PaymentUseCases): EventHandler<'order.cancelled'> =>
+/**
+ * payment.requested: the saga asks again (its payment step timed out); charged as on order.placed, once at the
+ * provider, and answered with payment.processed (the same paymentId when charged already) or payment.failed.
+ */
+export const onPaymentRequested =
+  (payments: PaymentUseCases): EventHandler<'payment.requested'> =>
   async (event, tx) => {
-    await payments.refundOrder(event.data, tx)
+    const { attempt: _attempt, ...order } = event.data
+    await payments.chargeOrder(order, tx)
   }
 
-/** order.failed: the saga's compensation, the order's payment is refunded. */
-export const onOrderFailed =
-  (payments: PaymentUseCases): EventHandler<'order.failed'> =>
+/** payment.refund_requested: the saga's compensation, the order's payments are refunded; payment.refunded answers. */
+export const onRefundRequested =
+  (payments: PaymentUseCases): EventHandler<'payment.refund_requested'> =>
   async (event, tx) => {
-    await payments.refundOrder(event.data, tx)
+    await payments.refundOrder({ orderId: event.data.orderId, reason: event.data.reason }, tx)
   }
 
-export type PaymentEventType = 'order.placed' | 'order.cancelled' | 'order.failed'
+export type PaymentEventType = 'order.placed' | 'payment.requested' | 'payment.refund_requested'
 
 export interface PaymentConsumersOptions {
   /** the consumer group; default 'payment' */
@@ -49,11 +57,16 @@ export function paymentConsumers(
   return [
     consumer({ type: 'order.placed', group, handler: onOrderPlaced(payments), ...topicOf('order.placed') }),
     consumer({
-      type: 'order.cancelled',
+      type: 'payment.requested',
       group,
-      handler: onOrderCancelled(payments),
-      ...topicOf('order.cancelled'),
+      handler: onPaymentRequested(payments),
+      ...topicOf('payment.requested'),
     }),
-    consumer({ type: 'order.failed', group, handler: onOrderFailed(payments), ...topicOf('order.failed') }),
+    consumer({
+      type: 'payment.refund_requested',
+      group,
+      handler: onRefundRequested(payments),
+      ...topicOf('payment.refund_requested'),
+    }),
   ]
 }
