@@ -25,8 +25,4 @@ export const runSettings = {
  */
 export const runRedisDatabase = 15
 
-export function withRedisDatabase(redisUrl: string, database: number): string {
-  const url = new URL(redisUrl)
-  url.pathname = `/${database}`
-  return url.toString()
-}
+export { withRedisDatabase } from '../system/redis-database.ts'

@@ -126,9 +126,17 @@ export const ShipmentRequestedData = Type.Object({
   attempt: Attempt,
 })
 /** inventory.release_requested — compensation: give the order's held stock back (inventory.released). */
-export const InventoryReleaseRequestedData = Type.Object({ orderId: Id, reason: Type.String(), attempt: Attempt })
+export const InventoryReleaseRequestedData = Type.Object({
+  orderId: Id,
+  reason: Type.String(),
+  attempt: Attempt,
+})
 /** payment.refund_requested — compensation: refund the order's payments (payment.refunded). */
-export const PaymentRefundRequestedData = Type.Object({ orderId: Id, reason: Type.String(), attempt: Attempt })
+export const PaymentRefundRequestedData = Type.Object({
+  orderId: Id,
+  reason: Type.String(),
+  attempt: Attempt,
+})
 export const OrderCancelledData = Type.Object({ orderId: Id, reason: Type.String() })
 export const OrderCompletedData = Type.Object({ orderId: Id })
 export const OrderFailedData = Type.Object({ orderId: Id, reason: Type.String(), failedStep: Type.String() })

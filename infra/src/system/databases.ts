@@ -1,0 +1,34 @@
+// A run's own databases (a system run, API fuzzing): one per service that has one, created empty (the service migrates
+// it at start, as main.ts does) and dropped at the end, so a run never writes into a developer's data.
+import postgres from 'postgres'
+import { databaseUrl } from '../probes.ts'
+
+export interface RunDatabase {
+  name: string
+  url: string
+  drop(): Promise<void>
+}
+
+const quiet = { onnotice: () => {} }
+
+export async function createRunDatabase(serverUrl: string, name: string): Promise<RunDatabase> {
+  const sql = postgres(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
+  try {
+    await sql`create database ${sql(name)}`
+  } finally {
+    await sql.end({ timeout: 2 })
+  }
+  return {
+    name,
+    url: databaseUrl(serverUrl, name),
+    async drop() {
+      const admin = postgres(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
+      try {
+        // (force): a connection the stopped service left behind must not keep the database alive
+        await admin`drop database if exists ${admin(name)} with (force)`
+      } finally {
+        await admin.end({ timeout: 2 })
+      }
+    },
+  }
+}

@@ -1,0 +1,12 @@
+// The whole system as processes (@meridian/infra/system): startSystem and the pieces it is made of.
+export { createRunDatabase, type RunDatabase } from './databases.ts'
+export { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
+export { type ServiceProcess, startServiceProcess } from './service-process.ts'
+export { discoverServices, gatewayName, identityProvider, type SystemService } from './services.ts'
+export {
+  type MeridianSystem,
+  type SystemOptions,
+  type SystemServiceInfo,
+  startSystem,
+  systemSettings,
+} from './system.ts'

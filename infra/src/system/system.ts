@@ -1,0 +1,443 @@
+// The whole Meridian system as real processes in a namespace of its own (@meridian/infra/system): the payment-provider
+// simulator, auth, every other service of services/, then the gateway, each with a fresh database, the run's Kafka
+// namespace and Consul names, and a log file. For end-to-end tests, fault runs and benchmarks; stopped, killed and
+// restarted one by one by the pids it recorded, and undone by close().
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { freePort } from '../free-port.ts'
+import { layoutFromEnv, repoRoot } from '../layout.ts'
+import {
+  createPaymentSimulator,
+  type PaymentSimulator,
+  type PaymentSimulatorOptions,
+} from '../payment-simulator/index.ts'
+import { errorText, isAlive, PortInUseError, tcpListener, waitFor } from '../processes.ts'
+import { type ConsulSettings, deregisterInstance, instanceIds } from './consul-instances.ts'
+import { createRunDatabase, type RunDatabase } from './databases.ts'
+import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
+import { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
+import { type ServiceProcess, startServiceProcess } from './service-process.ts'
+import { discoverServices, identityProvider, type SystemService } from './services.ts'
+
+/**
+ * What every service of a run is given besides its endpoints and names: logs at info, limits far above what a test
+ * sends (hundreds of requests and logins from one address would otherwise answer 429: the limiters have tests of
+ * their own), and the gateway's merged document rebuilt on every request (it shows the run's instances at once).
+ * `settings` in SystemOptions overrides any of them.
+ */
+export const systemSettings: Readonly<Record<string, string>> = {
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'info',
+  CONSUL_REGISTER: 'true',
+  RATE_LIMIT_MAX: '1000000000',
+  LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000000',
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: '1000000000',
+  DOCS_CACHE_MS: '0',
+}
+
+export interface SystemOptions {
+  /** first part of the run's database names, `<prefix>_<service>_<run>`; default 'system' */
+  prefix?: string
+  /** default 8080; refused when someone listens there already */
+  gatewayPort?: number
+  /** the payment-provider simulator's port: default 3099, 0 lets the kernel pick one */
+  simulatorPort?: number
+  /** the simulator's other settings (delays, failure rate, seed) */
+  simulator?: Omit<PaymentSimulatorOptions, 'port' | 'log'>
+  /** only these services (by folder name; default every one with a src/main.ts) */
+  only?: string[]
+  /** overrides of systemSettings for every service (rate limits, LOG_LEVEL, ...) */
+  settings?: Record<string, string>
+  /** extra environment per service name (e.g. order: {SAGA_STEP_TIMEOUT_MS: '4000'}); '*' for every service */
+  env?: Record<string, Record<string, string>>
+  /** Redis database number of the run; default systemRedisDatabase */
+  redisDatabase?: number
+  /** how many services start at once after auth (the machine may be small); default 2 */
+  startConcurrency?: number
+  /** per service; default 90 s */
+  readyTimeoutMs?: number
+  /** progress lines; default stderr */
+  log?: (line: string) => void
+  /** where the endpoints (DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR, REDIS_URL) and PATH come from */
+  baseEnv?: NodeJS.ProcessEnv
+}
+
+export interface SystemServiceInfo {
+  name: string
+  /** the current process (a restart changes it); undefined while stopped */
+  pid: number | undefined
+  port: number
+  baseUrl: string
+  logFile: string
+  databaseUrl: string | undefined
+  consulName: string
+}
+
+export interface MeridianSystem {
+  runId: string
+  /** logs of the run (one file per service, simulator.log) */
+  runDir: string
+  /** `KAFKA_NAMESPACE` of every service, e.g. `e2e-m3x1a2b3.` */
+  kafkaNamespace: string
+  gatewayUrl: string
+  simulatorUrl: string
+  /** name -> its process now */
+  readonly services: Record<string, SystemServiceInfo>
+  /** an administrator in the run's auth (undefined when auth is not part of the run) */
+  admin: { email: string; password: string } | undefined
+  /** the simulator itself (stats, reset) */
+  simulator: PaymentSimulator
+  /** `signal` (SIGTERM: the service drains and leaves Consul), SIGKILL after graceMs; resolves once it is gone */
+  stop(name: string, signal?: NodeJS.Signals, graceMs?: number): Promise<void>
+  /** SIGKILL by pid: no draining, its Consul registration stays until it turns critical (or close()) */
+  kill(name: string): Promise<void>
+  /** starts a stopped service again: the same port, environment and database; resolves once it is ready */
+  start(name: string): Promise<void>
+  /** what the service has logged, over all its lives */
+  logs(name: string): string
+  /** stops everything the run started (by pid), removes what a kill left in Consul, drops databases and topics */
+  close(): Promise<void>
+}
+
+interface Member {
+  service: SystemService
+  consulName: string
+  port: number
+  logFile: string
+  env: NodeJS.ProcessEnv
+  database?: RunDatabase
+  process?: ServiceProcess
+}
+
+function requireEnv(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name]
+  if (!value)
+    throw new Error(
+      `${name} is not set: the system needs the engines (./scripts/infra up; eval "$(./scripts/infra env)")`,
+    )
+  return value
+}
+
+/** `realtime-gateway` -> `REALTIME_GATEWAY_SERVICE_NAME` */
+const nameVariable = (name: string) => `${name.toUpperCase().replaceAll('-', '_')}_SERVICE_NAME`
+
+/** The paths of a document that a service serves itself (not the chassis' operational ones). */
+async function ownPaths(baseUrl: string): Promise<string[]> {
+  const response = await fetch(`${baseUrl}/docs/json`, { signal: AbortSignal.timeout(5000) })
+  const document = (await response.json()) as { paths?: Record<string, unknown> }
+  return Object.keys(document.paths ?? {}).filter(
+    (path) => !/^\/(health|healthz|metrics|docs)(\/|$)/.test(path),
+  )
+}
+
+/** Runs `work` over `items`, at most `limit` at a time; fails with the first failure once all have settled. */
+async function inBatches<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items]
+  const failures: unknown[] = []
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(limit, queue.length)) }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+        try {
+          await work(item)
+        } catch (error) {
+          failures.push(error)
+        }
+      }
+    }),
+  )
+  if (failures.length > 0) throw failures[0]
+}
+
+type CreateAdmin = (options: {
+  databaseUrl: string
+  redisUrl: string
+  email: string
+  name?: string
+  password: () => Promise<string>
+}) => Promise<unknown>
+
+/** auth's own createAdmin (services/auth/src/create-admin-command.ts), loaded by path: infra depends on no service. */
+async function makeAdministrator(
+  auth: SystemService,
+  options: { databaseUrl: string; redisUrl: string; email: string; password: string },
+): Promise<void> {
+  const url = pathToFileURL(join(auth.dir, 'src', 'create-admin-command.ts')).href
+  const { createAdmin } = (await import(url)) as { createAdmin: CreateAdmin }
+  await createAdmin({
+    databaseUrl: options.databaseUrl,
+    redisUrl: options.redisUrl,
+    email: options.email,
+    name: 'System administrator',
+    password: async () => options.password,
+  })
+}
+
+export async function startSystem(options: SystemOptions = {}): Promise<MeridianSystem> {
+  const started = Date.now()
+  const baseEnv = options.baseEnv ?? process.env
+  const log = options.log ?? ((line: string) => process.stderr.write(`[system] ${line}\n`))
+  const serverUrl = requireEnv(baseEnv, 'DATABASE_URL')
+  const brokers = requireEnv(baseEnv, 'KAFKA_BROKERS')
+  const consul: ConsulSettings = {
+    address: requireEnv(baseEnv, 'CONSUL_HTTP_ADDR'),
+    ...(baseEnv.CONSUL_HTTP_TOKEN ? { token: baseEnv.CONSUL_HTTP_TOKEN } : {}),
+  }
+  const redisUrl = withRedisDatabase(
+    requireEnv(baseEnv, 'REDIS_URL'),
+    options.redisDatabase ?? systemRedisDatabase,
+  )
+  const prefix = options.prefix ?? 'system'
+  if (!/^[a-z][a-z0-9_]*$/.test(prefix))
+    throw new Error(`prefix must be lower-case letters, digits and _ (got '${prefix}')`)
+  const gatewayPort = options.gatewayPort ?? 8080
+
+  const services = discoverServices(join(repoRoot, 'services')).filter(
+    (service) => !options.only || options.only.includes(service.name),
+  )
+  const unknown = (options.only ?? []).filter((name) => !services.some((service) => service.name === name))
+  if (unknown.length > 0)
+    throw new Error(`no such service: ${unknown.join(', ')} (services/<name>/src/main.ts)`)
+  const gateway = services.find((service) => service.isGateway)
+  if (gateway) {
+    const holder = tcpListener(gatewayPort)
+    if (holder) throw new PortInUseError(`the system's gateway`, holder)
+  }
+
+  const runId = `${prefix.replaceAll('_', '-')}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`
+  const runDir = join(layoutFromEnv(baseEnv).componentDir('system'), runId)
+  mkdirSync(runDir, { recursive: true })
+  const kafkaNamespace = `${runId}.`
+  const dbSuffix = runId.slice(prefix.length + 1)
+
+  // ports first: every service is told where auth's keys are, and each keeps its port across restarts
+  const taken = new Set<number>([gatewayPort])
+  const portFor = async (service: SystemService): Promise<number> => {
+    if (service.isGateway) return gatewayPort
+    for (;;) {
+      const port = await freePort()
+      if (!taken.has(port)) {
+        taken.add(port)
+        return port
+      }
+    }
+  }
+  const members = new Map<string, Member>()
+  for (const service of services) {
+    members.set(service.name, {
+      service,
+      consulName: `${service.name}-${runId}`,
+      port: await portFor(service),
+      logFile: join(runDir, `${service.name}.log`),
+      env: {},
+    })
+  }
+
+  // undone in reverse order by close(), whatever got done
+  let simulator: PaymentSimulator | undefined
+  let simulatorLog: ReturnType<typeof createWriteStream> | undefined
+  let topicsCreated = false
+  const killOnExit = () => {
+    // the test runner ends without close(): take the services down with it rather than leave them running
+    for (const member of members.values()) {
+      if (member.process && isAlive(member.process.pid)) process.kill(member.process.pid, 'SIGTERM')
+    }
+  }
+  process.on('exit', killOnExit)
+
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      const attempt = async (label: string, step: () => Promise<unknown>) => {
+        try {
+          await step()
+        } catch (error) {
+          log(`close: ${label}: ${errorText(error)}`)
+        }
+      }
+      // the gateway first (no new requests), then the rest at once, auth last (the others verify its tokens)
+      const running = [...members.values()].filter((member) => member.process)
+      const stopAll = (group: Member[]) =>
+        Promise.all(group.map((member) => attempt(`stop ${member.service.name}`, () => stopMember(member))))
+      await stopAll(running.filter((member) => member.service.isGateway))
+      await stopAll(
+        running.filter((member) => !member.service.isGateway && member.service.name !== identityProvider),
+      )
+      await stopAll(running.filter((member) => member.service.name === identityProvider))
+      process.off('exit', killOnExit)
+      // a service deregisters itself on SIGTERM; a killed one's registration is still there
+      for (const member of members.values()) {
+        await attempt(`deregister ${member.consulName}`, async () => {
+          for (const id of await instanceIds(consul, member.consulName)) await deregisterInstance(consul, id)
+        })
+      }
+      for (const member of members.values()) {
+        const database = member.database
+        if (database) await attempt(`drop database ${database.name}`, () => database.drop())
+      }
+      if (topicsCreated)
+        await attempt(`delete Kafka namespace ${kafkaNamespace}`, () =>
+          deleteNamespace(brokers, kafkaNamespace),
+        )
+      if (simulator)
+        await attempt('stop the payment-provider simulator', () => simulator?.close() ?? Promise.resolve())
+      simulatorLog?.end()
+      log(`${runId}: closed (logs in ${runDir})`)
+    })()
+    return closing
+  }
+
+  const stopMember = async (member: Member, signal: NodeJS.Signals = 'SIGTERM', graceMs = 15_000) => {
+    const running = member.process
+    if (!running) return
+    await running.stop(signal, graceMs)
+    member.process = undefined
+  }
+
+  const startMember = async (member: Member) => {
+    if (member.process && isAlive(member.process.pid))
+      throw new Error(`${member.service.name} is running (pid ${member.process.pid})`)
+    member.process = await startServiceProcess(member.service, {
+      env: member.env,
+      port: member.port,
+      logFile: member.logFile,
+      ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
+    })
+    log(`${member.service.name}: pid ${member.process.pid} on ${member.process.baseUrl}`)
+  }
+
+  const memberOf = (name: string): Member => {
+    const member = members.get(name)
+    if (!member) throw new Error(`no service ${name} in this system (${[...members.keys()].join(', ')})`)
+    return member
+  }
+
+  let admin: MeridianSystem['admin']
+  try {
+    await createNamespaceTopics(brokers, kafkaNamespace)
+    topicsCreated = true
+
+    simulatorLog = createWriteStream(join(runDir, 'simulator.log'), { flags: 'a' })
+    const simulatorPort = options.simulatorPort ?? 3099
+    try {
+      simulator = await createPaymentSimulator({
+        ...options.simulator,
+        port: simulatorPort,
+        log: (line) => simulatorLog?.write(`${line}\n`),
+      })
+    } catch (error) {
+      throw new Error(
+        `the payment-provider simulator could not listen on ${simulatorPort}: ${errorText(error)}`,
+      )
+    }
+
+    const auth = members.get(identityProvider)
+    const sharedEnv: NodeJS.ProcessEnv = {
+      ...baseEnv,
+      ...systemSettings,
+      ...options.settings,
+      REDIS_URL: redisUrl,
+      KAFKA_NAMESPACE: kafkaNamespace,
+      PAYMENT_PROVIDER_URL: simulator.url,
+      ...(auth ? { AUTH_JWKS_URL: `http://127.0.0.1:${auth.port}/.well-known/jwks.json` } : {}),
+      // a service finds the others under the run's Consul names (<NAME>_SERVICE_NAME, e.g. order's inventory)
+      ...Object.fromEntries(
+        [...members.values()].map((member) => [nameVariable(member.service.name), member.consulName]),
+      ),
+      GATEWAY_SERVICE_NAMES: [...members.values()]
+        .filter((member) => !member.service.isGateway)
+        .map((member) => `${member.service.name}=${member.consulName}`)
+        .join(','),
+    }
+    for (const member of members.values()) {
+      const name = member.service.name
+      if (member.service.hasDatabase) {
+        member.database = await createRunDatabase(
+          serverUrl,
+          `${prefix}_${name.replaceAll('-', '_')}_${dbSuffix}`,
+        )
+      }
+      member.env = {
+        ...sharedEnv,
+        ...(member.database ? { DATABASE_URL: member.database.url } : {}),
+        CONSUL_SERVICE_NAME: member.consulName,
+        ...options.env?.['*'],
+        ...options.env?.[name],
+      }
+    }
+
+    if (auth) {
+      await startMember(auth)
+      if (auth.database) {
+        admin = { email: `admin-${runId}@example.com`, password: randomBytes(18).toString('base64url') }
+        await makeAdministrator(auth.service, { databaseUrl: auth.database.url, redisUrl, ...admin })
+      }
+    }
+    const rest = [...members.values()].filter((member) => member !== auth && !member.service.isGateway)
+    await inBatches(rest, options.startConcurrency ?? 2, startMember)
+    const gatewayMember = gateway ? members.get(gateway.name) : undefined
+    if (gatewayMember) {
+      await startMember(gatewayMember)
+      // the gateway routes to what it has found in Consul: wait until its merged document has each service's paths
+      const gatewayUrl = `http://127.0.0.1:${gatewayMember.port}`
+      for (const member of rest.concat(auth ? [auth] : [])) {
+        const paths = await ownPaths(`http://127.0.0.1:${member.port}`)
+        if (paths.length === 0) continue
+        await waitFor(
+          `the gateway to find ${member.consulName} in Consul`,
+          async () => {
+            const merged = await ownPaths(gatewayUrl)
+            if (!paths.some((path) => merged.includes(path)))
+              throw new Error(`no path of ${member.service.name} yet`)
+          },
+          { timeoutMs: 60_000, intervalMs: 250 },
+        )
+      }
+    }
+  } catch (error) {
+    await close()
+    throw new Error(`the system did not start: ${errorText(error)}\nlogs: ${runDir}`)
+  }
+  log(
+    `${runId}: ${members.size} services up in ${((Date.now() - started) / 1000).toFixed(1)} s (logs in ${runDir})`,
+  )
+
+  const runningSimulator = simulator
+  return {
+    runId,
+    runDir,
+    kafkaNamespace,
+    gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    simulatorUrl: runningSimulator.url,
+    simulator: runningSimulator,
+    admin,
+    get services() {
+      return Object.fromEntries(
+        [...members.values()].map((member): [string, SystemServiceInfo] => [
+          member.service.name,
+          {
+            name: member.service.name,
+            pid: member.process?.pid,
+            port: member.port,
+            baseUrl: `http://127.0.0.1:${member.port}`,
+            logFile: member.logFile,
+            databaseUrl: member.database?.url,
+            consulName: member.consulName,
+          },
+        ]),
+      )
+    },
+    stop: (name, signal = 'SIGTERM', graceMs = 15_000) => stopMember(memberOf(name), signal, graceMs),
+    kill: (name) => stopMember(memberOf(name), 'SIGKILL', 0),
+    start: (name) => startMember(memberOf(name)),
+    logs: (name) => {
+      try {
+        return readFileSync(memberOf(name).logFile, 'utf8')
+      } catch {
+        return ''
+      }
+    },
+    close,
+  }
+}

@@ -1,0 +1,343 @@
+// What an end-to-end test does, as a client would: HTTP through the gateway only (fetch), plus the payment provider's
+// simulator for what a client gets from the provider itself (a card token) and what the provider saw (an order's
+// charges and refunds).
+import { randomBytes } from 'node:crypto'
+import type {
+  CancelledOrder,
+  DeliveredShipment,
+  Order,
+  OrderStatus,
+  PlacedOrder,
+  Product,
+  Shipment,
+  TokenPair,
+  User,
+} from '@meridian/contracts'
+import { eventually } from '@meridian/testkit'
+import type { E2eSystem } from './system-context.ts'
+
+/** The simulator's test cards (infra/src/payment-simulator/cards.ts). */
+export const cards = {
+  good: '4242424242424242',
+  /** succeeds after the simulator's delay (2 s) */
+  slow: '4000000000000077',
+  declined: '4000000000000002',
+  /** answers (and charges) only after 8 s: past payment's 5 s deadline */
+  hanging: '4000000000000259',
+} as const
+
+/** What the provider saw for one order (GET /v1/orders/:orderId/summary): succeeded charges only in charges. */
+export interface ProviderSummary {
+  orderId: string
+  charges: number
+  failedCharges: number
+  refunds: number
+  /** minor units */
+  charged: number
+  refunded: number
+}
+
+export interface ApiResponse<Body> {
+  status: number
+  headers: Headers
+  body: Body
+}
+
+export class UnexpectedAnswer extends Error {
+  constructor(
+    what: string,
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(`${what}: answered ${status} ${JSON.stringify(body)}`)
+    this.name = 'UnexpectedAnswer'
+  }
+}
+
+/** A user with a token: the administrator or a customer. */
+export interface Caller {
+  id?: string
+  email: string
+  token: string
+}
+
+export interface Customer extends Caller {
+  id: string
+}
+
+const finalStatuses: readonly OrderStatus[] = ['delivered', 'cancelled', 'failed']
+
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
+
+export function e2eClient(system: E2eSystem) {
+  const { gatewayUrl, simulatorUrl } = system
+
+  async function call<Body>(
+    base: string,
+    method: string,
+    path: string,
+    init: { token?: string; body?: unknown } = {},
+  ): Promise<ApiResponse<Body>> {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal: AbortSignal.timeout(30_000),
+    })
+    const text = await response.text()
+    let body: unknown = text
+    try {
+      body = text === '' ? undefined : JSON.parse(text)
+    } catch {
+      // not JSON: kept as text for the message
+    }
+    return { status: response.status, headers: response.headers, body: body as Body }
+  }
+
+  /** A request through the gateway; fails unless it answers `expected`. */
+  async function gateway<Body>(
+    method: string,
+    path: string,
+    init: { token?: string; body?: unknown; expected?: number } = {},
+  ): Promise<ApiResponse<Body>> {
+    const answer = await call<Body>(gatewayUrl, method, path, init)
+    const expected = init.expected ?? (method === 'POST' ? 201 : 200)
+    if (answer.status !== expected)
+      throw new UnexpectedAnswer(`${method} ${path}`, answer.status, answer.body)
+    return answer
+  }
+
+  async function simulator<Body>(method: string, path: string, body?: unknown): Promise<Body> {
+    const answer = await call<Body>(simulatorUrl, method, path, body === undefined ? {} : { body })
+    if (answer.status >= 300)
+      throw new UnexpectedAnswer(`simulator ${method} ${path}`, answer.status, answer.body)
+    return answer.body
+  }
+
+  const client = {
+    gatewayUrl,
+    simulatorUrl,
+    /** any request through the gateway, whatever it answers */
+    request: <Body = unknown>(method: string, path: string, init: { token?: string; body?: unknown } = {}) =>
+      call<Body>(gatewayUrl, method, path, init),
+
+    async login(email: string, password: string): Promise<string> {
+      const { body } = await gateway<TokenPair>('POST', '/login', {
+        body: { email, password },
+        expected: 200,
+      })
+      return body.accessToken
+    },
+
+    async loginAdmin(): Promise<Caller> {
+      return {
+        email: system.admin.email,
+        token: await client.login(system.admin.email, system.admin.password),
+      }
+    },
+
+    /** Registers a customer (open registration, POST /api/v1/users) and logs them in. */
+    async registerCustomer(): Promise<Customer> {
+      const email = `${unique('customer')}@example.com`
+      const password = randomBytes(12).toString('base64url')
+      const { body } = await gateway<User>('POST', '/api/v1/users', {
+        body: { name: 'E2E Customer', email, password },
+      })
+      return { id: body.id, email, token: await client.login(email, password) }
+    },
+
+    /** An active product with this much stock, priced 12.50 unless told (admin only). */
+    async createProduct(admin: Caller, options: { stock: number; price?: number }): Promise<Product> {
+      const { body } = await gateway<Product>('POST', '/api/v1/products', {
+        token: admin.token,
+        body: { sku: unique('e2e'), name: 'E2E product', price: options.price ?? 12.5, stock: options.stock },
+      })
+      return body
+    },
+
+    async adjustStock(admin: Caller, productId: string, delta: number): Promise<Product> {
+      const { body } = await gateway<Product>('POST', `/api/v1/products/${productId}/stock-adjustments`, {
+        token: admin.token,
+        body: { delta },
+        expected: 200,
+      })
+      return body
+    },
+
+    /** available and reserved units now (products are open to anyone) */
+    async readProduct(productId: string): Promise<Product> {
+      return (await gateway<Product>('GET', `/api/v1/products/${productId}`)).body
+    },
+
+    /** Polls the product until its stock is `expected` (compensations run asynchronously); the product. */
+    async stockReaches(
+      productId: string,
+      expected: { available: number; reserved: number },
+      timeoutMs = 60_000,
+    ): Promise<Product> {
+      let product: Product | undefined
+      try {
+        await eventually(
+          `product ${productId} has ${expected.available} available and ${expected.reserved} reserved`,
+          async () => {
+            product = await client.readProduct(productId)
+            return product.available === expected.available && product.reserved === expected.reserved
+          },
+          timeoutMs,
+        )
+      } catch (error) {
+        const last = product
+          ? ` (last seen ${product.available} available, ${product.reserved} reserved)`
+          : ''
+        throw new Error(`${error instanceof Error ? error.message : String(error)}${last}`)
+      }
+      return product as Product
+    },
+
+    /** What a client's browser gets from the provider: a token for the card, never the number itself. */
+    async tokenizeCard(number: string): Promise<string> {
+      const year = new Date().getUTCFullYear() + 2
+      const body = await simulator<{ token: string }>('POST', '/v1/tokens', {
+        card: { number, expMonth: 12, expYear: year, cvc: '123' },
+      })
+      return body.token
+    },
+
+    /** POST /api/v1/orders as the customer; whatever it answers (the caller checks 201 and Location). */
+    async placeOrder(
+      customer: Customer,
+      options: { product: Product; quantity?: number; card?: string; paymentToken?: string },
+    ): Promise<ApiResponse<PlacedOrder>> {
+      const token = options.paymentToken ?? (await client.tokenizeCard(options.card ?? cards.good))
+      return call<PlacedOrder>(gatewayUrl, 'POST', '/api/v1/orders', {
+        token: customer.token,
+        body: {
+          customerId: customer.id,
+          items: [
+            { productId: options.product.id, quantity: options.quantity ?? 1, price: options.product.price },
+          ],
+          shippingAddress: { street: '1 Test Street', city: 'Testville', zip: '12345' },
+          payment: { token },
+        },
+      })
+    },
+
+    /** Places the order and fails unless it is accepted (201 with Location); the order's id. */
+    async placeOrderOk(
+      customer: Customer,
+      options: { product: Product; quantity?: number; card?: string },
+    ): Promise<string> {
+      const placed = await client.placeOrder(customer, options)
+      if (placed.status !== 201 || !placed.headers.get('location'))
+        throw new UnexpectedAnswer('POST /api/v1/orders', placed.status, placed.body)
+      return placed.body.orderId
+    },
+
+    async readOrder(caller: Caller, orderId: string): Promise<Order> {
+      return (await gateway<Order>('GET', `/api/v1/orders/${orderId}`, { token: caller.token })).body
+    },
+
+    /** POST /api/v1/orders/:id/cancel; whatever it answers (202 while cancellable, 409 after). */
+    async cancelOrder(caller: Caller, orderId: string): Promise<ApiResponse<CancelledOrder>> {
+      return call<CancelledOrder>(gatewayUrl, 'POST', `/api/v1/orders/${orderId}/cancel`, {
+        token: caller.token,
+      })
+    },
+
+    /**
+     * Polls the order until its status is one of `wanted`; fails at once when it reached another final status,
+     * else after `timeoutMs`. The order as last read.
+     */
+    async orderReaches(
+      caller: Caller,
+      orderId: string,
+      wanted: OrderStatus | readonly OrderStatus[],
+      timeoutMs = 60_000,
+    ): Promise<Order> {
+      const statuses: readonly OrderStatus[] = typeof wanted === 'string' ? [wanted] : wanted
+      let order: Order | undefined
+      try {
+        await eventually(
+          `order ${orderId} is ${statuses.join(' or ')}`,
+          async () => {
+            order = await client.readOrder(caller, orderId)
+            if (statuses.includes(order.status)) return true
+            if (finalStatuses.includes(order.status))
+              throw new Error(`order ${orderId} ended ${order.status}, not ${statuses.join(' or ')}`)
+            return false
+          },
+          timeoutMs,
+        )
+      } catch (error) {
+        const last = order ? ` (last seen ${order.status})` : ''
+        throw new Error(`${error instanceof Error ? error.message : String(error)}${last}`)
+      }
+      return order as Order
+    },
+
+    /** What the provider charged and refunded for the order. */
+    providerSummary: (orderId: string) =>
+      simulator<ProviderSummary>('GET', `/v1/orders/${encodeURIComponent(orderId)}/summary`),
+
+    /** Polls the provider's summary until `check` holds; the summary as last read. */
+    async providerSummaryReaches(
+      orderId: string,
+      what: string,
+      check: (summary: ProviderSummary) => boolean,
+      timeoutMs = 60_000,
+    ): Promise<ProviderSummary> {
+      let summary: ProviderSummary | undefined
+      try {
+        await eventually(
+          `the provider's summary of ${orderId}: ${what}`,
+          async () => {
+            summary = await client.providerSummary(orderId)
+            return check(summary)
+          },
+          timeoutMs,
+        )
+      } catch (error) {
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)} (last seen ${JSON.stringify(summary)})`,
+        )
+      }
+      return summary as ProviderSummary
+    },
+
+    /** The order's shipments (GET /api/v1/shipments?orderId=), as an admin sees them. */
+    async shipmentsOf(admin: Caller, orderId: string): Promise<Shipment[]> {
+      const { body } = await gateway<{ data: Shipment[] }>('GET', `/api/v1/shipments?orderId=${orderId}`, {
+        token: admin.token,
+      })
+      return body.data
+    },
+
+    /** Polls until the order has a shipment; the first one. */
+    async shipmentOf(admin: Caller, orderId: string, timeoutMs = 60_000): Promise<Shipment> {
+      let shipment: Shipment | undefined
+      await eventually(
+        `a shipment for order ${orderId}`,
+        async () => {
+          shipment = (await client.shipmentsOf(admin, orderId))[0]
+          return shipment !== undefined
+        },
+        timeoutMs,
+      )
+      return shipment as Shipment
+    },
+
+    async deliverShipment(admin: Caller, shipmentId: string): Promise<DeliveredShipment> {
+      const { body } = await gateway<DeliveredShipment>('POST', `/api/v1/shipments/${shipmentId}/deliver`, {
+        token: admin.token,
+        expected: 200,
+      })
+      return body
+    },
+  }
+  return client
+}
+
+export type E2eClient = ReturnType<typeof e2eClient>

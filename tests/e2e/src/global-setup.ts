@@ -1,0 +1,64 @@
+// Starts the whole system once for the suite (every service as a process, its own databases, Kafka namespace and
+// Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
+import { startSystem } from '@meridian/infra/system'
+import type { TestProject } from 'vitest/node'
+import type { E2eSystem } from './system-context.ts'
+
+/**
+ * The order saga's timings, shortened so that a step that gets no answer (the hanging card) is retried and given up
+ * within a test's patience: 3 attempts of 4 s, compensations retried after 1 s, the sweep every 250 ms.
+ */
+export const sagaSettings = {
+  SAGA_STEP_TIMEOUT_MS: '4000',
+  SAGA_STEP_ATTEMPTS: '3',
+  SAGA_COMPENSATION_BACKOFF_MS: '1000',
+  SAGA_SWEEP_INTERVAL_MS: '250',
+}
+
+function portFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const port = Number(raw)
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`${name} must be a port (got '${raw}')`)
+  return port
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const startedAt = Date.now()
+  const system = await startSystem({
+    prefix: 'e2e',
+    gatewayPort: portFromEnv('E2E_GATEWAY_PORT', 8080),
+    // a port of its own: a developer's simulator on 3099 does not stop the suite
+    simulatorPort: portFromEnv('E2E_SIMULATOR_PORT', 0),
+    env: { order: sagaSettings },
+  })
+  process.stderr.write(
+    `[e2e] system ${system.runId} up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
+      `simulator ${system.simulatorUrl}, logs ${system.runDir}\n`,
+  )
+  if (!system.admin) {
+    await system.close()
+    throw new Error('the system has no auth service, so no administrator: the end-to-end tests need one')
+  }
+  const provided: E2eSystem = {
+    runId: system.runId,
+    runDir: system.runDir,
+    gatewayUrl: system.gatewayUrl,
+    simulatorUrl: system.simulatorUrl,
+    admin: system.admin,
+    services: Object.fromEntries(
+      Object.entries(system.services).map(([name, service]) => [
+        name,
+        {
+          ...(service.pid ? { pid: service.pid } : {}),
+          port: service.port,
+          baseUrl: service.baseUrl,
+          logFile: service.logFile,
+        },
+      ]),
+    ),
+  }
+  project.provide('system', provided)
+  return () => system.close()
+}

@@ -1,0 +1,17 @@
+// What the global setup hands every test file: inject('system') is typed wherever this module is imported.
+export interface E2eSystem {
+  runId: string
+  runDir: string
+  gatewayUrl: string
+  /** the payment-provider simulator: tokens for test cards, and per order what was charged and refunded */
+  simulatorUrl: string
+  admin: { email: string; password: string }
+  /** name -> where its process runs and logs (the pid as at the start) */
+  services: Record<string, { pid?: number; port: number; baseUrl: string; logFile: string }>
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    system: E2eSystem
+  }
+}

@@ -1,0 +1,140 @@
+// The order saga end to end, through the gateway only: an order paid, reserved, shipped and delivered; and every way
+// it can go wrong ending in a consistent state — nothing charged that is not refunded, no stock held for an order
+// that will not ship. Timings: the saga's steps time out after 4 s, 3 attempts (src/global-setup.ts).
+import { setTimeout as sleep } from 'node:timers/promises'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
+import { type Caller, type Customer, cards, e2eClient, type ProviderSummary } from '../src/client.ts'
+import '../src/system-context.ts'
+
+const client = e2eClient(inject('system'))
+const patience = 60_000
+const cents = (amount: number) => Math.round(amount * 100)
+/** every charge the provider made for the order was given back */
+const allRefunded = (summary: ProviderSummary) =>
+  summary.refunds === summary.charges && summary.refunded === summary.charged
+
+describe('the order saga', () => {
+  let admin: Caller
+  let customer: Customer
+
+  beforeAll(async () => {
+    admin = await client.loginAdmin()
+    customer = await client.registerCustomer()
+  })
+
+  it('when an order is paid and its stock reserved, then it ships, and once its shipment is delivered it is delivered', async () => {
+    const product = await client.createProduct(admin, { stock: 5 })
+    const orderId = await client.placeOrderOk(customer, { product, quantity: 2, card: cards.good })
+
+    await client.orderReaches(customer, orderId, 'shipped', patience)
+    expect(await client.readProduct(product.id)).toMatchObject({ available: 3, reserved: 0 })
+    const summary = await client.providerSummary(orderId)
+    expect(summary).toMatchObject({ charges: 1, charged: cents(product.price) * 2, refunds: 0 })
+
+    const shipment = await client.shipmentOf(admin, orderId, patience)
+    expect(shipment).toMatchObject({ orderId, status: 'created' })
+    const delivered = await client.deliverShipment(admin, shipment.id)
+    expect(delivered).toMatchObject({ id: shipment.id, orderId, status: 'delivered' })
+
+    const order = await client.orderReaches(customer, orderId, 'delivered', patience)
+    expect(order._links.cancel).toBeUndefined()
+    expect((await client.cancelOrder(customer, orderId)).status).toBe(409)
+  })
+
+  it('when the card is declined, then the order is payment_failed, nothing is charged and the stock is untouched', async () => {
+    const product = await client.createProduct(admin, { stock: 5 })
+    const orderId = await client.placeOrderOk(customer, { product, quantity: 1, card: cards.declined })
+
+    await client.orderReaches(customer, orderId, 'payment_failed', patience)
+    const summary = await client.providerSummary(orderId)
+    expect(summary).toMatchObject({ charges: 0, charged: 0, refunds: 0 })
+    expect(summary.failedCharges).toBeGreaterThanOrEqual(1)
+    expect(await client.readProduct(product.id)).toMatchObject({ available: 5, reserved: 0 })
+  })
+
+  it('when the order wants more than the stock, then it fails after payment and the charge is refunded', async () => {
+    const product = await client.createProduct(admin, { stock: 2 })
+    const orderId = await client.placeOrderOk(customer, { product, quantity: 3, card: cards.good })
+
+    await client.orderReaches(customer, orderId, 'failed', patience)
+    const summary = await client.providerSummaryReaches(orderId, 'the charge refunded', allRefunded, patience)
+    expect(summary).toMatchObject({ charges: 1, refunds: 1, charged: cents(product.price) * 3 })
+    expect(await client.readProduct(product.id)).toMatchObject({ available: 2, reserved: 0 })
+  })
+
+  it('when the customer cancels right after placing (slow card), then it is cancelled, refunded if charged, and the stock is back', async () => {
+    const product = await client.createProduct(admin, { stock: 5 })
+    const orderId = await client.placeOrderOk(customer, { product, quantity: 2, card: cards.slow })
+
+    const cancelled = await client.cancelOrder(customer, orderId)
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(202)
+    expect(cancelled.body.status).toBe('cancelling')
+
+    await client.orderReaches(customer, orderId, 'cancelled', patience)
+    // the slow card charges after 2 s whatever happened in between: whatever was charged is given back
+    await sleep(3000)
+    const summary = await client.providerSummaryReaches(
+      orderId,
+      'every charge refunded',
+      allRefunded,
+      patience,
+    )
+    expect(summary.charges).toBeLessThanOrEqual(1)
+    await client.stockReaches(product.id, { available: 5, reserved: 0 }, patience)
+  })
+
+  it('when the provider hangs past every deadline, then the order fails, is charged at most once, and every charge is refunded', async () => {
+    const product = await client.createProduct(admin, { stock: 5 })
+    const placedAt = Date.now()
+    const orderId = await client.placeOrderOk(customer, { product, quantity: 1, card: cards.hanging })
+
+    await client.orderReaches(customer, orderId, 'failed', patience * 2)
+    // the hanging card charges 8 s after each call it was given: let every late charge land before judging
+    await sleep(Math.max(0, placedAt + 12_000 - Date.now()))
+    const summary = await client.providerSummaryReaches(
+      orderId,
+      'every charge refunded',
+      allRefunded,
+      patience,
+    )
+    expect(summary.charges).toBeLessThanOrEqual(1)
+    await client.stockReaches(product.id, { available: 5, reserved: 0 }, patience)
+  })
+
+  it('when 50 orders of one unit race for 10 in stock, then exactly 10 ship and 40 fail with their charges refunded', async () => {
+    const product = await client.createProduct(admin, { stock: 10 })
+    const customers = await Promise.all(Array.from({ length: 5 }, () => client.registerCustomer()))
+    const orderIds = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        client.placeOrderOk(customers[index % customers.length] as Customer, { product, quantity: 1 }),
+      ),
+    )
+
+    const ends = await Promise.all(
+      orderIds.map(async (orderId, index) => {
+        const owner = customers[index % customers.length] as Customer
+        const order = await client.orderReaches(owner, orderId, ['shipped', 'failed'], patience * 3)
+        return { orderId, status: order.status }
+      }),
+    )
+    const shipped = ends.filter((end) => end.status === 'shipped')
+    const failed = ends.filter((end) => end.status === 'failed')
+    expect(shipped).toHaveLength(10)
+    expect(failed).toHaveLength(40)
+
+    for (const { orderId } of failed) {
+      const summary = await client.providerSummaryReaches(
+        orderId,
+        'its charge refunded',
+        allRefunded,
+        patience,
+      )
+      expect(summary).toMatchObject({ charges: 1, refunds: 1 })
+    }
+    for (const { orderId } of shipped) {
+      expect(await client.providerSummary(orderId)).toMatchObject({ charges: 1, refunds: 0 })
+    }
+    // the shipped units left the warehouse: nothing available, nothing held
+    expect(await client.readProduct(product.id)).toMatchObject({ available: 0, reserved: 0 })
+  }, 300_000)
+})
