@@ -93,7 +93,12 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
       logger: app.log,
       ...(metrics ? { metrics } : {}),
     })
-  for (const each of options.consumers ?? []) consumers.push(await start(each))
+  // joined together: after a crash each group waits for the dead member's session to lapse, once for all of them
+  const starting = (options.consumers ?? []).map((each) => start(each))
+  const started = await Promise.allSettled(starting)
+  for (const outcome of started) if (outcome.status === 'fulfilled') consumers.push(outcome.value)
+  const failed = started.find((outcome) => outcome.status === 'rejected')
+  if (failed) throw failed.reason
 }
 
 export const eventsPlugin = fp(eventsPluginImpl, { name: '@meridian/events', fastify: '5.x' })

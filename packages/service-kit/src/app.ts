@@ -134,6 +134,10 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     childLoggerFactory: requestLogger,
     bodyLimit: bodyLimitBytes,
     return503OnClosing: true,
+    // a plugin may wait on a broker: the event backbone's consumers join their groups, and a restarted instance's
+    // joins wait until the coordinator gives up on the members of the instance that died (Kafka's session timeout,
+    // 30 s); Fastify's default of 10 s would fail such a restart
+    pluginTimeout: 90_000,
     requestTimeout: requestTimeoutMs,
     // Node takes the timeout only at construction (Fastify sets it later, too late), and checks for timed-out
     // requests at this interval (30 s by default, which could double the timeout)
