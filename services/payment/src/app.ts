@@ -1,7 +1,8 @@
 // The payment service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; payments under an Idempotency-Key (routes/payments, at /api/v1, /api and the bare /payments
-// the gateway forwards unchanged), the provider adapter, and the payment use cases its consumers call (events/).
-// Never listens; main.ts and tests build it.
+// the gateway forwards unchanged), the provider adapter, the payment use cases its consumers call (events/), and the
+// charge reconciler (domain/reconciler.ts) on its clock (events/charge-reconciliation.ts), which settles the charges
+// whose outcome the provider did not tell in time. Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
@@ -12,11 +13,15 @@ import {
   type ServiceApp,
   type ServiceDependencies,
 } from '@meridian/service-kit'
+import { Counter } from 'prom-client'
 import type { PaymentConfig } from './config.ts'
+import { createChargeAttemptsRepository } from './data/charge-attempts-repository.ts'
 import { createIdempotencyKeysRepository } from './data/idempotency-keys-repository.ts'
 import { createPaymentProvider, type PaymentProvider } from './data/payment-provider.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
+import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
+import { scheduleChargeReconciliation } from './events/charge-reconciliation.ts'
 import { paymentConsumers } from './events/consumers.ts'
 import { paymentsGuards } from './routes/payments/access.ts'
 import { paymentsRoutes } from './routes/payments/index.ts'
@@ -34,6 +39,8 @@ export interface PaymentService {
   /** for eventsPlugin: order.placed and payment.requested charge, payment.refund_requested refunds */
   consumers: AnyServiceConsumer[]
   payments: PaymentUseCases
+  /** settles the charges whose outcome was unknown; its clock runs from ready to close */
+  reconciler: ChargeReconciler
   provider: PaymentProvider
 }
 
@@ -69,15 +76,35 @@ export async function buildApp({
   }, idempotencyKeySweepMs)
   sweep.unref()
   app.addHook('onClose', () => clearInterval(sweep))
+  const paymentsRepository = createPaymentsRepository(sql)
+  const chargeAttempts = createChargeAttemptsRepository(sql)
   const payments = createPaymentUseCases({
     sql,
-    payments: createPaymentsRepository(sql),
+    payments: paymentsRepository,
+    chargeAttempts,
     idempotencyKeys,
     provider,
     idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,
     // a 'running' key outlives its holder only if the process died mid-request: taken over after a few timeouts
     staleRunningAfterSeconds: Math.max(60, Math.ceil((4 * config.PAYMENT_PROVIDER_TIMEOUT_MS) / 1000)),
   })
+
+  const reconciled = new Counter({
+    name: 'meridian_payment_reconciled_total',
+    help: 'charges whose outcome was unknown, reconciled at the provider, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [app.metrics.registry],
+  })
+  const reconciler = createChargeReconciler({
+    sql,
+    payments: paymentsRepository,
+    chargeAttempts,
+    provider,
+    logger: app.log,
+    afterMs: config.PAYMENT_RECONCILE_AFTER_MS,
+    counter: reconciled,
+  })
+  scheduleChargeReconciliation(app, { reconciler, intervalMs: config.PAYMENT_RECONCILE_INTERVAL_MS })
 
   const routesOptions = { payments, guards: paymentsGuards(app) }
   await registerVersionedApi(app, paymentsRoutes, routesOptions)
@@ -89,5 +116,5 @@ export async function buildApp({
     await bare.register(paymentsRoutes, routesOptions)
   })
 
-  return { app, consumers: paymentConsumers(payments), payments, provider }
+  return { app, consumers: paymentConsumers(payments), payments, reconciler, provider }
 }

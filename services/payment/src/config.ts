@@ -1,4 +1,5 @@
-// The payment service's environment: its own stores, and the payment provider it charges through.
+// The payment service's environment: its own stores, the payment provider it charges through, and the clock of the
+// charge reconciler (charges whose outcome the provider did not tell in time).
 import { loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
@@ -14,6 +15,18 @@ export const PaymentEnv = serviceEnv({
     maximum: 60_000,
     default: 5000,
     description: 'deadline of one provider call, ms (spec Limits: 5000)',
+  }),
+  PAYMENT_RECONCILE_INTERVAL_MS: Type.Integer({
+    minimum: 100,
+    maximum: 3_600_000,
+    default: 10_000,
+    description: 'how often the charge reconciler settles the charges whose outcome was left unknown, ms',
+  }),
+  PAYMENT_RECONCILE_AFTER_MS: Type.Integer({
+    minimum: 0,
+    maximum: 86_400_000,
+    default: 15_000,
+    description: 'a charge whose outcome is unknown is reconciled once its attempt is this old, ms',
   }),
   IDEMPOTENCY_KEY_TTL_SECONDS: Type.Integer({
     minimum: 60,

@@ -15,6 +15,21 @@ export const sagaSettings = {
   SAGA_SWEEP_INTERVAL_MS: '250',
 }
 
+/**
+ * The simulator's hanging card answers (and charges) after 20 s: past every deadline of the saga above (it fails the
+ * order and compensates at about 12 s), so that only payment's charge reconciler can find the late charge.
+ */
+export const simulatorSettings = { hangMs: 20_000 }
+
+/**
+ * Payment's charge reconciler, quickened so that a late charge is refunded within a test's patience: a charge whose
+ * outcome is unknown is asked again once it is 6 s old, every second.
+ */
+export const reconcileSettings = {
+  PAYMENT_RECONCILE_INTERVAL_MS: '1000',
+  PAYMENT_RECONCILE_AFTER_MS: '6000',
+}
+
 function portFromEnv(name: string, fallback: number): number {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
@@ -31,7 +46,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     gatewayPort: portFromEnv('E2E_GATEWAY_PORT', 8080),
     // a port of its own: a developer's simulator on 3099 does not stop the suite
     simulatorPort: portFromEnv('E2E_SIMULATOR_PORT', 0),
-    env: { order: sagaSettings },
+    simulator: simulatorSettings,
+    env: { order: sagaSettings, payment: reconcileSettings },
   })
   process.stderr.write(
     `[e2e] system ${system.runId} up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +

@@ -81,6 +81,16 @@ export function createPaymentsRepository(db: Queryable) {
     },
 
     /**
+     * Takes the order's advisory lock (as lockOrder) only if no other transaction holds it: false when one does (a
+     * charge or refund of the order is running; the charge reconciler skips the order for now).
+     */
+    async tryLockOrder(orderId: string, sql: Queryable = db): Promise<boolean> {
+      const [row] = await sql<{ locked: boolean }[]>`
+        select pg_try_advisory_xact_lock(hashtextextended(${`payment-order:${orderId}`}, 0)) as locked`
+      return row?.locked ?? false
+    },
+
+    /**
      * The latest payment of the order step (no payer: charged on order.placed or payment.requested) of the order,
      * succeeded (or refunded) first, then failed; undefined when the step never charged the order.
      */
@@ -112,6 +122,13 @@ export function createPaymentsRepository(db: Queryable) {
       const [row] = await sql<{ requested: boolean }[]>`
         select exists (select 1 from refund_requests where order_id = ${orderId}) as requested`
       return row?.requested ?? false
+    },
+
+    /** The reason of the order's refund request; undefined when its refund was never requested. */
+    async findRefundRequest(orderId: string, sql: Queryable = db): Promise<{ reason: string } | undefined> {
+      const [row] = await sql<{ reason: string }[]>`
+        select reason from refund_requests where order_id = ${orderId}`
+      return row
     },
 
     async markRefunded(id: string, refundedCents: number, sql: Queryable = db): Promise<void> {

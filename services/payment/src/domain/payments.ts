@@ -1,7 +1,10 @@
 // Payment use cases: POST /payments under an Idempotency-Key, reading a payment, and the payment step of the order
 // saga (charging a placed order, again when the saga requests it, and refunding it when the saga compensates; an
-// order's charge and refund take its advisory lock, so they never interleave). The provider is reached through the
-// adapter (data/payment-provider.ts) only; no card number is ever stored or logged.
+// order's charge and refund take its advisory lock, so they never interleave). A charge of the order step is
+// recorded as a charge attempt before the provider is called, outside the consumer's transaction, so that a charge
+// whose outcome is unknown (the provider timed out) is found and settled later by the charge reconciler
+// (reconciler.ts). The provider is reached through the adapter (data/payment-provider.ts) only; no card number is
+// ever stored or logged.
 import {
   AppError,
   type CreatePaymentBody,
@@ -13,6 +16,7 @@ import {
 } from '@meridian/contracts'
 import { type Sql, type TransactionSql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
+import type { ChargeAttemptsRepository, ChargedOrderData } from '../data/charge-attempts-repository.ts'
 import type { IdempotencyKeysRepository } from '../data/idempotency-keys-repository.ts'
 import type { PaymentProvider } from '../data/payment-provider.ts'
 import type { PaymentRecord, PaymentsRepository } from '../data/payments-repository.ts'
@@ -76,6 +80,35 @@ export function paymentTokenOf(data: EventData<'order.placed'>): string | undefi
 /** Reason of payment.failed when the order's refund was requested before it was charged. */
 export const orderCancelled = 'the order was cancelled'
 
+/** The provider's Idempotency-Key of the order step's charge: every charge of the order step sends it. */
+export const orderChargeKey = (orderId: string) => `order-${orderId}`
+
+/** Provider answers of a charge that are its definitive failure: declined, a refused payment method, rate-limited. */
+export const definitiveChargeFailures: readonly number[] = [402, 422, 429]
+
+/** The order.placed content that payment.processed carries (no payment token, no saga attempt). */
+export function chargedOrderData(data: EventData<'order.placed'>): ChargedOrderData {
+  const { orderId, customerId, total, items, customerEmail, status, shippingAddress } = data
+  return {
+    orderId,
+    customerId,
+    total,
+    items,
+    ...(customerEmail === undefined ? {} : { customerEmail }),
+    ...(status === undefined ? {} : { status }),
+    ...(shippingAddress === undefined ? {} : { shippingAddress }),
+  }
+}
+
+/** payment.processed data: the order's content plus the payment that charged it. */
+export const processedData = (
+  order: ChargedOrderData,
+  paymentId: string,
+): EventData<'payment.processed'> => ({
+  ...order,
+  paymentId,
+})
+
 export type ChargeOrderOutcome =
   | { outcome: 'processed'; paymentId: string }
   /** payment.failed was appended: declined, no payment method, or the order's refund was requested */
@@ -93,6 +126,8 @@ export type RefundOrderOutcome =
 export interface PaymentUseCasesDependencies {
   sql: Sql
   payments: PaymentsRepository
+  /** on the pool: an attempt is recorded outside the consumer's transaction */
+  chargeAttempts: ChargeAttemptsRepository
   idempotencyKeys: IdempotencyKeysRepository
   provider: PaymentProvider
   /** how long a key and its stored answer are kept (IDEMPOTENCY_KEY_TTL_SECONDS) */
@@ -102,7 +137,7 @@ export interface PaymentUseCasesDependencies {
 }
 
 export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
-  const { sql, payments, idempotencyKeys, provider } = deps
+  const { sql, payments, chargeAttempts, idempotencyKeys, provider } = deps
 
   /** Tokenizes a card (never kept) or takes the token; brand and last four when the provider told them. */
   async function sourceToken(
@@ -241,6 +276,10 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
      *   replays for that key) records a failed payment and appends payment.failed; no token appends payment.failed
      *   'no payment method'. An unavailable or failing provider (503 / 502) throws, so the event is retried and
      *   finally dead-lettered.
+     * Right before the provider is called, the charge attempt (key, amount, currency, token, order content) is
+     * recorded pending through the pool, outside `tx`: it outlives the rollback of a call that throws (its outcome
+     * unknown: the provider may charge later). A definitive outcome (succeeded, declined, refused) settles it in `tx`;
+     * one left pending is the charge reconciler's (reconciler.ts).
      */
     async chargeOrder(data: EventData<'order.placed'>, tx: TransactionSql): Promise<ChargeOrderOutcome> {
       const fail = async (reason: string, outcome: 'failed' | 'already failed' = 'failed') => {
@@ -253,22 +292,10 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
         return { outcome, reason } satisfies ChargeOrderOutcome
       }
       const succeed = async (paymentId: string, outcome: 'processed' | 'already processed' = 'processed') => {
-        const { orderId, customerId, total, items, customerEmail, status, shippingAddress } = data
-        const processed = createEvent(
-          'payment.processed',
-          {
-            orderId,
-            customerId,
-            total,
-            items,
-            ...(customerEmail === undefined ? {} : { customerEmail }),
-            ...(status === undefined ? {} : { status }),
-            ...(shippingAddress === undefined ? {} : { shippingAddress }),
-            paymentId,
-          },
-          { source: serviceSource },
-        )
-        await appendToOutbox(tx, processed, { aggregateId: orderId })
+        const processed = createEvent('payment.processed', processedData(chargedOrderData(data), paymentId), {
+          source: serviceSource,
+        })
+        await appendToOutbox(tx, processed, { aggregateId: data.orderId })
         return { outcome, paymentId } satisfies ChargeOrderOutcome
       }
 
@@ -285,6 +312,16 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
       const token = paymentTokenOf(data)
       if (!token) return fail(noPaymentMethod)
 
+      const idempotencyKey = orderChargeKey(data.orderId)
+      // on the pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
+      await chargeAttempts.record({
+        idempotencyKey,
+        orderId: data.orderId,
+        amountCents,
+        currency: defaultCurrency,
+        token,
+        orderData: chargedOrderData(data),
+      })
       let charge: Awaited<ReturnType<PaymentProvider['charge']>>
       try {
         charge = await provider.charge({
@@ -292,11 +329,11 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
           currency: defaultCurrency,
           orderId: data.orderId,
           token,
-          idempotencyKey: `order-${data.orderId}`,
+          idempotencyKey,
         })
       } catch (error) {
         // declined, rate-limited, or a payment method the provider refuses: the order's payment failed
-        if (error instanceof AppError && [402, 422, 429].includes(error.statusCode)) {
+        if (error instanceof AppError && definitiveChargeFailures.includes(error.statusCode)) {
           await payments.insert(
             {
               orderId: data.orderId,
@@ -307,10 +344,12 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
             },
             tx,
           )
+          await chargeAttempts.settle(idempotencyKey, tx)
           return fail(error.message)
         }
         throw error
       }
+      await chargeAttempts.settle(idempotencyKey, tx)
 
       const record = await payments.insert(
         {

@@ -1,7 +1,10 @@
 // Payment's consumers: one typed handler per consumed event type, each a call of a payment use case in the
 // consumer's transaction (the one that records the event in the inbox), so effect and record commit together. The
 // provider is called inside that transaction: the inbox makes a redelivery a no-op, and the provider's idempotency
-// key (`order-<orderId>`, `refund-<orderId>`) makes a retry after a timeout charge or refund once.
+// key (`order-<orderId>`, `refund-<orderId>`) makes a retry after a timeout charge or refund once. A charge whose
+// call timed out rolls back but leaves its charge attempt (recorded outside the transaction): the charge reconciler
+// (domain/reconciler.ts, on its clock in charge-reconciliation.ts) settles it even when no retry ever calls again
+// (the saga compensated first).
 // The forward step is choreographed (order.placed charges); the order saga's process manager (in order) sends the
 // commands: payment.requested (charge again after a timeout) and payment.refund_requested (the compensation). Each
 // command is always answered (payment.processed / payment.failed, payment.refunded). order.cancelled and order.failed

@@ -1,0 +1,91 @@
+// Charge attempts of the order step in PostgreSQL (migrations/0003_charge_attempts.sql): SQL only; every function
+// takes the pool or an open transaction. An attempt is recorded through the pool right before the provider is called
+// (so it outlives a rolled-back consumer transaction) and settled once the outcome is known. It keeps the provider
+// token only, never card data.
+import type { EventData } from '@meridian/contracts'
+import type { Queryable } from '@meridian/db'
+
+export type ChargeAttemptStatus = 'pending' | 'settled'
+
+/** The order.placed content without its payment token: what payment.processed carries (plus paymentId). */
+export type ChargedOrderData = Omit<EventData<'order.placed'>, 'payment'>
+
+export interface ChargeAttempt {
+  /** the provider's Idempotency-Key of the charge: `order-<orderId>` */
+  idempotencyKey: string
+  orderId: string
+  amountCents: number
+  currency: string
+  /** a provider token (tok_…): never log it */
+  token: string
+  orderData: ChargedOrderData
+  status: ChargeAttemptStatus
+  createdAt: Date
+  checkedAt: Date | null
+}
+
+export interface NewChargeAttempt {
+  idempotencyKey: string
+  orderId: string
+  amountCents: number
+  currency: string
+  token: string
+  orderData: ChargedOrderData
+}
+
+const columns = (sql: Queryable) =>
+  sql`idempotency_key, order_id, amount_cents::float8 as amount_cents, currency, token, order_data, status,
+      created_at, checked_at`
+
+export function createChargeAttemptsRepository(db: Queryable) {
+  return {
+    /**
+     * Records that the charge is about to be sent (one row per key). A row of the key kept is pending again with its
+     * first parameters and its first created_at: the provider answers a key with the outcome of its first call.
+     */
+    async record(attempt: NewChargeAttempt, sql: Queryable = db): Promise<void> {
+      await sql`
+        insert into charge_attempts (idempotency_key, order_id, amount_cents, currency, token, order_data)
+        values (${attempt.idempotencyKey}, ${attempt.orderId}, ${attempt.amountCents}, ${attempt.currency},
+          ${attempt.token}, ${sql.json(attempt.orderData as Parameters<typeof sql.json>[0])})
+        on conflict (idempotency_key) do update set status = 'pending'`
+    },
+
+    /** The outcome of the attempt is known and recorded (a payment of the order): nothing left to reconcile. */
+    async settle(idempotencyKey: string, sql: Queryable = db): Promise<void> {
+      await sql`update charge_attempts set status = 'settled' where idempotency_key = ${idempotencyKey}`
+    },
+
+    /** The reconciler asked the provider now (its outcome was still unknown). */
+    async markChecked(idempotencyKey: string, sql: Queryable = db): Promise<void> {
+      await sql`update charge_attempts set checked_at = now() where idempotency_key = ${idempotencyKey}`
+    },
+
+    /** Pending attempts made at least `olderThanMs` ago, the least recently checked first. */
+    async listDue(olderThanMs: number, limit: number, sql: Queryable = db): Promise<ChargeAttempt[]> {
+      const rows = await sql<ChargeAttempt[]>`
+        select ${columns(sql)} from charge_attempts
+        where status = 'pending' and created_at <= now() - make_interval(secs => ${olderThanMs / 1000})
+        order by checked_at nulls first, created_at
+        limit ${limit}`
+      return [...rows]
+    },
+
+    /** The attempt if it is still pending, its row locked for update; undefined when it was settled meanwhile. */
+    async lockPending(idempotencyKey: string, sql: Queryable = db): Promise<ChargeAttempt | undefined> {
+      const [row] = await sql<ChargeAttempt[]>`
+        select ${columns(sql)} from charge_attempts
+        where idempotency_key = ${idempotencyKey} and status = 'pending'
+        for update`
+      return row
+    },
+
+    async findByKey(idempotencyKey: string, sql: Queryable = db): Promise<ChargeAttempt | undefined> {
+      const [row] = await sql<ChargeAttempt[]>`
+        select ${columns(sql)} from charge_attempts where idempotency_key = ${idempotencyKey}`
+      return row
+    },
+  }
+}
+
+export type ChargeAttemptsRepository = ReturnType<typeof createChargeAttemptsRepository>
