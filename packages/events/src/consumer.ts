@@ -82,7 +82,11 @@ export interface ConsumeOptions<Type extends EventType> {
    * are always read from the beginning.
    */
   fromBeginning?: boolean
-  /** partitions handled at the same time (each partition stays sequential); default 1 */
+  /**
+   * Partitions handled at the same time (each partition stays sequential, so events of one key keep their order);
+   * default 3, the partitions of every catalogue topic (infra/topics.json). Each takes a database connection while
+   * it applies a batch: keep the service's consumers' sum below its pool.
+   */
   concurrency?: number
   /**
    * Most events of one partition applied in one transaction (with one inbox insert for all of them); default 100.
@@ -113,6 +117,9 @@ export interface ConsumeOptions<Type extends EventType> {
  * share each topic's group and divide its partitions. The inbox keeps `group` (an event applied once per service).
  */
 export const kafkaGroupIdOf = (group: string, topic: string): string => `${group}.${topic}`
+
+/** Partitions a consumer handles at the same time unless told: the catalogue topics' partitions. */
+export const defaultConsumerConcurrency = 3
 
 /** A running consumer. */
 export interface EventConsumer {
@@ -279,7 +286,7 @@ class ConsumerRunner<Type extends EventType> {
       autoCommit: false,
       // a held message and those after it must be fetched again, not skipped
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: options.concurrency ?? 1,
+      partitionsConsumedConcurrently: options.concurrency ?? defaultConsumerConcurrency,
       eachBatch: (payload) => this.onBatch(payload),
     })
     await joined
