@@ -45,7 +45,10 @@ interface Fault {
 /** The Kafka broker's pid when this machine's infra runs it natively (scripts/infra status), else undefined. */
 function nativeKafkaPid(): number | undefined {
   const infra = fileURLToPath(new URL('../../../scripts/infra', import.meta.url))
-  const status = execFileSync(infra, ['status'], { encoding: 'utf8' })
+  // without the endpoints in the environment: with them, infra reports the engines as given (external)
+  const env = { ...process.env }
+  for (const name of ['DATABASE_URL', 'KAFKA_BROKERS', 'CONSUL_HTTP_ADDR', 'REDIS_URL']) delete env[name]
+  const status = execFileSync(infra, ['status'], { encoding: 'utf8', env })
   const line = status.split('\n').find((each) => /^kafka\s/.test(each))
   const [, mode, , pid] = line?.split(/\s+/) ?? []
   return mode === 'native' && pid && /^\d+$/.test(pid) ? Number(pid) : undefined
@@ -129,7 +132,11 @@ async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconcili
   const accepted = new Map<string, Customer>()
   const refused: Record<string, number> = {}
   const started = Date.now()
-  const striking = fault.strike(system)
+  // a fault that cannot strike fails the run once the orders are placed (never as an unhandled rejection)
+  const striking = fault.strike(system).then(
+    () => undefined,
+    (error: unknown) => error,
+  )
   const placing: Promise<void>[] = []
   for (let i = 0; i < ordersPerRun; i++) {
     const due = started + (i * 1000) / ratePerSecond
@@ -149,7 +156,8 @@ async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconcili
     )
   }
   await Promise.all(placing)
-  await striking
+  const strikeFailure = await striking
+  if (strikeFailure !== undefined) throw strikeFailure
 
   const orders = database(system, 'order')
   const inventory = database(system, 'inventory')
