@@ -35,7 +35,9 @@ export const ServiceEnv = Type.Object({
    * (end-to-end tests, fault runs, benchmarks) registers as `<name>-<run>` and points the others at those names
    * (`<NAME>_SERVICE_NAME`, the gateway's `GATEWAY_SERVICE_NAMES`).
    */
-  CONSUL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._-]+$' })),
+  CONSUL_SERVICE_NAME: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._-]+$' }),
+  ),
   SERVICE_VERSION: Type.String({ default: '0.1.0' }),
   SERVICE_REGION: Type.String({ default: 'local' }),
   SERVICE_AZ: Type.String({ default: 'local-a' }),
