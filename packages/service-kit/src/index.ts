@@ -64,6 +64,7 @@ export {
   type ServiceRegistration,
 } from './registry/service-registration.ts'
 export { requestIdFrom, requestIdHeader } from './request-id.ts'
+export { type RoundsOptions, scheduleRounds } from './rounds.ts'
 export {
   type RunningService,
   runMain,

@@ -1,7 +1,7 @@
 // The order service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; orders (routes/orders) priced from inventory's catalogue (clients/, found in Consul), written
 // with their events through the outbox (domain/, data/); the order saga's process manager (domain/saga*.ts), fed
-// by its consumers (events/consumers.ts), timed by its clock (events/saga-deadlines.ts) and shown to operators
+// by its consumers (events/consumers.ts), timed by its clock (the kit's scheduleRounds) and shown to operators
 // (routes/admin-sagas). Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
@@ -13,6 +13,7 @@ import {
   type ServiceApp,
   type ServiceClient,
   type ServiceDependencies,
+  scheduleRounds,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
@@ -22,7 +23,6 @@ import { createSagasRepository } from './data/sagas-repository.ts'
 import { createOrderUseCases, type OrderUseCases } from './domain/orders.ts'
 import { createSagaProcess, type SagaProcess } from './domain/saga-process.ts'
 import { orderConsumers } from './events/consumers.ts'
-import { scheduleSagaDeadlines } from './events/saga-deadlines.ts'
 import { adminOnly, adminSagasRoutes } from './routes/admin-sagas/index.ts'
 import { ordersGuards } from './routes/orders/access.ts'
 import { ordersRoutes } from './routes/orders/index.ts'
@@ -90,7 +90,13 @@ export async function buildApp({ config, sql, redis, logStream }: OrderDependenc
       },
     },
   })
-  scheduleSagaDeadlines(app, { saga, intervalMs: config.SAGA_SWEEP_INTERVAL_MS })
+  // the saga's clock: steps past their deadline asked again, failed or escalated (row locks: several instances may)
+  scheduleRounds(app, {
+    name: 'saga deadlines',
+    intervalMs: config.SAGA_SWEEP_INTERVAL_MS,
+    round: () => saga.fireDeadlines(),
+    describe: (fired) => (fired > 0 ? { fired } : undefined),
+  })
   const orders = createOrderUseCases({ orders: ordersRepository, catalogue, saga, sql })
 
   const routes = { orders, guards: ordersGuards(app) }

@@ -1,7 +1,7 @@
 // The payment service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; payments under an Idempotency-Key (routes/payments, at /api/v1, /api and the bare /payments
 // the gateway forwards unchanged), the provider adapter, the payment use cases its consumers call (events/), and the
-// charge reconciler (domain/reconciler.ts) on its clock (events/charge-reconciliation.ts), which settles the charges
+// charge reconciler (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges
 // whose outcome the provider did not tell in time. Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
@@ -12,6 +12,7 @@ import {
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
+  scheduleRounds,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import type { PaymentConfig } from './config.ts'
@@ -21,7 +22,6 @@ import { createPaymentProvider, type PaymentProvider } from './data/payment-prov
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
-import { scheduleChargeReconciliation } from './events/charge-reconciliation.ts'
 import { paymentConsumers } from './events/consumers.ts'
 import { paymentsGuards } from './routes/payments/access.ts'
 import { paymentsRoutes } from './routes/payments/index.ts'
@@ -104,7 +104,13 @@ export async function buildApp({
     afterMs: config.PAYMENT_RECONCILE_AFTER_MS,
     counter: reconciled,
   })
-  scheduleChargeReconciliation(app, { reconciler, intervalMs: config.PAYMENT_RECONCILE_INTERVAL_MS })
+  // each order reconciled under its advisory lock, which other payment instances skip
+  scheduleRounds(app, {
+    name: 'charge reconciliation',
+    intervalMs: config.PAYMENT_RECONCILE_INTERVAL_MS,
+    round: () => reconciler.reconcile(),
+    describe: (results) => (results.length > 0 ? { attempts: results.length } : undefined),
+  })
 
   const routesOptions = { payments, guards: paymentsGuards(app) }
   await registerVersionedApi(app, paymentsRoutes, routesOptions)

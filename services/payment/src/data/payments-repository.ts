@@ -56,6 +56,20 @@ export function createPaymentsRepository(db: Queryable) {
       return row
     },
 
+    /**
+     * Records a succeeded charge, or, when the provider replayed one recorded already (its charge id is unique),
+     * answers that record.
+     */
+    async recordCharge(
+      payment: NewPayment & { providerChargeId: string },
+      sql: Queryable = db,
+    ): Promise<PaymentRecord> {
+      const record =
+        (await this.insert(payment, sql)) ?? (await this.findByChargeId(payment.providerChargeId, sql))
+      if (!record) throw new Error(`charge ${payment.providerChargeId} is neither new nor recorded`)
+      return record
+    },
+
     async findByChargeId(chargeId: string, sql: Queryable = db): Promise<PaymentRecord | undefined> {
       const [row] = await sql<PaymentRecord[]>`
         select ${columns(sql)} from payments where provider_charge_id = ${chargeId}`

@@ -173,21 +173,19 @@ export function createPaymentUseCases(deps: PaymentUseCasesDependencies) {
         ...(requestId ? { requestId } : {}),
       })
       return await transaction(sql, async (tx) => {
-        const record =
-          (await payments.insert(
-            {
-              orderId: body.orderId,
-              payerId: payer.subject,
-              amountCents,
-              currency,
-              status: 'succeeded',
-              providerChargeId: charge.id,
-              brand: charge.brand,
-              last4: charge.last4,
-            },
-            tx,
-          )) ?? (await payments.findByChargeId(charge.id, tx))
-        if (!record) throw new Error(`charge ${charge.id} is neither new nor recorded`)
+        const record = await payments.recordCharge(
+          {
+            orderId: body.orderId,
+            payerId: payer.subject,
+            amountCents,
+            currency,
+            status: 'succeeded',
+            providerChargeId: charge.id,
+            brand: charge.brand,
+            last4: charge.last4,
+          },
+          tx,
+        )
         const payment = presentPayment(record)
         await idempotencyKeys.complete(scope, key, { status: 201, body: payment }, tx)
         return { status: 201, payment, replayed: false }

@@ -18,7 +18,7 @@ import { type Sql, type TransactionSql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
 import type { ChargeAttempt, ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { PaymentProvider, ProviderCharge } from '../data/payment-provider.ts'
-import type { PaymentRecord, PaymentsRepository } from '../data/payments-repository.ts'
+import type { PaymentsRepository } from '../data/payments-repository.ts'
 import { definitiveChargeFailures, processedData, serviceSource } from './payments.ts'
 
 export type ReconcileOutcome =
@@ -81,20 +81,18 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
     const { orderId } = attempt
     // an order-step payment recorded before this one means the order was answered (processed or failed)
     const answered = (await payments.findLatestOfOrderStep(orderId, tx)) !== undefined
-    const record: PaymentRecord | undefined =
-      (await payments.insert(
-        {
-          orderId,
-          amountCents: attempt.amountCents,
-          currency: attempt.currency,
-          status: 'succeeded',
-          providerChargeId: charge.id,
-          brand: charge.brand,
-          last4: charge.last4,
-        },
-        tx,
-      )) ?? (await payments.findByChargeId(charge.id, tx))
-    if (!record) throw new Error(`charge ${charge.id} is neither new nor recorded`)
+    const record = await payments.recordCharge(
+      {
+        orderId,
+        amountCents: attempt.amountCents,
+        currency: attempt.currency,
+        status: 'succeeded',
+        providerChargeId: charge.id,
+        brand: charge.brand,
+        last4: charge.last4,
+      },
+      tx,
+    )
 
     const refundRequest = await payments.findRefundRequest(orderId, tx)
     if (refundRequest) {

@@ -3,7 +3,7 @@
 // provider is called inside that transaction: the inbox makes a redelivery a no-op, and the provider's idempotency
 // key (`order-<orderId>`, `refund-<orderId>`) makes a retry after a timeout charge or refund once. A charge whose
 // call timed out rolls back but leaves its charge attempt (recorded outside the transaction): the charge reconciler
-// (domain/reconciler.ts, on its clock in charge-reconciliation.ts) settles it even when no retry ever calls again
+// (domain/reconciler.ts, on its clock in app.ts) settles it even when no retry ever calls again
 // (the saga compensated first).
 // The forward step is choreographed (order.placed charges); the order saga's process manager (in order) sends the
 // commands: payment.requested (charge again after a timeout) and payment.refund_requested (the compensation). Each
