@@ -82,9 +82,10 @@ export const Saga = Type.Object(
     compensation: CompensationState,
     failedStep: Type.Union([Type.String(), Type.Null()]),
     failureReason: Type.Union([Type.String(), Type.Null()]),
-    paymentId: Type.Union([Type.String(), Type.Null()]),
-    reservationId: Type.Union([Type.String(), Type.Null()]),
-    shipmentId: Type.Union([Type.String(), Type.Null()]),
+    /** the ids the steps answered with, once they did (absent before) */
+    paymentId: Type.Optional(Type.String()),
+    reservationId: Type.Optional(Type.String()),
+    shipmentId: Type.Optional(Type.String()),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     /** in GET /admin/sagas/{orderId} only */
