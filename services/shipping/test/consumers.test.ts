@@ -175,7 +175,7 @@ describe('the consumers main.ts starts', () => {
     const data = reservedData()
     await handle('shipment.requested', { ...data, attempt: 1 })
     const [shipment] = await shipmentsOfOrder(shipping, data.orderId)
-    expect(shipment).toBeDefined()
+    expect(shipment).toEqual({ id: expect.any(String), status: 'created' })
     await handle('inventory.reserved', data)
     expect(await shipmentsOfOrder(shipping, data.orderId)).toEqual([shipment])
     expect((await announcementsOf(data.orderId)).map((row) => row.payload.data.shipmentId)).toEqual([

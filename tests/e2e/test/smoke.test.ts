@@ -26,7 +26,7 @@ describe('smoke: placing an order through the gateway', () => {
 
     const order = await client.readOrder(customer, placed.body.orderId)
     expect(order).toMatchObject({ id: placed.body.orderId, customerId: customer.id, total: product.price })
-    expect(order._links.self?.href).toBeDefined()
+    expect(order._links.self).toEqual({ href: `/api/v1/orders/${placed.body.orderId}`, method: 'GET' })
 
     const summary = await client.providerSummaryReaches(
       placed.body.orderId,
