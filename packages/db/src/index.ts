@@ -42,4 +42,4 @@ export {
 export { type MigrateCommandOptions, runMigrateCommand } from './migrate-command.ts'
 export { MigrationError } from './migration-error.ts'
 export { chassisDatabase, pingDatabase } from './ping.ts'
-export { transaction } from './transaction.ts'
+export { lockKey, transaction, tryLockKey } from './transaction.ts'

@@ -1,6 +1,6 @@
 // Reservations of stock for orders, and their lines, in PostgreSQL: SQL only; every function takes the pool or an
 // open transaction.
-import type { Queryable } from '@meridian/db'
+import { lockKey, type Queryable, type TransactionSql } from '@meridian/db'
 
 export const reservationStatuses = ['held', 'released', 'shipped'] as const
 export type ReservationStatus = (typeof reservationStatuses)[number]
@@ -67,8 +67,8 @@ export function createReservationsRepository(db: Queryable) {
      * Takes the order's transaction-scoped advisory lock: an order's reservation and its release run one after the
      * other (a release requested while the reservation is being made waits for it, then releases it).
      */
-    async lockOrder(orderId: string, sql: Queryable = db): Promise<void> {
-      await sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`inventory-order:${orderId}`}, 0))`
+    async lockOrder(orderId: string, tx: TransactionSql): Promise<void> {
+      await lockKey(tx, `inventory-order:${orderId}`)
     },
 
     /** Records that the order's release was requested (the first request's reason stays). */

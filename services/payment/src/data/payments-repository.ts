@@ -1,6 +1,9 @@
 // Payments in PostgreSQL: SQL only; every function takes the pool or an open transaction. No card number is ever
 // written: brand and last four only.
-import type { Queryable } from '@meridian/db'
+import { lockKey, type Queryable, type TransactionSql, tryLockKey } from '@meridian/db'
+
+/** The advisory lock of an order's charge and refund (and the reconciler's replay). */
+const orderLockKey = (orderId: string) => `payment-order:${orderId}`
 
 export type PaymentRecordStatus = 'succeeded' | 'failed' | 'refunded'
 
@@ -90,19 +93,16 @@ export function createPaymentsRepository(db: Queryable) {
      * Takes the order's transaction-scoped advisory lock: an order's charge and its refund run one after the other
      * (a refund requested while the charge is in flight waits for it, then sees and refunds it).
      */
-    async lockOrder(orderId: string, sql: Queryable = db): Promise<void> {
-      await sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`payment-order:${orderId}`}, 0))`
+    async lockOrder(orderId: string, tx: TransactionSql): Promise<void> {
+      await lockKey(tx, orderLockKey(orderId))
     },
 
     /**
      * Takes the order's advisory lock (as lockOrder) only if no other transaction holds it: false when one does (a
      * charge or refund of the order is running; the charge reconciler skips the order for now).
      */
-    async tryLockOrder(orderId: string, sql: Queryable = db): Promise<boolean> {
-      const [row] = await sql<{ locked: boolean }[]>`
-        select pg_try_advisory_xact_lock(hashtextextended(${`payment-order:${orderId}`}, 0)) as locked`
-      return row?.locked ?? false
-    },
+    tryLockOrder: (orderId: string, tx: TransactionSql): Promise<boolean> =>
+      tryLockKey(tx, orderLockKey(orderId)),
 
     /**
      * The latest payment of the order step (no payer: charged on order.placed or payment.requested) of the order,
