@@ -54,19 +54,24 @@ function nativeKafkaPid(): number | undefined {
   return mode === 'native' && pid && /^\d+$/.test(pid) ? Number(pid) : undefined
 }
 
-const faults: Fault[] = [
-  {
-    name: 'payment-kill',
-    what: 'payment SIGKILLed 3 s into the run, restarted 5 s later',
+/** The service SIGKILLed 3 s into the run and started again `downSeconds` later (same port and database). */
+function killAndRestart(service: string, downSeconds: number): Fault {
+  return {
+    name: `${service}-kill`,
+    what: `${service} SIGKILLed 3 s into the run, restarted ${downSeconds} s later`,
     async strike(system) {
       await sleep(3000)
-      await system.kill('payment')
-      say('payment killed')
-      await sleep(5000)
-      await system.start('payment')
-      say('payment started again')
+      await system.kill(service)
+      say(`${service} killed`)
+      await sleep(downSeconds * 1000)
+      await system.start(service)
+      say(`${service} started again`)
     },
-  },
+  }
+}
+
+const faults: Fault[] = [
+  killAndRestart('payment', 5),
   {
     name: 'kafka-freeze',
     what: 'the Kafka broker frozen (SIGSTOP) 3 s into the run for 10 s: every connection to it stalls',
@@ -84,18 +89,7 @@ const faults: Fault[] = [
       }
     },
   },
-  {
-    name: 'order-kill',
-    what: 'order SIGKILLed 3 s into the run, restarted 3 s later',
-    async strike(system) {
-      await sleep(3000)
-      await system.kill('order')
-      say('order killed')
-      await sleep(3000)
-      await system.start('order')
-      say('order started again')
-    },
-  },
+  killAndRestart('order', 3),
 ]
 
 interface Reconciliation {
