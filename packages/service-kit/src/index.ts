@@ -75,6 +75,11 @@ export {
   startService,
 } from './run-service.ts'
 export {
+  createDiscoveredUpstream,
+  type DiscoveredUpstream,
+  type DiscoveredUpstreamOptions,
+} from './upstream/discovered-upstream.ts'
+export {
   createUpstreamClient,
   type UpstreamClient,
   type UpstreamClientOptions,

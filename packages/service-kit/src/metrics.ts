@@ -11,13 +11,18 @@ export interface ServiceMetrics {
   messagesReceived: Counter
   messagesSent: Counter
   requestDuration: Histogram<'method' | 'route' | 'status'>
+  /**
+   * What the JSON of /metrics reports: by default the counters above (TCP connections, HTTP requests and responses).
+   * A service whose connections and messages are not HTTP requests (the realtime channel) replaces it with its own.
+   */
+  counters: () => Promise<MetricsCounters>
 }
 
 export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
-  return {
+  const metrics: Omit<ServiceMetrics, 'counters'> = {
     registry,
     totalConnections: new Counter({
       name: 'connections_total',
@@ -45,6 +50,15 @@ export function createServiceMetrics(service: string): ServiceMetrics {
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
+    }),
+  }
+  return {
+    ...metrics,
+    counters: async () => ({
+      totalConnections: await counterValue(metrics.totalConnections),
+      activeConnections: await counterValue(metrics.activeConnections),
+      messagesReceived: await counterValue(metrics.messagesReceived),
+      messagesSent: await counterValue(metrics.messagesSent),
     }),
   }
 }
@@ -129,13 +143,7 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
       if (format === 'prometheus' || (format !== 'json' && /text\/plain|openmetrics/.test(accept))) {
         return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
       }
-      const counters: MetricsCounters = {
-        totalConnections: await counterValue(metrics.totalConnections),
-        activeConnections: await counterValue(metrics.activeConnections),
-        messagesReceived: await counterValue(metrics.messagesReceived),
-        messagesSent: await counterValue(metrics.messagesSent),
-      }
-      return counters
+      return metrics.counters()
     },
   )
 }

@@ -11,5 +11,4 @@ describeServiceChassis({
   migrate: migrateNotificationDatabase,
   loadConfig: loadNotificationConfig,
   startService,
-  notYetServed: ['/api/v1/notifications', '/api/notifications'],
 })

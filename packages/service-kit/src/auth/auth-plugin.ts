@@ -1,7 +1,7 @@
 // The authentication plugin: turns a request's credential (bearer token, API key or session cookie) into a Principal.
 import fastifyCookie from '@fastify/cookie'
 import { AppError, authNames, SessionRecord } from '@meridian/contracts'
-import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { Value } from 'typebox/value'
@@ -49,11 +49,22 @@ declare module 'fastify' {
     principalOf(request: FastifyRequest): Promise<Principal>
     /** the revocations this service follows (AuthPluginOptions.revocations); none revoked without them */
     credentialRevocations: CredentialRevocations
+    /**
+     * The principal of a credential presented outside a request's own headers (a WebSocket handshake's `auth.token`,
+     * the session cookie of an upgrade): the same checks and errors (401 with authMessages) as a request's.
+     */
+    verifyCredential(credential: PresentedCredential, log: FastifyBaseLogger): Promise<Principal>
   }
   interface FastifyRequest {
     principal: Principal | null
   }
 }
+
+/** A credential as presented, its kind known. */
+export type PresentedCredential =
+  | { kind: 'bearer'; token: string }
+  | { kind: 'session'; sessionId: string }
+  | { kind: 'api-key'; key: string }
 
 /** The spec's messages (Authentication); a credential that is present but bad never falls through to the next. */
 export const authMessages = {
@@ -109,6 +120,17 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
   }
   app.decorate('authenticate', authenticate)
   app.decorate('principalOf', principalOf)
+  app.decorate('verifyCredential', (credential: PresentedCredential, log: FastifyBaseLogger) => {
+    switch (credential.kind) {
+      case 'bearer':
+        return tokenPrincipal(credential.token, accessTokens, revocations)
+      case 'session':
+        if (!options.sessions) return Promise.reject(AppError.unauthorized(authMessages.invalidSession))
+        return sessionPrincipal(credential.sessionId, options.sessions.redis, revocations, log)
+      case 'api-key':
+        return apiKeyPrincipal(credential.key, options.apiKeys, revocations)
+    }
+  })
   app.decorate('requireRole', (...roles: string[]): preHandlerHookHandler => {
     return async (request) => {
       if (!holdsRole(await principalOf(request), roles)) throw AppError.forbidden()
@@ -135,7 +157,7 @@ async function readCredential(
   if (apiKey !== undefined) return apiKeyPrincipal(String(apiKey), options.apiKeys, revocations)
   const sessionId = options.sessions ? request.cookies?.[authNames.sessionCookie] : undefined
   if (sessionId !== undefined && options.sessions)
-    return sessionPrincipal(sessionId, options.sessions.redis, revocations, request)
+    return sessionPrincipal(sessionId, options.sessions.redis, revocations, request.log)
   throw AppError.unauthorized(authMessages.missingToken)
 }
 
@@ -150,6 +172,14 @@ async function bearerPrincipal(
   const scheme = bearerScheme.exec(authorization)
   const token = scheme ? authorization.slice(scheme[0].length).trim() : undefined
   if (!token) throw AppError.unauthorized(authMessages.missingToken)
+  return tokenPrincipal(token, accessTokens, revocations)
+}
+
+async function tokenPrincipal(
+  token: string,
+  accessTokens: AccessTokenVerifier,
+  revocations: CredentialRevocations,
+): Promise<Principal> {
   let claims: TokenClaims
   try {
     claims = await accessTokens.verify(token)
@@ -166,7 +196,7 @@ async function bearerPrincipal(
   if (issuedAtMs < revocations.revokedBefore(principal.subject)) {
     throw AppError.unauthorized(authMessages.invalidToken)
   }
-  return principal
+  return typeof claims.exp === 'number' ? { ...principal, expiresAt: claims.exp * 1000 } : principal
 }
 
 async function apiKeyPrincipal(
@@ -184,7 +214,7 @@ async function sessionPrincipal(
   sessionId: string,
   redis: Redis,
   revocations: CredentialRevocations,
-  request: FastifyRequest,
+  log: FastifyBaseLogger,
 ): Promise<Principal> {
   if (sessionId === '' || sessionId.length > maxSessionIdLength) {
     throw AppError.unauthorized(authMessages.invalidSession)
@@ -193,13 +223,13 @@ async function sessionPrincipal(
   try {
     stored = await redis.get(`${authNames.sessionKeyPrefix}${sessionId}`)
   } catch (error) {
-    request.log.warn({ err: error }, 'session store unavailable')
+    log.warn({ err: error }, 'session store unavailable')
     throw AppError.serviceUnavailable()
   }
   if (stored === null) throw AppError.unauthorized(authMessages.invalidSession)
   const record = parseSessionRecord(stored)
   if (!record) {
-    request.log.warn('malformed session record; the session is refused')
+    log.warn('malformed session record; the session is refused')
     throw AppError.unauthorized(authMessages.invalidSession)
   }
   if (Date.parse(record.createdAt) < revocations.revokedBefore(record.userId)) {

@@ -9,7 +9,13 @@ export {
   apiKeysFromAuth,
   apiKeysFromAuthDefaults,
 } from './api-keys-from-auth.ts'
-export { type AuthPluginOptions, authMessages, authPlugin, hasApiKeyInQuery } from './auth-plugin.ts'
+export {
+  type AuthPluginOptions,
+  authMessages,
+  authPlugin,
+  hasApiKeyInQuery,
+  type PresentedCredential,
+} from './auth-plugin.ts'
 export {
   type CredentialRevocations,
   type FollowRevocationsOptions,

@@ -14,6 +14,8 @@ export interface Principal {
   method: 'bearer' | 'session' | 'api-key'
   /** set when method is 'api-key' */
   apiKeyId?: string
+  /** when the bearer token stops being valid (its `exp`), epoch ms; a connection that outlives it must refresh */
+  expiresAt?: number
 }
 
 const isStringArray = (value: unknown): value is string[] =>

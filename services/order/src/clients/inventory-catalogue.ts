@@ -1,16 +1,14 @@
 // The catalogue as order reads it: inventory's POST /internal/products/lookup, reached through Consul (a healthy
-// instance per call, round robin) with the kit's upstream client (5 s deadline; unreachable or no healthy instance
+// instance per call, round robin) with the kit's discovered upstream client (5 s deadline; unreachable or no healthy instance
 // is 503 SERVICE_UNAVAILABLE, an inventory error status 502 BAD_GATEWAY).
 //
 // Why a synchronous call rather than a local projection of the catalogue: inventory is the authority on names,
 // prices and whether a product is active, and an order must be priced from what is current; a projection would need
 // product events (product.created / product.changed) that do not exist yet.
-import { setTimeout as sleep } from 'node:timers/promises'
 import { AppError, ErrorCode, type ProductLookup, type ProductSummary } from '@meridian/contracts'
 import {
   type ConsulClientOptions,
-  createDiscovery,
-  createUpstreamClient,
+  createDiscoveredUpstream,
   type RegistryLogger,
   type ServiceClient,
 } from '@meridian/service-kit'
@@ -36,31 +34,12 @@ export interface InventoryCatalogue extends ProductCatalogue {
 }
 
 export function createInventoryCatalogue(options: InventoryCatalogueOptions): InventoryCatalogue {
-  const discovery = createDiscovery({
+  const { upstream, clients } = createDiscoveredUpstream({
     consul: options.consul,
-    name: options.serviceName,
-    logger: options.logger,
-  })
-  let turn = 0
-
-  async function resolveOrigin(): Promise<string> {
-    // the first list comes with the first Consul answer; a Consul that does not answer is an unavailable inventory
-    const listed = await Promise.race([
-      discovery.ready().then(() => true),
-      sleep(options.discoveryWaitMs, false, { ref: false }),
-    ])
-    const instances = listed ? discovery.instances() : []
-    if (instances.length === 0) {
-      throw AppError.serviceUnavailable('inventory is unavailable: no healthy instance', 5)
-    }
-    const instance = instances[turn++ % instances.length]!
-    const host = instance.address.includes(':') ? `[${instance.address}]` : instance.address
-    return `http://${host}:${instance.port}`
-  }
-
-  const upstream = createUpstreamClient({
     name: 'inventory',
-    resolveOrigin,
+    serviceName: options.serviceName,
+    logger: options.logger,
+    discoveryWaitMs: options.discoveryWaitMs,
     errorCode: ErrorCode.BAD_GATEWAY,
   })
 
@@ -77,6 +56,6 @@ export function createInventoryCatalogue(options: InventoryCatalogueOptions): In
       }
       return body.products
     },
-    clients: [{ stop: () => upstream.close() }, { stop: () => discovery.close() }],
+    clients,
   }
 }

@@ -1,0 +1,96 @@
+// What each notification says: its type, title and message for the event that makes it. Pure: the text is built
+// from the event's data alone, and free text from other services is cleaned so that a notification never carries
+// card numbers, tokens, e-mail addresses or control characters, whatever a producer put in it.
+import type { EventData, NotificationType } from '@meridian/contracts'
+
+export interface NotificationContent {
+  type: NotificationType
+  title: string
+  message: string
+}
+
+/** Longest piece of another service's free text (a reason, a name) that goes into a message. */
+const maximumFreeText = 200
+
+// C0 and C1 control characters (line breaks and NUL among them), and the Unicode line and paragraph separators
+const controlCharacters = /[\p{Cc}\u2028\u2029]+/gu
+// 12 to 19 digits, single spaces or dashes between them: a card number (PAN), an account number
+const longNumbers = /\d(?:[ -]?\d){11,18}/g
+const emailAddresses = /[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+/g
+// provider identifiers and secrets (tok_..., pm_..., sk_live_..., card_...), bearer credentials, JWT-like strings
+const tokens =
+  /\b(?:(?:tok|pm|pi|ch|sk|pk|rk|card|src|seti|cus)_[A-Za-z0-9_]+|Bearer\s+\S+|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+)/g
+// any other long run of letters and digits with both in it (an API key, a session id)
+const secretLike = /\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b/g
+
+/**
+ * Another service's free text as a message may show it: one line, no card number, token, secret or e-mail address
+ * (each replaced by [redacted]), at most `maximum` characters; `fallback` when nothing is left.
+ */
+export function safeText(text: string, fallback: string, maximum = maximumFreeText): string {
+  const cleaned = text
+    .replace(controlCharacters, ' ')
+    .replace(tokens, '[redacted]')
+    .replace(emailAddresses, '[redacted]')
+    .replace(longNumbers, '[redacted]')
+    .replace(secretLike, '[redacted]')
+    .replace(/\s+/g, ' ')
+    .trim()
+  if (cleaned === '') return fallback
+  return cleaned.length > maximum ? `${cleaned.slice(0, maximum - 1).trimEnd()}…` : cleaned
+}
+
+/** An amount in major units as the message writes it: two decimals (19.9 -> 19.90). */
+export const formatAmount = (amount: number): string => amount.toFixed(2)
+
+const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`
+
+/** order.placed: the order's customer hears it is confirmed, with its item count (units) and total. */
+export function orderConfirmed(data: EventData<'order.placed'>): NotificationContent {
+  const units = data.items.reduce((sum, item) => sum + item.quantity, 0)
+  return {
+    type: 'order_confirmed',
+    title: 'Order confirmed',
+    message: `Your order ${data.orderId} is confirmed: ${plural(units, 'item', 'items')}, total ${formatAmount(data.total)}.`,
+  }
+}
+
+/** payment.failed: the order's customer hears why (cleaned), so they can pay again. */
+export function paymentFailed(data: EventData<'payment.failed'>): NotificationContent {
+  return {
+    type: 'payment_failed',
+    title: 'Payment failed',
+    message: `The payment for your order ${data.orderId} failed: ${safeText(data.reason, 'no reason given')}.`,
+  }
+}
+
+/** shipment.created: the order is on its way, with the carrier and tracking number when the event has them. */
+export function shipmentCreated(data: EventData<'shipment.created'>): NotificationContent {
+  const carrier = data.carrier === undefined ? '' : safeText(data.carrier, '', 100)
+  const tracking = data.trackingNumber === undefined ? '' : safeText(data.trackingNumber, '', 100)
+  return {
+    type: 'shipment_created',
+    title: 'Order shipped',
+    message: `Your order ${data.orderId} has shipped${carrier ? ` with ${carrier}` : ''}${tracking ? ` (tracking number ${tracking})` : ''}.`,
+  }
+}
+
+/** shipment.delivered: the order arrived (the day, as the carrier reported it, in UTC). */
+export function shipmentDelivered(data: EventData<'shipment.delivered'>): NotificationContent {
+  const day = /^\d{4}-\d{2}-\d{2}/.exec(data.deliveredAt)?.[0]
+  return {
+    type: 'shipment_delivered',
+    title: 'Order delivered',
+    message: `Your order ${data.orderId} was delivered${day ? ` on ${day}` : ''}.`,
+  }
+}
+
+/** user.registered: the new user is greeted by name (never their e-mail address). */
+export function welcome(data: EventData<'user.registered'>): NotificationContent {
+  const name = safeText(data.name, '', 100)
+  return {
+    type: 'welcome',
+    title: 'Welcome to Meridian',
+    message: `${name ? `Hello ${name}, welcome` : 'Welcome'} to Meridian. Your account is ready.`,
+  }
+}

@@ -1,0 +1,220 @@
+// Notification use cases: making a user's notification from a domain event (pending while the order's customer is not
+// known, resolved by that order's order.placed), reading and listing a user's notifications, and marking them read.
+// A notification that reaches its user and its notification.created commit in one transaction (outbox).
+import { AppError, type EventData, type Notification, type NotificationListQuery } from '@meridian/contracts'
+import { type ListEnvelope, listEnvelope, type TransactionSql } from '@meridian/db'
+import { appendToOutbox, createEvent } from '@meridian/events'
+import type { Principal } from '@meridian/service-kit'
+import { notificationList } from '../data/notification-columns.ts'
+import type { NotificationRecord, NotificationsRepository } from '../data/notifications-repository.ts'
+import type { OrderCustomersRepository } from '../data/order-customers-repository.ts'
+import { isAdmin, isUuid, listOwnerOf, mayRead, recipientOf } from './access.ts'
+import {
+  type NotificationContent,
+  orderConfirmed,
+  paymentFailed,
+  shipmentCreated,
+  shipmentDelivered,
+  welcome,
+} from './notification-messages.ts'
+
+/** The name notification signs its events with (the envelope's source). */
+export const serviceSource = 'notification'
+
+/** What a use case needs of the event it answers: its id (the notification's natural key), time and data. */
+export interface SourceEvent<Data> {
+  id: string
+  timestamp: string
+  data: Data
+}
+
+/** What a notification looks like to clients: ISO timestamps, readAt null while unread. */
+export function presentNotification(record: NotificationRecord): Notification {
+  return {
+    id: record.id,
+    type: record.type,
+    title: record.title,
+    message: record.message,
+    createdAt: record.createdAt.toISOString(),
+    readAt: record.readAt === null ? null : record.readAt.toISOString(),
+  }
+}
+
+export type NotifyOutcome =
+  /** made and announced (notification.created appended) */
+  | { outcome: 'created'; notification: NotificationRecord }
+  /** made, but its order's customer is not known yet: it waits for the order's order.placed */
+  | { outcome: 'pending'; notification: NotificationRecord }
+  /** the event made its notification before (a redelivery): nothing done */
+  | { outcome: 'already notified' }
+
+export interface OrderPlacedOutcome {
+  confirmation: NotifyOutcome
+  /** the order's notifications that were pending and reached the customer now */
+  resolved: NotificationRecord[]
+}
+
+export interface NotificationUseCasesDependencies {
+  notifications: NotificationsRepository
+  orderCustomers: OrderCustomersRepository
+}
+
+/** An id the producer would never send is a bad event (retried, then dead-lettered), not a notification. */
+function assertUserId(userId: string, what: string): string {
+  if (!isUuid(userId)) throw new Error(`${what} '${userId}' is not a uuid`)
+  return userId.toLowerCase()
+}
+
+/** The event's time, or now when the producer's is not a time (the schema checks its format, not its range). */
+function timeOf(event: SourceEvent<unknown>): Date {
+  const time = new Date(event.timestamp)
+  return Number.isNaN(time.getTime()) ? new Date() : time
+}
+
+export function createNotificationUseCases({
+  notifications,
+  orderCustomers,
+}: NotificationUseCasesDependencies) {
+  /** Appends notification.created for a notification that has its user, keyed by the user. */
+  async function announce(notification: NotificationRecord, tx: TransactionSql): Promise<void> {
+    if (notification.userId === null)
+      throw new Error(`notification ${notification.id} has no user to announce to`)
+    const created = createEvent(
+      'notification.created',
+      {
+        notificationId: notification.id,
+        userId: notification.userId,
+        type: notification.type,
+        title: notification.title,
+        message: notification.message,
+        createdAt: notification.createdAt.toISOString(),
+      },
+      { source: serviceSource },
+    )
+    await appendToOutbox(tx, created, { aggregateId: notification.userId })
+  }
+
+  /** Makes the event's notification for `userId` (null: pending) and announces it when it has a user. */
+  async function notify(
+    event: SourceEvent<unknown>,
+    content: NotificationContent,
+    recipient: { userId: string | null; orderId: string | null },
+    tx: TransactionSql,
+  ): Promise<NotifyOutcome> {
+    const inserted = await notifications.insert(
+      { ...recipient, ...content, createdAt: timeOf(event), sourceEventId: event.id },
+      tx,
+    )
+    if (!inserted) return { outcome: 'already notified' }
+    if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
+    await announce(inserted, tx)
+    return { outcome: 'created', notification: inserted }
+  }
+
+  /**
+   * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is;
+   * otherwise stored pending, never dropped, until that order.placed arrives (under the order's lock, so the two
+   * cannot pass each other).
+   */
+  async function notifyAboutOrder(
+    event: SourceEvent<{ orderId: string }>,
+    content: NotificationContent,
+    tx: TransactionSql,
+  ): Promise<NotifyOutcome> {
+    const { orderId } = event.data
+    await orderCustomers.lockOrder(orderId, tx)
+    const customerId = (await orderCustomers.customerOf(orderId, tx)) ?? null
+    return notify(event, content, { userId: customerId, orderId }, tx)
+  }
+
+  return {
+    /**
+     * order.placed: records the order's customer, confirms the order to them, and gives them the order's pending
+     * notifications (each announced now), all in the caller's transaction.
+     */
+    async notifyOrderPlaced(
+      event: SourceEvent<EventData<'order.placed'>>,
+      tx: TransactionSql,
+    ): Promise<OrderPlacedOutcome> {
+      const { orderId } = event.data
+      const customerId = assertUserId(event.data.customerId, `customer id of order ${orderId}`)
+      await orderCustomers.lockOrder(orderId, tx)
+      await orderCustomers.record(orderId, customerId, tx)
+      // the customer recorded first stays the order's, should another order.placed ever say otherwise
+      const owner = (await orderCustomers.customerOf(orderId, tx)) ?? customerId
+      const confirmation = await notify(event, orderConfirmed(event.data), { userId: owner, orderId }, tx)
+      const resolved = await notifications.assignPendingOfOrder(orderId, owner, tx)
+      for (const each of resolved) await announce(each, tx)
+      return { confirmation, resolved }
+    },
+
+    notifyPaymentFailed: (event: SourceEvent<EventData<'payment.failed'>>, tx: TransactionSql) =>
+      notifyAboutOrder(event, paymentFailed(event.data), tx),
+
+    notifyShipmentCreated: (event: SourceEvent<EventData<'shipment.created'>>, tx: TransactionSql) =>
+      notifyAboutOrder(event, shipmentCreated(event.data), tx),
+
+    notifyShipmentDelivered: (event: SourceEvent<EventData<'shipment.delivered'>>, tx: TransactionSql) =>
+      notifyAboutOrder(event, shipmentDelivered(event.data), tx),
+
+    /** user.registered: the new user's welcome. */
+    async welcomeUser(
+      event: SourceEvent<EventData<'user.registered'>>,
+      tx: TransactionSql,
+    ): Promise<NotifyOutcome> {
+      const userId = assertUserId(event.data.userId, 'user id')
+      return notify(event, welcome(event.data), { userId, orderId: null }, tx)
+    },
+
+    /** The notification, if the principal may read it; another user's is a 404 (its existence is not told). */
+    async getNotification(id: string, principal: Principal): Promise<Notification> {
+      const notification = await notifications.findById(id)
+      if (!notification || !mayRead(principal, notification.userId)) {
+        throw AppError.notFound(`Notification ${id} not found`)
+      }
+      return presentNotification(notification)
+    },
+
+    /**
+     * A page of one user's notifications as the list envelope, newest first unless sorted otherwise: the caller's
+     * own, or (an admin) the user the query names. The links keep the path the client used.
+     */
+    async listNotifications(
+      query: NotificationListQuery,
+      principal: Principal,
+      path: string,
+    ): Promise<ListEnvelope<Notification>> {
+      const owner = listOwnerOf(principal, query.userId)
+      const request = notificationList.parse({ ...query, userId: owner ?? undefined })
+      // a caller who owns no notifications (a client) sees an empty list
+      const { rows, total } = owner === null ? { rows: [], total: 0 } : await notifications.list(request)
+      return listEnvelope(path, query, request, rows.map(presentNotification), total)
+    },
+
+    /**
+     * Marks the caller's notification read (reading it again keeps the first readAt). Only its user marks it: another
+     * user's is a 404, as for reading; an admin, who may read it, is 403.
+     */
+    async markRead(id: string, principal: Principal): Promise<Notification> {
+      const userId = recipientOf(principal)
+      const marked = userId === null ? undefined : await notifications.markRead(id, userId)
+      if (marked) return presentNotification(marked)
+      if (isAdmin(principal) && (await notifications.findById(id))) throw AppError.forbidden()
+      throw AppError.notFound(`Notification ${id} not found`)
+    },
+
+    /**
+     * Marks those of `ids` that are the caller's read; returns them (marked now or before), in the request's order.
+     * Ids of other users' notifications, or of none, are left out silently: the answer tells nothing about them.
+     */
+    async markManyRead(ids: readonly string[], principal: Principal): Promise<string[]> {
+      const userId = recipientOf(principal)
+      const wanted = [...new Set(ids.map((id) => id.toLowerCase()))]
+      if (userId === null || wanted.length === 0) return []
+      const read = new Set(await notifications.markManyRead(wanted, userId))
+      return wanted.filter((id) => read.has(id))
+    },
+  }
+}
+
+export type NotificationUseCases = ReturnType<typeof createNotificationUseCases>

@@ -1,0 +1,359 @@
+// Notification's consumers on the real broker: each of the five event types, published on a topic of this file's own,
+// makes its notification with its notification.created in the outbox; a redelivery makes no second one; a
+// payment.failed that comes before its order's order.placed waits pending and reaches the customer when the
+// order.placed comes. Then each handler as the runner calls it: the natural key beyond the inbox, the content, the
+// order lock between an order's events and its order.placed, and bad events.
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { EventType } from '@meridian/contracts'
+import { transaction } from '@meridian/db'
+import {
+  type AnyServiceConsumer,
+  type CatalogueEvent,
+  consume,
+  createEventProducer,
+  type EventConsumer,
+  type EventProducer,
+} from '@meridian/events'
+import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type NotificationEventType, notificationConsumers } from '../src/events/consumers.ts'
+import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
+import {
+  notificationsOfOrder,
+  orderPlaced,
+  outboxOf,
+  paymentFailed,
+  shipmentCreated,
+  shipmentDelivered,
+  userRegistered,
+} from './support/notifications.ts'
+
+const eventTypes: NotificationEventType[] = [
+  'order.placed',
+  'payment.failed',
+  'shipment.created',
+  'shipment.delivered',
+  'user.registered',
+]
+
+let notification: NotificationTestApp
+let topics: Record<NotificationEventType, TestEventTopics>
+let producer: EventProducer
+const running: EventConsumer[] = []
+
+beforeAll(async () => {
+  notification = await buildNotificationTestApp()
+  const made = await Promise.all(eventTypes.map((type) => freshEventTopics(type, 3, 1)))
+  topics = Object.fromEntries(eventTypes.map((type, index) => [type, made[index]])) as typeof topics
+  producer = await createEventProducer(testKafka())
+})
+
+afterAll(async () => {
+  for (const each of running) await each.stop()
+  await producer?.disconnect()
+  for (const each of Object.values(topics ?? {})) await each.delete()
+  await notification?.close()
+})
+
+/** The notification.created records of a user, oldest first. */
+async function announcementsOf(userId: string) {
+  return (await outboxOf(notification, userId)).filter((row) => row.eventType === 'notification.created')
+}
+
+/** The user's stored notifications (pending ones have no user and are not among them), oldest first. */
+function notificationsOf(userId: string) {
+  return notification.sql<{ id: string; type: string; title: string; message: string; createdAt: Date }[]>`
+    select id, type, title, message, created_at from notifications where user_id = ${userId}
+    order by created_at, id`
+}
+
+describe('the consumers on the broker', () => {
+  const publish = async <Type extends NotificationEventType>(event: CatalogueEvent<Type>, key: string) => {
+    await producer.publish([
+      {
+        topic: topics[event.type as NotificationEventType].topic,
+        key,
+        value: JSON.stringify(event),
+        headers: { 'message-id': event.id },
+      },
+    ])
+  }
+
+  beforeAll(async () => {
+    const group = uniqueName('notification')
+    const topicNames = Object.fromEntries(eventTypes.map((type) => [type, topics[type].topic]))
+    // generic in the consumer's type, as eventsPlugin starts them, so that each handler keeps its own type
+    const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
+      consume<Type>({
+        ...each,
+        group,
+        kafka: testKafka(),
+        sql: notification.sql,
+        logger: notification.app.log,
+        retryDelaysMs: [200, 200, 200],
+      })
+    const consumers = notificationConsumers(notification.notifications, { group, topics: topicNames })
+    running.push(...(await Promise.all(consumers.map(start))))
+  })
+
+  it('when an order is placed, paid in vain, shipped and delivered, then its customer gets each notification with its notification.created; a redelivery adds none', async () => {
+    const placed = orderPlaced()
+    const { orderId, customerId } = placed.data
+    await publish(placed, orderId)
+    await eventually(
+      'order_confirmed is announced',
+      async () => (await announcementsOf(customerId)).length === 1,
+    )
+
+    const failed = paymentFailed(orderId, 'card declined')
+    await publish(failed, orderId)
+    await eventually(
+      'payment_failed is announced',
+      async () => (await announcementsOf(customerId)).length === 2,
+    )
+    const created = shipmentCreated(orderId)
+    await publish(created, orderId)
+    await eventually(
+      'shipment_created is announced',
+      async () => (await announcementsOf(customerId)).length === 3,
+    )
+    const delivered = shipmentDelivered(orderId)
+    await publish(delivered, orderId)
+    await eventually(
+      'shipment_delivered is announced',
+      async () => (await announcementsOf(customerId)).length === 4,
+    )
+
+    const stored = await notificationsOf(customerId)
+    expect(stored.map(({ type, title, message }) => ({ type, title, message }))).toEqual([
+      {
+        type: 'order_confirmed',
+        title: 'Order confirmed',
+        message: `Your order ${orderId} is confirmed: 3 items, total 59.97.`,
+      },
+      {
+        type: 'payment_failed',
+        title: 'Payment failed',
+        message: `The payment for your order ${orderId} failed: card declined.`,
+      },
+      {
+        type: 'shipment_created',
+        title: 'Order shipped',
+        message: `Your order ${orderId} has shipped with meridian-post (tracking number MP0123456789AB).`,
+      },
+      {
+        type: 'shipment_delivered',
+        title: 'Order delivered',
+        message: `Your order ${orderId} was delivered on 2026-05-04.`,
+      },
+    ])
+    const announced = await announcementsOf(customerId)
+    expect(announced.map((row) => row.payload)).toEqual(
+      stored.map((each) =>
+        expect.objectContaining({
+          type: 'notification.created',
+          source: 'notification',
+          data: {
+            notificationId: each.id,
+            userId: customerId,
+            type: each.type,
+            title: each.title,
+            message: each.message,
+            createdAt: each.createdAt.toISOString(),
+          },
+        }),
+      ),
+    )
+    // each notification's time is its event's
+    expect(stored.map((each) => each.createdAt.toISOString())).toEqual(
+      [placed, failed, created, delivered].map((event) => event.timestamp),
+    )
+
+    // payment.failed again (a redelivery), then a marker behind it on the same key and topic (one partition)
+    const marker = paymentFailed(orderId, 'marker')
+    await publish(failed, orderId)
+    await publish(marker, orderId)
+    await eventually('the marker is announced', async () => (await announcementsOf(customerId)).length === 5)
+    expect((await notificationsOf(customerId)).filter((each) => each.type === 'payment_failed')).toHaveLength(
+      2,
+    )
+  })
+
+  it('when a user registers, then a welcome to them (by name, never their e-mail) with its notification.created', async () => {
+    const registered = userRegistered({ name: 'Grace Hopper' })
+    await publish(registered, registered.data.userId)
+    await eventually(
+      'the welcome is announced',
+      async () => (await announcementsOf(registered.data.userId)).length === 1,
+    )
+    const [welcome] = await notificationsOf(registered.data.userId)
+    expect(welcome).toMatchObject({
+      type: 'welcome',
+      title: 'Welcome to Meridian',
+      message: 'Hello Grace Hopper, welcome to Meridian. Your account is ready.',
+    })
+    expect(welcome?.message).not.toContain(registered.data.email)
+  })
+
+  it('when payment.failed comes before its order.placed, then it waits pending (no user, nothing announced) and reaches the customer when order.placed comes', async () => {
+    // the order was placed a second before its payment failed; the events arrive the other way round
+    const placed = orderPlaced({}, new Date(Date.now() - 1000))
+    const { orderId, customerId } = placed.data
+    const failed = paymentFailed(orderId, 'insufficient funds')
+    await publish(failed, orderId)
+    await eventually(
+      'the pending notification is stored',
+      async () => (await notificationsOfOrder(notification, orderId)).length === 1,
+    )
+    const [pending] = await notificationsOfOrder(notification, orderId)
+    expect(pending).toMatchObject({ userId: null, type: 'payment_failed', sourceEventId: failed.id })
+    expect(await announcementsOf(customerId)).toEqual([])
+
+    await publish(placed, orderId)
+    await eventually('both are announced', async () => (await announcementsOf(customerId)).length === 2)
+    const stored = await notificationsOfOrder(notification, orderId)
+    // in the order the events happened (order.placed was made first), whatever the order they arrived in
+    expect(stored.map(({ userId, type }) => ({ userId, type }))).toEqual([
+      { userId: customerId, type: 'order_confirmed' },
+      { userId: customerId, type: 'payment_failed' },
+    ])
+    expect(stored[1]?.id).toBe(pending?.id)
+    expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
+      'order_confirmed',
+      'payment_failed',
+    ])
+  })
+})
+
+describe('the consumers main.ts starts', () => {
+  const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
+  /** The event applied by the consumer of its type, in a transaction of its own (as the runner does). */
+  const handle = async (event: CatalogueEvent<NotificationEventType>) => {
+    const each = notificationConsumers(notification.notifications).find(
+      (candidate) => candidate.type === event.type,
+    )
+    if (!each) throw new Error(`no consumer of ${event.type}`)
+    await transaction(notification.sql, (tx) =>
+      (each.handler as (...args: unknown[]) => Promise<void>)(event, tx, context),
+    )
+  }
+
+  it('when listed, then one per event type notification reacts to, all in the notification group; buildApp hands the same to main.ts', () => {
+    const consumers = notificationConsumers(notification.notifications)
+    expect(consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual(
+      eventTypes.map((type) => ({ type, group: 'notification', topic: undefined })),
+    )
+    expect(notification.consumers.map(({ type, group }) => ({ type, group }))).toEqual(
+      consumers.map(({ type, group }) => ({ type, group })),
+    )
+  })
+
+  it('when the same event comes again after the inbox forgot it, then no second notification and no second notification.created', async () => {
+    const placed = orderPlaced()
+    const registered = userRegistered()
+    const failed = paymentFailed(placed.data.orderId)
+    for (const event of [placed, registered, failed, placed, registered, failed]) await handle(event)
+    expect(await notificationsOfOrder(notification, placed.data.orderId)).toHaveLength(2)
+    expect(await announcementsOf(placed.data.customerId)).toHaveLength(2)
+    expect(await announcementsOf(registered.data.userId)).toHaveLength(1)
+  })
+
+  it('when several events of an unknown order come, then all wait pending; its order.placed resolves them all, once', async () => {
+    const placed = orderPlaced()
+    const { orderId, customerId } = placed.data
+    for (const event of [shipmentDelivered(orderId), shipmentCreated(orderId), paymentFailed(orderId)]) {
+      await handle(event)
+    }
+    expect((await notificationsOfOrder(notification, orderId)).map((each) => each.userId)).toEqual([
+      null,
+      null,
+      null,
+    ])
+    await handle(placed)
+    await handle(placed)
+    expect(
+      (await notificationsOfOrder(notification, orderId)).every((each) => each.userId === customerId),
+    ).toBe(true)
+    expect(await announcementsOf(customerId)).toHaveLength(4)
+    // a pending notification of another order stays pending
+    const other = paymentFailed(randomUUID())
+    await handle(other)
+    expect((await notificationsOfOrder(notification, other.data.orderId)).map((each) => each.userId)).toEqual(
+      [null],
+    )
+  })
+
+  it('when order.placed is applied while an uncommitted payment.failed of its order waits pending, then it waits for it and resolves it', async () => {
+    const placed = orderPlaced()
+    const failed = paymentFailed(placed.data.orderId)
+    const each = notificationConsumers(notification.notifications).find(
+      (candidate) => candidate.type === 'payment.failed',
+    )
+    if (!each) throw new Error('no consumer of payment.failed')
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let applied = () => {}
+    const pendingWritten = new Promise<void>((resolve) => {
+      applied = resolve
+    })
+    // payment.failed's transaction stores the pending notification and stays open
+    const first = transaction(notification.sql, async (tx) => {
+      await (each.handler as (...args: unknown[]) => Promise<void>)(failed, tx, context)
+      applied()
+      await held
+    })
+    await pendingWritten
+    const second = handle(placed)
+    // order.placed cannot finish before payment.failed commits: it waits for the order's lock
+    const raced = await Promise.race([second.then(() => 'finished'), sleep(300).then(() => 'waiting')])
+    release()
+    await Promise.all([first, second])
+    expect(raced).toBe('waiting')
+    expect((await notificationsOfOrder(notification, placed.data.orderId)).map((row) => row.userId)).toEqual([
+      placed.data.customerId,
+      placed.data.customerId,
+    ])
+    expect(await announcementsOf(placed.data.customerId)).toHaveLength(2)
+  })
+
+  it('when an order.placed and its payment.failed are applied at the same time, then the notification never stays pending', async () => {
+    const orders = Array.from({ length: 8 }, () => orderPlaced())
+    await Promise.all(
+      orders.flatMap((placed) => [handle(placed), handle(paymentFailed(placed.data.orderId))]),
+    )
+    for (const placed of orders) {
+      const stored = await notificationsOfOrder(notification, placed.data.orderId)
+      expect(stored.map((each) => each.userId)).toEqual([placed.data.customerId, placed.data.customerId])
+      expect(await announcementsOf(placed.data.customerId)).toHaveLength(2)
+    }
+  })
+
+  it('when free text carries a card number, a token or an e-mail address, then the message does not', async () => {
+    const placed = orderPlaced()
+    await handle(placed)
+    await handle(
+      paymentFailed(
+        placed.data.orderId,
+        'declined for card 4242 4242 4242 4242 (tok_1NXabcDEF) of billing@example.com\n\u0007',
+      ),
+    )
+    const failed = (await notificationsOfOrder(notification, placed.data.orderId)).find(
+      (each) => each.type === 'payment_failed',
+    )
+    expect(failed?.message).toBe(
+      `The payment for your order ${placed.data.orderId} failed: declined for card [redacted] ([redacted]) of [redacted].`,
+    )
+  })
+
+  it('when an id is not a uuid, then the handler fails (the runner retries, then dead-letters) and nothing is written', async () => {
+    const placed = orderPlaced({ customerId: 'customer-42' })
+    await expect(handle(placed)).rejects.toThrow(/not a uuid/)
+    expect(await notificationsOfOrder(notification, placed.data.orderId)).toEqual([])
+    const [stored] =
+      await notification.sql`select 1 from order_customers where order_id = ${placed.data.orderId}`
+    expect(stored).toBeUndefined()
+  })
+})

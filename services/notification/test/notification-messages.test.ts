@@ -1,0 +1,81 @@
+// What notifications say, as pure rules: each event's title and message, and free text from other services cleaned
+// of card numbers, tokens, secrets, e-mail addresses and control characters.
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import {
+  orderConfirmed,
+  paymentFailed,
+  safeText,
+  shipmentCreated,
+  shipmentDelivered,
+  welcome,
+} from '../src/domain/notification-messages.ts'
+
+const orderId = randomUUID()
+
+describe('safeText', () => {
+  it('when the text is plain, then it is kept, on one line, trimmed', () => {
+    expect(safeText('  insufficient\nfunds\t ', 'x')).toBe('insufficient funds')
+  })
+
+  it('when it carries a card number, a provider token, a bearer credential, a JWT or an e-mail address, then each is redacted', () => {
+    expect(safeText('card 4111-1111-1111-1111 declined', 'x')).toBe('card [redacted] declined')
+    expect(safeText('card 4111111111111111 declined', 'x')).toBe('card [redacted] declined')
+    expect(safeText('pm_card_visa and sk_live_abc123 refused', 'x')).toBe('[redacted] and [redacted] refused')
+    expect(safeText('Bearer abc.def.ghi', 'x')).toBe('[redacted]')
+    expect(safeText('token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig', 'x')).toBe('token [redacted]')
+    expect(safeText('ask jane.doe+1@example.co.uk', 'x')).toBe('ask [redacted]')
+    expect(safeText('key a1b2c3d4e5f6g7h8i9j0k1l2m3', 'x')).toBe('key [redacted]')
+  })
+
+  it('when short numbers or words remain, then they stay (an order count, a year, a postcode)', () => {
+    expect(safeText('limit of 500 exceeded in 2026 for 12345', 'x')).toBe(
+      'limit of 500 exceeded in 2026 for 12345',
+    )
+  })
+
+  it('when nothing is left, then the fallback; when too long, then cut with an ellipsis', () => {
+    expect(safeText(' \u0000\u0007 ', 'no reason given')).toBe('no reason given')
+    const cut = safeText('a'.repeat(500), 'x', 50)
+    expect(cut).toHaveLength(50)
+    expect(cut.endsWith('…')).toBe(true)
+  })
+})
+
+describe('the messages', () => {
+  it('when an order is placed, then its units and total; one unit reads "1 item"', () => {
+    const items = [{ productId: randomUUID(), quantity: 1, price: 5 }]
+    expect(orderConfirmed({ orderId, customerId: randomUUID(), total: 5, items })).toEqual({
+      type: 'order_confirmed',
+      title: 'Order confirmed',
+      message: `Your order ${orderId} is confirmed: 1 item, total 5.00.`,
+    })
+  })
+
+  it('when order.placed carries a payment token or an e-mail, then the message has neither', () => {
+    const { message } = orderConfirmed({
+      orderId,
+      customerId: randomUUID(),
+      total: 10.5,
+      items: [{ productId: randomUUID(), quantity: 4, price: 2.625 }],
+      customerEmail: 'buyer@example.com',
+      payment: { token: 'tok_visa_secret' },
+    })
+    expect(message).toBe(`Your order ${orderId} is confirmed: 4 items, total 10.50.`)
+  })
+
+  it('when a payment fails without a reason, a shipment has no carrier, a delivery time is odd, a name is empty, then the messages still read well', () => {
+    expect(paymentFailed({ orderId, reason: '' }).message).toBe(
+      `The payment for your order ${orderId} failed: no reason given.`,
+    )
+    expect(shipmentCreated({ orderId, shipmentId: randomUUID() }).message).toBe(
+      `Your order ${orderId} has shipped.`,
+    )
+    expect(shipmentDelivered({ orderId, shipmentId: randomUUID(), deliveredAt: 'soon' }).message).toBe(
+      `Your order ${orderId} was delivered.`,
+    )
+    expect(
+      welcome({ userId: randomUUID(), email: 'new@example.com', name: '  ', role: 'user' }).message,
+    ).toBe('Welcome to Meridian. Your account is ready.')
+  })
+})
