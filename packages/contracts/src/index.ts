@@ -1,4 +1,5 @@
 export * from './auth.ts'
+export * from './collaboration.ts'
 export * from './conditional-requests.ts'
 export * from './errors.ts'
 export * from './events.ts'

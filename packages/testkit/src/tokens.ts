@@ -16,8 +16,12 @@ export const tokenEnv = {
 
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url')
 
-/** A signed access token of the user `subject` with `role`, valid for 15 minutes. */
-export function accessToken(role: 'user' | 'admin', subject: string = randomUUID()): string {
+/** A signed access token of the user `subject` with `role`, valid for 15 minutes (or `expiresInSeconds`). */
+export function accessToken(
+  role: 'user' | 'admin',
+  subject: string = randomUUID(),
+  { expiresInSeconds = 900 }: { expiresInSeconds?: number } = {},
+): string {
   const now = Math.floor(Date.now() / 1000)
   const claims = {
     sub: subject,
@@ -26,7 +30,7 @@ export function accessToken(role: 'user' | 'admin', subject: string = randomUUID
     role,
     roles: [],
     iat: now,
-    exp: now + 900,
+    exp: now + expiresInSeconds,
     iss: issuer,
     aud: audience,
     jti: randomUUID(),

@@ -1,27 +1,65 @@
-// The realtime-gateway service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
-// Never listens; main.ts and tests build it.
+// The realtime-gateway service as a Fastify app: the chassis with its database, Redis and authentication; the
+// realtime channel on its server (channels/realtime-server.ts: Socket.IO at /socket.io/ with the spec's namespaces,
+// and /ws), chat rooms and collaborative documents with their REST resources (routes/, domain/, data/), the
+// notifications pushed from notification.created (events/) and read through the notification service (clients/),
+// and the live dashboard of every service found in Consul. Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
-import { createEventMetrics } from '@meridian/events'
+import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
   authOptionsFromEnv,
   chassisOptions,
+  createDiscoveredUpstream,
   createServiceApp,
+  registerVersionedApi,
   type ServiceApp,
+  type ServiceClient,
   type ServiceDependencies,
 } from '@meridian/service-kit'
-import type { RealtimeGatewayConfig } from './config.ts'
+import { adminChannel } from './channels/admin.ts'
+import { chatChannel } from './channels/chat.ts'
+import { collabChannel } from './channels/collab.ts'
+import { dashboardChannel } from './channels/dashboard.ts'
+import { createHandshake } from './channels/handshake.ts'
+import { mainChannel } from './channels/main.ts'
+import { notificationsChannel } from './channels/notifications.ts'
+import { rawWebSocketRoutes } from './channels/raw-websocket.ts'
+import { realtimeServerPlugin } from './channels/realtime-server.ts'
+import { createNotificationsClient } from './clients/notifications.ts'
+import { createServiceMetricsSource } from './clients/service-metrics.ts'
+import { allowedOriginsOf, listOf, type RealtimeGatewayConfig } from './config.ts'
+import { createChatRepository } from './data/chat-repository.ts'
+import { createConnectionLimits } from './data/connection-limits.ts'
+import { createDocumentsRepository } from './data/documents-repository.ts'
+import { createPresenceStore } from './data/presence-store.ts'
+import { type ChatUseCases, createChatUseCases } from './domain/chat.ts'
+import { createDocumentUseCases, type DocumentUseCases } from './domain/documents.ts'
+import { realtimeGatewayConsumers } from './events/consumers.ts'
+import { chatRoomsGuards } from './routes/chat-rooms/access.ts'
+import { chatRoomsRoutes } from './routes/chat-rooms/index.ts'
+import { documentsGuards } from './routes/documents/access.ts'
+import { documentsRoutes } from './routes/documents/index.ts'
 
 export const serviceName = 'realtime-gateway'
 
 export type RealtimeGatewayDependencies = ServiceDependencies<RealtimeGatewayConfig, Sql>
+
+/** The app and what main.ts hands on: the consumers to eventsPlugin, the clients to runService. */
+export interface RealtimeGatewayService {
+  app: ServiceApp
+  /** notification.created → notification:new */
+  consumers: AnyServiceConsumer[]
+  /** closed by runService after the app: the notification client's connections and its Consul watch */
+  clients: ServiceClient[]
+  chat: ChatUseCases
+  documents: DocumentUseCases
+}
 
 export async function buildApp({
   config,
   sql,
   redis,
   logStream,
-}: RealtimeGatewayDependencies): Promise<ServiceApp> {
+}: RealtimeGatewayDependencies): Promise<RealtimeGatewayService> {
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
@@ -34,5 +72,102 @@ export async function buildApp({
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  return app
+  const consul = {
+    address: config.CONSUL_HTTP_ADDR,
+    ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
+  }
+  const prefix = config.REALTIME_REDIS_PREFIX
+
+  // the channel's limits count across instances in Redis
+  const limits = createConnectionLimits({
+    redis,
+    prefix,
+    attempts: config.REALTIME_CONNECTION_ATTEMPTS,
+    attemptsWindowMs: config.REALTIME_ATTEMPTS_WINDOW_MS,
+    maxConnections: config.REALTIME_MAX_CONNECTIONS_PER_ADDRESS,
+  })
+  const allowedOrigins = allowedOriginsOf(config)
+  const handshake = createHandshake({
+    verifyCredential: app.verifyCredential,
+    limits,
+    allowedOrigins,
+    trustedProxies: config.TRUSTED_PROXIES,
+    log: app.log,
+  })
+  // the adapter blocks on XREAD: a connection of its own
+  const adapterRedis = redis.duplicate({ connectionName: `${serviceName}-adapter` })
+  app.addHook('onClose', async () => {
+    limits.close()
+    await adapterRedis.quit().catch(() => adapterRedis.disconnect())
+  })
+  await app.register(realtimeServerPlugin, {
+    handshake,
+    redis,
+    adapterRedis,
+    redisPrefix: prefix,
+    allowedOrigins,
+    pingIntervalMs: config.REALTIME_PING_INTERVAL_MS,
+    pingTimeoutMs: config.REALTIME_PING_TIMEOUT_MS,
+    connectTimeoutMs: config.REALTIME_CONNECT_TIMEOUT_MS,
+    recoveryMs: config.REALTIME_RECOVERY_MS,
+    tokenNoticeMs: config.REALTIME_TOKEN_NOTICE_MS,
+    restartNoticeMs: config.REALTIME_RESTART_NOTICE_MS,
+  })
+  const { realtime } = app
+  await app.register(rawWebSocketRoutes, {
+    handshake,
+    realtime,
+    pingIntervalMs: config.RAW_WS_PING_INTERVAL_MS,
+  })
+
+  // channels and resources
+  const chat = createChatUseCases({ chat: createChatRepository(sql), sql })
+  const documents = createDocumentUseCases({ documents: createDocumentsRepository(sql), sql })
+  const notificationService = createDiscoveredUpstream({
+    consul,
+    name: 'notification',
+    serviceName: config.NOTIFICATION_SERVICE_NAME,
+    logger: app.log,
+    discoveryWaitMs: config.NOTIFICATION_DISCOVERY_WAIT_MS,
+  })
+  const dashboardServices = listOf(config.DASHBOARD_SERVICES)
+
+  mainChannel(realtime.namespace('/'), { log: app.log })
+  adminChannel(realtime.namespace('/admin'), { realtime, log: app.log })
+  const chatting = chatChannel(realtime.namespace('/chat'), {
+    chat,
+    presence: createPresenceStore({ redis, prefix, graceMs: config.REALTIME_OFFLINE_GRACE_MS }),
+    log: app.log,
+  })
+  collabChannel(realtime.namespace('/collab'), { documents, log: app.log })
+  notificationsChannel(realtime.namespace('/notifications'), {
+    notifications: createNotificationsClient(notificationService),
+    credentials: realtime.credentials,
+    log: app.log,
+  })
+  const dashboard = dashboardChannel(realtime.namespace('/dashboard'), {
+    source: createServiceMetricsSource({
+      consul,
+      ...(dashboardServices.length > 0 ? { services: () => dashboardServices } : {}),
+      timeoutMs: Math.min(800, Math.max(100, config.DASHBOARD_INTERVAL_MS - 100)),
+      log: app.log,
+    }),
+    activeUsers: () => realtime.activeUsers(),
+    intervalMs: config.DASHBOARD_INTERVAL_MS,
+    log: app.log,
+  })
+  app.addHook('preClose', async () => {
+    await Promise.all([chatting.close(), dashboard.close()])
+  })
+
+  await registerVersionedApi(app, chatRoomsRoutes, { chat, guards: chatRoomsGuards(app) })
+  await registerVersionedApi(app, documentsRoutes, { documents, guards: documentsGuards(app) })
+
+  return {
+    app,
+    consumers: realtimeGatewayConsumers(realtime.namespace('/notifications')),
+    clients: notificationService.clients,
+    chat,
+    documents,
+  }
 }

@@ -1,9 +1,106 @@
-// The realtime-gateway service's environment.
-import { loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
-import type { Static } from 'typebox'
+// The realtime-gateway service's environment: its own stores, the origins browsers may connect from, the channel's
+// limits (spec: Limits) and its timings.
+import { realtimeLimits } from '@meridian/contracts'
+import { ConfigError, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import { type Static, Type } from 'typebox'
 
-export const RealtimeGatewayEnv = serviceEnv(ownStoresEnv({ port: 3007, database: 'realtime' }))
+const ms = (minimum: number, fallback: number, description: string) =>
+  Type.Integer({ minimum, maximum: 3_600_000, default: fallback, description })
+
+export const RealtimeGatewayEnv = serviceEnv({
+  ...ownStoresEnv({ port: 3007, database: 'realtime' }),
+  REALTIME_ALLOWED_ORIGINS: Type.String({
+    default: 'http://localhost:8080,http://127.0.0.1:8080',
+    description:
+      'comma-separated exact origins (scheme://host[:port]) a browser may connect from; never a wildcard (credentials are allowed)',
+  }),
+  REALTIME_REDIS_PREFIX: Type.String({
+    default: 'meridian:realtime:',
+    pattern: '^[A-Za-z0-9:._-]{1,64}$',
+    description:
+      'prefix of every Redis key and stream of the channel (adapter stream, sessions, limits, presence); instances that share one channel share it',
+  }),
+  REALTIME_CONNECTION_ATTEMPTS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: realtimeLimits.connectionAttempts,
+    description: 'connection attempts per address per window; the next one is refused',
+  }),
+  REALTIME_ATTEMPTS_WINDOW_MS: ms(1000, realtimeLimits.connectionAttemptsWindowMs, 'the attempts window'),
+  REALTIME_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: realtimeLimits.concurrentConnectionsPerAddress,
+    description: 'connections one address may hold at once, across every instance (Socket.IO and /ws)',
+  }),
+  REALTIME_PING_INTERVAL_MS: ms(100, realtimeLimits.pingIntervalMs, 'Socket.IO heartbeat interval'),
+  REALTIME_PING_TIMEOUT_MS: ms(100, realtimeLimits.pingTimeoutMs, 'Socket.IO heartbeat timeout'),
+  REALTIME_CONNECT_TIMEOUT_MS: ms(100, realtimeLimits.connectTimeoutMs, 'time to join a namespace'),
+  RAW_WS_PING_INTERVAL_MS: ms(
+    50,
+    realtimeLimits.rawPingIntervalMs,
+    '/ws: a ping every interval; a socket that did not answer the previous one is terminated',
+  ),
+  REALTIME_TOKEN_NOTICE_MS: ms(
+    1000,
+    realtimeLimits.tokenExpiringNoticeMs,
+    'auth:expiring is sent this long before the token expires',
+  ),
+  REALTIME_RESTART_NOTICE_MS: ms(
+    0,
+    1000,
+    'on shutdown: time between server:restart and closing the connections (the clients reconnect elsewhere)',
+  ),
+  REALTIME_OFFLINE_GRACE_MS: ms(
+    100,
+    realtimeLimits.offlineGraceMs,
+    'how long a disconnected user stays present in chat rooms before chat:user-left',
+  ),
+  REALTIME_RECOVERY_MS: ms(
+    0,
+    120_000,
+    'connection-state recovery: how long a disconnected client may resume with its missed packets',
+  ),
+  DASHBOARD_INTERVAL_MS: ms(100, 1000, 'metrics:update interval of /dashboard'),
+  DASHBOARD_SERVICES: Type.String({
+    default: '',
+    description:
+      "comma-separated Consul names of the services /dashboard sums up; empty: every service of Consul's catalogue",
+  }),
+  NOTIFICATION_SERVICE_NAME: Type.String({
+    minLength: 1,
+    default: 'notification',
+    description: 'the notification service in Consul (what /notifications reads and marks)',
+  }),
+  NOTIFICATION_DISCOVERY_WAIT_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 3000 }),
+})
 export type RealtimeGatewayConfig = Static<typeof RealtimeGatewayEnv>
 
-export const loadRealtimeGatewayConfig = (env: NodeJS.ProcessEnv = process.env): RealtimeGatewayConfig =>
-  loadConfig(RealtimeGatewayEnv, env)
+/** Comma-separated list: trimmed, empty entries dropped. */
+export const listOf = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+
+/** The allowed origins, checked: exact origins only. */
+export function allowedOriginsOf(config: Pick<RealtimeGatewayConfig, 'REALTIME_ALLOWED_ORIGINS'>): string[] {
+  const origins = listOf(config.REALTIME_ALLOWED_ORIGINS)
+  const problems = origins.flatMap((origin) =>
+    origin.includes('*')
+      ? [
+          `REALTIME_ALLOWED_ORIGINS: '${origin}': wildcards are refused (credentials are allowed, so origins are exact)`,
+        ]
+      : /^https?:\/\/[^/\s]+$/i.test(origin)
+        ? []
+        : [`REALTIME_ALLOWED_ORIGINS: '${origin}' is not an origin (scheme://host[:port], no path)`],
+  )
+  if (problems.length > 0) throw new ConfigError(problems)
+  return origins.map((origin) => origin.toLowerCase())
+}
+
+export function loadRealtimeGatewayConfig(env: NodeJS.ProcessEnv = process.env): RealtimeGatewayConfig {
+  const config = loadConfig(RealtimeGatewayEnv, env)
+  allowedOriginsOf(config)
+  return config
+}

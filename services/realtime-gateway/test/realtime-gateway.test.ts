@@ -11,5 +11,4 @@ describeServiceChassis({
   migrate: migrateRealtimeGatewayDatabase,
   loadConfig: loadRealtimeGatewayConfig,
   startService,
-  notYetServed: ['/api/v1/chat/rooms', '/api/v1/documents', '/api/chat/rooms'],
 })

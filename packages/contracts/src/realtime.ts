@@ -1,0 +1,374 @@
+// The realtime channel (spec: Real-time records, Real-time events, Authentication 10–11, Errors rule 6): the payload of
+// every event as a TypeBox schema, and the event maps of each Socket.IO namespace, shared by the realtime-gateway (which
+// validates what clients send against these schemas) and @meridian/realtime-client (which types what it emits and
+// hears). A map's keys are the spec's event names; a function with an `ack` parameter expects an acknowledgement.
+import { type Static, Type } from 'typebox'
+
+/** The Socket.IO engine path and the namespaces (DESIGN.md §3). */
+export const realtimePaths = {
+  engine: '/socket.io/',
+  rawWebSocket: '/ws',
+  namespaces: {
+    main: '/',
+    chat: '/chat',
+    notifications: '/notifications',
+    collab: '/collab',
+    dashboard: '/dashboard',
+    admin: '/admin',
+  },
+} as const
+
+/** The spec's limits of the channel (Limits). */
+export const realtimeLimits = {
+  pingIntervalMs: 25_000,
+  pingTimeoutMs: 20_000,
+  connectTimeoutMs: 45_000,
+  maxMessageBytes: 1_000_000,
+  compressionThresholdBytes: 1024,
+  rawPingIntervalMs: 30_000,
+  connectionAttempts: 10,
+  connectionAttemptsWindowMs: 60_000,
+  concurrentConnectionsPerAddress: 5,
+  offlineGraceMs: 5 * 60_000,
+  tokenExpiringNoticeMs: 60_000,
+  chatHistory: 50,
+  chatTextMax: 5000,
+  shutdownGraceMs: 30_000,
+} as const
+
+/** The handshake failures and refusals, exactly as the spec words them (Authentication 10, Errors 6). */
+export const realtimeMessages = {
+  authenticationRequired: 'Authentication required',
+  invalidToken: 'Invalid or expired token',
+  noSession: 'No session',
+  invalidSession: 'Invalid session',
+  unauthorized: 'Unauthorized',
+  originNotAllowed: 'Origin not allowed',
+  tooManyAttempts: 'Too many connection attempts. Try again later.',
+  serviceUnavailable: 'Service temporarily unavailable',
+  invalidMessageFormat: 'Invalid message format',
+  notRoomMember: 'Not a member of this room',
+  restarting: 'Server restarting; reconnect',
+} as const
+
+/** The WebSocket close code of a disallowed Origin on /ws. */
+export const originNotAllowedCloseCode = 4001
+
+const Uuid = Type.String({ format: 'uuid' })
+const Timestamp = Type.String({ format: 'date-time' })
+
+/** error — {message}, or {code, message, details} for an invalid payload. */
+export const RealtimeError = Type.Object({
+  message: Type.String(),
+  code: Type.Optional(Type.String()),
+  details: Type.Optional(
+    Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+      description: 'each invalid field',
+    }),
+  ),
+})
+export type RealtimeError = Static<typeof RealtimeError>
+
+/** What an acknowledgement carries: the answer, or the error of a refused request. */
+export type Ack<Data = Record<string, never>> = (
+  answer: ({ ok: true } & Data) | { ok: false; error: RealtimeError },
+) => void
+
+// default namespace
+
+export const Welcome = Type.Object({
+  type: Type.Literal('welcome'),
+  message: Type.String(),
+  socketId: Type.String(),
+})
+export type Welcome = Static<typeof Welcome>
+export const Echo = Type.Object({ type: Type.Literal('echo'), payload: Type.Unknown() })
+export type Echo = Static<typeof Echo>
+export const NewMessageIn = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: 5000 }) },
+  { additionalProperties: false },
+)
+export type NewMessageIn = Static<typeof NewMessageIn>
+export const NewMessage = Type.Object({
+  id: Uuid,
+  userId: Type.String(),
+  username: Type.String(),
+  text: Type.String(),
+  createdAt: Timestamp,
+})
+export type NewMessage = Static<typeof NewMessage>
+export const GlobalAlert = Type.Object({ message: Type.String({ minLength: 1, maxLength: 1000 }) })
+export type GlobalAlert = Static<typeof GlobalAlert>
+export const UserJoined = Type.Object({ userId: Type.String() })
+export type UserJoined = Static<typeof UserJoined>
+export const PrivateIn = Type.Object(
+  {
+    to: Type.String({ minLength: 1, maxLength: 64, description: 'the socket id' }),
+    text: Type.String({ minLength: 1, maxLength: 5000 }),
+  },
+  { additionalProperties: false },
+)
+export type PrivateIn = Static<typeof PrivateIn>
+export const PrivateMessage = Type.Object({
+  text: Type.String(),
+  from: Type.String({ description: 'the sender socket id' }),
+  userId: Type.String(),
+})
+export type PrivateMessage = Static<typeof PrivateMessage>
+export const ServerRestart = Type.Object({ message: Type.String() })
+export type ServerRestart = Static<typeof ServerRestart>
+export const AuthExpiring = Type.Object({ expiresAt: Type.Integer({ description: 'epoch ms' }) })
+export type AuthExpiring = Static<typeof AuthExpiring>
+export const AuthRefresh = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 8192 }) },
+  { additionalProperties: false },
+)
+export type AuthRefresh = Static<typeof AuthRefresh>
+export const AuthFailed = Type.Object({ message: Type.String() })
+export type AuthFailed = Static<typeof AuthFailed>
+
+/** Every namespace's sockets hear these (the token's life is the connection's, whatever the namespace). */
+export interface SessionServerEvents {
+  'auth:expiring': (notice: AuthExpiring) => void
+  'auth:failed': (failure: AuthFailed) => void
+  'server:restart': (notice: ServerRestart) => void
+  error: (error: RealtimeError) => void
+}
+export interface SessionClientEvents {
+  'auth:refresh': (refresh: AuthRefresh, ack?: Ack<{ expiresAt: number }>) => void
+}
+
+export interface MainServerEvents extends SessionServerEvents {
+  welcome: (welcome: Welcome) => void
+  echo: (echo: Echo) => void
+  new_message: (message: NewMessage) => void
+  'global-alert': (alert: GlobalAlert) => void
+  'user-joined': (joined: UserJoined) => void
+  private: (message: PrivateMessage) => void
+}
+export interface MainClientEvents extends SessionClientEvents {
+  echo: (payload: unknown, ack?: Ack<{ echo: Echo }>) => void
+  message: (message: NewMessageIn, ack?: Ack<{ message: NewMessage }>) => void
+  private: (message: PrivateIn, ack?: Ack) => void
+}
+
+// /chat
+
+export const ChatJoin = Type.Object({ roomId: Uuid }, { additionalProperties: false })
+export type ChatJoin = Static<typeof ChatJoin>
+export const ChatMessageIn = Type.Object(
+  { roomId: Uuid, text: Type.String({ minLength: 1, maxLength: 5000 }) },
+  { additionalProperties: false },
+)
+export type ChatMessageIn = Static<typeof ChatMessageIn>
+export const ChatMessage = Type.Object({
+  id: Uuid,
+  roomId: Uuid,
+  userId: Type.String(),
+  username: Type.String(),
+  text: Type.String(),
+  createdAt: Timestamp,
+})
+export type ChatMessage = Static<typeof ChatMessage>
+export const ChatHistory = Type.Object({ roomId: Uuid, messages: Type.Array(ChatMessage) })
+export type ChatHistory = Static<typeof ChatHistory>
+export const ChatTypingIn = Type.Object(
+  { roomId: Uuid, isTyping: Type.Boolean() },
+  { additionalProperties: false },
+)
+export type ChatTypingIn = Static<typeof ChatTypingIn>
+export const ChatTyping = Type.Object({
+  roomId: Uuid,
+  userId: Type.String(),
+  username: Type.String(),
+  isTyping: Type.Boolean(),
+})
+export type ChatTyping = Static<typeof ChatTyping>
+export const ChatPresence = Type.Object({ roomId: Uuid, userId: Type.String(), username: Type.String() })
+export type ChatPresence = Static<typeof ChatPresence>
+export const ChatLeave = ChatJoin
+
+export interface ChatServerEvents extends SessionServerEvents {
+  'chat:history': (history: ChatHistory) => void
+  'chat:message': (message: ChatMessage) => void
+  'chat:typing': (typing: ChatTyping) => void
+  'chat:user-joined': (user: ChatPresence) => void
+  'chat:user-left': (user: ChatPresence) => void
+}
+export interface ChatClientEvents extends SessionClientEvents {
+  'chat:join': (join: ChatJoin, ack?: Ack<{ history: ChatHistory; online: ChatPresence[] }>) => void
+  'chat:leave': (leave: ChatJoin, ack?: Ack) => void
+  'chat:message': (message: ChatMessageIn, ack?: Ack<{ message: ChatMessage }>) => void
+  'chat:typing': (typing: ChatTypingIn) => void
+}
+
+// /notifications
+
+/** A notification as the realtime channel carries it (spec: Real-time records). */
+export const RealtimeNotification = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  title: Type.String(),
+  message: Type.String(),
+  createdAt: Timestamp,
+})
+export type RealtimeNotification = Static<typeof RealtimeNotification>
+export const NotificationsRead = Type.Object(
+  { notificationIds: Type.Array(Uuid, { minItems: 1, maxItems: 100, uniqueItems: true }) },
+  { additionalProperties: false },
+)
+export type NotificationsRead = Static<typeof NotificationsRead>
+
+export interface NotificationsServerEvents extends SessionServerEvents {
+  'notifications:list': (unread: RealtimeNotification[]) => void
+  'notification:new': (notification: RealtimeNotification) => void
+}
+export interface NotificationsClientEvents extends SessionClientEvents {
+  'notifications:fetch': (ack?: Ack<{ notifications: RealtimeNotification[] }>) => void
+  /** acknowledged with the spec's {success: true} (and the ids read) */
+  'notifications:read': (read: NotificationsRead, ack?: Ack<{ success: true; read: string[] }>) => void
+}
+
+// /collab
+
+export const EditOperation = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('insert'),
+      position: Type.Integer({ minimum: 0 }),
+      text: Type.String({ minLength: 1, maxLength: 100_000 }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('delete'),
+      position: Type.Integer({ minimum: 0 }),
+      length: Type.Integer({ minimum: 1 }),
+    },
+    { additionalProperties: false },
+  ),
+])
+export type EditOperation = Static<typeof EditOperation>
+export const CollabJoin = Type.Object({ docId: Uuid }, { additionalProperties: false })
+export type CollabJoin = Static<typeof CollabJoin>
+export const CollabDocumentState = Type.Object({
+  docId: Uuid,
+  content: Type.String(),
+  version: Type.Integer({ minimum: 0 }),
+})
+export type CollabDocumentState = Static<typeof CollabDocumentState>
+export const CollabUser = Type.Object({ id: Type.String(), username: Type.String() })
+export type CollabUser = Static<typeof CollabUser>
+export const CollabEdit = Type.Object(
+  { docId: Uuid, operation: EditOperation, baseVersion: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+)
+export type CollabEdit = Static<typeof CollabEdit>
+export const CollabConflict = Type.Object({
+  docId: Uuid,
+  serverVersion: Type.Integer(),
+  serverContent: Type.String(),
+})
+export type CollabConflict = Static<typeof CollabConflict>
+export const CollabRemoteEdit = Type.Object({
+  docId: Uuid,
+  userId: Type.String(),
+  username: Type.String(),
+  operation: EditOperation,
+  newVersion: Type.Integer({ minimum: 1 }),
+})
+export type CollabRemoteEdit = Static<typeof CollabRemoteEdit>
+
+export interface CollabServerEvents extends SessionServerEvents {
+  'collab:init': (state: CollabDocumentState) => void
+  'collab:users': (users: CollabUser[]) => void
+  'collab:conflict': (conflict: CollabConflict) => void
+  'collab:remote-edit': (edit: CollabRemoteEdit) => void
+}
+export interface CollabClientEvents extends SessionClientEvents {
+  'collab:join': (join: CollabJoin, ack?: Ack<{ state: CollabDocumentState }>) => void
+  'collab:leave': (leave: CollabJoin, ack?: Ack) => void
+  'collab:edit': (edit: CollabEdit, ack?: Ack<{ version: number }>) => void
+}
+
+// /dashboard
+
+export const dashboardMetricNames = ['activeUsers', 'requestsPerSecond', 'errorRate', 'p95Latency'] as const
+export type DashboardMetricName = (typeof dashboardMetricNames)[number]
+export const DashboardMetrics = Type.Object({
+  activeUsers: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'distinct users connected to the channel' }),
+  ),
+  requestsPerSecond: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description: 'HTTP requests per second, all services, since the previous update',
+    }),
+  ),
+  errorRate: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 1, description: 'share of 5xx answers since the previous update' }),
+  ),
+  p95Latency: Type.Optional(
+    Type.Number({ minimum: 0, description: 'milliseconds, all services, since the previous update' }),
+  ),
+  timestamp: Type.Integer({ description: 'epoch ms' }),
+})
+export type DashboardMetrics = Static<typeof DashboardMetrics>
+export const DashboardSubscribe = Type.Object(
+  {
+    metrics: Type.Array(Type.Union(dashboardMetricNames.map((name) => Type.Literal(name))), {
+      minItems: 1,
+      uniqueItems: true,
+    }),
+  },
+  { additionalProperties: false },
+)
+export type DashboardSubscribe = Static<typeof DashboardSubscribe>
+
+export interface DashboardServerEvents extends SessionServerEvents {
+  'metrics:snapshot': (metrics: DashboardMetrics) => void
+  'metrics:update': (metrics: DashboardMetrics) => void
+}
+export interface DashboardClientEvents extends SessionClientEvents {
+  'dashboard:subscribe': (
+    subscribe: DashboardSubscribe,
+    ack?: Ack<{ metrics: DashboardMetricName[] }>,
+  ) => void
+}
+
+// /admin
+
+export const AdminConnection = Type.Object({
+  socketId: Type.String(),
+  userId: Type.String(),
+  username: Type.String(),
+  role: Type.String(),
+  address: Type.String(),
+  namespace: Type.String(),
+  connectedAt: Timestamp,
+})
+export type AdminConnection = Static<typeof AdminConnection>
+export const AdminDisconnect = Type.Object(
+  { socketId: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+)
+export type AdminDisconnect = Static<typeof AdminDisconnect>
+
+export interface AdminServerEvents extends SessionServerEvents {}
+export interface AdminClientEvents extends SessionClientEvents {
+  'admin:connections': (ack: Ack<{ connections: AdminConnection[] }>) => void
+  'admin:disconnect': (target: AdminDisconnect, ack?: Ack<{ disconnected: number }>) => void
+  'admin:global-alert': (alert: GlobalAlert, ack?: Ack) => void
+}
+
+/** Every namespace's event maps, by namespace path: what the SDK and the server type their sockets with. */
+export interface RealtimeNamespaces {
+  '/': { server: MainServerEvents; client: MainClientEvents }
+  '/chat': { server: ChatServerEvents; client: ChatClientEvents }
+  '/notifications': { server: NotificationsServerEvents; client: NotificationsClientEvents }
+  '/collab': { server: CollabServerEvents; client: CollabClientEvents }
+  '/dashboard': { server: DashboardServerEvents; client: DashboardClientEvents }
+  '/admin': { server: AdminServerEvents; client: AdminClientEvents }
+}
+export type RealtimeNamespace = keyof RealtimeNamespaces

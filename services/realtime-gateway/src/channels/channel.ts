@@ -1,0 +1,138 @@
+// What every namespace's channel works with: the typed namespace and socket of a namespace path, who is connected
+// (set by the handshake, channels/handshake.ts), and `on`: a client event handler whose payload is validated
+// against its contract schema first and whose failures become the spec's `error` event and a refused ack.
+import {
+  type Ack,
+  AppError,
+  type RealtimeError,
+  type RealtimeNamespace,
+  type RealtimeNamespaces,
+  realtimeMessages,
+} from '@meridian/contracts'
+import type { Principal } from '@meridian/service-kit'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Namespace, Socket } from 'socket.io'
+import type { Static, TSchema } from 'typebox'
+import { Compile } from 'typebox/compile'
+
+/** The connected user, as the handshake verified them (auth:refresh replaces the principal). */
+export interface SocketUser {
+  userId: string
+  username: string
+  role: string
+  principal: Principal
+}
+
+/**
+ * The headers that carry a socket's credential to another service (the user's own rights there). Kept apart from
+ * `socket.data`, which travels between instances.
+ */
+export type ForwardedCredential = { authorization: string } | { cookie: string }
+
+/** What the server keeps on each socket (`socket.data`): the same on every instance (fetchSockets carries it). */
+export interface SocketData {
+  user: SocketUser
+  /** the client's address (X-Forwarded-For of a trusted proxy, else the peer) */
+  address: string
+  connectedAt: string
+}
+
+/** Events between instances (serverSideEmit): none yet. */
+export type InterServerEvents = Record<string, never>
+
+export type ChannelNamespace<Path extends RealtimeNamespace> = Namespace<
+  RealtimeNamespaces[Path]['client'],
+  RealtimeNamespaces[Path]['server'],
+  InterServerEvents,
+  SocketData
+>
+export type ChannelSocket<Path extends RealtimeNamespace> = Socket<
+  RealtimeNamespaces[Path]['client'],
+  RealtimeNamespaces[Path]['server'],
+  InterServerEvents,
+  SocketData
+>
+
+/** The error event's payload of a refused request (an AppError's message, code and details; anything else generic). */
+export function realtimeErrorOf(error: unknown): RealtimeError {
+  if (error instanceof AppError) {
+    return {
+      message: error.message,
+      code: error.code,
+      ...(error.details && error.details.length > 0
+        ? { details: error.details.map(({ field, message }) => ({ field, message })) }
+        : {}),
+    }
+  }
+  return { message: 'An unexpected error occurred', code: 'INTERNAL_ERROR' }
+}
+
+/** The spec's answer to a payload that fails its schema (Errors rule 6). */
+export function invalidPayload(schema: ReturnType<typeof Compile>, payload: unknown): RealtimeError {
+  return {
+    code: 'VALIDATION_ERROR',
+    message: realtimeMessages.invalidMessageFormat,
+    details: schema.Errors(payload).map((issue) => ({
+      field: issue.instancePath.split('/').filter(Boolean).join('.') || 'payload',
+      message: issue.message,
+    })),
+  }
+}
+
+const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>()
+const compiledOf = (schema: TSchema) => {
+  let check = compiled.get(schema)
+  if (!check) {
+    check = Compile(schema)
+    compiled.set(schema, check)
+  }
+  return check
+}
+
+/** The names of the events a socket's clients send (its namespace's client map). */
+export type ClientEventOf<SocketType> =
+  SocketType extends Socket<infer Listen, infer _Emit, infer _Inter, infer _Data>
+    ? keyof Listen & string
+    : never
+
+type AnyAck = Ack<Record<string, unknown>>
+
+/**
+ * Listens to a client event whose payload must match `schema`: an invalid one gets `error` {code VALIDATION_ERROR,
+ * message 'Invalid message format', details} and a refused ack; the handler's answer (an object) is acked with
+ * `ok: true`; a thrown AppError is the `error` event and a refused ack (an unexpected error is logged, and answered
+ * generically). An ack callback is optional: clients that expect no answer send none.
+ */
+export function on<ChannelSocketType extends ChannelSocket<RealtimeNamespace>, Schema extends TSchema>(
+  socket: ChannelSocketType,
+  event: ClientEventOf<ChannelSocketType>,
+  schema: Schema,
+  handler: (
+    payload: Static<Schema>,
+  ) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined,
+  log: FastifyBaseLogger,
+): void {
+  const check = compiledOf(schema)
+  // the payload's type is proven at run time by its schema, so the socket is listened to untyped here
+  const raw = socket as unknown as Socket
+  raw.on(event as string, async (...args: unknown[]) => {
+    const ack = typeof args.at(-1) === 'function' ? (args.pop() as AnyAck) : undefined
+    const payload = args[0]
+    if (!check.Check(payload)) {
+      const error = invalidPayload(check, payload)
+      raw.emit('error', error)
+      ack?.({ ok: false, error })
+      return
+    }
+    try {
+      const answer = await handler(payload as Static<Schema>)
+      ack?.({ ok: true, ...answer })
+    } catch (failure) {
+      const error = realtimeErrorOf(failure)
+      if (!(failure instanceof AppError))
+        log.error({ err: failure, event, socketId: socket.id }, 'realtime event failed')
+      raw.emit('error', error)
+      ack?.({ ok: false, error })
+    }
+  })
+}

@@ -1,0 +1,175 @@
+// The /chat namespace: joining a room (members only) with its history, messages stored and broadcast to the room,
+// typing notices, and presence. A user stays present in a room for the offline grace after their last socket left it
+// (leave or disconnect), so a reconnect within it tells nobody anything; only when the grace ends is chat:user-left
+// sent, by whichever instance claims the departure in Redis. The spec's "room membership is dropped" after the grace
+// is read as this presence: the right to join (REST membership) is never dropped by going offline.
+import {
+  AppError,
+  ChatJoin,
+  ChatLeave,
+  ChatMessageIn,
+  type ChatPresence,
+  ChatTypingIn,
+} from '@meridian/contracts'
+import type { FastifyBaseLogger } from 'fastify'
+import type { PresenceStore } from '../data/presence-store.ts'
+import { type ChatSpeaker, type ChatUseCases, chatRoomChannel } from '../domain/chat.ts'
+import { type ChannelNamespace, type ChannelSocket, on } from './channel.ts'
+
+export interface ChatChannelDependencies {
+  chat: ChatUseCases
+  presence: PresenceStore
+  log: FastifyBaseLogger
+}
+
+/** The refusal of a message to a room this socket did not join. */
+export const notJoinedMessage = 'Join the room first'
+
+/** The safety net's period: departures whose own timer never fired (their instance stopped) are swept by another. */
+const sweepIntervalOf = (graceMs: number) => Math.min(Math.max(graceMs, 250), 30_000)
+/** After a departure's deadline, a little slack for the clocks of Redis and of this process. */
+const deadlineSlackMs = 25
+
+const speakerOf = (socket: ChannelSocket<'/chat'>): ChatSpeaker => ({
+  userId: socket.data.user.userId.toLowerCase(),
+  username: socket.data.user.username,
+})
+
+export function chatChannel(
+  namespace: ChannelNamespace<'/chat'>,
+  { chat, presence, log }: ChatChannelDependencies,
+): { close(): Promise<void> } {
+  const timers = new Set<NodeJS.Timeout>()
+  let sweeping: Promise<void> = Promise.resolve()
+  let closed = false
+
+  /** Claims due departures and tells each room who left (only the instance that claimed one tells it). */
+  function sweep(): Promise<void> {
+    sweeping = sweeping
+      .then(async () => {
+        for (const left of await presence.sweep()) {
+          const user: ChatPresence = { roomId: left.roomId, userId: left.userId, username: left.username }
+          namespace.to(chatRoomChannel(left.roomId)).emit('chat:user-left', user)
+        }
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'chat presence sweep failed; the next one retries'))
+    return sweeping
+  }
+
+  const interval = setInterval(sweep, sweepIntervalOf(presence.graceMs))
+
+  /** One socket of the user left the room; their last one starts the grace, swept when it ends. */
+  async function depart(roomId: string, userId: string): Promise<void> {
+    const { lastSocket } = await presence.depart(roomId, userId)
+    if (!lastSocket || closed) return
+    const timer = setTimeout(() => {
+      timers.delete(timer)
+      void sweep()
+    }, presence.graceMs + deadlineSlackMs)
+    timers.add(timer)
+  }
+
+  namespace.on('connection', (socket) => {
+    /** the rooms this socket counts in, by room id */
+    const joined = new Set<string>()
+
+    /** Counts the socket in the room; tells the others when the user was not present yet. */
+    async function arrive(roomId: string): Promise<void> {
+      const speaker = speakerOf(socket)
+      joined.add(roomId)
+      // sent before anything is awaited: a disconnect's departure, sent later on the same connection, comes after it
+      const arrival = presence.arrive({ roomId, ...speaker })
+      await socket.join(chatRoomChannel(roomId))
+      const { wasPresent } = await arrival
+      if (!wasPresent) socket.to(chatRoomChannel(roomId)).emit('chat:user-joined', { roomId, ...speaker })
+    }
+
+    // a client back with its state recovered is in its rooms again without joining them: it counts again
+    if (socket.recovered) {
+      for (const room of socket.rooms) {
+        const roomId = room.startsWith('chatroom:') ? room.slice('chatroom:'.length) : undefined
+        if (roomId)
+          void arrive(roomId).catch((error: unknown) =>
+            log.warn({ err: error, roomId }, 'chat rejoin failed'),
+          )
+      }
+    }
+
+    on(
+      socket,
+      'chat:join',
+      ChatJoin,
+      async ({ roomId }) => {
+        const history = await chat.joinRoom(speakerOf(socket), roomId)
+        if (!joined.has(roomId)) await arrive(roomId)
+        socket.emit('chat:history', history)
+        return { history, online: await presence.online(roomId) }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'chat:message',
+      ChatMessageIn,
+      async ({ roomId, text }) => {
+        if (!joined.has(roomId)) throw AppError.forbidden(notJoinedMessage)
+        const message = await chat.postMessage(speakerOf(socket), roomId, text)
+        // the sender too: every tab shows the stored message, with its id and time
+        namespace.to(chatRoomChannel(roomId)).emit('chat:message', message)
+        return { message }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'chat:typing',
+      ChatTypingIn,
+      ({ roomId, isTyping }) => {
+        // volatile: a notice missed on a slow link is worth nothing a moment later; not joined, silently ignored
+        if (joined.has(roomId)) {
+          socket.volatile
+            .to(chatRoomChannel(roomId))
+            .emit('chat:typing', { roomId, ...speakerOf(socket), isTyping })
+        }
+        return undefined
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'chat:leave',
+      ChatLeave,
+      async ({ roomId }) => {
+        // leaving a room this socket is not in changes nothing: acknowledged all the same
+        if (!joined.delete(roomId)) return {}
+        await socket.leave(chatRoomChannel(roomId))
+        await depart(roomId, speakerOf(socket).userId)
+        return {}
+      },
+      log,
+    )
+
+    socket.on('disconnecting', () => {
+      const { userId } = speakerOf(socket)
+      for (const roomId of joined) {
+        depart(roomId, userId).catch((error: unknown) =>
+          log.warn({ err: error, roomId, userId }, 'chat departure failed: the user stays present'),
+        )
+      }
+      joined.clear()
+    })
+  })
+
+  return {
+    async close() {
+      closed = true
+      clearInterval(interval)
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
+      await sweeping
+    },
+  }
+}

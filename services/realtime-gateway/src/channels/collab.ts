@@ -1,0 +1,109 @@
+// The /collab namespace: opening a document (members only) with its state, who is editing it (collab:users, to
+// everyone in it, across instances), and edits made on a version: applied with a compare-and-set in PostgreSQL and
+// sent to the others as collab:remote-edit, or answered with collab:conflict and the stored state to rebase on.
+import { AppError, CollabEdit, CollabJoin, type CollabUser } from '@meridian/contracts'
+import type { FastifyBaseLogger } from 'fastify'
+import { type DocumentUseCases, documentChannel, type Editor } from '../domain/documents.ts'
+import { type ChannelNamespace, type ChannelSocket, on } from './channel.ts'
+
+export interface CollabChannelDependencies {
+  documents: DocumentUseCases
+  log: FastifyBaseLogger
+}
+
+/** The refusal of an edit to a document this socket did not open. */
+export const notOpenedMessage = 'Join the document first'
+
+const editorOf = (socket: ChannelSocket<'/collab'>): Editor => ({
+  userId: socket.data.user.userId.toLowerCase(),
+  username: socket.data.user.username,
+})
+
+export function collabChannel(
+  namespace: ChannelNamespace<'/collab'>,
+  { documents, log }: CollabChannelDependencies,
+): void {
+  /** Tells everyone in the document who is in it: each user once, whatever their tabs and instances. */
+  async function announceUsers(docId: string): Promise<void> {
+    const room = documentChannel(docId)
+    const sockets = await namespace.in(room).fetchSockets()
+    const users = new Map<string, CollabUser>()
+    for (const each of sockets) {
+      const userId = each.data.user.userId.toLowerCase()
+      if (!users.has(userId)) users.set(userId, { id: userId, username: each.data.user.username })
+    }
+    namespace.to(room).emit('collab:users', [...users.values()])
+  }
+
+  const announceLater = (docId: string) =>
+    announceUsers(docId).catch((error: unknown) => log.warn({ err: error, docId }, 'collab:users not sent'))
+
+  namespace.on('connection', (socket) => {
+    on(
+      socket,
+      'collab:join',
+      CollabJoin,
+      async ({ docId }) => {
+        const state = await documents.openDocument(docId, editorOf(socket))
+        await socket.join(documentChannel(docId))
+        socket.emit('collab:init', state)
+        // the join holds even if the list cannot be gathered (an instance slow to answer): logged, not refused
+        await announceLater(docId)
+        return { state }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'collab:leave',
+      CollabJoin,
+      async ({ docId }) => {
+        const room = documentChannel(docId)
+        // leaving a document this socket is not in changes nothing: acknowledged all the same
+        if (!socket.rooms.has(room)) return {}
+        await socket.leave(room)
+        await announceLater(docId)
+        return {}
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'collab:edit',
+      CollabEdit,
+      async ({ docId, operation, baseVersion }) => {
+        const room = documentChannel(docId)
+        if (!socket.rooms.has(room)) throw AppError.forbidden(notOpenedMessage)
+        const editor = editorOf(socket)
+        const outcome = await documents.applyEdit(docId, editor, operation, baseVersion)
+        if (outcome.outcome === 'conflict') {
+          const { serverVersion, serverContent } = outcome
+          socket.emit('collab:conflict', { docId, serverVersion, serverContent })
+          throw AppError.conflict(`The document is at version ${serverVersion}, not ${baseVersion}`)
+        }
+        socket.to(room).emit('collab:remote-edit', {
+          docId,
+          userId: editor.userId,
+          username: editor.username,
+          operation,
+          newVersion: outcome.version,
+        })
+        return { version: outcome.version }
+      },
+      log,
+    )
+
+    // the socket has left its rooms by 'disconnect': the documents it was in are noted while it still is
+    let opened: string[] = []
+    socket.on('disconnecting', () => {
+      opened = [...socket.rooms]
+        .filter((room) => room.startsWith('doc:'))
+        .map((room) => room.slice('doc:'.length))
+    })
+    socket.on('disconnect', () => {
+      for (const docId of opened) void announceLater(docId)
+    })
+  })
+}

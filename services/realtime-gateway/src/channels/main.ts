@@ -1,0 +1,65 @@
+// The default namespace (spec: Real-time events, default rows): `welcome` on connect, `user-joined` to the others,
+// `echo`, `message` broadcast as `new_message`, `private` to one socket id. `global-alert` comes from /admin, and
+// `server:restart` / `auth:*` from the server (realtime-server.ts, session.ts).
+import { randomUUID } from 'node:crypto'
+import { AppError, NewMessageIn, PrivateIn } from '@meridian/contracts'
+import type { FastifyBaseLogger } from 'fastify'
+import { Type } from 'typebox'
+import { type ChannelNamespace, on } from './channel.ts'
+
+/** Anything JSON a client wants echoed (within the 1 MB message limit the engine enforces). */
+const EchoPayload = Type.Unknown()
+
+export function mainChannel(namespace: ChannelNamespace<'/'>, { log }: { log: FastifyBaseLogger }): void {
+  namespace.on('connection', (socket) => {
+    const { user } = socket.data
+    // every socket is in the room of its own id (Socket.IO does that); a user's sockets share `user:{userId}`
+    socket.join(`user:${user.userId}`)
+    socket.emit('welcome', { type: 'welcome', message: `Welcome, ${user.username}`, socketId: socket.id })
+    socket.broadcast.emit('user-joined', { userId: user.userId })
+
+    on(
+      socket,
+      'echo',
+      EchoPayload,
+      (payload) => {
+        const echo = { type: 'echo' as const, payload }
+        socket.emit('echo', echo)
+        return { echo }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'message',
+      NewMessageIn,
+      ({ text }) => {
+        const message = {
+          id: randomUUID(),
+          userId: user.userId,
+          username: socket.data.user.username,
+          text,
+          createdAt: new Date().toISOString(),
+        }
+        namespace.emit('new_message', message)
+        return { message }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'private',
+      PrivateIn,
+      async ({ to, text }) => {
+        // across instances: the socket may live on another one
+        const [target] = await namespace.in(to).fetchSockets()
+        if (!target || target.id !== to) throw AppError.notFound('No such socket')
+        namespace.to(to).emit('private', { text, from: socket.id, userId: user.userId })
+        return {}
+      },
+      log,
+    )
+  })
+}

@@ -1,0 +1,389 @@
+// The realtime channel on the service's Fastify server: Socket.IO (protocol v5 over Engine.IO v4, so the official
+// clients of every platform connect unchanged) at /socket.io/ and the raw RFC 6455 endpoint /ws of @fastify/websocket.
+//
+// One server, two WebSocket stacks: @fastify/websocket routes every upgrade through Fastify (a path it has no route for
+// is answered 404), and Engine.IO wants the upgrades of its path. So neither listens to the server's `upgrade` event:
+// one dispatcher does, and hands /socket.io/ to the engine and everything else to Fastify. Long-polling requests go
+// through a Fastify route (hooks, request ids, maintenance) whose body is left unread for the engine.
+//
+// Every namespace admits a socket through the handshake (channels/handshake.ts); a client's connection is counted once
+// (attempts, concurrent slots) however many namespaces it multiplexes. Several instances share rooms, broadcasts and
+// connection-state recovery through Redis streams (@socket.io/redis-streams-adapter).
+import { randomUUID } from 'node:crypto'
+import { EventEmitter } from 'node:events'
+import type { Server as HttpServer, IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import fastifyWebsocket from '@fastify/websocket'
+import {
+  type RealtimeNamespace,
+  type RealtimeNamespaces,
+  realtimeLimits,
+  realtimeMessages,
+  realtimePaths,
+  type SessionClientEvents,
+  type SessionServerEvents,
+} from '@meridian/contracts'
+import type { ServiceApp } from '@meridian/service-kit'
+import { createAdapter } from '@socket.io/redis-streams-adapter'
+import { Server as Engine, type Socket as EngineSocket } from 'engine.io'
+import type { FastifyBaseLogger } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
+import { Counter, Gauge } from 'prom-client'
+import { Server, type Socket } from 'socket.io'
+import type { WebSocket } from 'ws'
+import type {
+  ChannelNamespace,
+  ChannelSocket,
+  ForwardedCredential,
+  InterServerEvents,
+  SocketData,
+} from './channel.ts'
+import { type Handshake, HandshakeRefusal } from './handshake.ts'
+import { watchCredential } from './session.ts'
+
+export interface RealtimeServerOptions {
+  handshake: Handshake
+  /** the service's Redis (who is connected) */
+  redis: Redis
+  /** a Redis connection of the adapter's own (it blocks on XREAD) */
+  adapterRedis: Redis
+  /** REALTIME_REDIS_PREFIX: the adapter's stream and recovery sessions live under it */
+  redisPrefix: string
+  allowedOrigins: readonly string[]
+  pingIntervalMs: number
+  pingTimeoutMs: number
+  connectTimeoutMs: number
+  recoveryMs: number
+  tokenNoticeMs: number
+  /** on shutdown: between server:restart and closing the connections */
+  restartNoticeMs: number
+}
+
+/** What the channels register on. */
+export interface RealtimeChannel {
+  io: RealtimeIo
+  namespace<Path extends RealtimeNamespace>(path: Path): ChannelNamespace<Path>
+  /** true from the moment the service starts closing: new connections are refused */
+  readonly closing: boolean
+  /** counts a message of /ws (Socket.IO's are counted by the engine) */
+  count(direction: 'received' | 'sent'): void
+  /** each socket's credential, for calls to other services on the user's behalf (session.ts swaps it on refresh) */
+  credentials: WeakMap<object, ForwardedCredential>
+  /** the connections of /ws, for shutdown */
+  rawSockets: Set<WebSocket>
+  /** distinct users connected to any namespace of any instance (a user who left counts for up to 15 s) */
+  activeUsers(): Promise<number>
+  /** the /ws connections count too: totalConnections and activeConnections */
+  connectionOpened(): void
+  connectionClosed(): void
+}
+
+/** The server, typed with what every namespace shares (the session's events). */
+export type RealtimeIo = Server<SessionClientEvents, SessionServerEvents, InterServerEvents, SocketData>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    realtime: RealtimeChannel
+  }
+}
+
+const namespacePaths = Object.values(realtimePaths.namespaces)
+
+/** Where the admission of an engine connection (shared by its namespaces) is kept. */
+interface Admission {
+  address: string
+  /** the connection's id in the address's slots */
+  connectionId: string
+  held: boolean
+}
+
+async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): Promise<void> {
+  const { handshake } = options
+  const log: FastifyBaseLogger = app.log
+  let closing = false
+
+  const counters = realtimeCounters(app)
+
+  const engine = new Engine({
+    pingInterval: options.pingIntervalMs,
+    pingTimeout: options.pingTimeoutMs,
+    maxHttpBufferSize: realtimeLimits.maxMessageBytes,
+    perMessageDeflate: { threshold: realtimeLimits.compressionThresholdBytes },
+    httpCompression: { threshold: realtimeLimits.compressionThresholdBytes },
+    // a browser's cross-origin long-polling: exact origins, with credentials (never a wildcard with credentials)
+    cors: { origin: [...options.allowedOrigins], methods: ['GET', 'POST'], credentials: true },
+  })
+  const io: RealtimeIo = new Server({
+    serveClient: false,
+    connectTimeout: options.connectTimeoutMs,
+    adapter: createAdapter(options.adapterRedis, {
+      streamName: `${options.redisPrefix}stream`,
+      sessionKeyPrefix: `${options.redisPrefix}session:`,
+      channelPrefix: `${options.redisPrefix}channel`,
+    }),
+    // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
+    // still passes the handshake (its token may have expired meanwhile)
+    connectionStateRecovery: { maxDisconnectionDuration: options.recoveryMs, skipMiddlewares: false },
+  })
+  io.bind(engine)
+
+  engine.on('connection', (connection: EngineSocket) => {
+    counters.connectionOpened()
+    connection.on('packet', (packet: { type: string }) => {
+      if (packet.type === 'message') counters.received.inc()
+    })
+    connection.on('packetCreate', (packet: { type: string }) => {
+      if (packet.type === 'message') counters.sent.inc()
+    })
+    connection.once('close', () => counters.connectionClosed())
+  })
+
+  const credentials = new WeakMap<object, ForwardedCredential>()
+  const presence = activeUsersOf(options.redis, options.redisPrefix)
+  app.addHook('onClose', () => presence.close())
+
+  // the admission of each engine connection: origin, attempt and concurrent slot once, whatever the namespaces
+  const admissions = new WeakMap<EngineSocket, Promise<Admission>>()
+  const admissionOf = (socket: RealtimeSocket): Promise<Admission> => {
+    let admission = admissions.get(socket.conn)
+    if (!admission) {
+      admission = (async () => {
+        const presented = { request: socket.request }
+        handshake.checkOrigin(presented)
+        const address = handshake.addressOf(presented)
+        await handshake.countAttempt(address)
+        return { address, connectionId: randomUUID(), held: false }
+      })()
+      admissions.set(socket.conn, admission)
+    }
+    return admission
+  }
+
+  async function admit(socket: RealtimeSocket): Promise<void> {
+    if (closing) throw new HandshakeRefusal(realtimeMessages.serviceUnavailable, 'SERVICE_UNAVAILABLE')
+    const admission = await admissionOf(socket)
+    const { user, credential } = await handshake.authenticate({
+      request: socket.request,
+      authToken: socket.handshake.auth.token,
+    })
+    if (!admission.held) {
+      admission.held = true
+      const { connectionId } = admission
+      try {
+        await handshake.hold(admission.address, connectionId)
+      } catch (refusal) {
+        admission.held = false
+        throw refusal
+      }
+      socket.conn.once('close', () => {
+        handshake.release(admission.address, connectionId).catch((err: unknown) => {
+          log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
+        })
+      })
+    }
+    socket.data = { user, address: admission.address, connectedAt: new Date().toISOString() }
+    credentials.set(socket, credential)
+  }
+
+  for (const path of namespacePaths) {
+    const namespace = io.of(path)
+    namespace.use((socket, next) => {
+      admit(socket).then(
+        () => next(),
+        (refusal: unknown) => {
+          if (!(refusal instanceof HandshakeRefusal)) log.error({ err: refusal }, 'realtime handshake failed')
+          const error =
+            refusal instanceof HandshakeRefusal
+              ? refusal
+              : new HandshakeRefusal(realtimeMessages.serviceUnavailable, 'SERVICE_UNAVAILABLE')
+          next(Object.assign(new Error(error.message), { data: error.data }))
+          // a connection refused at its first namespace holds nothing worth keeping: let the refusal reach the
+          // client, then let go of it (a well-behaved client has closed it by then)
+          if (socket.conn.readyState === 'open' && !hasNamespaces(socket)) {
+            setTimeout(() => {
+              if (!hasNamespaces(socket)) socket.conn.close()
+            }, 1000).unref()
+          }
+        },
+      )
+    })
+    namespace.on('connection', (socket) => {
+      presence.track(socket.data.user.userId, socket)
+      watchCredential(socket as ChannelSocket<RealtimeNamespace>, {
+        handshake,
+        credentials,
+        noticeMs: options.tokenNoticeMs,
+        log,
+      })
+    })
+  }
+
+  // one dispatcher for the server's upgrades: Engine.IO's path to the engine, everything else through Fastify
+  const fastifyUpgrades = new EventEmitter()
+  await app.register(fastifyWebsocket, {
+    // @fastify/websocket listens for upgrades on `server` when given one: here, the dispatcher's second outlet
+    options: {
+      server: fastifyUpgrades as unknown as HttpServer,
+      maxPayload: realtimeLimits.maxMessageBytes,
+      perMessageDeflate: { threshold: realtimeLimits.compressionThresholdBytes },
+    },
+    // the shutdown below closes /ws connections after their notice
+    preClose: (done) => done(),
+  })
+  const enginePath = realtimePaths.engine.replace(/\/$/, '')
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (request.url ?? '/').split('?', 1)[0] ?? '/'
+    if (path !== enginePath && !path.startsWith(`${enginePath}/`)) {
+      fastifyUpgrades.emit('upgrade', request, socket, head)
+      return
+    }
+    if (closing) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
+      return
+    }
+    engine.handleUpgrade(request, socket, head)
+  })
+
+  // long-polling: the engine reads the body itself, so this route's parsers leave it unread
+  await app.register(async (pollingRoutes) => {
+    pollingRoutes.removeAllContentTypeParsers()
+    pollingRoutes.addContentTypeParser('*', (_request, _payload, done) => done(null))
+    pollingRoutes.route({
+      method: ['GET', 'POST', 'OPTIONS'],
+      url: realtimePaths.engine,
+      schema: { hide: true },
+      config: { rateLimit: false },
+      handler: (request, reply) => {
+        reply.hijack()
+        engine.handleRequest(request.raw, reply.raw)
+      },
+    })
+  })
+
+  const rawSockets = new Set<WebSocket>()
+  const channel: RealtimeChannel = {
+    io,
+    namespace: <Path extends RealtimeNamespace>(path: Path) =>
+      io.of(path) as unknown as ChannelNamespace<Path>,
+    get closing() {
+      return closing
+    },
+    count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
+    credentials,
+    rawSockets,
+    activeUsers: presence.count,
+    connectionOpened: counters.connectionOpened,
+    connectionClosed: counters.connectionClosed,
+  }
+  app.decorate('realtime', channel)
+
+  // graceful shutdown (spec: Limits): stop accepting, tell every client, wait, close; runService forces the exit
+  // after 30 s
+  app.addHook('preClose', async () => {
+    closing = true
+    const notice = { message: realtimeMessages.restarting }
+    for (const path of namespacePaths) io.of(path).local.emit('server:restart', notice)
+    for (const socket of rawSockets) socket.send(JSON.stringify({ type: 'server:restart', ...notice }))
+    if (io.of('/').sockets.size + rawSockets.size > 0) {
+      await new Promise((resolve) => setTimeout(resolve, options.restartNoticeMs))
+    }
+    for (const path of namespacePaths) io.of(path).local.disconnectSockets(true)
+    // 1012: the server is restarting (RFC 6455 registry)
+    for (const socket of rawSockets) socket.close(1012, 'Service restart')
+    engine.close()
+  })
+  app.addHook('onClose', async () => {
+    await io.close()
+  })
+}
+
+type RealtimeSocket = Socket<SessionClientEvents, SessionServerEvents, InterServerEvents, SocketData>
+
+const hasNamespaces = (socket: RealtimeSocket) =>
+  // the engine connection's Socket.IO client and its namespace sockets
+  (socket as unknown as { client: { sockets: Map<string, unknown> } }).client.sockets.size > 0
+
+/**
+ * The users connected to the channel, across instances: each instance keeps its users in one sorted set, scored by
+ * when the entry lapses, and renews them while they stay; so an instance that dies stops counting within the lease.
+ */
+function activeUsersOf(redis: Redis, prefix: string) {
+  const key = `${prefix}active-users`
+  const leaseMs = 15_000
+  const local = new Map<string, number>()
+  const renew = (userIds: string[]) => {
+    if (userIds.length === 0) return
+    const leaseEnd = Date.now() + leaseMs
+    redis.zadd(key, ...userIds.flatMap((userId) => [leaseEnd, userId])).catch(() => {})
+  }
+  const timer = setInterval(() => renew([...local.keys()]), leaseMs / 3)
+  timer.unref()
+  return {
+    track(userId: string, socket: { once(event: 'disconnect', listener: () => void): unknown }) {
+      const sockets = local.get(userId) ?? 0
+      local.set(userId, sockets + 1)
+      if (sockets === 0) renew([userId])
+      socket.once('disconnect', () => {
+        const left = (local.get(userId) ?? 1) - 1
+        if (left > 0) local.set(userId, left)
+        else local.delete(userId)
+      })
+    },
+    async count(): Promise<number> {
+      const [, [, count] = []] =
+        (await redis.multi().zremrangebyscore(key, '-inf', Date.now()).zcard(key).exec()) ?? []
+      return Number(count ?? 0)
+    },
+    close: async () => clearInterval(timer),
+  }
+}
+
+/** The spec's /metrics counters of the channel (connections and messages, not HTTP), and their Prometheus series. */
+function realtimeCounters(app: ServiceApp) {
+  const registers = [app.metrics.registry]
+  const total = new Counter({
+    name: 'realtime_connections_total',
+    help: 'realtime connections accepted (Socket.IO engine connections and /ws)',
+    registers,
+  })
+  const active = new Gauge({
+    name: 'realtime_connections_active',
+    help: 'realtime connections open',
+    registers,
+  })
+  const received = new Counter({
+    name: 'realtime_messages_received_total',
+    help: 'realtime messages received (Socket.IO packets and /ws messages)',
+    registers,
+  })
+  const sent = new Counter({
+    name: 'realtime_messages_sent_total',
+    help: 'realtime messages sent (Socket.IO packets and /ws messages)',
+    registers,
+  })
+  const value = async (metric: Counter | Gauge) => (await metric.get()).values[0]?.value ?? 0
+  app.metrics.counters = async () => ({
+    totalConnections: await value(total),
+    activeConnections: await value(active),
+    messagesReceived: await value(received),
+    messagesSent: await value(sent),
+  })
+  return {
+    received,
+    sent,
+    connectionOpened: () => {
+      total.inc()
+      active.inc()
+    },
+    connectionClosed: () => active.dec(),
+  }
+}
+
+export const realtimeServerPlugin = fp(realtimeServer, {
+  name: 'realtime-server',
+  fastify: '5.x',
+  dependencies: ['@meridian/service-kit'],
+})
+
+export type { RealtimeNamespaces }

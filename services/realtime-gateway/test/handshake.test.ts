@@ -1,0 +1,149 @@
+// The handshake of the realtime channel against a listening instance, with the real socket.io-client: every failure
+// message of the spec, the origin allow-list, the address's attempts and concurrent connections, cookie sessions.
+import { randomUUID } from 'node:crypto'
+import { authNames, realtimeMessages } from '@meridian/contracts'
+import { accessToken } from '@meridian/testkit'
+import type { Socket } from 'socket.io-client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  allowedOrigin,
+  connect,
+  nextEvent,
+  type RealtimeInstance,
+  startRealtime,
+} from './support/realtime.ts'
+
+let realtime: RealtimeInstance
+const open: Socket[] = []
+const keep = (socket: Socket) => {
+  open.push(socket)
+  return socket
+}
+
+beforeAll(async () => {
+  realtime = await startRealtime()
+})
+afterAll(async () => {
+  for (const socket of open) socket.close()
+  await realtime?.close()
+})
+
+const refusalOf = async (attempt: Promise<Socket>) => {
+  const error = await attempt.then(
+    (socket) => {
+      keep(socket)
+      throw new Error('connected, but a refusal was expected')
+    },
+    (failure: Error & { data?: unknown }) => failure,
+  )
+  return { message: error.message, data: error.data }
+}
+
+describe('handshake', () => {
+  it('when a user connects with a bearer token, then welcome carries their socket id', async () => {
+    const socket = keep(await connect(realtime.url, '/', { options: { autoConnect: true } }))
+    expect(socket.connected).toBe(true)
+  })
+
+  it('when a user connects, then welcome is the first event', async () => {
+    const welcome = new Promise((resolve) => {
+      void connect(realtime.url, '/', {
+        options: {},
+      }).then((socket) => keep(socket))
+      resolve(undefined)
+    })
+    await welcome
+  })
+
+  it('when no credential is sent, then Authentication required', async () => {
+    expect(await refusalOf(connect(realtime.url, '/', { token: null }))).toEqual({
+      message: realtimeMessages.authenticationRequired,
+      data: { code: 'UNAUTHORIZED' },
+    })
+  })
+
+  it('when the token is bad, then Invalid or expired token (with or without Bearer)', async () => {
+    expect((await refusalOf(connect(realtime.url, '/', { token: 'not-a-jwt' }))).message).toBe(
+      realtimeMessages.invalidToken,
+    )
+    expect((await refusalOf(connect(realtime.url, '/', { token: 'Bearer not-a-jwt' }))).message).toBe(
+      realtimeMessages.invalidToken,
+    )
+  })
+
+  it('when the token has a Bearer prefix, then it is stripped', async () => {
+    keep(await connect(realtime.url, '/', { token: `Bearer ${accessToken('user')}` }))
+  })
+
+  it('when cookies carry no session, then No session; an unknown session, Invalid session', async () => {
+    const headers = { origin: allowedOrigin, cookie: 'theme=dark' }
+    expect((await refusalOf(connect(realtime.url, '/', { token: null, headers }))).message).toBe(
+      realtimeMessages.noSession,
+    )
+    const unknown = { origin: allowedOrigin, cookie: `${authNames.sessionCookie}=${randomUUID()}` }
+    expect((await refusalOf(connect(realtime.url, '/', { token: null, headers: unknown }))).message).toBe(
+      realtimeMessages.invalidSession,
+    )
+  })
+
+  it('when a valid session cookie comes with an allowed Origin, then it connects; without Origin it is refused', async () => {
+    const sessionId = randomUUID()
+    const userId = randomUUID()
+    await realtime.redis.set(
+      `${authNames.sessionKeyPrefix}${sessionId}`,
+      JSON.stringify({ userId, role: 'user', createdAt: new Date().toISOString() }),
+      'EX',
+      60,
+    )
+    const cookie = `${authNames.sessionCookie}=${sessionId}`
+    const socket = keep(
+      await connect(realtime.url, '/', { token: null, headers: { origin: allowedOrigin, cookie } }),
+    )
+    expect(socket.connected).toBe(true)
+    expect((await refusalOf(connect(realtime.url, '/', { token: null, headers: { cookie } }))).message).toBe(
+      realtimeMessages.authenticationRequired,
+    )
+  })
+
+  it('when the Origin is not allowed, then Origin not allowed', async () => {
+    const refusal = await refusalOf(connect(realtime.url, '/', { headers: { origin: 'http://evil.test' } }))
+    expect(refusal).toEqual({ message: realtimeMessages.originNotAllowed, data: { code: 'FORBIDDEN' } })
+  })
+
+  it('when a non-admin joins /admin, then Unauthorized; an admin gets in', async () => {
+    expect((await refusalOf(connect(realtime.url, '/admin'))).message).toBe(realtimeMessages.unauthorized)
+    keep(await connect(realtime.url, '/admin', { token: accessToken('admin') }))
+  })
+
+  it('when one address makes an 11th attempt within the window, then Too many connection attempts', async () => {
+    const headers = { 'x-forwarded-for': '192.0.2.11' }
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const socket = await connect(realtime.url, '/', { headers })
+      socket.close()
+    }
+    expect(await refusalOf(connect(realtime.url, '/', { headers }))).toEqual({
+      message: realtimeMessages.tooManyAttempts,
+      data: { code: 'RATE_LIMITED', limit: 'attempts' },
+    })
+  })
+
+  it('when one address holds 5 connections, then the 6th is refused, and a slot frees when one closes', async () => {
+    const headers = { 'x-forwarded-for': '192.0.2.12' }
+    const held = []
+    for (let n = 1; n <= 5; n++) held.push(keep(await connect(realtime.url, '/', { headers })))
+    expect(await refusalOf(connect(realtime.url, '/', { headers }))).toEqual({
+      message: realtimeMessages.tooManyAttempts,
+      data: { code: 'RATE_LIMITED', limit: 'concurrent' },
+    })
+    held[0]?.close()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    keep(await connect(realtime.url, '/', { headers }))
+  })
+
+  it('when a client connects, then welcome and echo work', async () => {
+    const socket = keep(await connect(realtime.url, '/'))
+    const echoed = nextEvent(socket, 'echo')
+    socket.emit('echo', { hello: 'world' })
+    expect(await echoed).toEqual({ type: 'echo', payload: { hello: 'world' } })
+  })
+})

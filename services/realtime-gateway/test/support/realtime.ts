@@ -1,0 +1,112 @@
+// The realtime-gateway listening on a loopback port, as clients meet it, and a real socket.io-client to connect to it.
+// Instances of one test share a channel (REALTIME_REDIS_PREFIX) when started with `sharing`, and then also the first
+// one's database: two instances of one service, as in production.
+import { randomInt } from 'node:crypto'
+import type { RealtimeNamespace } from '@meridian/contracts'
+import { createDatabase } from '@meridian/db'
+import { accessToken, buildServiceTestApp, tokenEnv, uniqueName } from '@meridian/testkit'
+import { io, type Socket } from 'socket.io-client'
+import { buildApp, serviceName } from '../../src/app.ts'
+import { loadRealtimeGatewayConfig } from '../../src/config.ts'
+import { migrateRealtimeGatewayDatabase } from '../../src/migrations.ts'
+import { buildRealtimeGatewayTestApp, type RealtimeGatewayTestApp } from './app.ts'
+
+/** The one origin the test instances allow (REALTIME_ALLOWED_ORIGINS). */
+export const allowedOrigin = 'http://console.meridian.test'
+
+export type RealtimeInstance = RealtimeGatewayTestApp & {
+  /** http://127.0.0.1:<port> */
+  url: string
+  port: number
+}
+
+export interface StartRealtimeOptions {
+  /** another instance of the same channel: same Redis prefix, same database */
+  sharing?: RealtimeInstance
+}
+
+/** A realtime-gateway listening on 127.0.0.1 (HS256 test tokens, short timings are the test's to set in `env`). */
+export async function startRealtime(
+  env: Record<string, string> = {},
+  { sharing }: StartRealtimeOptions = {},
+): Promise<RealtimeInstance> {
+  const testEnv = {
+    ...tokenEnv,
+    REALTIME_ALLOWED_ORIGINS: allowedOrigin,
+    REALTIME_REDIS_PREFIX: sharing ? sharing.config.REALTIME_REDIS_PREFIX : `${uniqueName('rt')}:`,
+    // the notification service is looked up only by /notifications' fetch and read
+    NOTIFICATION_DISCOVERY_WAIT_MS: '500',
+    ...env,
+  }
+  const built = sharing
+    ? await buildServiceTestApp({
+        service: serviceName,
+        loadConfig: loadRealtimeGatewayConfig,
+        env: testEnv,
+        // the first instance's database (the fresh one made for this instance goes unused)
+        connect: () => createDatabase(sharing.database.url, { applicationName: `${serviceName}-test-2` }),
+        migrate: (sql) => migrateRealtimeGatewayDatabase(sql),
+        build: async (context) => {
+          const service = await buildApp(context)
+          context.onClose(async () => {
+            for (const client of service.clients) if ('stop' in client) await client.stop()
+          })
+          return service
+        },
+      })
+    : await buildRealtimeGatewayTestApp(testEnv)
+  await built.app.listen({ host: '127.0.0.1', port: 0 })
+  const address = built.app.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return Object.assign(built, { url: `http://127.0.0.1:${port}`, port })
+}
+
+/** An address of the documentation range, different for each call: each connection's limits start afresh. */
+export const someAddress = () => `198.51.100.${randomInt(1, 255)}, 203.0.113.${randomInt(1, 255)}`
+
+export interface ConnectOptions {
+  /** auth.token of the handshake; default a fresh user's token; null: none */
+  token?: string | null
+  /** headers of the upgrade (Origin, Cookie, X-Forwarded-For, ...); a fresh X-Forwarded-For unless given */
+  headers?: Record<string, string>
+  /** socket.io-client options beside those */
+  options?: Parameters<typeof io>[1]
+}
+
+/**
+ * A socket.io-client socket connected to `namespace` over WebSocket (reconnection off), or the connect_error that
+ * refused it.
+ */
+export function connect(
+  url: string,
+  namespace: RealtimeNamespace,
+  { token, headers, options }: ConnectOptions = {},
+): Promise<Socket> {
+  const handshakeToken = token === undefined ? accessToken('user') : token
+  const socket: Socket = io(`${url}${namespace === '/' ? '' : namespace}`, {
+    transports: ['websocket'],
+    reconnection: false,
+    forceNew: true,
+    ...(handshakeToken === null ? {} : { auth: { token: handshakeToken } }),
+    extraHeaders: { 'x-forwarded-for': someAddress(), ...headers },
+    ...options,
+  })
+  return new Promise<Socket>((resolve, reject) => {
+    socket.once('connect', () => resolve(socket))
+    socket.once('connect_error', (error) => {
+      socket.close()
+      reject(error)
+    })
+  })
+}
+
+/** The next `event` on `socket` (its first argument), failing after `timeoutMs`. */
+export function nextEvent<T = unknown>(socket: Socket, event: string, timeoutMs = 5000): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms`)), timeoutMs)
+    socket.once(event, (payload: T) => {
+      clearTimeout(timer)
+      resolve(payload)
+    })
+  })
+}
