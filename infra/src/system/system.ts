@@ -48,6 +48,11 @@ export interface SystemOptions {
   simulator?: Omit<PaymentSimulatorOptions, 'port' | 'log'>
   /** only these services (by folder name; default every one with a src/main.ts) */
   only?: string[]
+  /**
+   * instances per service (default 1): the others are `<name>#2`, `<name>#3`, … in `services`, with the same Consul
+   * name, environment and database, each on a port of its own (a service run as a replicated deployment)
+   */
+  replicas?: Record<string, number>
   /** overrides of systemSettings for every service (rate limits, LOG_LEVEL, ...) */
   settings?: Record<string, string>
   /** extra environment per service name (e.g. order: {SAGA_STEP_TIMEOUT_MS: '4000'}); '*' for every service */
@@ -83,7 +88,7 @@ export interface MeridianSystem {
   kafkaNamespace: string
   gatewayUrl: string
   simulatorUrl: string
-  /** name -> its process now */
+  /** name (`<name>#<n>` for a replica) -> its process now */
   readonly services: Record<string, SystemServiceInfo>
   /** an administrator in the run's auth (undefined when auth is not part of the run) */
   admin: { email: string; password: string } | undefined
@@ -102,6 +107,10 @@ export interface MeridianSystem {
 }
 
 interface Member {
+  /** the service's name, or `<name>#<n>` for its n-th instance */
+  key: string
+  /** the first instance of a replicated service: its database and environment are this one's too */
+  replicaOf?: Member
   service: SystemService
   consulName: string
   port: number
@@ -225,14 +234,29 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   }
   const members = new Map<string, Member>()
   for (const service of services) {
-    members.set(service.name, {
+    const first: Member = {
+      key: service.name,
       service,
       consulName: `${service.name}-${runId}`,
       port: await portFor(service),
       logFile: join(runDir, `${service.name}.log`),
       env: {},
-    })
+    }
+    members.set(first.key, first)
+    const instances = service.isGateway ? 1 : (options.replicas?.[service.name] ?? 1)
+    for (let instance = 2; instance <= instances; instance++) {
+      const key = `${service.name}#${instance}`
+      members.set(key, {
+        ...first,
+        key,
+        replicaOf: first,
+        port: await portFor(service),
+        logFile: join(runDir, `${service.name}-${instance}.log`),
+      })
+    }
   }
+  /** the first instance of each service: one database, one Consul name, one route each */
+  const firsts = () => [...members.values()].filter((member) => !member.replicaOf)
 
   // undone in reverse order by close(), whatever got done
   let simulator: PaymentSimulator | undefined
@@ -259,7 +283,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       // the gateway first (no new requests), then the rest at once, auth last (the others verify its tokens)
       const running = [...members.values()].filter((member) => member.process)
       const stopAll = (group: Member[]) =>
-        Promise.all(group.map((member) => attempt(`stop ${member.service.name}`, () => stopMember(member))))
+        Promise.all(group.map((member) => attempt(`stop ${member.key}`, () => stopMember(member))))
       await stopAll(running.filter((member) => member.service.isGateway))
       await stopAll(
         running.filter((member) => !member.service.isGateway && member.service.name !== identityProvider),
@@ -267,12 +291,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       await stopAll(running.filter((member) => member.service.name === identityProvider))
       process.off('exit', killOnExit)
       // a service deregisters itself on SIGTERM; a killed one's registration is still there
-      for (const member of members.values()) {
+      for (const member of firsts()) {
         await attempt(`deregister ${member.consulName}`, async () => {
           for (const id of await instanceIds(consul, member.consulName)) await deregisterInstance(consul, id)
         })
       }
-      for (const member of members.values()) {
+      for (const member of firsts()) {
         const database = member.database
         if (database) await attempt(`drop database ${database.name}`, () => database.drop())
       }
@@ -297,14 +321,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
   const startMember = async (member: Member) => {
     if (member.process && isAlive(member.process.pid))
-      throw new Error(`${member.service.name} is running (pid ${member.process.pid})`)
+      throw new Error(`${member.key} is running (pid ${member.process.pid})`)
     member.process = await startServiceProcess(member.service, {
       env: member.env,
       port: member.port,
       logFile: member.logFile,
       ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
     })
-    log(`${member.service.name}: pid ${member.process.pid} on ${member.process.baseUrl}`)
+    log(`${member.key}: pid ${member.process.pid} on ${member.process.baseUrl}`)
   }
 
   const memberOf = (name: string): Member => {
@@ -342,15 +366,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       PAYMENT_PROVIDER_URL: simulator.url,
       ...(auth ? { AUTH_JWKS_URL: `http://127.0.0.1:${auth.port}/.well-known/jwks.json` } : {}),
       // a service finds the others under the run's Consul names (<NAME>_SERVICE_NAME, e.g. order's inventory)
-      ...Object.fromEntries(
-        [...members.values()].map((member) => [nameVariable(member.service.name), member.consulName]),
-      ),
-      GATEWAY_SERVICE_NAMES: [...members.values()]
+      ...Object.fromEntries(firsts().map((member) => [nameVariable(member.service.name), member.consulName])),
+      GATEWAY_SERVICE_NAMES: firsts()
         .filter((member) => !member.service.isGateway)
         .map((member) => `${member.service.name}=${member.consulName}`)
         .join(','),
     }
-    for (const member of members.values()) {
+    for (const member of firsts()) {
       const name = member.service.name
       if (member.service.hasDatabase) {
         member.database = await createRunDatabase(
@@ -366,6 +388,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
         ...options.env?.[name],
       }
     }
+    for (const member of members.values()) if (member.replicaOf) member.env = member.replicaOf.env
 
     if (auth) {
       await startMember(auth)
@@ -381,7 +404,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       await startMember(gatewayMember)
       // the gateway routes to what it has found in Consul: wait until its merged document has each service's paths
       const gatewayUrl = `http://127.0.0.1:${gatewayMember.port}`
-      for (const member of rest.concat(auth ? [auth] : [])) {
+      for (const member of rest.concat(auth ? [auth] : []).filter((each) => !each.replicaOf)) {
         const paths = await ownPaths(`http://127.0.0.1:${member.port}`)
         if (paths.length === 0) continue
         await waitFor(
@@ -415,14 +438,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     get services() {
       return Object.fromEntries(
         [...members.values()].map((member): [string, SystemServiceInfo] => [
-          member.service.name,
+          member.key,
           {
             name: member.service.name,
             pid: member.process?.pid,
             port: member.port,
             baseUrl: `http://127.0.0.1:${member.port}`,
             logFile: member.logFile,
-            databaseUrl: member.database?.url,
+            databaseUrl: (member.replicaOf ?? member).database?.url,
             consulName: member.consulName,
           },
         ]),

@@ -81,10 +81,10 @@ export type NotificationListQuery = Static<typeof NotificationListQuery>
 export const NotificationIdParams = Type.Object({ id: Uuid })
 export type NotificationIdParams = Static<typeof NotificationIdParams>
 
-/** The most ids one POST /notifications/read marks. */
+/** The most ids one PATCH /notifications marks. */
 export const maximumNotificationsPerRead = 100
 
-/** POST /notifications/read: the ids to mark read (the realtime gateway's notifications:read sends the same). */
+/** PATCH /notifications: the ids to mark read (the realtime gateway's notifications:read sends the same). */
 export const MarkNotificationsReadBody = Type.Object(
   {
     notificationIds: Type.Array(Uuid, {
@@ -99,7 +99,7 @@ export const MarkNotificationsReadBody = Type.Object(
 export type MarkNotificationsReadBody = Static<typeof MarkNotificationsReadBody>
 
 /**
- * The answer to POST /notifications/read: the ids of the request that are the caller's and are now read (marked now
+ * The answer to PATCH /notifications: the ids of the request that are the caller's and are now read (marked now
  * or before), in the request's order; ids of others' notifications or of none are left out, without a word.
  */
 export const MarkNotificationsReadResult = Type.Object(

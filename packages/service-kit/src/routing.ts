@@ -19,14 +19,23 @@ export function createRouteIndex(): RouteIndex {
       for (const method of routeMethods) {
         if (!(methods as readonly string[]).includes(method)) continue
         try {
-          router.on(method as (typeof methods)[number], route.url, () => {})
+          router.on(method as (typeof methods)[number], route.url, () => {}, {
+            parameters: (route.url.match(/[:*]/g) ?? []).length,
+          })
         } catch {
           // the same method and path registered twice (e.g. by an alias) is already known
         }
       }
     },
     allowedMethods(path) {
-      return methods.filter((method) => router.find(method, path) !== null)
+      // as OpenAPI reads paths, the most specific one is the path's: `POST /notifications/read` beside
+      // `GET /notifications/:id` makes /notifications/read a POST-only path, although GET would route there too
+      const matches = methods.flatMap((method) => {
+        const found = router.find(method, path)
+        return found ? [{ method, parameters: (found.store as { parameters: number }).parameters }] : []
+      })
+      const fewest = Math.min(...matches.map((match) => match.parameters))
+      return matches.filter((match) => match.parameters === fewest).map((match) => match.method)
     },
   }
 }

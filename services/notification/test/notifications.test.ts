@@ -19,15 +19,16 @@ afterAll(async () => {
 
 type Headers = Record<string, string>
 const get = (url: string, headers: Headers) => notification.app.inject({ method: 'GET', url, headers })
-const post = (url: string, headers: Headers, body?: unknown) =>
+const send = (method: 'POST' | 'PATCH', url: string, headers: Headers, body?: unknown) =>
   notification.app.inject({
-    method: 'POST',
+    method,
     url,
     headers,
     ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
   })
+const post = (url: string, headers: Headers, body?: unknown) => send('POST', url, headers, body)
 const readMany = (notificationIds: unknown, headers: Headers, prefix = '/api/v1') =>
-  post(`${prefix}/notifications/read`, headers, { notificationIds })
+  send('PATCH', `${prefix}/notifications`, headers, { notificationIds })
 const ids = (answer: { json(): { data: { id: string }[] } }) => answer.json().data.map((each) => each.id)
 
 describe('GET /api/v1/notifications', () => {
@@ -182,7 +183,7 @@ describe('POST /api/v1/notifications/{id}/read', () => {
   })
 })
 
-describe('POST /api/v1/notifications/read', () => {
+describe('PATCH /api/v1/notifications (mark several read)', () => {
   it("when a user marks several, then {success, read} lists theirs in the request's order; others' and unknown ids are left out", async () => {
     const userId = randomUUID()
     const [first, second, third] = await createTestNotifications(notification, userId, 3)
@@ -230,7 +231,7 @@ describe('POST /api/v1/notifications/read', () => {
       })
       expect(error.details?.[0]?.field, context).toMatch(/^notificationIds/)
     }
-    expectErrorEnvelope(await post('/api/v1/notifications/read', asUser(), {}), 422, 'VALIDATION_ERROR')
+    expectErrorEnvelope(await send('PATCH', '/api/v1/notifications', asUser(), {}), 422, 'VALIDATION_ERROR')
     expectErrorEnvelope(await readMany([randomUUID()], {}), 401, 'UNAUTHORIZED')
     // 100 is the most, and fine
     expect((await readMany(tooMany.slice(0, 100), asUser())).json()).toEqual({ success: true, read: [] })
@@ -247,7 +248,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(paths['/api/v1/notifications/{id}']?.get?.responses ?? {})).toEqual(
       expect.arrayContaining(['200', '401', '404', '422']),
     )
-    expect(Object.keys(paths['/api/v1/notifications/read']?.post?.responses ?? {})).toEqual(
+    expect(Object.keys(paths['/api/v1/notifications']?.patch?.responses ?? {})).toEqual(
       expect.arrayContaining(['200', '401', '422']),
     )
     expect(Object.keys(paths['/api/v1/notifications/{id}/read']?.post?.responses ?? {})).toEqual(

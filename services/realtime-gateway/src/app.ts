@@ -3,6 +3,7 @@
 // and /ws), chat rooms and collaborative documents with their REST resources (routes/, domain/, data/), the
 // notifications pushed from notification.created (events/) and read through the notification service (clients/),
 // and the live dashboard of every service found in Consul. Never listens; main.ts and tests build it.
+import { ErrorCode } from '@meridian/contracts'
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
@@ -129,6 +130,8 @@ export async function buildApp({
     serviceName: config.NOTIFICATION_SERVICE_NAME,
     logger: app.log,
     discoveryWaitMs: config.NOTIFICATION_DISCOVERY_WAIT_MS,
+    // the upstream client's default code is payment's (PAYMENT_SERVICE_ERROR)
+    errorCode: ErrorCode.BAD_GATEWAY,
   })
   const dashboardServices = listOf(config.DASHBOARD_SERVICES)
 

@@ -288,10 +288,11 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     if (io.of('/').sockets.size + rawSockets.size > 0) {
       await new Promise((resolve) => setTimeout(resolve, options.restartNoticeMs))
     }
-    for (const path of namespacePaths) io.of(path).local.disconnectSockets(true)
+    // the transports are closed, not the sockets disconnected: a client sees `transport close` and reconnects (to
+    // another instance, where its session recovers from Redis), whereas `io server disconnect` would end it for good
+    engine.close()
     // 1012: the server is restarting (RFC 6455 registry)
     for (const socket of rawSockets) socket.close(1012, 'Service restart')
-    engine.close()
   })
   app.addHook('onClose', async () => {
     await io.close()

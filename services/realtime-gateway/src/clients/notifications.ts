@@ -47,8 +47,8 @@ export function createNotificationsClient({
     },
     async markRead(credential, notificationIds) {
       const { body } = await upstream.request<MarkNotificationsReadResult>({
-        method: 'POST',
-        path: '/api/v1/notifications/read',
+        method: 'PATCH',
+        path: '/api/v1/notifications',
         body: { notificationIds },
         headers: credential,
       })

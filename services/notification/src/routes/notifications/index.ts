@@ -77,13 +77,15 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
     async (request) => notifications.getNotification(request.params.id, principalOf(request)),
   )
 
-  app.post(
-    '/notifications/read',
+  // on the collection (as GitHub's PUT /notifications is): a path of its own beside /notifications/{id} would also
+  // route GET /notifications/<that word> to a notification
+  app.patch(
+    '/notifications',
     {
       onRequest,
       schema: {
         tags,
-        summary: "Mark the caller's notifications read: answers the ids of theirs that are read now",
+        summary: "Mark several of the caller's notifications read: answers the ids of theirs that are read now",
         description:
           "Ids of other users' notifications, or of none, are left out of `read` without an error. Marking a read notification again keeps its first readAt.",
         security: security.required,
