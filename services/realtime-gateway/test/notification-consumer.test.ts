@@ -1,0 +1,171 @@
+// The realtime-gateway's consumer on the real broker: notification.created, published on a topic of this file's own,
+// becomes `notification:new` in its user's room of /notifications — on every instance of the channel, not only on the
+// one whose consumer took the event. The first instance is built as main.ts builds it (eventsPlugin registered with
+// the consumers before it listens); the user is connected to the second.
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createDatabase } from '@meridian/db'
+import { createEvent, createEventProducer, type EventProducer, eventsPlugin } from '@meridian/events'
+import {
+  accessToken,
+  buildServiceTestApp,
+  eventually,
+  freshEventTopics,
+  type TestEventTopics,
+  testKafka,
+  tokenEnv,
+  uniqueName,
+} from '@meridian/testkit'
+import type { Socket } from 'socket.io-client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp, serviceName } from '../src/app.ts'
+import { loadRealtimeGatewayConfig } from '../src/config.ts'
+import { realtimeGatewayConsumers } from '../src/events/consumers.ts'
+import { migrateRealtimeGatewayDatabase } from '../src/migrations.ts'
+import { allowedOrigin, connect, type RealtimeInstance, startRealtime } from './support/realtime.ts'
+
+let topics: TestEventTopics
+let first: RealtimeInstance
+let second: RealtimeInstance
+let producer: EventProducer
+const sockets: Socket[] = []
+
+/**
+ * The first instance as main.ts makes it, with its consumer of notification.created on this file's topic and a group
+ * of its own: eventsPlugin is registered before the app is ready, so it cannot be added to startRealtime's instance.
+ */
+async function startConsumingInstance(topic: string): Promise<RealtimeInstance> {
+  const built = await buildServiceTestApp({
+    service: serviceName,
+    loadConfig: loadRealtimeGatewayConfig,
+    env: {
+      ...tokenEnv,
+      REALTIME_ALLOWED_ORIGINS: allowedOrigin,
+      REALTIME_REDIS_PREFIX: `${uniqueName('rt')}:`,
+      NOTIFICATION_DISCOVERY_WAIT_MS: '500',
+    },
+    connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
+    migrate: (sql) => migrateRealtimeGatewayDatabase(sql),
+    build: async (context) => {
+      const service = await buildApp(context)
+      context.onClose(async () => {
+        for (const client of service.clients) if ('stop' in client) await client.stop()
+      })
+      await service.app.register(eventsPlugin, {
+        sql: context.sql,
+        kafka: testKafka(),
+        consumers: realtimeGatewayConsumers(service.app.realtime.namespace('/notifications'), {
+          group: uniqueName('realtime-gateway'),
+          topics: { 'notification.created': topic },
+        }),
+      })
+      return service
+    },
+  })
+  await built.app.listen({ host: '127.0.0.1', port: 0 })
+  const address = built.app.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return Object.assign(built, { url: `http://127.0.0.1:${port}`, port })
+}
+
+beforeAll(async () => {
+  topics = await freshEventTopics('notification.created', 3, 1)
+  first = await startConsumingInstance(topics.topic)
+  second = await startRealtime({}, { sharing: first })
+  producer = await createEventProducer(testKafka())
+})
+
+afterAll(async () => {
+  for (const socket of sockets) socket.close()
+  await producer?.disconnect()
+  await second?.close()
+  await first?.close()
+  await topics?.delete()
+})
+
+/** Every `event` the socket hears from now on. */
+function heard<T = unknown>(socket: Socket, event: string): T[] {
+  const payloads: T[] = []
+  socket.on(event, (payload: T) => payloads.push(payload))
+  return payloads
+}
+
+async function notificationsSocket(instance: RealtimeInstance, userId: string): Promise<Socket> {
+  const socket = await connect(instance.url, '/notifications', { token: accessToken('user', userId) })
+  sockets.push(socket)
+  return socket
+}
+
+describe('notification.created → notification:new', () => {
+  it("when notification.created is published for a user connected to the other instance, then that user's socket gets notification:new once, and another user gets nothing", async () => {
+    const userId = randomUUID()
+    const otherUserId = randomUUID()
+    const socket = await notificationsSocket(second, userId)
+    const bystander = await notificationsSocket(second, otherUserId)
+    const bystanderOnFirst = await notificationsSocket(first, otherUserId)
+    const received = heard(socket, 'notification:new')
+    const strayOnSecond = heard(bystander, 'notification:new')
+    const strayOnFirst = heard(bystanderOnFirst, 'notification:new')
+
+    const data = {
+      notificationId: randomUUID(),
+      userId,
+      type: 'order_confirmed',
+      title: 'Order confirmed',
+      message: 'Your order of 59.97 is confirmed.',
+      createdAt: new Date().toISOString(),
+    }
+    const event = createEvent('notification.created', data, { source: 'notification' })
+    await producer.publish([
+      { topic: topics.topic, key: userId, value: JSON.stringify(event), headers: { 'message-id': event.id } },
+    ])
+
+    await eventually(
+      'notification:new reaches the socket on the second instance',
+      async () => received.length > 0,
+    )
+    // a moment for a duplicate (or a stray delivery) to show up
+    await sleep(750)
+    expect(received).toEqual([
+      {
+        id: data.notificationId,
+        type: data.type,
+        title: data.title,
+        message: data.message,
+        createdAt: data.createdAt,
+      },
+    ])
+    expect(strayOnSecond).toEqual([])
+    expect(strayOnFirst).toEqual([])
+    expect(socket.connected).toBe(true)
+  })
+
+  it('when the same user has a socket on each instance, then both get notification:new', async () => {
+    const userId = randomUUID()
+    const onFirst = heard(await notificationsSocket(first, userId), 'notification:new')
+    const onSecond = heard(await notificationsSocket(second, userId), 'notification:new')
+    const data = {
+      notificationId: randomUUID(),
+      userId,
+      type: 'welcome',
+      title: 'Welcome to Meridian',
+      message: 'Hello there.',
+      createdAt: new Date().toISOString(),
+    }
+    const event = createEvent('notification.created', data, { source: 'notification' })
+    await producer.publish([
+      { topic: topics.topic, key: userId, value: JSON.stringify(event), headers: { 'message-id': event.id } },
+    ])
+    await eventually('both sockets have it', async () => onFirst.length > 0 && onSecond.length > 0)
+    await sleep(500)
+    const expected = {
+      id: data.notificationId,
+      type: 'welcome',
+      title: 'Welcome to Meridian',
+      message: 'Hello there.',
+      createdAt: data.createdAt,
+    }
+    expect(onFirst).toEqual([expected])
+    expect(onSecond).toEqual([expected])
+  })
+})
