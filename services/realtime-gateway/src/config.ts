@@ -22,14 +22,14 @@ export const RealtimeGatewayEnv = serviceEnv({
   }),
   REALTIME_CONNECTION_ATTEMPTS: Type.Integer({
     minimum: 1,
-    maximum: 10_000,
+    maximum: 1_000_000,
     default: realtimeLimits.connectionAttempts,
     description: 'connection attempts per address per window; the next one is refused',
   }),
   REALTIME_ATTEMPTS_WINDOW_MS: ms(1000, realtimeLimits.connectionAttemptsWindowMs, 'the attempts window'),
   REALTIME_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({
     minimum: 1,
-    maximum: 100_000,
+    maximum: 1_000_000,
     default: realtimeLimits.concurrentConnectionsPerAddress,
     description: 'connections one address may hold at once, across every instance (Socket.IO and /ws)',
   }),

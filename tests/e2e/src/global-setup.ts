@@ -30,6 +30,16 @@ export const reconcileSettings = {
   PAYMENT_RECONCILE_AFTER_MS: '6000',
 }
 
+/**
+ * The realtime channel: every test client connects from 127.0.0.1, so the per-address limits (10 attempts a minute,
+ * 5 at once; tested in the service's own suite) are lifted; a restart's notice is short.
+ */
+export const realtimeSettings = {
+  REALTIME_CONNECTION_ATTEMPTS: '100000',
+  REALTIME_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+  REALTIME_RESTART_NOTICE_MS: '500',
+}
+
 function portFromEnv(name: string, fallback: number): number {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
@@ -47,7 +57,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // a port of its own: a developer's simulator on 3099 does not stop the suite
     simulatorPort: portFromEnv('E2E_SIMULATOR_PORT', 0),
     simulator: simulatorSettings,
-    env: { order: sagaSettings, payment: reconcileSettings },
+    env: { order: sagaSettings, payment: reconcileSettings, 'realtime-gateway': realtimeSettings },
+    // two instances of the channel: a client of the one that restarts reconnects to the other
+    replicas: { 'realtime-gateway': 2 },
   })
   process.stderr.write(
     `[e2e] system ${system.runId} up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
