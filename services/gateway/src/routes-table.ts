@@ -54,7 +54,7 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/socket.io', service: 'realtime-gateway' },
   { prefix: '/ws', service: 'realtime-gateway' },
   { prefix: '/realtime', service: 'realtime-gateway' },
-  { prefix: '/api/v1/chat/rooms', service: 'realtime-gateway' },
+  { prefix: '/api/v1/chat', service: 'realtime-gateway' },
   { prefix: '/api/v1/documents', service: 'realtime-gateway' },
 ])
 

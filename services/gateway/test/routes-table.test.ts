@@ -51,6 +51,8 @@ describe('route table', () => {
     ['/ws', 'realtime-gateway'],
     ['/realtime/chat', 'realtime-gateway'],
     ['/api/v1/chat/rooms', 'realtime-gateway'],
+    ['/api/v1/chat', 'realtime-gateway'],
+    ['/api/chat/rooms', 'realtime-gateway'],
     ['/api/chat/rooms/r-1/members', 'realtime-gateway'],
     ['/api/v1/documents/d-1', 'realtime-gateway'],
   ])('when the path is %s, then it is routed to %s', (path, service) => {

@@ -94,6 +94,27 @@ describe('/ws', () => {
     expect(answer).toEqual({ status: 101, accept: expected })
   })
 
+  it('when an upgrade asks for a path without a WebSocket route, then Fastify answers it with its 404 envelope (the dispatcher gives only /socket.io/ to the engine)', async () => {
+    const socket = new WebSocket(`${realtime.url.replace('http', 'ws')}/nowhere`, {
+      headers: { authorization: `Bearer ${accessToken('user')}`, 'x-forwarded-for': someAddress() },
+    })
+    open.push(socket)
+    const [status, body] = await new Promise<[number, string]>((resolve) =>
+      socket.once('unexpected-response', (_request, response) => {
+        let text = ''
+        response.on('data', (chunk: Buffer) => {
+          text += chunk
+        })
+        response.on('end', () => resolve([response.statusCode ?? 0, text]))
+      }),
+    )
+    expect(status).toBe(404)
+    expect(JSON.parse(body).error).toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'Route GET /nowhere not found',
+    })
+  })
+
   it('when connected, then welcome, and every message is echoed (JSON as JSON, text as text)', async () => {
     const { socket, messages } = await openSocket()
     await eventually(() => messages.length === 1)
