@@ -23,4 +23,10 @@ export {
 } from './credential-revocations.ts'
 export { authOptionsFromEnv } from './env-options.ts'
 export { jwksDefaults } from './jwks-key-source.ts'
-export { assertOwnerOrRole, holdsRole, type Principal, principalFromClaims } from './principal.ts'
+export {
+  assertOwnerOrRole,
+  authenticatedPrincipal,
+  holdsRole,
+  type Principal,
+  principalFromClaims,
+} from './principal.ts'

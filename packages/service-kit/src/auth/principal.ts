@@ -47,6 +47,15 @@ export function principalFromClaims(claims: Readonly<Record<string, unknown>>): 
   }
 }
 
+/**
+ * The principal of a request that went through an authentication guard (`app.authenticate` or `requireRole` in its
+ * onRequest): a route handler's way to read who calls; a 401 should a route have been registered without its guard.
+ */
+export function authenticatedPrincipal(request: { principal: Principal | null }): Principal {
+  if (!request.principal) throw AppError.unauthorized()
+  return request.principal
+}
+
 /** True when the principal's `role`, or any of its `roles`, is one of `roles`. */
 export function holdsRole(principal: Principal, roles: readonly string[]): boolean {
   return roles.some((role) => role !== '' && (principal.role === role || principal.roles.includes(role)))

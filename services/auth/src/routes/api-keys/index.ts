@@ -3,14 +3,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   ApiKey,
   ApiKeyListQuery,
-  AppError,
   CreateApiKeyBody,
   CreatedApiKey,
   Paginated,
   paginate,
 } from '@meridian/contracts'
-import { errorResponses, type Principal, security } from '@meridian/service-kit'
-import type { FastifyRequest } from 'fastify'
+import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
 
@@ -21,10 +19,6 @@ export interface ApiKeysRoutesOptions {
 const ApiKeyIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
 /** Every route here runs `authenticate` first, so a request without a principal never reaches a handler. */
-const principalOf = (request: FastifyRequest): Principal => {
-  if (!request.principal) throw AppError.unauthorized()
-  return request.principal
-}
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = async (app, { apiKeys }) => {
   const tags = ['api-keys']
@@ -42,7 +36,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const created = await apiKeys.createApiKey(principalOf(request), request.body)
+      const created = await apiKeys.createApiKey(authenticatedPrincipal(request), request.body)
       return reply.code(201).header('location', `/api/v1/api-keys/${created.id}`).send(created)
     },
   )
@@ -60,7 +54,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       },
     },
     async (request) => {
-      const { items, total } = await apiKeys.listApiKeys(principalOf(request), request.query)
+      const { items, total } = await apiKeys.listApiKeys(authenticatedPrincipal(request), request.query)
       const path = request.url.split('?')[0] ?? request.url
       return { data: items, ...paginate(path, request.query, request.query, total) }
     },
@@ -78,7 +72,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      await apiKeys.revokeApiKey(principalOf(request), request.params.id)
+      await apiKeys.revokeApiKey(authenticatedPrincipal(request), request.params.id)
       return reply.code(204).send(null)
     },
   )

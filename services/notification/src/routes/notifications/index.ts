@@ -2,7 +2,6 @@
 // one by one or many at once (the realtime gateway's notifications:read calls the latter).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
-  AppError,
   MarkNotificationsReadBody,
   MarkNotificationsReadResult,
   Notification,
@@ -10,8 +9,8 @@ import {
   NotificationListQuery,
   Paginated,
 } from '@meridian/contracts'
-import { errorResponses, type Principal, security } from '@meridian/service-kit'
-import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
+import type { onRequestHookHandler } from 'fastify'
 import type { NotificationUseCases } from '../../domain/notifications.ts'
 
 /** Who may call (see access.ts); without guards every route answers 401 for want of a principal. */
@@ -23,11 +22,6 @@ export interface NotificationsGuards {
 export type NotificationsRoutesOptions = {
   notifications: NotificationUseCases
   guards?: NotificationsGuards
-}
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw AppError.unauthorized()
-  return request.principal
 }
 
 export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesOptions> = async (
@@ -55,7 +49,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
     async (request) =>
       notifications.listNotifications(
         request.query,
-        principalOf(request),
+        authenticatedPrincipal(request),
         request.url.split('?')[0] ?? request.url,
       ),
   )
@@ -74,7 +68,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
         response: { 200: Notification, ...errorResponses(401, 404, 422) },
       },
     },
-    async (request) => notifications.getNotification(request.params.id, principalOf(request)),
+    async (request) => notifications.getNotification(request.params.id, authenticatedPrincipal(request)),
   )
 
   // on the collection (as GitHub's PUT /notifications is): a path of its own beside /notifications/{id} would also
@@ -85,7 +79,8 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
       onRequest,
       schema: {
         tags,
-        summary: "Mark several of the caller's notifications read: answers the ids of theirs that are read now",
+        summary:
+          "Mark several of the caller's notifications read: answers the ids of theirs that are read now",
         description:
           "Ids of other users' notifications, or of none, are left out of `read` without an error. Marking a read notification again keeps its first readAt.",
         security: security.required,
@@ -95,7 +90,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
     },
     async (request) => ({
       success: true as const,
-      read: await notifications.markManyRead(request.body.notificationIds, principalOf(request)),
+      read: await notifications.markManyRead(request.body.notificationIds, authenticatedPrincipal(request)),
     }),
   )
 
@@ -114,6 +109,6 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
         response: { 200: Notification, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => notifications.markRead(request.params.id, principalOf(request)),
+    async (request) => notifications.markRead(request.params.id, authenticatedPrincipal(request)),
   )
 }

@@ -14,7 +14,7 @@ import {
   PlaceUserOrderBody,
   UserOrderListQuery,
 } from '@meridian/contracts'
-import { errorResponses, type Principal, security } from '@meridian/service-kit'
+import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { assertCustomerOrAdmin } from '../../domain/access.ts'
 import { type OrderUseCases, orderHref } from '../../domain/orders.ts'
@@ -30,11 +30,6 @@ export interface OrdersRoutesOptions {
   guards?: OrdersGuards
 }
 
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw AppError.unauthorized()
-  return request.principal
-}
-
 export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (
   app,
   { orders, guards = {} },
@@ -47,7 +42,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
     reply: FastifyReply,
     body: PlaceOrderBody,
   ): Promise<FastifyReply> {
-    const principal = principalOf(request)
+    const principal = authenticatedPrincipal(request)
     assertCustomerOrAdmin(principal, body.customerId)
     const { order, placed } = await orders.placeOrder(body, principal, request.id)
     return reply.code(201).header('location', orderHref(order.id)).send(placed)
@@ -86,7 +81,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       const { userId } = request.params
       const { customerId } = request.body
       // who the caller may act for first: another customer's path is a 403 whatever the body says
-      assertCustomerOrAdmin(principalOf(request), userId)
+      assertCustomerOrAdmin(authenticatedPrincipal(request), userId)
       if (customerId !== undefined && customerId.toLowerCase() !== userId.toLowerCase()) {
         throw AppError.validation([
           { field: 'customerId', message: 'must be the userId of the path', received: customerId },
@@ -111,7 +106,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
     },
     async (request) => {
       const { userId } = request.params
-      assertCustomerOrAdmin(principalOf(request), userId)
+      assertCustomerOrAdmin(authenticatedPrincipal(request), userId)
       return orders.listCustomerOrders(userId, request.query, request.url.split('?')[0] ?? request.url)
     },
   )
@@ -130,7 +125,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
     },
     async (request) => {
       const { userId, orderId } = request.params
-      const principal = principalOf(request)
+      const principal = authenticatedPrincipal(request)
       assertCustomerOrAdmin(principal, userId)
       return orders.getCustomerOrder(userId, orderId, principal)
     },
@@ -150,7 +145,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         response: { 200: Order, ...errorResponses(401, 404) },
       },
     },
-    async (request) => orders.getOrder(request.params.id, principalOf(request)),
+    async (request) => orders.getOrder(request.params.id, authenticatedPrincipal(request)),
   )
 
   app.post(
@@ -167,6 +162,6 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       },
     },
     async (request, reply) =>
-      reply.code(202).send(await orders.cancelOrder(request.params.id, principalOf(request))),
+      reply.code(202).send(await orders.cancelOrder(request.params.id, authenticatedPrincipal(request))),
   )
 }

@@ -2,7 +2,6 @@
 // customer's own), and the delivery report (an admin, or a carrier with its key).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
-  AppError,
   CarrierKeyHeader,
   DeliveredShipment,
   Paginated,
@@ -10,8 +9,8 @@ import {
   ShipmentIdParams,
   ShipmentListQuery,
 } from '@meridian/contracts'
-import { errorResponses, type Principal, security } from '@meridian/service-kit'
-import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
+import type { onRequestHookHandler } from 'fastify'
 import type { ShipmentUseCases } from '../../domain/shipments.ts'
 
 /** Who may call (see access.ts); without guards every route is open (and reads answer 401 for want of a principal). */
@@ -25,11 +24,6 @@ export interface ShipmentsGuards {
 export type ShipmentsRoutesOptions = {
   shipments: ShipmentUseCases
   guards?: ShipmentsGuards
-}
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw AppError.unauthorized()
-  return request.principal
 }
 
 export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> = async (
@@ -52,7 +46,11 @@ export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> 
       },
     },
     async (request) =>
-      shipments.listShipments(request.query, principalOf(request), request.url.split('?')[0] ?? request.url),
+      shipments.listShipments(
+        request.query,
+        authenticatedPrincipal(request),
+        request.url.split('?')[0] ?? request.url,
+      ),
   )
 
   app.get(
@@ -70,7 +68,7 @@ export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> 
         response: { 200: Shipment, ...errorResponses(401, 404, 422) },
       },
     },
-    async (request) => shipments.getShipment(request.params.shipmentId, principalOf(request)),
+    async (request) => shipments.getShipment(request.params.shipmentId, authenticatedPrincipal(request)),
   )
 
   app.post(
