@@ -363,6 +363,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       ...options.settings,
       REDIS_URL: redisUrl,
       KAFKA_NAMESPACE: kafkaNamespace,
+      // the realtime channel's Redis keys and adapter stream: the run's own, as its topics are
+      REALTIME_REDIS_PREFIX: `${runId}:realtime:`,
       PAYMENT_PROVIDER_URL: simulator.url,
       ...(auth ? { AUTH_JWKS_URL: `http://127.0.0.1:${auth.port}/.well-known/jwks.json` } : {}),
       // a service finds the others under the run's Consul names (<NAME>_SERVICE_NAME, e.g. order's inventory)
