@@ -3,41 +3,27 @@
 import { randomUUID } from 'node:crypto'
 import { authNames, realtimeMessages } from '@meridian/contracts'
 import { accessToken } from '@meridian/testkit'
-import type { Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   allowedOrigin,
   connect,
   nextEvent,
   type RealtimeInstance,
+  refusalOf,
+  socketKeeper,
   startRealtime,
 } from './support/realtime.ts'
 
 let realtime: RealtimeInstance
-const open: Socket[] = []
-const keep = (socket: Socket) => {
-  open.push(socket)
-  return socket
-}
+const { keep, closeAll } = socketKeeper()
 
 beforeAll(async () => {
   realtime = await startRealtime()
 })
 afterAll(async () => {
-  for (const socket of open) socket.close()
+  closeAll()
   await realtime?.close()
 })
-
-const refusalOf = async (attempt: Promise<Socket>) => {
-  const error = await attempt.then(
-    (socket) => {
-      keep(socket)
-      throw new Error('connected, but a refusal was expected')
-    },
-    (failure: Error & { data?: unknown }) => failure,
-  )
-  return { message: error.message, data: error.data }
-}
 
 describe('handshake', () => {
   it('when a user connects with a bearer token, then the socket is connected', async () => {

@@ -9,17 +9,21 @@ import { createRealtimeClient, type RealtimeClient } from '@meridian/realtime-cl
 import { accessToken, eventually } from '@meridian/testkit'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connect, nextEvent, type RealtimeInstance, someAddress, startRealtime } from './support/realtime.ts'
+import {
+  connect,
+  nextEvent,
+  type RealtimeInstance,
+  refusalOf,
+  socketKeeper,
+  someAddress,
+  startRealtime,
+} from './support/realtime.ts'
 
-const open: Socket[] = []
-const keep = (socket: Socket) => {
-  open.push(socket)
-  return socket
-}
+const { keep, closeAll } = socketKeeper()
 const clients: RealtimeClient[] = []
 
 afterAll(() => {
-  for (const socket of open) socket.close()
+  closeAll()
   for (const client of clients) client.close()
 })
 
@@ -28,17 +32,6 @@ const send = (socket: Socket, event: string, payload?: unknown): Promise<Answer>
   payload === undefined
     ? socket.timeout(5000).emitWithAck(event)
     : socket.timeout(5000).emitWithAck(event, payload)
-
-const refusalOf = async (attempt: Promise<Socket>) => {
-  const error = await attempt.then(
-    (socket) => {
-      keep(socket)
-      throw new Error('connected, but a refusal was expected')
-    },
-    (failure: Error & { data?: unknown }) => failure,
-  )
-  return { message: error.message, data: error.data }
-}
 
 /** Every `event` the socket hears from now on. */
 function heard<T = unknown>(socket: Socket, event: string): T[] {
@@ -59,7 +52,7 @@ describe('two instances of one channel', () => {
     b = await startRealtime({}, { sharing: a })
   })
   afterAll(async () => {
-    for (const socket of open.splice(0)) socket.close()
+    closeAll()
     await b?.close()
     await a?.close()
   })
@@ -214,7 +207,7 @@ describe('a channel of its own: active users, then one instance shutting down', 
     d = await startRealtime({}, { sharing: c })
   })
   afterAll(async () => {
-    for (const socket of open.splice(0)) socket.close()
+    closeAll()
     for (const client of clients.splice(0)) client.close()
     await d?.close()
     if (!cClosed) await c?.close()

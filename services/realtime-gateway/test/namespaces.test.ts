@@ -4,22 +4,18 @@
 import { randomUUID } from 'node:crypto'
 import { realtimeMessages } from '@meridian/contracts'
 import { accessToken } from '@meridian/testkit'
-import { io, type Socket } from 'socket.io-client'
+import { io } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connect, nextEvent, type RealtimeInstance, startRealtime } from './support/realtime.ts'
+import { connect, nextEvent, type RealtimeInstance, socketKeeper, startRealtime } from './support/realtime.ts'
 
 let realtime: RealtimeInstance
-const open: Socket[] = []
-const keep = (socket: Socket) => {
-  open.push(socket)
-  return socket
-}
+const { keep, closeAll } = socketKeeper()
 
 beforeAll(async () => {
   realtime = await startRealtime({ REALTIME_TOKEN_NOTICE_MS: '1000' })
 })
 afterAll(async () => {
-  for (const socket of open) socket.close()
+  closeAll()
   await realtime?.close()
 })
 

@@ -110,3 +110,29 @@ export function nextEvent<T = unknown>(socket: Socket, event: string, timeoutMs 
     })
   })
 }
+
+/** The sockets a test file opens, closed together in its afterAll. */
+export function socketKeeper() {
+  const open: Socket[] = []
+  return {
+    keep(socket: Socket): Socket {
+      open.push(socket)
+      return socket
+    },
+    closeAll(): void {
+      for (const socket of open.splice(0)) socket.close()
+    },
+  }
+}
+
+/** The refusal of a connection that was expected to fail: connect_error's message and data. */
+export async function refusalOf(attempt: Promise<Socket>): Promise<{ message: string; data: unknown }> {
+  const error = await attempt.then(
+    (socket) => {
+      socket.close()
+      throw new Error('connected, but a refusal was expected')
+    },
+    (failure: Error & { data?: unknown }) => failure,
+  )
+  return { message: error.message, data: error.data }
+}
