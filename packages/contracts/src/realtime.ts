@@ -99,7 +99,7 @@ export const NewMessage = Type.Object({
 export type NewMessage = Static<typeof NewMessage>
 export const GlobalAlert = Type.Object({ message: Type.String({ minLength: 1, maxLength: 1000 }) })
 export type GlobalAlert = Static<typeof GlobalAlert>
-export const UserJoined = Type.Object({ userId: Type.String() })
+export const UserJoined = Type.Object({ userId: Type.String(), room: Type.String() })
 export type UserJoined = Static<typeof UserJoined>
 export const PrivateIn = Type.Object(
   {
@@ -115,6 +115,12 @@ export const PrivateMessage = Type.Object({
   userId: Type.String(),
 })
 export type PrivateMessage = Static<typeof PrivateMessage>
+/** join / leave on the default namespace: a room `room:{name}` of the sockets that joined it. */
+export const RoomJoin = Type.Object(
+  { room: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' }) },
+  { additionalProperties: false },
+)
+export type RoomJoin = Static<typeof RoomJoin>
 export const ServerRestart = Type.Object({ message: Type.String() })
 export type ServerRestart = Static<typeof ServerRestart>
 export const AuthExpiring = Type.Object({ expiresAt: Type.Integer({ description: 'epoch ms' }) })
@@ -150,6 +156,9 @@ export interface MainClientEvents extends SessionClientEvents {
   echo: (payload: unknown, ack?: Ack<{ echo: Echo }>) => void
   message: (message: NewMessageIn, ack?: Ack<{ message: NewMessage }>) => void
   private: (message: PrivateIn, ack?: Ack) => void
+  /** joins `room:{name}`; its other sockets hear user-joined */
+  join: (join: RoomJoin, ack?: Ack<{ room: string }>) => void
+  leave: (leave: RoomJoin, ack?: Ack<{ room: string }>) => void
 }
 
 // /chat

@@ -42,12 +42,28 @@ describe('default namespace', () => {
     expect(welcome).toEqual({ type: 'welcome', message: 'Welcome, user of the tests', socketId: client.id })
   })
 
-  it('when a user connects, then the others hear user-joined with their id', async () => {
-    const { socket: listener } = await connectRecording('/')
-    const joined = nextEvent(listener, 'user-joined')
+  it('when a user joins a room, then the sockets already in it (and only they) hear user-joined', async () => {
+    const { socket: member } = await connectRecording('/')
+    const { socket: outsider, events: outsiderEvents } = await connectRecording('/')
+    expect(await member.timeout(3000).emitWithAck('join', { room: 'lobby-1' })).toEqual({
+      ok: true,
+      room: 'lobby-1',
+    })
+    const joined = nextEvent(member, 'user-joined')
     const userId = randomUUID()
-    keep(await connect(realtime.url, '/', { token: accessToken('user', userId) }))
-    expect(await joined).toEqual({ userId })
+    const newcomer = keep(await connect(realtime.url, '/', { token: accessToken('user', userId) }))
+    expect(await newcomer.timeout(3000).emitWithAck('join', { room: 'lobby-1' })).toEqual({
+      ok: true,
+      room: 'lobby-1',
+    })
+    expect(await joined).toEqual({ userId, room: 'lobby-1' })
+    expect(outsiderEvents.filter(([event]) => event === 'user-joined')).toEqual([])
+    void outsider
+    // a room name outside [A-Za-z0-9_.:-]{1,64} is refused
+    expect(await newcomer.timeout(3000).emitWithAck('join', { room: 'no spaces' })).toMatchObject({
+      ok: false,
+      error: { code: 'VALIDATION_ERROR' },
+    })
   })
 
   it('when a client sends echo, then the echo comes back as an event and as the acknowledgement', async () => {

@@ -115,6 +115,29 @@ describe('/ws', () => {
     })
   })
 
+  it('when the client offers permessage-deflate, then it is agreed without context takeover (so only messages above 1024 bytes are compressed)', async () => {
+    const extensions = await new Promise<string | undefined>((resolve, reject) => {
+      const request = httpRequest(`${realtime.url}/ws`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+          'sec-websocket-version': '13',
+          'sec-websocket-extensions': 'permessage-deflate; client_max_window_bits',
+          authorization: `Bearer ${accessToken('user')}`,
+          'x-forwarded-for': someAddress(),
+        },
+      })
+      request.on('upgrade', (response, socket) => {
+        socket.destroy()
+        resolve(response.headers['sec-websocket-extensions'])
+      })
+      request.on('error', reject)
+      request.end()
+    })
+    expect(extensions).toBe('permessage-deflate; server_no_context_takeover; client_no_context_takeover')
+  })
+
   it('when connected, then welcome, and every message is echoed (JSON as JSON, text as text)', async () => {
     const { socket, messages } = await openSocket()
     await eventually(() => messages.length === 1)

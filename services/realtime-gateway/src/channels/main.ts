@@ -1,8 +1,12 @@
-// The default namespace (spec: Real-time events, default rows): `welcome` on connect, `user-joined` to the others,
-// `echo`, `message` broadcast as `new_message`, `private` to one socket id. `global-alert` comes from /admin, and
-// `server:restart` / `auth:*` from the server (realtime-server.ts, session.ts).
+// The default namespace (spec: Real-time events, default rows): `welcome` on connect, `echo`, `message` broadcast as
+// `new_message`, `private` to one socket id, and rooms (`join` / `leave` of `room:{name}`) whose sockets hear
+// `user-joined` when someone joins. `global-alert` comes from /admin, and `server:restart` / `auth:*` from the server
+// (realtime-server.ts, session.ts).
+//
+// Why user-joined goes to a room and not to everyone: told to every socket on every connection, it costs n² messages
+// for n sockets (bench:realtime measured 139,176 notices for 500 sockets to connect).
 import { randomUUID } from 'node:crypto'
-import { AppError, NewMessageIn, PrivateIn } from '@meridian/contracts'
+import { AppError, NewMessageIn, PrivateIn, RoomJoin } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
 import { type ChannelNamespace, on } from './channel.ts'
@@ -16,7 +20,6 @@ export function mainChannel(namespace: ChannelNamespace<'/'>, { log }: { log: Fa
     // every socket is in the room of its own id (Socket.IO does that); a user's sockets share `user:{userId}`
     socket.join(`user:${user.userId}`)
     socket.emit('welcome', { type: 'welcome', message: `Welcome, ${user.username}`, socketId: socket.id })
-    socket.broadcast.emit('user-joined', { userId: user.userId })
 
     on(
       socket,
@@ -44,6 +47,30 @@ export function mainChannel(namespace: ChannelNamespace<'/'>, { log }: { log: Fa
         }
         namespace.emit('new_message', message)
         return { message }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'join',
+      RoomJoin,
+      async ({ room }) => {
+        const name = `room:${room}`
+        await socket.join(name)
+        socket.to(name).emit('user-joined', { userId: user.userId, room })
+        return { room }
+      },
+      log,
+    )
+
+    on(
+      socket,
+      'leave',
+      RoomJoin,
+      async ({ room }) => {
+        await socket.leave(`room:${room}`)
+        return { room }
       },
       log,
     )
