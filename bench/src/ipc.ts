@@ -8,13 +8,19 @@ export interface ProcessSnapshot {
   /** highest RSS sampled (every 100 ms) since the last `mark` */
   peakRss: number
   heapUsed: number
+  /** memory of C++ objects bound to JavaScript ones (Buffers, ArrayBuffers, zlib's), bytes */
+  external: number
   /** CPU time of the whole process (event loop, libuv pool, GC threads) since it started, microseconds */
   cpuMicros: number
 }
 
 export type ParentMessage =
   /** restart peak tracking: the measured runs begin */
-  { type: 'mark'; id: number } | { type: 'snapshot'; id: number } | { type: 'stop'; id: number }
+  | { type: 'mark'; id: number }
+  | { type: 'snapshot'; id: number }
+  /** a snapshot after a full garbage collection (when the process runs with --expose-gc): memory that is held */
+  | { type: 'settled'; id: number }
+  | { type: 'stop'; id: number }
 
 export type ChildMessage =
   | { type: 'ready'; port: number }

@@ -7,12 +7,12 @@ import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
-import { Redis } from 'ioredis'
 import { loadBenchConfig } from './bench-config.ts'
 import { createBenchDatabase, seededAdmin } from './bench-database.ts'
 import { benchLifecycle } from './bench-lifecycle.ts'
 import type { ServerName } from './ipc.ts'
 import { type LoadSample, runLoad, scenarioLabel, summarise } from './load.ts'
+import { deleteKeys } from './redis-keys.ts'
 import {
   formatTable,
   formatVerdict,
@@ -30,20 +30,6 @@ const resultsFile = fileURLToPath(new URL('../results/users-latest.json', import
 const say = (message: string) => process.stderr.write(`[bench] ${message}\n`)
 
 const { undo, run } = benchLifecycle(say, 'cleaned up: servers stopped, Redis keys and database removed')
-
-async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl)
-  try {
-    let cursor = '0'
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500)
-      if (keys.length > 0) await redis.del(...keys)
-      cursor = next
-    } while (cursor !== '0')
-  } finally {
-    redis.disconnect()
-  }
-}
 
 async function signIn(baseUrl: string): Promise<string> {
   const response = await fetch(`${baseUrl}/login`, {

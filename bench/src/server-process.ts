@@ -4,13 +4,15 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { ChildMessage, ParentMessage, ProcessSnapshot, ServerName } from './ipc.ts'
 
-export interface ServerProcess {
-  name: ServerName
+export interface ServerProcess<Name extends string = ServerName> {
+  name: Name
   pid: number
   baseUrl: string
   /** restarts the child's peak-RSS tracking */
   markPeak(): Promise<ProcessSnapshot>
   snapshot(): Promise<ProcessSnapshot>
+  /** a snapshot after a full garbage collection, when the process runs with --expose-gc (else as snapshot()) */
+  settledSnapshot(): Promise<ProcessSnapshot>
   /** asks the server to close; kills the pid if it has not exited within 10 s. Returns its last snapshot. */
   stop(): Promise<ProcessSnapshot | undefined>
 }
@@ -28,10 +30,23 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', () => resolve())
   })
 
-export async function startServerProcess(name: ServerName, env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  const child = fork(entries[name], [], {
+export const startServerProcess = (name: ServerName, env: NodeJS.ProcessEnv): Promise<ServerProcess> =>
+  startProcessOverIpc(name, entries[name], env)
+
+/**
+ * Any server entry that answers over IPC with serveOverIpc (src/servers/serve-over-ipc.ts), e.g. bench:realtime's:
+ * forked under tsx, with `execArgv` added to node's flags.
+ */
+export async function startProcessOverIpc<Name extends string>(
+  name: Name,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  { execArgv = [], readyTimeoutMs = 30_000 }: { execArgv?: string[]; readyTimeoutMs?: number } = {},
+): Promise<ServerProcess<Name>> {
+  const child = fork(entry, [], {
     env,
     execArgv: [
+      ...execArgv,
       ...(extension === '.ts' ? ['--import', import.meta.resolve('tsx')] : []),
       // BENCH_CPU_PROFILE=<dir>: each server writes a V8 CPU profile there when it exits (open in Chrome DevTools)
       ...(process.env.BENCH_CPU_PROFILE
@@ -44,7 +59,10 @@ export async function startServerProcess(name: ServerName, env: NodeJS.ProcessEn
   if (pid === undefined) throw new Error(`${name}: the server process did not start`)
 
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: not ready after 30 s`)), 30_000)
+    const timer = setTimeout(
+      () => reject(new Error(`${name}: not ready after ${readyTimeoutMs / 1000} s`)),
+      readyTimeoutMs,
+    )
     const settle = (outcome: () => void) => {
       clearTimeout(timer)
       child.off('message', onMessage)
@@ -96,6 +114,7 @@ export async function startServerProcess(name: ServerName, env: NodeJS.ProcessEn
     baseUrl: `http://127.0.0.1:${port}`,
     markPeak: () => ask('mark'),
     snapshot: () => ask('snapshot'),
+    settledSnapshot: () => ask('settled'),
     stop() {
       stopped ??= (async () => {
         const last = child.connected ? ask('stop').catch(() => undefined) : Promise.resolve(undefined)

@@ -20,6 +20,7 @@ import { percentile } from '../load.ts'
 import { machineFigures, toMb } from '../report.ts'
 import { runKafkaHopsBaseline } from './kafka-hops.ts'
 import type { LoadOutcome, LoadPlan } from './load-process.ts'
+import { api, newProduct, type Setup, setUp } from './system-setup.ts'
 
 const say = (message: string) => process.stderr.write(`[bench:saga] ${message}\n`)
 const resultsFile = fileURLToPath(new URL('../../results/saga-latest.json', import.meta.url))
@@ -49,60 +50,6 @@ const { undo, run: lifecycle } = benchLifecycle(
 
 /** The processes whose CPU and memory are reported: each service's tree. */
 const measured = ['gateway', 'order', 'payment', 'inventory', 'shipping', 'auth'] as const
-
-interface Setup {
-  customers: { id: string; token: string }[]
-  adminToken: string
-  paymentToken: string
-}
-
-async function api<Body>(url: string, method: string, body?: unknown, token?: string): Promise<Body> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const text = await response.text()
-  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`)
-  return JSON.parse(text) as Body
-}
-
-async function setUp(system: MeridianSystem): Promise<Setup> {
-  const gateway = system.gatewayUrl
-  if (!system.admin) throw new Error('the run has no administrator')
-  const login = (email: string, password: string) =>
-    api<{ accessToken: string }>(`${gateway}/login`, 'POST', { email, password }).then(
-      (pair) => pair.accessToken,
-    )
-  const adminToken = await login(system.admin.email, system.admin.password)
-  const customers: Setup['customers'] = []
-  for (let i = 0; i < 20; i++) {
-    const email = `bench-${i}-${Date.now().toString(36)}@example.com`
-    const password = `bench-password-${i}-${Math.random().toString(36).slice(2)}`
-    const user = await api<{ id: string }>(`${gateway}/api/v1/users`, 'POST', {
-      name: 'Bench',
-      email,
-      password,
-    })
-    customers.push({ id: user.id, token: await login(email, password) })
-  }
-  const { token: paymentToken } = await api<{ token: string }>(`${system.simulatorUrl}/v1/tokens`, 'POST', {
-    card: { number: '4242424242424242', expMonth: 12, expYear: new Date().getUTCFullYear() + 2, cvc: '123' },
-  })
-  return { customers, adminToken, paymentToken }
-}
-
-async function newProduct(system: MeridianSystem, setup: Setup): Promise<{ id: string; price: number }> {
-  return api<{ id: string; price: number }>(
-    `${system.gatewayUrl}/api/v1/products`,
-    'POST',
-    { sku: `BENCH-${Date.now().toString(36)}`, name: 'Bench product', price: 9.99, stock: 10_000_000 },
-    setup.adminToken,
-  )
-}
 
 interface PhaseResult {
   rate: number

@@ -18,10 +18,10 @@ export async function serveOverIpc(start: () => Promise<RunningServer>): Promise
     peakRss = Math.max(peakRss, process.memoryUsage.rss())
   }, 100)
   const snapshot = (): ProcessSnapshot => {
-    const { rss, heapUsed } = process.memoryUsage()
+    const { rss, heapUsed, external } = process.memoryUsage()
     const { user, system } = process.cpuUsage()
     peakRss = Math.max(peakRss, rss)
-    return { rss, peakRss, heapUsed, cpuMicros: user + system }
+    return { rss, peakRss, heapUsed, external, cpuMicros: user + system }
   }
 
   let server: RunningServer
@@ -46,6 +46,8 @@ export async function serveOverIpc(start: () => Promise<RunningServer>): Promise
 
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'mark') peakRss = process.memoryUsage.rss()
+    // --expose-gc (bench:realtime's servers): what is left after a full collection is what the process holds
+    if (message.type === 'settled') (globalThis as { gc?: () => void }).gc?.()
     if (message.type === 'stop') {
       const last = snapshot()
       void stop().then(() => {

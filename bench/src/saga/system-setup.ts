@@ -1,0 +1,62 @@
+// The customers, administrator, payment token and products of a run of the whole system (@meridian/infra/system),
+// made through its gateway as a client would: shared by bench:saga and bench:realtime's orders phase.
+import type { MeridianSystem } from '@meridian/infra/system'
+
+export interface Setup {
+  customers: { id: string; token: string }[]
+  adminToken: string
+  paymentToken: string
+}
+
+export async function api<Body>(url: string, method: string, body?: unknown, token?: string): Promise<Body> {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const text = await response.text()
+  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`)
+  return JSON.parse(text) as Body
+}
+
+/** Registers and signs in `customerCount` customers (20 by default), signs the administrator in, tokenizes a card. */
+export async function setUp(system: MeridianSystem, customerCount = 20): Promise<Setup> {
+  const gateway = system.gatewayUrl
+  if (!system.admin) throw new Error('the run has no administrator')
+  const login = (email: string, password: string) =>
+    api<{ accessToken: string }>(`${gateway}/login`, 'POST', { email, password }).then(
+      (pair) => pair.accessToken,
+    )
+  const adminToken = await login(system.admin.email, system.admin.password)
+  const customers: Setup['customers'] = []
+  for (let i = 0; i < customerCount; i++) {
+    const email = `bench-${i}-${Date.now().toString(36)}@example.com`
+    const password = `bench-password-${i}-${Math.random().toString(36).slice(2)}`
+    const user = await api<{ id: string }>(`${gateway}/api/v1/users`, 'POST', {
+      name: 'Bench',
+      email,
+      password,
+    })
+    customers.push({ id: user.id, token: await login(email, password) })
+  }
+  const { token: paymentToken } = await api<{ token: string }>(`${system.simulatorUrl}/v1/tokens`, 'POST', {
+    card: { number: '4242424242424242', expMonth: 12, expYear: new Date().getUTCFullYear() + 2, cvc: '123' },
+  })
+  return { customers, adminToken, paymentToken }
+}
+
+/** A product of its own (ample stock): its orders are one phase's. */
+export async function newProduct(
+  system: MeridianSystem,
+  setup: Setup,
+): Promise<{ id: string; price: number }> {
+  return api<{ id: string; price: number }>(
+    `${system.gatewayUrl}/api/v1/products`,
+    'POST',
+    { sku: `BENCH-${Date.now().toString(36)}`, name: 'Bench product', price: 9.99, stock: 10_000_000 },
+    setup.adminToken,
+  )
+}
