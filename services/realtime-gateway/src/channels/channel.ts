@@ -1,15 +1,18 @@
 // What every namespace's channel works with: the typed namespace and socket of a namespace path, who is connected
 // (set by the handshake, channels/handshake.ts), and `on`: a client event handler whose payload is validated
 // against its contract schema first and whose failures become the spec's `error` event and a refused ack.
+
+import { fastifyCookie } from '@fastify/cookie'
 import {
   type Ack,
   AppError,
+  authNames,
   type RealtimeError,
   type RealtimeNamespace,
   type RealtimeNamespaces,
   realtimeMessages,
 } from '@meridian/contracts'
-import type { Principal } from '@meridian/service-kit'
+import type { PresentedCredential, Principal } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Namespace, Socket } from 'socket.io'
 import type { Static, TSchema } from 'typebox'
@@ -24,10 +27,18 @@ export interface SocketUser {
 }
 
 /**
- * The headers that carry a socket's credential to another service (the user's own rights there). Kept apart from
- * `socket.data`, which travels between instances.
+ * A socket's credential as it was presented (the token or the session id itself, not a copy: a socket costs what it
+ * keeps), for calls to other services on the user's behalf. Kept apart from `socket.data`, which travels between
+ * instances.
  */
-export type ForwardedCredential = { authorization: string } | { cookie: string }
+export type SocketCredential = Extract<PresentedCredential, { kind: 'bearer' | 'session' }>
+
+/** The headers that carry a socket's credential to another service (the user's own rights there). */
+export function forwardedHeaders(credential: SocketCredential): Record<string, string> {
+  return credential.kind === 'bearer'
+    ? { authorization: `Bearer ${credential.token}` }
+    : { cookie: fastifyCookie.serialize(authNames.sessionCookie, credential.sessionId) }
+}
 
 /** What the server keeps on each socket (`socket.data`): the same on every instance (fetchSockets carries it). */
 export interface SocketData {

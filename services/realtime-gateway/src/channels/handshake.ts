@@ -9,7 +9,7 @@ import { authMessages, type PresentedCredential, type Principal } from '@meridia
 import type { FastifyBaseLogger } from 'fastify'
 import proxyAddr from 'proxy-addr'
 import type { ConnectionLimits } from '../data/connection-limits.ts'
-import type { ForwardedCredential, SocketUser } from './channel.ts'
+import type { SocketCredential, SocketUser } from './channel.ts'
 
 /** A refused connection: the spec's message, and a code for clients that branch on it (connect_error's `data`). */
 export class HandshakeRefusal extends Error {
@@ -51,7 +51,7 @@ export interface Handshake {
   /** Counts an attempt of `address`; refuses the one over the window's limit. */
   countAttempt(address: string): Promise<void>
   /** The connecting user and their credential; refuses a missing, bad or (without Origin) cookie-only credential. */
-  authenticate(presented: Presented): Promise<{ user: SocketUser; credential: ForwardedCredential }>
+  authenticate(presented: Presented): Promise<{ user: SocketUser; credential: SocketCredential }>
   /** Verifies a token sent later (auth:refresh). */
   verifyToken(token: string): Promise<SocketUser>
   /** Holds one of the address's concurrent slots for `connectionId` until `release`; refuses over the limit. */
@@ -127,7 +127,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       if (token !== undefined) {
         return {
           user: await verify({ kind: 'bearer', token }),
-          credential: { authorization: `Bearer ${token}` },
+          credential: { kind: 'bearer', token },
         }
       }
       const cookieHeader = firstHeader(request.headers.cookie)
@@ -143,7 +143,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       }
       return {
         user: await verify({ kind: 'session', sessionId }),
-        credential: { cookie: fastifyCookie.serialize(authNames.sessionCookie, sessionId) },
+        credential: { kind: 'session', sessionId },
       }
     },
 

@@ -6,7 +6,7 @@ import { NotificationsRead } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
 import type { NotificationsClient } from '../clients/notifications.ts'
-import { type ChannelNamespace, type ChannelSocket, type ForwardedCredential, on } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, on, type SocketCredential } from './channel.ts'
 
 /** The room of one user's notification sockets (spec: Rooms). */
 export const notificationsRoom = (userId: string) => `notifications:${userId}`
@@ -15,7 +15,7 @@ const NoPayload = Type.Union([Type.Undefined(), Type.Object({}, { additionalProp
 
 export interface NotificationsChannelOptions {
   notifications: NotificationsClient
-  credentials: WeakMap<object, ForwardedCredential>
+  credentials: WeakMap<object, SocketCredential>
   log: FastifyBaseLogger
 }
 
@@ -23,7 +23,7 @@ export function notificationsChannel(
   namespace: ChannelNamespace<'/notifications'>,
   { notifications, credentials, log }: NotificationsChannelOptions,
 ): void {
-  const credentialOf = (socket: ChannelSocket<'/notifications'>): ForwardedCredential => {
+  const credentialOf = (socket: ChannelSocket<'/notifications'>): SocketCredential => {
     const credential = credentials.get(socket)
     // admit() keeps one for every socket it lets in
     if (!credential) throw new Error(`socket ${socket.id} has no credential`)

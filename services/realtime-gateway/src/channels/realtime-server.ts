@@ -35,8 +35,8 @@ import type { WebSocket } from 'ws'
 import type {
   ChannelNamespace,
   ChannelSocket,
-  ForwardedCredential,
   InterServerEvents,
+  SocketCredential,
   SocketData,
 } from './channel.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
@@ -69,7 +69,7 @@ export interface RealtimeChannel {
   /** counts a message of /ws (Socket.IO's are counted by the engine) */
   count(direction: 'received' | 'sent'): void
   /** each socket's credential, for calls to other services on the user's behalf (session.ts swaps it on refresh) */
-  credentials: WeakMap<object, ForwardedCredential>
+  credentials: WeakMap<object, SocketCredential>
   /** the connections of /ws, for shutdown */
   rawSockets: Set<WebSocket>
   /** distinct users connected to any namespace of any instance (a user who left counts for up to 15 s) */
@@ -150,7 +150,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     connection.once('close', () => counters.connectionClosed())
   })
 
-  const credentials = new WeakMap<object, ForwardedCredential>()
+  const credentials = new WeakMap<object, SocketCredential>()
   const presence = activeUsersOf(options.redis, options.redisPrefix)
   app.addHook('onClose', () => presence.close())
 

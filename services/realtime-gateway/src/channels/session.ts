@@ -4,13 +4,13 @@
 // their sockets are not timed.
 import { AppError, AuthRefresh, type RealtimeNamespace, realtimeMessages } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
-import { type ChannelSocket, type ForwardedCredential, on } from './channel.ts'
+import { type ChannelSocket, on, type SocketCredential } from './channel.ts'
 import type { Handshake } from './handshake.ts'
 
 export interface WatchCredentialOptions {
   handshake: Pick<Handshake, 'verifyToken'>
   /** where the socket's credential is kept for calls on the user's behalf: the refreshed token replaces it */
-  credentials: WeakMap<object, ForwardedCredential>
+  credentials: WeakMap<object, SocketCredential>
   /** how long before expiry auth:expiring is sent (REALTIME_TOKEN_NOTICE_MS) */
   noticeMs: number
   log: FastifyBaseLogger
@@ -54,8 +54,11 @@ export function watchCredential(
     clear()
     const { expiresAt } = socket.data.user.principal
     if (expiresAt === undefined) return
-    at(expiresAt - noticeMs, () => socket.emit('auth:expiring', { expiresAt }))
-    at(expiresAt, fail)
+    // one timer at a time per socket (the notice, then the end): tens of thousands of sockets each hold one
+    at(expiresAt - noticeMs, () => {
+      socket.emit('auth:expiring', { expiresAt })
+      at(expiresAt, fail)
+    })
   }
 
   on(
@@ -70,7 +73,7 @@ export function watchCredential(
         throw AppError.unauthorized(realtimeMessages.invalidToken)
       }
       socket.data.user = user
-      credentials.set(socket, { authorization: `Bearer ${token.replace(/^bearer\s+/i, '')}` })
+      credentials.set(socket, { kind: 'bearer', token: token.replace(/^bearer\s+/i, '') })
       schedule()
       log.debug({ socketId: socket.id, userId: user.userId }, 'realtime token refreshed')
       return { expiresAt: user.principal.expiresAt }

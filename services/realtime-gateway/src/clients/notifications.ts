@@ -3,13 +3,13 @@
 // the user may see: PostgreSQL there is the source of truth; the channel only pushes).
 import type { MarkNotificationsReadResult, Notification, RealtimeNotification } from '@meridian/contracts'
 import type { DiscoveredUpstream } from '@meridian/service-kit'
-import type { ForwardedCredential } from '../channels/channel.ts'
+import { forwardedHeaders, type SocketCredential } from '../channels/channel.ts'
 
 export interface NotificationsClient {
   /** the user's unread notifications, newest first (at most `limit`) */
-  unread(credential: ForwardedCredential, limit?: number): Promise<RealtimeNotification[]>
+  unread(credential: SocketCredential, limit?: number): Promise<RealtimeNotification[]>
   /** marks the user's own ids read; the ids actually theirs and read */
-  markRead(credential: ForwardedCredential, notificationIds: string[]): Promise<string[]>
+  markRead(credential: SocketCredential, notificationIds: string[]): Promise<string[]>
 }
 
 /** What of notification's page is read here. */
@@ -41,7 +41,7 @@ export function createNotificationsClient({
         method: 'GET',
         path: '/api/v1/notifications',
         query: { unread: true, limit },
-        headers: credential,
+        headers: forwardedHeaders(credential),
       })
       return body.data.map(realtimeNotificationOf)
     },
@@ -50,7 +50,7 @@ export function createNotificationsClient({
         method: 'PATCH',
         path: '/api/v1/notifications',
         body: { notificationIds },
-        headers: credential,
+        headers: forwardedHeaders(credential),
       })
       return body.read
     },
