@@ -139,18 +139,31 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
   })
   io.bind(engine)
 
+  // one listener of each kind for every connection (not a closure per connection: tens of thousands are held)
+  const onPacket = (packet: { type: string }) => {
+    if (packet.type === 'message') counters.received.inc()
+  }
+  const onPacketCreate = (packet: { type: string }) => {
+    if (packet.type === 'message') counters.sent.inc()
+  }
   engine.on('connection', (connection: EngineSocket) => {
     counters.connectionOpened()
-    connection.on('packet', (packet: { type: string }) => {
-      if (packet.type === 'message') counters.received.inc()
-    })
-    connection.on('packetCreate', (packet: { type: string }) => {
-      if (packet.type === 'message') counters.sent.inc()
-    })
-    connection.once('close', () => counters.connectionClosed())
+    connection.on('packet', onPacket)
+    connection.on('packetCreate', onPacketCreate)
+    // on, not once: once wraps each registration in a closure of its own (close comes once anyway)
+    connection.on('close', counters.connectionClosed)
   })
 
   const credentials = new WeakMap<object, SocketCredential>()
+  /** the admissions whose slot is held, by engine connection: released when it closes */
+  const held = new WeakMap<EngineSocket, Admission>()
+  function releaseSlot(this: EngineSocket) {
+    const admission = held.get(this)
+    if (!admission) return
+    handshake.release(admission.address, admission.connectionId).catch((err: unknown) => {
+      log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
+    })
+  }
   const presence = activeUsersOf(options.redis, options.redisPrefix)
   app.addHook('onClose', () => presence.close())
 
@@ -180,18 +193,14 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     })
     if (!admission.held) {
       admission.held = true
-      const { connectionId } = admission
       try {
-        await handshake.hold(admission.address, connectionId)
+        await handshake.hold(admission.address, admission.connectionId)
       } catch (refusal) {
         admission.held = false
         throw refusal
       }
-      socket.conn.once('close', () => {
-        handshake.release(admission.address, connectionId).catch((err: unknown) => {
-          log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
-        })
-      })
+      held.set(socket.conn, admission)
+      socket.conn.on('close', releaseSlot)
     }
     socket.data = { user, address: admission.address, connectedAt: new Date().toISOString() }
     credentials.set(socket, credential)
@@ -220,7 +229,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       )
     })
     namespace.on('connection', (socket) => {
-      presence.track(socket.data.user.userId, socket)
+      presence.track(socket)
       watchCredential(socket as ChannelSocket<RealtimeNamespace>, {
         handshake,
         credentials,
@@ -329,18 +338,23 @@ function activeUsersOf(redis: Redis, prefix: string) {
     const leaseEnd = Date.now() + leaseMs
     redis.zadd(key, ...userIds.flatMap((userId) => [leaseEnd, userId])).catch(() => {})
   }
+  // one listener for every socket; `this` is the socket (the user id does not change over its life)
+  function untrack(this: { data: SocketData }) {
+    const { userId } = this.data.user
+    const left = (local.get(userId) ?? 1) - 1
+    if (left > 0) local.set(userId, left)
+    else local.delete(userId)
+  }
   const timer = setInterval(() => renew([...local.keys()]), leaseMs / 3)
   timer.unref()
   return {
-    track(userId: string, socket: { once(event: 'disconnect', listener: () => void): unknown }) {
+    /** Counts the socket's user; the user stops counting here when their last socket disconnects. */
+    track(socket: { data: SocketData; on(event: 'disconnect', listener: () => void): unknown }) {
+      const { userId } = socket.data.user
       const sockets = local.get(userId) ?? 0
       local.set(userId, sockets + 1)
       if (sockets === 0) renew([userId])
-      socket.once('disconnect', () => {
-        const left = (local.get(userId) ?? 1) - 1
-        if (left > 0) local.set(userId, left)
-        else local.delete(userId)
-      })
+      socket.on('disconnect', untrack)
     },
     async count(): Promise<number> {
       const [, [, count] = []] =

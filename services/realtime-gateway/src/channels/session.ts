@@ -2,6 +2,9 @@
 // expires; `auth:refresh {token}` swaps in a new token of the same user, or ends in `auth:failed {message}` and the
 // socket's disconnection; a token that expires without a refresh ends the same way. Cookie sessions have no `exp`:
 // their sockets are not timed.
+//
+// Tens of thousands of sockets each have one: a watch is an object with one timer at a time and methods on its
+// prototype; its timer and the disconnect listener are shared functions, not closures of each socket.
 import { AppError, AuthRefresh, type RealtimeNamespace, realtimeMessages } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { type ChannelSocket, on, type SocketCredential } from './channel.ts'
@@ -19,47 +22,82 @@ export interface WatchCredentialOptions {
 /** setTimeout's longest delay; a later moment is reached in several steps */
 const maxTimerMs = 2 ** 31 - 1
 
-export function watchCredential(
-  socket: ChannelSocket<RealtimeNamespace>,
-  { handshake, credentials, noticeMs, log }: WatchCredentialOptions,
-): void {
-  const timers = new Set<NodeJS.Timeout>()
-  const clear = () => {
-    for (const timer of timers) clearTimeout(timer)
-    timers.clear()
-  }
-  const at = (moment: number, action: () => void) => {
-    const delay = Math.max(0, moment - Date.now())
-    const timer = setTimeout(
-      () => {
-        timers.delete(timer)
-        if (delay > maxTimerMs) at(moment, action)
-        else action()
-      },
-      Math.min(delay, maxTimerMs),
-    )
-    timers.add(timer)
+type Step = 'notice' | 'end'
+type WatchedSocket = ChannelSocket<RealtimeNamespace>
+
+const watches = new WeakMap<object, CredentialWatch>()
+
+class CredentialWatch {
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(
+    readonly socket: WatchedSocket,
+    readonly noticeMs: number,
+  ) {}
+
+  /** From the token's expiry: the notice, then the end. */
+  schedule(): void {
+    this.clear()
+    const { expiresAt } = this.socket.data.user.principal
+    if (expiresAt !== undefined) this.#at(expiresAt - this.noticeMs, 'notice')
   }
 
-  const fail = () => {
-    clear()
+  clear(): void {
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  fail(): void {
+    this.clear()
+    const { socket } = this
     // straight to this socket, not through the adapter's stream (as a recoverable emit would go): it must leave
     // before the disconnection, and a disconnected socket recovers nothing anyway
     socket.nsp.local.to(socket.id).emit('auth:failed', { message: realtimeMessages.invalidToken })
     // after the acknowledgement of a refused refresh has left
-    setImmediate(() => socket.disconnect())
+    setImmediate(disconnect, socket)
   }
 
-  const schedule = () => {
-    clear()
-    const { expiresAt } = socket.data.user.principal
-    if (expiresAt === undefined) return
-    // one timer at a time per socket (the notice, then the end): tens of thousands of sockets each hold one
-    at(expiresAt - noticeMs, () => {
-      socket.emit('auth:expiring', { expiresAt })
-      at(expiresAt, fail)
-    })
+  #at(moment: number, step: Step): void {
+    this.#timer = setTimeout(fire, Math.min(Math.max(0, moment - Date.now()), maxTimerMs), this, moment, step)
   }
+
+  /** The timer's moment: a step, or (past setTimeout's range) another wait. */
+  reached(moment: number, step: Step): void {
+    this.#timer = undefined
+    if (moment - Date.now() > 0) {
+      this.#at(moment, step)
+      return
+    }
+    if (step === 'end') {
+      this.fail()
+      return
+    }
+    const { expiresAt } = this.socket.data.user.principal
+    if (expiresAt === undefined) return
+    this.socket.emit('auth:expiring', { expiresAt })
+    this.#at(expiresAt, 'end')
+  }
+}
+
+function fire(watch: CredentialWatch, moment: number, step: Step): void {
+  watch.reached(moment, step)
+}
+
+function disconnect(socket: WatchedSocket): void {
+  socket.disconnect()
+}
+
+/** `this` is the socket that disconnected. */
+function stopWatching(this: object): void {
+  watches.get(this)?.clear()
+}
+
+export function watchCredential(
+  socket: WatchedSocket,
+  { handshake, credentials, noticeMs, log }: WatchCredentialOptions,
+): void {
+  const watch = new CredentialWatch(socket, noticeMs)
+  watches.set(socket, watch)
 
   on(
     socket,
@@ -69,17 +107,17 @@ export function watchCredential(
       const user = await handshake.verifyToken(token).catch(() => undefined)
       // a refresh continues the same user's connection; another user's token is a new connection's business
       if (!user || user.userId !== socket.data.user.userId || user.principal.expiresAt === undefined) {
-        fail()
+        watch.fail()
         throw AppError.unauthorized(realtimeMessages.invalidToken)
       }
       socket.data.user = user
       credentials.set(socket, { kind: 'bearer', token: token.replace(/^bearer\s+/i, '') })
-      schedule()
+      watch.schedule()
       log.debug({ socketId: socket.id, userId: user.userId }, 'realtime token refreshed')
       return { expiresAt: user.principal.expiresAt }
     },
     log,
   )
-  socket.on('disconnect', clear)
-  schedule()
+  socket.on('disconnect', stopWatching)
+  watch.schedule()
 }
