@@ -6,8 +6,9 @@
 // order they were sent (a customer's orders are `customers / rate` seconds apart). One JSON line on stdout at the end.
 // Told what to do by the environment (BENCH_REALTIME_ORDERS, JSON).
 import { io, type Socket } from 'socket.io-client'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { monotonicMs } from '../events/clock.ts'
+import { placeOrder } from '../saga/system-setup.ts'
 import type { OrdersResult } from './figures.ts'
 import { latencySummary } from './figures.ts'
 
@@ -86,18 +87,11 @@ async function run(plan: OrdersPlan): Promise<OrdersOutcome> {
     const slot = { sentAt: monotonicMs(), ok: false }
     accepted[index]!.push(slot)
     inFlight.push(
-      request(`${plan.gatewayUrl}/api/v1/orders`, {
-        method: 'POST',
-        dispatcher,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${customer.token}` },
-        body: JSON.stringify({
-          customerId: customer.id,
-          items: [{ productId: plan.product.id, quantity: 1, price: plan.product.price }],
-          shippingAddress: { street: '1 Bench Street', city: 'Loadville', zip: '10000' },
-          payment: { token: plan.paymentToken },
-        }),
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
+      placeOrder(dispatcher, {
+        gatewayUrl: plan.gatewayUrl,
+        customer,
+        product: plan.product,
+        paymentToken: plan.paymentToken,
       })
         .then(async (answer) => {
           await answer.body.dump()

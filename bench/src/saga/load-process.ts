@@ -1,7 +1,8 @@
 // The clients of bench:saga, in a process of their own (their CPU is not the system's): orders placed through the
 // gateway at a fixed rate (open loop: each order is sent at its time whatever the answers before it), then one JSON
 // line on stdout with what was accepted. Told what to do by the environment (BENCH_SAGA_LOAD, JSON).
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
+import { placeOrder } from './system-setup.ts'
 
 export interface LoadPlan {
   gatewayUrl: string
@@ -41,18 +42,11 @@ async function run(plan: LoadPlan): Promise<LoadOutcome> {
     const customer = plan.customers[i % plan.customers.length] as LoadPlan['customers'][number]
     const sentAt = performance.now()
     inFlight.push(
-      request(`${plan.gatewayUrl}/api/v1/orders`, {
-        method: 'POST',
-        dispatcher,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${customer.token}` },
-        body: JSON.stringify({
-          customerId: customer.id,
-          items: [{ productId: plan.product.id, quantity: 1, price: plan.product.price }],
-          shippingAddress: { street: '1 Bench Street', city: 'Loadville', zip: '10000' },
-          payment: { token: plan.paymentToken },
-        }),
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
+      placeOrder(dispatcher, {
+        gatewayUrl: plan.gatewayUrl,
+        customer,
+        product: plan.product,
+        paymentToken: plan.paymentToken,
       })
         .then(async (answer) => {
           const body = (await answer.body.json()) as { orderId?: string }

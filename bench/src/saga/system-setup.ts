@@ -1,6 +1,7 @@
 // The customers, administrator, payment token and products of a run of the whole system (@meridian/infra/system),
 // made through its gateway as a client would: shared by bench:saga and bench:realtime's orders phase.
 import type { MeridianSystem } from '@meridian/infra/system'
+import { type Dispatcher, request } from 'undici'
 
 export interface Setup {
   customers: { id: string; token: string }[]
@@ -59,4 +60,29 @@ export async function newProduct(
     { sku: `BENCH-${Date.now().toString(36)}`, name: 'Bench product', price: 9.99, stock: 10_000_000 },
     setup.adminToken,
   )
+}
+
+/** What placing a bench order needs: the gateway, a customer signed in, the product and a provider token. */
+export interface OrderPlacement {
+  gatewayUrl: string
+  customer: { id: string; token: string }
+  product: { id: string; price: number }
+  paymentToken: string
+}
+
+/** POST /api/v1/orders through the gateway: one unit of the product for the customer, paid with the token. */
+export function placeOrder(dispatcher: Dispatcher, order: OrderPlacement) {
+  return request(`${order.gatewayUrl}/api/v1/orders`, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${order.customer.token}` },
+    body: JSON.stringify({
+      customerId: order.customer.id,
+      items: [{ productId: order.product.id, quantity: 1, price: order.product.price }],
+      shippingAddress: { street: '1 Bench Street', city: 'Loadville', zip: '10000' },
+      payment: { token: order.paymentToken },
+    }),
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  })
 }
