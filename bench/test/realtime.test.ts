@@ -177,5 +177,9 @@ describe('the orders verdict', () => {
     expect(formatOrders(orders)).toMatch(/aim "p99 < 150 ms at 50 orders\/s, nothing lost": met$/)
     expect(formatOrders({ ...orders, lost: 1 })).toMatch(/: not met$/)
     expect(formatOrders({ ...orders, latency: latency(60, 150) })).toMatch(/: not met$/)
+    // fast at a lower rate is not the aim met
+    expect(formatOrders({ ...orders, ratePerSecond: 10 })).toMatch(
+      /: not shown \(p99 within it at a lower rate\) \(measured at 10 orders\/s\)$/,
+    )
   })
 })

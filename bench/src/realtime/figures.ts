@@ -232,14 +232,16 @@ export interface OrdersResult {
 }
 
 export function formatOrders(orders: OrdersResult): string {
-  const met = orders.lost === 0 && orders.latency.count > 0 && orders.latency.p99Ms < aims.ordersP99Ms
+  // the aim is at its rate: a lower rate shows the latency there, it does not meet the aim
+  const atRate = orders.ratePerSecond >= aims.ordersRate
+  const fast = orders.lost === 0 && orders.latency.count > 0 && orders.latency.p99Ms < aims.ordersP99Ms
   return (
     `order placed -> notification:new at ${orders.ratePerSecond} orders/s for ${orders.seconds} s ` +
     `(${orders.customers} customers): sent ${count(orders.sent)}, accepted ${count(orders.accepted)}, ` +
     `delivered ${count(orders.latency.count)}, lost ${count(orders.lost)}; ` +
     `p50 ${msFigure(orders.latency.p50Ms)} ms, p99 ${msFigure(orders.latency.p99Ms)} ms, max ${msFigure(orders.latency.maxMs)} ms ` +
     `(the POST's own answer: p50 ${msFigure(orders.answer.p50Ms)} ms, p99 ${msFigure(orders.answer.p99Ms)} ms)\n` +
-    `aim "p99 < ${aims.ordersP99Ms} ms at ${aims.ordersRate} orders/s, nothing lost": ${met ? 'met' : 'not met'}` +
+    `aim "p99 < ${aims.ordersP99Ms} ms at ${aims.ordersRate} orders/s, nothing lost": ${fast ? (atRate ? 'met' : 'not shown (p99 within it at a lower rate)') : 'not met'}` +
     (orders.ratePerSecond === aims.ordersRate ? '' : ` (measured at ${orders.ratePerSecond} orders/s)`)
   )
 }
