@@ -226,12 +226,12 @@ describe('/notifications with the notification service', () => {
     })
     expect((await unreadOf(userId)).map((each) => each.id)).not.toContain(newest.id)
 
-    // the session ends: the notification service refuses the cookie (401), which the upstream client turns into a
-    // 502 of the notification service (its error code, not payment's); the socket stays
+    // the session ends: the notification service refuses the cookie (401), the user's credential, not a failure of
+    // notification: the answer is UNAUTHORIZED Invalid session; the socket stays
     await realtime.redis.del(`${authNames.sessionKeyPrefix}${sessionId}`)
     expect(await send(socket, 'notifications:fetch')).toEqual({
       ok: false,
-      error: { code: 'BAD_GATEWAY', message: 'notification failed to handle the request' },
+      error: { code: 'UNAUTHORIZED', message: realtimeMessages.invalidSession },
     })
     expect(socket.connected).toBe(true)
   })

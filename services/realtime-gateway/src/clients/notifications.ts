@@ -1,8 +1,14 @@
 // The notification service as /notifications reads it: the user's unread notifications and marking them read, over
 // notification's REST API found in Consul, with the connected user's own credential (so notification decides what
 // the user may see: PostgreSQL there is the source of truth; the channel only pushes).
-import type { MarkNotificationsReadResult, Notification, RealtimeNotification } from '@meridian/contracts'
-import type { DiscoveredUpstream } from '@meridian/service-kit'
+import {
+  AppError,
+  type MarkNotificationsReadResult,
+  type Notification,
+  type RealtimeNotification,
+  realtimeMessages,
+} from '@meridian/contracts'
+import { type DiscoveredUpstream, type UpstreamRequest, UpstreamStatusError } from '@meridian/service-kit'
 import { forwardedHeaders, type SocketCredential } from '../channels/channel.ts'
 
 export interface NotificationsClient {
@@ -35,24 +41,41 @@ export const realtimeNotificationOf = ({
 export function createNotificationsClient({
   upstream,
 }: Pick<DiscoveredUpstream, 'upstream'>): NotificationsClient {
+  /** A call with the user's credential; notification refusing that credential is the user's 401, not its failure. */
+  async function call<Body>(credential: SocketCredential, request: UpstreamRequest): Promise<Body> {
+    try {
+      return (await upstream.request<Body>({ ...request, headers: forwardedHeaders(credential) })).body
+    } catch (error) {
+      // a session ended or a token revoked since the handshake
+      if (
+        error instanceof AppError &&
+        error.cause instanceof UpstreamStatusError &&
+        error.cause.status === 401
+      ) {
+        throw AppError.unauthorized(
+          credential.kind === 'session' ? realtimeMessages.invalidSession : realtimeMessages.invalidToken,
+        )
+      }
+      throw error
+    }
+  }
+
   return {
     async unread(credential, limit = 100) {
-      const { body } = await upstream.request<NotificationPage>({
+      const page = await call<NotificationPage>(credential, {
         method: 'GET',
         path: '/api/v1/notifications',
         query: { unread: true, limit },
-        headers: forwardedHeaders(credential),
       })
-      return body.data.map(realtimeNotificationOf)
+      return page.data.map(realtimeNotificationOf)
     },
     async markRead(credential, notificationIds) {
-      const { body } = await upstream.request<MarkNotificationsReadResult>({
+      const answer = await call<MarkNotificationsReadResult>(credential, {
         method: 'PATCH',
         path: '/api/v1/notifications',
         body: { notificationIds },
-        headers: forwardedHeaders(credential),
       })
-      return body.read
+      return answer.read
     },
   }
 }
