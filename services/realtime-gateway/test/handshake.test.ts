@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { authNames, realtimeMessages } from '@meridian/contracts'
 import { accessToken } from '@meridian/testkit'
+import { Manager } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   allowedOrigin,
@@ -114,6 +115,33 @@ describe('handshake', () => {
     held[0]?.close()
     await new Promise((resolve) => setTimeout(resolve, 200))
     keep(await connect(realtime.url, '/', { headers }))
+  })
+
+  it('when one connection multiplexes several namespaces joined at once, then it holds one slot of its address', async () => {
+    const headers = { 'x-forwarded-for': '192.0.2.13' }
+    for (let n = 1; n <= 4; n++) keep(await connect(realtime.url, '/', { headers }))
+    // the fifth connection joins three namespaces at the same moment
+    const manager = new Manager(realtime.url, {
+      transports: ['websocket'],
+      reconnection: false,
+      extraHeaders: headers,
+    })
+    const auth = { token: accessToken('user') }
+    const sockets = ['/', '/chat', '/collab'].map((namespace) => keep(manager.socket(namespace, { auth })))
+    await Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<void>((resolve, reject) => {
+            socket.once('connect', () => resolve())
+            socket.once('connect_error', reject)
+          }),
+      ),
+    )
+    // a sixth connection is over the limit: the fifth counted once
+    expect(await refusalOf(connect(realtime.url, '/', { headers }))).toEqual({
+      message: realtimeMessages.tooManyAttempts,
+      data: { code: 'RATE_LIMITED', limit: 'concurrent' },
+    })
   })
 
   it('when a browser of an allowed origin preflights long-polling, then CORS allows that origin exactly, with credentials, for GET and POST; another origin is not allowed', async () => {

@@ -7,7 +7,7 @@
 // through a Fastify route (hooks, request ids, maintenance) whose body is left unread for the engine.
 //
 // Every namespace admits a socket through the handshake (channels/handshake.ts); a client's connection is counted once
-// (attempts, concurrent slots) however many namespaces it multiplexes. Several instances share rooms, broadcasts and
+// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several instances share rooms, broadcasts and
 // connection-state recovery through Redis streams (@socket.io/redis-streams-adapter).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
@@ -106,7 +106,6 @@ interface Admission {
   address: string
   /** the connection's id in the address's slots */
   connectionId: string
-  held: boolean
 }
 
 async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): Promise<void> {
@@ -177,7 +176,13 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
         handshake.checkOrigin(presented)
         const address = handshake.addressOf(presented)
         await handshake.countAttempt(address)
-        return { address, connectionId: randomUUID(), held: false }
+        // the slot is the connection's, taken once for all its namespaces (a refused connection is closed soon after,
+        // which gives it back)
+        const admitted = { address, connectionId: randomUUID() }
+        await handshake.hold(address, admitted.connectionId)
+        held.set(socket.conn, admitted)
+        socket.conn.on('close', releaseSlot)
+        return admitted
       })()
       admissions.set(socket.conn, admission)
     }
@@ -191,17 +196,6 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       request: socket.request,
       authToken: socket.handshake.auth.token,
     })
-    if (!admission.held) {
-      admission.held = true
-      try {
-        await handshake.hold(admission.address, admission.connectionId)
-      } catch (refusal) {
-        admission.held = false
-        throw refusal
-      }
-      held.set(socket.conn, admission)
-      socket.conn.on('close', releaseSlot)
-    }
     socket.data = { user, address: admission.address, connectedAt: new Date().toISOString() }
     credentials.set(socket, credential)
   }
