@@ -20,14 +20,26 @@ export const notificationColumns = {
  * sets (the caller's own, or the user an admin asked for), so a list never spans users and never shows a pending
  * notification (its user_id is null, which equals nothing).
  */
+const notificationFields = [
+  'id',
+  'userId',
+  'orderId',
+  'type',
+  'title',
+  'message',
+  'createdAt',
+  'readAt',
+] as const
+
 export const notificationList = defineList({
   table: 'notifications',
   columns: notificationColumns,
-  selectable: ['id', 'userId', 'orderId', 'type', 'title', 'message', 'createdAt', 'readAt'],
+  selectable: notificationFields,
   sortable: ['createdAt'],
   filterable: ['userId', 'unread', 'type'],
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  // no sparse fieldset: every field of the record, always
+  alwaysSelected: notificationFields,
 })
 
 export type NotificationListRequest = ListRequestOf<typeof notificationList>

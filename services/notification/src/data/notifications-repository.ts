@@ -104,9 +104,7 @@ export function createNotificationsRepository(db: Queryable) {
       request: NotificationListRequest,
       sql: Queryable = db,
     ): Promise<ListResult<NotificationRecord>> {
-      const { rows, total } = await notificationList.run<NotificationRecord>(sql, request)
-      // every field is selected: the list has no sparse fieldset
-      return { total, rows: rows as NotificationRecord[] }
+      return notificationList.run<NotificationRecord>(sql, request)
     },
   }
 }

@@ -38,7 +38,8 @@ export const chatRoomList = defineList({
   selectable: roomFields,
   sortable: ['createdAt', 'name'],
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  // no sparse fieldset: every field of the record, always
+  alwaysSelected: roomFields,
 })
 
 /** GET /chat/rooms of a user: the rooms whose member they are (memberId, set by the use case, never the client). */
@@ -49,8 +50,10 @@ export const memberChatRoomList = defineList({
   sortable: ['createdAt', 'name'],
   filterable: ['memberId'],
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  alwaysSelected: roomFields,
 })
+
+const messageFields = ['id', 'roomId', 'userId', 'username', 'text', 'createdAt'] as const
 
 /** GET /chat/rooms/{roomId}/messages: a room's messages, newest first. */
 export const chatMessageList = defineList({
@@ -63,11 +66,11 @@ export const chatMessageList = defineList({
     text: 'text',
     createdAt: 'created_at',
   },
-  selectable: ['id', 'roomId', 'userId', 'username', 'text', 'createdAt'],
+  selectable: messageFields,
   sortable: ['createdAt'],
   filterable: ['roomId'],
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  alwaysSelected: messageFields,
 })
 
 export type ChatRoomListRequest = ListRequestOf<typeof chatRoomList>
@@ -96,17 +99,14 @@ export function createChatRepository(db: Queryable) {
     },
 
     async listRooms(request: ChatRoomListRequest, sql: Queryable = db): Promise<ListResult<ChatRoomRecord>> {
-      const { rows, total } = await chatRoomList.run<ChatRoomRecord>(sql, request)
-      // every field is selected: the list has no sparse fieldset
-      return { total, rows: rows as ChatRoomRecord[] }
+      return chatRoomList.run<ChatRoomRecord>(sql, request)
     },
 
     async listMemberRooms(
       request: MemberChatRoomListRequest,
       sql: Queryable = db,
     ): Promise<ListResult<ChatRoomRecord>> {
-      const { rows, total } = await memberChatRoomList.run<ChatRoomRecord>(sql, request)
-      return { total, rows: rows as ChatRoomRecord[] }
+      return memberChatRoomList.run<ChatRoomRecord>(sql, request)
     },
 
     /**
@@ -139,8 +139,7 @@ export function createChatRepository(db: Queryable) {
       request: ChatMessageListRequest,
       sql: Queryable = db,
     ): Promise<ListResult<ChatMessageRecord>> {
-      const { rows, total } = await chatMessageList.run<ChatMessageRecord>(sql, request)
-      return { total, rows: rows as ChatMessageRecord[] }
+      return chatMessageList.run<ChatMessageRecord>(sql, request)
     },
   }
 }

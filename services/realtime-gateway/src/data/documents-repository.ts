@@ -47,7 +47,8 @@ export const documentList = defineList({
   selectable: documentFields,
   sortable: documentSorts,
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  // no sparse fieldset: every field of the record, always
+  alwaysSelected: documentFields,
 })
 
 /** GET /documents of a user: the documents whose member they are (memberId, set by the use case, never the client). */
@@ -58,7 +59,8 @@ export const memberDocumentList = defineList({
   sortable: documentSorts,
   filterable: ['memberId'],
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  // no sparse fieldset: every field of the record, always
+  alwaysSelected: documentFields,
 })
 
 export type DocumentListRequest = ListRequestOf<typeof documentList>
@@ -127,17 +129,14 @@ export function createDocumentsRepository(db: Queryable) {
       request: DocumentListRequest,
       sql: Queryable = db,
     ): Promise<ListResult<DocumentSummaryRecord>> {
-      const { rows, total } = await documentList.run<DocumentSummaryRecord>(sql, request)
-      // every field is selected: the list has no sparse fieldset
-      return { total, rows: rows as DocumentSummaryRecord[] }
+      return documentList.run<DocumentSummaryRecord>(sql, request)
     },
 
     async listMemberDocuments(
       request: MemberDocumentListRequest,
       sql: Queryable = db,
     ): Promise<ListResult<DocumentSummaryRecord>> {
-      const { rows, total } = await memberDocumentList.run<DocumentSummaryRecord>(sql, request)
-      return { total, rows: rows as DocumentSummaryRecord[] }
+      return memberDocumentList.run<DocumentSummaryRecord>(sql, request)
     },
   }
 }

@@ -20,25 +20,28 @@ export const shipmentColumns = {
  * GET /shipments: newest first, the orderId and status filters of the query, and customerId, which the use case sets
  * for a non-admin (never the client: the query schema has no such parameter).
  */
+const shipmentFields = [
+  'id',
+  'orderId',
+  'customerId',
+  'status',
+  'carrier',
+  'trackingNumber',
+  'shippingAddress',
+  'items',
+  'createdAt',
+  'deliveredAt',
+] as const
+
 export const shipmentList = defineList({
   table: 'shipments',
   columns: shipmentColumns,
-  selectable: [
-    'id',
-    'orderId',
-    'customerId',
-    'status',
-    'carrier',
-    'trackingNumber',
-    'shippingAddress',
-    'items',
-    'createdAt',
-    'deliveredAt',
-  ],
+  selectable: shipmentFields,
   sortable: ['createdAt', 'deliveredAt'],
   filterable: ['orderId', 'customerId', 'status'],
   defaultSort: 'createdAt:desc',
-  alwaysSelected: ['id'],
+  // no sparse fieldset: every field of the record, always
+  alwaysSelected: shipmentFields,
 })
 
 export type ShipmentListRequest = ListRequestOf<typeof shipmentList>

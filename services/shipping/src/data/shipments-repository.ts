@@ -95,9 +95,7 @@ export function createShipmentsRepository(db: Queryable) {
 
     /** A page of shipments (the request's filters and order) and the total matching it. */
     async list(request: ShipmentListRequest, sql: Queryable = db): Promise<ListResult<ShipmentRecord>> {
-      const { rows, total } = await shipmentList.run<ShipmentRecord>(sql, request)
-      // every field is selected: the list has no sparse fieldset
-      return { total, rows: rows as ShipmentRecord[] }
+      return shipmentList.run<ShipmentRecord>(sql, request)
     },
   }
 }
