@@ -15,11 +15,7 @@ export const notificationColumns = {
   unread: 'unread',
 } as const
 
-/**
- * GET /notifications: newest first, the unread and type filters of the query, and userId, which the use case always
- * sets (the caller's own, or the user an admin asked for), so a list never spans users and never shows a pending
- * notification (its user_id is null, which equals nothing).
- */
+/** Every field of the record: the list has no sparse fieldset. */
 const notificationFields = [
   'id',
   'userId',
@@ -31,6 +27,11 @@ const notificationFields = [
   'readAt',
 ] as const
 
+/**
+ * GET /notifications: newest first, the unread and type filters of the query, and userId, which the use case always
+ * sets (the caller's own, or the user an admin asked for), so a list never spans users and never shows a pending
+ * notification (its user_id is null, which equals nothing).
+ */
 export const notificationList = defineList({
   table: 'notifications',
   columns: notificationColumns,

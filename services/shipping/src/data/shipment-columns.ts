@@ -16,10 +16,7 @@ export const shipmentColumns = {
   deliveredAt: 'delivered_at',
 } as const
 
-/**
- * GET /shipments: newest first, the orderId and status filters of the query, and customerId, which the use case sets
- * for a non-admin (never the client: the query schema has no such parameter).
- */
+/** Every field of the record: the list has no sparse fieldset. */
 const shipmentFields = [
   'id',
   'orderId',
@@ -33,6 +30,10 @@ const shipmentFields = [
   'deliveredAt',
 ] as const
 
+/**
+ * GET /shipments: newest first, the orderId and status filters of the query, and customerId, which the use case sets
+ * for a non-admin (never the client: the query schema has no such parameter).
+ */
 export const shipmentList = defineList({
   table: 'shipments',
   columns: shipmentColumns,
