@@ -6,20 +6,13 @@
 // order they were sent (a customer's orders are `customers / rate` seconds apart). One JSON line on stdout at the end.
 // Told what to do by the environment (BENCH_REALTIME_ORDERS, JSON).
 import { io, type Socket } from 'socket.io-client'
-import { Agent } from 'undici'
 import { monotonicMs } from '../events/clock.ts'
-import { placeOrder } from '../saga/system-setup.ts'
+import { type OrderLoadPlan, placeOrdersAtRate, runPlanProcess } from '../order-load.ts'
 import type { OrdersResult } from './figures.ts'
 import { latencySummary } from './figures.ts'
 
-export interface OrdersPlan {
-  gatewayUrl: string
+export interface OrdersPlan extends OrderLoadPlan {
   realtimeUrl: string
-  customers: { id: string; token: string }[]
-  product: { id: string; price: number }
-  paymentToken: string
-  ratePerSecond: number
-  seconds: number
   /** after the last answer, how long to wait for the confirmations still missing */
   drainMs: number
 }
@@ -67,46 +60,21 @@ async function run(plan: OrdersPlan): Promise<OrdersOutcome> {
     }),
   )
 
-  const dispatcher = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 })
-  const total = Math.round(plan.ratePerSecond * plan.seconds)
-  /** per customer, the send times of its accepted orders, in the order they were sent */
+  /** per customer, the send times of its orders, in the order they were sent */
   const accepted = plan.customers.map(() => [] as { sentAt: number; ok: boolean }[])
-  const refused: Record<string, number> = {}
-  const answerMs: number[] = []
-  const started = performance.now()
-  let lagMs = 0
-  const inFlight: Promise<void>[] = []
-  for (let i = 0; i < total; i++) {
-    const due = started + (i * 1000) / plan.ratePerSecond
-    const wait = due - performance.now()
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-    else lagMs = Math.max(lagMs, -wait)
-    const index = i % plan.customers.length
-    const customer = plan.customers[index]!
+  const { sent, refused, answerMs, lagMs } = await placeOrdersAtRate(plan, {
     // the slot is taken in send order, so a customer's confirmations pair with its orders in that order
-    const slot = { sentAt: monotonicMs(), ok: false }
-    accepted[index]!.push(slot)
-    inFlight.push(
-      placeOrder(dispatcher, {
-        gatewayUrl: plan.gatewayUrl,
-        customer,
-        product: plan.product,
-        paymentToken: plan.paymentToken,
-      })
-        .then(async (answer) => {
-          await answer.body.dump()
-          answerMs.push(monotonicMs() - slot.sentAt)
-          if (answer.statusCode === 201) slot.ok = true
-          else refused[String(answer.statusCode)] = (refused[String(answer.statusCode)] ?? 0) + 1
-        })
-        .catch((error: unknown) => {
-          const key = error instanceof Error ? error.name : 'error'
-          refused[key] = (refused[key] ?? 0) + 1
-        }),
-    )
-  }
-  await Promise.all(inFlight)
-  await dispatcher.close()
+    sent(customerIndex, sentAt) {
+      const slot = { sentAt, ok: false }
+      accepted[customerIndex]!.push(slot)
+      return slot
+    },
+    async answered(slot, answer) {
+      await answer.body.dump()
+      slot.ok = answer.statusCode === 201
+      return slot.ok
+    },
+  })
 
   const acceptedCount = accepted.reduce((sum, slots) => sum + slots.filter((slot) => slot.ok).length, 0)
   const received = () => confirmations.reduce((sum, times) => sum + times.length, 0)
@@ -127,7 +95,7 @@ async function run(plan: OrdersPlan): Promise<OrdersOutcome> {
       })
   })
   return {
-    sent: total,
+    sent,
     accepted: acceptedCount,
     refused,
     latency: latencySummary(latenciesMs),
@@ -139,19 +107,4 @@ async function run(plan: OrdersPlan): Promise<OrdersOutcome> {
   }
 }
 
-const plan = JSON.parse(process.env.BENCH_REALTIME_ORDERS ?? 'null') as OrdersPlan | null
-if (!plan) {
-  process.stderr.write(
-    'BENCH_REALTIME_ORDERS (the plan, JSON) is not set: bench/src/realtime/orders.ts starts this\n',
-  )
-  process.exit(2)
-}
-run(plan).then(
-  (outcome) => {
-    process.stdout.write(`${JSON.stringify(outcome)}\n`)
-  },
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-    process.exit(1)
-  },
-)
+runPlanProcess('BENCH_REALTIME_ORDERS', 'bench/src/realtime/orders.ts', run)
