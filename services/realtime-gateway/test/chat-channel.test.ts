@@ -3,11 +3,19 @@
 // user, user-left only when the offline grace ends, nothing for a reconnect within it), also across two instances.
 import { randomUUID } from 'node:crypto'
 import { realtimeMessages } from '@meridian/contracts'
-import { accessToken, asUser, eventually } from '@meridian/testkit'
+import { accessToken, asUser } from '@meridian/testkit'
 import type { Socket } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { useCasesOf } from './support/collaboration.ts'
-import { connect, nextEvent, type RealtimeInstance, startRealtime } from './support/realtime.ts'
+import {
+  connect,
+  heard,
+  nextEvent,
+  type RealtimeInstance,
+  send,
+  startRealtime,
+  until,
+} from './support/realtime.ts'
 
 const graceMs = 300
 const username = 'user of the tests'
@@ -60,26 +68,6 @@ async function chatSocket(userId: string, instance: RealtimeInstance = realtime)
   sockets.push(socket)
   return socket
 }
-
-/** Every `event` the socket hears from now on. */
-function heard<T = Record<string, unknown>>(socket: Socket, event: string): T[] {
-  const payloads: T[] = []
-  socket.on(event, (payload: T) => payloads.push(payload))
-  return payloads
-}
-
-/**
- * Waits until `payloads` holds `count` of them. With connection-state recovery every emit, to one socket too, goes
- * through the adapter's stream first, so an event may arrive after the ack of the request that caused it.
- */
-async function until<T>(payloads: T[], count: number): Promise<T[]> {
-  await eventually(`${count} events`, async () => payloads.length >= count, 5000)
-  return payloads
-}
-
-type Answer = { ok: boolean } & Record<string, unknown>
-const send = (socket: Socket, event: string, payload: unknown): Promise<Answer> =>
-  socket.timeout(5000).emitWithAck(event, payload)
 
 const join = async (socket: Socket, roomId: string) => {
   const answer = await send(socket, 'chat:join', { roomId })

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { asAdmin, asUser, expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildCollaborationTestApp, type CollaborationTestApp } from './support/collaboration.ts'
+import { buildCollaborationTestApp, type CollaborationTestApp, injector } from './support/collaboration.ts'
 
 let gateway: CollaborationTestApp
 
@@ -17,14 +17,7 @@ afterAll(async () => {
   await gateway?.close()
 })
 
-type Headers = Record<string, string>
-const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
-  gateway.app.inject({
-    method,
-    url,
-    headers,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  })
+const inject = injector(() => gateway)
 
 /** A room created over HTTP by `ownerId`, with `members` added by the owner. */
 async function createRoom(ownerId: string, members: string[] = [], name = 'General') {

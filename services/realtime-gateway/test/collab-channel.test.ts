@@ -2,10 +2,19 @@
 // only) with its state, who is in it, edits applied and sent to the others, conflicts on a stale version, invalid
 // operations, and two editors on two instances racing for the same version (exactly one wins).
 import { randomUUID } from 'node:crypto'
-import { accessToken, asUser, eventually } from '@meridian/testkit'
+import { accessToken, asUser } from '@meridian/testkit'
 import type { Socket } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { connect, nextEvent, type RealtimeInstance, startRealtime } from './support/realtime.ts'
+import {
+  type Answer,
+  connect,
+  heard,
+  nextEvent,
+  type RealtimeInstance,
+  send,
+  startRealtime,
+  until,
+} from './support/realtime.ts'
 
 const username = 'user of the tests'
 
@@ -56,23 +65,6 @@ async function collabSocket(userId: string, instance: RealtimeInstance = realtim
   sockets.push(socket)
   return socket
 }
-
-/** Every `event` the socket hears from now on. */
-function heard<T = unknown>(socket: Socket, event: string): T[] {
-  const payloads: T[] = []
-  socket.on(event, (payload: T) => payloads.push(payload))
-  return payloads
-}
-
-/** Waits until `payloads` holds `count` (an event may come after the ack of what caused it: it goes through Redis). */
-async function until<T>(payloads: T[], count: number): Promise<T[]> {
-  await eventually(`${count} events`, async () => payloads.length >= count, 5000)
-  return payloads
-}
-
-type Answer = { ok: boolean } & Record<string, unknown>
-const send = (socket: Socket, event: string, payload: unknown): Promise<Answer> =>
-  socket.timeout(5000).emitWithAck(event, payload)
 
 async function open(socket: Socket, docId: string): Promise<Answer> {
   const answer = await send(socket, 'collab:join', { docId })

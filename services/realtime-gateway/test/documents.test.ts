@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { asAdmin, asUser, expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildCollaborationTestApp, type CollaborationTestApp } from './support/collaboration.ts'
+import { buildCollaborationTestApp, type CollaborationTestApp, injector } from './support/collaboration.ts'
 
 let gateway: CollaborationTestApp
 
@@ -16,14 +16,7 @@ afterAll(async () => {
   await gateway?.close()
 })
 
-type Headers = Record<string, string>
-const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
-  gateway.app.inject({
-    method,
-    url,
-    headers,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  })
+const inject = injector(() => gateway)
 
 interface DocumentBody {
   id: string

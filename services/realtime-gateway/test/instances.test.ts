@@ -11,9 +11,11 @@ import { io, type Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   connect,
+  heard,
   nextEvent,
   type RealtimeInstance,
   refusalOf,
+  send,
   socketKeeper,
   someAddress,
   startRealtime,
@@ -26,19 +28,6 @@ afterAll(() => {
   closeAll()
   for (const client of clients) client.close()
 })
-
-type Answer = { ok: boolean } & Record<string, unknown>
-const send = (socket: Socket, event: string, payload?: unknown): Promise<Answer> =>
-  payload === undefined
-    ? socket.timeout(5000).emitWithAck(event)
-    : socket.timeout(5000).emitWithAck(event, payload)
-
-/** Every `event` the socket hears from now on. */
-function heard<T = unknown>(socket: Socket, event: string): T[] {
-  const payloads: T[] = []
-  socket.on(event, (payload: T) => payloads.push(payload))
-  return payloads
-}
 
 /** An address of the documentation range of its own (the limits count per address, across instances). */
 const ownAddress = () => `192.0.2.${randomInt(1, 255)}, 198.18.${randomInt(0, 255)}.${randomInt(1, 255)}`

@@ -22,7 +22,7 @@ import { buildApp, serviceName } from '../src/app.ts'
 import { loadRealtimeGatewayConfig } from '../src/config.ts'
 import { realtimeGatewayConsumers } from '../src/events/consumers.ts'
 import { migrateRealtimeGatewayDatabase } from '../src/migrations.ts'
-import { allowedOrigin, connect, type RealtimeInstance, startRealtime } from './support/realtime.ts'
+import { allowedOrigin, connect, heard, type RealtimeInstance, startRealtime } from './support/realtime.ts'
 
 let topics: TestEventTopics
 let first: RealtimeInstance
@@ -82,13 +82,6 @@ afterAll(async () => {
   await first?.close()
   await topics?.delete()
 })
-
-/** Every `event` the socket hears from now on. */
-function heard<T = unknown>(socket: Socket, event: string): T[] {
-  const payloads: T[] = []
-  socket.on(event, (payload: T) => payloads.push(payload))
-  return payloads
-}
 
 async function notificationsSocket(instance: RealtimeInstance, userId: string): Promise<Socket> {
   const socket = await connect(instance.url, '/notifications', { token: accessToken('user', userId) })

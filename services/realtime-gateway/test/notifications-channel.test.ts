@@ -15,6 +15,7 @@ import {
   connect,
   nextEvent,
   type RealtimeInstance,
+  send,
   startRealtime,
 } from './support/realtime.ts'
 
@@ -41,12 +42,6 @@ interface StoredNotification {
   createdAt: string
   readAt: string | null
 }
-
-type Answer = { ok: boolean } & Record<string, unknown>
-const send = (socket: Socket, event: string, payload?: unknown): Promise<Answer> =>
-  payload === undefined
-    ? socket.timeout(8000).emitWithAck(event)
-    : socket.timeout(8000).emitWithAck(event, payload)
 
 /** The user's unread notifications as the notification service lists them over its REST API, newest first. */
 async function unreadOf(userId: string): Promise<StoredNotification[]> {

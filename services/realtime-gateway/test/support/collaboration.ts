@@ -30,3 +30,16 @@ export function useCasesOf(gateway: Pick<RealtimeGatewayTestApp, 'sql'>): {
     documents: createDocumentUseCases({ documents: createDocumentsRepository(sql), sql }),
   }
 }
+
+export type Headers = Record<string, string>
+
+/** A request to the app of `built()` (read when called: the app is built in beforeAll), with a JSON body if given. */
+export const injector =
+  (built: () => CollaborationTestApp) =>
+  (method: 'GET' | 'POST' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
+    built().app.inject({
+      method,
+      url,
+      headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    })

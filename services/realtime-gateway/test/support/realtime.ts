@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto'
 import type { RealtimeNamespace } from '@meridian/contracts'
 import { createDatabase } from '@meridian/db'
-import { accessToken, buildServiceTestApp, tokenEnv, uniqueName } from '@meridian/testkit'
+import { accessToken, buildServiceTestApp, eventually, tokenEnv, uniqueName } from '@meridian/testkit'
 import { io, type Socket } from 'socket.io-client'
 import { buildApp, serviceName } from '../../src/app.ts'
 import { loadRealtimeGatewayConfig } from '../../src/config.ts'
@@ -135,4 +135,30 @@ export async function refusalOf(attempt: Promise<Socket>): Promise<{ message: st
     (failure: Error & { data?: unknown }) => failure,
   )
   return { message: error.message, data: error.data }
+}
+
+/** An acknowledgement: `ok` and what the server answered with it. */
+export type Answer = { ok: boolean } & Record<string, unknown>
+
+/** Emits `event` (with `payload`, if any) and waits for its acknowledgement. */
+export function send(socket: Socket, event: string, payload?: unknown, timeoutMs = 8000): Promise<Answer> {
+  return payload === undefined
+    ? socket.timeout(timeoutMs).emitWithAck(event)
+    : socket.timeout(timeoutMs).emitWithAck(event, payload)
+}
+
+/** Every `event` the socket hears from now on. */
+export function heard<T = Record<string, unknown>>(socket: Socket, event: string): T[] {
+  const payloads: T[] = []
+  socket.on(event, (payload: T) => payloads.push(payload))
+  return payloads
+}
+
+/**
+ * Waits until `payloads` holds `count` of them. With connection-state recovery every emit, to one socket too, goes
+ * through the adapter's stream first, so an event may arrive after the ack of the request that caused it.
+ */
+export async function until<T>(payloads: T[], count: number): Promise<T[]> {
+  await eventually(`${count} events`, async () => payloads.length >= count, 5000)
+  return payloads
 }
