@@ -15,6 +15,8 @@ export interface DatabaseOptions {
   connectTimeoutSeconds?: number
   /** shown in pg_stat_activity, so a connection can be traced to its service; default 'meridian' */
   applicationName?: string
+  /** called with each statement's text as it is sent (tests counting statements; never in production) */
+  onQuery?: (query: string) => void
 }
 
 /**
@@ -31,5 +33,6 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Sql 
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'meridian' },
     transform: { column: { from: postgres.toCamel } },
+    ...(options.onQuery ? { debug: (_connection: number, query: string) => options.onQuery?.(query) } : {}),
   })
 }

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis'
 import { type DestinationStream, pino } from 'pino'
 import { type AuthPluginOptions, authPlugin } from './auth/auth-plugin.ts'
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.ts'
-import type { ServiceEnv } from './config.ts'
+import { listOf, type ServiceEnv } from './config.ts'
 import type { HealthCheck } from './health.ts'
 import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
@@ -121,10 +121,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     authentication,
     ...kitOptions
   } = options
-  const trusted = (trustedProxies ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
+  const trusted = listOf(trustedProxies ?? '')
   const logger = pino(loggerOptions(options.name, logLevel), logStream ?? pino.destination(1))
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,

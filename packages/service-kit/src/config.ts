@@ -71,6 +71,35 @@ export class ConfigError extends Error {
   }
 }
 
+/** A comma-separated variable as a list: entries trimmed, empty ones dropped. */
+export const listOf = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+
+/**
+ * What is wrong with a variable listing the origins browsers may call from with credentials: each must be an exact
+ * origin (scheme://host[:port], no path) — a wildcard would let any page use a visitor's cookie.
+ */
+export function originProblems(variable: string, origins: readonly string[]): string[] {
+  return origins.flatMap((origin) =>
+    origin.includes('*')
+      ? [`${variable}: '${origin}': wildcards are refused (credentials are allowed, so origins are exact)`]
+      : /^https?:\/\/[^/\s]+$/i.test(origin)
+        ? []
+        : [`${variable}: '${origin}' is not an origin (scheme://host[:port], no path)`],
+  )
+}
+
+/** The variable's exact origins, lower-cased (as browsers send them); a ConfigError when one is not exact. */
+export function exactOrigins(variable: string, value: string): string[] {
+  const origins = listOf(value)
+  const problems = originProblems(variable, origins)
+  if (problems.length > 0) throw new ConfigError(problems)
+  return origins.map((origin) => origin.toLowerCase())
+}
+
 /** The service's env schema: ServiceEnv plus its own variables. */
 export const serviceEnv = <Extra extends TProperties>(extra: Extra) =>
   Type.Object({ ...ServiceEnv.properties, ...extra })

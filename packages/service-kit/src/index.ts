@@ -9,7 +9,17 @@ export {
   type ServiceDependencies,
 } from './app.ts'
 export * from './auth/index.ts'
-export { ConfigError, loadConfig, ownStoresEnv, ServiceEnv, serviceEnv } from './config.ts'
+export { checkedValue } from './checked-value.ts'
+export {
+  ConfigError,
+  exactOrigins,
+  listOf,
+  loadConfig,
+  originProblems,
+  ownStoresEnv,
+  ServiceEnv,
+  serviceEnv,
+} from './config.ts'
 export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
 export { loggerOptions, redactPaths } from './logging.ts'

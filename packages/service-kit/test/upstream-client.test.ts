@@ -56,7 +56,12 @@ async function startUpstreamServer(label: string) {
       response.end(
         JSON.stringify({
           success: false,
-          error: { code: `UPSTREAM_${status}`, message: `upstream says ${status}`, requestId: 'up-1' },
+          error: {
+            code: `UPSTREAM_${status}`,
+            message: `upstream says ${status}`,
+            ...(status === '422' ? { details: [{ field: 'email', message: 'must be an email' }] } : {}),
+            requestId: 'up-1',
+          },
         }),
       )
       return
@@ -212,6 +217,23 @@ describe('createUpstreamClient', () => {
       expect(error.message).toBe('payment failed to handle the request')
       expect(error.cause).toMatchObject({ status })
     }
+  })
+
+  it("when a call relays 409 and 422, then those come back as the caller's own error with the upstream's code, message and details; other statuses map as usual", async () => {
+    const relayStatuses = [409, 422]
+    const conflict = await failureOf(payment.request({ method: 'POST', path: '/status/409', relayStatuses }))
+    expect(conflict).toMatchObject({ statusCode: 409, code: 'UPSTREAM_409', message: 'upstream says 409' })
+    expect(conflict.details).toBeUndefined()
+    expect(conflict.cause).toMatchObject({ status: 409, upstreamCode: 'UPSTREAM_409' })
+    const invalid = await failureOf(payment.request({ method: 'POST', path: '/status/422', relayStatuses }))
+    expect(invalid).toMatchObject({
+      statusCode: 422,
+      code: 'UPSTREAM_422',
+      details: [{ field: 'email', message: 'must be an email' }],
+    })
+    // not listed: the upstream failing, as without relayStatuses
+    const other = await failureOf(payment.request({ method: 'POST', path: '/status/403', relayStatuses }))
+    expect(other).toMatchObject({ statusCode: 502, code: 'PAYMENT_SERVICE_ERROR' })
   })
 
   it('when the client has its own error code, then 402 and 502 carry it', async () => {

@@ -8,12 +8,13 @@ import {
   createDiscovery,
   createServiceApp,
   type LogStream,
+  listOf,
   type ServiceApp,
   type ServiceDiscovery,
 } from '@meridian/service-kit'
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import { assertGatewayConfig, type GatewayConfig, listOf, serviceNameMap } from './config.ts'
+import { assertGatewayConfig, type GatewayConfig, serviceNameMap } from './config.ts'
 import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
 import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'

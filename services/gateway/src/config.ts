@@ -1,5 +1,5 @@
 // The gateway's environment: the chassis variables without a database or Kafka, plus routing, edge and upstream settings.
-import { ConfigError, loadConfig, ServiceEnv } from '@meridian/service-kit'
+import { ConfigError, listOf, loadConfig, originProblems, ServiceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 const { DATABASE_URL: _database, KAFKA_BROKERS: _kafka, ...chassisVariables } = ServiceEnv.properties
@@ -39,13 +39,6 @@ export const GatewayEnv = Type.Object({
 })
 export type GatewayConfig = Static<typeof GatewayEnv>
 
-/** Comma-separated list: trimmed, empty entries dropped. */
-export const listOf = (value: string): string[] =>
-  value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean)
-
 /** `auth=auth-bench-1,order=order-x` as a map from logical name to Consul name. */
 export function serviceNameMap(value: string): Map<string, string> {
   const names = new Map<string, string>()
@@ -67,16 +60,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
 
 /** Rules that span or parse variables, which the per-variable schema cannot say; buildGatewayApp checks them too. */
 export function assertGatewayConfig(config: GatewayConfig): void {
-  const problems: string[] = []
-  for (const origin of listOf(config.CORS_ORIGINS)) {
-    if (origin.includes('*')) {
-      problems.push(
-        `CORS_ORIGINS: '${origin}': wildcards are refused (credentials are allowed, so origins are exact)`,
-      )
-    } else if (!/^https?:\/\/[^/\s]+$/i.test(origin)) {
-      problems.push(`CORS_ORIGINS: '${origin}' is not an origin (scheme://host[:port], no path)`)
-    }
-  }
+  const problems = originProblems('CORS_ORIGINS', listOf(config.CORS_ORIGINS))
   if (config.EJECT_MAX_MS < config.EJECT_BASE_MS) problems.push('EJECT_MAX_MS: must be >= EJECT_BASE_MS')
   try {
     serviceNameMap(config.GATEWAY_SERVICE_NAMES)

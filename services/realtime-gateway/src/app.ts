@@ -11,6 +11,7 @@ import {
   chassisOptions,
   createDiscoveredUpstream,
   createServiceApp,
+  listOf,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
@@ -27,7 +28,7 @@ import { rawWebSocketRoutes } from './channels/raw-websocket.ts'
 import { realtimeServerPlugin } from './channels/realtime-server.ts'
 import { createNotificationsClient } from './clients/notifications.ts'
 import { createServiceMetricsSource } from './clients/service-metrics.ts'
-import { allowedOriginsOf, listOf, type RealtimeGatewayConfig } from './config.ts'
+import { allowedOriginsOf, type RealtimeGatewayConfig } from './config.ts'
 import { createChatRepository } from './data/chat-repository.ts'
 import { createConnectionLimits } from './data/connection-limits.ts'
 import { createDocumentsRepository } from './data/documents-repository.ts'

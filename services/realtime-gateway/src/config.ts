@@ -1,7 +1,7 @@
 // The realtime-gateway service's environment: its own stores, the origins browsers may connect from, the channel's
 // limits (spec: Limits) and its timings.
 import { realtimeLimits } from '@meridian/contracts'
-import { ConfigError, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import { exactOrigins, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 const ms = (minimum: number, fallback: number, description: string) =>
@@ -76,28 +76,9 @@ export const RealtimeGatewayEnv = serviceEnv({
 })
 export type RealtimeGatewayConfig = Static<typeof RealtimeGatewayEnv>
 
-/** Comma-separated list: trimmed, empty entries dropped. */
-export const listOf = (value: string): string[] =>
-  value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean)
-
 /** The allowed origins, checked: exact origins only. */
-export function allowedOriginsOf(config: Pick<RealtimeGatewayConfig, 'REALTIME_ALLOWED_ORIGINS'>): string[] {
-  const origins = listOf(config.REALTIME_ALLOWED_ORIGINS)
-  const problems = origins.flatMap((origin) =>
-    origin.includes('*')
-      ? [
-          `REALTIME_ALLOWED_ORIGINS: '${origin}': wildcards are refused (credentials are allowed, so origins are exact)`,
-        ]
-      : /^https?:\/\/[^/\s]+$/i.test(origin)
-        ? []
-        : [`REALTIME_ALLOWED_ORIGINS: '${origin}' is not an origin (scheme://host[:port], no path)`],
-  )
-  if (problems.length > 0) throw new ConfigError(problems)
-  return origins.map((origin) => origin.toLowerCase())
-}
+export const allowedOriginsOf = (config: Pick<RealtimeGatewayConfig, 'REALTIME_ALLOWED_ORIGINS'>): string[] =>
+  exactOrigins('REALTIME_ALLOWED_ORIGINS', config.REALTIME_ALLOWED_ORIGINS)
 
 export function loadRealtimeGatewayConfig(env: NodeJS.ProcessEnv = process.env): RealtimeGatewayConfig {
   const config = loadConfig(RealtimeGatewayEnv, env)

@@ -1,6 +1,6 @@
 // HTTP client for calling another service: keep-alive connections, one deadline per call, failures as AppErrors.
 import type { IncomingHttpHeaders } from 'node:http'
-import { AppError, ErrorCode } from '@meridian/contracts'
+import { AppError, ErrorCode, type ErrorDetail } from '@meridian/contracts'
 import { Agent } from 'undici'
 import {
   appErrorForUpstreamStatus,
@@ -47,6 +47,12 @@ export interface UpstreamRequest {
   requestId?: string
   /** cancels the call; a cancelled call rejects with the abort reason, not an AppError */
   signal?: AbortSignal
+  /**
+   * Error statuses that are the caller's own answer rather than the upstream failing, for a call made on the
+   * client's behalf with the client's credential (e.g. [401, 403, 409, 422]): such a status with an error envelope
+   * rejects with an AppError of the same status, code, message and details. Others map as usual (502, 402, 429).
+   */
+  relayStatuses?: readonly number[]
 }
 
 export interface UpstreamResponse<T> {
@@ -86,12 +92,35 @@ function encodeBody(body: unknown): { payload: string | Buffer | null; contentTy
   return { payload: JSON.stringify(body), contentType: 'application/json' }
 }
 
-function envelopeField(body: unknown, field: 'code' | 'message'): string | undefined {
+/** The `error` object of an error envelope, when the body is one. */
+function envelopeError(body: unknown): Record<string, unknown> | undefined {
   if (typeof body !== 'object' || body === null || !('error' in body)) return undefined
   const error = (body as { error: unknown }).error
-  if (typeof error !== 'object' || error === null) return undefined
-  const value = (error as Record<string, unknown>)[field]
+  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>) : undefined
+}
+
+function envelopeField(body: unknown, field: 'code' | 'message'): string | undefined {
+  const value = envelopeError(body)?.[field]
   return typeof value === 'string' ? value : undefined
+}
+
+const isErrorDetail = (value: unknown): value is ErrorDetail =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as ErrorDetail).field === 'string' &&
+  typeof (value as ErrorDetail).message === 'string'
+
+/** The upstream's error envelope as the caller's own AppError (relayStatuses); undefined when it sent none. */
+function relayedError(body: unknown, status: number, cause: UpstreamStatusError): AppError | undefined {
+  const code = envelopeField(body, 'code')
+  const message = envelopeField(body, 'message')
+  if (code === undefined || message === undefined) return undefined
+  const details = envelopeError(body)?.details
+  return new AppError(status, code, {
+    message,
+    ...(Array.isArray(details) && details.every(isErrorDetail) ? { details } : {}),
+    cause,
+  })
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
@@ -173,7 +202,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
     if (status >= 400) {
       const cause = new UpstreamStatusError(name, call.method, call.path, status, envelopeField(body, 'code'))
-      throw appErrorForUpstreamStatus(cause, errorCode, envelopeField(body, 'message'))
+      const relayed = call.relayStatuses?.includes(status) ? relayedError(body, status, cause) : undefined
+      throw relayed ?? appErrorForUpstreamStatus(cause, errorCode, envelopeField(body, 'message'))
     }
     return { status, headers: responseHeaders, body: body as T }
   }
