@@ -35,16 +35,39 @@ const OrderItem = Type.Object({
 })
 const Address = Type.Object({ street: Type.String(), city: Type.String(), zip: Type.String() })
 
-/** user.registered — auth, when a user is created (never carries the password). */
+/**
+ * user.registered — auth, when a user is created (never carries the password). A new user is at version 1; `status`
+ * (1.1.0) is absent from older events, which were all `active`.
+ */
 export const UserRegisteredData = Type.Object({
   userId: Type.String({ format: 'uuid' }),
   email: Type.String({ format: 'email' }),
   name: Type.String(),
   role: Type.String(),
+  status: Type.Optional(Type.String()),
 })
 export type UserRegisteredData = Static<typeof UserRegisteredData>
 export const UserRegistered = EventEnvelope('user.registered', UserRegisteredData)
 export type UserRegistered = Static<typeof UserRegistered>
+
+/**
+ * user.profile_changed — auth, when a user's name, email, role or status changed (PATCH, an admin's promotion, an
+ * invited user's first password): the user's whole state after the change. `version` grows by one or more with every
+ * change of the user, so a consumer keeps the highest it has seen and skips older ones (retries reorder events).
+ */
+export const UserProfileChangedData = Type.Object({
+  userId: Type.String({ format: 'uuid' }),
+  email: Type.String({ format: 'email' }),
+  name: Type.String(),
+  role: Type.String(),
+  status: Type.String(),
+  version: Type.Integer({ minimum: 1 }),
+})
+export type UserProfileChangedData = Static<typeof UserProfileChangedData>
+
+/** user.removed — auth, when a user was removed (DELETE /users/{id}): final; no event of that user follows. */
+export const UserRemovedData = Type.Object({ userId: Type.String({ format: 'uuid' }) })
+export type UserRemovedData = Static<typeof UserRemovedData>
 
 /** order.placed — order, on POST /api/orders; the full-state variant adds customerEmail, status, shippingAddress. */
 export const OrderPlacedData = Type.Object({
@@ -155,7 +178,9 @@ export const NotificationCreatedData = Type.Object({
  * consumers validate against these. A breaking change adds a `.v2` type here; the old entry stays.
  */
 export const eventCatalogue = {
-  'user.registered': { version: '1.0.0', data: UserRegisteredData },
+  'user.registered': { version: '1.1.0', data: UserRegisteredData },
+  'user.profile_changed': { version: '1.0.0', data: UserProfileChangedData },
+  'user.removed': { version: '1.0.0', data: UserRemovedData },
   'order.placed': { version: '1.0.0', data: OrderPlacedData },
   'payment.processed': { version: '1.0.0', data: PaymentProcessedData },
   'payment.failed': { version: '1.0.0', data: PaymentFailedData },

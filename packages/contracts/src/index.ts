@@ -1,6 +1,7 @@
 export * from './auth.ts'
 export * from './collaboration.ts'
 export * from './conditional-requests.ts'
+export * from './content.ts'
 export * from './errors.ts'
 export * from './events.ts'
 export * from './health.ts'

@@ -4,7 +4,11 @@ import { listQueryParameters, QueryObject } from './pagination.ts'
 import { Nullable, StringEnum, Text, VisibleText } from './schema-kinds.ts'
 
 export const userRoles = ['user', 'admin'] as const
-export const userStatuses = ['active', 'inactive', 'suspended'] as const
+/**
+ * `invited`: created by an admin without a password (e.g. GraphQL `createUser`); cannot sign in until an admin sets
+ * a password (PUT /users/{id}/password), which makes the user active.
+ */
+export const userStatuses = ['active', 'inactive', 'suspended', 'invited'] as const
 
 export const UserRole = StringEnum(userRoles)
 export type UserRole = (typeof userRoles)[number]
@@ -43,11 +47,15 @@ export const CreateUserBody = Type.Object(
   {
     name: Name,
     email: Email,
-    password: Text({
-      minLength: 8,
-      maxLength: 200,
-      description: 'stored argon2id-hashed; never returned',
-    }),
+    password: Type.Optional(
+      Text({
+        minLength: 8,
+        maxLength: 200,
+        description:
+          'stored argon2id-hashed; never returned. Without one (admins only) the user is created `invited`: ' +
+          'no sign-in until an admin sets a password',
+      }),
+    ),
     age: Type.Optional(Age),
     role: Type.Optional(UserRole),
     status: Type.Optional(UserStatus),

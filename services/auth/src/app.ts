@@ -78,6 +78,7 @@ export async function buildApp({
   const guards = usersGuards(app)
   await registerVersionedApi(app, usersRoutes, { users, guards })
   const passwordChange = createPasswordChange({
+    sql,
     users: createUsersRepository(sql),
     passwords: createUserPasswordsRepository(sql),
     signIn,

@@ -25,11 +25,13 @@ import { migrateAuthDatabase } from './migrations.ts'
 export const createAdminUsage = `usage: scripts/create-admin --email <email> [--name <name>] [--reset-password]
 
 Makes an administrator in auth's database (DATABASE_URL): creates an active admin when no user has the email
-(with its user.registered event), else makes that user an active admin. Migrates the database first.
+(with its user.registered event), else makes that user an active admin (with a user.profile_changed event).
+Migrates the database first.
 
   --email <email>     the administrator's email (required)
   --name <name>       their name (required for a new user; an existing user keeps theirs)
-  --reset-password    also give an existing user a new password (otherwise theirs is kept)
+  --reset-password    also give an existing user a new password (otherwise theirs is kept; an invited
+                      user, who has none, is always asked for one)
 
 The password is read from MERIDIAN_ADMIN_PASSWORD or, in a terminal, prompted without echo; never from an
 argument. At least 8 characters, as for registration.`

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAdmin, describeOutcome } from '../src/create-admin-command.ts'
 import type { PasswordSource } from '../src/domain/admins.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
-import { createTestUser, login } from './identities.ts'
+import { bearerFor, createTestUser, login } from './identities.ts'
 
 const uniqueEmail = (who: string) => `${who}.${randomUUID().slice(0, 8)}@example.com`
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -75,7 +75,7 @@ describe('auth: create-admin', () => {
       payload: {
         type: 'user.registered',
         source: 'auth',
-        data: { userId: outcome.user.id, email, name: 'Ada Lovelace', role: 'admin' },
+        data: { userId: outcome.user.id, email, name: 'Ada Lovelace', role: 'admin', status: 'active' },
       },
     })
     expect(JSON.stringify(outbox[0]?.payload)).not.toContain(password)
@@ -85,7 +85,7 @@ describe('auth: create-admin', () => {
     expect(listed.json().data.map((user: { id: string }) => user.id)).toContain(outcome.user.id)
   })
 
-  it('when a suspended user has the email, then they become an active admin with name and password unchanged, asked no password, and no event is written', async () => {
+  it('when a suspended user has the email, then they become an active admin with name and password unchanged, asked no password, with one user.profile_changed event', async () => {
     const user = await createTestUser(auth, { status: 'suspended', name: 'Grace Hopper' })
     expect((await login(auth, user)).statusCode).not.toBe(200) // suspended: cannot sign in at all
 
@@ -99,11 +99,24 @@ describe('auth: create-admin', () => {
 
     expect(outcome).toMatchObject({ action: 'promoted', passwordReset: false, user: { id: user.id } })
     expect(describeOutcome(outcome)).toBe(`promoted ${user.id} ${user.email} to admin`)
-    expect(await usersWithEmail(user.email)).toMatchObject([
-      { name: 'Grace Hopper', role: 'admin', status: 'active' },
-    ])
-    const outbox = await auth.sql`select 1 from outbox where aggregate_id = ${user.id}`
-    expect(outbox).toHaveLength(0)
+    const [stored] = await usersWithEmail(user.email)
+    expect(stored).toMatchObject({ name: 'Grace Hopper', role: 'admin', status: 'active' })
+    const outbox = await auth.sql<{ eventType: string; payload: { data: Record<string, unknown> } }[]>`
+      select event_type, payload from outbox where aggregate_id = ${user.id}`
+    expect(outbox).toHaveLength(1)
+    expect(outbox[0]).toMatchObject({
+      eventType: 'user.profile_changed',
+      payload: {
+        data: {
+          userId: user.id,
+          email: user.email,
+          name: 'Grace Hopper',
+          role: 'admin',
+          status: 'active',
+          version: stored?.version,
+        },
+      },
+    })
     expect((await listUsersAs(user)).statusCode).toBe(200)
   })
 
@@ -147,6 +160,42 @@ describe('auth: create-admin', () => {
     expect(describeOutcome(outcome)).toBe(`promoted ${user.id} ${user.email} to admin (password reset)`)
     expect((await login(auth, user)).statusCode).toBe(401)
     expect((await listUsersAs({ email: user.email, password: newPassword })).statusCode).toBe(200)
+  })
+
+  it('when an invited user (no password) has the email, then they are asked for a password and become an active admin who signs in', async () => {
+    const email = uniqueEmail('invited')
+    const invited = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { 'content-type': 'application/json', ...bearerFor(auth, { role: 'admin' }) },
+      payload: { name: 'Invited Ivy', email },
+    })
+    expect(invited.json()).toMatchObject({ status: 'invited' })
+    const password = `pw-${randomUUID()}`
+
+    const outcome = await createAdmin({
+      databaseUrl: auth.database.url,
+      redisUrl: infraEndpoints().redisUrl,
+      email,
+      password: passwordOf(password),
+    })
+
+    expect(outcome).toMatchObject({ action: 'promoted', passwordReset: true })
+    const [stored] = await usersWithEmail(email)
+    expect(stored).toMatchObject({
+      role: 'admin',
+      status: 'active',
+      passwordHash: expect.stringMatching(/^\$argon2id\$/),
+    })
+    const events = await auth.sql<{ eventType: string; payload: { data: Record<string, unknown> } }[]>`
+      select event_type, payload from outbox where aggregate_id = ${outcome.user.id} order by id`
+    expect(events.map((event) => event.eventType)).toEqual(['user.registered', 'user.profile_changed'])
+    expect(events[1]?.payload.data).toMatchObject({
+      role: 'admin',
+      status: 'active',
+      version: stored?.version,
+    })
+    expect((await listUsersAs({ email, password })).statusCode).toBe(200)
   })
 
   it('when the user already is an active admin, then nothing is changed and the outcome says so', async () => {

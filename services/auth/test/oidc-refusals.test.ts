@@ -249,6 +249,19 @@ describe('OpenID provider refusals', () => {
     expect(page?.status).toBe(401)
   })
 
+  it('when an invited user (no password yet) posts the login form, then the same 401 as a wrong password', async () => {
+    const email = `invited.${Date.now()}@example.com`
+    await auth.sql`
+      insert into users (name, email, password_hash, status) values ('Invited', ${email}, null, 'invited')`
+    const { callback, page, html } = await new TestBrowser(auth.issuer).signIn(authorizeUrl({}), {
+      email,
+      password: 'any password at all',
+    })
+    expect(callback).toBeUndefined()
+    expect(page?.status).toBe(401)
+    expect(html).toContain('Invalid email or password')
+  })
+
   it('when the login form is posted from another browser (no interaction cookie), then it is refused', async () => {
     const victim = new TestBrowser(auth.issuer)
     const start = await victim.request(authorizeUrl({}))

@@ -82,8 +82,8 @@ describe('auth: user.registered', () => {
       expect(message?.value).toMatchObject({
         type: 'user.registered',
         source: 'auth',
-        schemaVersion: '1.0.0',
-        data: { userId: user.id, email: user.email, name: 'Evented', role: 'user' },
+        schemaVersion: '1.1.0',
+        data: { userId: user.id, email: user.email, name: 'Evented', role: 'user', status: 'active' },
       })
       expect(message?.messageId).toMatch(/^outbox-\d+$/)
       expect(JSON.stringify(message?.value)).not.toContain(password)

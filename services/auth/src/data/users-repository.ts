@@ -11,20 +11,24 @@ export interface UserRecord extends Omit<User, 'createdAt' | 'updatedAt'> {
   updatedAt: Date
 }
 
-/** What signing in needs: the public fields plus the password hash (never leaves the service). */
+/**
+ * What signing in needs: the public fields plus the password hash (never leaves the service). No hash: an invited
+ * user, who has no password yet.
+ */
 export interface UserCredentials {
   id: string
   name: string
   email: string
   role: UserRole
   status: UserStatus
-  passwordHash: string
+  passwordHash: string | null
 }
 
 export interface NewUser {
   name: string
   email: string
-  passwordHash: string
+  /** null only for an invited user (the table refuses it otherwise) */
+  passwordHash: string | null
   role: UserRole
   status: UserStatus
   age: number | null
@@ -87,6 +91,25 @@ export function createUsersRepository(db: Queryable) {
       const [row] = await sql<UserRecord[]>`
         update users set ${sql(set)}, version = version + 1, updated_at = now()
         where id = ${id} ${expectedVersion === undefined ? sql`` : sql`and version = ${expectedVersion}`}
+        returning ${sql(publicColumns)}`
+      return row
+    },
+
+    /**
+     * Whether the user has a password (an invited user has none), locking the row until the transaction ends;
+     * undefined when no user has the id.
+     */
+    async hasPassword(id: string, sql: Queryable = db): Promise<boolean | undefined> {
+      const [row] = await sql<{ hasPassword: boolean }[]>`
+        select password_hash is not null as has_password from users where id = ${id} for update`
+      return row?.hasPassword
+    },
+
+    /** Makes an invited user active (once they have a password); undefined when the user is not invited. */
+    async activateInvited(id: string, sql: Queryable = db): Promise<UserRecord | undefined> {
+      const [row] = await sql<UserRecord[]>`
+        update users set status = 'active', version = version + 1, updated_at = now()
+        where id = ${id} and status = 'invited'
         returning ${sql(publicColumns)}`
       return row
     },

@@ -6,22 +6,27 @@ import type { UserPasswordsRepository } from '../data/user-passwords-repository.
 import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
 import { hashPassword } from './passwords.ts'
+import { recordProfileChange } from './user-events.ts'
 import { normaliseEmail, type UserUseCases } from './users.ts'
 
 export interface AdminRequest {
   email: string
   /** the name of a new user; an existing user keeps theirs */
   name?: string | undefined
-  /** gives an existing user a new password too (a new user always gets one) */
+  /** gives an existing user a new password too (a new user always gets one, as does an invited user, who has none) */
   resetPassword?: boolean | undefined
 }
 
-/** Called only when a password is needed (a new user, or resetPassword), so a plain promotion asks for none. */
+/**
+ * Called only when a password is needed (a new user, an invited user, or resetPassword), so a plain promotion asks
+ * for none.
+ */
 export type PasswordSource = () => Promise<string>
 
 export interface AdminOutcome {
   /** unchanged: the user already was an active admin */
   action: 'created' | 'promoted' | 'unchanged'
+  /** the user was given a password: resetPassword, or an invited user's first one */
   passwordReset: boolean
   user: UserRecord
 }
@@ -61,11 +66,18 @@ export function createAdminUseCases(deps: {
     return password
   }
 
-  /** Role, status and (when given) the password change together or not at all. */
+  /**
+   * Role, status (with their user.profile_changed event) and, when given, the password change together or not at
+   * all.
+   */
   function promote(id: string, needsPromotion: boolean, passwordHash: string | undefined) {
     return transaction(sql, async (tx) => {
-      if (needsPromotion) await users.update(id, { role: 'admin', status: 'active' }, undefined, tx)
+      // the password first: an invited user may become active only with one
       if (passwordHash) await passwords.setPasswordHash(id, passwordHash, tx)
+      if (needsPromotion) {
+        const promoted = await users.update(id, { role: 'admin', status: 'active' }, undefined, tx)
+        if (promoted) await recordProfileChange(tx, promoted)
+      }
       const user = await users.findById(id, tx)
       // removed between the look-up and this transaction
       if (!user)
@@ -77,7 +89,8 @@ export function createAdminUseCases(deps: {
   return {
     /**
      * Creates an active admin when no user has the email, else makes that user an active admin (password and
-     * name unchanged unless resetPassword). The password is hashed before any transaction opens.
+     * name unchanged unless resetPassword; an invited user, who has no password, is always given one). The
+     * password is hashed before any transaction opens.
      */
     async makeAdmin(request: AdminRequest, readPassword: PasswordSource): Promise<AdminOutcome> {
       const email = normaliseEmail(request.email)
@@ -106,7 +119,8 @@ export function createAdminUseCases(deps: {
       }
 
       const needsPromotion = existing.role !== 'admin' || existing.status !== 'active'
-      const passwordHash = request.resetPassword
+      const needsPassword = request.resetPassword === true || existing.passwordHash === null
+      const passwordHash = needsPassword
         ? await hashPassword(await acceptablePassword(readPassword))
         : undefined
       const user = await promote(existing.id, needsPromotion, passwordHash)

@@ -1,21 +1,24 @@
 // Changing a password: your own with the current one (throttled like a login), anyone's as an admin; either way
-// every credential the user held before stops working.
+// every credential the user held before stops working. An invited user's first password makes them active.
 import { AppError, type ChangePasswordBody } from '@meridian/contracts'
+import { type Sql, transaction } from '@meridian/db'
 import type { Principal } from '@meridian/service-kit'
 import type { UserPasswordsRepository } from '../data/user-passwords-repository.ts'
 import type { UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
 import { hashPassword } from './passwords.ts'
 import type { SignIn } from './sign-in.ts'
+import { recordProfileChange } from './user-events.ts'
 
 export interface PasswordChangeDependencies {
+  sql: Sql
   users: UsersRepository
   passwords: UserPasswordsRepository
   signIn: Pick<SignIn, 'authenticate'>
   revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>
 }
 
-export function createPasswordChange({ users, passwords, signIn, revoker }: PasswordChangeDependencies) {
+export function createPasswordChange({ sql, users, passwords, signIn, revoker }: PasswordChangeDependencies) {
   /** Your own password: only with the current one, and never with an API key (a leaked key must not take the account). */
   async function assertKnowsCurrentPassword(
     principal: Principal,
@@ -41,7 +44,11 @@ export function createPasswordChange({ users, passwords, signIn, revoker }: Pass
   }
 
   return {
-    /** The caller is the user or an admin (the route's guard). Signs the user out everywhere, this client too. */
+    /**
+     * The caller is the user or an admin (the route's guard). Signs the user out everywhere, this client too. An
+     * invited user (who cannot sign in, so this is an admin) becomes active with the new password, in its
+     * transaction, with a user.profile_changed event.
+     */
     async changePassword(
       principal: Principal,
       userId: string,
@@ -54,9 +61,13 @@ export function createPasswordChange({ users, passwords, signIn, revoker }: Pass
         await assertKnowsCurrentPassword(principal, user.email, body, clientAddress)
       }
       const passwordHash = await hashPassword(body.newPassword)
-      if (!(await passwords.setPasswordHash(userId, passwordHash))) {
-        throw AppError.notFound(`User ${userId} not found`)
-      }
+      const set = await transaction(sql, async (tx) => {
+        if (!(await passwords.setPasswordHash(userId, passwordHash, tx))) return false
+        const activated = await users.activateInvited(userId, tx)
+        if (activated) await recordProfileChange(tx, activated)
+        return true
+      })
+      if (!set) throw AppError.notFound(`User ${userId} not found`)
       await revoker.revokeCredentialsOf(userId)
     },
   }

@@ -28,11 +28,12 @@ export interface SignInOptions {
 export function createSignIn(options: SignInOptions) {
   const { users, accessTokens, refreshTokens, sessions, throttle, sessionTtlSeconds, revoker } = options
   const clock = options.clock ?? Date.now
-  // An unknown email is checked against this hash, so it costs the same argon2 time as a wrong password.
+  // An unknown email, or an invited user (no password yet), is checked against this hash, so it costs the same
+  // argon2 time as a wrong password: the answer's timing reveals neither.
   const dummyHash = hashPassword(randomBytes(24).toString('base64url'))
 
   async function passwordMatches(user: UserCredentials | undefined, password: string): Promise<boolean> {
-    if (!user) {
+    if (!user?.passwordHash) {
       await verifyPassword(await dummyHash, password)
       return false
     }
@@ -48,8 +49,9 @@ export function createSignIn(options: SignInOptions) {
 
   return {
     /**
-     * Who the credentials belong to. Every failure is the same 401, an inactive or suspended account included (a
-     * different answer would confirm the password to whoever guessed it), and counts towards the throttle.
+     * Who the credentials belong to. Every failure is the same 401, an inactive, suspended or invited account
+     * included (a different answer would confirm the password to whoever guessed it), and counts towards the
+     * throttle.
      */
     async authenticate(credentials: LoginBody, clientAddress: string): Promise<TokenSubject> {
       const email = normaliseEmail(credentials.email)

@@ -5,13 +5,14 @@ import {
   type UpdateUserBody,
   type User,
   type UserListQuery,
+  type UserStatus,
 } from '@meridian/contracts'
-import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
-import { appendToOutbox, createEvent } from '@meridian/events'
+import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
 import { userList } from '../data/user-columns.ts'
 import type { UserChanges, UserRecord, UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
 import { hashPassword } from './passwords.ts'
+import { recordProfileChange, recordRegistration, recordRemoval } from './user-events.ts'
 import { assertIfMatch, userETag } from './user-version.ts'
 
 /**
@@ -35,9 +36,6 @@ export function presentUser(record: Partial<UserRecord>): Partial<User> {
 /** Emails are compared case-insensitively: stored trimmed and lower-cased. */
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase()
 
-/** The name auth signs its events with (the envelope's source). */
-export const serviceSource = 'auth'
-
 /**
  * Whether a change takes rights away, so that the user's current credentials must stop working: a role set (a
  * token or session carries the role it was issued with) or a status other than active. Decided from the request,
@@ -57,12 +55,29 @@ export function createUserUseCases(
     return { user, etag: userETag(user.id, user.version) }
   }
 
+  /**
+   * An invited user has no password, so only setting one (PUT /users/{id}/password) takes them out of `invited`.
+   * Locks the row: a password set meanwhile waits for this change.
+   */
+  async function assertMayTakeStatus(id: string, status: UserStatus | undefined, tx: Queryable) {
+    if (status === undefined || status === 'invited') return
+    if ((await users.hasPassword(id, tx)) === false) {
+      throw AppError.conflict(
+        'An invited user has no password: an admin setting one (PUT /users/{id}/password) makes them active',
+      )
+    }
+  }
+
   return {
     getUser,
 
-    /** Creates the user and, in the same transaction, its user.registered event (never with the password). */
+    /**
+     * Creates the user and, in the same transaction, its user.registered event (never with the password). Without a
+     * password (which the route allows only admins) the user is invited, whatever status was asked for: no sign-in
+     * until an admin sets a password.
+     */
     async registerUser(input: CreateUserBody): Promise<{ user: UserRecord; etag: string }> {
-      const passwordHash = await hashPassword(input.password)
+      const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
       const user = await transaction(sql, async (tx) => {
         const created = await users.insert(
           {
@@ -70,17 +85,12 @@ export function createUserUseCases(
             email: normaliseEmail(input.email),
             passwordHash,
             role: input.role ?? 'user',
-            status: input.status ?? 'active',
+            status: passwordHash === null ? 'invited' : (input.status ?? 'active'),
             age: input.age ?? null,
           },
           tx,
         )
-        const registered = createEvent(
-          'user.registered',
-          { userId: created.id, email: created.email, name: created.name, role: created.role },
-          { source: serviceSource },
-        )
-        await appendToOutbox(tx, registered, { aggregateId: created.id })
+        await recordRegistration(tx, created)
         return created
       })
       return { user, etag: userETag(user.id, user.version) }
@@ -96,7 +106,10 @@ export function createUserUseCases(
       return listEnvelope(path, query, request, rows.map(presentUser), total)
     },
 
-    /** Applies a partial change; with If-Match, only to the version the client read (else 412). */
+    /**
+     * Applies a partial change and, in the same transaction, its user.profile_changed event; with If-Match, only to
+     * the version the client read (else 412).
+     */
     async changeUser(id: string, changes: UpdateUserBody, ifMatch: string | undefined) {
       let expectedVersion: number | undefined
       if (ifMatch && ifMatch.trim() !== '*') {
@@ -105,7 +118,12 @@ export function createUserUseCases(
         expectedVersion = user.version
       }
       const normalised = { ...changes, ...(changes.email ? { email: normaliseEmail(changes.email) } : {}) }
-      const updated = await users.update(id, normalised, expectedVersion)
+      const updated = await transaction(sql, async (tx) => {
+        await assertMayTakeStatus(id, normalised.status, tx)
+        const changed = await users.update(id, normalised, expectedVersion, tx)
+        if (changed) await recordProfileChange(tx, changed)
+        return changed
+      })
       if (updated) {
         if (revokesCredentials(normalised)) await revoker.revokeCredentialsOf(updated.id)
         return { user: updated, etag: userETag(updated.id, updated.version) }
@@ -115,9 +133,17 @@ export function createUserUseCases(
       throw AppError.preconditionFailed('The user was changed since you read it')
     },
 
-    /** Removes the user (their refresh tokens and API keys go with the row) and voids what they still hold. */
+    /**
+     * Removes the user (their refresh tokens and API keys go with the row) with its user.removed event, and voids
+     * what they still hold.
+     */
     async removeUser(id: string): Promise<void> {
-      if (!(await users.delete(id))) throw AppError.notFound(`User ${id} not found`)
+      const removed = await transaction(sql, async (tx) => {
+        const deleted = await users.delete(id, tx)
+        if (deleted) await recordRemoval(tx, id)
+        return deleted
+      })
+      if (!removed) throw AppError.notFound(`User ${id} not found`)
       await revoker.revokeCredentialsOf(id)
     },
   }

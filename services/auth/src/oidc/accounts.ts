@@ -56,7 +56,8 @@ export interface Accounts {
 
 export function createAccounts(sql: Sql, throttle: LoginThrottle): Accounts {
   const users = createUsersRepository(sql)
-  // verified against when the email is unknown, so that the answer takes as long as for a known one
+  // verified against when the email is unknown or the user invited, so that the answer takes as long as for a
+  // wrong password
   let decoyHash: Promise<string> | undefined
   const decoy = () => {
     decoyHash ??= hashPassword(randomBytes(16).toString('hex'))
@@ -85,6 +86,7 @@ export function createAccounts(sql: Sql, throttle: LoginThrottle): Accounts {
       const normalised = normaliseEmail(email)
       await throttle.assertMayAttempt(clientAddress, normalised)
       const credentials = await users.findCredentialsByEmail(normalised)
+      // an invited user has no hash yet: checked against the decoy too, failing like a wrong password
       const matches = await verifyPassword(credentials?.passwordHash ?? (await decoy()), password)
       if (!credentials || !matches || credentials.status !== 'active') {
         await throttle.recordFailure(clientAddress, normalised)

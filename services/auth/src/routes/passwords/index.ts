@@ -26,7 +26,8 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = 
         description:
           'Every access token, cookie session and refresh token the user held stops working at once, the ' +
           "caller's own included: sign in again with the new password. A wrong currentPassword is 403 and " +
-          'counts towards the login throttle (429 when used up).',
+          'counts towards the login throttle (429 when used up). An invited user (created without a password) ' +
+          'becomes active with the password an admin sets, with a user.profile_changed event.',
         security: security.required,
         params: UserIdParams,
         body: ChangePasswordBody,

@@ -1,5 +1,6 @@
 // Who may do what with the users resource: admins manage everyone; a user reads, changes and removes only
-// themself; anyone may register, but only an admin may set `role` or `status` (on create and on change).
+// themself; anyone may register, but only an admin may set `role` or `status` (on create and on change), or create a
+// user without a password (an invited user).
 import { AppError } from '@meridian/contracts'
 import { assertOwnerOrRole, holdsRole } from '@meridian/service-kit'
 import type { FastifyInstance, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
@@ -17,16 +18,18 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
     assertOwnerOrRole(request.principal, id, 'admin')
   }
 
-  // after body validation: only then is it known whether role or status is being set
+  // after body validation: only then is it known whether role or status is being set, or a password left out
   const privilegedFieldsAdminOnly: preHandlerHookHandler = async (request) => {
     const body = request.body as Record<string, unknown> | undefined
     const setting = privilegedFields.filter((field) => body?.[field] !== undefined)
-    if (setting.length === 0) return
-    // registration is anonymous: someone setting a role must first say who they are
+    // only POST takes a password: PATCH never does
+    const inviting = request.method === 'POST' && body?.password === undefined
+    if (setting.length === 0 && !inviting) return
+    // registration is anonymous: someone setting a role or inviting a user must first say who they are
     const principal = await app.principalOf(request)
-    if (!holdsRole(principal, ['admin'])) {
-      throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}`)
-    }
+    if (holdsRole(principal, ['admin'])) return
+    if (inviting) throw AppError.forbidden('Only an admin may create a user without a password')
+    throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}`)
   }
 
   return {

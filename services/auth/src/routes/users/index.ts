@@ -26,7 +26,10 @@ export interface UsersGuards {
   read?: onRequestHookHandler[]
   /** onRequest of PATCH and DELETE /users/:id */
   write?: onRequestHookHandler[]
-  /** preHandler of POST /users and PATCH /users/:id, after validation: who may set role and status */
+  /**
+   * preHandler of POST /users and PATCH /users/:id, after validation: who may set role and status, and create a
+   * user without a password
+   */
   privilegedFields?: preHandlerHookHandler[]
 }
 
@@ -62,7 +65,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       preHandler: guards.privilegedFields ?? [],
       schema: {
         tags,
-        summary: 'Create a user (open to anyone; only an admin may set role or status)',
+        summary:
+          'Create a user (open to anyone; only an admin may set role or status, or leave out the password)',
+        description:
+          'Emits user.registered. Without a password (admins only; anyone else gets 403, an anonymous caller 401) ' +
+          'the user is created `invited`, whatever status was sent: they cannot sign in until an admin sets their ' +
+          'password (PUT /users/{id}/password), which makes them active.',
         security: security.optional,
         body: CreateUserBody,
         response: { 201: User, ...errorResponses(401, 403, 409) },
@@ -115,6 +123,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Change some fields of a user (If-Match: the ETag you read, or 412)',
+        description:
+          'Emits user.profile_changed with the whole user after the change. An invited user leaves `invited` only ' +
+          'when an admin sets their password: another status is 409.',
         security: security.required,
         params: UserIdParams,
         headers: IfMatchHeader,
@@ -139,6 +150,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Remove a user',
+        description: 'Emits user.removed; every credential the user held stops working.',
         security: security.required,
         params: UserIdParams,
         response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(401, 403, 404) },

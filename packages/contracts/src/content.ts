@@ -1,0 +1,134 @@
+// The content service's GraphQL API (spec: GraphQL, Post): the schema every client reads, the arguments' rules as
+// TypeBox schemas (checked by the resolvers, which answer VALIDATION_ERROR with details), and the limits.
+import { type Static, Type } from 'typebox'
+import { VisibleText } from './schema-kinds.ts'
+
+/** Where GraphQL is served (DESIGN.md §3): HTTP GET and POST, and WebSocket (graphql-transport-ws, graphql-ws). */
+export const graphqlPath = '/graphql'
+
+export const graphqlLimits = Object.freeze({
+  /** posts a list returns when `limit` is not given */
+  defaultPostsLimit: 20,
+  /** the largest `limit` of a list */
+  maxPostsLimit: 100,
+  titleMaxLength: 200,
+  contentMaxLength: 50_000,
+  /** deepest selection (the introspection query GraphiQL sends is 7 deep) */
+  maxDepth: 8,
+  /**
+   * the largest cost of one operation: each field costs 1, and a list field's selection costs as many times as it
+   * may return items (its `limit`; the largest limit when the limit is a variable)
+   */
+  maxCost: 2000,
+  /** GraphQL operations a client may send at once in a batch (an array body) */
+  maxBatch: 10,
+})
+
+/**
+ * The schema (SDL). Beyond the spec's shape, all additive and documented here: lists take `limit` (default 20, at
+ * most 100) and `after` (the id of the last post of the previous page: keyset pagination, newest first);
+ * `Post.createdAt`; `User.email` is visible to the user and to admins only (null for anyone else).
+ */
+export const contentSchema = /* GraphQL */ `
+  """
+  A Meridian user as the content service knows them: kept from auth's user events.
+  """
+  type User {
+    id: ID!
+    name: String!
+    """
+    Visible to the user themself and to admins; null for anyone else.
+    """
+    email: String
+    """
+    The user's posts, newest first: at most \`limit\` (1 to 100, default 20), older than the post \`after\`.
+    """
+    posts(limit: Int = 20, after: ID): [Post!]!
+  }
+
+  type Post {
+    id: ID!
+    title: String!
+    content: String!
+    author: User!
+    """
+    When it was created, ISO 8601.
+    """
+    createdAt: String!
+  }
+
+  type Query {
+    """
+    A user by id; null when there is none.
+    """
+    user(id: ID!): User
+    """
+    Posts, newest first: at most \`limit\` (1 to 100, default 20), older than the post \`after\` (the last id of the
+    previous page).
+    """
+    posts(limit: Int = 20, after: ID): [Post!]!
+  }
+
+  type Mutation {
+    """
+    Creates a user in auth (admins only). The user has no password: they are \`invited\` and cannot sign in until an
+    admin sets one (PUT /api/v1/users/{id}/password).
+    """
+    createUser(name: String!, email: String!): User!
+    """
+    Creates a post of \`authorId\`: yourself, or anyone when you are an admin. Subscribers of postCreated hear it.
+    """
+    createPost(title: String!, content: String!, authorId: ID!): Post!
+  }
+
+  type Subscription {
+    """
+    Every post created from now on, on any instance of the service.
+    """
+    postCreated: Post!
+  }
+`
+
+const Id = Type.String({ format: 'uuid' })
+
+/** Query.posts and User.posts. */
+export const PostsArgs = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: graphqlLimits.maxPostsLimit }),
+  after: Type.Optional(Id),
+})
+export type PostsArgs = Static<typeof PostsArgs>
+
+/** Query.user. */
+export const UserArgs = Type.Object({ id: Id })
+export type UserArgs = Static<typeof UserArgs>
+
+/** Mutation.createPost: stored trimmed. */
+export const CreatePostArgs = Type.Object({
+  title: VisibleText({ minLength: 1, maxLength: graphqlLimits.titleMaxLength }),
+  content: VisibleText({ minLength: 1, maxLength: graphqlLimits.contentMaxLength }),
+  authorId: Id,
+})
+export type CreatePostArgs = Static<typeof CreatePostArgs>
+
+/** Mutation.createUser: as auth's CreateUserBody checks them. */
+export const CreateUserArgs = Type.Object({
+  name: VisibleText({ minLength: 1, maxLength: 200 }),
+  email: Type.String({ format: 'email', maxLength: 254 }),
+})
+export type CreateUserArgs = Static<typeof CreateUserArgs>
+
+/** A post as GraphQL answers it, and as postCreated carries it between instances. */
+export interface PostView {
+  id: string
+  title: string
+  content: string
+  authorId: string
+  createdAt: string
+}
+
+/** A user as GraphQL answers it (email null where the caller may not see it). */
+export interface UserView {
+  id: string
+  name: string
+  email: string | null
+}
