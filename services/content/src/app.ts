@@ -1,32 +1,112 @@
 // The content service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics. Products, stock and reservations (routes/, domain/, data/, events/) arrive with their issue.
-// Never listens; main.ts and tests build it.
+// backbone's metrics; posts and users (domain/, data/) served as GraphQL at /graphql (graphql/), the users kept from
+// auth's user events (events/) and created in auth through Consul (clients/). Never listens; main.ts and tests
+// build it.
+
+import { ErrorCode } from '@meridian/contracts'
 import { chassisDatabase, type Sql } from '@meridian/db'
-import { createEventMetrics } from '@meridian/events'
+import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
+  type ApiKeysFromAuth,
+  apiKeysFromAuth,
   authOptionsFromEnv,
   chassisOptions,
+  createDiscoveredUpstream,
   createServiceApp,
+  exactOrigins,
   type ServiceApp,
+  type ServiceClient,
   type ServiceDependencies,
 } from '@meridian/service-kit'
+import { createUserDirectory } from './clients/user-directory.ts'
 import type { ContentConfig } from './config.ts'
+import { createPostsRepository } from './data/posts-repository.ts'
+import { createUsersRepository } from './data/users-repository.ts'
+import { createPostUseCases, type PostUseCases } from './domain/posts.ts'
+import { createUserUseCases, type UserUseCases } from './domain/users.ts'
+import { type ContentConsumersOptions, contentConsumers } from './events/consumers.ts'
+import { graphqlRoutes } from './graphql/plugin.ts'
+import { createPostCreatedChannel } from './graphql/subscriptions.ts'
 
 export const serviceName = 'content'
 
-export type ContentDependencies = ServiceDependencies<ContentConfig, Sql>
+export type ContentDependencies = ServiceDependencies<ContentConfig, Sql> & {
+  /** the consumers' group and topics (tests isolate them); the service's own by default */
+  consumers?: ContentConsumersOptions
+}
 
-export async function buildApp({ config, sql, redis, logStream }: ContentDependencies): Promise<ServiceApp> {
+/** The app and what main.ts hands to the event backbone and to runService, built from the use cases. */
+export interface ContentService {
+  app: ServiceApp
+  /** for eventsPlugin: auth's user events, kept as the users projection */
+  consumers: AnyServiceConsumer[]
+  /** for runService: the auth client's connections and its discovery */
+  clients: ServiceClient[]
+  users: UserUseCases
+  posts: PostUseCases
+}
+
+export async function buildApp({
+  config,
+  sql,
+  redis,
+  logStream,
+  consumers: consumerOptions,
+}: ContentDependencies): Promise<ContentService> {
+  // API keys are introspected at auth, which is found in Consul once the app (and its logger) exists
+  let apiKeys: ApiKeysFromAuth | undefined
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
-    description: 'Posts and the GraphQL endpoint',
+    description: 'Posts and the GraphQL endpoint (queries, mutations, subscriptions)',
     database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
+    // bearer tokens (auth's JWKS), API keys and auth's cookie sessions, with auth's revocations followed at once
+    authentication: authOptionsFromEnv(config, {
+      sessions: { redis },
+      apiKeys: { verify: (key, revokedBefore) => apiKeys!.verify(key, revokedBefore) },
+      revocations: { redis },
+    }),
     ...(logStream ? { logStream } : {}),
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
-  return app
+
+  // auth in Consul: createUser creates users there, API keys are introspected there
+  const auth = createDiscoveredUpstream({
+    consul: {
+      address: config.CONSUL_HTTP_ADDR,
+      ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
+    },
+    name: 'auth',
+    serviceName: config.AUTH_SERVICE_NAME,
+    logger: app.log,
+    discoveryWaitMs: config.AUTH_DISCOVERY_WAIT_MS,
+    errorCode: ErrorCode.BAD_GATEWAY,
+  })
+  apiKeys = apiKeysFromAuth({ upstream: auth.upstream })
+  const postCreated = createPostCreatedChannel(redis, config.CONTENT_PUBSUB_PREFIX, app.log)
+  app.addHook('onClose', () => postCreated.close())
+
+  const usersRepository = createUsersRepository(sql)
+  const users = createUserUseCases({ users: usersRepository, directory: createUserDirectory(auth) })
+  const posts = createPostUseCases({
+    posts: createPostsRepository(sql),
+    users: usersRepository,
+    sql,
+    announcer: postCreated.announcer,
+  })
+
+  await app.register(graphqlRoutes, {
+    users,
+    posts,
+    emitter: postCreated.emitter,
+    postCreatedTopic: postCreated.topic,
+    maxDepth: config.GRAPHQL_MAX_DEPTH,
+    maxCost: config.GRAPHQL_MAX_COST,
+    graphiql: config.NODE_ENV === 'development',
+    keepAliveMs: config.GRAPHQL_KEEP_ALIVE_MS,
+    allowedOrigins: exactOrigins('GRAPHQL_ALLOWED_ORIGINS', config.GRAPHQL_ALLOWED_ORIGINS),
+  })
+
+  return { app, consumers: contentConsumers(users, consumerOptions), clients: auth.clients, users, posts }
 }

@@ -1,9 +1,56 @@
-// The content service's environment.
-import { loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
-import type { Static } from 'typebox'
+// The content service's environment: its own stores, auth in Consul (createUser), GraphQL's limits, and the Redis
+// channel prefix subscriptions share across instances.
+import { graphqlLimits } from '@meridian/contracts'
+import { exactOrigins, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import { type Static, Type } from 'typebox'
 
-export const ContentEnv = serviceEnv(ownStoresEnv({ port: 3008, database: 'content' }))
+export const ContentEnv = serviceEnv({
+  ...ownStoresEnv({ port: 3008, database: 'content' }),
+  AUTH_SERVICE_NAME: Type.String({
+    minLength: 1,
+    default: 'auth',
+    description: "auth's name in Consul: createUser creates users there",
+  }),
+  AUTH_DISCOVERY_WAIT_MS: Type.Integer({
+    minimum: 1,
+    maximum: 60_000,
+    default: 3000,
+    description: 'how long a call waits for the first list of auth instances from Consul, ms',
+  }),
+  CONTENT_PUBSUB_PREFIX: Type.String({
+    default: 'meridian:content:',
+    pattern: '^[A-Za-z0-9:._-]{1,64}$',
+    description:
+      "prefix of the Redis pub/sub channels of GraphQL subscriptions: instances that share it hear each other's posts",
+  }),
+  GRAPHQL_MAX_DEPTH: Type.Integer({
+    minimum: 2,
+    maximum: 50,
+    default: graphqlLimits.maxDepth,
+    description: 'deepest selection an operation may have',
+  }),
+  GRAPHQL_MAX_COST: Type.Integer({
+    minimum: 1,
+    maximum: 10_000_000,
+    default: graphqlLimits.maxCost,
+    description: 'largest cost of one operation (a field 1; a list field its selection times its limit)',
+  }),
+  GRAPHQL_KEEP_ALIVE_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 600_000,
+    default: 30_000,
+    description: 'interval of the keep-alive pings on subscription connections',
+  }),
+  GRAPHQL_ALLOWED_ORIGINS: Type.String({
+    default: 'http://localhost:8080,http://127.0.0.1:8080',
+    description:
+      'comma-separated exact origins a browser may open a subscription connection from; other origins are refused (403)',
+  }),
+})
 export type ContentConfig = Static<typeof ContentEnv>
 
-export const loadContentConfig = (env: NodeJS.ProcessEnv = process.env): ContentConfig =>
-  loadConfig(ContentEnv, env)
+export function loadContentConfig(env: NodeJS.ProcessEnv = process.env): ContentConfig {
+  const config = loadConfig(ContentEnv, env)
+  exactOrigins('GRAPHQL_ALLOWED_ORIGINS', config.GRAPHQL_ALLOWED_ORIGINS)
+  return config
+}

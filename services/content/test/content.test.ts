@@ -11,5 +11,4 @@ describeServiceChassis({
   migrate: migrateContentDatabase,
   loadConfig: loadContentConfig,
   startService,
-  notYetServed: ['/graphql'],
 })

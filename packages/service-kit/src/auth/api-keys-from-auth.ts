@@ -2,12 +2,24 @@
 // /internal/api-keys/introspect), and the answer kept briefly so a busy key does not cost a call per request.
 import { createHash } from 'node:crypto'
 import type { ApiKeyIntrospection } from '@meridian/contracts'
-import { createUpstreamClient } from '../upstream/upstream-client.ts'
+import { createUpstreamClient, type UpstreamClient } from '../upstream/upstream-client.ts'
 import type { Principal } from './principal.ts'
 
-export interface ApiKeysFromAuthOptions {
-  /** auth's base URL, e.g. http://127.0.0.1:3001 (a service can take the origin of AUTH_JWKS_URL) */
-  authUrl: string
+export type ApiKeysFromAuthOptions = ApiKeysFromAuthTimings &
+  (
+    | {
+        /** auth's base URL, e.g. http://127.0.0.1:3001 (a service can take the origin of AUTH_JWKS_URL) */
+        authUrl: string
+        upstream?: never
+      }
+    | {
+        /** a client of auth the service already has (createDiscoveredUpstream: auth found in Consul); not closed here */
+        upstream: UpstreamClient
+        authUrl?: never
+      }
+  )
+
+interface ApiKeysFromAuthTimings {
   /** how long an accepted key is believed without asking again; a revocation takes up to this long to reach here */
   acceptedForMs?: number
   /** how long a refused key is refused without asking again */
@@ -32,11 +44,9 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
   const refusedForMs = options.refusedForMs ?? apiKeysFromAuthDefaults.refusedForMs
   const maxEntries = options.maxEntries ?? apiKeysFromAuthDefaults.maxEntries
   // auth down is 503 for the caller (the key may well be valid), never a refusal
-  const auth = createUpstreamClient({
-    name: 'auth',
-    baseUrl: options.authUrl,
-    errorCode: 'SERVICE_UNAVAILABLE',
-  })
+  const auth =
+    options.upstream ??
+    createUpstreamClient({ name: 'auth', baseUrl: options.authUrl, errorCode: 'SERVICE_UNAVAILABLE' })
   // keyed by the key's hash: the keys themselves are not kept in memory
   let remembered = new Map<string, { principal: Principal | undefined; at: number; until: number }>()
 
@@ -73,6 +83,6 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
       remembered.set(id, { principal, at, until: at + (principal ? acceptedForMs : refusedForMs) })
       return principal
     },
-    close: () => auth.close(),
+    close: () => (options.upstream ? Promise.resolve() : auth.close()),
   }
 }

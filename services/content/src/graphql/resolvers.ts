@@ -1,0 +1,78 @@
+// The resolvers: each checks its arguments against their schema in contracts (VALIDATION_ERROR with details), asks
+// for the caller where the operation needs one, and calls a use case. Post.author and User.posts are loaders
+// (loaders.ts): batched per operation, so a list with its authors is a fixed number of SQL statements.
+import { CreatePostArgs, CreateUserArgs, PostsArgs, type PostView, UserArgs } from '@meridian/contracts'
+import { checkedValue, holdsRole } from '@meridian/service-kit'
+import type { IResolvers, MercuriusContext } from 'mercurius'
+import type { UserRecord } from '../data/users-repository.ts'
+import type { PostUseCases } from '../domain/posts.ts'
+import type { UserUseCases } from '../domain/users.ts'
+import { toMeridianGraphQLError } from './errors.ts'
+
+export interface ResolverDependencies {
+  users: UserUseCases
+  posts: PostUseCases
+  /** the pub/sub topic of postCreated */
+  postCreatedTopic: string
+}
+
+/** What postCreated publishes: the subscription's field, as the resolvers of Post read it. */
+export interface PostCreatedMessage {
+  postCreated: PostView
+}
+
+type Context = MercuriusContext
+
+export function contentResolvers({ users, posts, postCreatedTopic }: ResolverDependencies): IResolvers {
+  return {
+    Query: {
+      async user(_root: unknown, args: unknown, context: Context) {
+        await context.principal()
+        const { id } = checkedValue(UserArgs, args)
+        return (await users.findUser(id)) ?? null
+      },
+      async posts(_root: unknown, args: unknown, context: Context) {
+        await context.principal()
+        return posts.listPosts(checkedValue(PostsArgs, args))
+      },
+    },
+
+    Mutation: {
+      async createUser(_root: unknown, args: unknown, context: Context) {
+        const principal = await context.principal()
+        return users.createUser(principal, checkedValue(CreateUserArgs, args), {
+          credential: context.credentialHeaders(),
+          requestId: context.requestId,
+        })
+      },
+      async createPost(_root: unknown, args: unknown, context: Context) {
+        const principal = await context.principal()
+        return posts.createPost(principal, checkedValue(CreatePostArgs, args))
+      },
+    },
+
+    Subscription: {
+      postCreated: {
+        // graphql-js reports what this throws without mercurius's formatter: it is given its code here
+        async subscribe(_root: unknown, _args: unknown, context: Context) {
+          try {
+            await context.principal()
+          } catch (error) {
+            throw toMeridianGraphQLError(error, context.requestId, context.app.log)
+          }
+          return context.pubsub.subscribe(postCreatedTopic)
+        },
+      },
+    },
+
+    User: {
+      /** the user's own, or an admin's to see */
+      async email(user: UserRecord, _args: unknown, context: Context) {
+        const principal = await context.principal()
+        const allowed =
+          (principal.kind === 'user' && principal.subject === user.id) || holdsRole(principal, ['admin'])
+        return allowed ? user.email : null
+      },
+    },
+  }
+}
