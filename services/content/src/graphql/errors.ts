@@ -1,6 +1,7 @@
 // GraphQL errors in Meridian's terms: every error carries `extensions.code` (the spec's codes), the request id, and
 // the details of a validation failure; an unexpected failure is logged and shown generically.
 import { AppError, ErrorCode, type ErrorDetail } from '@meridian/contracts'
+import { databaseErrorMapper } from '@meridian/db'
 import { toAppError } from '@meridian/service-kit'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
@@ -26,7 +27,7 @@ const isSyntaxError = (error: GraphQLError) => error.message.startsWith('Syntax 
 
 /**
  * An error of GraphQL's own (the document or its variables refused: no original error) is VALIDATION_ERROR (a syntax
- * error BAD_REQUEST); an AppError is itself; a framework error of the HTTP request (bad JSON, 415, 413) is mapped as
+ * error BAD_REQUEST); an AppError is itself; a database error is mapped as for a route; a framework error of the HTTP request (bad JSON, 415, 413) is mapped as
  * the kit maps it; anything else is INTERNAL_ERROR.
  */
 function classify(error: GraphQLError, request: FastifyRequest | undefined): Classified {
@@ -38,6 +39,9 @@ function classify(error: GraphQLError, request: FastifyRequest | undefined): Cla
       : new AppError(400, ErrorCode.VALIDATION_ERROR, { message: error.message })
     return { appError, operational: true }
   }
+  // the database's own errors as every route maps them: 503 while unreachable, 409/422 for a refused value, DB_ERROR
+  const fromDatabase = databaseErrorMapper(original)
+  if (fromDatabase) return { appError: fromDatabase, operational: fromDatabase.statusCode < 500 }
   if (request && (original as { statusCode?: unknown }).statusCode !== undefined) {
     const { appError, operational } = toAppError(original, request)
     // mercurius's own refusals (e.g. a mutation over GET, an unknown persisted query) are the client's
@@ -115,10 +119,22 @@ interface ExecutionWithErrors {
   statusCode?: number
 }
 
-/** mercurius's validation failure (MER_ERR_GQL_VALIDATION) holds the document's problems in `errors`. */
-const innerErrors = (error: GraphQLError): readonly GraphQLError[] | undefined => {
-  const inner = (error.originalError as { errors?: unknown } | undefined)?.errors
-  return Array.isArray(inner) ? (inner as GraphQLError[]) : undefined
+/**
+ * mercurius's refusals of a document (MER_ERR_GQL_VALIDATION, 400; MER_ERR_METHOD_NOT_ALLOWED, 405 for a mutation
+ * by GET) hold its problems in `errors`: each is one error of the answer, with the refusal's status.
+ */
+function documentProblems(error: GraphQLError, request: FastifyRequest | undefined) {
+  const refusal = error.originalError as (Error & { errors?: unknown; statusCode?: number }) | undefined
+  if (!refusal || !Array.isArray(refusal.errors)) return undefined
+  return (refusal.errors as Error[]).map((problem) => {
+    const located = problem instanceof GraphQLError ? problem : new GraphQLError(problem.message)
+    if (refusal.statusCode === undefined || refusal.statusCode === 400 || !request) {
+      return { error: located, ...classify(located, request) }
+    }
+    const { appError } = toAppError(refusal, request)
+    const answer = new AppError(appError.statusCode, appError.code, { message: problem.message })
+    return { error: located, appError: answer, operational: true }
+  })
 }
 
 /**
@@ -133,8 +149,9 @@ export function formatGraphQLErrors(
   const request = context.reply?.request
   const requestId = context.requestId ?? (request ? String(request.id) : 'unknown')
   const log = request?.log ?? context.app.log
-  const errors = execution.errors.flatMap((error) => innerErrors(error) ?? [error])
-  const classified = errors.map((error) => ({ error, ...classify(error, request) }))
+  const classified = execution.errors.flatMap(
+    (error) => documentProblems(error, request) ?? [{ error, ...classify(error, request) }],
+  )
   for (const { error, appError, operational } of classified) logError(log, error, appError, operational)
 
   let statusCode = 200
