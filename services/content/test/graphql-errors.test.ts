@@ -123,7 +123,7 @@ describe('content: documents refused before anything runs', () => {
       await graphql(content, nine, { headers: reader.headers }),
       400,
       'VALIDATION_ERROR',
-      /exceeds the query depth limit of 8/,
+      'The operation is nested 9 deep, deeper than the limit of 8',
     )
   })
 

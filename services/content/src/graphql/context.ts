@@ -1,9 +1,10 @@
 // Who is asking, for the resolvers: the kit's authentication (bearer token, API key, auth's session cookie), read
 // only when a resolver asks, so an operation without credentials fails where it needs them (UNAUTHORIZED). Over
 // WebSocket the credential is the `connection_init` payload's (`{authorization: 'Bearer …'}` or `{apiKey}`), else the
-// upgrade's own headers and cookie; a connection whose token expires is closed then (4401).
+// upgrade's own headers and cookie; a connection whose token expires is closed then (4401); the protocol's own
+// refusals are put in Meridian's terms (speakMeridian).
 import { fastifyCookie } from '@fastify/cookie'
-import { AppError, authNames } from '@meridian/contracts'
+import { AppError, authNames, ErrorCode } from '@meridian/contracts'
 import { authMessages, type Principal } from '@meridian/service-kit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
@@ -52,6 +53,7 @@ export const credentialExpiredCloseCode = 4401
  */
 export function subscriptionContext(app: FastifyInstance) {
   return (socket: WebSocket, request: FastifyRequest): ContentContext => {
+    speakMeridian(socket, String(request.id))
     let expiry: NodeJS.Timeout | undefined
     socket.once('close', () => clearTimeout(expiry))
     return {
@@ -69,6 +71,43 @@ export function subscriptionContext(app: FastifyInstance) {
       credentialHeaders: () => credentialHeaders(request),
     }
   }
+}
+
+/** The close code and reason graphql-transport-ws gives a refused connection_init. */
+const forbidden = { code: 4403, reason: 'Forbidden' } as const
+
+type Send = (data: string, callback?: (error?: Error) => void) => void
+
+/**
+ * mercurius answers some failures of the protocol itself outside Meridian's terms: an operation refused before it
+ * runs (a query sent as a subscription, a document that does not parse) is an `error` message without a code, and a
+ * refused connection_init is a `connection_error` message, which graphql-transport-ws does not have (it closes the
+ * connection with 4403). Each such message is put right as it leaves: the code BAD_REQUEST and the request id, and
+ * the close. (mercurius writes `type` first; other messages pass untouched and unparsed.)
+ */
+function speakMeridian(socket: WebSocket, requestId: string): void {
+  const send = socket.send.bind(socket) as Send
+  const replacement: Send = (data, callback) => {
+    if (data.startsWith('{"type":"connection_error"') && socket.protocol === 'graphql-transport-ws') {
+      socket.close(forbidden.code, forbidden.reason)
+      callback?.()
+      return
+    }
+    if (data.startsWith('{"type":"error"')) {
+      const message = JSON.parse(data) as { payload?: unknown }
+      if (Array.isArray(message.payload)) {
+        message.payload = message.payload.map((error: { extensions?: Record<string, unknown> }) =>
+          error.extensions?.code === undefined
+            ? { ...error, extensions: { ...error.extensions, code: ErrorCode.BAD_REQUEST, requestId } }
+            : error,
+        )
+        send(JSON.stringify(message), callback)
+        return
+      }
+    }
+    send(data, callback)
+  }
+  socket.send = replacement as WebSocket['send']
 }
 
 /** A string field of the connection_init payload, when it is one. */

@@ -1,8 +1,9 @@
-// How much one operation may ask for: its cost, checked by a validation rule that refuses the document before
-// anything runs. Each field costs 1; a list field costs 1 plus its selection's cost times the items it may return —
-// its `limit` as written, the default when there is none, the largest limit when the limit is a variable. So the
-// cost is the document's alone (mercurius caches validation by the document's text). Introspection (`__schema`,
-// `__type`) is free: it is bounded by the schema.
+// How much one operation may ask for — how deep its selections nest, and what it costs — checked by a validation
+// rule that refuses the document before anything runs, over HTTP and for subscriptions alike. Each field costs 1; a
+// list field costs 1 plus its selection's cost times the items it may return — its `limit` as written, the default
+// when there is none, the largest limit when the limit is a variable. So both are the document's alone (mercurius
+// caches validation by the document's text). Introspection (`__schema`, `__type`) is free and counts no depth: it is
+// bounded by the schema.
 import { graphqlLimits } from '@meridian/contracts'
 import {
   type FieldNode,
@@ -29,13 +30,24 @@ function itemsOf(node: FieldNode): number {
   return Math.min(Math.max(Number(limit.value), 0), graphqlLimits.maxPostsLimit)
 }
 
-function selectionCost(
+/** What a selection set asks for: its cost, and its depth (the fields nested in it, itself included). */
+interface Demand {
+  cost: number
+  depth: number
+}
+
+function demandOf(
   context: ValidationContext,
   selectionSet: SelectionSetNode,
   parent: GraphQLCompositeType,
   inFragments: ReadonlySet<string>,
-): number {
+): Demand {
   let cost = 0
+  let depth = 0
+  const add = (inner: Demand) => {
+    cost += inner.cost
+    depth = Math.max(depth, inner.depth)
+  }
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
       if (selection.name.value.startsWith('__')) continue
@@ -46,16 +58,15 @@ function selectionCost(
       const named = getNamedType(field.type)
       const child =
         selection.selectionSet && isCompositeType(named)
-          ? selectionCost(context, selection.selectionSet, named, inFragments)
-          : 0
-      cost += isListType(getNullableType(field.type)) ? 1 + itemsOf(selection) * child : 1 + child
+          ? demandOf(context, selection.selectionSet, named, inFragments)
+          : { cost: 0, depth: 0 }
+      const items = isListType(getNullableType(field.type)) ? itemsOf(selection) : 1
+      add({ cost: 1 + items * child.cost, depth: 1 + child.depth })
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const condition = selection.typeCondition
         ? context.getSchema().getType(selection.typeCondition.name.value)
         : parent
-      if (isCompositeType(condition)) {
-        cost += selectionCost(context, selection.selectionSet, condition, inFragments)
-      }
+      if (isCompositeType(condition)) add(demandOf(context, selection.selectionSet, condition, inFragments))
     } else {
       const name = selection.name.value
       const fragment: FragmentDefinitionNode | null | undefined = context.getFragment(name)
@@ -63,23 +74,37 @@ function selectionCost(
       if (!fragment || inFragments.has(name)) continue
       const condition = context.getSchema().getType(fragment.typeCondition.name.value)
       if (isCompositeType(condition)) {
-        cost += selectionCost(context, fragment.selectionSet, condition, new Set([...inFragments, name]))
+        add(demandOf(context, fragment.selectionSet, condition, new Set([...inFragments, name])))
       }
     }
   }
-  return cost
+  return { cost, depth }
 }
 
-/** The rule refusing an operation that costs more than `maximumCost` (its cost in the message). */
-export function costLimitRule(maximumCost: number): ValidationRule {
+export interface OperationLimits {
+  /** the deepest nesting of fields */
+  maxDepth: number
+  /** the largest cost */
+  maxCost: number
+}
+
+/** The rule refusing an operation deeper than `maxDepth` or costing more than `maxCost` (the figures in the message). */
+export function operationLimitsRule({ maxDepth, maxCost }: OperationLimits): ValidationRule {
   return (context) => ({
     OperationDefinition(operation) {
       const root = context.getSchema().getRootType(operation.operation)
       if (!root) return
-      const cost = selectionCost(context, operation.selectionSet, root, new Set())
-      if (cost > maximumCost) {
+      const { cost, depth } = demandOf(context, operation.selectionSet, root, new Set())
+      if (depth > maxDepth) {
         context.reportError(
-          new GraphQLError(`The operation costs ${cost}, more than the limit of ${maximumCost}`, {
+          new GraphQLError(`The operation is nested ${depth} deep, deeper than the limit of ${maxDepth}`, {
+            nodes: [operation],
+          }),
+        )
+      }
+      if (cost > maxCost) {
+        context.reportError(
+          new GraphQLError(`The operation costs ${cost}, more than the limit of ${maxCost}`, {
             nodes: [operation],
           }),
         )

@@ -1,18 +1,18 @@
 // GraphQL at /graphql with mercurius: GET and POST, and subscriptions over WebSocket (graphql-transport-ws, and the
 // legacy graphql-ws) through @fastify/websocket, registered here once so that other WebSocket routes can share it.
-// Limits: depth and cost (refused before anything runs, for subscriptions too); errors in Meridian's terms
+// Limits: depth and cost (limits.ts: refused before anything runs, for subscriptions too); errors in Meridian's terms
 // (errors.ts); postCreated fanned out to every instance through Redis pub/sub (subscriptions.ts).
 import fastifyWebsocket from '@fastify/websocket'
-import { AppError, contentSchema, graphqlLimits, graphqlPath } from '@meridian/contracts'
+import { AppError, contentSchema, graphqlPath } from '@meridian/contracts'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { GraphQLError, specifiedRules, validate } from 'graphql'
+import { specifiedRules, validate } from 'graphql'
 import mercurius from 'mercurius'
 import type { PostUseCases } from '../domain/posts.ts'
 import type { UserUseCases } from '../domain/users.ts'
 import { httpContext, readConnectionInit, subscriptionContext } from './context.ts'
 import { formatGraphQLErrors, meridianGraphQLError } from './errors.ts'
-import { costLimitRule } from './limits.ts'
+import { operationLimitsRule } from './limits.ts'
 import { contentLoaders } from './loaders.ts'
 import { contentResolvers } from './resolvers.ts'
 
@@ -33,21 +33,21 @@ export interface GraphQLPluginOptions {
 }
 
 async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions): Promise<void> {
-  const costRule = costLimitRule(options.maxCost)
-
-  // a browser sends Origin on every WebSocket upgrade, and would send auth's session cookie with it: an upgrade
-  // from a page of another origin is refused before anything is read (cross-site WebSocket hijacking)
-  app.addHook('onRequest', async (request) => {
-    if (!request.ws) return
-    const { origin } = request.headers
-    if (origin !== undefined && !options.allowedOrigins.includes(origin)) {
-      throw AppError.forbidden('Origin not allowed')
-    }
-  })
+  const limitsRule = operationLimitsRule({ maxDepth: options.maxDepth, maxCost: options.maxCost })
 
   if (!app.hasDecorator('websocketServer')) {
     await app.register(fastifyWebsocket, { options: { maxPayload: 1024 * 1024 } })
   }
+  // a browser sends Origin on every WebSocket upgrade, and would send auth's session cookie with it: an upgrade
+  // from a page of another origin is refused before anything is read (cross-site WebSocket hijacking). Added after
+  // @fastify/websocket's own hook, which marks an upgrade (request.ws).
+  app.addHook('onRequest', async (request) => {
+    if (!request.ws) return
+    const { origin } = request.headers
+    if (origin !== undefined && !options.allowedOrigins.includes(origin.toLowerCase())) {
+      throw AppError.forbidden('Origin not allowed')
+    }
+  })
 
   await app.register(mercurius, {
     schema: contentSchema,
@@ -55,8 +55,7 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
     loaders: contentLoaders(options),
     path: graphqlPath,
     graphiql: options.graphiql,
-    queryDepth: options.maxDepth,
-    validationRules: [costRule],
+    validationRules: [limitsRule],
     context: httpContext(app),
     errorFormatter: formatGraphQLErrors as never,
     subscription: {
@@ -67,9 +66,9 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
     },
   })
 
-  // mercurius validates a subscription's document only for depth: the schema's rules and the cost run here
+  // mercurius does not validate a subscription's document: the schema's rules and the limits run here
   app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-    const [problem] = validate(schema, document, [...specifiedRules, costRule])
+    const [problem] = validate(schema, document, [...specifiedRules, limitsRule])
     if (problem) {
       throw meridianGraphQLError(
         problem,
@@ -81,5 +80,3 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
 }
 
 export const graphqlRoutes = fp(graphqlPlugin, { name: 'content-graphql', fastify: '5.x' })
-
-export { GraphQLError, graphqlLimits }
