@@ -1,5 +1,5 @@
-// Drives a server with autocannon (the list query, or user creation with a unique email per request) and records
-// every response's latency itself, so parts of a measurement can be merged and percentiles are exact, not 1 ms bins.
+// Drives a server with autocannon (the list query, or user creation with a unique email per request; measureLoad any
+// other target) and records every response's latency itself, so parts of a measurement can be merged and percentiles are exact, not 1 ms bins.
 import autocannon from 'autocannon'
 
 export type Scenario = 'list' | 'create'
@@ -64,10 +64,15 @@ export function runLoad(
             { setupRequest: (request: autocannon.Request) => ({ ...request, body: newUserBody() }) },
           ],
         }
+  return measureLoad({ ...target, connections, duration: seconds })
+}
+
+/** One autocannon run of any target (bench:graphql's too), every response's latency and status recorded. */
+export function measureLoad(options: autocannon.Options): Promise<LoadSample> {
   const latenciesMs: number[] = []
   const statusCodes: Record<string, number> = {}
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ ...target, connections, duration: seconds }, (error, result) => {
+    const instance = autocannon(options, (error, result) => {
       if (error) return reject(error)
       resolve({ seconds: result.duration, latenciesMs, statusCodes, errors: result.errors })
     })

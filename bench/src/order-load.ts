@@ -4,6 +4,7 @@
 import type { Dispatcher } from 'undici'
 import { Agent } from 'undici'
 import { monotonicMs } from './events/clock.ts'
+import { atFixedRate } from './open-loop.ts'
 import { type OrderPlacement, placeOrder } from './saga/system-setup.ts'
 
 export interface OrderLoadPlan extends Omit<OrderPlacement, 'customer'> {
@@ -41,27 +42,18 @@ export async function placeOrdersAtRate<Sent>(
     refused[key] = (refused[key] ?? 0) + 1
   }
   const answerMs: number[] = []
-  const started = monotonicMs()
-  let lagMs = 0
-  const inFlight: Promise<void>[] = []
-  for (let i = 0; i < total; i++) {
-    const wait = started + (i * 1000) / plan.ratePerSecond - monotonicMs()
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-    else lagMs = Math.max(lagMs, -wait)
+  const { lagMs } = await atFixedRate(total, plan.ratePerSecond, (i) => {
     const customerIndex = i % plan.customers.length
     const sentAt = monotonicMs()
     const sent = hooks.sent(customerIndex, sentAt)
-    inFlight.push(
-      placeOrder(dispatcher, { ...plan, customer: plan.customers[customerIndex]! })
-        .then(async (answer) => {
-          const accepted = await hooks.answered(sent, answer)
-          answerMs.push(monotonicMs() - sentAt)
-          if (!accepted) count(String(answer.statusCode))
-        })
-        .catch((error: unknown) => count(error instanceof Error ? error.name : 'error')),
-    )
-  }
-  await Promise.all(inFlight)
+    return placeOrder(dispatcher, { ...plan, customer: plan.customers[customerIndex]! })
+      .then(async (answer) => {
+        const accepted = await hooks.answered(sent, answer)
+        answerMs.push(monotonicMs() - sentAt)
+        if (!accepted) count(String(answer.statusCode))
+      })
+      .catch((error: unknown) => count(error instanceof Error ? error.name : 'error'))
+  })
   await dispatcher.close()
   return { sent: total, refused, answerMs: answerMs.sort((a, b) => a - b), lagMs }
 }

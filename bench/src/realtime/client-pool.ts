@@ -1,13 +1,14 @@
 // The parent's side of the client processes: forked under tsx, asked over IPC, stopped by the pid recorded here.
+// bench:graphql's subscriber process speaks the same messages (client-ipc.ts' ClientMessage) with requests of its own.
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { ClientMessage, ClientRequest } from './client-ipc.ts'
 
 const entry = fileURLToPath(new URL('./client-process.ts', import.meta.url))
 
-export interface ClientProcess {
+export interface ClientProcess<Request = ClientRequest> {
   pid: number
-  ask<Body>(request: ClientRequest): Promise<Body>
+  ask<Body>(request: Request): Promise<Body>
   /** broadcast `seq` has reached every socket of this process that listens to `/` */
   onReceivedAll(listener: (seq: number) => void): void
   /** disconnects, then SIGKILL after 5 s if it has not exited */
@@ -20,8 +21,13 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', () => resolve())
   })
 
-export async function startClientProcess(label: string, env: NodeJS.ProcessEnv): Promise<ClientProcess> {
-  const child = fork(entry, [], {
+/** Forks `clientEntry` (this bench's client-process.ts by default) and waits for its `ready`. */
+export async function startClientProcess<Request extends { type: string } = ClientRequest>(
+  label: string,
+  env: NodeJS.ProcessEnv,
+  clientEntry: string = entry,
+): Promise<ClientProcess<Request>> {
+  const child = fork(clientEntry, [], {
     env,
     execArgv: ['--import', import.meta.resolve('tsx')],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -60,7 +66,7 @@ export async function startClientProcess(label: string, env: NodeJS.ProcessEnv):
   let stopping: Promise<void> | undefined
   return {
     pid,
-    ask: <Body>(request: ClientRequest) =>
+    ask: <Body>(request: Request) =>
       new Promise<Body>((resolve, reject) => {
         if (!child.connected) return reject(new Error(`${label}: the client process is gone`))
         const id = nextId++

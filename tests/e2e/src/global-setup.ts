@@ -58,8 +58,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     simulatorPort: portFromEnv('E2E_SIMULATOR_PORT', 0),
     simulator: simulatorSettings,
     env: { order: sagaSettings, payment: reconcileSettings, 'realtime-gateway': realtimeSettings },
-    // two instances of the channel: a client of the one that restarts reconnects to the other
-    replicas: { 'realtime-gateway': 2 },
+    // two instances of the channel (a client of the one that restarts reconnects to the other) and of content (a
+    // post made on one reaches the subscribers of both)
+    replicas: { 'realtime-gateway': 2, content: 2 },
   })
   process.stderr.write(
     `[e2e] system ${system.runId} up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +

@@ -53,8 +53,9 @@ export function createPostUseCases({ posts, users, sql, announcer }: PostUseCase
 
     /**
      * A post of `authorId`: the caller's own, or anyone's for an admin (403 otherwise); the author must be a known
-     * user (404). A user whose user.registered has not arrived yet posts as themself with the claims of their
-     * token, which auth signed; the event replaces them.
+     * user (404). A user whose user.registered has not arrived yet posts as themself with the name and email their
+     * credential carries (a token's claims, which auth signed, or an API key's owner; a cookie session carries
+     * neither, so such a user waits for the event); the event replaces them.
      */
     async createPost(principal: Principal, input: CreatePostArgs): Promise<PostView> {
       const own = principal.kind === 'user' && principal.subject === input.authorId
