@@ -1,6 +1,7 @@
 // The content service's GraphQL API (spec: GraphQL, Post): the schema every client reads, the arguments' rules as
 // TypeBox schemas (checked by the resolvers, which answer VALIDATION_ERROR with details), and the limits.
 import { type Static, Type } from 'typebox'
+import { ErrorDetail } from './errors.ts'
 import { VisibleText } from './schema-kinds.ts'
 
 /** Where GraphQL is served (DESIGN.md §3): HTTP GET and POST, and WebSocket (graphql-transport-ws, graphql-ws). */
@@ -116,6 +117,65 @@ export const CreateUserArgs = Type.Object({
   email: Type.String({ format: 'email', maxLength: 254 }),
 })
 export type CreateUserArgs = Static<typeof CreateUserArgs>
+
+/** `extensions` of every GraphQL error Meridian answers. */
+export const GraphQLErrorExtensions = Type.Object(
+  {
+    code: Type.String({
+      description: "the spec's error code: UNAUTHORIZED, FORBIDDEN, NOT_FOUND, VALIDATION_ERROR …",
+    }),
+    requestId: Type.String(),
+    details: Type.Optional(Type.Array(ErrorDetail)),
+    retryAfter: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'seconds (RATE_LIMITED, SERVICE_UNAVAILABLE)' }),
+    ),
+  },
+  { additionalProperties: true },
+)
+
+/** One error of a GraphQL response. */
+export const GraphQLResponseError = Type.Object(
+  {
+    message: Type.String(),
+    locations: Type.Optional(Type.Array(Type.Object({ line: Type.Integer(), column: Type.Integer() }))),
+    path: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Integer()]))),
+    extensions: GraphQLErrorExtensions,
+  },
+  { additionalProperties: true },
+)
+
+/**
+ * What /graphql answers over HTTP, whatever the status: `data` (null when the operation did not run, or failed where
+ * no null is allowed) and, when something failed, `errors`.
+ */
+export const GraphQLResponse = Type.Object(
+  {
+    data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    errors: Type.Optional(Type.Array(GraphQLResponseError, { minItems: 1 })),
+  },
+  { additionalProperties: true, description: 'a GraphQL response' },
+)
+
+const GraphQLRequestFields = {
+  query: Type.String({ minLength: 1, description: 'the operation, in GraphQL' }),
+  operationName: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: 'which operation to run' }),
+  ),
+}
+
+/** GET /graphql (queries only). */
+export const GraphQLGetQuery = Type.Object({
+  ...GraphQLRequestFields,
+  variables: Type.Optional(Type.String({ description: 'the variables, a JSON object as text' })),
+  extensions: Type.Optional(Type.String({ description: 'a JSON object as text' })),
+})
+
+/** POST /graphql with application/json. */
+export const GraphQLPostBody = Type.Object({
+  ...GraphQLRequestFields,
+  variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+  extensions: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+})
 
 /** A post as GraphQL answers it, and as postCreated carries it between instances. */
 export interface PostView {

@@ -104,6 +104,35 @@ describe('content: documents refused before anything runs', () => {
     )
   })
 
+  it('when the query is JSON (a document already parsed, or any JSON value), then BAD_REQUEST: only GraphQL text runs', async () => {
+    const ast = JSON.stringify({ kind: 'Document', definitions: [] })
+    for (const query of ['0', 'null', '"posts"', ast]) {
+      expectOnlyError(
+        await graphql(content, query, { headers: reader.headers }),
+        400,
+        'BAD_REQUEST',
+        'The query must be GraphQL text',
+      )
+    }
+  })
+
+  it('when there is no query at all, then VALIDATION_ERROR (422) naming query, by POST and by GET', async () => {
+    const byPost = await raw(JSON.stringify({ variables: {} }), {
+      'content-type': 'application/json',
+      ...reader.headers,
+    })
+    expectOnlyError(byPost, 422, 'VALIDATION_ERROR')
+    expect(byPost.body.errors?.[0]?.extensions.details).toEqual([
+      expect.objectContaining({ field: 'query', message: "must have required property 'query'" }),
+    ])
+    const byGet = await content.app.inject({ method: 'GET', url: '/graphql?query=', headers: reader.headers })
+    expect(byGet.statusCode).toBe(422)
+    expect(byGet.json().errors[0].extensions).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [expect.objectContaining({ field: 'query' })],
+    })
+  })
+
   it('when the query names a field the schema does not have, then VALIDATION_ERROR (400)', async () => {
     expectOnlyError(
       await graphql(content, '{ posts { id password } }', { headers: reader.headers }),

@@ -3,7 +3,7 @@
 import { AppError, ErrorCode, type ErrorDetail } from '@meridian/contracts'
 import { databaseErrorMapper } from '@meridian/db'
 import { toAppError } from '@meridian/service-kit'
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 
 /** `extensions` of every error Meridian's GraphQL answers. */
@@ -128,6 +128,10 @@ function documentProblems(error: GraphQLError, request: FastifyRequest | undefin
   if (!refusal || !Array.isArray(refusal.errors)) return undefined
   return (refusal.errors as Error[]).map((problem) => {
     const located = problem instanceof GraphQLError ? problem : new GraphQLError(problem.message)
+    // the request itself failed its schema (no query): answered as a route's input is, 422 with details
+    if ((problem as FastifyError).validation && request) {
+      return { error: located, ...toAppError(problem as FastifyError, request) }
+    }
     if (refusal.statusCode === undefined || refusal.statusCode === 400 || !request) {
       return { error: located, ...classify(located, request) }
     }

@@ -3,8 +3,16 @@
 // Limits: depth and cost (limits.ts: refused before anything runs, for subscriptions too); errors in Meridian's terms
 // (errors.ts); postCreated fanned out to every instance through Redis pub/sub (subscriptions.ts).
 import fastifyWebsocket from '@fastify/websocket'
-import { AppError, contentSchema, graphqlPath } from '@meridian/contracts'
-import type { FastifyInstance } from 'fastify'
+import {
+  AppError,
+  contentSchema,
+  GraphQLGetQuery,
+  GraphQLPostBody,
+  GraphQLResponse,
+  graphqlPath,
+} from '@meridian/contracts'
+import { security } from '@meridian/service-kit'
+import type { FastifyInstance, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { specifiedRules, validate } from 'graphql'
 import mercurius from 'mercurius'
@@ -49,6 +57,12 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
     }
   })
 
+  // mercurius's routes, documented as GraphQL answers them (every status in GraphQL's response shape)
+  app.addHook('onRoute', (route) => {
+    if (route.url !== graphqlPath || route.method === 'HEAD') return
+    route.schema = graphqlRouteSchema(route.method === 'GET' ? 'GET' : 'POST')
+  })
+
   await app.register(mercurius, {
     schema: contentSchema,
     resolvers: contentResolvers({ ...options }),
@@ -66,6 +80,12 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
     },
   })
 
+  // mercurius takes a query that does not parse as GraphQL for a document already parsed, sent as JSON: only GraphQL
+  // text is accepted (a JSON value is no GraphQL document, and an AST from a client would skip the parser's limits)
+  app.graphql.addHook('preParsing', async (_schema, source) => {
+    if (isJson(source)) throw AppError.badRequest('The query must be GraphQL text')
+  })
+
   // mercurius does not validate a subscription's document: the schema's rules and the limits run here
   app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
     const [problem] = validate(schema, document, [...specifiedRules, limitsRule])
@@ -77,6 +97,37 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
       )
     }
   })
+}
+
+/** Whether the text is JSON (no GraphQL document is: JSON starts with `{"`, `[`, a quote, a digit, true, false or null). */
+function isJson(source: string): boolean {
+  try {
+    JSON.parse(source)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Every status /graphql answers, each in GraphQL's response shape. */
+const graphqlStatuses = [200, 400, 401, 403, 404, 405, 413, 415, 422, 429, 500, 502, 503] as const
+
+function graphqlRouteSchema(method: 'GET' | 'POST'): FastifySchema {
+  return {
+    tags: ['graphql'],
+    summary:
+      method === 'GET'
+        ? 'Run a GraphQL query (queries only; mutations are POST)'
+        : 'Run a GraphQL query or mutation (application/json, or application/graphql with the query as the body)',
+    description:
+      'The schema is served by introspection; subscriptions are on the same path over WebSocket (graphql-transport-ws ' +
+      'or graphql-ws). Each error carries extensions.code and extensions.requestId. The status is 200 when there is ' +
+      "data beside the errors, else the error's own; a document GraphQL refuses (syntax, unknown field, depth, cost) " +
+      'is 400, a mutation by GET 405.',
+    security: security.required,
+    ...(method === 'GET' ? { querystring: GraphQLGetQuery } : { body: GraphQLPostBody }),
+    response: Object.fromEntries(graphqlStatuses.map((status) => [status, GraphQLResponse])),
+  }
 }
 
 export const graphqlRoutes = fp(graphqlPlugin, { name: 'content-graphql', fastify: '5.x' })
