@@ -1,6 +1,6 @@
 // What tests need: the real infrastructure's endpoints and per-file isolation on it, so that test files can run in
 // parallel without seeing each other's rows, messages, keys or services; and the assertions every suite shares.
-export { consulApi } from './consul.ts'
+export { consulApi, passingInConsul } from './consul.ts'
 export { freshDatabase, type TestDatabase } from './database.ts'
 export { type Endpoints, infraEndpoints } from './endpoints.ts'
 export {
@@ -24,6 +24,7 @@ export {
   type ServiceTestApp,
   type ServiceTestAppOptions,
   type ServiceTestContext,
+  serviceProcessEnv,
   serviceTestEnv,
   type TestableApp,
 } from './service-app.ts'

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis'
 import { freshDatabase, type TestDatabase } from './database.ts'
 import { infraEndpoints } from './endpoints.ts'
 import { captureLogs } from './logs.ts'
+import { tokenEnv } from './tokens.ts'
 
 /** What a database pool must offer the builder: postgres.js's `end`. */
 export interface ClosablePool {
@@ -72,6 +73,29 @@ export function serviceTestEnv(): Record<string, string> {
     ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
     // every test app counts its own clients; a test of the limits sets its own
     RATE_LIMIT_MAX: '100000',
+  }
+}
+
+/**
+ * The environment of another service run as a process of its own beside a test (its main.ts): the engines, its
+ * database, registered in Consul under `consulName`, verifying the HS256 test tokens, logging only warnings.
+ */
+export function serviceProcessEnv({
+  databaseUrl,
+  consulName,
+}: {
+  databaseUrl: string
+  consulName: string
+}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    ...serviceTestEnv(),
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    CONSUL_REGISTER: 'true',
+    CONSUL_SERVICE_NAME: consulName,
+    ...tokenEnv,
   }
 }
 

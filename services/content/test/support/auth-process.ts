@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '@meridian/infra'
 import { type ServiceProcess, startServiceProcess } from '@meridian/infra/system'
-import { consulApi, eventually, freshDatabase, infraEndpoints, tokenEnv, uniqueName } from '@meridian/testkit'
+import { eventually, freshDatabase, passingInConsul, serviceProcessEnv, uniqueName } from '@meridian/testkit'
 
 export interface AuthProcess {
   baseUrl: string
@@ -20,17 +20,7 @@ export interface AuthProcess {
 
 const authDir = fileURLToPath(new URL('../../../auth', import.meta.url))
 
-/** Whether Consul lists a passing instance of `name`. */
-async function passingInConsul(name: string): Promise<boolean> {
-  const { baseUrl, headers } = consulApi()
-  const response = await fetch(`${baseUrl}/v1/health/service/${encodeURIComponent(name)}?passing=true`, {
-    headers,
-  })
-  return response.status === 200 && ((await response.json()) as unknown[]).length > 0
-}
-
 export async function startAuthProcess(): Promise<AuthProcess> {
-  const endpoints = infraEndpoints()
   const consulName = uniqueName('auth')
   const logDir = mkdtempSync(join(tmpdir(), 'content-auth-'))
   const database = await freshDatabase('auth')
@@ -41,25 +31,11 @@ export async function startAuthProcess(): Promise<AuthProcess> {
       {
         port: await freePort(),
         logFile: join(logDir, 'auth.log'),
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
-          DATABASE_URL: database.url,
-          REDIS_URL: endpoints.redisUrl,
-          KAFKA_BROKERS: endpoints.kafkaBrokers,
-          CONSUL_HTTP_ADDR: endpoints.consulHttpAddr,
-          ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
-          CONSUL_REGISTER: 'true',
-          CONSUL_SERVICE_NAME: consulName,
-          RATE_LIMIT_MAX: '100000',
-          ...tokenEnv,
-        },
+        env: serviceProcessEnv({ databaseUrl: database.url, consulName }),
       },
     )
     const started = auth
-    await eventually(`${consulName} passes in Consul`, () => passingInConsul(consulName).catch(() => false))
+    await eventually(`${consulName} passes in Consul`, () => passingInConsul(consulName))
     return {
       baseUrl: started.baseUrl,
       consulName,

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { EventType } from '@meridian/contracts'
 import { type CatalogueEvent, createEventProducer } from '@meridian/events'
-import { consulApi, freshDatabase, infraEndpoints, testKafka, tokenEnv, uniqueName } from '@meridian/testkit'
+import { freshDatabase, passingInConsul, serviceProcessEnv, testKafka, uniqueName } from '@meridian/testkit'
 
 /** The event types notification consumes (each with .retry.1..3 and .dlt) and the one it publishes. */
 const consumedTypes = [
@@ -112,17 +112,6 @@ async function deleteNamespace(namespace: string, topics: string[]): Promise<voi
   }
 }
 
-/** Whether Consul lists a passing instance of `name`. */
-async function passingInConsul(name: string): Promise<boolean> {
-  const { baseUrl, headers } = consulApi()
-  const response = await fetch(`${baseUrl}/v1/health/service/${encodeURIComponent(name)}?passing=true`, {
-    headers,
-    signal: AbortSignal.timeout(2000),
-  })
-  if (response.status !== 200) return false
-  return ((await response.json()) as unknown[]).length > 0
-}
-
 function exitOf(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve()
@@ -132,7 +121,6 @@ function exitOf(child: ChildProcess): Promise<void> {
 
 /** Starts the notification process and resolves once it is ready and passing in Consul. */
 export async function startNotificationProcess(): Promise<NotificationProcess> {
-  const endpoints = infraEndpoints()
   const namespace = `${uniqueName('rtn')}.`
   const consulName = uniqueName('notification')
   const logDir = mkdtempSync(join(tmpdir(), 'realtime-notification-'))
@@ -160,23 +148,11 @@ export async function startNotificationProcess(): Promise<NotificationProcess> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: notificationDir,
       env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
+        ...serviceProcessEnv({ databaseUrl: database.url, consulName }),
         HOST: '127.0.0.1',
         PORT: String(port),
         SERVICE_HOST: '127.0.0.1',
-        DATABASE_URL: database.url,
-        REDIS_URL: endpoints.redisUrl,
-        KAFKA_BROKERS: endpoints.kafkaBrokers,
         KAFKA_NAMESPACE: namespace,
-        CONSUL_HTTP_ADDR: endpoints.consulHttpAddr,
-        ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
-        CONSUL_REGISTER: 'true',
-        CONSUL_SERVICE_NAME: consulName,
-        RATE_LIMIT_MAX: '100000',
-        ...tokenEnv,
       },
       stdio: ['ignore', log, log],
     })
