@@ -55,7 +55,8 @@ export function createPostsRepository(db: Queryable) {
       sql: Queryable = db,
     ): Promise<PostRecord[]> {
       if (authorIds.length === 0) return []
-      const authors = sql.array(authorIds as string[])
+      // a plain array, cast: sql.array() is serialized wrongly until the connection has loaded its types
+      const authors = authorIds as string[]
       if (after === undefined) {
         return sql<PostRecord[]>`
           select page.* from unnest(${authors}::uuid[]) as author(id)

@@ -53,7 +53,7 @@ export function createUsersRepository(db: Queryable) {
     async findByIds(ids: readonly string[], sql: Queryable = db): Promise<UserRecord[]> {
       if (ids.length === 0) return []
       return sql<UserRecord[]>`
-        select ${sql(columns)} from users where id = any(${sql.array(ids as string[])}::uuid[]) and removed_at is null`
+        select ${sql(columns)} from users where id = any(${ids as string[]}::uuid[]) and removed_at is null`
     },
   }
 }
