@@ -1,5 +1,6 @@
 // Drives a server with autocannon (the list query, or user creation with a unique email per request; measureLoad any
-// other target) and records every response's latency itself, so parts of a measurement can be merged and percentiles are exact, not 1 ms bins.
+// other target) and records every response's latency itself, so parts of a measurement can be merged and percentiles
+// are exact, not 1 ms bins.
 import autocannon from 'autocannon'
 
 export type Scenario = 'list' | 'create'

@@ -105,3 +105,29 @@ export type ClientMessage =
   | { type: 'reply'; id: number; ok: false; message: string }
   /** every socket of this process in the broadcast room has received broadcast `seq` */
   | { type: 'received-all'; seq: number }
+
+/**
+ * A client process's side of the channel: sends `ready`, answers each request of the parent with its handler's
+ * reply (or its error) under the request's id, and exits when the parent goes away.
+ */
+export function answerParent<Request extends { id: number }>(
+  handle: (request: Request) => Promise<unknown>,
+): (message: ClientMessage) => void {
+  const send = (message: ClientMessage) => process.send?.(message)
+  process.on('message', (request: Request) => {
+    handle(request).then(
+      (body) => send({ type: 'reply', id: request.id, ok: true, body: body ?? {} }),
+      (error: unknown) =>
+        send({
+          type: 'reply',
+          id: request.id,
+          ok: false,
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    )
+  })
+  // the bench went away: nothing to hold or listen for any more
+  process.on('disconnect', () => process.exit(0))
+  send({ type: 'ready' })
+  return send
+}

@@ -6,17 +6,18 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io, type Socket } from 'socket.io-client'
 import { monotonicMs } from '../events/clock.ts'
-import type {
-  BroadcastReply,
-  ChatStartRequest,
-  ChatStopReply,
-  ClientCommand,
-  ClientMessage,
-  ConnectReply,
-  ConnectRequest,
-  JoinRoomReply,
-  JoinRoomRequest,
-  ReceiptsReply,
+import {
+  answerParent,
+  type BroadcastReply,
+  type ChatStartRequest,
+  type ChatStopReply,
+  type ClientCommand,
+  type ClientMessage,
+  type ConnectReply,
+  type ConnectRequest,
+  type JoinRoomReply,
+  type JoinRoomRequest,
+  type ReceiptsReply,
 } from './client-ipc.ts'
 import { mintToken } from './tokens.ts'
 
@@ -246,18 +247,4 @@ async function handle(command: ClientCommand): Promise<unknown> {
   }
 }
 
-process.on('message', (command: ClientCommand) => {
-  handle(command).then(
-    (body) => send({ type: 'reply', id: command.id, ok: true, body: body ?? {} }),
-    (error: unknown) =>
-      send({
-        type: 'reply',
-        id: command.id,
-        ok: false,
-        message: error instanceof Error ? error.message : String(error),
-      }),
-  )
-})
-// the bench went away: nothing to hold any more
-process.on('disconnect', () => process.exit(0))
-send({ type: 'ready' })
+answerParent<ClientCommand>(handle)

@@ -18,15 +18,17 @@ import {
   type ServiceClient,
   type ServiceDependencies,
 } from '@meridian/service-kit'
-import { createUserDirectory } from './clients/user-directory.ts'
+import { createUserDirectory, type UserDirectory } from './clients/user-directory.ts'
 import type { ContentConfig } from './config.ts'
 import { createPostsRepository } from './data/posts-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
-import { createPostUseCases, type PostUseCases } from './domain/posts.ts'
+import { createPostUseCases, type PostAnnouncer, type PostUseCases } from './domain/posts.ts'
 import { createUserUseCases, type UserUseCases } from './domain/users.ts'
 import { type ContentConsumersOptions, contentConsumers } from './events/consumers.ts'
 import { graphqlRoutes } from './graphql/plugin.ts'
 import { createPostCreatedChannel } from './graphql/subscriptions.ts'
+
+export type { UserDirectory } from './clients/user-directory.ts'
 
 export const serviceName = 'content'
 
@@ -44,6 +46,26 @@ export interface ContentService {
   clients: ServiceClient[]
   users: UserUseCases
   posts: PostUseCases
+}
+
+/**
+ * The use cases over content's repositories, built once: what buildApp serves, and what a bare baseline runs
+ * (bench:graphql's bare mercurius).
+ */
+export function createContentUseCases({
+  sql,
+  directory,
+  announcer,
+}: {
+  sql: Sql
+  directory: UserDirectory
+  announcer: PostAnnouncer
+}): { users: UserUseCases; posts: PostUseCases } {
+  const users = createUsersRepository(sql)
+  return {
+    users: createUserUseCases({ users, directory }),
+    posts: createPostUseCases({ posts: createPostsRepository(sql), users, sql, announcer }),
+  }
 }
 
 export async function buildApp({
@@ -87,12 +109,9 @@ export async function buildApp({
   const postCreated = createPostCreatedChannel(redis, config.CONTENT_PUBSUB_PREFIX, app.log)
   app.addHook('onClose', () => postCreated.close())
 
-  const usersRepository = createUsersRepository(sql)
-  const users = createUserUseCases({ users: usersRepository, directory: createUserDirectory(auth) })
-  const posts = createPostUseCases({
-    posts: createPostsRepository(sql),
-    users: usersRepository,
+  const { users, posts } = createContentUseCases({
     sql,
+    directory: createUserDirectory(auth),
     announcer: postCreated.announcer,
   })
 
