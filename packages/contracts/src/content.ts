@@ -150,7 +150,8 @@ export const GraphQLResponseError = Type.Object(
  */
 export const GraphQLResponse = Type.Object(
   {
-    data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    // any JSON (its shape is the operation's): serialized as it is, no per-field work on every answer
+    data: Type.Unknown({ description: "the operation's result (an object), or null" }),
     errors: Type.Optional(Type.Array(GraphQLResponseError, { minItems: 1 })),
   },
   { additionalProperties: true, description: 'a GraphQL response' },

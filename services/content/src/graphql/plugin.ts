@@ -49,12 +49,11 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
   // a browser sends Origin on every WebSocket upgrade, and would send auth's session cookie with it: an upgrade
   // from a page of another origin is refused before anything is read (cross-site WebSocket hijacking). Added after
   // @fastify/websocket's own hook, which marks an upgrade (request.ws).
-  app.addHook('onRequest', async (request) => {
-    if (!request.ws) return
+  // (a callback hook: it runs on every request of the app, and should not cost a promise)
+  app.addHook('onRequest', (request, _reply, done) => {
     const { origin } = request.headers
-    if (origin !== undefined && !options.allowedOrigins.includes(origin.toLowerCase())) {
-      throw AppError.forbidden('Origin not allowed')
-    }
+    const foreign = request.ws && origin !== undefined && !options.allowedOrigins.includes(origin.toLowerCase())
+    done(foreign ? AppError.forbidden('Origin not allowed') : undefined)
   })
 
   // mercurius's routes, documented as GraphQL answers them (every status in GraphQL's response shape)
@@ -99,14 +98,21 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
   })
 }
 
-/** Whether the text is JSON (no GraphQL document is: JSON starts with `{"`, `[`, a quote, a digit, true, false or null). */
+/**
+ * Whether the text is JSON rather than GraphQL, from its first characters (this runs on every request: no parse, no
+ * exception). GraphQL text starts with `{` and a field name, a keyword (query, mutation, subscription, fragment) or a
+ * comment; JSON with `{"`, `{}`, `[`, a quote, a digit, a minus, true, false or null.
+ */
 function isJson(source: string): boolean {
-  try {
-    JSON.parse(source)
-    return true
-  } catch {
-    return false
+  const text = source.trimStart()
+  const first = text.charAt(0)
+  if (first === '{') {
+    const next = text.slice(1).trimStart().charAt(0)
+    return next === '"' || next === '}'
   }
+  if (first === '[' || first === '"' || first === '-' || (first >= '0' && first <= '9')) return true
+  const word = text.trimEnd()
+  return word === 'true' || word === 'false' || word === 'null'
 }
 
 /** Every status /graphql answers, each in GraphQL's response shape. */
