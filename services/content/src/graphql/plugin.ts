@@ -52,7 +52,8 @@ async function graphqlPlugin(app: FastifyInstance, options: GraphQLPluginOptions
   // (a callback hook: it runs on every request of the app, and should not cost a promise)
   app.addHook('onRequest', (request, _reply, done) => {
     const { origin } = request.headers
-    const foreign = request.ws && origin !== undefined && !options.allowedOrigins.includes(origin.toLowerCase())
+    const foreign =
+      request.ws && origin !== undefined && !options.allowedOrigins.includes(origin.toLowerCase())
     done(foreign ? AppError.forbidden('Origin not allowed') : undefined)
   })
 
