@@ -175,6 +175,35 @@ describe('content: Mutation.createPost', () => {
     expect(await stored()).toEqual(before)
   })
 
+  it('when a user is removed while they post, then the post waits for the removal and is refused: no post outlives its author', async () => {
+    const leaver = await registeredUser(content)
+    let removed!: () => void
+    const removing = new Promise<void>((resolve) => {
+      removed = resolve
+    })
+    let commit!: () => void
+    const committed = new Promise<void>((resolve) => {
+      commit = resolve
+    })
+    // user.removed applied in a transaction held open: the user's row is taken
+    const removal = content.sql.begin(async (tx) => {
+      await content.users.applyRemoved({ userId: leaver.id }, tx)
+      removed()
+      await committed
+    })
+    await removing
+    const posting = graphql(content, createPost, {
+      variables: { title: 'Last words', content: 'x', authorId: leaver.id },
+      headers: leaver.headers,
+    })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    commit()
+    await removal
+    const answer = await posting
+    expect(answer.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND')
+    expect(await content.sql`select id from posts where author_id = ${leaver.id}`).toHaveLength(0)
+  })
+
   it('when an argument breaks its rule, then VALIDATION_ERROR (422) names every field at fault and nothing is written', async () => {
     const before = await stored()
     const cases: [Record<string, unknown>, string[]][] = [

@@ -49,6 +49,16 @@ export function createUsersRepository(db: Queryable) {
       return row
     },
 
+    /**
+     * The user, unless unknown or removed, held (FOR SHARE) until the transaction ends: a removal, which updates the
+     * row, waits for it — so a post is never written beside a removal that deletes the user's posts.
+     */
+    async holdActive(id: string, tx: Queryable): Promise<UserRecord | undefined> {
+      const [row] = await tx<UserRecord[]>`
+        select ${tx(columns)} from users where id = ${id} and removed_at is null for share`
+      return row
+    },
+
     /** The users among `ids` that exist (in no particular order): one statement for any number. */
     async findByIds(ids: readonly string[], sql: Queryable = db): Promise<UserRecord[]> {
       if (ids.length === 0) return []

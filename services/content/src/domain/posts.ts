@@ -63,7 +63,7 @@ export function createPostUseCases({ posts, users, sql, announcer }: PostUseCase
         throw AppError.forbidden('You may only post as yourself')
       }
       const created = await transaction(sql, async (tx) => {
-        if (!(await users.findById(input.authorId, tx))) {
+        if (!(await users.holdActive(input.authorId, tx))) {
           const { name, email } = principal
           if (!own || !name || !email) throw AppError.notFound(`User ${input.authorId} not found`)
           const seeded = await users.apply(
@@ -71,7 +71,7 @@ export function createPostUseCases({ posts, users, sql, announcer }: PostUseCase
             tx,
           )
           // not written: the user was removed (or has just arrived, which the second look finds)
-          if (!seeded && !(await users.findById(input.authorId, tx))) {
+          if (!seeded && !(await users.holdActive(input.authorId, tx))) {
             throw AppError.notFound(`User ${input.authorId} not found`)
           }
         }
