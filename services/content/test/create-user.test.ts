@@ -1,14 +1,18 @@
 // Content and the real auth service (a process of its own, found in Consul): Mutation.createUser (an admin's user,
 // readable at once through the projection and `invited` in auth; auth's refusals relayed; arguments refused before
 // auth is called; auth missing from Consul), and auth's other credentials accepted by content end to end: an API key
-// (introspected at auth; refused in the URL), and a cookie session started at auth's /login.
+// (introspected at auth; refused in the URL; a subscription's connection_init), and a cookie session started at
+// auth's /login.
 import { randomUUID } from 'node:crypto'
 import { authNames } from '@meridian/contracts'
 import { asAdmin, asUser, tokenEnv, uniqueName } from '@meridian/testkit'
+import { createClient } from 'graphql-ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
 import { buildContentTestApp, type ContentTestApp } from './support/app.ts'
 import { type AuthProcess, startAuthProcess } from './support/auth-process.ts'
 import { graphql } from './support/graphql.ts'
+import { collect, soon, subscriptionUrl, untilListening } from './support/subscriptions.ts'
 
 let auth: AuthProcess
 let content: ContentTestApp
@@ -221,6 +225,41 @@ describe("auth's other credentials on content", () => {
     )
     expect(posted.body.errors).toBeUndefined()
     expect(posted.body.data?.createPost.author).toEqual({ id: holder.id, email: holder.email })
+  })
+
+  it('when a subscription connection gives an API key in connection_init ({apiKey}), then postCreated is heard with it', async () => {
+    const holder = await registeredInAuth()
+    const created = await authCall('POST', '/api/v1/api-keys', {
+      body: { name: 'content listener' },
+      headers: { authorization: `Bearer ${holder.accessToken}` },
+    })
+    expect(created.status).toBe(201)
+    await content.app.listen({ port: 0, host: '127.0.0.1' })
+    const client = createClient({
+      url: subscriptionUrl(content.app),
+      webSocketImpl: WebSocket,
+      connectionParams: { apiKey: created.body.key },
+    })
+    try {
+      const heard = collect<{ postCreated: { title: string } }>(
+        client,
+        'subscription { postCreated { title } }',
+      )
+      await untilListening(content.redis, `${content.config.CONTENT_PUBSUB_PREFIX}post.created`, [
+        { app: content.app, listeners: 1 },
+      ])
+      const posted = await graphql(
+        content,
+        'mutation ($id: ID!) { createPost(title: "Heard by key", content: "x", authorId: $id) { id } }',
+        { variables: { id: holder.id }, headers: { authorization: `Bearer ${holder.accessToken}` } },
+      )
+      expect(posted.body.errors).toBeUndefined()
+      await soon('the post', () => heard.values.length === 1 || heard.errors.length > 0)
+      expect(heard.errors).toEqual([])
+      expect(heard.values).toEqual([{ postCreated: { title: 'Heard by key' } }])
+    } finally {
+      await client.dispose()
+    }
   })
 
   it("when the API key is wrong, then UNAUTHORIZED 'Invalid API key'", async () => {
