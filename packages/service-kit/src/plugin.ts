@@ -148,8 +148,9 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? request.url
     const allowed = routes.allowedMethods(path)
+    // a route of this very method that found nothing (a static file that is not there) is a 404, not a 405
     const error =
-      allowed.length > 0
+      allowed.length > 0 && !allowed.includes(request.method)
         ? new AppError(405, 'METHOD_NOT_ALLOWED', {
             message: `Method ${request.method} is not allowed for ${path}`,
             headers: { allow: allowed.join(', ') },

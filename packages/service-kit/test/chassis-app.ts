@@ -75,6 +75,11 @@ export async function buildChassisApp(
         async (request, reply) => reply.code(201).send({ title: request.body.title }),
       )
       api.get('/widgets/:id', async (request) => ({ id: (request.params as { id: string }).id }))
+      // a route that finds nothing for some of its paths, as a static file server does
+      api.get('/files/*', (request, reply) => {
+        if ((request.params as { '*': string })['*'] === 'present.txt') return reply.send('here')
+        return reply.callNotFound()
+      })
       api.get('/boom', async () => {
         throw new Error('secret internal detail: connection string postgres://u:p@db')
       })

@@ -51,6 +51,21 @@ describe('chassis: errors and request ids', () => {
     expect(response.headers.allow).toBe('GET, HEAD')
   })
 
+  it('when a route of the method finds nothing for the path (a file that is not there), then 404, not 405', async () => {
+    expect((await chassis.app.inject({ method: 'GET', url: '/api/v1/files/present.txt' })).body).toBe('here')
+    expectErrorEnvelope(
+      await chassis.app.inject({ method: 'GET', url: '/api/v1/files/absent.txt' }),
+      404,
+      'NOT_FOUND',
+    )
+    // another method on that path is still a 405
+    expectErrorEnvelope(
+      await chassis.app.inject({ method: 'DELETE', url: '/api/v1/files/absent.txt' }),
+      405,
+      'METHOD_NOT_ALLOWED',
+    )
+  })
+
   it('when the JSON body is malformed, then 400 BAD_REQUEST and nothing else happens', async () => {
     const response = await chassis.app.inject({
       method: 'POST',
