@@ -63,6 +63,32 @@ describe('payment simulator', () => {
   })
 
   describe('tokens', () => {
+    it("when a page of another origin tokenizes a card, then CORS lets it (preflight and answer); charges don't", async () => {
+      const preflight = await fetch(`${sim.url}/v1/tokens`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'http://127.0.0.1:8080',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      })
+      expect(preflight.status).toBe(204)
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*')
+      expect(preflight.headers.get('access-control-allow-methods')).toBe('POST')
+      expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type')
+      const reply = await call(
+        sim.url,
+        'POST',
+        '/v1/tokens',
+        { card: card('4242424242424242') },
+        { origin: 'http://x' },
+      )
+      expect(reply.status).toBe(201)
+      expect(reply.headers.get('access-control-allow-origin')).toBe('*')
+      const charged = await charge({ source: await token('4242424242424242') })
+      expect(charged.headers.get('access-control-allow-origin')).toBeNull()
+    })
+
     it('when a valid card is tokenized, then a tok_ id comes back with the brand and last four digits only', async () => {
       const reply = await post('/v1/tokens', { card: card('4242 4242 4242 4242') })
       expect(reply.status).toBe(201)

@@ -613,6 +613,20 @@ export async function createPaymentSimulator(
       }
       options.log(JSON.stringify(line))
     })
+    // tokenization is what a shop's browser page calls itself (the card never touches the shop's servers), as a
+    // provider's tokenization endpoint allows from any page: no credentials, only a card in, a token out
+    if (path === '/v1/tokens') {
+      res.setHeader('access-control-allow-origin', '*')
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, {
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-headers': 'content-type',
+          'access-control-max-age': '600',
+        })
+        res.end()
+        return
+      }
+    }
     route(req, path, log).then(
       (response) => {
         const error =
