@@ -15,6 +15,7 @@ import {
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { assertGatewayConfig, type GatewayConfig, serviceNameMap } from './config.ts'
+import { consoleRoutes } from './console/console-routes.ts'
 import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
 import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
@@ -164,6 +165,12 @@ export async function buildGatewayApp({
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
     maxAttempts: config.UPSTREAM_MAX_ATTEMPTS,
+  }
+  if (config.CONSOLE_DIR) {
+    await app.register(consoleRoutes, {
+      dir: config.CONSOLE_DIR,
+      paymentProviderUrl: config.CONSOLE_PAYMENT_PROVIDER_URL,
+    })
   }
   routeUpgrades(app)
   await app.register(proxyRoutes, {

@@ -32,6 +32,10 @@ export const GatewayEnv = Type.Object({
   EJECT_MAX_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   /** consecutive failed requests to one service that open its circuit */
   BREAKER_FAILURE_THRESHOLD: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+  /** the built console (apps/console/dist) to serve at /console/; empty: no console */
+  CONSOLE_DIR: Type.String({ default: '' }),
+  /** the payment provider as a browser reaches it (the console tokenizes test cards there) */
+  CONSOLE_PAYMENT_PROVIDER_URL: Type.String({ default: 'http://127.0.0.1:3099' }),
   /** how long an open circuit answers 503 before letting one probe through */
   BREAKER_OPEN_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   /** how long the merged OpenAPI document of /docs is reused */

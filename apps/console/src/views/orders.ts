@@ -1,0 +1,194 @@
+// Orders: the catalogue, placing an order with a test card (tokenized at the payment provider by the browser, as a
+// shop's page would), and the user's orders with their status, kept current without a reload (each of the user's
+// notifications, and every few seconds while an order is on its way).
+import type { Order, PlacedOrder, Product } from '@meridian/contracts'
+import { api } from '../api.ts'
+import type { ConsoleConfig } from '../config.ts'
+import type { Session } from '../session.ts'
+import { busy, errorBox, h, loading, show } from '../ui.ts'
+
+/** The simulator's test cards (infra/src/payment-simulator/README.md). */
+export const testCards = [
+  { number: '4242424242424242', label: 'Visa 4242 — succeeds' },
+  { number: '4000000000000077', label: '4000…0077 — succeeds after a delay' },
+  { number: '4000000000000002', label: '4000…0002 — declined' },
+] as const
+
+// no longer moving by itself: shipped waits for its delivery, which a notification announces
+const settled = new Set(['shipped', 'delivered', 'cancelled', 'failed', 'payment_failed'])
+
+interface Page<Item> {
+  data: Item[]
+}
+
+async function tokenizeCard(config: ConsoleConfig, number: string): Promise<string> {
+  const year = new Date().getUTCFullYear() + 2
+  const response = await fetch(`${config.paymentProviderUrl}/v1/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ card: { number, expMonth: 12, expYear: year, cvc: '123' } }),
+  })
+  const body = (await response.json()) as { token?: string; error?: { message?: string } }
+  if (!response.ok || !body.token) throw new Error(body.error?.message ?? 'The card was not accepted')
+  return body.token
+}
+
+export interface OrdersView {
+  element: HTMLElement
+  /** reads the orders again (a notification told of a change) */
+  refresh(): void
+  close(): void
+}
+
+export function ordersView(session: Session, config: ConsoleConfig): OrdersView {
+  const catalogue = h('div', {}, loading('the catalogue'))
+  const orders = h('div', {}, loading('your orders'))
+  const errors = h('div', { 'aria-live': 'assertive' })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let closed = false
+
+  async function readOrders(): Promise<void> {
+    clearTimeout(timer)
+    try {
+      const page = await api<Page<Order>>(
+        'GET',
+        `/api/v1/users/${session.user.id}/orders?limit=20&sort=createdAt:desc`,
+        { token: session.token },
+      )
+      show(orders, ordersTable(page.data))
+      // while an order is on its way, look again soon
+      if (!closed && page.data.some((order) => !settled.has(order.status)))
+        timer = setTimeout(readOrders, 2000)
+    } catch (error) {
+      show(orders, errorBox(error))
+    }
+  }
+
+  async function readCatalogue(): Promise<void> {
+    try {
+      const page = await api<Page<Product>>('GET', '/api/v1/products?limit=50', { token: session.token })
+      show(catalogue, orderForm(page.data.filter((product) => product.active)))
+    } catch (error) {
+      show(catalogue, errorBox(error))
+    }
+  }
+
+  function orderForm(products: Product[]): HTMLElement {
+    if (products.length === 0) return h('p', {}, 'The catalogue is empty.')
+    const product = h(
+      'select',
+      { id: 'product', name: 'product' },
+      ...products.map((item) =>
+        h(
+          'option',
+          { value: item.id },
+          `${item.name} — ${item.price.toFixed(2)} (${item.available} available)`,
+        ),
+      ),
+    )
+    const quantity = h('input', {
+      id: 'quantity',
+      name: 'quantity',
+      type: 'number',
+      min: 1,
+      max: 100,
+      value: 1,
+    })
+    const card = h(
+      'select',
+      { id: 'card', name: 'card' },
+      ...testCards.map((item) => h('option', { value: item.number }, item.label)),
+    )
+    const submit = h('button', { type: 'submit' }, 'Place order')
+    return h(
+      'form',
+      {
+        'aria-label': 'Place an order',
+        onsubmit: (event: Event) => {
+          event.preventDefault()
+          void busy(submit, errors, async () => {
+            const chosen = products.find((item) => item.id === product.value)!
+            const token = await tokenizeCard(config, card.value)
+            await api<PlacedOrder>('POST', '/api/v1/orders', {
+              token: session.token,
+              body: {
+                customerId: session.user.id,
+                items: [{ productId: chosen.id, quantity: Number(quantity.value), price: chosen.price }],
+                shippingAddress: { street: '1 Console Street', city: 'Webville', zip: '12345' },
+                payment: { token },
+              },
+            })
+            await readOrders()
+          })
+        },
+      },
+      h('label', { for: 'product' }, 'Product'),
+      product,
+      h('label', { for: 'quantity' }, 'Quantity'),
+      quantity,
+      h('label', { for: 'card' }, 'Test card'),
+      card,
+      submit,
+    )
+  }
+
+  function ordersTable(list: Order[]): HTMLElement {
+    if (list.length === 0) return h('p', {}, 'No orders yet.')
+    return h(
+      'table',
+      { class: 'orders' },
+      h('caption', {}, 'Your orders, newest first'),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Order'),
+          h('th', { scope: 'col' }, 'Items'),
+          h('th', { scope: 'col' }, 'Total'),
+          h('th', { scope: 'col' }, 'Status'),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...list.map((order) =>
+          h(
+            'tr',
+            { 'data-order-id': order.id },
+            h('td', {}, h('code', {}, order.id.slice(0, 8))),
+            h(
+              'td',
+              {},
+              order.items.map((item) => `${item.quantity} × ${item.name ?? item.productId}`).join(', '),
+            ),
+            h('td', {}, order.total.toFixed(2)),
+            h('td', { class: `status status-${order.status}`, 'data-status': order.status }, order.status),
+          ),
+        ),
+      ),
+    )
+  }
+
+  void readCatalogue()
+  void readOrders()
+  const element = h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'orders-title' },
+    h('h1', { id: 'orders-title' }, 'Orders'),
+    h('h2', {}, 'Place an order'),
+    catalogue,
+    errors,
+    h('h2', {}, 'Your orders'),
+    orders,
+  )
+  return {
+    element,
+    refresh: () => void readOrders(),
+    close() {
+      closed = true
+      clearTimeout(timer)
+    },
+  }
+}

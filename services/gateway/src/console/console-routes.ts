@@ -1,0 +1,45 @@
+// The Meridian console (apps/console, built by Vite) served at /console/: its files from CONSOLE_DIR, and
+// /console/config.json with what the page needs to know of this deployment (the payment provider a browser
+// tokenizes cards at). The page then uses the gateway's public API and the realtime channel like any client.
+import { join } from 'node:path'
+import fastifyStatic from '@fastify/static'
+import type { FastifyPluginAsync } from 'fastify'
+
+export interface ConsoleRoutesOptions {
+  /** the console's build (apps/console/dist) */
+  dir: string
+  /** the payment provider's base URL, as a browser reaches it */
+  paymentProviderUrl: string
+}
+
+/** The console's runtime configuration (GET /console/config.json). */
+export interface ConsoleConfig {
+  paymentProviderUrl: string
+}
+
+export const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (
+  app,
+  { dir, paymentProviderUrl },
+) => {
+  const consoleConfig: ConsoleConfig = { paymentProviderUrl }
+  const hide = { hide: true }
+
+  app.get('/console', { schema: hide }, (_request, reply) => reply.redirect('/console/', 301))
+  app.get('/console/config.json', { schema: hide }, async (_request, reply) =>
+    reply.header('cache-control', 'no-store').send(consoleConfig),
+  )
+  await app.register(fastifyStatic, {
+    root: dir,
+    prefix: '/console/',
+    // hashed asset names change with their content: they may be kept; index.html must not be
+    maxAge: '1y',
+    immutable: true,
+    setHeaders(response, path) {
+      if (path === join(dir, 'index.html')) response.header('cache-control', 'no-cache')
+      // the console talks to its own origin and to the payment provider only; nothing is framed
+      response.header('x-frame-options', 'DENY')
+      response.header('referrer-policy', 'no-referrer')
+      response.header('x-content-type-options', 'nosniff')
+    },
+  })
+}
