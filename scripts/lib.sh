@@ -61,6 +61,20 @@ ensure_deps() {
   fi
 }
 
+# The browser tests drive Debian's Chromium with playwright-core (no browser download): `chromium` on PATH, or
+# MERIDIAN_CHROMIUM naming it. Installed with apt-get when missing and apt-get is there to use (root, or sudo).
+ensure_chromium() {
+  if [ -n "${MERIDIAN_CHROMIUM:-}" ] && [ -x "$MERIDIAN_CHROMIUM" ]; then return; fi
+  if command -v chromium >/dev/null 2>&1; then return; fi
+  command -v apt-get >/dev/null 2>&1 ||
+    die "the browser tests need Chromium: install it, or set MERIDIAN_CHROMIUM to its binary."
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  say "installing Debian's chromium for the browser tests (apt-get)"
+  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends chromium >&2 ||
+    die "installing chromium failed: install it, or set MERIDIAN_CHROMIUM to a Chromium binary."
+}
+
 infra() {
   "$MERIDIAN_ROOT/infra/node_modules/.bin/tsx" "$MERIDIAN_ROOT/infra/src/cli.ts" "$@"
 }

@@ -1,7 +1,9 @@
 // Starts the whole system once for the suite (every service as a process, its own databases, Kafka namespace and
 // Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
+import { freePort } from '@meridian/infra'
 import { startSystem } from '@meridian/infra/system'
 import type { TestProject } from 'vitest/node'
+import { buildConsole, consoleDist } from './console-build.ts'
 import type { E2eSystem } from './system-context.ts'
 
 /**
@@ -51,13 +53,25 @@ function portFromEnv(name: string, fallback: number): number {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const startedAt = Date.now()
+  // the console the gateway serves at /console/ (test/console.test.ts drives it in Chromium)
+  buildConsole()
+  // a port of its own (a developer's simulator on 3099 does not stop the suite), known before the start: the
+  // console's browser tokenizes its cards there
+  const simulatorPort = portFromEnv('E2E_SIMULATOR_PORT', 0) || (await freePort())
   const system = await startSystem({
     prefix: 'e2e',
     gatewayPort: portFromEnv('E2E_GATEWAY_PORT', 8080),
-    // a port of its own: a developer's simulator on 3099 does not stop the suite
-    simulatorPort: portFromEnv('E2E_SIMULATOR_PORT', 0),
+    simulatorPort,
     simulator: simulatorSettings,
-    env: { order: sagaSettings, payment: reconcileSettings, 'realtime-gateway': realtimeSettings },
+    env: {
+      order: sagaSettings,
+      payment: reconcileSettings,
+      'realtime-gateway': realtimeSettings,
+      gateway: {
+        CONSOLE_DIR: consoleDist,
+        CONSOLE_PAYMENT_PROVIDER_URL: `http://127.0.0.1:${simulatorPort}`,
+      },
+    },
     // two instances of the channel (a client of the one that restarts reconnects to the other) and of content (a
     // post made on one reaches the subscribers of both)
     replicas: { 'realtime-gateway': 2, content: 2 },

@@ -118,7 +118,7 @@ export function ordersView(session: Session, config: ConsoleConfig): OrdersView 
                 payment: { token },
               },
             })
-            await readOrders()
+            await Promise.all([readOrders(), readCatalogue()])
           })
         },
       },

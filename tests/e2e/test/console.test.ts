@@ -1,0 +1,127 @@
+// The console in a real browser (Debian's Chromium driven by playwright-core), served by the gateway at /console/
+// and using only the public API and the realtime channel: a customer signs in with the form, places an order from
+// the catalogue with a test card and watches it reach shipped, and its notifications arrive without a reload and are
+// marked read; a failure shows the envelope's message and its request id. Screenshots of the views are written to
+// tests/e2e/artifacts/ (not committed).
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { User } from '@meridian/contracts'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { type Caller, e2eClient } from '../src/client.ts'
+import '../src/system-context.ts'
+
+const system = inject('system')
+const client = e2eClient(system)
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
+const patience = 60_000
+
+/** Debian's chromium (or MERIDIAN_CHROMIUM): scripts/test installs it. */
+function chromiumPath(): string {
+  if (process.env.MERIDIAN_CHROMIUM) return process.env.MERIDIAN_CHROMIUM
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim()
+  } catch {
+    throw new Error(
+      "Chromium is missing: run ./scripts/test (it installs Debian's chromium) or set MERIDIAN_CHROMIUM",
+    )
+  }
+}
+
+let browser: Browser
+let admin: Caller
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true })
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  admin = await client.loginAdmin()
+})
+
+afterAll(async () => {
+  await browser?.close()
+})
+
+/** A customer with a password (open registration through the gateway). */
+async function newCustomer(): Promise<{ email: string; password: string; id: string }> {
+  const email = `console-${randomBytes(4).toString('hex')}@example.com`
+  const password = randomBytes(12).toString('base64url')
+  const created = await client.request<User>('POST', '/api/v1/users', {
+    body: { name: 'Console Customer', email, password },
+  })
+  expect(created.status).toBe(201)
+  return { email, password, id: created.body.id }
+}
+
+async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.goto(`${system.gatewayUrl}/console/`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+}
+
+describe('the console in Chromium', () => {
+  it('when a customer signs in and places an order with a test card, then it reaches shipped on the page and its notifications arrive live', async () => {
+    const customer = await newCustomer()
+    const product = await client.createProduct(admin, { stock: 5 })
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    try {
+      await signIn(page, customer.email, customer.password)
+      await expect
+        .poll(() => page.getByRole('heading', { name: 'Orders', exact: true }).isVisible(), {
+          timeout: 15_000,
+        })
+        .toBe(true)
+
+      await page.getByLabel('Product').selectOption(product.id)
+      await page.getByLabel('Test card').selectOption('4242424242424242')
+      await page.getByRole('button', { name: 'Place order' }).click()
+
+      // the saga advances on the page without a reload: placed … shipped
+      const status = page.locator('td[data-status]').first()
+      await status.waitFor({ timeout: 15_000 })
+      await expect
+        .poll(() => status.getAttribute('data-status'), { timeout: patience, interval: 500 })
+        .toBe('shipped')
+      await page.screenshot({ path: `${artifacts}orders.png`, fullPage: true })
+
+      // the order's notifications came over the channel while the page was open
+      await page.getByRole('link', { name: /Notifications/ }).click()
+      const confirmed = page.locator('li[data-type="order_confirmed"]')
+      await confirmed.waitFor({ timeout: patience })
+      await page.locator('li[data-type="shipment_created"]').waitFor({ timeout: patience })
+      await page.screenshot({ path: `${artifacts}notifications.png`, fullPage: true })
+      await confirmed.getByRole('button', { name: 'Mark read' }).click()
+      await expect.poll(() => confirmed.getAttribute('class'), { timeout: 10_000 }).toBe('read')
+
+      // the same, as the API tells it
+      const token = await client.login(customer.email, customer.password)
+      const listed = await client.request<{ data: { type: string; readAt: string | null }[] }>(
+        'GET',
+        '/api/v1/notifications?limit=50',
+        { token },
+      )
+      const readConfirmation = listed.body.data.find(
+        (notification) => notification.type === 'order_confirmed',
+      )
+      expect(readConfirmation?.readAt).not.toBeNull()
+    } finally {
+      await page.close()
+    }
+  })
+
+  it('when sign-in fails, then the page shows the error and its request id, and stays on the form', async () => {
+    const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
+    try {
+      await signIn(page, 'nobody@example.com', 'wrong-password-1')
+      const alert = page.getByRole('alert')
+      await alert.waitFor({ timeout: 15_000 })
+      expect(await alert.textContent()).toMatch(/request id [0-9a-f-]{36}/)
+      expect(await page.getByLabel('Password').isVisible()).toBe(true)
+      await page.screenshot({ path: `${artifacts}sign-in-error-narrow.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+})
