@@ -34,6 +34,8 @@ export async function signInWithPassword(email: string, password: string): Promi
 }
 
 const client: oauth.Client = { client_id: 'meridian-spa' }
+/** auth's resource indicator of Meridian's APIs: the access token is then a JWT every service accepts */
+const apiResource = 'urn:meridian:api'
 const pendingKey = 'meridian-console-pkce'
 const redirectUri = () => `${location.origin}${import.meta.env.BASE_URL}`
 
@@ -66,6 +68,7 @@ export async function startOpenIdSignIn(): Promise<void> {
     state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
+    resource: apiResource,
   }).toString()
   location.assign(url)
 }
@@ -88,8 +91,11 @@ export async function completeOpenIdSignIn(): Promise<Session | undefined> {
     parameters,
     redirectUri(),
     verifier,
-    // the provider is reached over plain HTTP in development and tests
-    { [oauth.allowInsecureRequests]: location.protocol === 'http:' },
+    {
+      additionalParameters: { resource: apiResource },
+      // the provider is reached over plain HTTP in development and tests
+      [oauth.allowInsecureRequests]: location.protocol === 'http:',
+    },
   )
   const tokens = await oauth.processAuthorizationCodeResponse(server, client, response)
   return { token: tokens.access_token, user: userOfToken(tokens.access_token) }

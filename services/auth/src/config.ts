@@ -13,7 +13,12 @@ export const AuthEnv = serviceEnv({
   /** trust X-Forwarded-Proto/Host/For: only behind a proxy that overwrites them, else clients could forge them */
   OIDC_TRUST_PROXY: Type.Boolean({ default: false }),
   /** comma-separated, matched exactly: the public SPA client `meridian-spa` (PKCE, no secret) */
-  OIDC_SPA_REDIRECT_URIS: Type.String({ minLength: 1, default: 'http://localhost:5173/callback' }),
+  OIDC_SPA_REDIRECT_URIS: Type.String({
+    minLength: 1,
+    // Vite's dev server, and the console as the gateway serves it (scripts/dev)
+    default:
+      'http://localhost:5173/callback,http://localhost:5173/console/,http://127.0.0.1:8080/console/,http://localhost:8080/console/',
+  }),
   /** comma-separated, matched exactly: the confidential web client `meridian-web` */
   OIDC_WEB_REDIRECT_URIS: Type.String({ minLength: 1, default: 'http://localhost:3000/callback' }),
   OIDC_WEB_CLIENT_SECRET: Type.String({ minLength: 32, default: 'insecure-development-meridian-web-secret' }),

@@ -2,6 +2,7 @@
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresAdapter, deleteExpiredPayloads } from '../src/oidc/postgres-adapter.ts'
+import { meridianApiResource } from '../src/oidc/provider.ts'
 import {
   createTestUser,
   type OidcTestApp,
@@ -114,6 +115,56 @@ describe('OpenID Connect grants', () => {
       email: user.email,
       email_verified: false,
     })
+  })
+
+  it("when the SPA asks for Meridian's APIs (resource), then its access token is a JWT every service accepts, with the user's role", async () => {
+    const { callback, verifier, state } = await authorize(spa, {
+      redirect_uri: spaRedirect,
+      scope: 'openid profile email',
+      resource: meridianApiResource,
+    })
+    const tokens = await client.authorizationCodeGrant(
+      spa,
+      callback,
+      { pkceCodeVerifier: verifier, expectedState: state },
+      { resource: meridianApiResource },
+    )
+    const [header, payload] = tokens.access_token
+      .split('.')
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()))
+    expect(header).toMatchObject({ alg: 'RS256', typ: 'at+jwt', kid: auth.keyRing.signingKey().kid })
+    expect(payload).toMatchObject({
+      iss: auth.issuer,
+      aud: 'meridian',
+      sub: user.id,
+      client_id: 'meridian-spa',
+      name: user.name,
+      email: user.email,
+      role: 'user',
+      roles: ['user'],
+    })
+    // the chassis verifies it as it verifies POST /login's tokens: the user reads themself
+    const read = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/users/${user.id}`,
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    })
+    expect(read.statusCode).toBe(200)
+    expect(read.json()).toMatchObject({ id: user.id, email: user.email })
+  })
+
+  it("when a client asks for a resource that is not Meridian's, then invalid_target", async () => {
+    const url = client.buildAuthorizationUrl(spa, {
+      redirect_uri: spaRedirect,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+      resource: 'https://elsewhere.example/api',
+    })
+    const answer = await fetch(url, { redirect: 'manual' })
+    const location = new URL(answer.headers.get('location') ?? '', auth.issuer)
+    expect(location.searchParams.get('error')).toBe('invalid_target')
   })
 
   it('when only openid profile is granted, then /userinfo and the ID token hold no email', async () => {

@@ -58,15 +58,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // a port of its own (a developer's simulator on 3099 does not stop the suite), known before the start: the
   // console's browser tokenizes its cards there
   const simulatorPort = portFromEnv('E2E_SIMULATOR_PORT', 0) || (await freePort())
+  const gatewayPort = portFromEnv('E2E_GATEWAY_PORT', 8080)
   const system = await startSystem({
     prefix: 'e2e',
-    gatewayPort: portFromEnv('E2E_GATEWAY_PORT', 8080),
+    gatewayPort,
     simulatorPort,
     simulator: simulatorSettings,
     env: {
       order: sagaSettings,
       payment: reconcileSettings,
       'realtime-gateway': realtimeSettings,
+      // the console signs in with the provider and comes back to itself on the gateway
+      auth: { OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/` },
       gateway: {
         CONSOLE_DIR: consoleDist,
         CONSOLE_PAYMENT_PROVIDER_URL: `http://127.0.0.1:${simulatorPort}`,

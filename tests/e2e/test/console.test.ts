@@ -1,5 +1,6 @@
 // The console in a real browser (Debian's Chromium driven by playwright-core), served by the gateway at /console/
-// and using only the public API and the realtime channel: a customer signs in with the form, places an order from
+// and using only the public API and the realtime channel: a user signs in with the OpenID provider (PKCE); a
+// customer signs in with the form, places an order from
 // the catalogue with a test card and watches it reach shipped, and its notifications arrive without a reload and are
 // marked read; a failure shows the envelope's message and its request id. Screenshots of the views are written to
 // tests/e2e/artifacts/ (not committed).
@@ -106,6 +107,37 @@ describe('the console in Chromium', () => {
         (notification) => notification.type === 'order_confirmed',
       )
       expect(readConfirmation?.readAt).not.toBeNull()
+    } finally {
+      await page.close()
+    }
+  })
+
+  it("when a user signs in with Meridian's OpenID provider (code flow with PKCE), then the console is theirs and the API accepts its token", async () => {
+    const customer = await newCustomer()
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    try {
+      await page.goto(`${system.gatewayUrl}/console/`)
+      await page.getByRole('button', { name: 'Sign in with Meridian (OpenID Connect)' }).click()
+      // the provider's own pages, through the gateway: sign in, then allow the console
+      await page.waitForURL(/\/interaction\//, { timeout: 15_000 })
+      await page.getByLabel('Email').fill(customer.email)
+      await page.getByLabel('Password').fill(customer.password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      const allow = page.getByRole('button', { name: 'Allow' })
+      await allow.waitFor({ timeout: 15_000 })
+      await allow.click()
+      // back on the console with a code, exchanged (PKCE) for a token of Meridian's APIs
+      await page.waitForURL(`${system.gatewayUrl}/console/**`, { timeout: 15_000 })
+      await expect
+        .poll(() => page.getByRole('heading', { name: 'Orders', exact: true }).isVisible(), {
+          timeout: 15_000,
+        })
+        .toBe(true)
+      expect(await page.locator('.who').textContent()).toBe('Console Customer (user)')
+      expect(page.url()).not.toContain('code=')
+      // the orders list answered with that token (an error box would be there otherwise)
+      await page.getByText('No orders yet.').waitFor({ timeout: 15_000 })
+      await page.screenshot({ path: `${artifacts}signed-in-with-pkce.png`, fullPage: true })
     } finally {
       await page.close()
     }

@@ -129,6 +129,7 @@ export async function oidcPlugin(app: FastifyInstance, options: OidcPluginOption
         clients: config,
         cookieKeys,
         trustProxy: config.OIDC_TRUST_PROXY,
+        apiAudience: config.JWT_AUDIENCE,
       })
       // Koa would print unhandled errors to stderr; they go to the service log instead, without request bodies
       provider.app.silent = true

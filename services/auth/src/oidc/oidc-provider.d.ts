@@ -226,6 +226,7 @@ declare module 'oidc-provider' {
     SessionNotFound: typeof OIDCProviderError
     InvalidRequest: typeof OIDCProviderError
     AccessDenied: typeof OIDCProviderError
+    InvalidTarget: typeof OIDCProviderError
   }
 
   export default Provider

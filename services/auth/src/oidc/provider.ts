@@ -2,7 +2,7 @@
 // routes and pages; what is stored in PostgreSQL; who the users are.
 import type { JsonWebKey } from 'node:crypto'
 import type { Sql } from '@meridian/db'
-import Provider, { type ClientMetadataView, type KoaContextWithOIDC } from 'oidc-provider'
+import Provider, { type ClientMetadataView, errors, type KoaContextWithOIDC } from 'oidc-provider'
 import type { Accounts } from './accounts.ts'
 import { claimsOfScopes } from './accounts.ts'
 import { type ClientsConfig, isRedirectOrigin, seededClients } from './clients.ts'
@@ -35,6 +35,14 @@ export const oidcRoutes = {
 
 export const interactionPath = (uid: string): string => `/interaction/${uid}`
 
+/**
+ * The resource indicator (RFC 8707) of Meridian's own APIs: a client that asks for it (`resource=` on /authorize and
+ * /token) gets an access token the services accept — a JWT signed with the key ring, `aud` the services' audience,
+ * and the claims of POST /login's tokens (name, email, role, roles). Without it, the provider's opaque access token,
+ * good for /userinfo only.
+ */
+export const meridianApiResource = 'urn:meridian:api'
+
 /** Lifetimes in seconds. ID tokens stay within the key ring's bound (one hour) so a retired key outlives its tokens. */
 const ttl = {
   AccessToken: 15 * 60,
@@ -57,6 +65,8 @@ export interface OidcProviderOptions {
   clients: ClientsConfig
   cookieKeys: string[]
   trustProxy: boolean
+  /** `aud` of the access tokens for meridianApiResource: the services' JWT_AUDIENCE */
+  apiAudience: string
 }
 
 function setPage(ctx: KoaContextWithOIDC, body: string): void {
@@ -143,10 +153,37 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
           setPage(ctx, signedOutPage())
         },
       },
-      // not offered: no dynamic registration, no pushed requests or resource indicators (no API audiences yet)
+      // not offered: no dynamic registration, no pushed requests
       registration: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
-      resourceIndicators: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        // only Meridian's APIs: anything else is refused with invalid_target
+        defaultResource: (_ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) =>
+          oneOf?.[0] ?? undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo(_ctx: KoaContextWithOIDC, resource: string) {
+          if (resource !== meridianApiResource) throw new errors.InvalidTarget()
+          return {
+            // what a client may be granted for the APIs: the user's identity (the services read name, email, role)
+            scope: 'openid profile email offline_access',
+            audience: options.apiAudience,
+            accessTokenTTL: ttl.AccessToken,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          }
+        },
+      },
+    },
+    // a JWT access token for Meridian's APIs carries what POST /login's tokens carry, read from the user now
+    async extraTokenClaims(
+      _ctx: KoaContextWithOIDC,
+      token: { kind: string; accountId?: string; aud?: unknown },
+    ) {
+      if (token.kind !== 'AccessToken' || token.aud !== options.apiAudience || !token.accountId)
+        return undefined
+      const claims = await options.accounts.meridianClaims(token.accountId)
+      return claims && { name: claims.name, email: claims.email, role: claims.role, roles: claims.roles }
     },
 
     routes: { ...oidcRoutes },
