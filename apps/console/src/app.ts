@@ -1,17 +1,13 @@
 // The console's shell: signing in (the provider's redirect back, or the sign-in view), the navigation, one realtime
-// client for the signed-in user, and the views by the URL's hash (#/orders, #/notifications).
-import { createRealtimeClient, type RealtimeClient } from '@meridian/realtime-client'
+// client for the signed-in user, and the views by the URL's hash (routes.ts).
+import { createRealtimeClient } from '@meridian/realtime-client'
 import { type ConsoleConfig, loadConsoleConfig } from './config.ts'
+import { routes } from './routes.ts'
 import { completeOpenIdSignIn, type Session } from './session.ts'
 import { errorBox, h, show } from './ui.ts'
-import { notificationsView } from './views/notifications.ts'
-import { ordersView } from './views/orders.ts'
+import { notificationsOf } from './views/notifications.ts'
 import { completingView, signInView } from './views/sign-in.ts'
-
-const routes = [
-  { hash: '#/orders', label: 'Orders' },
-  { hash: '#/notifications', label: 'Notifications' },
-] as const
+import { isAdmin, type View, type ViewContext } from './views/view.ts'
 
 export async function startConsole(root: HTMLElement): Promise<void> {
   let config: ConsoleConfig
@@ -40,16 +36,17 @@ export async function startConsole(root: HTMLElement): Promise<void> {
 }
 
 function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): void {
-  const realtime: RealtimeClient = createRealtimeClient({ url: location.origin, token: () => session.token })
-  const notifications = notificationsView(session)
+  const realtime = createRealtimeClient({ url: location.origin, token: () => session.token })
+  const context: ViewContext = { session, config, realtime }
+  const visible = routes.filter((route) => !route.adminOnly || isAdmin(session))
+  const notifications = notificationsOf(session)
   const unread = h('span', { class: 'badge', 'aria-label': 'new notifications' })
-  let current: { close(): void; refresh?(): void } | undefined
+  let current: View | undefined
 
-  const live = realtime.namespace('/notifications')
-  live.on('notification:new', (notification) => {
+  realtime.namespace('/notifications').on('notification:new', (notification) => {
     notifications.add(notification)
     current?.refresh?.()
-    unread.textContent = String(Number(unread.textContent || 0) + 1)
+    if (location.hash !== '#/notifications') unread.textContent = String(Number(unread.textContent || 0) + 1)
   })
 
   const content = h('main', { id: 'content', tabindex: -1 })
@@ -59,7 +56,7 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
     h(
       'ul',
       {},
-      ...routes.map((route) =>
+      ...visible.map((route) =>
         h(
           'li',
           {},
@@ -71,7 +68,7 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
   const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out')
   signOut.addEventListener('click', () => {
     realtime.close()
-    current?.close()
+    current?.close?.()
     window.removeEventListener('hashchange', route)
     location.hash = ''
     show(
@@ -81,21 +78,15 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
   })
 
   function route(): void {
-    current?.close()
-    current = undefined
-    const hash = routes.some((known) => known.hash === location.hash) ? location.hash : '#/orders'
+    current?.close?.()
+    const chosen = visible.find((known) => known.hash === location.hash) ?? visible[0]!
     for (const link of nav.querySelectorAll('a')) {
-      if (link.getAttribute('href') === hash) link.setAttribute('aria-current', 'page')
+      if (link.getAttribute('href') === chosen.hash) link.setAttribute('aria-current', 'page')
       else link.removeAttribute('aria-current')
     }
-    if (hash === '#/notifications') {
-      unread.textContent = ''
-      show(content, notifications.element)
-    } else {
-      const orders = ordersView(session, config)
-      current = orders
-      show(content, orders.element)
-    }
+    if (chosen.hash === '#/notifications') unread.textContent = ''
+    current = chosen.create(context)
+    show(content, current.element)
     content.focus()
   }
 

@@ -4,13 +4,13 @@ import type { Notification, RealtimeNotification } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { Session } from '../session.ts'
 import { busy, errorBox, h, loading, show } from '../ui.ts'
+import type { Route, View } from './view.ts'
 
 interface Page<Item> {
   data: Item[]
 }
 
-export interface NotificationsView {
-  element: HTMLElement
+export interface NotificationsView extends View {
   /** a notification:new of the channel */
   add(notification: RealtimeNotification): void
 }
@@ -83,4 +83,25 @@ export function notificationsView(session: Session): NotificationsView {
       show(body, list)
     },
   }
+}
+
+/**
+ * The notifications view is made once per session (the shell keeps it, and adds what the channel brings to it even
+ * while another view is shown); the route shows that one.
+ */
+const sessions = new WeakMap<Session, NotificationsView>()
+
+export function notificationsOf(session: Session): NotificationsView {
+  let view = sessions.get(session)
+  if (!view) {
+    view = notificationsView(session)
+    sessions.set(session, view)
+  }
+  return view
+}
+
+export const notificationsRoute: Route = {
+  hash: '#/notifications',
+  label: 'Notifications',
+  create: ({ session }) => ({ element: notificationsOf(session).element }),
 }

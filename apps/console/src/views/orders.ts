@@ -4,8 +4,8 @@
 import type { Order, PlacedOrder, Product } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { ConsoleConfig } from '../config.ts'
-import type { Session } from '../session.ts'
 import { busy, errorBox, h, loading, show } from '../ui.ts'
+import type { View, ViewContext } from './view.ts'
 
 /** The simulator's test cards (infra/src/payment-simulator/README.md). */
 export const testCards = [
@@ -33,14 +33,7 @@ async function tokenizeCard(config: ConsoleConfig, number: string): Promise<stri
   return body.token
 }
 
-export interface OrdersView {
-  element: HTMLElement
-  /** reads the orders again (a notification told of a change) */
-  refresh(): void
-  close(): void
-}
-
-export function ordersView(session: Session, config: ConsoleConfig): OrdersView {
+export function ordersView({ session, config }: ViewContext): View {
   const catalogue = h('div', {}, loading('the catalogue'))
   const orders = h('div', {}, loading('your orders'))
   const errors = h('div', { 'aria-live': 'assertive' })
