@@ -1,6 +1,11 @@
 // The console's views, in the navigation's order: each a hash, a label, and whether only admins see it.
 import { notificationsRoute } from './views/notifications.ts'
 import { ordersView } from './views/orders.ts'
+import { postsView } from './views/posts.ts'
 import type { Route } from './views/view.ts'
 
-export const routes: Route[] = [{ hash: '#/orders', label: 'Orders', create: ordersView }, notificationsRoute]
+export const routes: Route[] = [
+  { hash: '#/orders', label: 'Orders', create: ordersView },
+  notificationsRoute,
+  { hash: '#/posts', label: 'Posts', create: postsView },
+]

@@ -143,6 +143,42 @@ describe('the console in Chromium', () => {
     }
   })
 
+  it('when one user publishes a post, then another reading Posts sees it appear (GraphQL and its postCreated subscription)', async () => {
+    const [writer, reader] = await Promise.all([newCustomer(), newCustomer()])
+    const writing = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    const reading = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    try {
+      await signIn(reading, reader.email, reader.password)
+      await reading.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      // the view opens its subscription: wait until the page has sent it over the WebSocket and it is acknowledged
+      const socket = reading.waitForEvent('websocket', (ws) => ws.url().endsWith('/graphql'))
+      await reading.getByRole('link', { name: 'Posts' }).click()
+      const subscriptions = await socket
+      await subscriptions.waitForEvent('framesent', (frame) => String(frame.payload).includes('"subscribe"'))
+      await reading
+        .locator('ol.posts')
+        .or(reading.getByText('No posts yet.'))
+        .first()
+        .waitFor({ timeout: 15_000 })
+
+      await signIn(writing, writer.email, writer.password)
+      await writing.getByRole('link', { name: 'Posts' }).click()
+      const title = `Hello from the browser ${randomBytes(3).toString('hex')}`
+      await writing.getByLabel('Title').fill(title)
+      await writing.getByLabel('Text').fill('Written in one window, read in another.')
+      await writing.getByRole('button', { name: 'Publish' }).click()
+      await writing.getByRole('heading', { name: title }).waitFor({ timeout: 15_000 })
+
+      const heard = reading.getByRole('heading', { name: title })
+      await heard.waitFor({ timeout: 15_000 })
+      expect(await reading.locator('li', { has: heard }).textContent()).toContain('by Console Customer')
+      await reading.screenshot({ path: `${artifacts}posts.png`, fullPage: true })
+    } finally {
+      await writing.close()
+      await reading.close()
+    }
+  })
+
   it('when sign-in fails, then the page shows the error and its request id, and stays on the form', async () => {
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
     try {
