@@ -19,6 +19,7 @@ import { consoleRoutes } from './console/console-routes.ts'
 import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
 import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
+import { adminServicesRoutes } from './operations/admin-services.ts'
 import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
 import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
 import type { ForwardingContext } from './proxy/forwarded-headers.ts'
@@ -166,6 +167,7 @@ export async function buildGatewayApp({
     connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
     maxAttempts: config.UPSTREAM_MAX_ATTEMPTS,
   }
+  await app.register(adminServicesRoutes, { consul: consulClient, services: serviceNames })
   if (config.CONSOLE_DIR) {
     await app.register(consoleRoutes, {
       dir: config.CONSOLE_DIR,

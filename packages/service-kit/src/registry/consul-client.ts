@@ -52,6 +52,7 @@ export interface ConsulClient {
   readonly baseUrl: string
   get<T = unknown>(path: string, options?: ConsulCallOptions): Promise<ConsulResponse<T>>
   put<T = unknown>(path: string, options?: ConsulCallOptions): Promise<ConsulResponse<T>>
+  delete<T = unknown>(path: string, options?: ConsulCallOptions): Promise<ConsulResponse<T>>
   /** closes the connections (waits for calls in flight) */
   close(): Promise<void>
 }
@@ -71,7 +72,11 @@ export function createConsulClient(options: ConsulClientOptions): ConsulClient {
   const pool = new Pool(url.origin, { keepAliveTimeout: 10_000 })
   const tokenHeader: Record<string, string> = options.token ? { 'x-consul-token': options.token } : {}
 
-  async function call<T>(method: 'GET' | 'PUT', path: string, callOptions: ConsulCallOptions = {}) {
+  async function call<T>(
+    method: 'GET' | 'PUT' | 'DELETE',
+    path: string,
+    callOptions: ConsulCallOptions = {},
+  ) {
     const timeoutMs = callOptions.timeoutMs ?? requestTimeoutMs
     const query = new URLSearchParams()
     for (const [key, value] of Object.entries(callOptions.query ?? {})) {
@@ -129,6 +134,7 @@ export function createConsulClient(options: ConsulClientOptions): ConsulClient {
     baseUrl,
     get: (path, callOptions) => call('GET', path, callOptions),
     put: (path, callOptions) => call('PUT', path, callOptions),
+    delete: (path, callOptions) => call('DELETE', path, callOptions),
     close: () => pool.close(),
   }
 }

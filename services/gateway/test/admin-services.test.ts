@@ -1,0 +1,114 @@
+// /api/v1/admin/services: an admin sees each routed service's instances in Consul with their health, and turns its
+// maintenance switch on and off in Consul KV; anyone else is refused, and a bad request changes nothing.
+import { randomUUID } from 'node:crypto'
+import { asAdmin, asUser, consulApi, expectErrorEnvelope, tokenEnv, uniqueName } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
+import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
+
+describe('gateway: /api/v1/admin/services', () => {
+  let gateway: TestGateway
+  let upstream: UpstreamProcess
+  const service = uniqueName('widgets')
+  const key = () => `${consulApi().baseUrl}/v1/kv/meridian/${service}/maintenance`
+
+  beforeAll(async () => {
+    upstream = await startUpstream({ name: service, label: 'only', segment: 'widgets' })
+    gateway = await startGateway({ routes: [{ prefix: '/api/v1/widgets', service }], env: { ...tokenEnv } })
+    await eventually(() => gateway.app.upstreams.get(service)?.status()?.instances === 1)
+  })
+
+  afterAll(async () => {
+    await fetch(key(), { method: 'DELETE', headers: consulApi().headers })
+    await gateway?.close()
+    await upstream?.stop()
+    await upstream?.deregister()
+  })
+
+  const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+    gateway.app.inject({
+      method: method as 'GET',
+      url: path,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    })
+
+  it('when an admin lists the services, then each routed one has its instances with their health and its switch off', async () => {
+    const answer = await call('GET', '/api/v1/admin/services', asAdmin())
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json().data).toEqual([
+      {
+        name: service,
+        consulName: service,
+        instances: [
+          expect.objectContaining({
+            address: '127.0.0.1',
+            port: expect.any(Number),
+            health: 'passing',
+            checks: expect.any(Array),
+          }),
+        ],
+        maintenance: null,
+      },
+    ])
+  })
+
+  it('when an admin turns maintenance on, then Consul KV holds it and the list shows it; off removes it', async () => {
+    const on = await call('PUT', `/api/v1/admin/services/${service}/maintenance`, asAdmin(), {
+      message: 'Moving to a new database',
+      retryAfter: 120,
+    })
+    expect(on.statusCode).toBe(200)
+    expect(on.json().maintenance).toEqual({ message: 'Moving to a new database', retryAfter: 120 })
+    const stored = await fetch(`${key()}?raw`, { headers: consulApi().headers })
+    expect(await stored.json()).toEqual({ message: 'Moving to a new database', retryAfter: 120 })
+
+    const defaults = await call('PUT', `/api/v1/admin/services/${service}/maintenance`, asAdmin(), {})
+    expect(defaults.json().maintenance).toEqual({ message: 'Service under maintenance', retryAfter: 60 })
+
+    const off = await call('DELETE', `/api/v1/admin/services/${service}/maintenance`, asAdmin())
+    expect(off.statusCode).toBe(204)
+    expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
+    const listed = await call('GET', '/api/v1/admin/services', asAdmin())
+    expect(listed.json().data[0].maintenance).toBeNull()
+  })
+
+  it('when the caller is not an admin or not signed in, then 403 or 401 and the switch is untouched', async () => {
+    expectErrorEnvelope(await call('GET', '/api/v1/admin/services', asUser()), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await call('GET', '/api/v1/admin/services', {}), 401, 'UNAUTHORIZED')
+    expectErrorEnvelope(
+      await call('PUT', `/api/v1/admin/services/${service}/maintenance`, asUser(randomUUID()), {}),
+      403,
+      'FORBIDDEN',
+    )
+    expectErrorEnvelope(
+      await call('DELETE', `/api/v1/admin/services/${service}/maintenance`, {}),
+      401,
+      'UNAUTHORIZED',
+    )
+    expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
+  })
+
+  it('when the service is not routed or the body is bad, then 404 or 422 and nothing is written', async () => {
+    expectErrorEnvelope(
+      await call('PUT', '/api/v1/admin/services/nope/maintenance', asAdmin(), {}),
+      404,
+      'NOT_FOUND',
+    )
+    for (const body of [
+      { retryAfter: 0 },
+      { message: '' },
+      { message: 'x', extra: true },
+      { retryAfter: 'soon' },
+    ]) {
+      const refused = await call('PUT', `/api/v1/admin/services/${service}/maintenance`, asAdmin(), body)
+      expectErrorEnvelope(refused, 422, 'VALIDATION_ERROR')
+    }
+    expectErrorEnvelope(
+      await call('PUT', '/api/v1/admin/services/Bad%20Name/maintenance', asAdmin(), {}),
+      422,
+      'VALIDATION_ERROR',
+    )
+    expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
+  })
+})
