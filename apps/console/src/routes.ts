@@ -2,10 +2,12 @@
 import { notificationsRoute } from './views/notifications.ts'
 import { ordersView } from './views/orders.ts'
 import { postsView } from './views/posts.ts'
+import { servicesView } from './views/services.ts'
 import type { Route } from './views/view.ts'
 
 export const routes: Route[] = [
   { hash: '#/orders', label: 'Orders', create: ordersView },
   notificationsRoute,
   { hash: '#/posts', label: 'Posts', create: postsView },
+  { hash: '#/services', label: 'Services', adminOnly: true, create: servicesView },
 ]

@@ -179,6 +179,38 @@ describe('the console in Chromium', () => {
     }
   })
 
+  it('when an admin opens Services, then each service shows its healthy instances, and the maintenance switch turns shipping off and on', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
+    try {
+      await signIn(page, system.admin.email, system.admin.password)
+      await page.getByRole('link', { name: 'Services' }).click()
+      const shipping = page.locator('tr[data-service="shipping"]')
+      await shipping.waitFor({ timeout: 15_000 })
+      expect(await page.locator('tr[data-service="auth"] .health').first().textContent()).toBe('passing')
+
+      await shipping.getByLabel('Maintenance message for shipping').fill('Carrier migration')
+      await shipping.getByRole('button', { name: 'Start maintenance' }).click()
+      await shipping.getByText('In maintenance: Carrier migration').waitFor({ timeout: 10_000 })
+      await page.screenshot({ path: `${artifacts}services.png`, fullPage: true })
+      // every shipping instance answers 503 within a second or so (the gateway relays it as the service's own)
+      await expect
+        .poll(async () => (await client.request('GET', '/api/v1/shipments', { token: admin.token })).status, {
+          timeout: 10_000,
+        })
+        .toBe(503)
+
+      await shipping.getByRole('button', { name: 'End maintenance' }).click()
+      await shipping.getByRole('button', { name: 'Start maintenance' }).waitFor({ timeout: 10_000 })
+      await expect
+        .poll(async () => (await client.request('GET', '/api/v1/shipments', { token: admin.token })).status, {
+          timeout: 10_000,
+        })
+        .toBe(200)
+    } finally {
+      await page.close()
+    }
+  })
+
   it('when sign-in fails, then the page shows the error and its request id, and stays on the form', async () => {
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
     try {
