@@ -1,4 +1,6 @@
 // The console's views, in the navigation's order: each a hash, a label, and whether only admins see it.
+import { chatView } from './views/chat.ts'
+import { documentsView } from './views/documents.ts'
 import { notificationsRoute } from './views/notifications.ts'
 import { ordersView } from './views/orders.ts'
 import { postsView } from './views/posts.ts'
@@ -8,6 +10,8 @@ import type { Route } from './views/view.ts'
 export const routes: Route[] = [
   { hash: '#/orders', label: 'Orders', create: ordersView },
   notificationsRoute,
+  { hash: '#/documents', label: 'Documents', create: documentsView },
+  { hash: '#/chat', label: 'Chat', create: chatView },
   { hash: '#/posts', label: 'Posts', create: postsView },
   { hash: '#/services', label: 'Services', adminOnly: true, create: servicesView },
 ]

@@ -68,7 +68,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
       order: sagaSettings,
       payment: reconcileSettings,
       // the console's page is on the gateway's origin: the channel and GraphQL's subscriptions accept it
-      'realtime-gateway': { ...realtimeSettings, REALTIME_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}` },
+      'realtime-gateway': {
+        ...realtimeSettings,
+        REALTIME_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
+      },
       content: { GRAPHQL_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}` },
       // the console signs in with the provider and comes back to itself on the gateway
       auth: { OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/` },

@@ -4,32 +4,19 @@
 // the catalogue with a test card and watches it reach shipped, and its notifications arrive without a reload and are
 // marked read; a failure shows the envelope's message and its request id. Screenshots of the views are written to
 // tests/e2e/artifacts/ (not committed).
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import type { User } from '@meridian/contracts'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, e2eClient } from '../src/client.ts'
+import { chromiumPath, newCustomer, signIn } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
 const client = e2eClient(system)
 const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 const patience = 60_000
-
-/** Debian's chromium (or MERIDIAN_CHROMIUM): scripts/test installs it. */
-function chromiumPath(): string {
-  if (process.env.MERIDIAN_CHROMIUM) return process.env.MERIDIAN_CHROMIUM
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim()
-  } catch {
-    throw new Error(
-      "Chromium is missing: run ./scripts/test (it installs Debian's chromium) or set MERIDIAN_CHROMIUM",
-    )
-  }
-}
 
 let browser: Browser
 let admin: Caller
@@ -44,31 +31,13 @@ afterAll(async () => {
   await browser?.close()
 })
 
-/** A customer with a password (open registration through the gateway). */
-async function newCustomer(): Promise<{ email: string; password: string; id: string }> {
-  const email = `console-${randomBytes(4).toString('hex')}@example.com`
-  const password = randomBytes(12).toString('base64url')
-  const created = await client.request<User>('POST', '/api/v1/users', {
-    body: { name: 'Console Customer', email, password },
-  })
-  expect(created.status).toBe(201)
-  return { email, password, id: created.body.id }
-}
-
-async function signIn(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${system.gatewayUrl}/console/`)
-  await page.getByLabel('Email').fill(email)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-}
-
 describe('the console in Chromium', () => {
   it('when a customer signs in and places an order with a test card, then it reaches shipped on the page and its notifications arrive live', async () => {
-    const customer = await newCustomer()
+    const customer = await newCustomer(client)
     const product = await client.createProduct(admin, { stock: 5 })
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
-      await signIn(page, customer.email, customer.password)
+      await signIn(page, system.gatewayUrl, customer.email, customer.password)
       await expect
         .poll(() => page.getByRole('heading', { name: 'Orders', exact: true }).isVisible(), {
           timeout: 15_000,
@@ -113,7 +82,7 @@ describe('the console in Chromium', () => {
   })
 
   it("when a user signs in with Meridian's OpenID provider (code flow with PKCE), then the console is theirs and the API accepts its token", async () => {
-    const customer = await newCustomer()
+    const customer = await newCustomer(client)
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
       await page.goto(`${system.gatewayUrl}/console/`)
@@ -144,11 +113,11 @@ describe('the console in Chromium', () => {
   })
 
   it('when one user publishes a post, then another reading Posts sees it appear (GraphQL and its postCreated subscription)', async () => {
-    const [writer, reader] = await Promise.all([newCustomer(), newCustomer()])
+    const [writer, reader] = await Promise.all([newCustomer(client), newCustomer(client)])
     const writing = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     const reading = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
-      await signIn(reading, reader.email, reader.password)
+      await signIn(reading, system.gatewayUrl, reader.email, reader.password)
       await reading.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
       // the view opens its subscription: wait until the page has sent it over the WebSocket and it is acknowledged
       const socket = reading.waitForEvent('websocket', (ws) => ws.url().endsWith('/graphql'))
@@ -161,7 +130,7 @@ describe('the console in Chromium', () => {
         .first()
         .waitFor({ timeout: 15_000 })
 
-      await signIn(writing, writer.email, writer.password)
+      await signIn(writing, system.gatewayUrl, writer.email, writer.password)
       await writing.getByRole('link', { name: 'Posts' }).click()
       const title = `Hello from the browser ${randomBytes(3).toString('hex')}`
       await writing.getByLabel('Title').fill(title)
@@ -182,7 +151,7 @@ describe('the console in Chromium', () => {
   it('when an admin opens Services, then each service shows its healthy instances, and the maintenance switch turns shipping off and on', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
     try {
-      await signIn(page, system.admin.email, system.admin.password)
+      await signIn(page, system.gatewayUrl, system.admin.email, system.admin.password)
       await page.getByRole('link', { name: 'Services' }).click()
       const shipping = page.locator('tr[data-service="shipping"]')
       await shipping.waitFor({ timeout: 15_000 })
@@ -214,7 +183,7 @@ describe('the console in Chromium', () => {
   it('when sign-in fails, then the page shows the error and its request id, and stays on the form', async () => {
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
     try {
-      await signIn(page, 'nobody@example.com', 'wrong-password-1')
+      await signIn(page, system.gatewayUrl, 'nobody@example.com', 'wrong-password-1')
       const alert = page.getByRole('alert')
       await alert.waitFor({ timeout: 15_000 })
       expect(await alert.textContent()).toMatch(/request id [0-9a-f-]{36}/)

@@ -1,0 +1,43 @@
+// What the console's browser tests share: where Chromium is, a customer who can sign in with a password, and signing
+// in on the console's form.
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import type { User } from '@meridian/contracts'
+import type { Page } from 'playwright-core'
+import { type E2eClient, UnexpectedAnswer } from './client.ts'
+
+/** Debian's chromium (or MERIDIAN_CHROMIUM): scripts/test installs it. */
+export function chromiumPath(): string {
+  if (process.env.MERIDIAN_CHROMIUM) return process.env.MERIDIAN_CHROMIUM
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim()
+  } catch {
+    throw new Error(
+      "Chromium is missing: run ./scripts/test (it installs Debian's chromium) or set MERIDIAN_CHROMIUM",
+    )
+  }
+}
+
+export interface BrowserCustomer {
+  id: string
+  name: string
+  email: string
+  password: string
+}
+
+/** A customer with a password (open registration through the gateway). */
+export async function newCustomer(client: E2eClient, name = 'Console Customer'): Promise<BrowserCustomer> {
+  const email = `console-${randomBytes(4).toString('hex')}@example.com`
+  const password = randomBytes(12).toString('base64url')
+  const created = await client.request<User>('POST', '/api/v1/users', { body: { name, email, password } })
+  if (created.status !== 201) throw new UnexpectedAnswer('POST /api/v1/users', created.status, created.body)
+  return { id: created.body.id, name, email, password }
+}
+
+/** Opens the console and signs in with the form (the shell then shows its first view). */
+export async function signIn(page: Page, gatewayUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${gatewayUrl}/console/`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+}
