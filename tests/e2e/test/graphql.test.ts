@@ -85,13 +85,26 @@ describe('GraphQL through the gateway', () => {
     // two subscribers: with two content instances behind the gateway, a post made on one reaches both
     const heardByReader = await listen(subscriptionsOf(reader))
     const heardByAuthor = await listen(subscriptionsOf(author))
+    // a subscription has no acknowledgement, and its instance subscribes to Redis on its first subscriber: probe
+    // posts until both subscribers hear one, then the post the test is about
+    const createPost = (title: string) =>
+      graphql<{ createPost: { id: string } }>(
+        author,
+        'mutation($title: String!, $authorId: ID!) { createPost(title: $title, content: "Live over the gateway", authorId: $authorId) { id } }',
+        { title, authorId: author.id },
+      )
+    await eventually(
+      'both subscribers hear a probe post',
+      async () => {
+        const probe = (await createPost(`Probe ${randomBytes(3).toString('hex')}`)).body.data?.createPost.id
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return [heardByReader, heardByAuthor].every((heard) => heard.some((post) => post.id === probe))
+      },
+      30_000,
+    )
     const title = `Hello from e2e ${randomBytes(3).toString('hex')}`
 
-    const created = await graphql<{ createPost: { id: string } }>(
-      author,
-      'mutation($title: String!, $authorId: ID!) { createPost(title: $title, content: "Live over the gateway", authorId: $authorId) { id } }',
-      { title, authorId: author.id },
-    )
+    const created = await createPost(title)
     expect(created.body.errors).toBeUndefined()
     const postId = created.body.data!.createPost.id
 
