@@ -1,9 +1,11 @@
 // The console's views, in the navigation's order: each a hash, a label, and whether only admins see it.
 import { chatView } from './views/chat.ts'
+import { dashboardView } from './views/dashboard.ts'
 import { documentsView } from './views/documents.ts'
 import { notificationsRoute } from './views/notifications.ts'
 import { ordersView } from './views/orders.ts'
 import { postsView } from './views/posts.ts'
+import { sagasView } from './views/sagas.ts'
 import { servicesView } from './views/services.ts'
 import type { Route } from './views/view.ts'
 
@@ -14,4 +16,6 @@ export const routes: Route[] = [
   { hash: '#/chat', label: 'Chat', create: chatView },
   { hash: '#/posts', label: 'Posts', create: postsView },
   { hash: '#/services', label: 'Services', adminOnly: true, create: servicesView },
+  { hash: '#/dashboard', label: 'Dashboard', adminOnly: true, create: dashboardView },
+  { hash: '#/sagas', label: 'Sagas', adminOnly: true, create: sagasView },
 ]

@@ -1,0 +1,108 @@
+// The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
+// /dashboard while requests are made, and the Sagas view finding a declined order's failed saga and showing its
+// payment step failing in the step log. Screenshots go to tests/e2e/artifacts/ (not committed).
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { type Caller, cards, e2eClient } from '../src/client.ts'
+import { chromiumPath, signIn } from '../src/console-browser.ts'
+import '../src/system-context.ts'
+
+const system = inject('system')
+const client = e2eClient(system)
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
+const patience = 60_000
+
+let browser: Browser
+let admin: Caller
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true })
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  admin = await client.loginAdmin()
+})
+
+afterAll(async () => {
+  await browser?.close()
+})
+
+/** A page with the system's administrator signed in on the form, showing the first view. */
+async function adminPage(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
+  await signIn(page, system.gatewayUrl, system.admin.email, system.admin.password)
+  await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+  return page
+}
+
+const readingsOf = async (chart: Locator) => Number(await chart.getAttribute('data-points'))
+
+describe('the console for admins in Chromium', () => {
+  it('when the admin watches the Dashboard while requests are made, then its charts take in the new figures', async () => {
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Dashboard' }).click()
+      for (const title of ['Active users', 'Requests per second', 'Error rate', 'p95 latency']) {
+        await page.getByRole('heading', { name: title, exact: true }).waitFor({ timeout: 15_000 })
+      }
+      const requests = page.locator('section.chart[data-metric="requestsPerSecond"]')
+      await expect.poll(() => readingsOf(requests), { timeout: 15_000 }).toBeGreaterThan(0)
+      const before = await readingsOf(requests)
+
+      // some traffic through the gateway while the figures arrive
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(Array.from({ length: 5 }, () => client.request('GET', '/api/v1/products?limit=5')))
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      }
+      await expect
+        .poll(() => readingsOf(requests), { timeout: 15_000, interval: 500 })
+        .toBeGreaterThanOrEqual(before + 3)
+
+      // the latest value is said in text and in the chart's description, not only drawn
+      expect(await requests.locator('.figure-now').textContent()).toMatch(/^\d+(\.\d+)?$/)
+      const picture = requests.getByRole('img')
+      expect(await picture.getAttribute('aria-label')).toMatch(
+        /^Requests per second over the last 5 minutes \(\d+ readings\): now \d+\.\d requests per second$/,
+      )
+      expect(await picture.locator('path.line').getAttribute('d')).toMatch(/^M/)
+      const users = page.locator('section.chart[data-metric="activeUsers"]')
+      expect(await users.locator('.figure-now').textContent()).toMatch(/^[1-9]\d*$/)
+      await page.screenshot({ path: `${artifacts}dashboard.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+
+  it("when a customer's card is declined, then the admin finds the failed saga in Sagas and its payment step failing", async () => {
+    const customer = await client.registerCustomer()
+    const product = await client.createProduct(admin, { stock: 3 })
+    const orderId = await client.placeOrderOk(customer, { product, card: cards.declined })
+    await client.orderReaches(customer, orderId, 'payment_failed', patience)
+
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Sagas' }).click()
+      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByLabel('State').selectOption('failed')
+
+      const row = page.locator(`tr[data-order-id="${orderId}"]`)
+      await row.waitFor({ timeout: 15_000 })
+      const states = await page
+        .locator('table.sagas td[data-state]')
+        .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-state')))
+      expect(new Set(states)).toEqual(new Set(['failed']))
+
+      await row.getByRole('button', { name: orderId }).click()
+      const saga = page.locator(`section[data-order-id="${orderId}"]`)
+      await saga.waitFor({ timeout: 15_000 })
+      const failing = saga.locator('table.step-log tr[data-step="payment"][data-outcome="failed"]')
+      await failing.waitFor({ timeout: 15_000 })
+      expect(await failing.textContent()).toContain('payment')
+      // a failed saga can still be compensated again: the view offers what the saga's links offer
+      await saga.getByRole('button', { name: /^Compensate/ }).waitFor({ timeout: 5_000 })
+      await page.screenshot({ path: `${artifacts}sagas.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+})
