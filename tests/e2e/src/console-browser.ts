@@ -1,9 +1,11 @@
-// What the console's browser tests share: where Chromium is, a customer who can sign in with a password, and signing
-// in on the console's form.
+// What the console's browser tests share: Chromium (where it is, launched headless), where screenshots go, a customer
+// who can sign in with a password, and signing in on the console's form.
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import type { User } from '@meridian/contracts'
-import type { Page } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 import { type E2eClient, UnexpectedAnswer } from './client.ts'
 
 /** Debian's chromium (or MERIDIAN_CHROMIUM): scripts/test installs it. */
@@ -16,6 +18,15 @@ export function chromiumPath(): string {
       "Chromium is missing: run ./scripts/test (it installs Debian's chromium) or set MERIDIAN_CHROMIUM",
     )
   }
+}
+
+/** Where the browser tests write their screenshots: tests/e2e/artifacts/ (not committed). */
+export const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
+
+/** Chromium, headless, for one test file (and the screenshots' folder, made). */
+export async function launchChromium(): Promise<Browser> {
+  mkdirSync(artifacts, { recursive: true })
+  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
 }
 
 export interface BrowserCustomer {

@@ -1,25 +1,21 @@
 // The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
 // /dashboard while requests are made, and the Sagas view finding a declined order's failed saga and showing its
 // payment step failing in the step log. Screenshots go to tests/e2e/artifacts/ (not committed).
-import { mkdirSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
-import { chromiumPath, signIn } from '../src/console-browser.ts'
+import { artifacts, launchChromium, signIn } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
 const client = e2eClient(system)
-const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 const patience = 60_000
 
 let browser: Browser
 let admin: Caller
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true })
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  browser = await launchChromium()
   admin = await client.loginAdmin()
 })
 

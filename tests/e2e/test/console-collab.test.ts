@@ -4,26 +4,28 @@
 // the server's text. The Chat view too: a room shared over REST, a message sent with Enter read live by the other
 // member. Screenshots are written to tests/e2e/artifacts/ (not committed).
 import { randomBytes } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import type { CollaborativeDocument } from '@meridian/contracts'
 import { createRealtimeClient, request } from '@meridian/realtime-client'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { e2eClient } from '../src/client.ts'
-import { type BrowserCustomer, chromiumPath, newCustomer, signIn } from '../src/console-browser.ts'
+import {
+  artifacts,
+  type BrowserCustomer,
+  launchChromium,
+  newCustomer,
+  signIn,
+} from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
 const client = e2eClient(system)
-const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 const viewport = { width: 1100, height: 800 }
 
 let browser: Browser
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true })
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  browser = await launchChromium()
 })
 
 afterAll(async () => {

@@ -5,25 +5,21 @@
 // marked read; a failure shows the envelope's message and its request id. Screenshots of the views are written to
 // tests/e2e/artifacts/ (not committed).
 import { randomBytes } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, e2eClient } from '../src/client.ts'
-import { chromiumPath, newCustomer, signIn } from '../src/console-browser.ts'
+import { artifacts, launchChromium, newCustomer, signIn } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
 const client = e2eClient(system)
-const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 const patience = 60_000
 
 let browser: Browser
 let admin: Caller
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true })
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  browser = await launchChromium()
   admin = await client.loginAdmin()
 })
 
