@@ -20,15 +20,8 @@ export interface BenchDatabase {
 }
 
 export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
-  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench')
-
-  try {
-    // auth's tables and the outbox: registering a user appends user.registered in its transaction (no relay runs)
-    await migrateAuthDatabase(sql)
-  } catch (error) {
-    await drop()
-    throw error
-  }
+  // auth's tables and the outbox: registering a user appends user.registered in its transaction (no relay runs)
+  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench', migrateAuthDatabase)
 
   return {
     name,

@@ -11,7 +11,15 @@ export interface RunDatabase {
   drop(): Promise<void>
 }
 
-export async function createRunDatabase(serverUrl: string, prefix: string): Promise<RunDatabase> {
+/**
+ * Creates the run's database and migrates it with `migrate` (a service's own migrate function); a database whose
+ * migration failed is dropped before the error is passed on.
+ */
+export async function createRunDatabase(
+  serverUrl: string,
+  prefix: string,
+  migrate?: (sql: Sql) => Promise<unknown>,
+): Promise<RunDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`
   const admin = createDatabase(serverUrl, { max: 1, applicationName: `${prefix}-admin` })
   try {
@@ -34,6 +42,12 @@ export async function createRunDatabase(serverUrl: string, prefix: string): Prom
       }
     })()
     return dropped
+  }
+  try {
+    await migrate?.(sql)
+  } catch (error) {
+    await drop()
+    throw error
   }
   return { name, url, sql, drop }
 }

@@ -11,14 +11,7 @@ export interface EventsDatabase {
 }
 
 export async function createEventsDatabase(serverUrl: string): Promise<EventsDatabase> {
-  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench_events')
-
-  try {
-    await migrateEventTables(sql)
-  } catch (error) {
-    await drop()
-    throw error
-  }
+  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench_events', migrateEventTables)
 
   return {
     name,

@@ -25,13 +25,7 @@ export interface GraphqlDatabase {
 }
 
 export async function createGraphqlDatabase(serverUrl: string): Promise<GraphqlDatabase> {
-  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench_graphql')
-  try {
-    await migrateContentDatabase(sql)
-  } catch (error) {
-    await drop()
-    throw error
-  }
+  const { name, url, sql, drop } = await createRunDatabase(serverUrl, 'bench_graphql', migrateContentDatabase)
 
   return {
     name,
