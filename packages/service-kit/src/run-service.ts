@@ -92,14 +92,15 @@ export async function startService({
     })
   }
 
-  // an instance in Consul also follows its runtime settings there (maintenance, log level)
+  // an instance in Consul also follows its runtime settings there (maintenance, log level), under the name it is
+  // registered by: a system run beside another on one Consul (its own CONSUL_SERVICE_NAME) has switches of its own
   const settings = config.CONSUL_REGISTER
     ? followRuntimeSettings({
         consul: {
           address: config.CONSUL_HTTP_ADDR,
           ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
         },
-        service: app.service.name,
+        service: config.CONSUL_SERVICE_NAME ?? app.service.name,
         logger: app.log,
         apply: (current) => app.runtime.apply(current),
       })

@@ -31,10 +31,13 @@ describe('runtime settings followed in Consul KV', () => {
   let chassis: ChassisApp
   let running: RunningService
   let prefix: string
+  // registered under a run's own Consul name, as a system run beside another registers (and so follows its own keys)
+  let consulName: string
 
   beforeAll(async () => {
     chassis = await buildChassisApp()
-    prefix = runtimeSettingsPrefix(chassis.app.service.name)
+    consulName = `${chassis.app.service.name}-run-${Date.now().toString(36)}`
+    prefix = runtimeSettingsPrefix(consulName)
     running = await startService({
       app: chassis.app,
       config: {
@@ -43,6 +46,7 @@ describe('runtime settings followed in Consul KV', () => {
         SERVICE_HOST: '127.0.0.1',
         CONSUL_HTTP_ADDR: infraEndpoints().consulHttpAddr,
         CONSUL_REGISTER: true,
+        CONSUL_SERVICE_NAME: consulName,
         SERVICE_VERSION: '1.2.3',
         SERVICE_REGION: 'local',
         SERVICE_AZ: 'local-a',
@@ -55,10 +59,10 @@ describe('runtime settings followed in Consul KV', () => {
     await fetch(`${consul}/v1/kv/${prefix}?recurse=true`, { method: 'DELETE', headers: consulHeaders })
   })
 
-  const put = (key: string, value: string) =>
-    fetch(`${consul}/v1/kv/${prefix}${key}`, { method: 'PUT', headers: consulHeaders, body: value })
-  const remove = (key: string) =>
-    fetch(`${consul}/v1/kv/${prefix}${key}`, { method: 'DELETE', headers: consulHeaders })
+  const put = (key: string, value: string, under = prefix) =>
+    fetch(`${consul}/v1/kv/${under}${key}`, { method: 'PUT', headers: consulHeaders, body: value })
+  const remove = (key: string, under = prefix) =>
+    fetch(`${consul}/v1/kv/${under}${key}`, { method: 'DELETE', headers: consulHeaders })
   const call = (path: string) => fetch(`http://127.0.0.1:${running.port}${path}`)
 
   /** Calls `path` every 20 ms until it answers `status`; the time that took, ms (or Infinity after 5 s). */
@@ -89,6 +93,17 @@ describe('runtime settings followed in Consul KV', () => {
 
     await remove('maintenance')
     expect(await msUntil('/api/v1/widgets/1', 200)).toBeLessThan(1000)
+  })
+
+  it('when the switch is put under the logical name (another run of the service), then this instance keeps answering', async () => {
+    const other = runtimeSettingsPrefix(chassis.app.service.name)
+    try {
+      await put('maintenance', 'on', other)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect((await call('/api/v1/widgets/1')).status).toBe(200)
+    } finally {
+      await remove('maintenance', other)
+    }
   })
 
   it('when a log level is put, then the service logs at that level at once; deleted, it returns to its own', async () => {

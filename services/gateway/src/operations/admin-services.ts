@@ -1,6 +1,6 @@
 // /api/v1/admin/services (admins): every service the gateway routes, with its instances in Consul and their health,
 // and its maintenance switch — on with PUT …/{name}/maintenance, off with DELETE — written to the Consul KV key each
-// instance follows (meridian/<service>/maintenance), so the whole service turns within a second.
+// instance follows (meridian/<its Consul name>/maintenance), so the whole service turns within a second.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
@@ -47,8 +47,8 @@ function worstOf(statuses: string[]): InstanceHealth {
   return worst
 }
 
-const maintenanceKey = (service: string) =>
-  `/v1/kv/${runtimeSettingsPrefix(service)}${runtimeSettingKeys.maintenance}`
+const maintenanceKey = (consulName: string) =>
+  `/v1/kv/${runtimeSettingsPrefix(consulName)}${runtimeSettingKeys.maintenance}`
 
 export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions> = async (
   app,
@@ -75,7 +75,7 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
     const [health, setting] = await fromConsul(() =>
       Promise.all([
         consul().get<HealthEntry[]>(`/v1/health/service/${encodeURIComponent(consulName)}`),
-        consul().get<{ Value: string | null }[]>(maintenanceKey(name), {
+        consul().get<{ Value: string | null }[]>(maintenanceKey(consulName), {
           query: { raw: undefined },
           accept: [404],
         }),
@@ -105,9 +105,11 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
     }
   }
 
-  function known(name: string): string {
-    if (!services.has(name)) throw AppError.notFound(`Service ${name} not found`)
-    return name
+  /** The Consul name of a routed service; 404 for any other name. */
+  function consulNameOf(name: string): string {
+    const consulName = services.get(name)
+    if (consulName === undefined) throw AppError.notFound(`Service ${name} not found`)
+    return consulName
   }
 
   app.get(
@@ -140,12 +142,13 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
       },
     },
     async (request) => {
-      const name = known(request.params.name)
+      const { name } = request.params
+      const key = maintenanceKey(consulNameOf(name))
       const setting: MaintenanceSetting = {
         message: request.body.message ?? maintenanceDefaults.message,
         retryAfter: request.body.retryAfter ?? maintenanceDefaults.retryAfterSeconds,
       }
-      await fromConsul(() => consul().put(maintenanceKey(name), { body: setting }))
+      await fromConsul(() => consul().put(key, { body: setting }))
       request.log.info({ service: name, maintenance: setting }, 'maintenance switched on')
       return describe(name)
     },
@@ -164,8 +167,9 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
       },
     },
     async (request, reply) => {
-      const name = known(request.params.name)
-      await fromConsul(() => consul().delete(maintenanceKey(name)))
+      const { name } = request.params
+      const key = maintenanceKey(consulNameOf(name))
+      await fromConsul(() => consul().delete(key))
       request.log.info({ service: name }, 'maintenance switched off')
       return reply.code(204).send(null)
     },
