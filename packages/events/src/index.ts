@@ -11,6 +11,14 @@ export {
 export type { ConsumerLogger } from './consumer-logger.ts'
 export type { DeadLetterHook, DeadLetterInfo, DeadLetterReason } from './dead-letter.ts'
 export {
+  type DeadLetteredEvent,
+  type DeadLetterTopicSummary,
+  type DeadLetterTopicsOptions,
+  listDeadLetterTopics,
+  type ReadDeadLettersOptions,
+  readDeadLetters,
+} from './dead-letter-topics.ts'
+export {
   type CatalogueEvent,
   createEvent,
   type DomainEvent,
@@ -52,5 +60,11 @@ export {
   type OutboxRelayOptions,
   type PublishedOutboxRow,
 } from './outbox-relay.ts'
-export { type ReplayOptions, replayDeadLetters } from './replay.ts'
+export {
+  ReplayInProgressError,
+  type ReplayOptions,
+  type ReplayResult,
+  replayDeadLetters,
+  replayGroupOf,
+} from './replay.ts'
 export { deadLetterTopicOf, defaultRetryDelaysMs, RetryHeader, retryTopicOf } from './retry.ts'

@@ -4,8 +4,10 @@ import { createKafka } from './kafka.ts'
 import { replayDeadLetters } from './replay.ts'
 
 const usage = `usage: scripts/events <command>
-  replay <topic>.dlt       re-publish the dead-lettered events of <topic>.dlt to their original topic
-                           (consumers skip any event their group already processed in the last 24 hours)`
+  replay <topic>.dlt [--all]
+                           re-publish the dead-lettered events of <topic>.dlt not replayed yet (--all: every one it
+                           holds) to their original topic; consumers skip any event their group already processed in
+                           the last 24 hours`
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -13,8 +15,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${usage}\n`)
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2
   }
-  const topic = rest[0]
-  if (!topic || rest.length > 1 || !topic.endsWith('.dlt')) {
+  const all = rest.includes('--all')
+  const names = rest.filter((arg) => arg !== '--all')
+  const topic = names[0]
+  if (!topic || names.length > 1 || !topic.endsWith('.dlt')) {
     process.stderr.write(
       `scripts/events replay: name one dead-letter topic, e.g. order.placed.dlt\n${usage}\n`,
     )
@@ -29,10 +33,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2))
   const kafka = createKafka({ brokers, clientId: 'meridian-events-replay' })
-  const replayed = await replayDeadLetters({ kafka, topic, logger })
+  const { replayed } = await replayDeadLetters({ kafka, topic, logger, from: all ? 'beginning' : 'pending' })
   process.stdout.write(
     replayed === 0
-      ? `${topic} is empty: nothing replayed\n`
+      ? `${topic}: nothing to replay${all ? ' (it is empty)' : ' (every event was replayed before; --all replays them again)'}\n`
       : `replayed ${replayed} event${replayed === 1 ? '' : 's'} from ${topic} to ${topic.replace(/\.dlt$/, '')}\n`,
   )
   return 0

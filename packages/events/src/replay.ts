@@ -1,45 +1,83 @@
 // Replay: dead-lettered events go back to their original topic, once the cause of their failure has been fixed.
-import { randomUUID } from 'node:crypto'
-import type { EachBatchPayload, Kafka } from 'kafkajs'
+import type { Admin, EachBatchPayload, Kafka } from 'kafkajs'
 import type { ConsumerLogger } from './consumer-logger.ts'
 import { createEventProducer, type EventProducer, headerText, type OutgoingMessage } from './kafka.ts'
 import { baseTopicOf, carriedHeaders, RetryHeader } from './retry.ts'
+
+/**
+ * The Kafka consumer group whose committed offsets mark how far a dead-letter topic has been replayed
+ * (`{topic}.dlt.replay`): an event below its offset has been re-published, the others are pending.
+ */
+export const replayGroupOf = (deadLetterTopic: string): string => `${deadLetterTopic}.replay`
+
+/** A replay of the same dead-letter topic is under way (its replay group has members). */
+export class ReplayInProgressError extends Error {
+  constructor(readonly topic: string) {
+    super(`a replay of ${topic} is already under way`)
+    this.name = 'ReplayInProgressError'
+  }
+}
 
 export interface ReplayOptions {
   kafka: Kafka
   /** the dead-letter topic, `{topic}.dlt` */
   topic: string
   logger: Pick<ConsumerLogger, 'info' | 'warn'>
+  /**
+   * `pending` (default): the events not replayed yet; `beginning`: every event the topic holds, replayed before or
+   * not (consumers skip what their group already processed)
+   */
+  from?: 'pending' | 'beginning'
   /** publishes the replayed events; default: one of its own, closed at the end */
   producer?: EventProducer
   /** give up when no message arrives for this long while some are still expected; default 30000 ms */
   idleTimeoutMs?: number
 }
 
+export interface ReplayResult {
+  replayed: number
+  /** how many went to each topic (the `original-topic` header of each) */
+  to: Record<string, number>
+}
+
+/** The offset each partition's replay has reached (its replay group's committed offset; -1: never replayed). */
+export async function replayedOffsets(admin: Admin, topic: string): Promise<Map<number, bigint>> {
+  const [committed] = await admin.fetchOffsets({ groupId: replayGroupOf(topic), topics: [topic] })
+  return new Map((committed?.partitions ?? []).map(({ partition, offset }) => [partition, BigInt(offset)]))
+}
+
 /**
- * Re-publishes every message of a dead-letter topic, from its beginning up to the end it had when the replay started,
- * to the topic in its `original-topic` header, with its key, value and `message-id` (the failure headers are
- * dropped). Reads through a throwaway consumer group, removed afterwards; the dead-letter topic itself is left as it
- * is. Returns how many messages were re-published.
- *
- * Consumers see a replayed event as a redelivery: a group that had processed it within the inbox retention skips it.
+ * Re-publishes the events of a dead-letter topic, from where the last replay stopped (or from its beginning) up to
+ * the end it had when this replay started, to the topic in each one's `original-topic` header, with its key, value and
+ * `message-id` (the failure headers are dropped). Reads as the topic's replay group (replayGroupOf), committing each
+ * batch once it is published: a replay that stops half-way is resumed by the next, and an event replayed twice (a
+ * crash between publish and commit) is a redelivery the consumers' inbox recognises. The dead-letter topic itself is
+ * left as it is. Refuses (ReplayInProgressError) while another replay of the topic runs.
  */
-export async function replayDeadLetters(options: ReplayOptions): Promise<number> {
+export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayResult> {
   const { kafka, topic, logger } = options
   if (!topic.endsWith('.dlt')) throw new Error(`'${topic}' is not a dead-letter topic (<topic>.dlt)`)
+  const groupId = replayGroupOf(topic)
 
   const admin = kafka.admin()
   await admin.connect()
-  const groupId = `replay-${topic}-${randomUUID()}`
-  let joinedGroup = false
   try {
-    const ends = new Map<number, bigint>()
+    const {
+      groups: [group],
+    } = await admin.describeGroups([groupId])
+    if (group && group.members.length > 0) throw new ReplayInProgressError(topic)
+
+    const replayed =
+      options.from === 'beginning' ? new Map<number, bigint>() : await replayedOffsets(admin, topic)
+    /** per partition with something to replay: where to start and the end to stop at */
+    const ranges = new Map<number, { start: bigint; end: bigint }>()
     for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
-      if (BigInt(high) > BigInt(low)) ends.set(partition, BigInt(high))
+      const start = [BigInt(low), replayed.get(partition) ?? -1n].reduce((a, b) => (b > a ? b : a))
+      if (BigInt(high) > start) ranges.set(partition, { start, end: BigInt(high) })
     }
-    if (ends.size === 0) {
-      logger.info({ topic, replayed: 0 }, 'dead-letter topic is empty; nothing to replay')
-      return 0
+    if (ranges.size === 0) {
+      logger.info({ topic, replayed: 0 }, 'nothing to replay: every dead-lettered event was replayed before')
+      return { replayed: 0, to: {} }
     }
 
     const producer = options.producer ?? (await createEventProducer(kafka))
@@ -47,7 +85,6 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<number>
     const byTopic = new Map<string, number>()
     try {
       await consumer.connect()
-      joinedGroup = true
       await consumer.subscribe({ topics: [topic], fromBeginning: true })
       await new Promise<void>((resolve, reject) => {
         const idleTimeoutMs = options.idleTimeoutMs ?? 30_000
@@ -56,11 +93,12 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<number>
           reject(
             new Error(
               `replay of ${topic} stalled: no message for ${idleTimeoutMs} ms while partitions ` +
-                `${[...ends.keys()].join(', ')} were not finished`,
+                `${[...ranges.keys()].join(', ')} were not finished`,
             ),
           )
         }
-        // Nothing is committed, so a restarted consumer would publish its partitions again from the start: stop instead.
+        // Offsets are committed by hand after each publish; a restarted consumer would resume at the last commit, but
+        // this replay's promise is already settled by then: stop instead.
         consumer.on(consumer.events.CRASH, ({ payload }) => {
           clearTimeout(idle)
           reject(payload.error)
@@ -69,11 +107,14 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<number>
           .run({
             autoCommit: false,
             eachBatch: async ({ batch }: EachBatchPayload) => {
-              const end = ends.get(batch.partition)
-              if (end === undefined) return
+              const range = ranges.get(batch.partition)
+              if (range === undefined) return
               const messages: OutgoingMessage[] = []
+              let next = range.start
               for (const message of batch.messages) {
-                if (BigInt(message.offset) >= end) break
+                const offset = BigInt(message.offset)
+                if (offset < range.start) continue
+                if (offset >= range.end) break
                 const target = headerText(message.headers, RetryHeader.originalTopic) ?? baseTopicOf(topic)
                 messages.push({
                   topic: target,
@@ -81,18 +122,27 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<number>
                   value: message.value?.toString('utf8') ?? '',
                   headers: carriedHeaders(message.headers),
                 })
+                next = offset + 1n
               }
+              if (messages.length === 0) return
               await producer.publish(messages)
+              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: next.toString() }])
               for (const message of messages)
                 byTopic.set(message.topic, (byTopic.get(message.topic) ?? 0) + 1)
               clearTimeout(idle)
               idle = setTimeout(onIdle, idleTimeoutMs)
-              if (BigInt(batch.lastOffset()) + 1n >= end) ends.delete(batch.partition)
-              if (ends.size === 0) {
+              range.start = next
+              if (next >= range.end) ranges.delete(batch.partition)
+              if (ranges.size === 0) {
                 clearTimeout(idle)
                 resolve()
               }
             },
+          })
+          .then(() => {
+            // where the group's committed offset is not the start (a replay from the beginning), read from the start
+            for (const [partition, { start }] of ranges)
+              consumer.seek({ topic, partition, offset: start.toString() })
           })
           .catch((error: unknown) => {
             clearTimeout(idle)
@@ -104,15 +154,11 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<number>
       if (!options.producer) await producer.disconnect()
     }
 
-    const replayed = [...byTopic.values()].reduce((sum, n) => sum + n, 0)
-    logger.info({ topic, replayed, to: Object.fromEntries(byTopic) }, 'dead-lettered events replayed')
-    return replayed
+    const to = Object.fromEntries(byTopic)
+    const count = [...byTopic.values()].reduce((sum, n) => sum + n, 0)
+    logger.info({ topic, replayed: count, to }, 'dead-lettered events replayed')
+    return { replayed: count, to }
   } finally {
-    if (joinedGroup) {
-      await admin.deleteGroups([groupId]).catch((error: unknown) => {
-        logger.warn({ err: error, groupId }, 'could not delete the replay consumer group')
-      })
-    }
     await admin.disconnect()
   }
 }

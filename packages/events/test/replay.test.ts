@@ -69,7 +69,10 @@ describe.concurrent('replay', () => {
 
     fixed = true
     const replayLog = recordingLogger()
-    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: replayLog.logger })).toBe(1)
+    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: replayLog.logger })).toEqual({
+      replayed: 1,
+      to: { [topics.topic]: 1 },
+    })
     await waitFor('the replayed event', async () => (await db.effectCounts()).get(event.id) === 1)
 
     const [original, replayed] = (await readTopics(kafka, [topics.topic])).sort(
@@ -86,10 +89,16 @@ describe.concurrent('replay', () => {
       { level: 'info', fields: { topic: topics.dlt, replayed: 1, to: { [topics.topic]: 1 } } },
     ])
 
-    // a second replay, through the script: the inbox recognises the event and nothing is applied again
-    const { stdout } = await promisify(execFile)(eventsScript, ['replay', topics.dlt], {
-      env: { ...process.env, KAFKA_BROKERS: kafkaBrokers() },
-    })
+    // replayed once, it is not pending any more: the script has nothing to replay
+    const script = (...args: string[]) =>
+      promisify(execFile)(eventsScript, ['replay', ...args], {
+        env: { ...process.env, KAFKA_BROKERS: kafkaBrokers() },
+      })
+    expect((await script(topics.dlt)).stdout).toBe(
+      `${topics.dlt}: nothing to replay (every event was replayed before; --all replays them again)\n`,
+    )
+    // a second replay of everything, through the script: the inbox recognises the event and nothing is applied again
+    const { stdout } = await script(topics.dlt, '--all')
     expect(stdout).toBe(`replayed 1 event from ${topics.dlt} to ${topics.topic}\n`)
     await waitFor('the second copy to be skipped', () =>
       entries.some((e) => e.msg?.includes('already processed') && e.fields.eventId === event.id),
@@ -101,7 +110,10 @@ describe.concurrent('replay', () => {
   it('when the dead-letter topic is empty, then nothing is replayed', async () => {
     const topics = await eventTopics()
     cleanups.push(() => topics.delete())
-    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: recordingLogger().logger })).toBe(0)
+    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: recordingLogger().logger })).toEqual({
+      replayed: 0,
+      to: {},
+    })
     expect(await readTopics(kafka, [topics.topic])).toHaveLength(0)
   })
 
