@@ -1,6 +1,8 @@
-// The operators' view of the running system through the gateway (GET /api/v1/admin/services): every routed service
-// with its instances in Consul and their health, and its maintenance switch (Consul KV meridian/<service>/maintenance).
+// The operators' view of the running system through the gateway: every routed service with its instances in Consul
+// and their health, and its maintenance switch (GET /api/v1/admin/services; Consul KV meridian/<name>/maintenance);
+// the dead-letter topics with their events, and their replay (/api/v1/admin/dead-letters).
 import { type Static, Type } from 'typebox'
+import { Nullable } from './schema-kinds.ts'
 
 export const InstanceHealth = Type.Union(
   [Type.Literal('passing'), Type.Literal('warning'), Type.Literal('critical')],
@@ -60,3 +62,82 @@ export type OperatedServiceParams = Static<typeof OperatedServiceParams>
 /** PUT …/maintenance: both optional (the service's defaults: "Service under maintenance", 60 s). */
 export const MaintenanceBody = Type.Partial(MaintenanceSetting, { additionalProperties: false })
 export type MaintenanceBody = Static<typeof MaintenanceBody>
+
+export const DeadLetterTopic = Type.Object(
+  {
+    /** `{topic}.dlt` (without the run's KAFKA_NAMESPACE) */
+    topic: Type.String(),
+    originalTopic: Type.String(),
+    total: Type.Integer({ minimum: 0, description: 'events the topic holds' }),
+    pending: Type.Integer({ minimum: 0, description: 'of those, events no replay has re-published yet' }),
+  },
+  { additionalProperties: false },
+)
+export type DeadLetterTopic = Static<typeof DeadLetterTopic>
+
+export const DeadLetterTopics = Type.Object(
+  { data: Type.Array(DeadLetterTopic) },
+  { additionalProperties: false },
+)
+export type DeadLetterTopics = Static<typeof DeadLetterTopics>
+
+export const DeadLetterTopicParams = Type.Object({
+  topic: Type.String({
+    pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\\.dlt$',
+    description: 'e.g. order.placed.dlt',
+  }),
+})
+export type DeadLetterTopicParams = Static<typeof DeadLetterTopicParams>
+
+export const DeadLetterEventsQuery = Type.Object(
+  {
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: 200,
+      default: 50,
+      description: 'how many of the newest events',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type DeadLetterEventsQuery = Static<typeof DeadLetterEventsQuery>
+
+export const DeadLetterEvent = Type.Object(
+  {
+    partition: Type.Integer({ minimum: 0 }),
+    offset: Type.String({ pattern: '^[0-9]+$' }),
+    key: Type.String(),
+    eventId: Nullable(Type.String({ description: 'the message-id header' })),
+    eventType: Nullable(
+      Type.String({ description: "the envelope's type; null when the value is not an event" }),
+    ),
+    originalTopic: Type.String(),
+    consumerGroup: Nullable(Type.String({ description: 'the group that gave up on it' })),
+    errorMessage: Nullable(Type.String()),
+    deadLetteredAt: Nullable(Type.String({ format: 'date-time' })),
+    retryCount: Nullable(Type.Integer({ minimum: 0 })),
+    replayed: Type.Boolean({ description: 'a replay has re-published it' }),
+    value: Type.String({ description: 'the message as it was parked (cut at 4,000 characters)' }),
+  },
+  { additionalProperties: false },
+)
+export type DeadLetterEvent = Static<typeof DeadLetterEvent>
+
+/** A dead-letter topic with its newest events, newest first. */
+export const DeadLetterEvents = Type.Object(
+  { topic: DeadLetterTopic, data: Type.Array(DeadLetterEvent) },
+  { additionalProperties: false },
+)
+export type DeadLetterEvents = Static<typeof DeadLetterEvents>
+
+export const DeadLetterReplay = Type.Object(
+  {
+    topic: DeadLetterTopic,
+    replayed: Type.Integer({ minimum: 0, description: 'events re-published by this replay' }),
+    to: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'how many went to each topic',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type DeadLetterReplay = Static<typeof DeadLetterReplay>

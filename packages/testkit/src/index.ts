@@ -15,7 +15,14 @@ export {
   rawHttpAnswer,
 } from './error-envelope.ts'
 export { eventually } from './eventually.ts'
-export { freshEventTopics, freshTopics, type TestEventTopics, type TestTopics, testKafka } from './kafka.ts'
+export {
+  freshEventTopics,
+  freshTopics,
+  namedTopics,
+  type TestEventTopics,
+  type TestTopics,
+  testKafka,
+} from './kafka.ts'
 export { captureLogs, type LogCapture } from './logs.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
 export {

@@ -60,6 +60,12 @@ export async function freshTopics(baseNames: string[], partitions = 3): Promise<
   return { names, delete: () => deleteTopics(Object.values(names)) }
 }
 
+/** Topics by exactly these names (a test's own namespace, say: `${uniqueName('ns')}.order.placed`). */
+export async function namedTopics(names: string[], partitions = 3): Promise<TestTopics> {
+  await createTopicsAndWait(names, partitions)
+  return { names: Object.fromEntries(names.map((name) => [name, name])), delete: () => deleteTopics(names) }
+}
+
 export interface TestEventTopics {
   /** the main topic; the others are `${topic}.retry.1..n` and `${topic}.dlt`, as the consumer runner expects */
   topic: string

@@ -1,5 +1,6 @@
 // The gateway as a Fastify app: the chassis, CORS and edge rate limits, the proxied route table, WebSocket
 // pass-through, health and merged docs. Never listens; main.ts and tests build it.
+import { createKafka } from '@meridian/events'
 import {
   authOptionsFromEnv,
   authPlugin,
@@ -19,6 +20,7 @@ import { consoleRoutes } from './console/console-routes.ts'
 import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
 import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
+import { adminDeadLettersRoutes } from './operations/admin-dead-letters.ts'
 import { adminServicesRoutes } from './operations/admin-services.ts'
 import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
 import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
@@ -168,6 +170,14 @@ export async function buildGatewayApp({
     maxAttempts: config.UPSTREAM_MAX_ATTEMPTS,
   }
   await app.register(adminServicesRoutes, { consul: consulClient, services: serviceNames })
+  let kafka: ReturnType<typeof createKafka> | undefined
+  await app.register(adminDeadLettersRoutes, {
+    kafka: () => {
+      kafka ??= createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'gateway', connectionTimeoutMs: 2000 })
+      return kafka
+    },
+    namespace: config.KAFKA_NAMESPACE,
+  })
   if (config.CONSOLE_DIR) {
     await app.register(consoleRoutes, {
       dir: config.CONSOLE_DIR,

@@ -1,8 +1,9 @@
-// The gateway's environment: the chassis variables without a database or Kafka, plus routing, edge and upstream settings.
+// The gateway's environment: the chassis variables without a database, plus routing, edge and upstream settings. Kafka
+// (KAFKA_BROKERS, KAFKA_NAMESPACE) serves the admins' dead-letter pages only.
 import { ConfigError, listOf, loadConfig, originProblems, ServiceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
-const { DATABASE_URL: _database, KAFKA_BROKERS: _kafka, ...chassisVariables } = ServiceEnv.properties
+const { DATABASE_URL: _database, ...chassisVariables } = ServiceEnv.properties
 
 export const GatewayEnv = Type.Object({
   ...chassisVariables,

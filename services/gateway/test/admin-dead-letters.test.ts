@@ -1,0 +1,234 @@
+// /api/v1/admin/dead-letters on real Kafka: an admin sees the system's dead-letter topics (its KAFKA_NAMESPACE only,
+// by their names without it), a topic's newest events, and replays its pending events; a replay already under way is
+// a 409, anyone else is refused and changes nothing, a bad request is a 422 and a broker away a 503.
+import { randomUUID } from 'node:crypto'
+import {
+  asAdmin,
+  asUser,
+  expectErrorEnvelope,
+  infraEndpoints,
+  namedTopics,
+  type TestTopics,
+  testKafka,
+  tokenEnv,
+  uniqueName,
+} from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startGateway, type TestGateway } from './support/gateway.ts'
+
+describe('gateway: /api/v1/admin/dead-letters', () => {
+  const namespace = `${uniqueName('gwdlt')}.`
+  const kafka = testKafka()
+  let gateway: TestGateway
+  let topics: TestTopics
+  let producer: ReturnType<typeof kafka.producer>
+  const placed = [randomUUID(), randomUUID()]
+
+  beforeAll(async () => {
+    topics = await namedTopics([
+      `${namespace}thing.happened`,
+      `${namespace}thing.happened.dlt`,
+      `${namespace}other.thing.dlt`,
+    ])
+    producer = kafka.producer()
+    await producer.connect()
+    await producer.send({
+      topic: `${namespace}thing.happened.dlt`,
+      messages: placed.map((id, index) => ({
+        key: `key-${index}`,
+        value: JSON.stringify({ id, type: 'thing.happened', data: { index } }),
+        headers: {
+          'message-id': id,
+          'original-topic': `${namespace}thing.happened`,
+          'consumer-group': `${namespace}widgets.thing.happened`,
+          'error-message': 'the widget store is down',
+          'dead-lettered-at': `2026-11-24T09:00:0${index}.000Z`,
+          'retry-count': '3',
+        },
+      })),
+    })
+    gateway = await startGateway({
+      routes: [],
+      env: { ...tokenEnv, KAFKA_BROKERS: infraEndpoints().kafkaBrokers, KAFKA_NAMESPACE: namespace },
+    })
+  })
+
+  afterAll(async () => {
+    await gateway?.close()
+    await producer?.disconnect()
+    await topics?.delete()
+  })
+
+  const call = (method: 'GET' | 'POST', url: string, headers: Record<string, string>) =>
+    gateway.app.inject({ method, url, headers })
+
+  async function original(): Promise<string[]> {
+    const admin = kafka.admin()
+    await admin.connect()
+    try {
+      const offsets = await admin.fetchTopicOffsets(`${namespace}thing.happened`)
+      return offsets.filter((p) => p.high !== '0').map((p) => `${p.partition}:${p.high}`)
+    } finally {
+      await admin.disconnect()
+    }
+  }
+  const countOf = async () => (await original()).reduce((sum, entry) => sum + Number(entry.split(':')[1]), 0)
+
+  it('when an admin lists the dead-letter topics, then the namespace’s own come, by their names without it, with their counts', async () => {
+    const answer = await call('GET', '/api/v1/admin/dead-letters', asAdmin())
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json()).toEqual({
+      data: [
+        { topic: 'other.thing.dlt', originalTopic: 'other.thing', total: 0, pending: 0 },
+        { topic: 'thing.happened.dlt', originalTopic: 'thing.happened', total: 2, pending: 2 },
+      ],
+    })
+  })
+
+  it("when an admin reads a topic's events, then the newest come first with why they were parked; limit keeps the newest", async () => {
+    const answer = await call('GET', '/api/v1/admin/dead-letters/thing.happened.dlt/events', asAdmin())
+    expect(answer.statusCode).toBe(200)
+    const body = answer.json()
+    expect(body.topic).toEqual({
+      topic: 'thing.happened.dlt',
+      originalTopic: 'thing.happened',
+      total: 2,
+      pending: 2,
+    })
+    expect(body.data).toEqual([
+      {
+        partition: expect.any(Number),
+        offset: expect.stringMatching(/^\d+$/),
+        key: 'key-1',
+        eventId: placed[1],
+        eventType: 'thing.happened',
+        originalTopic: 'thing.happened',
+        consumerGroup: 'widgets.thing.happened',
+        errorMessage: 'the widget store is down',
+        deadLetteredAt: '2026-11-24T09:00:01.000Z',
+        retryCount: 3,
+        replayed: false,
+        value: JSON.stringify({ id: placed[1], type: 'thing.happened', data: { index: 1 } }),
+      },
+      expect.objectContaining({ eventId: placed[0], key: 'key-0', replayed: false }),
+    ])
+
+    const newest = await call(
+      'GET',
+      '/api/v1/admin/dead-letters/thing.happened.dlt/events?limit=1',
+      asAdmin(),
+    )
+    expect(newest.json().data.map((e: { eventId: string }) => e.eventId)).toEqual([placed[1]])
+  })
+
+  it('when the topic or the limit is bad, then 422, 414 or 404 in the envelope', async () => {
+    for (const limit of ['0', '201', 'many', '-1'])
+      expectErrorEnvelope(
+        await call('GET', `/api/v1/admin/dead-letters/thing.happened.dlt/events?limit=${limit}`, asAdmin()),
+        422,
+        'VALIDATION_ERROR',
+      )
+    for (const topic of ['thing.happened', '..%2F..%2Fetc.dlt', '%20.dlt', '-x.dlt'])
+      expectErrorEnvelope(
+        await call('GET', `/api/v1/admin/dead-letters/${topic}/events`, asAdmin()),
+        422,
+        'VALIDATION_ERROR',
+      )
+    expectErrorEnvelope(
+      await call('GET', `/api/v1/admin/dead-letters/${'a'.repeat(120)}.dlt/events`, asAdmin()),
+      414,
+      'URI_TOO_LONG',
+    )
+    // a topic outside the namespace, or none at all, is not found: the full name of another run's topic included
+    for (const topic of ['nothing.here.dlt', `${namespace}thing.happened.dlt`]) {
+      expectErrorEnvelope(
+        await call('GET', `/api/v1/admin/dead-letters/${topic}/events`, asAdmin()),
+        404,
+        'NOT_FOUND',
+      )
+      expectErrorEnvelope(
+        await call('POST', `/api/v1/admin/dead-letters/${topic}/replay`, asAdmin()),
+        404,
+        'NOT_FOUND',
+      )
+    }
+  })
+
+  it('when anyone but an admin asks, then 401 or 403 and nothing is replayed', async () => {
+    const user = asUser(randomUUID())
+    for (const [method, url] of [
+      ['GET', '/api/v1/admin/dead-letters'],
+      ['GET', '/api/v1/admin/dead-letters/thing.happened.dlt/events'],
+      ['POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay'],
+    ] as const) {
+      expectErrorEnvelope(await call(method, url, {}), 401, 'UNAUTHORIZED')
+      expectErrorEnvelope(
+        await call(method, url, { authorization: 'Bearer not-a-token' }),
+        401,
+        'UNAUTHORIZED',
+      )
+      expectErrorEnvelope(await call(method, url, user), 403, 'FORBIDDEN')
+    }
+    expect(await countOf()).toBe(0)
+  })
+
+  it('when a replay of the topic is under way, then another is a 409 and publishes nothing', async () => {
+    const holder = kafka.consumer({ groupId: `${namespace}thing.happened.dlt.replay` })
+    let joined = false
+    holder.on(holder.events.GROUP_JOIN, () => {
+      joined = true
+    })
+    await holder.connect()
+    try {
+      await holder.subscribe({ topics: [`${namespace}thing.happened.dlt`], fromBeginning: true })
+      await holder.run({ autoCommit: false, eachMessage: async () => {} })
+      for (let waited = 0; !joined && waited < 10_000; waited += 50)
+        await new Promise((r) => setTimeout(r, 50))
+      expect(joined).toBe(true)
+      const refused = await call('POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay', asAdmin())
+      expect(expectErrorEnvelope(refused, 409, 'CONFLICT').message).toBe(
+        'A replay of thing.happened.dlt is already under way; try again when it is done',
+      )
+      expect(await countOf()).toBe(0)
+    } finally {
+      await holder.disconnect()
+    }
+  })
+
+  it('when an admin replays, then the pending events go back to their topic and are marked replayed; again, nothing more goes', async () => {
+    const answer = await call('POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay', asAdmin())
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json()).toEqual({
+      topic: { topic: 'thing.happened.dlt', originalTopic: 'thing.happened', total: 2, pending: 0 },
+      replayed: 2,
+      to: { 'thing.happened': 2 },
+    })
+    expect(await countOf()).toBe(2)
+    const events = await call('GET', '/api/v1/admin/dead-letters/thing.happened.dlt/events', asAdmin())
+    expect(events.json().data.map((e: { replayed: boolean }) => e.replayed)).toEqual([true, true])
+    const logged = gateway.logs.find((line) => line.msg === 'dead-lettered events replayed by an admin')
+    expect(logged).toMatchObject({ topic: 'thing.happened.dlt', replayed: 2, requestId: expect.any(String) })
+
+    const again = await call('POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay', asAdmin())
+    expect(again.json()).toMatchObject({ replayed: 0, to: {} })
+    expect(await countOf()).toBe(2)
+  })
+})
+
+describe('gateway: /api/v1/admin/dead-letters with Kafka away', () => {
+  let gateway: TestGateway
+  beforeAll(async () => {
+    gateway = await startGateway({ routes: [], env: { ...tokenEnv, KAFKA_BROKERS: '127.0.0.1:1' } })
+  })
+  afterAll(() => gateway?.close())
+
+  it('when the broker cannot be reached, then 503 with Retry-After, never a 500', async () => {
+    const answer = await gateway.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/dead-letters',
+      headers: asAdmin(),
+    })
+    expect(answer.headers['retry-after']).toBe('5')
+    expect(expectErrorEnvelope(answer, 503, 'SERVICE_UNAVAILABLE').message).toBe('Kafka is unavailable')
+  }, 30_000)
+})
