@@ -1,6 +1,7 @@
 // The console's views, in the navigation's order: each a hash, a label, and whether only admins see it.
 import { chatView } from './views/chat.ts'
 import { dashboardView } from './views/dashboard.ts'
+import { deadLettersView } from './views/dead-letters.ts'
 import { documentsView } from './views/documents.ts'
 import { notificationsRoute } from './views/notifications.ts'
 import { ordersView } from './views/orders.ts'
@@ -18,4 +19,5 @@ export const routes: Route[] = [
   { hash: '#/services', label: 'Services', adminOnly: true, create: servicesView },
   { hash: '#/dashboard', label: 'Dashboard', adminOnly: true, create: dashboardView },
   { hash: '#/sagas', label: 'Sagas', adminOnly: true, create: sagasView },
+  { hash: '#/dead-letters', label: 'Dead letters', adminOnly: true, create: deadLettersView },
 ]

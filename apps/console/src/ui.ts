@@ -46,6 +46,10 @@ export function errorBox(error: unknown): HTMLElement {
   )
 }
 
+/** A moment as a `<time>` element: machine-readable, shown in the reader's locale. */
+export const timeOf = (timestamp: string): HTMLTimeElement =>
+  h('time', { datetime: timestamp }, new Date(timestamp).toLocaleString())
+
 export const loading = (what: string): HTMLElement =>
   h('p', { class: 'loading', role: 'status', 'aria-live': 'polite' }, `Loading ${what}…`)
 

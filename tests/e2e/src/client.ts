@@ -69,7 +69,7 @@ const finalStatuses: readonly OrderStatus[] = ['delivered', 'cancelled', 'failed
 
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
 
-export function e2eClient(system: E2eSystem) {
+export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' | 'admin'>) {
   const { gatewayUrl, simulatorUrl } = system
 
   async function call<Body>(

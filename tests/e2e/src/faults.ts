@@ -112,7 +112,7 @@ interface Reconciliation {
 const finalStatuses = new Set(['shipped', 'delivered', 'failed', 'payment_failed', 'cancelled'])
 
 async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconciliation> {
-  const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' }, services: {} })
+  const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
   const admin = await client.loginAdmin()
   const customers: Customer[] = []
   for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())

@@ -98,6 +98,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     gatewayUrl: system.gatewayUrl,
     simulatorUrl: system.simulatorUrl,
     admin: system.admin,
+    kafka: { brokers: process.env.KAFKA_BROKERS ?? '', namespace: system.kafkaNamespace },
     services: Object.fromEntries(
       Object.entries(system.services).map(([name, service]) => [
         name,

@@ -6,6 +6,8 @@ export interface E2eSystem {
   /** the payment-provider simulator: tokens for test cards, and per order what was charged and refunded */
   simulatorUrl: string
   admin: { email: string; password: string }
+  /** the broker the run uses, and the prefix of its topics and groups (KAFKA_NAMESPACE) */
+  kafka: { brokers: string; namespace: string }
   /** name -> where its process runs and logs (the pid as at the start) */
   services: Record<string, { pid?: number; port: number; baseUrl: string; logFile: string }>
 }

@@ -1,6 +1,10 @@
 // The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
-// /dashboard while requests are made, and the Sagas view finding a declined order's failed saga and showing its
-// payment step failing in the step log. Screenshots go to tests/e2e/artifacts/ (not committed).
+// /dashboard while requests are made, the Sagas view finding a declined order's failed saga and showing its payment
+// step failing in the step log, and Dead letters replaying an event the realtime channel's consumer gave up on.
+// Screenshots go to tests/e2e/artifacts/ (not committed).
+import { randomUUID } from 'node:crypto'
+import type { DeadLetterTopics } from '@meridian/contracts'
+import { kafkaClient } from '@meridian/infra'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
@@ -97,6 +101,90 @@ describe('the console for admins in Chromium', () => {
       // a failed saga can still be compensated again: the view offers what the saga's links offer
       await saga.getByRole('button', { name: /^Compensate/ }).waitFor({ timeout: 5_000 })
       await page.screenshot({ path: `${artifacts}sagas.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+
+  it('when a consumer dead-letters an event, then the admin finds it in Dead letters, replays it, and the consumer reads it again', async () => {
+    // an event the realtime channel cannot take (its data lacks title, message and createdAt): its consumer parks it
+    // in notification.created.dlt at once, as it would any event that can never succeed
+    const { namespace, brokers } = system.kafka
+    const eventId = randomUUID()
+    const userId = randomUUID()
+    const producer = kafkaClient(brokers, 'e2e-dead-letters').producer()
+    await producer.connect()
+    try {
+      await producer.send({
+        topic: `${namespace}notification.created`,
+        messages: [
+          {
+            key: userId,
+            value: JSON.stringify({
+              id: eventId,
+              type: 'notification.created',
+              source: 'e2e',
+              schemaVersion: '1.0.0',
+              timestamp: new Date().toISOString(),
+              data: { notificationId: randomUUID(), userId, type: 'welcome' },
+            }),
+            headers: { 'message-id': eventId },
+          },
+        ],
+      })
+    } finally {
+      await producer.disconnect()
+    }
+    const pending = async () => {
+      const { body } = await client.request<DeadLetterTopics>('GET', '/api/v1/admin/dead-letters', {
+        token: admin.token,
+      })
+      return body.data?.find((topic) => topic.topic === 'notification.created.dlt')?.pending ?? 0
+    }
+    await expect.poll(pending, { timeout: 30_000, interval: 500 }).toBeGreaterThan(0)
+
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Dead letters' }).click()
+      await page.getByRole('heading', { name: 'Dead letters', exact: true }).waitFor({ timeout: 15_000 })
+      const topicRow = page.locator('tr[data-topic="notification.created.dlt"]')
+      await topicRow.waitFor({ timeout: 15_000 })
+      await topicRow.getByRole('button', { name: 'notification.created.dlt', exact: true }).click()
+
+      const parked = page.locator(`tr[data-event-id="${eventId}"][data-replayed="false"]`)
+      await parked.waitFor({ timeout: 15_000 })
+      const text = (await parked.textContent()) ?? ''
+      expect(text).toContain('notification.created')
+      expect(text).toContain('realtime-gateway')
+      // the group is shown by its own name, not the run's namespaced one
+      expect(text).not.toContain(namespace)
+      expect(text).toContain('pending')
+      await page.screenshot({ path: `${artifacts}dead-letters.png`, fullPage: true })
+
+      await page
+        .getByRole('button', { name: 'Replay the pending events of notification.created.dlt' })
+        .click()
+      await page
+        .getByRole('status')
+        .filter({
+          hasText: /^Replayed \d+ events? of notification\.created\.dlt to notification\.created\.$/,
+        })
+        .waitFor({ timeout: 30_000 })
+      await page.locator(`tr[data-event-id="${eventId}"][data-replayed="true"]`).waitFor({ timeout: 15_000 })
+
+      // replayed to its topic, the event went through the consumer again; still invalid, it is parked anew
+      await expect
+        .poll(
+          async () => {
+            // Refresh shows the loading state at once, then the events read again
+            await page.getByRole('button', { name: 'Refresh' }).click()
+            await page.locator('.dead-letter-events section[data-topic]').waitFor({ timeout: 15_000 })
+            return page.locator(`tr[data-event-id="${eventId}"]`).count()
+          },
+          { timeout: 30_000, interval: 1000 },
+        )
+        .toBe(2)
+      expect(await page.locator(`tr[data-event-id="${eventId}"][data-replayed="false"]`).count()).toBe(1)
     } finally {
       await page.close()
     }

@@ -3,7 +3,7 @@
 import type { Notification, RealtimeNotification } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { Session } from '../session.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
 import type { Route, View } from './view.ts'
 
 interface Page<Item> {
@@ -35,7 +35,7 @@ export function notificationsView(session: Session): NotificationsView {
       ' ',
       h('span', {}, notification.message),
       ' ',
-      h('time', { datetime: notification.createdAt }, new Date(notification.createdAt).toLocaleString()),
+      timeOf(notification.createdAt),
       unread ? markRead : null,
     )
     markRead.addEventListener('click', () => {

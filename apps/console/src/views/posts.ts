@@ -2,7 +2,7 @@
 // write arriving live through the postCreated subscription.
 import type { PostView } from '@meridian/contracts'
 import { graphql, subscriptionsClient } from '../graphql.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface ListedPost extends Pick<PostView, 'id' | 'title' | 'content' | 'createdAt'> {
@@ -24,12 +24,7 @@ export function postsView({ session }: ViewContext): View {
       { 'data-post-id': post.id },
       h('h3', {}, post.title),
       h('p', {}, post.content),
-      h(
-        'small',
-        {},
-        `by ${post.author.name} · `,
-        h('time', { datetime: post.createdAt }, new Date(post.createdAt).toLocaleString()),
-      ),
+      h('small', {}, `by ${post.author.name} · `, timeOf(post.createdAt)),
     )
   }
 

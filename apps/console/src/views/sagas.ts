@@ -3,7 +3,7 @@
 // awaited step, run the compensations). After an action the saga and the list are read again.
 import { type PaginationMeta, type Saga, type SagaLogEntry, sagaStates } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -13,7 +13,6 @@ interface Page<Item> {
 
 const sagasPath = '/api/v1/admin/sagas'
 const spaced = (name: string) => name.replaceAll('_', ' ')
-const when = (timestamp: string) => h('time', { datetime: timestamp }, new Date(timestamp).toLocaleString())
 
 export function sagasView({ session }: ViewContext): View {
   const state = h(
@@ -92,7 +91,7 @@ export function sagasView({ session }: ViewContext): View {
             ),
             h('td', { class: `status status-${saga.state}`, 'data-state': saga.state }, spaced(saga.state)),
             h('td', {}, saga.step ?? saga.failedStep ?? '—'),
-            h('td', {}, when(saga.updatedAt)),
+            h('td', {}, timeOf(saga.updatedAt)),
           ),
         ),
       ),
@@ -148,7 +147,7 @@ export function sagasView({ session }: ViewContext): View {
         ...fact('Compensation', saga.compensation),
         ...(saga.failedStep ? fact('Failed step', saga.failedStep) : []),
         ...(saga.failureReason ? fact('Reason', saga.failureReason) : []),
-        ...fact('Updated', when(saga.updatedAt)),
+        ...fact('Updated', timeOf(saga.updatedAt)),
       ),
       actions.length > 0
         ? h('div', { class: 'inline' }, ...actions)
@@ -188,7 +187,7 @@ export function sagasView({ session }: ViewContext): View {
           h(
             'tr',
             { 'data-step': entry.step, 'data-outcome': entry.outcome },
-            h('td', {}, when(entry.at)),
+            h('td', {}, timeOf(entry.at)),
             h('td', {}, entry.step),
             h('td', { class: `outcome outcome-${entry.outcome}` }, spaced(entry.outcome)),
             h('td', {}, entry.attempt ?? ''),
