@@ -112,3 +112,33 @@ describe('gateway: /api/v1/admin/services', () => {
     expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
   })
 })
+
+describe('gateway: /api/v1/admin/services for a service under another Consul name', () => {
+  let gateway: TestGateway
+  const logical = uniqueName('gadgets')
+  const consulName = `${logical}-run`
+  const keyOf = (name: string) => `${consulApi().baseUrl}/v1/kv/meridian/${name}/maintenance`
+
+  beforeAll(async () => {
+    gateway = await startGateway({
+      routes: [{ prefix: '/api/v1/gadgets', service: logical }],
+      env: { ...tokenEnv, GATEWAY_SERVICE_NAMES: `${logical}=${consulName}` },
+    })
+  })
+  afterAll(async () => {
+    await fetch(keyOf(consulName), { method: 'DELETE', headers: consulApi().headers })
+    await gateway?.close()
+  })
+
+  it('when an admin switches it, then the key is the one its instances follow (their Consul name), not the logical name', async () => {
+    const on = await gateway.app.inject({
+      method: 'PUT',
+      url: `/api/v1/admin/services/${logical}/maintenance`,
+      headers: { ...asAdmin(), 'content-type': 'application/json' },
+      payload: '{}',
+    })
+    expect(on.json()).toMatchObject({ name: logical, consulName, maintenance: { retryAfter: 60 } })
+    expect((await fetch(keyOf(consulName), { headers: consulApi().headers })).status).toBe(200)
+    expect((await fetch(keyOf(logical), { headers: consulApi().headers })).status).toBe(404)
+  })
+})
