@@ -189,4 +189,23 @@ describe('the console for admins in Chromium', () => {
       await page.close()
     }
   })
+
+  it('when the admin reads the operator views on a narrow window, then none of them scrolls sideways', async () => {
+    const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
+    try {
+      await signIn(page, system.gatewayUrl, system.admin.email, system.admin.password)
+      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      for (const view of ['Services', 'Dashboard', 'Sagas', 'Dead letters']) {
+        await page.getByRole('link', { name: view, exact: true }).click()
+        await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })
+        // read: no loading state left (in the full suite, earlier tests have filled the tables)
+        await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 15_000 })
+        const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        expect(sideways, `${view} scrolls sideways on a 420-pixel window`).toBeLessThanOrEqual(0)
+      }
+      await page.screenshot({ path: `${artifacts}dead-letters-narrow.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
 })

@@ -189,4 +189,68 @@ describe('the console in Chromium', () => {
       await page.close()
     }
   })
+
+  it('when a user works with the keyboard alone on a narrow window, then signing in, the skip link and the navigation work and no view scrolls sideways', async () => {
+    const customer = await newCustomer(client, 'Keyboard Customer')
+    const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
+    const focused = () =>
+      page.evaluate(() => {
+        const active = document.activeElement
+        return active
+          ? `${active.tagName.toLowerCase()}${active.id ? `#${active.id}` : ''}:${active.textContent?.trim().slice(0, 40) ?? ''}`
+          : ''
+      })
+    /** Tabs (or Shift+Tabs) until the focused element's description matches (at most 30 presses). */
+    async function tabTo(pattern: RegExp, key = 'Tab'): Promise<void> {
+      for (let presses = 0; presses < 30; presses++) {
+        if (pattern.test(await focused())) return
+        await page.keyboard.press(key)
+      }
+      throw new Error(`Tab never reached ${pattern} (last: ${await focused()})`)
+    }
+    const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+    try {
+      await page.goto(`${system.gatewayUrl}/console/`)
+      await page.getByLabel('Email').waitFor({ timeout: 15_000 })
+      // the skip link comes first and, on the sign-in form, lands on the form's section without leaving it
+      await page.keyboard.press('Tab')
+      expect(await focused()).toBe('a:Skip to content')
+      await page.keyboard.press('Enter')
+      expect(await focused()).toMatch(/^section:Sign in to Meridian/)
+
+      await tabTo(/^input#email:/)
+      await page.keyboard.type(customer.email)
+      await page.keyboard.press('Tab')
+      expect(await focused()).toBe('input#password:')
+      await page.keyboard.type(customer.password)
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      // a new view takes the focus, so a screen reader reads it
+      expect(await focused()).toMatch(/^main#content:/)
+
+      await tabTo(/^a:Notifications/)
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: 'Notifications', exact: true }).waitFor({ timeout: 15_000 })
+      expect(await page.getByRole('link', { name: /^Notifications/ }).getAttribute('aria-current')).toBe(
+        'page',
+      )
+
+      // back up to the top of the page: the skip link jumps over the navigation to the view, which stays the same
+      await tabTo(/^a:Skip to content$/, 'Shift+Tab')
+      await page.keyboard.press('Enter')
+      expect(await focused()).toMatch(/^main#content:/)
+      expect(new URL(page.url()).hash).toBe('#/notifications')
+      await page.getByRole('heading', { name: 'Notifications', exact: true }).waitFor({ timeout: 5_000 })
+
+      for (const view of ['Orders', 'Notifications', 'Documents', 'Chat', 'Posts']) {
+        await page.getByRole('link', { name: new RegExp(`^${view}`) }).click()
+        await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })
+        await page.waitForTimeout(300)
+        expect(await sideways(), `${view} scrolls sideways on a 420-pixel window`).toBeLessThanOrEqual(0)
+      }
+      await page.screenshot({ path: `${artifacts}posts-narrow.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
 })
