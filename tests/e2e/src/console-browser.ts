@@ -52,3 +52,24 @@ export async function signIn(page: Page, gatewayUrl: string, email: string, pass
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
+
+// (page scripts are strings: this package is type-checked without the DOM's types)
+
+/** The focused element as `tag#id:text` (its first 40 characters), e.g. `a:Skip to content`, `input#email:`. */
+export async function focusedElement(page: Page): Promise<string> {
+  return String(
+    await page.evaluate(`(() => {
+      const active = document.activeElement
+      if (!active) return ''
+      return active.tagName.toLowerCase() + (active.id ? '#' + active.id : '') + ':' +
+        (active.textContent ?? '').trim().slice(0, 40)
+    })()`),
+  )
+}
+
+/** How many pixels the page scrolls sideways (0 when it fits the window). */
+export async function sidewaysScroll(page: Page): Promise<number> {
+  return Number(
+    await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+  )
+}

@@ -8,7 +8,7 @@ import { kafkaClient } from '@meridian/infra'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
-import { artifacts, launchChromium, signIn } from '../src/console-browser.ts'
+import { artifacts, launchChromium, sidewaysScroll, signIn } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
@@ -101,6 +101,44 @@ describe('the console for admins in Chromium', () => {
       // a failed saga can still be compensated again: the view offers what the saga's links offer
       await saga.getByRole('button', { name: /^Compensate/ }).waitFor({ timeout: 5_000 })
       await page.screenshot({ path: `${artifacts}sagas.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+
+  it("when an order's payment hangs, then the admin retries the awaited step and then compensates from the saga's page, and the step log records both", async () => {
+    const customer = await client.registerCustomer()
+    const product = await client.createProduct(admin, { stock: 3 })
+    // the simulator's hanging card answers after 20 s: the saga waits on its payment step meanwhile
+    const orderId = await client.placeOrderOk(customer, { product, card: cards.hanging })
+
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Sagas' }).click()
+      const row = page.locator(`tr[data-order-id="${orderId}"]`)
+      await row.waitFor({ timeout: 15_000 })
+      await row.getByRole('button', { name: orderId }).click()
+      const saga = page.locator(`section[data-order-id="${orderId}"]`)
+      await saga.waitFor({ timeout: 15_000 })
+
+      await saga.getByRole('button', { name: 'Retry payment' }).click()
+      await saga
+        .locator('table.step-log tr[data-step="payment"][data-outcome="operator"]')
+        .waitFor({ timeout: 15_000 })
+
+      await page
+        .locator(`section[data-order-id="${orderId}"]`)
+        .getByRole('button', { name: /^Compensate/ })
+        .click()
+      const undone = page.locator(
+        `section[data-order-id="${orderId}"] table.step-log tr[data-step="order"][data-outcome="operator"]`,
+      )
+      await undone.waitFor({ timeout: 15_000 })
+      expect(await undone.textContent()).toContain('compensated by an operator')
+      await expect
+        .poll(() => client.readOrder(customer, orderId).then((order) => order.status), { timeout: patience })
+        .toBe('failed')
+      await page.screenshot({ path: `${artifacts}saga-actions.png`, fullPage: true })
     } finally {
       await page.close()
     }
@@ -200,8 +238,10 @@ describe('the console for admins in Chromium', () => {
         await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })
         // read: no loading state left (in the full suite, earlier tests have filled the tables)
         await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 15_000 })
-        const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-        expect(sideways, `${view} scrolls sideways on a 420-pixel window`).toBeLessThanOrEqual(0)
+        expect(
+          await sidewaysScroll(page),
+          `${view} scrolls sideways on a 420-pixel window`,
+        ).toBeLessThanOrEqual(0)
       }
       await page.screenshot({ path: `${artifacts}dead-letters-narrow.png`, fullPage: true })
     } finally {

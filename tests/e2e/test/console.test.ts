@@ -8,7 +8,14 @@ import { randomBytes } from 'node:crypto'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, e2eClient } from '../src/client.ts'
-import { artifacts, launchChromium, newCustomer, signIn } from '../src/console-browser.ts'
+import {
+  artifacts,
+  focusedElement,
+  launchChromium,
+  newCustomer,
+  sidewaysScroll,
+  signIn,
+} from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
@@ -115,11 +122,24 @@ describe('the console in Chromium', () => {
     try {
       await signIn(reading, system.gatewayUrl, reader.email, reader.password)
       await reading.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
-      // the view opens its subscription: wait until the page has sent it over the WebSocket and it is acknowledged
-      const socket = reading.waitForEvent('websocket', (ws) => ws.url().endsWith('/graphql'))
+      // the view opens its subscription: wait until the page has sent it over the WebSocket (the frame is watched
+      // from the socket's opening on, so that one sent before a later listener could start is not missed)
+      const subscribed = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error('the Posts view sent no subscription in 30 s')),
+          30_000,
+        )
+        reading.on('websocket', (socket) => {
+          if (!socket.url().endsWith('/graphql')) return
+          socket.on('framesent', (frame) => {
+            if (!String(frame.payload).includes('"subscribe"')) return
+            clearTimeout(timer)
+            resolve()
+          })
+        })
+      })
       await reading.getByRole('link', { name: 'Posts' }).click()
-      const subscriptions = await socket
-      await subscriptions.waitForEvent('framesent', (frame) => String(frame.payload).includes('"subscribe"'))
+      await subscribed
       await reading
         .locator('ol.posts')
         .or(reading.getByText('No posts yet.'))
@@ -193,13 +213,7 @@ describe('the console in Chromium', () => {
   it('when a user works with the keyboard alone on a narrow window, then signing in, the skip link and the navigation work and no view scrolls sideways', async () => {
     const customer = await newCustomer(client, 'Keyboard Customer')
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
-    const focused = () =>
-      page.evaluate(() => {
-        const active = document.activeElement
-        return active
-          ? `${active.tagName.toLowerCase()}${active.id ? `#${active.id}` : ''}:${active.textContent?.trim().slice(0, 40) ?? ''}`
-          : ''
-      })
+    const focused = () => focusedElement(page)
     /** Tabs (or Shift+Tabs) until the focused element's description matches (at most 30 presses). */
     async function tabTo(pattern: RegExp, key = 'Tab'): Promise<void> {
       for (let presses = 0; presses < 30; presses++) {
@@ -208,7 +222,6 @@ describe('the console in Chromium', () => {
       }
       throw new Error(`Tab never reached ${pattern} (last: ${await focused()})`)
     }
-    const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
     try {
       await page.goto(`${system.gatewayUrl}/console/`)
       await page.getByLabel('Email').waitFor({ timeout: 15_000 })
@@ -246,7 +259,10 @@ describe('the console in Chromium', () => {
         await page.getByRole('link', { name: new RegExp(`^${view}`) }).click()
         await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })
         await page.waitForTimeout(300)
-        expect(await sideways(), `${view} scrolls sideways on a 420-pixel window`).toBeLessThanOrEqual(0)
+        expect(
+          await sidewaysScroll(page),
+          `${view} scrolls sideways on a 420-pixel window`,
+        ).toBeLessThanOrEqual(0)
       }
       await page.screenshot({ path: `${artifacts}posts-narrow.png`, fullPage: true })
     } finally {
