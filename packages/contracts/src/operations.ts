@@ -2,6 +2,7 @@
 // and their health, and its maintenance switch (GET /api/v1/admin/services; Consul KV meridian/<name>/maintenance);
 // the dead-letter topics with their events, and their replay (/api/v1/admin/dead-letters).
 import { type Static, Type } from 'typebox'
+import { QueryObject } from './pagination.ts'
 import { Nullable } from './schema-kinds.ts'
 
 export const InstanceHealth = Type.Union(
@@ -89,7 +90,8 @@ export const DeadLetterTopicParams = Type.Object({
 })
 export type DeadLetterTopicParams = Static<typeof DeadLetterTopicParams>
 
-export const DeadLetterEventsQuery = Type.Object(
+/** limit is optional (50 when absent), as every list's is. */
+export const DeadLetterEventsQuery = QueryObject(
   {
     limit: Type.Integer({
       minimum: 1,
