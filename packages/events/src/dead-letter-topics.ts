@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kafka, KafkaMessage } from 'kafkajs'
 import { headerText } from './kafka.ts'
+import { type OffsetRange, readRanges } from './offset-ranges.ts'
 import { replayedOffsets } from './replay.ts'
 import { baseTopicOf, RetryHeader } from './retry.ts'
 
@@ -109,7 +110,7 @@ export async function readDeadLetters(options: ReadDeadLettersOptions): Promise<
       replayedOffsets(admin, topic),
     ])
     /** per partition with events: where its newest `limit` start, and its end */
-    const ranges = new Map<number, { start: bigint; end: bigint }>()
+    const ranges = new Map<number, OffsetRange>()
     for (const { partition, low, high } of offsets) {
       const [from, end] = [BigInt(low), BigInt(high)]
       const start = end - BigInt(limit) > from ? end - BigInt(limit) : from
@@ -122,48 +123,17 @@ export async function readDeadLetters(options: ReadDeadLettersOptions): Promise<
     try {
       await consumer.connect()
       joined = true
-      await consumer.subscribe({ topics: [topic], fromBeginning: true })
-      await new Promise<void>((resolve, reject) => {
-        const timeoutMs = options.timeoutMs ?? 10_000
-        let idle = setTimeout(onIdle, timeoutMs)
-        function onIdle() {
-          reject(new Error(`reading ${topic} stalled: nothing from the broker for ${timeoutMs} ms`))
-        }
-        consumer.on(consumer.events.CRASH, ({ payload }) => {
-          clearTimeout(idle)
-          reject(payload.error)
-        })
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              const range = ranges.get(batch.partition)
-              if (range === undefined) return
-              for (const message of batch.messages) {
-                const offset = BigInt(message.offset)
-                if (offset < range.start) continue
-                if (offset >= range.end) break
-                const mark = replayed.get(batch.partition) ?? -1n
-                events.push(describe(message, batch.partition, offset < mark, topic, valueLimit))
-                range.start = offset + 1n
-              }
-              clearTimeout(idle)
-              idle = setTimeout(onIdle, timeoutMs)
-              if (range.start >= range.end) ranges.delete(batch.partition)
-              if (ranges.size === 0) {
-                clearTimeout(idle)
-                resolve()
-              }
-            },
-          })
-          .then(() => {
-            for (const [partition, { start }] of ranges)
-              consumer.seek({ topic, partition, offset: start.toString() })
-          })
-          .catch((error: unknown) => {
-            clearTimeout(idle)
-            reject(error)
-          })
+      await readRanges({
+        consumer,
+        topic,
+        ranges,
+        idleTimeoutMs: options.timeoutMs ?? 10_000,
+        what: `reading ${topic}`,
+        handle: async (partition, messages) => {
+          const mark = replayed.get(partition) ?? -1n
+          for (const message of messages)
+            events.push(describe(message, partition, BigInt(message.offset) < mark, topic, valueLimit))
+        },
       })
     } finally {
       await consumer.disconnect()

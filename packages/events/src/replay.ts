@@ -1,7 +1,8 @@
 // Replay: dead-lettered events go back to their original topic, once the cause of their failure has been fixed.
-import type { Admin, EachBatchPayload, Kafka } from 'kafkajs'
+import type { Admin, Kafka } from 'kafkajs'
 import type { ConsumerLogger } from './consumer-logger.ts'
 import { createEventProducer, type EventProducer, headerText, type OutgoingMessage } from './kafka.ts'
+import { type OffsetRange, readRanges } from './offset-ranges.ts'
 import { baseTopicOf, carriedHeaders, RetryHeader } from './retry.ts'
 
 /**
@@ -70,7 +71,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
     const replayed =
       options.from === 'beginning' ? new Map<number, bigint>() : await replayedOffsets(admin, topic)
     /** per partition with something to replay: where to start and the end to stop at */
-    const ranges = new Map<number, { start: bigint; end: bigint }>()
+    const ranges = new Map<number, OffsetRange>()
     for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
       const start = [BigInt(low), replayed.get(partition) ?? -1n].reduce((a, b) => (b > a ? b : a))
       if (BigInt(high) > start) ranges.set(partition, { start, end: BigInt(high) })
@@ -85,69 +86,25 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
     const byTopic = new Map<string, number>()
     try {
       await consumer.connect()
-      await consumer.subscribe({ topics: [topic], fromBeginning: true })
-      await new Promise<void>((resolve, reject) => {
-        const idleTimeoutMs = options.idleTimeoutMs ?? 30_000
-        let idle = setTimeout(onIdle, idleTimeoutMs)
-        function onIdle() {
-          reject(
-            new Error(
-              `replay of ${topic} stalled: no message for ${idleTimeoutMs} ms while partitions ` +
-                `${[...ranges.keys()].join(', ')} were not finished`,
-            ),
-          )
-        }
-        // Offsets are committed by hand after each publish; a restarted consumer would resume at the last commit, but
-        // this replay's promise is already settled by then: stop instead.
-        consumer.on(consumer.events.CRASH, ({ payload }) => {
-          clearTimeout(idle)
-          reject(payload.error)
-        })
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }: EachBatchPayload) => {
-              const range = ranges.get(batch.partition)
-              if (range === undefined) return
-              const messages: OutgoingMessage[] = []
-              let next = range.start
-              for (const message of batch.messages) {
-                const offset = BigInt(message.offset)
-                if (offset < range.start) continue
-                if (offset >= range.end) break
-                const target = headerText(message.headers, RetryHeader.originalTopic) ?? baseTopicOf(topic)
-                messages.push({
-                  topic: target,
-                  key: message.key?.toString() ?? '',
-                  value: message.value?.toString('utf8') ?? '',
-                  headers: carriedHeaders(message.headers),
-                })
-                next = offset + 1n
-              }
-              if (messages.length === 0) return
-              await producer.publish(messages)
-              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: next.toString() }])
-              for (const message of messages)
-                byTopic.set(message.topic, (byTopic.get(message.topic) ?? 0) + 1)
-              clearTimeout(idle)
-              idle = setTimeout(onIdle, idleTimeoutMs)
-              range.start = next
-              if (next >= range.end) ranges.delete(batch.partition)
-              if (ranges.size === 0) {
-                clearTimeout(idle)
-                resolve()
-              }
-            },
-          })
-          .then(() => {
-            // where the group's committed offset is not the start (a replay from the beginning), read from the start
-            for (const [partition, { start }] of ranges)
-              consumer.seek({ topic, partition, offset: start.toString() })
-          })
-          .catch((error: unknown) => {
-            clearTimeout(idle)
-            reject(error)
-          })
+      await readRanges({
+        consumer,
+        topic,
+        ranges,
+        idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+        what: `replay of ${topic}`,
+        handle: async (partition, batch) => {
+          const messages: OutgoingMessage[] = batch.map((message) => ({
+            topic: headerText(message.headers, RetryHeader.originalTopic) ?? baseTopicOf(topic),
+            key: message.key?.toString() ?? '',
+            value: message.value?.toString('utf8') ?? '',
+            headers: carriedHeaders(message.headers),
+          }))
+          await producer.publish(messages)
+          // how far this partition is replayed: the next replay starts here
+          const next = BigInt(batch[batch.length - 1]!.offset) + 1n
+          await consumer.commitOffsets([{ topic, partition, offset: next.toString() }])
+          for (const message of messages) byTopic.set(message.topic, (byTopic.get(message.topic) ?? 0) + 1)
+        },
       })
     } finally {
       await consumer.disconnect()
