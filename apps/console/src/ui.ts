@@ -46,6 +46,22 @@ export function errorBox(error: unknown): HTMLElement {
   )
 }
 
+/** A data table: its caption, its column headers and its rows (each a `tr`, its first cell a `th` where it names the row). */
+export function dataTable(
+  className: string,
+  caption: string,
+  columns: string[],
+  rows: HTMLTableRowElement[],
+): HTMLTableElement {
+  return h(
+    'table',
+    { class: className },
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, ...columns.map((column) => h('th', { scope: 'col' }, column)))),
+    h('tbody', {}, ...rows),
+  )
+}
+
 /** A moment as a `<time>` element: machine-readable, shown in the reader's locale. */
 export const timeOf = (timestamp: string): HTMLTimeElement =>
   h('time', { datetime: timestamp }, new Date(timestamp).toLocaleString())

@@ -10,7 +10,7 @@ import type {
   DeadLetterTopics,
 } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 const deadLettersPath = '/api/v1/admin/dead-letters'
@@ -90,46 +90,30 @@ export function deadLettersView({ session }: ViewContext): View {
           : `No event is dead-lettered (${plural(topics.length, 'topic')}, all empty).`,
       )
     }
-    return h(
-      'table',
-      { class: 'dead-letters' },
-      h('caption', {}, 'Dead-letter topics, {topic}.dlt'),
-      h(
-        'thead',
-        {},
+    return dataTable(
+      'dead-letters',
+      'Dead-letter topics, {topic}.dlt',
+      ['Topic', 'Events', 'Pending', 'Replay'],
+      shown.map((topic) =>
         h(
           'tr',
-          {},
-          h('th', { scope: 'col' }, 'Topic'),
-          h('th', { scope: 'col' }, 'Events'),
-          h('th', { scope: 'col' }, 'Pending'),
-          h('th', { scope: 'col' }, 'Replay'),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        ...shown.map((topic) =>
+          { 'data-topic': topic.topic, 'aria-current': topic.topic === opened ? 'true' : undefined },
           h(
-            'tr',
-            { 'data-topic': topic.topic, 'aria-current': topic.topic === opened ? 'true' : undefined },
+            'th',
+            { scope: 'row' },
             h(
-              'th',
-              { scope: 'row' },
-              h(
-                'button',
-                { type: 'button', class: 'link', onclick: () => void open(topic.topic) },
-                h('code', {}, topic.topic),
-              ),
+              'button',
+              { type: 'button', class: 'link', onclick: () => void open(topic.topic) },
+              h('code', {}, topic.topic),
             ),
-            h('td', { 'data-count': 'total' }, topic.total),
-            h(
-              'td',
-              { 'data-count': 'pending', class: topic.pending > 0 ? 'pending' : undefined },
-              topic.pending,
-            ),
-            h('td', {}, replayButton(topic)),
           ),
+          h('td', { 'data-count': 'total' }, topic.total),
+          h(
+            'td',
+            { 'data-count': 'pending', class: topic.pending > 0 ? 'pending' : undefined },
+            topic.pending,
+          ),
+          h('td', {}, replayButton(topic)),
         ),
       ),
     )
@@ -149,29 +133,16 @@ export function deadLettersView({ session }: ViewContext): View {
       ),
       data.length === 0
         ? h('p', {}, 'The topic holds no event.')
-        : h(
-            'table',
-            { class: 'dead-letter-list' },
-            h('caption', {}, `The newest ${plural(data.length, 'event')}, newest first`),
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                h('th', { scope: 'col' }, 'Parked'),
-                h('th', { scope: 'col' }, 'Event'),
-                h('th', { scope: 'col' }, 'Consumer group'),
-                h('th', { scope: 'col' }, 'Why'),
-                h('th', { scope: 'col' }, 'State'),
-              ),
-            ),
-            h('tbody', {}, ...data.map(eventRow)),
+        : dataTable(
+            'dead-letter-list',
+            `The newest ${plural(data.length, 'event')}, newest first`,
+            ['Parked', 'Event', 'Consumer group', 'Why', 'State'],
+            data.map(eventRow),
           ),
     )
   }
 
-  function eventRow(event: DeadLetterEvent): HTMLElement {
+  function eventRow(event: DeadLetterEvent): HTMLTableRowElement {
     return h(
       'tr',
       { 'data-event-id': event.eventId ?? undefined, 'data-replayed': String(event.replayed) },

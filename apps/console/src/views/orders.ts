@@ -4,7 +4,7 @@
 import type { Order, PlacedOrder, Product } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { ConsoleConfig } from '../config.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 /** The simulator's test cards (infra/src/payment-simulator/README.md). */
@@ -127,38 +127,22 @@ export function ordersView({ session, config }: ViewContext): View {
 
   function ordersTable(list: Order[]): HTMLElement {
     if (list.length === 0) return h('p', {}, 'No orders yet.')
-    return h(
-      'table',
-      { class: 'orders' },
-      h('caption', {}, 'Your orders, newest first'),
-      h(
-        'thead',
-        {},
+    return dataTable(
+      'orders',
+      'Your orders, newest first',
+      ['Order', 'Items', 'Total', 'Status'],
+      list.map((order) =>
         h(
           'tr',
-          {},
-          h('th', { scope: 'col' }, 'Order'),
-          h('th', { scope: 'col' }, 'Items'),
-          h('th', { scope: 'col' }, 'Total'),
-          h('th', { scope: 'col' }, 'Status'),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        ...list.map((order) =>
+          { 'data-order-id': order.id },
+          h('td', {}, h('code', {}, order.id.slice(0, 8))),
           h(
-            'tr',
-            { 'data-order-id': order.id },
-            h('td', {}, h('code', {}, order.id.slice(0, 8))),
-            h(
-              'td',
-              {},
-              order.items.map((item) => `${item.quantity} × ${item.name ?? item.productId}`).join(', '),
-            ),
-            h('td', {}, order.total.toFixed(2)),
-            h('td', { class: `status status-${order.status}`, 'data-status': order.status }, order.status),
+            'td',
+            {},
+            order.items.map((item) => `${item.quantity} × ${item.name ?? item.productId}`).join(', '),
           ),
+          h('td', {}, order.total.toFixed(2)),
+          h('td', { class: `status status-${order.status}`, 'data-status': order.status }, order.status),
         ),
       ),
     )

@@ -3,7 +3,7 @@
 // awaited step, run the compensations). After an action the saga and the list are read again.
 import { type PaginationMeta, type Saga, type SagaLogEntry, sagaStates } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -57,42 +57,26 @@ export function sagasView({ session }: ViewContext): View {
 
   function table({ data, meta }: Page<Saga>): HTMLElement {
     if (data.length === 0) return h('p', {}, 'No saga in this state.')
-    return h(
-      'table',
-      { class: 'sagas' },
-      h('caption', {}, `Sagas, most recently updated first (${data.length} of ${meta.total})`),
-      h(
-        'thead',
-        {},
+    return dataTable(
+      'sagas',
+      `Sagas, most recently updated first (${data.length} of ${meta.total})`,
+      ['Order', 'State', 'Step', 'Updated'],
+      data.map((saga) =>
         h(
           'tr',
-          {},
-          h('th', { scope: 'col' }, 'Order'),
-          h('th', { scope: 'col' }, 'State'),
-          h('th', { scope: 'col' }, 'Step'),
-          h('th', { scope: 'col' }, 'Updated'),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        ...data.map((saga) =>
+          { 'data-order-id': saga.orderId, 'aria-current': saga.orderId === opened ? 'true' : undefined },
           h(
-            'tr',
-            { 'data-order-id': saga.orderId, 'aria-current': saga.orderId === opened ? 'true' : undefined },
+            'td',
+            {},
             h(
-              'td',
-              {},
-              h(
-                'button',
-                { type: 'button', class: 'link', onclick: () => void open(saga.orderId) },
-                h('code', {}, saga.orderId),
-              ),
+              'button',
+              { type: 'button', class: 'link', onclick: () => void open(saga.orderId) },
+              h('code', {}, saga.orderId),
             ),
-            h('td', { class: `status status-${saga.state}`, 'data-state': saga.state }, spaced(saga.state)),
-            h('td', {}, saga.step ?? saga.failedStep ?? '—'),
-            h('td', {}, timeOf(saga.updatedAt)),
           ),
+          h('td', { class: `status status-${saga.state}`, 'data-state': saga.state }, spaced(saga.state)),
+          h('td', {}, saga.step ?? saga.failedStep ?? '—'),
+          h('td', {}, timeOf(saga.updatedAt)),
         ),
       ),
     )
@@ -163,36 +147,19 @@ export function sagasView({ session }: ViewContext): View {
 
   function stepLog(log: SagaLogEntry[]): HTMLElement {
     if (log.length === 0) return h('p', {}, 'The step log is empty.')
-    return h(
-      'table',
-      { class: 'step-log' },
-      h('caption', {}, 'Step log, oldest first'),
-      h(
-        'thead',
-        {},
+    return dataTable(
+      'step-log',
+      'Step log, oldest first',
+      ['When', 'Step', 'Outcome', 'Attempt', 'Detail'],
+      log.map((entry) =>
         h(
           'tr',
-          {},
-          h('th', { scope: 'col' }, 'When'),
-          h('th', { scope: 'col' }, 'Step'),
-          h('th', { scope: 'col' }, 'Outcome'),
-          h('th', { scope: 'col' }, 'Attempt'),
-          h('th', { scope: 'col' }, 'Detail'),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        ...log.map((entry) =>
-          h(
-            'tr',
-            { 'data-step': entry.step, 'data-outcome': entry.outcome },
-            h('td', {}, timeOf(entry.at)),
-            h('td', {}, entry.step),
-            h('td', { class: `outcome outcome-${entry.outcome}` }, spaced(entry.outcome)),
-            h('td', {}, entry.attempt ?? ''),
-            h('td', {}, entry.detail ?? entry.eventType ?? ''),
-          ),
+          { 'data-step': entry.step, 'data-outcome': entry.outcome },
+          h('td', {}, timeOf(entry.at)),
+          h('td', {}, entry.step),
+          h('td', { class: `outcome outcome-${entry.outcome}` }, spaced(entry.outcome)),
+          h('td', {}, entry.attempt ?? ''),
+          h('td', {}, entry.detail ?? entry.eventType ?? ''),
         ),
       ),
     )

@@ -2,7 +2,7 @@
 // switch — turned on with a message and Retry-After, or off — through the gateway's /api/v1/admin/services.
 import type { OperatedService, OperatedServices } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 export function servicesView({ session }: ViewContext): View {
@@ -62,49 +62,34 @@ export function servicesView({ session }: ViewContext): View {
   }
 
   function table(services: OperatedService[]): HTMLElement {
-    return h(
-      'table',
-      { class: 'services' },
-      h('caption', {}, 'Services routed by the gateway, as Consul knows them'),
-      h(
-        'thead',
-        {},
+    return dataTable(
+      'services',
+      'Services routed by the gateway, as Consul knows them',
+      ['Service', 'Instances', 'Maintenance'],
+      services.map((service) =>
         h(
           'tr',
-          {},
-          h('th', { scope: 'col' }, 'Service'),
-          h('th', { scope: 'col' }, 'Instances'),
-          h('th', { scope: 'col' }, 'Maintenance'),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        ...services.map((service) =>
+          { 'data-service': service.name },
+          h('th', { scope: 'row' }, service.name),
           h(
-            'tr',
-            { 'data-service': service.name },
-            h('th', { scope: 'row' }, service.name),
-            h(
-              'td',
-              {},
-              service.instances.length === 0
-                ? h('span', { class: 'health health-critical' }, 'no instance')
-                : h(
-                    'ul',
-                    { class: 'instances' },
-                    ...service.instances.map((instance) =>
-                      h(
-                        'li',
-                        {},
-                        h('span', { class: `health health-${instance.health}` }, instance.health),
-                        ` ${instance.address}:${instance.port}`,
-                      ),
+            'td',
+            {},
+            service.instances.length === 0
+              ? h('span', { class: 'health health-critical' }, 'no instance')
+              : h(
+                  'ul',
+                  { class: 'instances' },
+                  ...service.instances.map((instance) =>
+                    h(
+                      'li',
+                      {},
+                      h('span', { class: `health health-${instance.health}` }, instance.health),
+                      ` ${instance.address}:${instance.port}`,
                     ),
                   ),
-            ),
-            h('td', {}, switchFor(service)),
+                ),
           ),
+          h('td', {}, switchFor(service)),
         ),
       ),
     )
