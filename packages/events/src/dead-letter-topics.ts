@@ -41,6 +41,11 @@ export interface DeadLetterTopicsOptions {
   kafka: Kafka
   /** only topics with this prefix (a system run's KAFKA_NAMESPACE); default none */
   namespace?: string
+  /**
+   * only the dead-letter topics of these topics (named without the namespace): a system's own, so that another run's
+   * or a test's topics on the same broker stay out; default every `.dlt` topic with the prefix
+   */
+  of?: readonly string[]
 }
 
 const isDeadLetterTopic = (topic: string) => topic.endsWith('.dlt')
@@ -53,8 +58,11 @@ export async function listDeadLetterTopics(
   const admin = options.kafka.admin()
   await admin.connect()
   try {
+    const wanted = options.of && new Set(options.of.map((topic) => `${namespace}${topic}.dlt`))
     const topics = (await admin.listTopics())
-      .filter((topic) => topic.startsWith(namespace) && isDeadLetterTopic(topic))
+      .filter((topic) =>
+        wanted ? wanted.has(topic) : topic.startsWith(namespace) && isDeadLetterTopic(topic),
+      )
       .sort()
     return await Promise.all(
       topics.map(async (topic) => {

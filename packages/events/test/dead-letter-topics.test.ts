@@ -157,8 +157,13 @@ describe.concurrent('dead-letter topics', () => {
     expect(await readTopics(kafka, [topics.topic])).toHaveLength(0)
   })
 
-  it('when the topic is not a dead-letter topic, then reading it is refused; the namespace keeps other topics out of the list', async () => {
+  it('when the topic is not a dead-letter topic, then reading it is refused; the namespace and the list of topics keep others out', async () => {
     await expect(readDeadLetters({ kafka, topic: 'order.placed' })).rejects.toThrow(/not a dead-letter topic/)
     expect(await listDeadLetterTopics({ kafka, namespace: uniqueName('nobody') })).toEqual([])
+    const topics = await freshTopics()
+    // named without a namespace: the list is exactly the dead-letter topics of the topics named, where they exist
+    expect(await listDeadLetterTopics({ kafka, of: [topics.topic, uniqueName('absent')] })).toEqual([
+      { topic: topics.dlt, originalTopic: topics.topic, total: 0, pending: 0 },
+    ])
   })
 })

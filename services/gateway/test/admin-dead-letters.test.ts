@@ -26,21 +26,23 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
 
   beforeAll(async () => {
     topics = await namedTopics([
-      `${namespace}thing.happened`,
-      `${namespace}thing.happened.dlt`,
-      `${namespace}other.thing.dlt`,
+      `${namespace}order.placed`,
+      `${namespace}order.placed.dlt`,
+      `${namespace}user.removed.dlt`,
+      // not a topic of the system (no such event type): never listed, read or replayed
+      `${namespace}scratch.dlt`,
     ])
     producer = kafka.producer()
     await producer.connect()
     await producer.send({
-      topic: `${namespace}thing.happened.dlt`,
+      topic: `${namespace}order.placed.dlt`,
       messages: placed.map((id, index) => ({
         key: `key-${index}`,
-        value: JSON.stringify({ id, type: 'thing.happened', data: { index } }),
+        value: JSON.stringify({ id, type: 'order.placed', data: { index } }),
         headers: {
           'message-id': id,
-          'original-topic': `${namespace}thing.happened`,
-          'consumer-group': `${namespace}widgets.thing.happened`,
+          'original-topic': `${namespace}order.placed`,
+          'consumer-group': `${namespace}widgets.order.placed`,
           'error-message': 'the widget store is down',
           'dead-lettered-at': `2026-11-24T09:00:0${index}.000Z`,
           'retry-count': '3',
@@ -66,7 +68,7 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
     const admin = kafka.admin()
     await admin.connect()
     try {
-      const offsets = await admin.fetchTopicOffsets(`${namespace}thing.happened`)
+      const offsets = await admin.fetchTopicOffsets(`${namespace}order.placed`)
       return offsets.filter((p) => p.high !== '0').map((p) => `${p.partition}:${p.high}`)
     } finally {
       await admin.disconnect()
@@ -74,24 +76,24 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
   }
   const countOf = async () => (await original()).reduce((sum, entry) => sum + Number(entry.split(':')[1]), 0)
 
-  it('when an admin lists the dead-letter topics, then the namespace’s own come, by their names without it, with their counts', async () => {
+  it("when an admin lists the dead-letter topics, then the system's own in the namespace come, by their names without it, with their counts", async () => {
     const answer = await call('GET', '/api/v1/admin/dead-letters', asAdmin())
     expect(answer.statusCode).toBe(200)
     expect(answer.json()).toEqual({
       data: [
-        { topic: 'other.thing.dlt', originalTopic: 'other.thing', total: 0, pending: 0 },
-        { topic: 'thing.happened.dlt', originalTopic: 'thing.happened', total: 2, pending: 2 },
+        { topic: 'order.placed.dlt', originalTopic: 'order.placed', total: 2, pending: 2 },
+        { topic: 'user.removed.dlt', originalTopic: 'user.removed', total: 0, pending: 0 },
       ],
     })
   })
 
   it("when an admin reads a topic's events, then the newest come first with why they were parked; limit keeps the newest", async () => {
-    const answer = await call('GET', '/api/v1/admin/dead-letters/thing.happened.dlt/events', asAdmin())
+    const answer = await call('GET', '/api/v1/admin/dead-letters/order.placed.dlt/events', asAdmin())
     expect(answer.statusCode).toBe(200)
     const body = answer.json()
     expect(body.topic).toEqual({
-      topic: 'thing.happened.dlt',
-      originalTopic: 'thing.happened',
+      topic: 'order.placed.dlt',
+      originalTopic: 'order.placed',
       total: 2,
       pending: 2,
     })
@@ -101,34 +103,30 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
         offset: expect.stringMatching(/^\d+$/),
         key: 'key-1',
         eventId: placed[1],
-        eventType: 'thing.happened',
-        originalTopic: 'thing.happened',
-        consumerGroup: 'widgets.thing.happened',
+        eventType: 'order.placed',
+        originalTopic: 'order.placed',
+        consumerGroup: 'widgets.order.placed',
         errorMessage: 'the widget store is down',
         deadLetteredAt: '2026-11-24T09:00:01.000Z',
         retryCount: 3,
         replayed: false,
-        value: JSON.stringify({ id: placed[1], type: 'thing.happened', data: { index: 1 } }),
+        value: JSON.stringify({ id: placed[1], type: 'order.placed', data: { index: 1 } }),
       },
       expect.objectContaining({ eventId: placed[0], key: 'key-0', replayed: false }),
     ])
 
-    const newest = await call(
-      'GET',
-      '/api/v1/admin/dead-letters/thing.happened.dlt/events?limit=1',
-      asAdmin(),
-    )
+    const newest = await call('GET', '/api/v1/admin/dead-letters/order.placed.dlt/events?limit=1', asAdmin())
     expect(newest.json().data.map((e: { eventId: string }) => e.eventId)).toEqual([placed[1]])
   })
 
   it('when the topic or the limit is bad, then 422, 414 or 404 in the envelope', async () => {
     for (const limit of ['0', '201', 'many', '-1'])
       expectErrorEnvelope(
-        await call('GET', `/api/v1/admin/dead-letters/thing.happened.dlt/events?limit=${limit}`, asAdmin()),
+        await call('GET', `/api/v1/admin/dead-letters/order.placed.dlt/events?limit=${limit}`, asAdmin()),
         422,
         'VALIDATION_ERROR',
       )
-    for (const topic of ['thing.happened', '..%2F..%2Fetc.dlt', '%20.dlt', '-x.dlt'])
+    for (const topic of ['order.placed', '..%2F..%2Fetc.dlt', '%20.dlt', '-x.dlt'])
       expectErrorEnvelope(
         await call('GET', `/api/v1/admin/dead-letters/${topic}/events`, asAdmin()),
         422,
@@ -139,8 +137,8 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
       414,
       'URI_TOO_LONG',
     )
-    // a topic outside the namespace, or none at all, is not found: the full name of another run's topic included
-    for (const topic of ['nothing.here.dlt', `${namespace}thing.happened.dlt`]) {
+    // a topic outside the namespace or the system, or none at all, is not found: another run's full name included
+    for (const topic of ['nothing.here.dlt', 'scratch.dlt', `${namespace}order.placed.dlt`]) {
       expectErrorEnvelope(
         await call('GET', `/api/v1/admin/dead-letters/${topic}/events`, asAdmin()),
         404,
@@ -158,8 +156,8 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
     const user = asUser(randomUUID())
     for (const [method, url] of [
       ['GET', '/api/v1/admin/dead-letters'],
-      ['GET', '/api/v1/admin/dead-letters/thing.happened.dlt/events'],
-      ['POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay'],
+      ['GET', '/api/v1/admin/dead-letters/order.placed.dlt/events'],
+      ['POST', '/api/v1/admin/dead-letters/order.placed.dlt/replay'],
     ] as const) {
       expectErrorEnvelope(await call(method, url, {}), 401, 'UNAUTHORIZED')
       expectErrorEnvelope(
@@ -173,21 +171,21 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
   })
 
   it('when a replay of the topic is under way, then another is a 409 and publishes nothing', async () => {
-    const holder = kafka.consumer({ groupId: `${namespace}thing.happened.dlt.replay` })
+    const holder = kafka.consumer({ groupId: `${namespace}order.placed.dlt.replay` })
     let joined = false
     holder.on(holder.events.GROUP_JOIN, () => {
       joined = true
     })
     await holder.connect()
     try {
-      await holder.subscribe({ topics: [`${namespace}thing.happened.dlt`], fromBeginning: true })
+      await holder.subscribe({ topics: [`${namespace}order.placed.dlt`], fromBeginning: true })
       await holder.run({ autoCommit: false, eachMessage: async () => {} })
       for (let waited = 0; !joined && waited < 10_000; waited += 50)
         await new Promise((r) => setTimeout(r, 50))
       expect(joined).toBe(true)
-      const refused = await call('POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay', asAdmin())
+      const refused = await call('POST', '/api/v1/admin/dead-letters/order.placed.dlt/replay', asAdmin())
       expect(expectErrorEnvelope(refused, 409, 'CONFLICT').message).toBe(
-        'A replay of thing.happened.dlt is already under way; try again when it is done',
+        'A replay of order.placed.dlt is already under way; try again when it is done',
       )
       expect(await countOf()).toBe(0)
     } finally {
@@ -196,20 +194,20 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
   })
 
   it('when an admin replays, then the pending events go back to their topic and are marked replayed; again, nothing more goes', async () => {
-    const answer = await call('POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay', asAdmin())
+    const answer = await call('POST', '/api/v1/admin/dead-letters/order.placed.dlt/replay', asAdmin())
     expect(answer.statusCode).toBe(200)
     expect(answer.json()).toEqual({
-      topic: { topic: 'thing.happened.dlt', originalTopic: 'thing.happened', total: 2, pending: 0 },
+      topic: { topic: 'order.placed.dlt', originalTopic: 'order.placed', total: 2, pending: 0 },
       replayed: 2,
-      to: { 'thing.happened': 2 },
+      to: { 'order.placed': 2 },
     })
     expect(await countOf()).toBe(2)
-    const events = await call('GET', '/api/v1/admin/dead-letters/thing.happened.dlt/events', asAdmin())
+    const events = await call('GET', '/api/v1/admin/dead-letters/order.placed.dlt/events', asAdmin())
     expect(events.json().data.map((e: { replayed: boolean }) => e.replayed)).toEqual([true, true])
     const logged = gateway.logs.find((line) => line.msg === 'dead-lettered events replayed by an admin')
-    expect(logged).toMatchObject({ topic: 'thing.happened.dlt', replayed: 2, requestId: expect.any(String) })
+    expect(logged).toMatchObject({ topic: 'order.placed.dlt', replayed: 2, requestId: expect.any(String) })
 
-    const again = await call('POST', '/api/v1/admin/dead-letters/thing.happened.dlt/replay', asAdmin())
+    const again = await call('POST', '/api/v1/admin/dead-letters/order.placed.dlt/replay', asAdmin())
     expect(again.json()).toMatchObject({ replayed: 0, to: {} })
     expect(await countOf()).toBe(2)
   })

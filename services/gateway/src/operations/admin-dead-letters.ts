@@ -1,6 +1,6 @@
-// /api/v1/admin/dead-letters (admins): every dead-letter topic of the system with how many events it holds and how
-// many no replay has taken yet, a topic's newest events with the failure headers they were parked with, and the
-// replay of its pending events to their original topics. The gateway talks to Kafka for these pages only: nothing
+// /api/v1/admin/dead-letters (admins): every dead-letter topic of the system (its event types', in its namespace) with
+// how many events it holds and how many no replay has taken yet, a topic's newest events with the failure headers they
+// were parked with, and the replay of its pending events to their original topics. The gateway talks to Kafka for these pages only: nothing
 // else it does waits on the broker, and a broker away is the operator's 503.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
@@ -12,6 +12,7 @@ import {
   type DeadLetterTopic,
   DeadLetterTopicParams,
   DeadLetterTopics,
+  eventCatalogue,
 } from '@meridian/contracts'
 import {
   type createKafka,
@@ -56,8 +57,11 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
     }
   }
 
+  /** the system's topics (one per catalogue event type): another run's or a test's on the same broker stay out */
+  const systemTopics = Object.keys(eventCatalogue)
+
   async function topics(): Promise<DeadLetterTopic[]> {
-    const found = await listDeadLetterTopics({ kafka: kafka(), namespace })
+    const found = await listDeadLetterTopics({ kafka: kafka(), namespace, of: systemTopics })
     return found.map((each) => ({
       ...each,
       topic: local(each.topic),
