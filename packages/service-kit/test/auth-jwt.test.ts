@@ -2,8 +2,10 @@
 import { randomUUID } from 'node:crypto'
 import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createAccessTokenVerifier, InvalidTokenError } from '../src/auth/access-token.ts'
 import {
   type AuthApp,
+  audience,
   bearer,
   buildAuthApp,
   claims,
@@ -11,6 +13,7 @@ import {
   hs256,
   hsSecret,
   hsToken,
+  issuer,
   type JwksServer,
   type RsaKey,
   rs256,
@@ -420,6 +423,24 @@ describe('auth: HS256 with a shared secret', () => {
     await expectInvalidToken(auth, craftToken({ alg: 'none' }, claims()))
     await expectInvalidToken(auth, craftToken({ alg: 'HS512' }, claims(), hs256(hsSecret)))
     await expectInvalidToken(auth, hsToken(claims({ exp: now() - 60 })))
+  })
+
+  it('when a token is verified for a whole connection (remember: false), then it is checked but not remembered; a request’s is', async () => {
+    const verifier = await createAccessTokenVerifier(auth.app, {
+      jwt: { algorithm: 'HS256', secret: hsSecret },
+      issuer,
+      audience,
+    })
+    const token = hsToken()
+    expect(await verifier.verify(token, { remember: false })).toMatchObject({ sub: 'user-1' })
+    expect(verifier.remembered).toBe(0)
+    await expect(verifier.verify(hsToken(claims({ exp: now() - 60 })), { remember: false })).rejects.toThrow(
+      InvalidTokenError,
+    )
+    await verifier.verify(token)
+    expect(verifier.remembered).toBe(1)
+    // remembered once, it is used even by a caller that would not remember it
+    expect(await verifier.verify(token, { remember: false })).toMatchObject({ sub: 'user-1' })
   })
 
   it('when the secret is shorter than 32 characters, then the plugin refuses to start', async () => {

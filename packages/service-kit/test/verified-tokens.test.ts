@@ -1,5 +1,5 @@
 // The memory of verified tokens in front of the signature check: never past a token's exp, never longer than its
-// maximum age, bounded in size.
+// maximum age, bounded in size, and not holding on to tokens past their time.
 import { describe, expect, it } from 'vitest'
 import { VerifiedTokens } from '../src/auth/verified-tokens.ts'
 
@@ -62,5 +62,20 @@ describe('verified tokens', () => {
       ;(claims as Record<string, unknown>).role = 'admin'
     }).toThrow(TypeError)
     expect(tokens.get('t')?.claims.role).toBe('user')
+  })
+
+  it('when tokens are past their time, then new ones coming drop them, oldest first, without waiting for a get', () => {
+    const { state, now } = clock(1_000_000_000_000)
+    const tokens = new VerifiedTokens({ capacity: 100, maxAgeMs: 60_000, clockToleranceMs: 5000, now })
+    for (let i = 0; i < 50; i++)
+      tokens.remember(`burst-${i}`, { sub: `u${i}`, exp: seconds(state.now) + 900 })
+    state.now += 30_000
+    tokens.remember('later', { sub: 'later', exp: seconds(state.now) + 900 })
+    expect(tokens.size).toBe(51)
+    state.now += 30_000
+    tokens.remember('now', { sub: 'now', exp: seconds(state.now) + 900 })
+    // the burst's minute is over: only the two that are not past it remain
+    expect(tokens.size).toBe(2)
+    expect(tokens.get('later')?.claims.sub).toBe('later')
   })
 })

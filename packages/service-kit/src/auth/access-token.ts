@@ -39,7 +39,18 @@ export interface AccessTokenVerifier {
    * The claims of a valid token. Throws InvalidTokenError for any bad token, JwksUnavailableError when the JWKS
    * cannot be read; an error of a `keys` resolver passes through as it is.
    */
-  verify(token: string): Promise<TokenClaims>
+  verify(token: string, options?: VerifyOptions): Promise<TokenClaims>
+  /** how many verified tokens are remembered now */
+  readonly remembered: number
+}
+
+export interface VerifyOptions {
+  /**
+   * false: a token verified now is not remembered (one already remembered is still used). For a credential verified
+   * once per connection (a WebSocket's handshake): the connection keeps its principal itself, and tens of thousands
+   * of connections would fill the cache with tokens never presented again. Default true.
+   */
+  remember?: boolean
 }
 
 /** Skew allowed between auth's clock and ours for exp and nbf. */
@@ -88,14 +99,14 @@ export async function createAccessTokenVerifier(
   if (verification.algorithm === 'HS256') {
     const verifier = verifierFor(verification.secret)
     return {
-      async verify(token) {
-        return (
-          verified.get(token)?.claims ??
-          verified.remember(
-            token,
-            verifyWith(() => verifier(token)),
-          )
-        )
+      get remembered() {
+        return verified.size
+      },
+      async verify(token, { remember = true } = {}) {
+        const known = verified.get(token)
+        if (known) return known.claims
+        const claims = verifyWith(() => verifier(token))
+        return remember ? verified.remember(token, claims) : Object.freeze(claims)
       },
     }
   }
@@ -108,7 +119,10 @@ export async function createAccessTokenVerifier(
   let verifiers = new Map<string, ReturnType<typeof verifierFor>>()
 
   return {
-    async verify(token) {
+    get remembered() {
+      return verified.size
+    },
+    async verify(token, { remember = true } = {}) {
       // a token seen a moment ago: only its key is looked up again (still in the key set, still the same)
       const known = verified.get(token)
       if (known?.key && (await publicKeyPem(known.key.kid)) === known.key.pem) return known.claims
@@ -122,11 +136,8 @@ export async function createAccessTokenVerifier(
         verifiers.set(pem, verifier)
       }
       const verify = verifier
-      return verified.remember(
-        token,
-        verifyWith(() => verify(token)),
-        { kid, pem },
-      )
+      const claims = verifyWith(() => verify(token))
+      return remember ? verified.remember(token, claims, { kid, pem }) : Object.freeze(claims)
     },
   }
 }

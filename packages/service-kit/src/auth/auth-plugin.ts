@@ -12,6 +12,7 @@ import {
   InvalidTokenError,
   type JwtVerification,
   type TokenClaims,
+  type VerifyOptions,
 } from './access-token.ts'
 import { type CredentialRevocations, followCredentialRevocations } from './credential-revocations.ts'
 import { JwksUnavailableError } from './jwks-key-source.ts'
@@ -123,7 +124,8 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
   app.decorate('verifyCredential', (credential: PresentedCredential, log: FastifyBaseLogger) => {
     switch (credential.kind) {
       case 'bearer':
-        return tokenPrincipal(credential.token, accessTokens, revocations)
+        // verified once for a whole connection, which keeps the principal: not worth a place in the token cache
+        return tokenPrincipal(credential.token, accessTokens, revocations, { remember: false })
       case 'session':
         if (!options.sessions) return Promise.reject(AppError.unauthorized(authMessages.invalidSession))
         return sessionPrincipal(credential.sessionId, options.sessions.redis, revocations, log)
@@ -179,10 +181,11 @@ async function tokenPrincipal(
   token: string,
   accessTokens: AccessTokenVerifier,
   revocations: CredentialRevocations,
+  verifyOptions?: VerifyOptions,
 ): Promise<Principal> {
   let claims: TokenClaims
   try {
-    claims = await accessTokens.verify(token)
+    claims = await accessTokens.verify(token, verifyOptions)
   } catch (error) {
     if (error instanceof InvalidTokenError) throw AppError.unauthorized(authMessages.invalidToken)
     if (error instanceof JwksUnavailableError) throw AppError.serviceUnavailable()

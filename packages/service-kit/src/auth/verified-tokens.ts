@@ -4,7 +4,8 @@
 //
 // An entry lives until the token expires or `maxAgeMs` has passed, whichever is first, and keeps the key that
 // verified it: the verifier still looks that key up on every request, so a key withdrawn from the key set stops
-// every token it signed at once. Nothing but the verifier writes here, and only after a full verification.
+// every token it signed at once. Nothing but the verifier writes here, and only after a full verification. Entries
+// past their time are dropped as new ones come (oldest first), so a burst of tokens is not kept until it is evicted.
 
 export type TokenClaims = Readonly<Record<string, unknown>>
 
@@ -53,12 +54,24 @@ export class VerifiedTokens {
       typeof claims.exp === 'number' ? claims.exp * 1000 + this.#options.clockToleranceMs : now
     const until = Math.min(now + this.#options.maxAgeMs, expiresAt)
     if (until <= now) return frozen
+    this.#dropExpired(now)
     if (this.#entries.size >= this.#options.capacity) {
       const oldest = this.#entries.keys().next()
       if (!oldest.done) this.#entries.delete(oldest.value)
     }
     this.#entries.set(token, key ? { claims: frozen, key, until } : { claims: frozen, until })
     return frozen
+  }
+
+  /**
+   * Drops the entries at the front (the oldest) that are past their time, stopping at the first that is not: a few
+   * steps per call. One that expires earlier behind a later one waits for its turn, or for get().
+   */
+  #dropExpired(now: number): void {
+    for (const [token, entry] of this.#entries) {
+      if (entry.until > now) return
+      this.#entries.delete(token)
+    }
   }
 
   get size(): number {
