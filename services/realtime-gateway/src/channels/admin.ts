@@ -5,7 +5,7 @@ import { AdminDisconnect, GlobalAlert, realtimeMessages, realtimePaths } from '@
 import { holdsRole } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
-import { type ChannelNamespace, on } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
 import type { RealtimeChannel } from './realtime-server.ts'
 
 const NoPayload = Type.Union([Type.Undefined(), Type.Object({}, { additionalProperties: false })])
@@ -20,60 +20,41 @@ export function adminChannel(
     )
   })
 
-  namespace.on('connection', (socket) => {
-    on(
-      socket,
-      'admin:connections',
-      NoPayload,
-      async () => {
-        const connections = []
-        for (const path of Object.values(realtimePaths.namespaces)) {
-          // fetchSockets asks every instance through the adapter
-          for (const remote of await realtime.io.of(path).fetchSockets()) {
-            const { user, address, connectedAt } = remote.data
-            connections.push({
-              socketId: remote.id,
-              userId: user.userId,
-              username: user.username,
-              role: user.role,
-              address,
-              namespace: path,
-              connectedAt,
-            })
-          }
+  const events = new ClientEvents<ChannelSocket<'/admin'>>(log)
+    .on('admin:connections', NoPayload, async () => {
+      const connections = []
+      for (const path of Object.values(realtimePaths.namespaces)) {
+        // fetchSockets asks every instance through the adapter
+        for (const remote of await realtime.io.of(path).fetchSockets()) {
+          const { user, address, connectedAt } = remote.data
+          connections.push({
+            socketId: remote.id,
+            userId: user.userId,
+            username: user.username,
+            role: user.role,
+            address,
+            namespace: path,
+            connectedAt,
+          })
         }
-        return { connections }
-      },
-      log,
-    )
+      }
+      return { connections }
+    })
+    .on('admin:disconnect', AdminDisconnect, async (socket, { socketId }) => {
+      let disconnected = 0
+      for (const path of Object.values(realtimePaths.namespaces)) {
+        const found = await realtime.io.of(path).in(socketId).fetchSockets()
+        disconnected += found.filter((remote) => remote.id === socketId).length
+        realtime.io.of(path).in(socketId).disconnectSockets(true)
+      }
+      log.info({ socketId, by: socket.data.user.userId, disconnected }, 'socket disconnected by an admin')
+      return { disconnected }
+    })
+    .on('admin:global-alert', GlobalAlert, (socket, { message }) => {
+      realtime.namespace('/').emit('global-alert', { message })
+      log.info({ by: socket.data.user.userId }, 'global alert sent')
+      return {}
+    })
 
-    on(
-      socket,
-      'admin:disconnect',
-      AdminDisconnect,
-      async ({ socketId }) => {
-        let disconnected = 0
-        for (const path of Object.values(realtimePaths.namespaces)) {
-          const found = await realtime.io.of(path).in(socketId).fetchSockets()
-          disconnected += found.filter((remote) => remote.id === socketId).length
-          realtime.io.of(path).in(socketId).disconnectSockets(true)
-        }
-        log.info({ socketId, by: socket.data.user.userId, disconnected }, 'socket disconnected by an admin')
-        return { disconnected }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'admin:global-alert',
-      GlobalAlert,
-      ({ message }) => {
-        realtime.namespace('/').emit('global-alert', { message })
-        log.info({ by: socket.data.user.userId }, 'global alert sent')
-        return {}
-      },
-      log,
-    )
-  })
+  namespace.on('connection', (socket) => events.attach(socket))
 }

@@ -1,6 +1,6 @@
 // What every namespace's channel works with: the typed namespace and socket of a namespace path, who is connected
-// (set by the handshake, channels/handshake.ts), and `on`: a client event handler whose payload is validated
-// against its contract schema first and whose failures become the spec's `error` event and a refused ack.
+// (set by the handshake, channels/handshake.ts), and ClientEvents: a namespace's client event handlers, each payload
+// validated against its contract schema first and each failure the spec's `error` event and a refused ack.
 
 import { fastifyCookie } from '@fastify/cookie'
 import {
@@ -108,42 +108,62 @@ export type ClientEventOf<SocketType> =
 
 type AnyAck = Ack<Record<string, unknown>>
 
+/** What a client event's handler answers: the acknowledgement's fields (`ok: true` is added), or nothing. */
+type HandlerAnswer = Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined
+
 /**
- * Listens to a client event whose payload must match `schema`: an invalid one gets `error` {code VALIDATION_ERROR,
- * message 'Invalid message format', details} and a refused ack; the handler's answer (an object) is acked with
- * `ok: true`; a thrown AppError is the `error` event and a refused ack (an unexpected error is logged, and answered
- * generically). An ack callback is optional: clients that expect no answer send none.
+ * The client events of a namespace, each handled by a listener made once and shared by every socket of the namespace
+ * (its `this` is the socket): tens of thousands of sockets are held, and a listener closure per socket and event would
+ * cost each of them. `attach(socket)` listens to every event on a new socket.
+ *
+ * Each event's payload must match its schema: an invalid one gets `error` {code VALIDATION_ERROR, message 'Invalid
+ * message format', details} and a refused ack; the handler's answer (an object) is acked with `ok: true`; a thrown
+ * AppError is the `error` event and a refused ack (an unexpected error is logged, and answered generically). An ack
+ * callback is optional: clients that expect no answer send none.
  */
-export function on<ChannelSocketType extends ChannelSocket<RealtimeNamespace>, Schema extends TSchema>(
-  socket: ChannelSocketType,
-  event: ClientEventOf<ChannelSocketType>,
-  schema: Schema,
-  handler: (
-    payload: Static<Schema>,
-  ) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined,
-  log: FastifyBaseLogger,
-): void {
-  const check = compiledOf(schema)
-  // the payload's type is proven at run time by its schema, so the socket is listened to untyped here
-  const raw = socket as unknown as Socket
-  raw.on(event as string, async (...args: unknown[]) => {
-    const ack = typeof args.at(-1) === 'function' ? (args.pop() as AnyAck) : undefined
-    const payload = args[0]
-    if (!check.Check(payload)) {
-      const error = invalidPayload(check, payload)
-      raw.emit('error', error)
-      ack?.({ ok: false, error })
-      return
+export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamespace>> {
+  readonly #listeners: [event: string, listener: (this: Socket, ...args: unknown[]) => void][] = []
+  readonly #log: FastifyBaseLogger
+
+  constructor(log: FastifyBaseLogger) {
+    this.#log = log
+  }
+
+  on<Schema extends TSchema>(
+    event: ClientEventOf<ChannelSocketType>,
+    schema: Schema,
+    handler: (socket: ChannelSocketType, payload: Static<Schema>) => HandlerAnswer,
+  ): this {
+    const check = compiledOf(schema)
+    const log = this.#log
+    // the payload's type is proven at run time by its schema, so the socket is listened to untyped here
+    async function listener(this: Socket, ...args: unknown[]): Promise<void> {
+      const ack = typeof args.at(-1) === 'function' ? (args.pop() as AnyAck) : undefined
+      const payload = args[0]
+      if (!check.Check(payload)) {
+        const error = invalidPayload(check, payload)
+        this.emit('error', error)
+        ack?.({ ok: false, error })
+        return
+      }
+      try {
+        const answer = await handler(this as unknown as ChannelSocketType, payload as Static<Schema>)
+        ack?.({ ok: true, ...answer })
+      } catch (failure) {
+        const error = realtimeErrorOf(failure)
+        if (!(failure instanceof AppError))
+          log.error({ err: failure, event, socketId: this.id }, 'realtime event failed')
+        this.emit('error', error)
+        ack?.({ ok: false, error })
+      }
     }
-    try {
-      const answer = await handler(payload as Static<Schema>)
-      ack?.({ ok: true, ...answer })
-    } catch (failure) {
-      const error = realtimeErrorOf(failure)
-      if (!(failure instanceof AppError))
-        log.error({ err: failure, event, socketId: socket.id }, 'realtime event failed')
-      raw.emit('error', error)
-      ack?.({ ok: false, error })
-    }
-  })
+    this.#listeners.push([event, listener])
+    return this
+  }
+
+  /** Listens to every event on the socket (the shared listeners: nothing is made per socket). */
+  attach(socket: ChannelSocketType): void {
+    const raw = socket as unknown as Socket
+    for (const [event, listener] of this.#listeners) raw.on(event, listener)
+  }
 }

@@ -14,7 +14,9 @@ import {
 import type { FastifyBaseLogger } from 'fastify'
 import type { PresenceStore } from '../data/presence-store.ts'
 import { type ChatSpeaker, type ChatUseCases, chatRoomChannel } from '../domain/chat.ts'
-import { type ChannelNamespace, type ChannelSocket, on } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
+
+type ChatSocket = ChannelSocket<'/chat'>
 
 export interface ChatChannelDependencies {
   chat: ChatUseCases
@@ -69,98 +71,86 @@ export function chatChannel(
     timers.add(timer)
   }
 
-  namespace.on('connection', (socket) => {
-    /** the rooms this socket counts in, by room id */
-    const joined = new Set<string>()
-
-    /** Counts the socket in the room; tells the others when the user was not present yet. */
-    async function arrive(roomId: string): Promise<void> {
-      const speaker = speakerOf(socket)
-      joined.add(roomId)
-      // sent before anything is awaited: a disconnect's departure, sent later on the same connection, comes after it
-      const arrival = presence.arrive({ roomId, ...speaker })
-      await socket.join(chatRoomChannel(roomId))
-      const { wasPresent } = await arrival
-      if (!wasPresent) socket.to(chatRoomChannel(roomId)).emit('chat:user-joined', { roomId, ...speaker })
+  /** the rooms each socket counts in, by room id (made at its first join) */
+  const joinedRooms = new WeakMap<object, Set<string>>()
+  const joinedOf = (socket: ChatSocket): Set<string> => {
+    let joined = joinedRooms.get(socket)
+    if (!joined) {
+      joined = new Set()
+      joinedRooms.set(socket, joined)
     }
+    return joined
+  }
+  const hasJoined = (socket: ChatSocket, roomId: string) => joinedRooms.get(socket)?.has(roomId) === true
 
+  /** Counts the socket in the room; tells the others when the user was not present yet. */
+  async function arrive(socket: ChatSocket, roomId: string): Promise<void> {
+    const speaker = speakerOf(socket)
+    joinedOf(socket).add(roomId)
+    // sent before anything is awaited: a disconnect's departure, sent later on the same connection, comes after it
+    const arrival = presence.arrive({ roomId, ...speaker })
+    await socket.join(chatRoomChannel(roomId))
+    const { wasPresent } = await arrival
+    if (!wasPresent) socket.to(chatRoomChannel(roomId)).emit('chat:user-joined', { roomId, ...speaker })
+  }
+
+  const events = new ClientEvents<ChatSocket>(log)
+    .on('chat:join', ChatJoin, async (socket, { roomId }) => {
+      const history = await chat.joinRoom(speakerOf(socket), roomId)
+      if (!hasJoined(socket, roomId)) await arrive(socket, roomId)
+      socket.emit('chat:history', history)
+      return { history, online: await presence.online(roomId) }
+    })
+    .on('chat:message', ChatMessageIn, async (socket, { roomId, text }) => {
+      if (!hasJoined(socket, roomId)) throw AppError.forbidden(notJoinedMessage)
+      const message = await chat.postMessage(speakerOf(socket), roomId, text)
+      // the sender too: every tab shows the stored message, with its id and time
+      namespace.to(chatRoomChannel(roomId)).emit('chat:message', message)
+      return { message }
+    })
+    .on('chat:typing', ChatTypingIn, (socket, { roomId, isTyping }) => {
+      // volatile: a notice missed on a slow link is worth nothing a moment later; not joined, silently ignored
+      if (hasJoined(socket, roomId)) {
+        socket.volatile
+          .to(chatRoomChannel(roomId))
+          .emit('chat:typing', { roomId, ...speakerOf(socket), isTyping })
+      }
+      return undefined
+    })
+    .on('chat:leave', ChatLeave, async (socket, { roomId }) => {
+      // leaving a room this socket is not in changes nothing: acknowledged all the same
+      if (!joinedRooms.get(socket)?.delete(roomId)) return {}
+      await socket.leave(chatRoomChannel(roomId))
+      await depart(roomId, speakerOf(socket).userId)
+      return {}
+    })
+
+  /** `this` is the socket leaving: its user departs from every room it counted in. */
+  function departAll(this: ChatSocket): void {
+    const joined = joinedRooms.get(this)
+    if (!joined) return
+    const { userId } = speakerOf(this)
+    for (const roomId of joined) {
+      depart(roomId, userId).catch((error: unknown) =>
+        log.warn({ err: error, roomId, userId }, 'chat departure failed: the user stays present'),
+      )
+    }
+    joinedRooms.delete(this)
+  }
+
+  namespace.on('connection', (socket) => {
     // a client back with its state recovered is in its rooms again without joining them: it counts again
     if (socket.recovered) {
       for (const room of socket.rooms) {
         const roomId = room.startsWith('chatroom:') ? room.slice('chatroom:'.length) : undefined
         if (roomId)
-          void arrive(roomId).catch((error: unknown) =>
+          void arrive(socket, roomId).catch((error: unknown) =>
             log.warn({ err: error, roomId }, 'chat rejoin failed'),
           )
       }
     }
-
-    on(
-      socket,
-      'chat:join',
-      ChatJoin,
-      async ({ roomId }) => {
-        const history = await chat.joinRoom(speakerOf(socket), roomId)
-        if (!joined.has(roomId)) await arrive(roomId)
-        socket.emit('chat:history', history)
-        return { history, online: await presence.online(roomId) }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'chat:message',
-      ChatMessageIn,
-      async ({ roomId, text }) => {
-        if (!joined.has(roomId)) throw AppError.forbidden(notJoinedMessage)
-        const message = await chat.postMessage(speakerOf(socket), roomId, text)
-        // the sender too: every tab shows the stored message, with its id and time
-        namespace.to(chatRoomChannel(roomId)).emit('chat:message', message)
-        return { message }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'chat:typing',
-      ChatTypingIn,
-      ({ roomId, isTyping }) => {
-        // volatile: a notice missed on a slow link is worth nothing a moment later; not joined, silently ignored
-        if (joined.has(roomId)) {
-          socket.volatile
-            .to(chatRoomChannel(roomId))
-            .emit('chat:typing', { roomId, ...speakerOf(socket), isTyping })
-        }
-        return undefined
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'chat:leave',
-      ChatLeave,
-      async ({ roomId }) => {
-        // leaving a room this socket is not in changes nothing: acknowledged all the same
-        if (!joined.delete(roomId)) return {}
-        await socket.leave(chatRoomChannel(roomId))
-        await depart(roomId, speakerOf(socket).userId)
-        return {}
-      },
-      log,
-    )
-
-    socket.on('disconnecting', () => {
-      const { userId } = speakerOf(socket)
-      for (const roomId of joined) {
-        depart(roomId, userId).catch((error: unknown) =>
-          log.warn({ err: error, roomId, userId }, 'chat departure failed: the user stays present'),
-        )
-      }
-      joined.clear()
-    })
+    events.attach(socket)
+    socket.on('disconnecting', departAll)
   })
 
   return {

@@ -4,7 +4,7 @@
 import { AppError, CollabEdit, CollabJoin, type CollabUser } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { type DocumentUseCases, documentChannel, type Editor } from '../domain/documents.ts'
-import { type ChannelNamespace, type ChannelSocket, on } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
 
 export interface CollabChannelDependencies {
   documents: DocumentUseCases
@@ -38,72 +38,59 @@ export function collabChannel(
   const announceLater = (docId: string) =>
     announceUsers(docId).catch((error: unknown) => log.warn({ err: error, docId }, 'collab:users not sent'))
 
+  const events = new ClientEvents<ChannelSocket<'/collab'>>(log)
+    .on('collab:join', CollabJoin, async (socket, { docId }) => {
+      const state = await documents.openDocument(docId, editorOf(socket))
+      await socket.join(documentChannel(docId))
+      socket.emit('collab:init', state)
+      // the join holds even if the list cannot be gathered (an instance slow to answer): logged, not refused
+      await announceLater(docId)
+      return { state }
+    })
+    .on('collab:leave', CollabJoin, async (socket, { docId }) => {
+      const room = documentChannel(docId)
+      // leaving a document this socket is not in changes nothing: acknowledged all the same
+      if (!socket.rooms.has(room)) return {}
+      await socket.leave(room)
+      await announceLater(docId)
+      return {}
+    })
+    .on('collab:edit', CollabEdit, async (socket, { docId, operation, baseVersion }) => {
+      const room = documentChannel(docId)
+      if (!socket.rooms.has(room)) throw AppError.forbidden(notOpenedMessage)
+      const editor = editorOf(socket)
+      const outcome = await documents.applyEdit(docId, editor, operation, baseVersion)
+      if (outcome.outcome === 'conflict') {
+        const { serverVersion, serverContent } = outcome
+        socket.emit('collab:conflict', { docId, serverVersion, serverContent })
+        throw AppError.conflict(`The document is at version ${serverVersion}, not ${baseVersion}`)
+      }
+      socket.to(room).emit('collab:remote-edit', {
+        docId,
+        userId: editor.userId,
+        username: editor.username,
+        operation,
+        newVersion: outcome.version,
+      })
+      return { version: outcome.version }
+    })
+
+  // the socket has left its rooms by 'disconnect': the documents it was in are noted while it still is, then announced
+  const openedAtExit = new WeakMap<object, string[]>()
+  function noteOpened(this: ChannelSocket<'/collab'>): void {
+    const opened = [...this.rooms]
+      .filter((room) => room.startsWith('doc:'))
+      .map((room) => room.slice('doc:'.length))
+    if (opened.length > 0) openedAtExit.set(this, opened)
+  }
+  function announceLeft(this: ChannelSocket<'/collab'>): void {
+    for (const docId of openedAtExit.get(this) ?? []) void announceLater(docId)
+    openedAtExit.delete(this)
+  }
+
   namespace.on('connection', (socket) => {
-    on(
-      socket,
-      'collab:join',
-      CollabJoin,
-      async ({ docId }) => {
-        const state = await documents.openDocument(docId, editorOf(socket))
-        await socket.join(documentChannel(docId))
-        socket.emit('collab:init', state)
-        // the join holds even if the list cannot be gathered (an instance slow to answer): logged, not refused
-        await announceLater(docId)
-        return { state }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'collab:leave',
-      CollabJoin,
-      async ({ docId }) => {
-        const room = documentChannel(docId)
-        // leaving a document this socket is not in changes nothing: acknowledged all the same
-        if (!socket.rooms.has(room)) return {}
-        await socket.leave(room)
-        await announceLater(docId)
-        return {}
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'collab:edit',
-      CollabEdit,
-      async ({ docId, operation, baseVersion }) => {
-        const room = documentChannel(docId)
-        if (!socket.rooms.has(room)) throw AppError.forbidden(notOpenedMessage)
-        const editor = editorOf(socket)
-        const outcome = await documents.applyEdit(docId, editor, operation, baseVersion)
-        if (outcome.outcome === 'conflict') {
-          const { serverVersion, serverContent } = outcome
-          socket.emit('collab:conflict', { docId, serverVersion, serverContent })
-          throw AppError.conflict(`The document is at version ${serverVersion}, not ${baseVersion}`)
-        }
-        socket.to(room).emit('collab:remote-edit', {
-          docId,
-          userId: editor.userId,
-          username: editor.username,
-          operation,
-          newVersion: outcome.version,
-        })
-        return { version: outcome.version }
-      },
-      log,
-    )
-
-    // the socket has left its rooms by 'disconnect': the documents it was in are noted while it still is
-    let opened: string[] = []
-    socket.on('disconnecting', () => {
-      opened = [...socket.rooms]
-        .filter((room) => room.startsWith('doc:'))
-        .map((room) => room.slice('doc:'.length))
-    })
-    socket.on('disconnect', () => {
-      for (const docId of opened) void announceLater(docId)
-    })
+    events.attach(socket)
+    socket.on('disconnecting', noteOpened)
+    socket.on('disconnect', announceLeft)
   })
 }

@@ -14,7 +14,7 @@ import {
 } from '@meridian/contracts'
 import { holdsRole } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
-import { type ChannelNamespace, type ChannelSocket, on } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
 
 export interface DashboardFiguresSource {
   sample(): Promise<Omit<DashboardMetrics, 'activeUsers' | 'timestamp'>>
@@ -121,6 +121,19 @@ export function dashboardChannel(
     void socket.join(roomOf(names))
   }
 
+  const events = new ClientEvents<ChannelSocket<'/dashboard'>>(log).on(
+    'dashboard:subscribe',
+    DashboardSubscribe,
+    (socket, { metrics }) => {
+      watch(socket, metrics)
+      return { metrics }
+    },
+  )
+  function forget(this: ChannelSocket<'/dashboard'>): void {
+    choices.delete(this)
+    if (choices.size === 0) stopLoop()
+  }
+
   namespace.on('connection', (socket) => {
     if (closed) {
       socket.disconnect(true)
@@ -129,21 +142,8 @@ export function dashboardChannel(
     watch(socket, dashboardMetricNames)
     if (timer === undefined) timer = setInterval(tick, intervalMs)
 
-    on(
-      socket,
-      'dashboard:subscribe',
-      DashboardSubscribe,
-      ({ metrics }) => {
-        watch(socket, metrics)
-        return { metrics }
-      },
-      log,
-    )
-
-    socket.on('disconnect', () => {
-      choices.delete(socket)
-      if (choices.size === 0) stopLoop()
-    })
+    events.attach(socket)
+    socket.on('disconnect', forget)
 
     // the latest figures of the running loop, else a sample taken now
     const snapshot = latest ? Promise.resolve(latest) : currentSample()

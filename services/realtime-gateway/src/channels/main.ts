@@ -9,84 +9,53 @@ import { randomUUID } from 'node:crypto'
 import { AppError, NewMessageIn, PrivateIn, RoomJoin } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
-import { type ChannelNamespace, on } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
 
 /** Anything JSON a client wants echoed (within the 1 MB message limit the engine enforces). */
 const EchoPayload = Type.Unknown()
 
 export function mainChannel(namespace: ChannelNamespace<'/'>, { log }: { log: FastifyBaseLogger }): void {
+  const events = new ClientEvents<ChannelSocket<'/'>>(log)
+    .on('echo', EchoPayload, (socket, payload) => {
+      const echo = { type: 'echo' as const, payload }
+      socket.emit('echo', echo)
+      return { echo }
+    })
+    .on('message', NewMessageIn, (socket, { text }) => {
+      const { user } = socket.data
+      const message = {
+        id: randomUUID(),
+        userId: user.userId,
+        username: user.username,
+        text,
+        createdAt: new Date().toISOString(),
+      }
+      namespace.emit('new_message', message)
+      return { message }
+    })
+    .on('join', RoomJoin, async (socket, { room }) => {
+      const name = `room:${room}`
+      await socket.join(name)
+      socket.to(name).emit('user-joined', { userId: socket.data.user.userId, room })
+      return { room }
+    })
+    .on('leave', RoomJoin, async (socket, { room }) => {
+      await socket.leave(`room:${room}`)
+      return { room }
+    })
+    .on('private', PrivateIn, async (socket, { to, text }) => {
+      // across instances: the socket may live on another one
+      const [target] = await namespace.in(to).fetchSockets()
+      if (!target || target.id !== to) throw AppError.notFound('No such socket')
+      namespace.to(to).emit('private', { text, from: socket.id, userId: socket.data.user.userId })
+      return {}
+    })
+
   namespace.on('connection', (socket) => {
     const { user } = socket.data
     // every socket is in the room of its own id (Socket.IO does that); a user's sockets share `user:{userId}`
     socket.join(`user:${user.userId}`)
     socket.emit('welcome', { type: 'welcome', message: `Welcome, ${user.username}`, socketId: socket.id })
-
-    on(
-      socket,
-      'echo',
-      EchoPayload,
-      (payload) => {
-        const echo = { type: 'echo' as const, payload }
-        socket.emit('echo', echo)
-        return { echo }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'message',
-      NewMessageIn,
-      ({ text }) => {
-        const message = {
-          id: randomUUID(),
-          userId: user.userId,
-          username: socket.data.user.username,
-          text,
-          createdAt: new Date().toISOString(),
-        }
-        namespace.emit('new_message', message)
-        return { message }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'join',
-      RoomJoin,
-      async ({ room }) => {
-        const name = `room:${room}`
-        await socket.join(name)
-        socket.to(name).emit('user-joined', { userId: user.userId, room })
-        return { room }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'leave',
-      RoomJoin,
-      async ({ room }) => {
-        await socket.leave(`room:${room}`)
-        return { room }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'private',
-      PrivateIn,
-      async ({ to, text }) => {
-        // across instances: the socket may live on another one
-        const [target] = await namespace.in(to).fetchSockets()
-        if (!target || target.id !== to) throw AppError.notFound('No such socket')
-        namespace.to(to).emit('private', { text, from: socket.id, userId: user.userId })
-        return {}
-      },
-      log,
-    )
+    events.attach(socket)
   })
 }

@@ -6,7 +6,7 @@ import { NotificationsRead } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
 import type { NotificationsClient } from '../clients/notifications.ts'
-import { type ChannelNamespace, type ChannelSocket, on, type SocketCredential } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents, type SocketCredential } from './channel.ts'
 
 /** The room of one user's notification sockets (spec: Rooms). */
 export const notificationsRoom = (userId: string) => `notifications:${userId}`
@@ -30,31 +30,20 @@ export function notificationsChannel(
     return credential
   }
 
+  const events = new ClientEvents<ChannelSocket<'/notifications'>>(log)
+    .on('notifications:fetch', NoPayload, async (socket) => {
+      const unread = await notifications.unread(credentialOf(socket))
+      socket.emit('notifications:list', unread)
+      return { notifications: unread }
+    })
+    .on('notifications:read', NotificationsRead, async (socket, { notificationIds }) => {
+      const read = await notifications.markRead(credentialOf(socket), notificationIds)
+      // the spec's acknowledgement is {success: true}
+      return { success: true, read }
+    })
+
   namespace.on('connection', (socket) => {
     socket.join(notificationsRoom(socket.data.user.userId))
-
-    on(
-      socket,
-      'notifications:fetch',
-      NoPayload,
-      async () => {
-        const unread = await notifications.unread(credentialOf(socket))
-        socket.emit('notifications:list', unread)
-        return { notifications: unread }
-      },
-      log,
-    )
-
-    on(
-      socket,
-      'notifications:read',
-      NotificationsRead,
-      async ({ notificationIds }) => {
-        const read = await notifications.markRead(credentialOf(socket), notificationIds)
-        // the spec's acknowledgement is {success: true}
-        return { success: true, read }
-      },
-      log,
-    )
+    events.attach(socket)
   })
 }

@@ -40,7 +40,7 @@ import type {
   SocketData,
 } from './channel.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
-import { watchCredential } from './session.ts'
+import { credentialWatcher } from './session.ts'
 
 export interface RealtimeServerOptions {
   handshake: Handshake
@@ -200,6 +200,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     credentials.set(socket, credential)
   }
 
+  const credentialWatch = credentialWatcher({ handshake, credentials, noticeMs: options.tokenNoticeMs, log })
   for (const path of namespacePaths) {
     const namespace = io.of(path)
     namespace.use((socket, next) => {
@@ -224,12 +225,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     })
     namespace.on('connection', (socket) => {
       presence.track(socket)
-      watchCredential(socket as ChannelSocket<RealtimeNamespace>, {
-        handshake,
-        credentials,
-        noticeMs: options.tokenNoticeMs,
-        log,
-      })
+      credentialWatch.watch(socket as ChannelSocket<RealtimeNamespace>)
     })
   }
 

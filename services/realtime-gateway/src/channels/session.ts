@@ -7,7 +7,7 @@
 // prototype; its timer and the disconnect listener are shared functions, not closures of each socket.
 import { AppError, AuthRefresh, type RealtimeNamespace, realtimeMessages } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
-import { type ChannelSocket, on, type SocketCredential } from './channel.ts'
+import { type ChannelSocket, ClientEvents, type SocketCredential } from './channel.ts'
 import type { Handshake } from './handshake.ts'
 
 export interface WatchCredentialOptions {
@@ -92,18 +92,24 @@ function stopWatching(this: object): void {
   watches.get(this)?.clear()
 }
 
-export function watchCredential(
-  socket: WatchedSocket,
-  { handshake, credentials, noticeMs, log }: WatchCredentialOptions,
-): void {
-  const watch = new CredentialWatch(socket, noticeMs)
-  watches.set(socket, watch)
+export interface CredentialWatcher {
+  /** Times the socket's credential from now on, and answers its auth:refresh. */
+  watch(socket: WatchedSocket): void
+}
 
-  on(
-    socket,
+/** One for the server: its auth:refresh listener and the watches' timers are shared by every socket. */
+export function credentialWatcher({
+  handshake,
+  credentials,
+  noticeMs,
+  log,
+}: WatchCredentialOptions): CredentialWatcher {
+  const events = new ClientEvents<WatchedSocket>(log).on(
     'auth:refresh',
     AuthRefresh,
-    async ({ token }) => {
+    async (socket, { token }) => {
+      // every watched socket has its watch (watch() below made it before it listened)
+      const watch = watches.get(socket)!
       const user = await handshake.verifyToken(token).catch(() => undefined)
       // a refresh continues the same user's connection; another user's token is a new connection's business
       if (!user || user.userId !== socket.data.user.userId || user.principal.expiresAt === undefined) {
@@ -116,8 +122,15 @@ export function watchCredential(
       log.debug({ socketId: socket.id, userId: user.userId }, 'realtime token refreshed')
       return { expiresAt: user.principal.expiresAt }
     },
-    log,
   )
-  socket.on('disconnect', stopWatching)
-  watch.schedule()
+
+  return {
+    watch(socket) {
+      const watch = new CredentialWatch(socket, noticeMs)
+      watches.set(socket, watch)
+      events.attach(socket)
+      socket.on('disconnect', stopWatching)
+      watch.schedule()
+    },
+  }
 }
