@@ -46,6 +46,24 @@ export function errorBox(error: unknown): HTMLElement {
   )
 }
 
+/** A view's panel: a section named by its heading (h1, whose id is `${name}-title`), then its content. */
+export function panel(name: string, title: string, ...children: Child[]): HTMLElement {
+  return h(
+    'section',
+    { class: 'panel', 'aria-labelledby': `${name}-title` },
+    h('h1', { id: `${name}-title` }, title),
+    ...children,
+  )
+}
+
+/** Marks the row whose `attribute` is `value` as the current one (aria-current), and no other in `container`. */
+export function markCurrent(container: Element, attribute: string, value: string): void {
+  for (const row of container.querySelectorAll(`tr[${attribute}]`)) {
+    if (row.getAttribute(attribute) === value) row.setAttribute('aria-current', 'true')
+    else row.removeAttribute('aria-current')
+  }
+}
+
 /** A data table: its caption, its column headers and its rows (each a `tr`, its first cell a `th` where it names the row). */
 export function dataTable(
   className: string,

@@ -4,7 +4,7 @@
 import type { ChatMessage, ChatPresence, ChatRoom, ChatTyping, Member } from '@meridian/contracts'
 import { request } from '@meridian/realtime-client'
 import { api } from '../api.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, errorBox, h, loading, panel, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -94,10 +94,9 @@ export function chatView(context: ViewContext): View {
 
   void readRooms()
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'chat-title' },
-      h('h1', { id: 'chat-title' }, 'Chat'),
+    element: panel(
+      'chat',
+      'Chat',
       h('p', {}, 'Your user id (to be added to a room): ', h('code', {}, session.user.id)),
       createForm,
       errors,

@@ -4,7 +4,7 @@
 // while someone watches.
 import type { DashboardMetricName, DashboardMetrics } from '@meridian/contracts'
 import { type LineChart, lineChart, type Reading, recent } from '../chart.ts'
-import { errorBox, h, show } from '../ui.ts'
+import { errorBox, h, panel, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 const spanMs = 5 * 60_000
@@ -146,10 +146,9 @@ export function dashboardView({ realtime }: ViewContext): View {
   if (!socket.active) socket.connect()
 
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'dashboard-title' },
-      h('h1', { id: 'dashboard-title' }, 'Dashboard'),
+    element: panel(
+      'dashboard',
+      'Dashboard',
       h('p', {}, 'The whole system, live: each chart shows the last five minutes.'),
       status,
       h('div', { class: 'charts' }, ...panels.map((panel) => panel.element)),

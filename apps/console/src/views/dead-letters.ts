@@ -10,7 +10,7 @@ import type {
   DeadLetterTopics,
 } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, dataTable, errorBox, h, loading, show, timeOf } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, markCurrent, panel, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 const deadLettersPath = '/api/v1/admin/dead-letters'
@@ -38,10 +38,7 @@ export function deadLettersView({ session }: ViewContext): View {
 
   async function open(topic: string): Promise<void> {
     opened = topic
-    for (const row of list.querySelectorAll('tr[data-topic]')) {
-      if (row.getAttribute('data-topic') === topic) row.setAttribute('aria-current', 'true')
-      else row.removeAttribute('aria-current')
-    }
+    markCurrent(list, 'data-topic', topic)
     show(detail, loading(`the events of ${topic}`))
     try {
       const answer = await api<DeadLetterEvents>('GET', `${deadLettersPath}/${topic}/events?limit=50`, {
@@ -187,10 +184,9 @@ export function deadLettersView({ session }: ViewContext): View {
   void readTopics()
 
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'dead-letters-title' },
-      h('h1', { id: 'dead-letters-title' }, 'Dead letters'),
+    element: panel(
+      'dead-letters',
+      'Dead letters',
       h(
         'p',
         {},

@@ -13,7 +13,7 @@ import type {
 import { RealtimeRequestError, request } from '@meridian/realtime-client'
 import { api } from '../api.ts'
 import { applyOperation, caretAfter, operationsBetween } from '../collab-diff.ts'
-import { busy, errorBox, h, loading, show } from '../ui.ts'
+import { busy, errorBox, h, loading, panel, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -99,10 +99,9 @@ export function documentsView(context: ViewContext): View {
 
   void readDocuments()
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'documents-title' },
-      h('h1', { id: 'documents-title' }, 'Documents'),
+    element: panel(
+      'documents',
+      'Documents',
       h('p', {}, 'Your user id (to be added to a document): ', h('code', {}, session.user.id)),
       createForm,
       errors,

@@ -3,7 +3,7 @@
 import type { Notification, RealtimeNotification } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { Session } from '../session.ts'
-import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
+import { busy, errorBox, h, loading, panel, show, timeOf } from '../ui.ts'
 import type { Route, View } from './view.ts'
 
 interface Page<Item> {
@@ -69,13 +69,7 @@ export function notificationsView(session: Session): NotificationsView {
 
   void read()
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'notifications-title' },
-      h('h1', { id: 'notifications-title' }, 'Notifications'),
-      body,
-      errors,
-    ),
+    element: panel('notifications', 'Notifications', body, errors),
     add(notification) {
       if (shown.has(notification.id)) return
       shown.add(notification.id)

@@ -4,7 +4,7 @@
 import type { Order, PlacedOrder, Product } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { ConsoleConfig } from '../config.ts'
-import { busy, dataTable, errorBox, h, loading, show } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, panel, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 /** The simulator's test cards (infra/src/payment-simulator/README.md). */
@@ -150,10 +150,9 @@ export function ordersView({ session, config }: ViewContext): View {
 
   void readCatalogue()
   void readOrders()
-  const element = h(
-    'section',
-    { class: 'panel', 'aria-labelledby': 'orders-title' },
-    h('h1', { id: 'orders-title' }, 'Orders'),
+  const element = panel(
+    'orders',
+    'Orders',
     h('h2', {}, 'Place an order'),
     catalogue,
     errors,

@@ -2,7 +2,7 @@
 // write arriving live through the postCreated subscription.
 import type { PostView } from '@meridian/contracts'
 import { graphql, subscriptionsClient } from '../graphql.ts'
-import { busy, errorBox, h, loading, show, timeOf } from '../ui.ts'
+import { busy, errorBox, h, loading, panel, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface ListedPost extends Pick<PostView, 'id' | 'title' | 'content' | 'createdAt'> {
@@ -90,10 +90,9 @@ export function postsView({ session }: ViewContext): View {
 
   void read()
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'posts-title' },
-      h('h1', { id: 'posts-title' }, 'Posts'),
+    element: panel(
+      'posts',
+      'Posts',
       form,
       errors,
       h('h2', {}, 'Newest posts (new ones appear as they are written)'),

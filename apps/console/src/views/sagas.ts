@@ -3,7 +3,7 @@
 // awaited step, run the compensations). After an action the saga and the list are read again.
 import { type PaginationMeta, type Saga, type SagaLogEntry, sagaStates } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, dataTable, errorBox, h, loading, show, timeOf } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, markCurrent, panel, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -41,10 +41,7 @@ export function sagasView({ session }: ViewContext): View {
 
   async function open(orderId: string): Promise<void> {
     opened = orderId
-    for (const row of list.querySelectorAll('tr[data-order-id]')) {
-      if (row.getAttribute('data-order-id') === orderId) row.setAttribute('aria-current', 'true')
-      else row.removeAttribute('aria-current')
-    }
+    markCurrent(list, 'data-order-id', orderId)
     show(errors)
     show(detail, loading('the saga'))
     try {
@@ -170,10 +167,9 @@ export function sagasView({ session }: ViewContext): View {
   void readList()
 
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'sagas-title' },
-      h('h1', { id: 'sagas-title' }, 'Sagas'),
+    element: panel(
+      'sagas',
+      'Sagas',
       h('div', { class: 'inline saga-filter' }, h('label', { for: 'saga-state' }, 'State'), state, reload),
       list,
       detail,

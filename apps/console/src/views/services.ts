@@ -2,7 +2,7 @@
 // switch — turned on with a message and Retry-After, or off — through the gateway's /api/v1/admin/services.
 import type { OperatedService, OperatedServices } from '@meridian/contracts'
 import { api } from '../api.ts'
-import { busy, dataTable, errorBox, h, loading, show } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, panel, show } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 export function servicesView({ session }: ViewContext): View {
@@ -97,13 +97,7 @@ export function servicesView({ session }: ViewContext): View {
 
   void read()
   return {
-    element: h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'services-title' },
-      h('h1', { id: 'services-title' }, 'Services'),
-      errors,
-      body,
-    ),
+    element: panel('services', 'Services', errors, body),
     close: () => clearTimeout(timer),
   }
 }
