@@ -154,11 +154,10 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
   })
 
   const credentials = new WeakMap<object, SocketCredential>()
-  /** the admissions whose slot is held, by engine connection: released when it closes */
-  const held = new WeakMap<EngineSocket, Admission>()
+  /** `this` is a closing engine connection whose admission holds a slot: the slot is given back */
   function releaseSlot(this: EngineSocket) {
-    const admission = held.get(this)
-    if (!admission) return
+    const admission = admissions.get(this)
+    if (!admission || admission instanceof Promise) return
     handshake.release(admission.address, admission.connectionId).catch((err: unknown) => {
       log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
     })
@@ -166,9 +165,10 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
   const presence = activeUsersOf(options.redis, options.redisPrefix)
   app.addHook('onClose', () => presence.close())
 
-  // the admission of each engine connection: origin, attempt and concurrent slot once, whatever the namespaces
-  const admissions = new WeakMap<EngineSocket, Promise<Admission>>()
-  const admissionOf = (socket: RealtimeSocket): Promise<Admission> => {
+  // the admission of each engine connection: origin, attempt and concurrent slot once, whatever the namespaces (while
+  // it is being decided, its promise; then the admission itself, which the connection keeps for its life)
+  const admissions = new WeakMap<EngineSocket, Admission | Promise<Admission>>()
+  const admissionOf = (socket: RealtimeSocket): Admission | Promise<Admission> => {
     let admission = admissions.get(socket.conn)
     if (!admission) {
       admission = (async () => {
@@ -180,7 +180,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
         // which gives it back)
         const admitted = { address, connectionId: randomUUID() }
         await handshake.hold(address, admitted.connectionId)
-        held.set(socket.conn, admitted)
+        admissions.set(socket.conn, admitted)
         socket.conn.on('close', releaseSlot)
         return admitted
       })()
