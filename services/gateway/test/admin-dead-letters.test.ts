@@ -2,6 +2,7 @@
 // by their names without it), a topic's newest events, and replays its pending events; a replay already under way is
 // a 409, anyone else is refused and changes nothing, a bad request is a 422 and a broker away a 503.
 import { randomUUID } from 'node:crypto'
+import { createEventProducer, type EventProducer } from '@meridian/events'
 import {
   asAdmin,
   asUser,
@@ -21,7 +22,7 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
   const kafka = testKafka()
   let gateway: TestGateway
   let topics: TestTopics
-  let producer: ReturnType<typeof kafka.producer>
+  let producer: EventProducer
   const placed = [randomUUID(), randomUUID()]
 
   beforeAll(async () => {
@@ -32,11 +33,11 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
       // not a topic of the system (no such event type): never listed, read or replayed
       `${namespace}scratch.dlt`,
     ])
-    producer = kafka.producer()
-    await producer.connect()
-    await producer.send({
-      topic: `${namespace}order.placed.dlt`,
-      messages: placed.map((id, index) => ({
+    // parked as a consumer parks them: through the events package's idempotent producer (acks from every replica)
+    producer = await createEventProducer(kafka)
+    await producer.publish(
+      placed.map((id, index) => ({
+        topic: `${namespace}order.placed.dlt`,
         key: `key-${index}`,
         value: JSON.stringify({ id, type: 'order.placed', data: { index } }),
         headers: {
@@ -48,9 +49,15 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
           'retry-count': '3',
         },
       })),
-    })
+    )
     // the fixture is in place once the broker shows both parked messages
-    await eventually(async () => (await messagesIn('order.placed.dlt')) === 2)
+    let seen = 0
+    await eventually(async () => {
+      seen = await messagesIn('order.placed.dlt')
+      return seen === 2
+    }, 30_000).catch((error: unknown) => {
+      throw new Error(`the parked messages: the broker shows ${seen} of 2`, { cause: error })
+    })
     gateway = await startGateway({
       routes: [],
       env: { ...tokenEnv, KAFKA_BROKERS: infraEndpoints().kafkaBrokers, KAFKA_NAMESPACE: namespace },
