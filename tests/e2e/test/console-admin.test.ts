@@ -37,6 +37,23 @@ async function adminPage(): Promise<Page> {
 
 const readingsOf = async (chart: Locator) => Number(await chart.getAttribute('data-points'))
 
+/** A new customer's order of a new product, paid with `card`: the customer and the order id. */
+async function orderPaidWith(card: string) {
+  const customer = await client.registerCustomer()
+  const product = await client.createProduct(admin, { stock: 3 })
+  return { customer, orderId: await client.placeOrderOk(customer, { product, card }) }
+}
+
+/** Opens the order's saga from the Sagas list the page shows: its section, once shown. */
+async function openSaga(page: Page, orderId: string): Promise<Locator> {
+  const row = page.locator(`tr[data-order-id="${orderId}"]`)
+  await row.waitFor({ timeout: 15_000 })
+  await row.getByRole('button', { name: orderId }).click()
+  const saga = page.locator(`section[data-order-id="${orderId}"]`)
+  await saga.waitFor({ timeout: 15_000 })
+  return saga
+}
+
 describe('the console for admins in Chromium', () => {
   it('when the admin watches the Dashboard while requests are made, then its charts take in the new figures', async () => {
     const page = await adminPage()
@@ -74,9 +91,7 @@ describe('the console for admins in Chromium', () => {
   })
 
   it("when a customer's card is declined, then the admin finds the failed saga in Sagas and its payment step failing", async () => {
-    const customer = await client.registerCustomer()
-    const product = await client.createProduct(admin, { stock: 3 })
-    const orderId = await client.placeOrderOk(customer, { product, card: cards.declined })
+    const { customer, orderId } = await orderPaidWith(cards.declined)
     await client.orderReaches(customer, orderId, 'payment_failed', patience)
 
     const page = await adminPage()
@@ -85,16 +100,13 @@ describe('the console for admins in Chromium', () => {
       await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: 15_000 })
       await page.getByLabel('State').selectOption('failed')
 
-      const row = page.locator(`tr[data-order-id="${orderId}"]`)
-      await row.waitFor({ timeout: 15_000 })
+      await page.locator(`tr[data-order-id="${orderId}"]`).waitFor({ timeout: 15_000 })
       const states = await page
         .locator('table.sagas td[data-state]')
         .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-state')))
       expect(new Set(states)).toEqual(new Set(['failed']))
 
-      await row.getByRole('button', { name: orderId }).click()
-      const saga = page.locator(`section[data-order-id="${orderId}"]`)
-      await saga.waitFor({ timeout: 15_000 })
+      const saga = await openSaga(page, orderId)
       const failing = saga.locator('table.step-log tr[data-step="payment"][data-outcome="failed"]')
       await failing.waitFor({ timeout: 15_000 })
       expect(await failing.textContent()).toContain('payment')
@@ -107,32 +119,21 @@ describe('the console for admins in Chromium', () => {
   })
 
   it("when an order's payment hangs, then the admin retries the awaited step and then compensates from the saga's page, and the step log records both", async () => {
-    const customer = await client.registerCustomer()
-    const product = await client.createProduct(admin, { stock: 3 })
     // the simulator's hanging card answers after 20 s: the saga waits on its payment step meanwhile
-    const orderId = await client.placeOrderOk(customer, { product, card: cards.hanging })
+    const { customer, orderId } = await orderPaidWith(cards.hanging)
 
     const page = await adminPage()
     try {
       await page.getByRole('link', { name: 'Sagas' }).click()
-      const row = page.locator(`tr[data-order-id="${orderId}"]`)
-      await row.waitFor({ timeout: 15_000 })
-      await row.getByRole('button', { name: orderId }).click()
-      const saga = page.locator(`section[data-order-id="${orderId}"]`)
-      await saga.waitFor({ timeout: 15_000 })
+      const saga = await openSaga(page, orderId)
 
       await saga.getByRole('button', { name: 'Retry payment' }).click()
       await saga
         .locator('table.step-log tr[data-step="payment"][data-outcome="operator"]')
         .waitFor({ timeout: 15_000 })
 
-      await page
-        .locator(`section[data-order-id="${orderId}"]`)
-        .getByRole('button', { name: /^Compensate/ })
-        .click()
-      const undone = page.locator(
-        `section[data-order-id="${orderId}"] table.step-log tr[data-step="order"][data-outcome="operator"]`,
-      )
+      await saga.getByRole('button', { name: /^Compensate/ }).click()
+      const undone = saga.locator('table.step-log tr[data-step="order"][data-outcome="operator"]')
       await undone.waitFor({ timeout: 15_000 })
       expect(await undone.textContent()).toContain('compensated by an operator')
       await expect
