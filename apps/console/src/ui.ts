@@ -87,6 +87,14 @@ export const timeOf = (timestamp: string): HTMLTimeElement =>
 export const loading = (what: string): HTMLElement =>
   h('p', { class: 'loading', role: 'status', 'aria-live': 'polite' }, `Loading ${what}…`)
 
+/** A form's submit listener: the page stays where it is, and `work` runs as busy() runs it. */
+export function submitWith(button: HTMLButtonElement, errors: Element, work: () => Promise<unknown>) {
+  return (event: Event): void => {
+    event.preventDefault()
+    void busy(button, errors, work)
+  }
+}
+
 /** Runs `work` with `button` disabled and marked busy; shows a failure in `errors`. */
 export async function busy<T>(
   button: HTMLButtonElement,

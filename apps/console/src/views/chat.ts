@@ -4,7 +4,7 @@
 import type { ChatMessage, ChatPresence, ChatRoom, ChatTyping, Member } from '@meridian/contracts'
 import { request } from '@meridian/realtime-client'
 import { api } from '../api.ts'
-import { busy, errorBox, h, loading, panel, show } from '../ui.ts'
+import { busy, errorBox, h, loading, panel, show, submitWith } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -74,18 +74,15 @@ export function chatView(context: ViewContext): View {
     'form',
     {
       'aria-label': 'Create a room',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
-        void busy(create, errors, async () => {
-          const created = await api<ChatRoom>('POST', '/api/v1/chat/rooms', {
-            token: session.token,
-            body: { name: name.value },
-          })
-          name.value = ''
-          await readRooms()
-          enter(created)
+      onsubmit: submitWith(create, errors, async () => {
+        const created = await api<ChatRoom>('POST', '/api/v1/chat/rooms', {
+          token: session.token,
+          body: { name: name.value },
         })
-      },
+        name.value = ''
+        await readRooms()
+        enter(created)
+      }),
     },
     h('label', { for: 'room-name' }, 'Room name'),
     name,
@@ -229,16 +226,13 @@ function chatRoom({ session, realtime }: ViewContext, chosen: ChatRoom): View {
     {
       class: 'send',
       'aria-label': 'Send a message',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
-        void busy(send, errors, async () => {
-          stoppedTyping()
-          const answer = await request(socket, 'chat:message', { roomId, text: text.value })
-          add(answer.message)
-          text.value = ''
-          text.focus()
-        })
-      },
+      onsubmit: submitWith(send, errors, async () => {
+        stoppedTyping()
+        const answer = await request(socket, 'chat:message', { roomId, text: text.value })
+        add(answer.message)
+        text.value = ''
+        text.focus()
+      }),
     },
     h('label', { for: 'chat-text' }, 'Message'),
     text,
@@ -252,19 +246,16 @@ function chatRoom({ session, realtime }: ViewContext, chosen: ChatRoom): View {
     'form',
     {
       'aria-label': 'Add a member to the room',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
+      onsubmit: submitWith(addMember, errors, async () => {
         added.textContent = ''
-        void busy(addMember, errors, async () => {
-          const userId = member.value.trim()
-          await api<Member>('POST', `/api/v1/chat/rooms/${roomId}/members`, {
-            token: session.token,
-            body: { userId },
-          })
-          member.value = ''
-          added.textContent = `${userId} is a member now.`
+        const userId = member.value.trim()
+        await api<Member>('POST', `/api/v1/chat/rooms/${roomId}/members`, {
+          token: session.token,
+          body: { userId },
         })
-      },
+        member.value = ''
+        added.textContent = `${userId} is a member now.`
+      }),
     },
     h('label', { for: 'room-member' }, 'Add a member by user id'),
     member,

@@ -13,7 +13,7 @@ import type {
 import { RealtimeRequestError, request } from '@meridian/realtime-client'
 import { api } from '../api.ts'
 import { applyOperation, caretAfter, operationsBetween } from '../collab-diff.ts'
-import { busy, errorBox, h, loading, panel, show } from '../ui.ts'
+import { busy, errorBox, h, loading, panel, show, submitWith } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface Page<Item> {
@@ -79,18 +79,15 @@ export function documentsView(context: ViewContext): View {
     'form',
     {
       'aria-label': 'Create a document',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
-        void busy(create, errors, async () => {
-          const created = await api<CollaborativeDocument>('POST', '/api/v1/documents', {
-            token: session.token,
-            body: { title: title.value },
-          })
-          title.value = ''
-          await readDocuments()
-          open(created)
+      onsubmit: submitWith(create, errors, async () => {
+        const created = await api<CollaborativeDocument>('POST', '/api/v1/documents', {
+          token: session.token,
+          body: { title: title.value },
         })
-      },
+        title.value = ''
+        await readDocuments()
+        open(created)
+      }),
     },
     h('label', { for: 'document-title' }, 'Document title'),
     title,
@@ -231,19 +228,16 @@ function documentEditor({ session, realtime }: ViewContext, document: DocumentSu
     'form',
     {
       'aria-label': 'Add a member',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
+      onsubmit: submitWith(add, errors, async () => {
         added.textContent = ''
-        void busy(add, errors, async () => {
-          const userId = member.value.trim()
-          await api<Member>('POST', `/api/v1/documents/${docId}/members`, {
-            token: session.token,
-            body: { userId },
-          })
-          member.value = ''
-          added.textContent = `${userId} is a member now.`
+        const userId = member.value.trim()
+        await api<Member>('POST', `/api/v1/documents/${docId}/members`, {
+          token: session.token,
+          body: { userId },
         })
-      },
+        member.value = ''
+        added.textContent = `${userId} is a member now.`
+      }),
     },
     h('label', { for: 'document-member' }, 'Add a member by user id'),
     member,

@@ -4,7 +4,7 @@
 import type { Order, PlacedOrder, Product } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { ConsoleConfig } from '../config.ts'
-import { busy, dataTable, errorBox, h, loading, panel, show } from '../ui.ts'
+import { dataTable, errorBox, h, loading, panel, show, submitWith } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 /** The simulator's test cards (infra/src/payment-simulator/README.md). */
@@ -97,23 +97,20 @@ export function ordersView({ session, config }: ViewContext): View {
       'form',
       {
         'aria-label': 'Place an order',
-        onsubmit: (event: Event) => {
-          event.preventDefault()
-          void busy(submit, errors, async () => {
-            const chosen = products.find((item) => item.id === product.value)!
-            const token = await tokenizeCard(config, card.value)
-            await api<PlacedOrder>('POST', '/api/v1/orders', {
-              token: session.token,
-              body: {
-                customerId: session.user.id,
-                items: [{ productId: chosen.id, quantity: Number(quantity.value), price: chosen.price }],
-                shippingAddress: { street: '1 Console Street', city: 'Webville', zip: '12345' },
-                payment: { token },
-              },
-            })
-            await Promise.all([readOrders(), readCatalogue()])
+        onsubmit: submitWith(submit, errors, async () => {
+          const chosen = products.find((item) => item.id === product.value)!
+          const token = await tokenizeCard(config, card.value)
+          await api<PlacedOrder>('POST', '/api/v1/orders', {
+            token: session.token,
+            body: {
+              customerId: session.user.id,
+              items: [{ productId: chosen.id, quantity: Number(quantity.value), price: chosen.price }],
+              shippingAddress: { street: '1 Console Street', city: 'Webville', zip: '12345' },
+              payment: { token },
+            },
           })
-        },
+          await Promise.all([readOrders(), readCatalogue()])
+        }),
       },
       h('label', { for: 'product' }, 'Product'),
       product,

@@ -2,7 +2,7 @@
 // write arriving live through the postCreated subscription.
 import type { PostView } from '@meridian/contracts'
 import { graphql, subscriptionsClient } from '../graphql.ts'
-import { busy, errorBox, h, loading, panel, show, timeOf } from '../ui.ts'
+import { errorBox, h, loading, panel, show, submitWith, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 interface ListedPost extends Pick<PostView, 'id' | 'title' | 'content' | 'createdAt'> {
@@ -56,21 +56,18 @@ export function postsView({ session }: ViewContext): View {
     'form',
     {
       'aria-label': 'Write a post',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
-        void busy(submit, errors, async () => {
-          const data = await graphql<{ createPost: ListedPost }>(
-            session.token,
-            `mutation($title: String!, $content: String!, $authorId: ID!) {
+      onsubmit: submitWith(submit, errors, async () => {
+        const data = await graphql<{ createPost: ListedPost }>(
+          session.token,
+          `mutation($title: String!, $content: String!, $authorId: ID!) {
               createPost(title: $title, content: $content, authorId: $authorId) { ${postFields} }
             }`,
-            { title: title.value, content: content.value, authorId: session.user.id },
-          )
-          add(data.createPost, 'start')
-          title.value = ''
-          content.value = ''
-        })
-      },
+          { title: title.value, content: content.value, authorId: session.user.id },
+        )
+        add(data.createPost, 'start')
+        title.value = ''
+        content.value = ''
+      }),
     },
     h('label', { for: 'post-title' }, 'Title'),
     title,

@@ -1,6 +1,6 @@
 // Signing in: Meridian's own OpenID Connect provider (authorization code with PKCE), or the login form.
 import { type Session, signInWithPassword, startOpenIdSignIn } from '../session.ts'
-import { busy, h, show } from '../ui.ts'
+import { busy, h, show, submitWith } from '../ui.ts'
 
 export function signInView(onSignedIn: (session: Session) => void): HTMLElement {
   const errors = h('div', { 'aria-live': 'assertive' })
@@ -23,12 +23,9 @@ export function signInView(onSignedIn: (session: Session) => void): HTMLElement 
     'form',
     {
       'aria-labelledby': 'sign-in-title',
-      onsubmit: (event: Event) => {
-        event.preventDefault()
-        void busy(submit, errors, async () =>
-          onSignedIn(await signInWithPassword(email.value, password.value)),
-        )
-      },
+      onsubmit: submitWith(submit, errors, async () =>
+        onSignedIn(await signInWithPassword(email.value, password.value)),
+      ),
     },
     h('label', { for: 'email' }, 'Email'),
     email,
