@@ -60,8 +60,9 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
   /** the system's topics (one per catalogue event type): another run's or a test's on the same broker stay out */
   const systemTopics = Object.keys(eventCatalogue)
 
-  async function topics(): Promise<DeadLetterTopic[]> {
-    const found = await listDeadLetterTopics({ kafka: kafka(), namespace, of: systemTopics })
+  /** The dead-letter topics of these topics of the system (all of them by default), with their counts. */
+  async function topics(of: readonly string[] = systemTopics): Promise<DeadLetterTopic[]> {
+    const found = await listDeadLetterTopics({ kafka: kafka(), namespace, of })
     return found.map((each) => ({
       ...each,
       topic: local(each.topic),
@@ -69,8 +70,10 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
     }))
   }
 
+  /** One dead-letter topic of the system, counted alone; 404 for any other name. */
   async function topicNamed(name: string): Promise<DeadLetterTopic> {
-    const topic = (await topics()).find((each) => each.topic === name)
+    const original = name.slice(0, -'.dlt'.length)
+    const [topic] = systemTopics.includes(original) ? await topics([original]) : []
     if (!topic) throw AppError.notFound(`Dead-letter topic ${name} not found`)
     return topic
   }
