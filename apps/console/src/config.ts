@@ -1,8 +1,7 @@
 // What the console knows of the deployment it is served by (GET /console/config.json, from the gateway).
-export interface ConsoleConfig {
-  /** where a browser tokenizes a card (the payment provider's simulator in development) */
-  paymentProviderUrl: string
-}
+import type { ConsoleConfig } from '@meridian/contracts'
+
+export type { ConsoleConfig }
 
 export async function loadConsoleConfig(): Promise<ConsoleConfig> {
   const response = await fetch(`${import.meta.env.BASE_URL}config.json`)

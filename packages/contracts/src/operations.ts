@@ -143,3 +143,14 @@ export const DeadLetterReplay = Type.Object(
   { additionalProperties: false },
 )
 export type DeadLetterReplay = Static<typeof DeadLetterReplay>
+
+/** GET /console/config.json (the gateway): what the console knows of the deployment that serves it. */
+export const ConsoleConfig = Type.Object(
+  {
+    paymentProviderUrl: Type.String({
+      description: 'where a browser tokenizes a card (the payment provider, its simulator in development)',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type ConsoleConfig = Static<typeof ConsoleConfig>

@@ -3,17 +3,13 @@
 // tokenizes cards at). The page then uses the gateway's public API and the realtime channel like any client.
 import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
+import { ConsoleConfig } from '@meridian/contracts'
 import type { FastifyPluginAsync } from 'fastify'
 
 export interface ConsoleRoutesOptions {
   /** the console's build (apps/console/dist) */
   dir: string
   /** the payment provider's base URL, as a browser reaches it */
-  paymentProviderUrl: string
-}
-
-/** The console's runtime configuration (GET /console/config.json). */
-export interface ConsoleConfig {
   paymentProviderUrl: string
 }
 
@@ -25,8 +21,10 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (
   const hide = { hide: true }
 
   app.get('/console', { schema: hide }, (_request, reply) => reply.redirect('/console/', 301))
-  app.get('/console/config.json', { schema: hide }, async (_request, reply) =>
-    reply.header('cache-control', 'no-store').send(consoleConfig),
+  app.get(
+    '/console/config.json',
+    { schema: { ...hide, response: { 200: ConsoleConfig } } },
+    async (_request, reply) => reply.header('cache-control', 'no-store').send(consoleConfig),
   )
   await app.register(fastifyStatic, {
     root: dir,
