@@ -35,8 +35,12 @@ export function Text(options: { minLength?: number; maxLength?: number; descript
 const trimmed =
   '\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff'
 
-/** `textPattern`, and at least one character that trimming keeps. */
-export const visibleTextPattern = `^[^\\u0000]*[^\\u0000${trimmed}][^\\u0000]*$`
+/**
+ * `textPattern`, and at least one character that trimming keeps. Written so that it runs in linear time: the leading
+ * white space and the first visible character are disjoint classes, so no input makes the engine try each split of
+ * the string (`^[^\u0000]*[^\u0000\s][^\u0000]*$` did: a 40,000-character name ending in NUL took 3 s to refuse).
+ */
+export const visibleTextPattern = `^[${trimmed}]*[^\\u0000${trimmed}][^\\u0000]*$`
 
 /** A text input that is stored trimmed: no NUL, and not only white space (which would trim to nothing). */
 export function VisibleText(options: { minLength?: number; maxLength?: number; description?: string } = {}) {
