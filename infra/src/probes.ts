@@ -117,7 +117,7 @@ export async function consulVersion(httpAddr: string, token?: string): Promise<s
 }
 
 export function consulBaseUrl(httpAddr: string): string {
-  return (/^https?:\/\//.test(httpAddr) ? httpAddr : `http://${httpAddr}`).replace(/\/+$/, '')
+  return (/^https?:\/\//.test(httpAddr) ? httpAddr : `http://${httpAddr}`).replace(/(^|[^/])\/+$/, '$1')
 }
 
 export async function redisVersion(url: string): Promise<string> {

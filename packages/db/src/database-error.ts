@@ -169,9 +169,12 @@ function splitKeyColumns(key: string): string[] {
 /** The column of one key part: a plain or quoted name, or the first column inside an expression like lower(email). */
 function columnOfKeyPart(part: string): string | undefined {
   const withoutCasts = part.replace(/::\s*(?:"[^"]*"|[a-z_][\w ]*)(?:\[\])?/gi, '')
-  const identifier = /"((?:[^"]|"")+)"|\b([a-z_][\w$]*)\b(?!\s*\()/i.exec(withoutCasts)
-  if (!identifier) return undefined
-  return identifier[1] !== undefined ? identifier[1].replaceAll('""', '"') : identifier[2]
+  // a name followed by "(" is a function's (group 3), not a column's: skipped in code rather than by a lookahead
+  for (const identifier of withoutCasts.matchAll(/"((?:[^"]|"")+)"|\b([a-z_][\w$]*)\b(\s*\()?/gi)) {
+    if (identifier[1] !== undefined) return identifier[1].replaceAll('""', '"')
+    if (identifier[3] === undefined) return identifier[2]
+  }
+  return undefined
 }
 
 function duplicateKeyFields(report: ServerError): string[] {

@@ -80,7 +80,7 @@ export function withVersionAliases(routes: readonly GatewayRoute[]): GatewayRout
 
 /** The router patterns one route answers: the prefix itself and everything below it. */
 export function routePatterns(route: GatewayRoute): string[] {
-  const prefix = route.prefix.replace(/\/+$/, '')
+  const prefix = route.prefix.replace(/(^|[^/])\/+$/, '$1')
   return [prefix, `${prefix}/*`]
 }
 

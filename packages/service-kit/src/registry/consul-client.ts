@@ -61,13 +61,13 @@ const defaultRequestTimeoutMs = 10_000
 
 /** `127.0.0.1:8500` -> `http://127.0.0.1:8500`; a trailing slash is dropped. */
 export function consulBaseUrl(address: string): string {
-  return (/^https?:\/\//i.test(address) ? address : `http://${address}`).replace(/\/+$/, '')
+  return (/^https?:\/\//i.test(address) ? address : `http://${address}`).replace(/(^|[^/])\/+$/, '$1')
 }
 
 export function createConsulClient(options: ConsulClientOptions): ConsulClient {
   const baseUrl = consulBaseUrl(options.address)
   const url = new URL(baseUrl)
-  const pathPrefix = url.pathname.replace(/\/+$/, '')
+  const pathPrefix = url.pathname.replace(/(^|[^/])\/+$/, '$1')
   const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs
   const pool = new Pool(url.origin, { keepAliveTimeout: 10_000 })
   const tokenHeader: Record<string, string> = options.token ? { 'x-consul-token': options.token } : {}

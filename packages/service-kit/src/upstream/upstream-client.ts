@@ -83,7 +83,7 @@ const jsonContentType = /^application\/(?:[\w.+-]*\+)?json\b/i
 
 function splitBaseUrl(baseUrl: string): { origin: string; pathPrefix: string } {
   const url = new URL(baseUrl)
-  return { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, '') }
+  return { origin: url.origin, pathPrefix: url.pathname.replace(/(^|[^/])\/+$/, '$1') }
 }
 
 function encodeBody(body: unknown): { payload: string | Buffer | null; contentType?: string } {

@@ -24,8 +24,8 @@ function addVary(reply: FastifyReply, name: string): void {
   else if (
     !String(current)
       .toLowerCase()
-      .split(/\s*,\s*/)
-      .includes(name.toLowerCase())
+      .split(',')
+      .some((item) => item.trim() === name.toLowerCase())
   ) {
     reply.header('vary', `${String(current)}, ${name}`)
   }

@@ -42,7 +42,7 @@ function throughTheGateway(pathItem: unknown): unknown {
 const fetchTimeoutMs = 2000
 
 /** `/api/v1/users/{id}` as a concrete path the route matcher understands. */
-const samplePath = (openApiPath: string) => openApiPath.replace(/\{[^}]+\}/g, 'x')
+const samplePath = (openApiPath: string) => openApiPath.replace(/\{[^{}]+\}/g, 'x')
 
 async function serviceDocument(service: UpstreamService): Promise<OpenApiDocument | undefined> {
   const instance = service.anyInstance()

@@ -16,12 +16,17 @@ const maximumFreeText = 200
 const controlCharacters = /[\p{Cc}\u2028\u2029]+/gu
 // 12 to 19 digits, single spaces or dashes between them: a card number (PAN), an account number
 const longNumbers = /\d(?:[ -]?\d){11,18}/g
-const emailAddresses = /[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+/g
+// Each pattern below runs in linear time (the repository's linear-patterns test proves it): a match may only start
+// where the text before it ends a word (group 1, put back), so a long run is scanned once, not once from each of its
+// characters.
+const emailAddresses = /(^|[\s@<>()[\],;:"])[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+/g
 // provider identifiers and secrets (tok_..., pm_..., sk_live_..., card_...), bearer credentials, JWT-like strings
 const tokens =
-  /\b(?:(?:tok|pm|pi|ch|sk|pk|rk|card|src|seti|cus)_[A-Za-z0-9_]+|Bearer\s+\S+|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+)/g
-// any other long run of letters and digits with both in it (an API key, a session id)
-const secretLike = /\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b/g
+  /(^|[^A-Za-z0-9_-])(?:(?:tok|pm|pi|ch|sk|pk|rk|card|src|seti|cus)_[A-Za-z0-9_]+|Bearer\s+\S+|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+)/g
+// any other long run of letters and digits with both in it (an API key, a session id): the run is found by a pattern,
+// the "both in it" checked in code (lookaheads over the run would read it again from each start)
+const longRuns = /[A-Za-z0-9_-]{24,}/g
+const secretLike = (run: string) => /\d/.test(run) && /[A-Za-z]/.test(run)
 
 /**
  * Another service's free text as a message may show it: one line, no card number, token, secret or e-mail address
@@ -30,10 +35,10 @@ const secretLike = /\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-
 export function safeText(text: string, fallback: string, maximum = maximumFreeText): string {
   const cleaned = text
     .replace(controlCharacters, ' ')
-    .replace(tokens, '[redacted]')
-    .replace(emailAddresses, '[redacted]')
+    .replace(tokens, '$1[redacted]')
+    .replace(emailAddresses, '$1[redacted]')
     .replace(longNumbers, '[redacted]')
-    .replace(secretLike, '[redacted]')
+    .replace(longRuns, (run) => (secretLike(run) ? '[redacted]' : run))
     .replace(/\s+/g, ' ')
     .trim()
   if (cleaned === '') return fallback
