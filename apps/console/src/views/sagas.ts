@@ -22,21 +22,35 @@ export function sagasView({ session }: ViewContext): View {
     ...sagaStates.map((name) => h('option', { value: name }, spaced(name))),
   )
   const reload = h('button', { type: 'button', class: 'secondary' }, 'Refresh')
-  const list = h('div', {}, loading('the sagas'))
+  // aria-busy while a list is being read; data-state names the filter of the list shown (empty: every state)
+  const list = h('div', { 'aria-busy': 'true' }, loading('the sagas'))
   const detail = h('div', { class: 'saga' })
   const errors = h('div', { 'aria-live': 'assertive' })
   /** the saga shown below the list; an answer for another one (clicked before) is dropped */
   let opened: string | undefined
 
+  /** the latest read of the list: an answer to an earlier one (another filter, or a slower refresh) is dropped */
+  let latestRead = 0
+
   async function readList(): Promise<void> {
+    const read = ++latestRead
+    const wanted = state.value
     const query = new URLSearchParams({ limit: '50', sort: 'updatedAt:desc' })
-    if (state.value) query.set('state', state.value)
+    if (wanted) query.set('state', wanted)
+    list.setAttribute('aria-busy', 'true')
+    // a list of another filter is not left on show while this one loads: it would read as this filter's
+    if (list.dataset.state !== wanted)
+      show(list, loading(wanted ? `the ${spaced(wanted)} sagas` : 'the sagas'))
+    let shown: HTMLElement
     try {
-      const page = await api<Page<Saga>>('GET', `${sagasPath}?${query}`, { token: session.token })
-      show(list, table(page))
+      shown = table(await api<Page<Saga>>('GET', `${sagasPath}?${query}`, { token: session.token }))
     } catch (error) {
-      show(list, errorBox(error))
+      shown = errorBox(error)
     }
+    if (read !== latestRead) return
+    show(list, shown)
+    list.dataset.state = wanted
+    list.setAttribute('aria-busy', 'false')
   }
 
   async function open(orderId: string): Promise<void> {
