@@ -102,9 +102,11 @@ export async function buildGatewayApp({
     },
   })
 
-  // Bearer tokens are verified (auth's JWKS) only to count a signed-in user's requests together; a token that
-  // fails is not refused here: the service behind answers 401 itself.
-  await app.register(authPlugin, authOptionsFromEnv(config))
+  // Bearer tokens are verified (auth's JWKS) to count a signed-in user's requests together (a token that fails is not
+  // refused for that: the service behind answers 401 itself) and on the gateway's own admin routes, which take bearer
+  // tokens only (no cookie, no API key). auth's revocations are followed, so that a demoted, suspended or deleted
+  // admin's token stops opening them at once, as in every service.
+  await app.register(authPlugin, authOptionsFromEnv(config, { revocations: { redis } }))
   bearerSubject = async (request) => {
     try {
       const principal = await app.principalOf(request)
