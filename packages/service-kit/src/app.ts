@@ -1,4 +1,5 @@
 // Builds a Fastify instance with the chassis: the options that must be set at construction, then the plugin.
+import type { IncomingMessage } from 'node:http'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppError } from '@meridian/contracts'
 import Fastify, {
@@ -43,6 +44,12 @@ export interface ServiceAppOptions extends ServiceKitOptions {
    * closed. Default 30 s: a 1 MB body needs far less, and a client that stalls mid-upload ties nothing up for long.
    */
   requestTimeoutMs?: number
+  /**
+   * Which HTTP/1.1 upgrade requests go to the server's `upgrade` listeners; the others are served as ordinary
+   * requests (Node's shouldUpgradeCallback, from Node 22.21 and 24.9; an older Node hands every upgrade to the
+   * listeners, so they must check too). Default: every upgrade, once the server has an `upgrade` listener.
+   */
+  acceptsUpgrade?: (request: IncomingMessage) => boolean
   /**
    * The service's own database: its check joins readiness as `database`, and its errors are mapped before the error
    * table and any other mapper (chassisDatabase of @meridian/db gives both).
@@ -116,6 +123,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     logStream,
     trustedProxies,
     requestTimeoutMs = defaultRequestTimeoutMs,
+    acceptsUpgrade,
     database,
     healthChecks = {},
     authentication,
@@ -138,7 +146,11 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     requestTimeout: requestTimeoutMs,
     // Node takes the timeout only at construction (Fastify sets it later, too late), and checks for timed-out
     // requests at this interval (30 s by default, which could double the timeout)
-    http: { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(requestTimeoutMs, 5000) },
+    http: {
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(requestTimeoutMs, 5000),
+      ...(acceptsUpgrade ? { shouldUpgradeCallback: acceptsUpgrade } : {}),
+    },
     // what the parser and the router refuse before any route also leaves in the envelope
     clientErrorHandler: clientErrorHandler(logger as FastifyBaseLogger),
     frameworkErrors: frameworkErrorHandler,

@@ -26,8 +26,12 @@ import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
 import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
 import type { ForwardingContext } from './proxy/forwarded-headers.ts'
 import { proxyRoutes } from './proxy/http-proxy.ts'
-import { createWebSocketPassThrough, routeUpgrades } from './proxy/websocket-proxy.ts'
-import { defaultRoutes, type GatewayRoute, withVersionAliases } from './routes-table.ts'
+import {
+  acceptsWebSocketUpgrade,
+  createWebSocketPassThrough,
+  routeUpgrades,
+} from './proxy/websocket-proxy.ts'
+import { createRouteMatcher, defaultRoutes, type GatewayRoute, withVersionAliases } from './routes-table.ts'
 import { createUpstreamServices, type UpstreamServices } from './upstreams/upstream-services.ts'
 
 export const serviceName = 'gateway'
@@ -84,6 +88,8 @@ export async function buildGatewayApp({
     environment: config.NODE_ENV,
     logLevel: config.LOG_LEVEL,
     ...(logStream ? { logStream } : {}),
+    // only a WebSocket handshake on a WebSocket route is an upgrade; any other Upgrade request is plain HTTP
+    acceptsUpgrade: acceptsWebSocketUpgrade(createRouteMatcher(table)),
     rateLimit: {
       redis,
       max: config.RATE_LIMIT_MAX,
@@ -96,9 +102,11 @@ export async function buildGatewayApp({
     },
   })
 
-  // Bearer tokens are verified (auth's JWKS) only to count a signed-in user's requests together; a token that
-  // fails is not refused here: the service behind answers 401 itself.
-  await app.register(authPlugin, authOptionsFromEnv(config))
+  // Bearer tokens are verified (auth's JWKS) to count a signed-in user's requests together (a token that fails is not
+  // refused for that: the service behind answers 401 itself) and on the gateway's own admin routes, which take bearer
+  // tokens only (no cookie, no API key). auth's revocations are followed, so that a demoted, suspended or deleted
+  // admin's token stops opening them at once, as in every service.
+  await app.register(authPlugin, authOptionsFromEnv(config, { revocations: { redis } }))
   bearerSubject = async (request) => {
     try {
       const principal = await app.principalOf(request)

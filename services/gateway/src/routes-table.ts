@@ -11,6 +11,12 @@ export interface GatewayRoute {
   service: string
   /** forward with this prefix instead of `prefix` (the /api alias of /api/v1) */
   rewriteTo?: string
+  /**
+   * WebSocket upgrades (GET with `Upgrade: websocket`) are passed through to the service here. On any other route an
+   * Upgrade header is ignored (RFC 9110 §7.8): the request is served as plain HTTP, its Upgrade and Connection not
+   * forwarded.
+   */
+  websocket?: true
 }
 
 /** Every public path of the spec, canonical form. /api/* aliases of /api/v1/* are derived (withVersionAliases). */
@@ -48,11 +54,11 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   // shipping, notifications
   { prefix: '/api/v1/shipments', service: 'shipping' },
   { prefix: '/api/v1/notifications', service: 'notification' },
-  // GraphQL over HTTP (and over WebSocket, through the upgrade pass-through)
-  { prefix: '/graphql', service: 'content' },
-  // the realtime channel
-  { prefix: '/socket.io', service: 'realtime-gateway' },
-  { prefix: '/ws', service: 'realtime-gateway' },
+  // GraphQL over HTTP, and subscriptions over WebSocket (graphql-transport-ws)
+  { prefix: '/graphql', service: 'content', websocket: true },
+  // the realtime channel: Socket.IO (long-polling is plain HTTP, its WebSocket transport an upgrade) and raw RFC 6455
+  { prefix: '/socket.io', service: 'realtime-gateway', websocket: true },
+  { prefix: '/ws', service: 'realtime-gateway', websocket: true },
   { prefix: '/realtime', service: 'realtime-gateway' },
   { prefix: '/api/v1/chat', service: 'realtime-gateway' },
   { prefix: '/api/v1/documents', service: 'realtime-gateway' },
@@ -73,7 +79,7 @@ export function withVersionAliases(routes: readonly GatewayRoute[]): GatewayRout
     const alias = aliasPrefix + route.prefix.slice(canonicalPrefix.length)
     if (known.has(alias)) continue
     known.add(alias)
-    aliases.push({ prefix: alias, service: route.service, rewriteTo: route.prefix })
+    aliases.push({ ...route, prefix: alias, rewriteTo: route.prefix })
   }
   return [...routes, ...aliases]
 }

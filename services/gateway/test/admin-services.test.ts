@@ -1,7 +1,19 @@
 // /api/v1/admin/services: an admin sees each routed service's instances in Consul with their health, and turns its
-// maintenance switch on and off in Consul KV; anyone else is refused, and a bad request changes nothing.
+// maintenance switch on and off in Consul KV; anyone else is refused, an admin whose credentials auth revoked at once,
+// and a bad request changes nothing.
 import { randomUUID } from 'node:crypto'
-import { asAdmin, asUser, consulApi, expectErrorEnvelope, tokenEnv, uniqueName } from '@meridian/testkit'
+import { authNames, type CredentialRevocation } from '@meridian/contracts'
+import {
+  accessToken,
+  asAdmin,
+  asUser,
+  consulApi,
+  expectErrorEnvelope,
+  infraEndpoints,
+  tokenEnv,
+  uniqueName,
+} from '@meridian/testkit'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
 import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
@@ -110,6 +122,46 @@ describe('gateway: /api/v1/admin/services', () => {
       'VALIDATION_ERROR',
     )
     expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
+  })
+
+  it("when auth revokes an admin's credentials (demoted, suspended or deleted), then their token gets 401 at the admin routes within a second and changes nothing", async () => {
+    const adminId = randomUUID()
+    const admin = { authorization: `Bearer ${accessToken('admin', adminId)}` }
+    expect((await call('GET', '/api/v1/admin/services', admin)).statusCode).toBe(200)
+
+    // what auth writes (services/auth, credential-revocations-store.ts): the record, and its announcement
+    const redis = new Redis(infraEndpoints().redisUrl)
+    const revocationKey = `${authNames.revocationKeyPrefix}${adminId}`
+    try {
+      const now = Date.now()
+      const revocation: CredentialRevocation = { userId: adminId, revokedBefore: now, until: now + 60_000 }
+      const text = JSON.stringify(revocation)
+      await redis
+        .multi()
+        .set(revocationKey, text, 'PX', 60_000)
+        .publish(authNames.revocationChannel, text)
+        .exec()
+
+      await eventually(
+        async () => (await call('GET', '/api/v1/admin/services', admin)).statusCode === 401,
+        1000,
+      )
+      const refused = expectErrorEnvelope(
+        await call('GET', '/api/v1/admin/services', admin),
+        401,
+        'UNAUTHORIZED',
+      )
+      expect(refused.message).toBe('Invalid or expired token')
+      expectErrorEnvelope(await call('GET', '/api/v1/admin/dead-letters', admin), 401, 'UNAUTHORIZED')
+      const path = `/api/v1/admin/services/${service}/maintenance`
+      expectErrorEnvelope(await call('PUT', path, admin, {}), 401, 'UNAUTHORIZED')
+      expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
+      // another admin is not concerned
+      expect((await call('GET', '/api/v1/admin/services', asAdmin())).statusCode).toBe(200)
+    } finally {
+      await redis.del(revocationKey)
+      redis.disconnect()
+    }
   })
 })
 

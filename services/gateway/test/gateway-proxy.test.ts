@@ -14,7 +14,7 @@ const routes = [
   { prefix: '/api/v1/test', service: balanced },
   { prefix: '/api/v1/other', service: stable },
   { prefix: '/api/v1/slow', service: slow },
-  { prefix: '/ws', service: stable },
+  { prefix: '/ws', service: stable, websocket: true as const },
 ]
 
 const started: UpstreamProcess[] = []

@@ -1,5 +1,8 @@
-// The route table: every public path reaches its service, on segment boundaries, longest prefix first, /api aliased.
+// The route table: every public path reaches its service, on segment boundaries, longest prefix first, /api aliased;
+// only the WebSocket routes take an upgrade.
+import type { IncomingMessage } from 'node:http'
 import { describe, expect, it } from 'vitest'
+import { acceptsWebSocketUpgrade } from '../src/proxy/websocket-proxy.ts'
 import { createRouteMatcher, defaultRoutes, upstreamUrl, withVersionAliases } from '../src/routes-table.ts'
 
 const table = withVersionAliases(defaultRoutes)
@@ -116,5 +119,41 @@ describe('route table', () => {
     expect(longest.match('/a/b/c')?.service).toBe('long')
     expect(longest.match('/a/bc')?.service).toBe('short')
     expect(longest.match('/a')?.service).toBe('short')
+  })
+})
+
+describe('upgrades in the route table', () => {
+  const accepts = acceptsWebSocketUpgrade(matcher)
+  const asked = (method: string, url: string, headers: Record<string, string> = {}) =>
+    accepts({
+      method,
+      url,
+      headers: { connection: 'Upgrade', upgrade: 'websocket', ...headers },
+    } as unknown as IncomingMessage)
+
+  it('when the table is read, then /graphql, /socket.io and /ws accept WebSocket upgrades, and no other route', () => {
+    const prefixes = table.filter((route) => route.websocket).map((route) => route.prefix)
+    expect(prefixes.sort()).toEqual(['/graphql', '/socket.io', '/ws'])
+  })
+
+  it.each(['/socket.io/?EIO=4&transport=websocket', '/ws', '/ws/room?x=1', '/graphql'])(
+    'when a WebSocket handshake asks for %s, then it is an upgrade',
+    (url) => {
+      expect(asked('GET', url)).toBe(true)
+    },
+  )
+
+  it.each([
+    ['a plain route', 'GET', '/login', {}],
+    ['a REST route of the realtime service', 'GET', '/api/v1/chat/rooms', {}],
+    ['/realtime, which is plain HTTP', 'GET', '/realtime', {}],
+    ['a path that only shares characters with /ws', 'GET', '/wsx', {}],
+    ['a path no route knows', 'GET', '/internal/api-keys/introspect', {}],
+    ['a POST', 'POST', '/ws', {}],
+    ['an h2c upgrade', 'GET', '/graphql', { upgrade: 'h2c' }],
+    ['a handshake declaring a body', 'GET', '/ws', { 'content-length': '5' }],
+    ['a handshake with a chunked body', 'GET', '/ws', { 'transfer-encoding': 'chunked' }],
+  ])('when %s asks for an upgrade, then it is served as plain HTTP', (_what, method, url, headers) => {
+    expect(asked(method, url, headers)).toBe(false)
   })
 })

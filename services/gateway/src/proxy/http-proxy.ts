@@ -26,7 +26,12 @@ import {
   idempotentMethods,
   upstreamUnavailable,
 } from './upstream-failure.ts'
-import { isUpgrade, type WebSocketPassThrough } from './websocket-proxy.ts'
+import {
+  isUpgrade,
+  isWebSocketHandshake,
+  upgradeNotAccepted,
+  type WebSocketPassThrough,
+} from './websocket-proxy.ts'
 
 export interface ProxyOptions {
   routes: GatewayRoute[]
@@ -215,7 +220,10 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     if (!service || path === undefined) throw routeNotFound(request)
     // a path that normalises elsewhere (../) never leaves the gateway: the route table decided on the raw one
     if (hasDotSegment(path)) throw AppError.badRequest('Malformed request path')
-    if (isUpgrade(request.raw)) return options.websocket.passThrough(request, reply, service, path)
+    if (isUpgrade(request.raw)) {
+      if (!route.websocket || !isWebSocketHandshake(request.raw)) throw upgradeNotAccepted()
+      return options.websocket.passThrough(request, reply, service, path)
+    }
     // a body over the limit is refused here when its length is declared, and counted as it flows otherwise
     if (Number(request.headers['content-length'] ?? 0) > bodyLimitBytes) throw payloadTooLarge()
     const admission = service.admit()
