@@ -14,6 +14,12 @@ const developmentOnlyKeyword = 'x-development-only-default'
 export const developmentOnlyDefault = <Value extends string>(value: Value) =>
   ({ default: value, [developmentOnlyKeyword]: true }) as const
 
+/**
+ * One service credential, or several (`current,previous`): at least 32 characters each, no commas or white space,
+ * at most four. Linear: the entry's class excludes the comma that ends it.
+ */
+const serviceCredentialFormat = '^[^,\\s]{32,}(?:,[^,\\s]{32,}){0,3}$'
+
 /** What every service reads (DESIGN.md §3); a service extends it with its own variables. */
 export const ServiceEnv = Type.Object({
   /**
@@ -77,6 +83,17 @@ export const ServiceEnv = Type.Object({
   /** `iss` of every token auth signs, and the OpenID Connect issuer */
   JWT_ISSUER: Type.String({ minLength: 1, default: 'http://localhost:3001' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'meridian' }),
+  /**
+   * The secret the services share to call each other's /internal/ routes (sent in X-Service-Credential). A
+   * comma-separated list rotates it: the first is sent, every one is accepted (`old,new`, then `new,old`, then `new`,
+   * each rolled out to every service before the next).
+   */
+  SERVICE_CREDENTIAL: Type.String({
+    pattern: serviceCredentialFormat,
+    expectation:
+      'must be one to four comma-separated credentials of at least 32 characters, without white space',
+    ...developmentOnlyDefault('insecure-development-service-credential-0001'),
+  }),
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
 
@@ -137,7 +154,7 @@ export const ownStoresEnv = ({ port, database }: { port: number; database: strin
 })
 
 /** A variable name whose value is never shown in a message. */
-const secretName = /URL|TOKEN|SECRET|PASSWORD|KEY/
+const secretName = /URL|TOKEN|SECRET|PASSWORD|KEY|CREDENTIAL/
 
 /**
  * Reads the variables the schema names from `env`, applies defaults, converts strings to numbers and booleans,
@@ -188,6 +205,9 @@ function developmentDefaultProblems(schema: TObject, values: Record<string, unkn
 }
 
 function describeExpectation(schema: TSchema): string {
+  // a pattern says little to an operator: a variable may say what it expects in words
+  const { expectation } = schema as { expectation?: unknown }
+  if (typeof expectation === 'string') return expectation
   const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
   if (options?.every((option) => option.const !== undefined)) {
     return `must be one of ${options.map((option) => String(option.const)).join(', ')}`

@@ -144,6 +144,7 @@ describe('chassis: errors and request ids', () => {
       PORT: '0',
       DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
       REDIS_URL: infraEndpoints().redisUrl,
+      SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
     })
     const redis = new Redis(config.REDIS_URL, { lazyConnect: true })
     const { environment } = chassisOptions(config, redis)

@@ -69,10 +69,12 @@ describe('loadConfig: production and the development-only defaults', () => {
     PROVIDER_URL: Type.String({ ...developmentOnlyDefault('http://127.0.0.1:3099') }),
   })
   const developmentValues = {
+    SERVICE_CREDENTIAL: 'insecure-development-service-credential-0001',
     DATABASE_URL: 'postgres://postgres:postgres@127.0.0.1:5432/inventory',
     PROVIDER_URL: 'http://127.0.0.1:3099',
   }
   const realValues = {
+    SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
     DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
     PROVIDER_URL: 'https://provider.example.com',
   }
@@ -105,10 +107,42 @@ describe('loadConfig: production and the development-only defaults', () => {
     }
   })
 
+  it('when production keeps the public credential beside a real one (a rotation away from it), then it is refused', () => {
+    const message = refusal(() =>
+      loadConfig(storesSchema, {
+        ...realValues,
+        SERVICE_CREDENTIAL: `${realValues.SERVICE_CREDENTIAL},${developmentValues.SERVICE_CREDENTIAL}`,
+      }),
+    )
+    expect(message).toContain('SERVICE_CREDENTIAL: must be set in production')
+  })
+
   it('when development or test use the defaults, then they are accepted', () => {
     for (const NODE_ENV of ['development', 'test']) {
       expect(loadConfig(storesSchema, { NODE_ENV })).toMatchObject({ NODE_ENV, ...developmentValues })
     }
+  })
+
+  it('when SERVICE_CREDENTIAL is too short, has white space or more than four entries, then refused without its value', () => {
+    const long = (tag: string) => `${tag}-${'x'.repeat(40)}`
+    for (const credential of [
+      'short-credential',
+      `${long('a')}, ${long('b')}`,
+      `${long('a')},`,
+      [long('a'), long('b'), long('c'), long('d'), long('e')].join(','),
+    ]) {
+      const message = refusal(() =>
+        loadConfig(storesSchema, { NODE_ENV: 'test', SERVICE_CREDENTIAL: credential }),
+      )
+      expect(message, credential).toContain(
+        'SERVICE_CREDENTIAL: must be one to four comma-separated credentials of at least 32 characters, without white space',
+      )
+      expect(message, credential).not.toContain(credential.slice(0, 10))
+    }
+    const rotated = [long('a'), long('b'), long('c'), long('d')].join(',')
+    expect(
+      loadConfig(storesSchema, { NODE_ENV: 'test', SERVICE_CREDENTIAL: rotated }).SERVICE_CREDENTIAL,
+    ).toBe(rotated)
   })
 
   it('when a schema has no NODE_ENV (a command, not a service), then its development defaults are not judged', () => {

@@ -7,6 +7,7 @@ import { loadAuthConfig } from '../src/config.ts'
 /** What a deployment sets instead of each development default (none of them public). */
 const production = {
   DATABASE_URL: 'postgres://auth:a-real-password@db.internal:5432/auth',
+  SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
   SIGNING_KEY_ENCRYPTION_SECRET: 'a-real-production-secret-of-enough-length',
   OIDC_COOKIE_KEYS: 'a-real-production-cookie-key-of-enough-length',
   OIDC_WEB_CLIENT_SECRET: 'a-real-production-web-client-secret-long',

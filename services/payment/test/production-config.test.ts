@@ -4,7 +4,10 @@ import { ConfigError } from '@meridian/service-kit'
 import { describe, expect, it } from 'vitest'
 import { loadPaymentConfig } from '../src/config.ts'
 
-const production = { DATABASE_URL: 'postgres://payment:a-real-password@db.internal:5432/payments' }
+const production = {
+  DATABASE_URL: 'postgres://payment:a-real-password@db.internal:5432/payments',
+  SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
+}
 
 describe('payment in production', () => {
   it('when PAYMENT_PROVIDER_URL is left to the simulator (unset or set to it), then the start is refused naming it', () => {
