@@ -50,6 +50,10 @@ export function startAuthService(options: UpstreamOptions): Promise<StartedProce
         OIDC_COOKIE_KEYS: secret('oidc-cookie'),
         OIDC_WEB_CLIENT_SECRET: secret('web-client'),
         OIDC_MACHINE_CLIENT_SECRET: secret('machine-client'),
+        SERVICE_CREDENTIAL: secret('service-credential'),
+        // and its development redirect addresses: the bench's clients never redirect
+        OIDC_SPA_REDIRECT_URIS: 'https://bench.invalid/callback',
+        OIDC_WEB_REDIRECT_URIS: 'https://bench.invalid/callback',
       },
     },
     `http://127.0.0.1:${options.port}${options.readyPath}`,

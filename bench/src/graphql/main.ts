@@ -63,6 +63,7 @@ async function main(): Promise<void> {
   }
   // the seeded author's token: every operation of both parts is theirs (the bare server ignores it)
   const authorization = `Bearer ${mintToken(tokens, { subject: author.id, name: author.name, expiresInSeconds: 7200 })}`
+  const serviceCredential = randomBytes(32).toString('base64url')
   const envOf = (server: ServerName): NodeJS.ProcessEnv => ({
     ...config.inheritedEnv,
     NODE_ENV: 'production',
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
     JWT_SECRET: tokens.secret,
     JWT_ISSUER: tokens.issuer,
     JWT_AUDIENCE: tokens.audience,
+    // production refuses the public development credential; this is the run's own
+    SERVICE_CREDENTIAL: serviceCredential,
     // each kind's instances hear each other, never the other kind's
     CONTENT_PUBSUB_PREFIX: `bench-graphql-${runId}-${server}:`,
     BENCH_GRAPHQL_PRINCIPAL: JSON.stringify(author),

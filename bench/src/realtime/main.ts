@@ -401,6 +401,8 @@ async function runSocketPhases(config: RealtimeConfig, endpoints: Endpoints, fil
     JWT_SECRET: tokens.secret,
     JWT_ISSUER: tokens.issuer,
     JWT_AUDIENCE: tokens.audience,
+    // production refuses the public development credential; this is the run's own
+    SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
     RATE_LIMIT_MAX: '1000000000',
     REALTIME_REDIS_PREFIX: redisPrefix,
     // the highest the configuration accepts: the limits are counted (a Redis round trip per connection), never hit

@@ -24,6 +24,10 @@ await serveOverIpc(async () => {
     OIDC_COOKIE_KEYS: `bench-oidc-cookie-key-${process.pid}-0123456789abcdef`,
     OIDC_WEB_CLIENT_SECRET: `bench-web-client-secret-${process.pid}-0123456789abcdef`,
     OIDC_MACHINE_CLIENT_SECRET: `bench-machine-client-secret-${process.pid}-0123456789abcdef`,
+    SERVICE_CREDENTIAL: `bench-service-credential-${process.pid}-0123456789abcdef`,
+    // and its development redirect addresses: the bench's clients never redirect
+    OIDC_SPA_REDIRECT_URIS: 'https://bench.invalid/callback',
+    OIDC_WEB_REDIRECT_URIS: 'https://bench.invalid/callback',
   })
   const sql = createDatabase(config.DATABASE_URL, {
     max: config.DATABASE_POOL_MAX,

@@ -78,6 +78,8 @@ async function main(): Promise<number> {
   }
 
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`
+  // the services' shared credential of this run: schemathesis sends it to the /internal/ operations, as a service would
+  const serviceCredential = randomBytes(32).toString('base64url')
   const fuzzDir = layoutFromEnv().componentDir('api-fuzz')
   const runDir = join(fuzzDir, runId)
   mkdirSync(runDir, { recursive: true })
@@ -119,6 +121,7 @@ async function main(): Promise<number> {
       return {
         ...process.env,
         ...runSettings,
+        SERVICE_CREDENTIAL: serviceCredential,
         REDIS_URL: redisUrl,
         ...(database ? { DATABASE_URL: database.url } : {}),
         // tokens are verified with the run's auth keys
@@ -224,7 +227,7 @@ async function main(): Promise<number> {
           reportFile,
           examplesDatabase: join(fuzzDir, `examples-${target.name}.db`),
         }),
-        env: { ...process.env, ...credentials },
+        env: { ...process.env, ...credentials, MERIDIAN_FUZZ_SERVICE_CREDENTIAL: serviceCredential },
         cwd: runDir,
         logFile,
         reportFile,

@@ -360,6 +360,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     const sharedEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       ...systemSettings,
+      // the run's own: its services call each other's /internal/ routes with it, never with the public default
+      SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
       ...options.settings,
       REDIS_URL: redisUrl,
       KAFKA_NAMESPACE: kafkaNamespace,

@@ -62,6 +62,11 @@ export const authNames = {
   refreshCookiePath: '/api/auth/refresh',
   /** the only place an API key is accepted */
   apiKeyHeader: 'x-api-key',
+  /**
+   * the services' shared secret on their calls to each other's /internal/ routes; the gateway drops a client's, so
+   * it only ever comes from inside
+   */
+  serviceCredentialHeader: 'x-service-credential',
   /** Redis key of a user's credential revocation: prefix + user id -> CredentialRevocation as JSON */
   revocationKeyPrefix: 'auth:credentials-revoked:',
   /** Redis channel on which auth announces each new CredentialRevocation (JSON) */

@@ -81,11 +81,13 @@ type ChassisEnv = Pick<
   | 'RATE_LIMIT_MAX'
   | 'RATE_LIMIT_WINDOW_MS'
   | 'RATE_LIMIT_SYNC_MS'
+  | 'SERVICE_CREDENTIAL'
 >
 
 /**
  * The chassis options a service's validated config implies (version, environment, log level, trusted proxies, the
- * shared rate limit in `redis`, Redis in readiness), so that no service maps them by hand: `createServiceApp({ ...chassisOptions(config,
+ * shared rate limit in `redis`, Redis in readiness, the service credential of /internal/ routes), so that no service
+ * maps them by hand: `createServiceApp({ ...chassisOptions(config,
  * redis), name, description })`.
  */
 export function chassisOptions(
@@ -93,7 +95,13 @@ export function chassisOptions(
   redis: Redis,
 ): Pick<
   ServiceAppOptions,
-  'version' | 'environment' | 'logLevel' | 'trustedProxies' | 'rateLimit' | 'healthChecks'
+  | 'version'
+  | 'environment'
+  | 'logLevel'
+  | 'trustedProxies'
+  | 'rateLimit'
+  | 'healthChecks'
+  | 'serviceCredential'
 > {
   return {
     version: config.SERVICE_VERSION,
@@ -106,6 +114,7 @@ export function chassisOptions(
       timeWindowMs: config.RATE_LIMIT_WINDOW_MS,
       syncIntervalMs: config.RATE_LIMIT_SYNC_MS,
     },
+    serviceCredential: config.SERVICE_CREDENTIAL,
     // the limiter, sessions and revocations live there
     healthChecks: {
       redis: async () => {

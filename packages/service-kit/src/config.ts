@@ -2,10 +2,32 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Value } from 'typebox/value'
 
+/** The schema keyword that marks a variable's default as public and for development only (developmentOnlyDefault). */
+const developmentOnlyKeyword = 'x-development-only-default'
+
+/**
+ * The options of a variable whose default is for development only: public (it is in this repository) or pointing at
+ * what only a developer's machine has (the payment simulator). Production refuses to start while the variable holds
+ * it, or, for a comma-separated list, while any entry is one of the default's: `Type.String({ minLength: 32,
+ * ...developmentOnlyDefault('insecure-…') })`. Development and test accept it.
+ */
+export const developmentOnlyDefault = <Value extends string>(value: Value) =>
+  ({ default: value, [developmentOnlyKeyword]: true }) as const
+
+/**
+ * One service credential, or several (`current,previous`): at least 32 characters each, no commas or white space,
+ * at most four. Linear: the entry's class excludes the comma that ends it.
+ */
+const serviceCredentialFormat = '^[^,\\s]{32,}(?:,[^,\\s]{32,}){0,3}$'
+
 /** What every service reads (DESIGN.md §3); a service extends it with its own variables. */
 export const ServiceEnv = Type.Object({
+  /**
+   * Unset is production: stacks in 500 bodies, GraphiQL and the public development defaults are only for a service
+   * told it runs in development (`./scripts/dev` does) or under test.
+   */
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], {
-    default: 'development',
+    default: 'production',
   }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
@@ -61,6 +83,17 @@ export const ServiceEnv = Type.Object({
   /** `iss` of every token auth signs, and the OpenID Connect issuer */
   JWT_ISSUER: Type.String({ minLength: 1, default: 'http://localhost:3001' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'meridian' }),
+  /**
+   * The secret the services share to call each other's /internal/ routes (sent in X-Service-Credential). A
+   * comma-separated list rotates it: the first is sent, every one is accepted (`old,new`, then `new,old`, then `new`,
+   * each rolled out to every service before the next).
+   */
+  SERVICE_CREDENTIAL: Type.String({
+    pattern: serviceCredentialFormat,
+    expectation:
+      'must be one to four comma-separated credentials of at least 32 characters, without white space',
+    ...developmentOnlyDefault('insecure-development-service-credential-0001'),
+  }),
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
 
@@ -111,17 +144,23 @@ export const serviceEnv = <Extra extends TProperties>(extra: Extra) =>
  */
 export const ownStoresEnv = ({ port, database }: { port: number; database: string }) => ({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: port }),
+  // the local server's superuser and its well-known password: a developer's machine only
   DATABASE_URL: Type.String({
     pattern: '^postgres(ql)?://',
-    default: `postgres://postgres:postgres@127.0.0.1:5432/${database}`,
+    ...developmentOnlyDefault(`postgres://postgres:postgres@127.0.0.1:5432/${database}`),
   }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
 })
 
+/** A variable name whose value is never shown in a message. */
+const secretName = /URL|TOKEN|SECRET|PASSWORD|KEY|CREDENTIAL/
+
 /**
  * Reads the variables the schema names from `env`, applies defaults, converts strings to numbers and booleans,
- * and fails with one message naming every bad or missing variable.
+ * and fails with one message naming every bad or missing variable. A schema with NODE_ENV (every service's) that
+ * resolves to production also fails for every variable that holds its development-only default
+ * (developmentOnlyDefault), whether left unset or set to it.
  */
 export function loadConfig<Schema extends TObject>(
   schema: Schema,
@@ -143,14 +182,32 @@ export function loadConfig<Schema extends TObject>(
       continue
     }
     if (Value.Check(property, value)) continue
-    const secret = /URL|TOKEN|SECRET|PASSWORD|KEY/.test(name)
+    const secret = secretName.test(name)
     problems.push(`${name}: ${describeExpectation(property)}${secret ? '' : ` (got '${String(raw[name])}')`}`)
   }
+  if (candidate.NODE_ENV === 'production') problems.push(...developmentDefaultProblems(schema, candidate))
   if (problems.length > 0) throw new ConfigError(problems)
   return candidate as Static<Schema>
 }
 
+/** The variables that hold their public development default (any entry of it, for a list), by name, never by value. */
+function developmentDefaultProblems(schema: TObject, values: Record<string, unknown>): string[] {
+  return Object.entries(schema.properties as Record<string, Record<string, unknown>>).flatMap(
+    ([name, property]) => {
+      const value = values[name]
+      if (property[developmentOnlyKeyword] !== true || value === undefined) return []
+      const publicValues = new Set(listOf(String(property.default)))
+      return listOf(String(value)).some((entry) => publicValues.has(entry))
+        ? [`${name}: must be set in production (its default is for development only)`]
+        : []
+    },
+  )
+}
+
 function describeExpectation(schema: TSchema): string {
+  // a pattern says little to an operator: a variable may say what it expects in words
+  const { expectation } = schema as { expectation?: unknown }
+  if (typeof expectation === 'string') return expectation
   const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
   if (options?.every((option) => option.const !== undefined)) {
     return `must be one of ${options.map((option) => String(option.const)).join(', ')}`

@@ -12,6 +12,7 @@ export * from './auth/index.ts'
 export { checkedValue } from './checked-value.ts'
 export {
   ConfigError,
+  developmentOnlyDefault,
   exactOrigins,
   listOf,
   loadConfig,

@@ -36,6 +36,13 @@ export const securitySchemes = {
     name: authNames.refreshCookie,
     description: `the refresh-token cookie (POST /login?refresh=cookie), sent only to ${authNames.refreshCookiePath}`,
   },
+  serviceCredential: {
+    type: 'apiKey',
+    in: 'header',
+    name: authNames.serviceCredentialHeader,
+    description:
+      "the services' shared SERVICE_CREDENTIAL: /internal/ routes, for the other services only (the gateway drops a client's)",
+  },
 } as const
 
 type SecurityRequirement = Partial<Record<keyof typeof securitySchemes, string[]>>

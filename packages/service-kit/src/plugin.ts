@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { pino } from 'pino'
+import { guardInternalRoutes } from './auth/service-credential.ts'
 import { sendError, toAppError } from './error-handler.ts'
 import { createHealthRegistry, type HealthRegistry, healthRoutes } from './health.ts'
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
@@ -43,6 +44,11 @@ export interface ServiceKitOptions {
    * of @meridian/db. The first mapper that returns an AppError wins.
    */
   errorMappers?: ((error: unknown) => AppError | undefined)[]
+  /**
+   * SERVICE_CREDENTIAL as configured (comma-separated; every entry accepted): every route under /internal/ answers 401
+   * without one of them in X-Service-Credential. A route there without it configured fails the start.
+   */
+  serviceCredential?: string
 }
 
 declare module 'fastify' {
@@ -117,6 +123,8 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
 
   const routes = createRouteIndex()
   app.addHook('onRoute', (route) => routes.add(route))
+  // before OpenAPI's hook, which documents the 401 of the security this adds
+  app.addHook('onRoute', guardInternalRoutes(options.serviceCredential))
 
   const exposeStack = options.environment === 'development'
   app.setErrorHandler(async (error: FastifyError | AppError, request, reply) => {

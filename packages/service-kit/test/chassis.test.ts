@@ -1,6 +1,8 @@
 // The chassis answers every error of the spec's table in the envelope, with the request id, and logs safely.
-import { expectErrorEnvelope } from '@meridian/testkit'
+import { expectErrorEnvelope, infraEndpoints } from '@meridian/testkit'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chassisOptions, loadConfig, ServiceEnv } from '../src/index.ts'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
 
 const json = { 'content-type': 'application/json' }
@@ -134,6 +136,30 @@ describe('chassis: errors and request ids', () => {
       expect(JSON.stringify(logged)).toContain('secret internal detail')
     } finally {
       await production.app.close()
+    }
+  })
+
+  it('when the configuration is loaded without NODE_ENV, then the chassis is production: a 500 carries no stack', async () => {
+    const config = loadConfig(ServiceEnv, {
+      PORT: '0',
+      DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
+      REDIS_URL: infraEndpoints().redisUrl,
+      SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
+    })
+    const redis = new Redis(config.REDIS_URL, { lazyConnect: true })
+    const { environment } = chassisOptions(config, redis)
+    redis.disconnect()
+    expect(environment).toBe('production')
+    const unset = await buildChassisApp({ environment })
+    try {
+      const response = await unset.app.inject({ method: 'GET', url: '/api/v1/boom' })
+      // the assertion refuses a stack unless told to expect one
+      expect(expectErrorEnvelope(response, 500, 'INTERNAL_ERROR').message).toBe(
+        'An unexpected error occurred',
+      )
+      expect(response.body).not.toContain('secret internal detail')
+    } finally {
+      await unset.app.close()
     }
   })
 

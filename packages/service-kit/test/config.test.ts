@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig, serviceEnv } from '../src/config.ts'
+import { ConfigError, developmentOnlyDefault, loadConfig, ownStoresEnv, serviceEnv } from '../src/config.ts'
 
 const schema = serviceEnv({ JWT_TTL_MINUTES: Type.Integer({ minimum: 15, maximum: 60, default: 15 }) })
 const minimal = {
@@ -11,7 +11,12 @@ const minimal = {
 
 describe('loadConfig', () => {
   it('when the environment holds valid values, then they are converted and defaults filled in', () => {
-    const config = loadConfig(schema, { ...minimal, CONSUL_REGISTER: 'false', JWT_TTL_MINUTES: '30' })
+    const config = loadConfig(schema, {
+      ...minimal,
+      NODE_ENV: 'development',
+      CONSUL_REGISTER: 'false',
+      JWT_TTL_MINUTES: '30',
+    })
     expect(config).toMatchObject({
       PORT: 3001,
       NODE_ENV: 'development',
@@ -44,5 +49,104 @@ describe('loadConfig', () => {
       "LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got 'loud')",
     )
     expect(message).toContain("JWT_TTL_MINUTES: must be an integer >= 15 and <= 60 (got '5')")
+  })
+})
+
+/** The message of the ConfigError `load` throws. */
+function refusal(load: () => unknown): string {
+  try {
+    load()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return (error as ConfigError).message
+  }
+  throw new Error('the configuration was accepted')
+}
+
+describe('loadConfig: production and the development-only defaults', () => {
+  const storesSchema = serviceEnv({
+    ...ownStoresEnv({ port: 3004, database: 'inventory' }),
+    PROVIDER_URL: Type.String({ ...developmentOnlyDefault('http://127.0.0.1:3099') }),
+  })
+  const developmentValues = {
+    SERVICE_CREDENTIAL: 'insecure-development-service-credential-0001',
+    DATABASE_URL: 'postgres://postgres:postgres@127.0.0.1:5432/inventory',
+    PROVIDER_URL: 'http://127.0.0.1:3099',
+  }
+  const realValues = {
+    SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
+    DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
+    PROVIDER_URL: 'https://provider.example.com',
+  }
+
+  it('when NODE_ENV is not set and every development default is replaced, then the service runs as production', () => {
+    expect(loadConfig(storesSchema, realValues).NODE_ENV).toBe('production')
+  })
+
+  it('when NODE_ENV is not set and development defaults are left, then the start is refused naming each, echoing none', () => {
+    const message = refusal(() => loadConfig(storesSchema, {}))
+    for (const name of Object.keys(developmentValues)) {
+      expect(message).toContain(`${name}: must be set in production (its default is for development only)`)
+    }
+    for (const value of Object.values(developmentValues)) expect(message).not.toContain(value)
+  })
+
+  it('when production is told one development default at a time (left unset or set to it), then that one is refused', () => {
+    for (const [name, value] of Object.entries(developmentValues)) {
+      for (const env of [
+        { ...realValues, NODE_ENV: 'production', [name]: value },
+        Object.fromEntries(
+          Object.entries({ ...realValues, NODE_ENV: 'production' }).filter(([key]) => key !== name),
+        ),
+      ]) {
+        const message = refusal(() => loadConfig(storesSchema, env))
+        expect(message, name).toBe(
+          `invalid configuration:\n  - ${name}: must be set in production (its default is for development only)`,
+        )
+      }
+    }
+  })
+
+  it('when production keeps the public credential beside a real one (a rotation away from it), then it is refused', () => {
+    const message = refusal(() =>
+      loadConfig(storesSchema, {
+        ...realValues,
+        SERVICE_CREDENTIAL: `${realValues.SERVICE_CREDENTIAL},${developmentValues.SERVICE_CREDENTIAL}`,
+      }),
+    )
+    expect(message).toContain('SERVICE_CREDENTIAL: must be set in production')
+  })
+
+  it('when development or test use the defaults, then they are accepted', () => {
+    for (const NODE_ENV of ['development', 'test']) {
+      expect(loadConfig(storesSchema, { NODE_ENV })).toMatchObject({ NODE_ENV, ...developmentValues })
+    }
+  })
+
+  it('when SERVICE_CREDENTIAL is too short, has white space or more than four entries, then refused without its value', () => {
+    const long = (tag: string) => `${tag}-${'x'.repeat(40)}`
+    for (const credential of [
+      'short-credential',
+      `${long('a')}, ${long('b')}`,
+      `${long('a')},`,
+      [long('a'), long('b'), long('c'), long('d'), long('e')].join(','),
+    ]) {
+      const message = refusal(() =>
+        loadConfig(storesSchema, { NODE_ENV: 'test', SERVICE_CREDENTIAL: credential }),
+      )
+      expect(message, credential).toContain(
+        'SERVICE_CREDENTIAL: must be one to four comma-separated credentials of at least 32 characters, without white space',
+      )
+      expect(message, credential).not.toContain(credential.slice(0, 10))
+    }
+    const rotated = [long('a'), long('b'), long('c'), long('d')].join(',')
+    expect(
+      loadConfig(storesSchema, { NODE_ENV: 'test', SERVICE_CREDENTIAL: rotated }).SERVICE_CREDENTIAL,
+    ).toBe(rotated)
+  })
+
+  it('when a schema has no NODE_ENV (a command, not a service), then its development defaults are not judged', () => {
+    const command = Type.Object({ DATABASE_URL: ownStoresEnv({ port: 1, database: 'auth' }).DATABASE_URL })
+    expect(loadConfig(command, {}).DATABASE_URL).toBe('postgres://postgres:postgres@127.0.0.1:5432/auth')
   })
 })

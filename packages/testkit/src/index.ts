@@ -24,6 +24,7 @@ export {
   testKafka,
 } from './kafka.ts'
 export { captureLogs, type LogCapture } from './logs.ts'
+export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
 export {
   buildServiceTestApp,
@@ -44,5 +45,5 @@ export {
   type InjectableApp,
   type ServiceChassisSuite,
 } from './service-checks.ts'
-export { accessToken, asAdmin, asUser, tokenEnv } from './tokens.ts'
+export { accessToken, asAdmin, asService, asUser, testServiceCredential, tokenEnv } from './tokens.ts'
 export { uniqueName } from './unique-name.ts'

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis'
 import { freshDatabase, type TestDatabase } from './database.ts'
 import { infraEndpoints } from './endpoints.ts'
 import { captureLogs } from './logs.ts'
-import { tokenEnv } from './tokens.ts'
+import { testServiceCredential, tokenEnv } from './tokens.ts'
 
 /** What a database pool must offer the builder: postgres.js's `end`. */
 export interface ClosablePool {
@@ -35,7 +35,10 @@ export interface ServiceTestAppOptions<
   service: string
   /** the service's own configuration loader (config.ts), given the test environment */
   loadConfig(env: Record<string, string>): Config
-  /** variables of this test on top of the defaults (engines' endpoints, NODE_ENV=test, PORT=0, a high rate limit) */
+  /**
+   * variables of this test on top of the defaults (engines' endpoints, NODE_ENV=test, PORT=0, a high rate limit, the
+   * test service credential)
+   */
   env?: Record<string, string>
   /** opens the pool as main.ts does (createDatabase of @meridian/db), on the test database's URL */
   connect(url: string): Pool
@@ -73,6 +76,7 @@ export function serviceTestEnv(): Record<string, string> {
     ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
     // every test app counts its own clients; a test of the limits sets its own
     RATE_LIMIT_MAX: '100000',
+    SERVICE_CREDENTIAL: testServiceCredential,
   }
 }
 

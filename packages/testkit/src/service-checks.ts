@@ -159,6 +159,7 @@ export function describeServiceChassis<
       const running = await suite.startService({
         app: instance.app,
         config: suite.loadConfig({
+          NODE_ENV: 'test',
           PORT: '0',
           HOST: '127.0.0.1',
           SERVICE_HOST: '127.0.0.1',

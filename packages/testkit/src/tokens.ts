@@ -44,3 +44,12 @@ export const asAdmin = () => ({ authorization: `Bearer ${accessToken('admin')}` 
 export const asUser = (subject: string = randomUUID()) => ({
   authorization: `Bearer ${accessToken('user', subject)}`,
 })
+
+/**
+ * The service credential of every service's test app (serviceTestEnv sets SERVICE_CREDENTIAL to it): what another
+ * service sends to /internal/ routes. Not the public development default, so a test proves the configured one is used.
+ */
+export const testServiceCredential = 'meridian-component-tests-service-credential-0123456789'
+
+/** The header of a call from another service: for a test that calls an /internal/ route itself. */
+export const asService = () => ({ 'x-service-credential': testServiceCredential })

@@ -1,31 +1,46 @@
 // The auth service's environment.
-import { ConfigError, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import {
+  ConfigError,
+  developmentOnlyDefault,
+  loadConfig,
+  ownStoresEnv,
+  serviceEnv,
+} from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
-
-const insecureDevelopmentSecret = 'insecure-development-only-signing-key-secret'
 
 export const AuthEnv = serviceEnv({
   ...ownStoresEnv({ port: 3001, database: 'auth' }),
   // --- OAuth 2.0 / OpenID Connect (src/oidc) ---------------------------------------------------------------
-  // The defaults are public development values: production refuses to start while any secret below is a default.
+  // The secrets' and redirect addresses' defaults are public development values: production refuses to start while
+  // any of them is left (developmentOnlyDefault).
   /** comma-separated secrets signing the provider's cookies; the first signs, every one verifies (prepend to rotate) */
-  OIDC_COOKIE_KEYS: Type.String({ minLength: 32, default: 'insecure-development-oidc-cookie-key-0001' }),
+  OIDC_COOKIE_KEYS: Type.String({
+    minLength: 32,
+    ...developmentOnlyDefault('insecure-development-oidc-cookie-key-0001'),
+  }),
   /** trust X-Forwarded-Proto/Host/For: only behind a proxy that overwrites them, else clients could forge them */
   OIDC_TRUST_PROXY: Type.Boolean({ default: false }),
   /** comma-separated, matched exactly: the public SPA client `meridian-spa` (PKCE, no secret) */
   OIDC_SPA_REDIRECT_URIS: Type.String({
     minLength: 1,
-    // Vite's dev server, and the console as the gateway serves it (scripts/dev)
-    default:
+    // Vite's dev server, and the console as the gateway serves it (scripts/dev): a developer's machine
+    ...developmentOnlyDefault(
       'http://localhost:5173/callback,http://localhost:5173/console/,http://127.0.0.1:8080/console/,http://localhost:8080/console/',
+    ),
   }),
   /** comma-separated, matched exactly: the confidential web client `meridian-web` */
-  OIDC_WEB_REDIRECT_URIS: Type.String({ minLength: 1, default: 'http://localhost:3000/callback' }),
-  OIDC_WEB_CLIENT_SECRET: Type.String({ minLength: 32, default: 'insecure-development-meridian-web-secret' }),
+  OIDC_WEB_REDIRECT_URIS: Type.String({
+    minLength: 1,
+    ...developmentOnlyDefault('http://localhost:3000/callback'),
+  }),
+  OIDC_WEB_CLIENT_SECRET: Type.String({
+    minLength: 32,
+    ...developmentOnlyDefault('insecure-development-meridian-web-secret'),
+  }),
   /** `meridian-machine`: client_credentials only */
   OIDC_MACHINE_CLIENT_SECRET: Type.String({
     minLength: 32,
-    default: 'insecure-development-meridian-machine-secret',
+    ...developmentOnlyDefault('insecure-development-meridian-machine-secret'),
   }),
   // --- end of OAuth 2.0 / OpenID Connect ---------------------------------------------------------------------
 
@@ -40,7 +55,10 @@ export const AuthEnv = serviceEnv({
    * encrypts the RSA private keys at rest (AES-256-GCM, key derived with HKDF-SHA-256): a long random value.
    * The default is for development only, is public, and is refused when NODE_ENV=production.
    */
-  SIGNING_KEY_ENCRYPTION_SECRET: Type.String({ minLength: 32, default: insecureDevelopmentSecret }),
+  SIGNING_KEY_ENCRYPTION_SECRET: Type.String({
+    minLength: 32,
+    ...developmentOnlyDefault('insecure-development-only-signing-key-secret'),
+  }),
   /** how long one RSA key signs before the next one takes over (default 30 days) */
   SIGNING_KEY_ROTATION_SECONDS: Type.Integer({ minimum: 86_400, default: 2_592_000 }),
   /** Cache-Control max-age of /.well-known/jwks.json; also part of the margin a new key is published ahead */
@@ -59,12 +77,6 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
   const problems: string[] = []
   if (config.JWT_ALGORITHM === 'HS256' && !config.JWT_SECRET) {
     problems.push('JWT_SECRET: required when JWT_ALGORITHM is HS256')
-  }
-  if (
-    config.NODE_ENV === 'production' &&
-    config.SIGNING_KEY_ENCRYPTION_SECRET === insecureDevelopmentSecret
-  ) {
-    problems.push('SIGNING_KEY_ENCRYPTION_SECRET: must be set in production (the default is public)')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

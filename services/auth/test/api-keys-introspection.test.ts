@@ -1,7 +1,9 @@
-// Another service accepting API keys: its authentication plugin asks auth (POST /internal/api-keys/introspect).
+// Another service accepting API keys: its authentication plugin asks auth (POST /internal/api-keys/introspect), with
+// the services' shared credential, which auth's route demands of every caller.
+import type { AddressInfo } from 'node:net'
 import { AppError } from '@meridian/contracts'
 import { apiKeysFromAuth, authPlugin, createServiceApp, type ServiceApp } from '@meridian/service-kit'
-import { expectErrorEnvelope } from '@meridian/testkit'
+import { asService, expectErrorEnvelope, rawJsonPost, testServiceCredential } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { signedIn } from './identities.ts'
@@ -15,7 +17,12 @@ beforeAll(async () => {
   auth = await buildAuthTestApp()
   authUrl = await auth.app.listen({ host: '127.0.0.1', port: 0 })
   // a service of its own (no database): what order or payment will do with the chassis
-  keys = apiKeysFromAuth({ authUrl, acceptedForMs: 0, refusedForMs: 0 })
+  keys = apiKeysFromAuth({
+    authUrl,
+    serviceCredential: testServiceCredential,
+    acceptedForMs: 0,
+    refusedForMs: 0,
+  })
   service = await createServiceApp({
     name: 'introspection-test',
     version: '0.0.0',
@@ -77,6 +84,7 @@ describe('API keys at another service', () => {
     const answer = await auth.app.inject({
       method: 'POST',
       url: '/internal/api-keys/introspect',
+      headers: asService(),
       payload: { key: unknown },
     })
     expect(answer.statusCode).toBe(200)
@@ -84,7 +92,11 @@ describe('API keys at another service', () => {
   })
 
   it('when auth cannot be reached, then the service answers 503, not 401 (the key may well be valid)', async () => {
-    const unreachable = apiKeysFromAuth({ authUrl: 'http://127.0.0.1:9', acceptedForMs: 0 })
+    const unreachable = apiKeysFromAuth({
+      authUrl: 'http://127.0.0.1:9',
+      serviceCredential: testServiceCredential,
+      acceptedForMs: 0,
+    })
     try {
       await expect(unreachable.verify('mk_0123456789ab_whatever')).rejects.toMatchObject({
         statusCode: 503,
@@ -92,6 +104,62 @@ describe('API keys at another service', () => {
       })
     } finally {
       await unreachable.close()
+    }
+  })
+})
+
+describe("auth's introspection and the service credential", () => {
+  let key: string
+  beforeAll(async () => {
+    const owner = await signedIn(auth, { role: 'user' })
+    const created = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: owner.headers,
+      payload: { name: 'introspected', scopes: ['orders:read'] },
+    })
+    key = (created.json() as { key: string }).key
+  })
+
+  const introspect = (headers: [string, string][]) =>
+    rawJsonPost(
+      (auth.app.server.address() as AddressInfo).port,
+      '/internal/api-keys/introspect',
+      { key },
+      headers,
+    )
+
+  it('when a caller on the network sends no credential or a wrong one, then 401 and not a word about the key', async () => {
+    for (const headers of [
+      [],
+      [['X-Service-Credential', 'insecure-development-service-credential-0001']],
+      [['X-Service-Credential', `${testServiceCredential}-but-longer`]],
+      [['X-Api-Key', key]],
+    ] as [string, string][][]) {
+      const answer = await introspect(headers)
+      const context = headers.map(([name]) => name).join(', ') || 'no header'
+      expectErrorEnvelope(answer, 401, 'UNAUTHORIZED', { context })
+      expect(JSON.stringify(answer.json()), context).not.toContain('active')
+    }
+  })
+
+  it('when a service sends the credential, then auth says whose the key is', async () => {
+    const answer = await introspect([['X-Service-Credential', testServiceCredential]])
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json()).toMatchObject({ active: true, scopes: ['orders:read'] })
+  })
+
+  it("when a service's credential is wrong, then its callers' keys are not taken (502), never let in", async () => {
+    const misconfigured = apiKeysFromAuth({
+      authUrl,
+      serviceCredential: 'a-credential-auth-does-not-know-0123456789',
+      acceptedForMs: 0,
+      refusedForMs: 0,
+    })
+    try {
+      await expect(misconfigured.verify(key)).rejects.toMatchObject({ statusCode: 502 })
+    } finally {
+      await misconfigured.close()
     }
   })
 })

@@ -3,7 +3,7 @@
 // allow-lists are refused by validation, a name that trims to nothing is refused naming it (not by a database
 // constraint), and JSON bodies are not coerced into the documented types.
 import { randomUUID } from 'node:crypto'
-import { expectErrorEnvelope, type HttpAnswer } from '@meridian/testkit'
+import { asService, expectErrorEnvelope, type HttpAnswer } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor } from './identities.ts'
@@ -70,7 +70,7 @@ describe('auth: answers as documented', () => {
     const response = await auth.app.inject({
       method: 'POST',
       url: '/internal/api-keys/introspect',
-      headers: json,
+      headers: { ...json, ...asService() },
       payload: { key: 123 },
     })
     // (a key's value is never echoed)

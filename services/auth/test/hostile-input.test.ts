@@ -1,6 +1,6 @@
 // Auth against hostile input on every JSON route and text field: absurd nesting and invalid UTF-8 are 400, NUL
 // characters are 422 naming the field; never a 500, and nothing is stored.
-import { expectErrorEnvelope } from '@meridian/testkit'
+import { asService, expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor, randomAddress, type SignedIn, signedIn } from './identities.ts'
@@ -43,8 +43,8 @@ const send = (operation: JsonOperation, payload: string | Buffer) =>
   auth.app.inject({
     method: operation.method as 'POST',
     url: operation.path,
-    // an admin's token: authentication passes, so the body is what is judged
-    headers: { ...json, ...root },
+    // an admin's token and the service credential (/internal/): authentication passes, so the body is what is judged
+    headers: { ...json, ...root, ...asService() },
     payload,
     remoteAddress: randomAddress(),
   })
@@ -166,7 +166,7 @@ describe('auth: NUL and invalid UTF-8 in every text field', () => {
     const response = await auth.app.inject({
       method: 'POST',
       url: '/internal/api-keys/introspect',
-      headers: json,
+      headers: { ...json, ...asService() },
       payload: JSON.stringify({ key: `mk_${nul}` }),
     })
     expect(response.statusCode).toBeLessThan(500)

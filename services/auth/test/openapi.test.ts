@@ -46,7 +46,7 @@ describe('auth OpenAPI document', () => {
     const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
     const anyCredential = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }]
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(
-      ['apiKeyAuth', 'bearerAuth', 'refreshCookie', 'sessionCookie'].sort(),
+      ['apiKeyAuth', 'bearerAuth', 'refreshCookie', 'serviceCredential', 'sessionCookie'].sort(),
     )
     for (const [path, method] of [
       ['/api/v1/users', 'get'],
@@ -67,17 +67,15 @@ describe('auth OpenAPI document', () => {
     // registration is open; a credential, when sent, lets an admin set role and status
     expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential])
     expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
-    for (const path of [
-      '/login',
-      '/refresh',
-      '/logout',
-      '/.well-known/jwks.json',
-      '/internal/api-keys/introspect',
-    ]) {
+    for (const path of ['/login', '/refresh', '/logout', '/.well-known/jwks.json']) {
       for (const operation of Object.values(document.paths[path] ?? {}) as { security?: unknown }[]) {
         expect({ path, security: operation.security }).toEqual({ path, security: undefined })
       }
     }
+    // for the other services only: their shared credential, nothing a client holds
+    const introspection = document.paths['/internal/api-keys/introspect'].post
+    expect(introspection.security).toEqual([{ serviceCredential: [] }])
+    expect(introspection.responses).toHaveProperty('401')
   })
 
   it('when /docs/json is fetched, then list parameters are optional and sort and fields name only the allow-listed fields', async () => {

@@ -19,6 +19,7 @@ describe('auth in Consul', () => {
 
   it('when the service starts, then it is a passing instance with its metadata; when it shuts down, then it leaves discovery', async () => {
     const config = loadAuthConfig({
+      NODE_ENV: 'test',
       PORT: '0',
       HOST: '127.0.0.1',
       SERVICE_HOST: '127.0.0.1',

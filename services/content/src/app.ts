@@ -104,6 +104,8 @@ export async function buildApp({
     logger: app.log,
     discoveryWaitMs: config.AUTH_DISCOVERY_WAIT_MS,
     errorCode: ErrorCode.BAD_GATEWAY,
+    // the API keys' introspection is one of auth's /internal/ routes
+    serviceCredential: config.SERVICE_CREDENTIAL,
   })
   apiKeys = apiKeysFromAuth({ upstream: auth.upstream })
   const postCreated = createPostCreatedChannel(redis, config.CONTENT_PUBSUB_PREFIX, app.log)

@@ -98,18 +98,28 @@ describe('content: GraphQL beside another WebSocket route', () => {
 })
 
 describe('content: GraphiQL', () => {
-  it('when NODE_ENV is development, then /graphiql is served; otherwise it does not exist', async () => {
+  it('when NODE_ENV is development, then /graphiql is served; in test, or unset (production), it does not exist', async () => {
     const development = await buildContentTestApp({ ...tokenEnv, NODE_ENV: 'development' })
     const test = await buildContentTestApp({ ...tokenEnv })
+    // empty is unset: the configuration's default, production (its credential and database are not the public ones)
+    const unset = await buildContentTestApp({ ...tokenEnv, NODE_ENV: '' })
     try {
       const served = await development.app.inject({ method: 'GET', url: '/graphiql' })
       expect(served.statusCode).toBe(200)
       expect(served.headers['content-type']).toMatch(/text\/html/)
-      const absent = await test.app.inject({ method: 'GET', url: '/graphiql' })
-      expect(absent.statusCode).toBe(404)
+      expect(unset.config.NODE_ENV).toBe('production')
+      for (const [label, built] of [
+        ['test', test],
+        ['production', unset],
+      ] as const) {
+        const absent = await built.app.inject({ method: 'GET', url: '/graphiql' })
+        expect(absent.statusCode, label).toBe(404)
+        expect(absent.headers['content-type'], label).not.toMatch(/text\/html/)
+      }
     } finally {
       await development.close()
       await test.close()
+      await unset.close()
     }
   })
 })

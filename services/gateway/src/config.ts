@@ -3,7 +3,12 @@
 import { ConfigError, listOf, loadConfig, originProblems, ServiceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
-const { DATABASE_URL: _database, ...chassisVariables } = ServiceEnv.properties
+// no database, and no /internal/ routes to call or serve: the service credential stays with the services
+const {
+  DATABASE_URL: _database,
+  SERVICE_CREDENTIAL: _credential,
+  ...chassisVariables
+} = ServiceEnv.properties
 
 export const GatewayEnv = Type.Object({
   ...chassisVariables,

@@ -173,6 +173,17 @@ describe('forwarded headers', () => {
     expect(started).not.toHaveProperty('tracestate')
   })
 
+  it('when a client sends X-Service-Credential (on a request or a WebSocket upgrade), then no service gets it', () => {
+    for (const forwarding of [context, { ...context, upgrade: 'websocket' }]) {
+      const headers = upstreamRequestHeaders(
+        { 'x-service-credential': 'a-credential-guessed-or-stolen-0123456789', 'x-kept': 'yes' },
+        forwarding,
+      )
+      expect(headers).not.toHaveProperty('x-service-credential')
+      expect(headers['x-kept']).toBe('yes')
+    }
+  })
+
   it('when a client sends Expect, then it does not reach the upstream (the gateway has met it)', () => {
     const headers = upstreamRequestHeaders({ expect: '100-continue', 'content-length': '2048' }, context)
     expect(headers).not.toHaveProperty('expect')

@@ -1,7 +1,7 @@
 // The gateway in front of real service processes found in the real Consul: balancing, failover, retries, timeouts,
 // request ids, forwarded headers, the route table, WebSocket pass-through, /health and /docs.
 import { request as httpRequest } from 'node:http'
-import { consulApi, expectErrorEnvelope, httpAnswer, uniqueName } from '@meridian/testkit'
+import { consulApi, expectErrorEnvelope, httpAnswer, rawExchange, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
@@ -175,6 +175,27 @@ describe('request ids and headers', () => {
     expect(received.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
     expect(received['x-forwarded-proto']).toBe('http')
     expect(received['x-forwarded-host']).toBe(`127.0.0.1:${gateway.port}`)
+  })
+
+  it('when a client sends X-Service-Credential, then the service behind never receives it, whatever its form', async () => {
+    const credential = 'a-credential-guessed-or-stolen-0123456789'
+    for (const headers of [
+      { 'x-service-credential': credential },
+      { 'X-Service-Credential': credential, connection: 'keep-alive' },
+    ]) {
+      const { status, body } = await getJson(`${gateway.url}/api/v1/other/whoami`, { headers })
+      expect(status).toBe(200)
+      expect(body.headers).not.toHaveProperty('x-service-credential')
+      expect(JSON.stringify(body)).not.toContain(credential)
+    }
+    // twice on one request, written byte by byte: neither value passes
+    const twice = await rawExchange(
+      gateway.port,
+      `GET /api/v1/other/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Service-Credential: ${credential}\r\nx-service-credential: ${credential}-2\r\nConnection: close\r\n\r\n`,
+    )
+    expect(twice).toMatch(/^HTTP\/1\.1 200 /)
+    expect(twice).toContain('"x-request-id"')
+    expect(twice).not.toContain(credential)
   })
 
   it('when a traceparent arrives, then the upstream gets the same one', async () => {

@@ -1,6 +1,15 @@
 // The catalogue over HTTP: /api/v1/products (and its /api alias) and the internal lookup, on a real database.
 import { randomUUID } from 'node:crypto'
-import { asAdmin, asUser, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
+import type { AddressInfo } from 'node:net'
+import {
+  asAdmin,
+  asService,
+  asUser,
+  expectErrorEnvelope,
+  rawJsonPost,
+  testServiceCredential,
+  tokenEnv,
+} from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
 import { createTestProduct, uniqueSku } from './support/products.ts'
@@ -317,7 +326,7 @@ describe('POST /internal/products/lookup', () => {
     const answer = await post(
       '/internal/products/lookup',
       { ids: [b.id, randomUUID(), a.id, b.id.toUpperCase()] },
-      {},
+      asService(),
     )
     expect(answer.statusCode).toBe(200)
     expect(answer.json()).toEqual({
@@ -335,10 +344,39 @@ describe('POST /internal/products/lookup', () => {
       { ids: ['nope'] },
       { ids: Array.from({ length: 101 }, () => randomUUID()) },
     ]) {
-      expectErrorEnvelope(await post('/internal/products/lookup', body, {}), 422, 'VALIDATION_ERROR', {
-        context: JSON.stringify(body).slice(0, 40),
-      })
+      expectErrorEnvelope(
+        await post('/internal/products/lookup', body, asService()),
+        422,
+        'VALIDATION_ERROR',
+        {
+          context: JSON.stringify(body).slice(0, 40),
+        },
+      )
     }
+  })
+
+  it('when a caller on the network sends no credential or a wrong one, then 401 and no product; with it, the products', async () => {
+    const product = await createTestProduct(inventory, { price: 3.5, stock: 1 })
+    await inventory.app.listen({ host: '127.0.0.1', port: 0 })
+    const port = (inventory.app.server.address() as AddressInfo).port
+    const lookup = (headers: [string, string][]) =>
+      rawJsonPost(port, '/internal/products/lookup', { ids: [product.id] }, headers)
+    for (const headers of [
+      [],
+      [['X-Service-Credential', 'insecure-development-service-credential-0001']],
+      [['X-Service-Credential', testServiceCredential.slice(0, -1)]],
+      [['Authorization', asAdmin().authorization]],
+    ] as [string, string][][]) {
+      const answer = await lookup(headers)
+      const context = headers.map(([name]) => name).join(', ') || 'no header'
+      expectErrorEnvelope(answer, 401, 'UNAUTHORIZED', { context })
+      expect(answer.body ?? '', context).not.toContain(product.id)
+    }
+    const answer = await lookup([['X-Service-Credential', testServiceCredential]])
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json()).toEqual({
+      products: [{ id: product.id, name: product.name, price: 3.5, available: 1, active: true }],
+    })
   })
 
   it('when the OpenAPI document is read, then the catalogue and the internal lookup are in it, the alias is not', async () => {

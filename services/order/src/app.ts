@@ -64,6 +64,7 @@ export async function buildApp({ config, sql, redis, logStream }: OrderDependenc
     serviceName: config.INVENTORY_SERVICE_NAME,
     logger: app.log,
     discoveryWaitMs: config.INVENTORY_DISCOVERY_WAIT_MS,
+    serviceCredential: config.SERVICE_CREDENTIAL,
   })
   const ordersRepository = createOrdersRepository(sql)
   const escalations = new Counter({

@@ -5,7 +5,14 @@
 // replaced.
 import { randomUUID } from 'node:crypto'
 import type { ProductSummary } from '@meridian/contracts'
-import { asAdmin, asUser, expectErrorEnvelope, tokenEnv, uniqueName } from '@meridian/testkit'
+import {
+  asAdmin,
+  asUser,
+  expectErrorEnvelope,
+  testServiceCredential,
+  tokenEnv,
+  uniqueName,
+} from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
@@ -207,6 +214,40 @@ describe('POST /api/v1/orders', () => {
     const answer = await post('/api/orders', orderBody(customerId), asUser(customerId))
     expect(answer.statusCode).toBe(201)
     expect(answer.headers.location).toBe(`/api/v1/orders/${answer.json().orderId}`)
+  })
+})
+
+describe("inventory's lookup and the service credential", () => {
+  let misconfigured: OrderTestApp
+  beforeAll(async () => {
+    misconfigured = await buildOrderTestApp({
+      ...tokenEnv,
+      INVENTORY_SERVICE_NAME: inventory.name,
+      SERVICE_CREDENTIAL: 'a-credential-inventory-does-not-know-0123456789',
+    })
+  })
+  afterAll(async () => {
+    await misconfigured?.close()
+  })
+
+  it('when an order is priced, then order asks inventory with the configured service credential', async () => {
+    const sent = inventory.credentials.length
+    await placeFor(randomUUID())
+    expect(inventory.credentials.slice(sent)).toEqual([testServiceCredential])
+  })
+
+  it("when order's credential is not inventory's, then placing is 502 BAD_GATEWAY and nothing is written", async () => {
+    const customerId = randomUUID()
+    const answer = await misconfigured.app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      payload: orderBody(customerId),
+      headers: asUser(customerId),
+    })
+    expectErrorEnvelope(answer, 502, 'BAD_GATEWAY')
+    expect(inventory.credentials.at(-1)).toBe('a-credential-inventory-does-not-know-0123456789')
+    expect(await misconfigured.sql`select 1 from orders`).toHaveLength(0)
+    expect(await misconfigured.sql`select 1 from outbox`).toHaveLength(0)
   })
 })
 

@@ -1,13 +1,14 @@
 // The payment service's environment: its own stores, the payment provider it charges through, and the clock of the
 // charge reconciler (charges whose outcome the provider did not tell in time).
-import { loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import { developmentOnlyDefault, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 export const PaymentEnv = serviceEnv({
   ...ownStoresEnv({ port: 3003, database: 'payments' }),
   PAYMENT_PROVIDER_URL: Type.String({
     pattern: '^https?://',
-    default: 'http://127.0.0.1:3099',
+    // the simulator, which approves its test cards: production must name the real provider
+    ...developmentOnlyDefault('http://127.0.0.1:3099'),
     description: "the payment provider's base URL (the simulator in development)",
   }),
   PAYMENT_PROVIDER_TIMEOUT_MS: Type.Integer({

@@ -133,6 +133,7 @@ export async function buildApp({
     discoveryWaitMs: config.NOTIFICATION_DISCOVERY_WAIT_MS,
     // the upstream client's default code is payment's (PAYMENT_SERVICE_ERROR)
     errorCode: ErrorCode.BAD_GATEWAY,
+    serviceCredential: config.SERVICE_CREDENTIAL,
   })
   const dashboardServices = listOf(config.DASHBOARD_SERVICES)
 

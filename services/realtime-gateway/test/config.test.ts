@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest'
 import { allowedOriginsOf, loadRealtimeGatewayConfig } from '../src/config.ts'
 
+// its public development defaults are accepted here (production's refusal of them is the kit's, tested there)
+const inTest = { NODE_ENV: 'test' }
+
 describe('configuration', () => {
   it('when origins are exact, then they are the allow-list (lower-cased)', () => {
     expect(
@@ -10,19 +13,19 @@ describe('configuration', () => {
   })
 
   it('when an origin is a wildcard or not an origin, then the start is refused naming it', () => {
-    expect(() => loadRealtimeGatewayConfig({ REALTIME_ALLOWED_ORIGINS: '*' })).toThrow(
+    expect(() => loadRealtimeGatewayConfig({ ...inTest, REALTIME_ALLOWED_ORIGINS: '*' })).toThrow(
       /wildcards are refused/,
     )
-    expect(() => loadRealtimeGatewayConfig({ REALTIME_ALLOWED_ORIGINS: 'https://*.example.com' })).toThrow(
-      /wildcards are refused/,
-    )
-    expect(() => loadRealtimeGatewayConfig({ REALTIME_ALLOWED_ORIGINS: 'https://example.com/app' })).toThrow(
-      /is not an origin/,
-    )
+    expect(() =>
+      loadRealtimeGatewayConfig({ ...inTest, REALTIME_ALLOWED_ORIGINS: 'https://*.example.com' }),
+    ).toThrow(/wildcards are refused/)
+    expect(() =>
+      loadRealtimeGatewayConfig({ ...inTest, REALTIME_ALLOWED_ORIGINS: 'https://example.com/app' }),
+    ).toThrow(/is not an origin/)
   })
 
   it('when nothing is set, then the spec limits are the defaults', () => {
-    const config = loadRealtimeGatewayConfig({})
+    const config = loadRealtimeGatewayConfig(inTest)
     expect(config).toMatchObject({
       REALTIME_CONNECTION_ATTEMPTS: 10,
       REALTIME_ATTEMPTS_WINDOW_MS: 60_000,

@@ -42,6 +42,7 @@ async function startWatchedService(name: string): Promise<RunningService & { app
   const running = await startService({
     app,
     config: loadRealtimeGatewayConfig({
+      NODE_ENV: 'test',
       PORT: '0',
       HOST: '127.0.0.1',
       SERVICE_HOST: '127.0.0.1',

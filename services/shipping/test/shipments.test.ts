@@ -276,7 +276,11 @@ describe('the carriers’ keys', () => {
     expect(
       carrierKeysOf({ SHIPPING_CARRIER_KEYS: ' a-key-of-16-chars , b-key-of-16-chars,a-key-of-16-chars' }),
     ).toEqual(['a-key-of-16-chars', 'b-key-of-16-chars'])
-    const env = { DATABASE_URL: 'postgres://localhost/shipping', REDIS_URL: 'redis://localhost' }
+    const env = {
+      NODE_ENV: 'test',
+      DATABASE_URL: 'postgres://localhost/shipping',
+      REDIS_URL: 'redis://localhost',
+    }
     expect(carrierKeysOf(loadShippingConfig(env))).toEqual([])
     expect(() => loadShippingConfig({ ...env, SHIPPING_CARRIER_KEYS: 'short' })).toThrow(ConfigError)
     // the bad value is a secret: the message names the variable, never the value

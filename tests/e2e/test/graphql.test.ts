@@ -123,6 +123,28 @@ describe('GraphQL through the gateway', () => {
     expect(listed.body.data!.posts).toContainEqual({ id: postId, title })
   })
 
+  it("when a customer queries with an API key of theirs, then content resolves it at auth's /internal/ route (the run's service credential) and answers", async () => {
+    const created = await client.request<{ key: string }>('POST', '/api/v1/api-keys', {
+      token: reader.token,
+      body: { name: 'e2e posts reader', scopes: ['posts:read'] },
+    })
+    expect(created.status).toBe(201)
+    const ask = (headers: Record<string, string>) =>
+      fetch(`${system.gatewayUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query: '{ posts(limit: 1) { id } }' }),
+        signal: AbortSignal.timeout(30_000),
+      })
+    const answer = await ask({ 'x-api-key': created.body.key })
+    const body = (await answer.json()) as GraphQLBody<{ posts: unknown[] }>
+    expect({ status: answer.status, errors: body.errors }).toEqual({ status: 200, errors: undefined })
+    expect(Array.isArray(body.data?.posts)).toBe(true)
+    // a client's own X-Service-Credential changes nothing: the gateway drops it, and it is no credential of a user
+    const guessed = await ask({ 'x-service-credential': 'insecure-development-service-credential-0001' })
+    expect(guessed.status).toBe(401)
+  })
+
   it('when GraphQL is asked without a credential, then UNAUTHORIZED with the request id, through the gateway', async () => {
     const answer = await client.request<GraphQLBody<unknown>>('POST', '/graphql', {
       body: { query: '{ posts { id } }' },

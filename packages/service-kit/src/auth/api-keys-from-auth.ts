@@ -1,5 +1,6 @@
 // API keys for services other than auth: each presented key is introspected at auth (POST
-// /internal/api-keys/introspect), and the answer kept briefly so a busy key does not cost a call per request.
+// /internal/api-keys/introspect, with the service credential), and the answer kept briefly so a busy key does not
+// cost a call per request.
 import { createHash } from 'node:crypto'
 import type { ApiKeyIntrospection } from '@meridian/contracts'
 import { createUpstreamClient, type UpstreamClient } from '../upstream/upstream-client.ts'
@@ -10,12 +11,18 @@ export type ApiKeysFromAuthOptions = ApiKeysFromAuthTimings &
     | {
         /** auth's base URL, e.g. http://127.0.0.1:3001 (a service can take the origin of AUTH_JWKS_URL) */
         authUrl: string
+        /** SERVICE_CREDENTIAL: the introspection is one of auth's /internal/ routes */
+        serviceCredential: string
         upstream?: never
       }
     | {
-        /** a client of auth the service already has (createDiscoveredUpstream: auth found in Consul); not closed here */
+        /**
+         * a client of auth the service already has (createDiscoveredUpstream: auth found in Consul, which sends the
+         * service credential); not closed here
+         */
         upstream: UpstreamClient
         authUrl?: never
+        serviceCredential?: never
       }
   )
 
@@ -46,7 +53,12 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
   // auth down is 503 for the caller (the key may well be valid), never a refusal
   const auth =
     options.upstream ??
-    createUpstreamClient({ name: 'auth', baseUrl: options.authUrl, errorCode: 'SERVICE_UNAVAILABLE' })
+    createUpstreamClient({
+      name: 'auth',
+      baseUrl: options.authUrl,
+      errorCode: 'SERVICE_UNAVAILABLE',
+      serviceCredential: options.serviceCredential,
+    })
   // keyed by the key's hash: the keys themselves are not kept in memory
   let remembered = new Map<string, { principal: Principal | undefined; at: number; until: number }>()
 

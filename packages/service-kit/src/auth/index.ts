@@ -30,3 +30,10 @@ export {
   type Principal,
   principalFromClaims,
 } from './principal.ts'
+export {
+  isInternalPath,
+  sentServiceCredential,
+  serviceCredentialHeader,
+  serviceCredentialMessages,
+  serviceCredentialVerifier,
+} from './service-credential.ts'

@@ -21,6 +21,8 @@ export interface DiscoveredUpstreamOptions {
   errorCode?: string
   /** deadline of a whole call, ms (default 5000) */
   timeoutMs?: number
+  /** SERVICE_CREDENTIAL: sent on the calls to the upstream's /internal/ routes (createUpstreamClient) */
+  serviceCredential: string
 }
 
 export interface DiscoveredUpstream {
@@ -55,6 +57,7 @@ export function createDiscoveredUpstream(options: DiscoveredUpstreamOptions): Di
   const upstream = createUpstreamClient({
     name: options.name,
     resolveOrigin,
+    serviceCredential: options.serviceCredential,
     ...(options.errorCode ? { errorCode: options.errorCode } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   })

@@ -2,6 +2,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { AppError, ErrorCode, type ErrorDetail } from '@meridian/contracts'
 import { Agent } from 'undici'
+import { isInternalPath, sentServiceCredential, serviceCredentialHeader } from '../auth/service-credential.ts'
 import {
   appErrorForUpstreamStatus,
   isUpstreamUnavailable,
@@ -18,6 +19,11 @@ interface UpstreamClientCommonOptions {
   timeoutMs?: number
   /** code of the 402 and 502 errors; default PAYMENT_SERVICE_ERROR (spec Errors rule 5) */
   errorCode?: ErrorCode | (string & {})
+  /**
+   * SERVICE_CREDENTIAL as configured, for a client of another Meridian service: its first entry is sent in
+   * X-Service-Credential on every call to an /internal/ path, and on no other (a third party never gets it)
+   */
+  serviceCredential?: string
 }
 
 export type UpstreamClientOptions = UpstreamClientCommonOptions &
@@ -128,6 +134,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const timeoutMs = options.timeoutMs ?? upstreamDefaults.timeoutMs
   const errorCode = options.errorCode ?? upstreamDefaults.errorCode
   const fixedBase = options.baseUrl === undefined ? undefined : splitBaseUrl(options.baseUrl)
+  const credential =
+    options.serviceCredential === undefined ? undefined : sentServiceCredential(options.serviceCredential)
   const agent = new Agent({
     keepAliveTimeout: 10_000,
     connect: { timeout: timeoutMs },
@@ -161,6 +169,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       ...(contentType ? { 'content-type': contentType } : {}),
       ...call.headers,
       ...(call.requestId ? { 'x-request-id': call.requestId } : {}),
+      ...(credential && isInternalPath(call.path) ? { [serviceCredentialHeader]: credential } : {}),
     }
 
     const deadline = new AbortController()

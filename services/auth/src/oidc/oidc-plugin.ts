@@ -37,12 +37,6 @@ export interface OidcPluginOptions {
   cleanupIntervalMs?: number
 }
 
-const developmentDefaults = new Map<keyof AuthConfig, string>([
-  ['OIDC_COOKIE_KEYS', 'insecure-development-oidc-cookie-key-0001'],
-  ['OIDC_WEB_CLIENT_SECRET', 'insecure-development-meridian-web-secret'],
-  ['OIDC_MACHINE_CLIENT_SECRET', 'insecure-development-meridian-machine-secret'],
-])
-
 /** a comma-separated list of secrets (only OIDC_COOKIE_KEYS holds several; the others are one) */
 const secretsIn = (value: string): string[] =>
   value
@@ -50,20 +44,14 @@ const secretsIn = (value: string): string[] =>
     .map((secret) => secret.trim())
     .filter(Boolean)
 
-/** Every cookie key long enough; in production, none of the public development secrets of config.ts. */
+/**
+ * Every cookie key long enough. (The public development secrets are refused in production when the configuration is
+ * loaded: config.ts marks them developmentOnlyDefault.)
+ */
 export function assertOidcSecretsConfigured(config: AuthConfig): void {
-  const problems: string[] = []
   if (secretsIn(config.OIDC_COOKIE_KEYS).some((key) => key.length < 32)) {
-    problems.push('OIDC_COOKIE_KEYS: every comma-separated key must have at least 32 characters')
+    throw new ConfigError(['OIDC_COOKIE_KEYS: every comma-separated key must have at least 32 characters'])
   }
-  if (config.NODE_ENV === 'production') {
-    for (const [name, developmentValue] of developmentDefaults) {
-      if (secretsIn(String(config[name])).includes(developmentValue)) {
-        problems.push(`${name}: must be set in production (the default is public)`)
-      }
-    }
-  }
-  if (problems.length > 0) throw new ConfigError(problems)
 }
 
 const cors = 'OPTIONS' as const

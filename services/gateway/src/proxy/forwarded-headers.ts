@@ -1,7 +1,7 @@
 // The headers a proxied request and its response carry across the gateway (RFC 9110 §7.6.1, W3C Trace Context).
 import { randomFillSync } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { requestIdHeader } from '@meridian/service-kit'
+import { requestIdHeader, serviceCredentialHeader } from '@meridian/service-kit'
 
 /** Hop-by-hop headers: meaningful for one connection only, never forwarded (either direction). */
 export const hopByHopHeaders: readonly string[] = [
@@ -89,7 +89,8 @@ const first = (value: string | string[] | undefined): string | undefined =>
 /**
  * Request headers a client's own values of which never pass: the gateway sets them (request id, trace context,
  * X-Forwarded-*, X-Real-IP) or drops them (`Forwarded` would be a second, unchecked claim about the client; Node has
- * already met `Expect: 100-continue` before the body is read, and undici does not send Expect).
+ * already met `Expect: 100-continue` before the body is read, and undici does not send Expect; the service credential
+ * is for calls between the services, so a client's, right or wrong, reaches none of them).
  */
 const setOrDroppedAtTheEdge = [
   requestIdHeader,
@@ -101,6 +102,7 @@ const setOrDroppedAtTheEdge = [
   'x-real-ip',
   'forwarded',
   'expect',
+  serviceCredentialHeader,
 ]
 const notPassedUpstream: ReadonlySet<string> = new Set([...hopByHopHeaders, ...setOrDroppedAtTheEdge])
 

@@ -1,5 +1,5 @@
 // The catalogue as order reads it: inventory's POST /internal/products/lookup, reached through Consul (a healthy
-// instance per call, round robin) with the kit's discovered upstream client (5 s deadline; unreachable or no healthy instance
+// instance per call, round robin, with the service credential) with the kit's discovered upstream client (5 s deadline; unreachable or no healthy instance
 // is 503 SERVICE_UNAVAILABLE, an inventory error status 502 BAD_GATEWAY).
 //
 // Why a synchronous call rather than a local projection of the catalogue: inventory is the authority on names,
@@ -26,6 +26,8 @@ export interface InventoryCatalogueOptions {
   logger: RegistryLogger
   /** how long a call waits for Consul's first list of instances, ms */
   discoveryWaitMs: number
+  /** SERVICE_CREDENTIAL: the lookup is one of inventory's /internal/ routes */
+  serviceCredential: string
 }
 
 export interface InventoryCatalogue extends ProductCatalogue {
@@ -41,6 +43,7 @@ export function createInventoryCatalogue(options: InventoryCatalogueOptions): In
     logger: options.logger,
     discoveryWaitMs: options.discoveryWaitMs,
     errorCode: ErrorCode.BAD_GATEWAY,
+    serviceCredential: options.serviceCredential,
   })
 
   return {

@@ -1,11 +1,12 @@
 // A stand-in for the inventory SERVICE (another Meridian service, never an engine: PostgreSQL, Kafka, Consul and
 // Redis are the real ones): a node:http server that answers POST /internal/products/lookup from a fixed catalogue,
-// registered in the real Consul under a unique name, so that the order app finds it as it finds inventory.
+// registered in the real Consul under a unique name, so that the order app finds it as it finds inventory. Like
+// inventory, it answers 401 to a lookup without the test service credential.
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { ProductSummary } from '@meridian/contracts'
-import { consulApi, uniqueName } from '@meridian/testkit'
+import { consulApi, testServiceCredential, uniqueName } from '@meridian/testkit'
 
 export interface InventoryStandIn {
   /** its service name in Consul: give it to the order app as INVENTORY_SERVICE_NAME */
@@ -13,6 +14,8 @@ export interface InventoryStandIn {
   port: number
   /** the ids of every lookup it answered, in order */
   lookups: string[][]
+  /** the X-Service-Credential of every lookup it was sent (answered or refused), in order */
+  credentials: (string | undefined)[]
   /** closes the HTTP server but stays registered: an instance Consul lists that refuses connections */
   stopAnswering(): Promise<void>
   close(): Promise<void>
@@ -21,12 +24,22 @@ export interface InventoryStandIn {
 export async function startInventoryStandIn(catalogue: readonly ProductSummary[]): Promise<InventoryStandIn> {
   const byId = new Map(catalogue.map((product) => [product.id, product]))
   const lookups: string[][] = []
+  const credentials: (string | undefined)[] = []
   const server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       if (request.method !== 'POST' || request.url !== '/internal/products/lookup') {
         response.writeHead(404, { 'content-type': 'application/json' }).end('{}')
+        return
+      }
+      const credential = request.headers['x-service-credential']
+      credentials.push(typeof credential === 'string' ? credential : undefined)
+      if (credential !== testServiceCredential) {
+        const error = { code: 'UNAUTHORIZED', message: 'Invalid service credential', requestId: 'stand-in' }
+        response
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ success: false, error }))
         return
       }
       const { ids } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { ids: string[] }
@@ -63,6 +76,7 @@ export async function startInventoryStandIn(catalogue: readonly ProductSummary[]
     name,
     port,
     lookups,
+    credentials,
     stopAnswering,
     async close() {
       await fetch(`${baseUrl}/v1/agent/service/deregister/${encodeURIComponent(id)}`, {

@@ -1,5 +1,6 @@
-// Routes for the other services, not for clients: the gateway's route table does not reach them, so they are
-// served only on the internal network (each service finds auth in Consul, or through AUTH_JWKS_URL's origin).
+// Routes for the other services, not for clients (each finds auth in Consul, or through AUTH_JWKS_URL's origin): the
+// gateway's route table does not reach them, and the chassis refuses every /internal/ request that lacks the
+// services' shared credential (X-Service-Credential) with 401.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiKeyIntrospection, ApiKeyIntrospectionBody } from '@meridian/contracts'
 import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
@@ -15,7 +16,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox<InternalRoutesOptions> = 
       schema: {
         tags: ['internal'],
         summary:
-          'Whose is this API key? For services behind the gateway (the gateway does not route /internal)',
+          'Whose is this API key? For services behind the gateway (the service credential is required; the gateway does not route /internal)',
         body: ApiKeyIntrospectionBody,
         response: { 200: ApiKeyIntrospection },
       },

@@ -1,5 +1,6 @@
-// Routes for the other services, not for clients: the gateway's route table does not reach them, so they are
-// served only on the internal network (each service finds inventory in Consul).
+// Routes for the other services, not for clients (each finds inventory in Consul): the gateway's route table does
+// not reach them, and the chassis refuses every /internal/ request that lacks the services' shared credential
+// (X-Service-Credential) with 401.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ProductLookup, ProductLookupBody } from '@meridian/contracts'
 import type { ProductUseCases } from '../../domain/products.ts'
@@ -15,7 +16,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox<InternalRoutesOptions> = 
       schema: {
         tags: ['internal'],
         summary:
-          'Products by id, with price and availability, for pricing an order (the gateway does not route /internal)',
+          'Products by id, with price and availability, for pricing an order (the service credential is required; the gateway does not route /internal)',
         body: ProductLookupBody,
         response: { 200: ProductLookup },
       },

@@ -1,0 +1,27 @@
+// Payment started as production: the payment-provider simulator, the development default, is refused as its
+// provider, and a real provider starts it.
+import { ConfigError } from '@meridian/service-kit'
+import { describe, expect, it } from 'vitest'
+import { loadPaymentConfig } from '../src/config.ts'
+
+const production = {
+  DATABASE_URL: 'postgres://payment:a-real-password@db.internal:5432/payments',
+  SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
+}
+
+describe('payment in production', () => {
+  it('when PAYMENT_PROVIDER_URL is left to the simulator (unset or set to it), then the start is refused naming it', () => {
+    for (const env of [production, { ...production, PAYMENT_PROVIDER_URL: 'http://127.0.0.1:3099' }]) {
+      expect(() => loadPaymentConfig(env)).toThrow(ConfigError)
+      expect(() => loadPaymentConfig(env)).toThrow(
+        /PAYMENT_PROVIDER_URL: must be set in production \(its default is for development only\)/,
+      )
+    }
+  })
+
+  it('when the provider is a real one, then payment starts as production; under test the simulator is accepted', () => {
+    const real = { ...production, PAYMENT_PROVIDER_URL: 'https://payments.example.com' }
+    expect(loadPaymentConfig(real)).toMatchObject({ NODE_ENV: 'production', ...real })
+    expect(loadPaymentConfig({ NODE_ENV: 'test' }).PAYMENT_PROVIDER_URL).toBe('http://127.0.0.1:3099')
+  })
+})
