@@ -8,10 +8,12 @@ import { StringEnum, Text } from './schema-kinds.ts'
 /**
  * An order's status. Placing an order makes it `placed`; the order saga (issue 14) moves it on:
  * - `placed`: accepted and priced from the catalogue; order.placed is in the outbox, payment not yet attempted
- * - `payment_failed`: payment.failed came back for it; nothing was charged or reserved
+ * - `payment_failed`: payment.failed came back for it; nothing was charged or reserved; the customer may pay it
+ *   (POST /payments with the amount due), and the saga goes on to `paid`
  * - `paid`: payment.processed came back; stock is not yet reserved
- * - `reserved`: inventory reserved its items; waiting for shipment
- * - `shipped`: a shipment was created; it can no longer be cancelled
+ * - `reserved`: inventory reserved its items and the shipment step has begun (shipment.requested): it can no longer
+ *   be cancelled
+ * - `shipped`: a shipment was created
  * - `delivered`: the shipment arrived; final
  * - `cancelling`: the customer (or an admin) cancelled it; order.cancelled is out, compensations (refund, release)
  *   are under way
@@ -33,15 +35,12 @@ export type OrderStatus = (typeof orderStatuses)[number]
 export const OrderStatus = StringEnum(orderStatuses, { description: 'see States and transitions' })
 
 /**
- * The statuses a cancel request moves to `cancelling`: nothing has left the warehouse yet. `payment_failed` is
- * among them: the customer may abandon an order whose payment failed (there is nothing to compensate).
+ * The statuses a cancel request moves to `cancelling`: the shipment step has not begun. `payment_failed` is among
+ * them: the customer may abandon an order whose payment failed (there is nothing to compensate). `reserved` is not:
+ * the saga asked shipping for the shipment in the transaction that made the order `reserved`, so a refund then could
+ * go with a shipment.
  */
-export const cancellableOrderStatuses: readonly OrderStatus[] = [
-  'placed',
-  'payment_failed',
-  'paid',
-  'reserved',
-]
+export const cancellableOrderStatuses: readonly OrderStatus[] = ['placed', 'payment_failed', 'paid']
 
 const Uuid = Type.String({ format: 'uuid' })
 const AddressLine = Text({ minLength: 1, maxLength: 200 })
@@ -105,9 +104,33 @@ export const OrderLink = Type.Object(
 )
 export type OrderLink = Static<typeof OrderLink>
 
-/** Link name -> link: `self` always, `cancel` while the order can be cancelled. */
+/** Link name -> link: `self` always, `cancel` while the order can be cancelled (and the resource's own links). */
 export const OrderLinks = Type.Record(Type.String(), OrderLink)
 export type OrderLinks = Static<typeof OrderLinks>
+
+/** A link of one name, described: the same shape as OrderLink. */
+const NamedLink = (description: string) =>
+  Type.Object({ href: Type.String(), method: Type.String() }, { additionalProperties: false, description })
+
+/** The links of an order as GET /orders/{id} and the user-scoped order routes answer it. */
+export const OrderResourceLinks = Type.Object(
+  {
+    self: NamedLink('GET: the order'),
+    cancel: Type.Optional(NamedLink('POST: while the order can be cancelled (placed, payment_failed, paid)')),
+    payment: Type.Optional(
+      NamedLink(
+        'GET /api/v1/payments/{paymentId}: the payment of the order, once payment.processed named it',
+      ),
+    ),
+    shipment: Type.Optional(
+      NamedLink(
+        'GET /api/v1/shipments/{shipmentId}: the shipment of the order, once shipment.created named it',
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type OrderResourceLinks = Static<typeof OrderResourceLinks>
 
 export const OrderItem = Type.Object(
   { productId: Uuid, quantity: Quantity, price: Money, name: Type.String() },
@@ -128,7 +151,7 @@ export const Order = Type.Object(
     shippingAddress: ShippingAddress,
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
-    _links: OrderLinks,
+    _links: OrderResourceLinks,
   },
   { additionalProperties: false },
 )

@@ -1,7 +1,13 @@
 // The saga's state machine on its own (domain/saga.ts): every move, the order status that goes with it, the
 // commands sent, the retries and their limits, the compensations in reverse order, late and out-of-order events.
 import { describe, expect, it } from 'vitest'
-import { decide, type SagaFact, type SagaInstance, type SagaTiming } from '../src/domain/saga.ts'
+import {
+  decide,
+  SagaConflict,
+  type SagaFact,
+  type SagaInstance,
+  type SagaTiming,
+} from '../src/domain/saga.ts'
 
 const timing: SagaTiming = {
   stepTimeoutMs: 1000,
@@ -54,6 +60,11 @@ describe('the forward steps', () => {
     expect(afterPayment.deadlineInMs).toBe(1000)
     expect(afterPayment.commands).toEqual([])
 
+    // the shipment step is the saga's to start: reaching inventory_reserved asks shipping for the shipment
+    const afterReservation = decide(afterPayment.next, reserved, timing)
+    expect(afterReservation.next).toMatchObject({ state: 'inventory_reserved', step: 'shipment' })
+    expect(afterReservation.commands).toEqual([{ type: 'shipment.requested', attempt: 1 }])
+
     const afterShipment = run([paid, reserved, shipped])
     expect(afterShipment.instance).toMatchObject({
       state: 'shipped',
@@ -62,11 +73,11 @@ describe('the forward steps', () => {
       reservationId: 'res-1',
       shipmentId: 'shp-1',
     })
-    expect(afterShipment.commands).toEqual([])
+    expect(afterShipment.commands).toEqual(['shipment.requested'])
 
     const delivered = run([paid, reserved, shipped, { kind: 'shipment.delivered', shipmentId: 'shp-1' }])
     expect(delivered.instance.orderStatus).toBe('delivered')
-    expect(delivered.commands).toEqual(['order.completed'])
+    expect(delivered.commands).toEqual(['shipment.requested', 'order.completed'])
     // delivered again (a second delivery event) completes nothing twice
     const again = decide(delivered.instance, { kind: 'shipment.delivered', shipmentId: 'shp-1' }, timing)
     expect(again.commands).toEqual([])
@@ -80,9 +91,12 @@ describe('the forward steps', () => {
       step: 'shipment',
       orderStatus: 'reserved',
     })
+    expect(reservedFirst.commands).toEqual([{ type: 'shipment.requested', attempt: 1 }])
     const thenPaid = decide(reservedFirst.next, paid, timing)
     expect(thenPaid.next).toMatchObject({ state: 'inventory_reserved', step: 'shipment', paymentId: 'pay-1' })
     expect(thenPaid.deadlineInMs).toBe('keep')
+    // a second reservation event asks for nothing more
+    expect(decide(thenPaid.next, reserved, timing).commands).toEqual([])
   })
 
   it('when the payment is declined, then failed with the order payment_failed and nothing to undo (no command)', () => {
@@ -97,6 +111,36 @@ describe('the forward steps', () => {
     })
     expect(decision.commands).toEqual([])
     expect(decision.deadlineInMs).toBeNull()
+  })
+
+  it('when an order whose payment failed is paid (POST /payments), then the saga goes on: paid, the inventory step with its deadline, then the shipment', () => {
+    const declined = decide(placed, { kind: 'payment.failed', reason: 'card declined' }, timing).next
+    const paidAgain = decide(declined, { kind: 'payment.processed', paymentId: 'pay-2' }, timing)
+    expect(paidAgain.next).toMatchObject({
+      state: 'payment_processed',
+      step: 'inventory',
+      attempt: 1,
+      compensation: 'none',
+      failedStep: null,
+      failureReason: null,
+      paymentId: 'pay-2',
+      orderStatus: 'paid',
+    })
+    expect(paidAgain.deadlineInMs).toBe(1000)
+    expect(paidAgain.commands).toEqual([])
+    expect(paidAgain.log.map((line) => `${line.step} ${line.outcome}`)).toEqual([
+      'payment succeeded',
+      'inventory started',
+    ])
+    const onwards = run([reserved, shipped], paidAgain.next)
+    expect(onwards.instance).toMatchObject({ state: 'shipped', orderStatus: 'shipped', paymentId: 'pay-2' })
+    expect(onwards.commands).toEqual(['shipment.requested'])
+
+    // cancelled after the payment failed: a payment arriving then is undone by the compensations, not shipped
+    const abandoned = decide(declined, { kind: 'cancel', reason: 'x' }, timing).next
+    const late = decide(abandoned, { kind: 'payment.processed', paymentId: 'pay-3' }, timing)
+    expect(late.next).toMatchObject({ state: 'cancelled', compensation: 'running' })
+    expect(late.commands.map((command) => command.type)).not.toContain('inventory.reservation_requested')
   })
 
   it('when stock is short, then failed, order.failed, and the compensations start with the release (the refund follows it)', () => {
@@ -218,12 +262,8 @@ describe('timeouts and retries', () => {
 })
 
 describe('cancelling', () => {
-  it('when the customer cancels before shipping, then cancelled, the order cancelling, order.cancelled and the release; the refund after it; then cancelled', () => {
-    const decision = decide(
-      run([paid, reserved]).instance,
-      { kind: 'cancel', reason: 'changed my mind' },
-      timing,
-    )
+  it('when the customer cancels before the shipment step, then cancelled, the order cancelling, order.cancelled and the release; the refund after it; then cancelled', () => {
+    const decision = decide(run([paid]).instance, { kind: 'cancel', reason: 'changed my mind' }, timing)
     expect(decision.next).toMatchObject({ state: 'cancelled', orderStatus: 'cancelling', step: 'release' })
     expect(decision.commands).toEqual([
       { type: 'order.cancelled', reason: 'changed my mind' },
@@ -238,10 +278,20 @@ describe('cancelling', () => {
     expect(done.commands).toEqual(['payment.refund_requested'])
   })
 
+  it('when the shipment step has begun (reserved: shipment.requested is out), then a cancel is refused', () => {
+    const shipping = run([paid, reserved]).instance
+    expect(shipping.state).toBe('inventory_reserved')
+    expect(() => decide(shipping, { kind: 'cancel', reason: 'x' }, timing)).toThrow(SagaConflict)
+    // the reservation proved the payment first (topics out of order): refused all the same
+    expect(() => decide(run([reserved]).instance, { kind: 'cancel', reason: 'x' }, timing)).toThrow(
+      SagaConflict,
+    )
+  })
+
   it('when the order has shipped or is already undone, then a cancel is refused; a payment_failed order may be cancelled', () => {
     expect(() =>
       decide(run([paid, reserved, shipped]).instance, { kind: 'cancel', reason: 'x' }, timing),
-    ).toThrow()
+    ).toThrow(SagaConflict)
     const cancelled = decide(placed, { kind: 'cancel', reason: 'x' }, timing).next
     expect(() => decide(cancelled, { kind: 'cancel', reason: 'x' }, timing)).toThrow()
     const declined = decide(placed, { kind: 'payment.failed', reason: 'declined' }, timing).next
@@ -273,7 +323,7 @@ describe('late answers', () => {
   })
 
   it('when a shipment is created for a cancelled order, then it is escalated to operators', () => {
-    const cancelled = decide(run([paid, reserved]).instance, { kind: 'cancel', reason: 'x' }, timing).next
+    const cancelled = decide(run([paid]).instance, { kind: 'cancel', reason: 'x' }, timing).next
     const late = decide(cancelled, shipped, timing)
     expect(late.next.compensation).toBe('escalated')
     expect(late.escalation).toContain('shp-1')

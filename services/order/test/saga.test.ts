@@ -126,10 +126,18 @@ describe('the saga of an order', () => {
     await apply(order, orderId, { kind: 'shipment.delivered', shipmentId: 'shp-1' })
     expect(await statusOf(order, orderId)).toBe('delivered')
 
+    // the shipment step is asked for by the saga when the stock is reserved (shipping ships on request)
     expect((await outboxOf(order, orderId)).map((row) => row.eventType)).toEqual([
       'order.placed',
+      'shipment.requested',
       'order.completed',
     ])
+    expect((await outboxOf(order, orderId))[1]?.payload.data).toMatchObject({
+      orderId,
+      items: [{ productId: mug.id, quantity: 2 }],
+      shippingAddress: address,
+      attempt: 1,
+    })
     const saga = await sagaOf(order, orderId)
     expect(saga).toMatchObject({ state: 'shipped', step: null, deadline: null, shipmentId: 'shp-1' })
     expect(saga.log.map((line: { step: string; outcome: string }) => `${line.step} ${line.outcome}`)).toEqual(
@@ -210,10 +218,163 @@ describe('the saga of an order', () => {
     ])
   })
 
+  it('when an order whose payment failed is paid (POST /payments answered payment.processed), then the saga goes on to paid, reserved and shipped', async () => {
+    const orderId = await place()
+    await apply(order, orderId, { kind: 'payment.failed', reason: 'no payment method' })
+    expect(await statusOf(order, orderId)).toBe('payment_failed')
+    const paymentId = randomUUID()
+    await apply(order, orderId, { kind: 'payment.processed', paymentId })
+    expect(await statusOf(order, orderId)).toBe('paid')
+    expect(await sagaOf(order, orderId)).toMatchObject({
+      state: 'payment_processed',
+      step: 'inventory',
+      deadline: expect.any(String),
+      failedStep: null,
+      paymentId,
+    })
+    await apply(order, orderId, { kind: 'inventory.reserved', reservationId: randomUUID() })
+    await apply(order, orderId, { kind: 'shipment.created', shipmentId: randomUUID() })
+    expect(await statusOf(order, orderId)).toBe('shipped')
+    // nothing was undone: no refund nor release was ever asked
+    expect((await outboxOf(order, orderId)).map((row) => row.eventType)).toEqual([
+      'order.placed',
+      'shipment.requested',
+    ])
+  })
+
   it('when an event names an order that has no saga here, then nothing happens', async () => {
     const orderId = randomUUID()
     await apply(order, orderId, { kind: 'payment.processed', paymentId: 'pay-x' })
     expect(await order.sql`select 1 from sagas where order_id = ${orderId}`).toHaveLength(0)
+  })
+})
+
+describe('cancelling and the shipment step', () => {
+  const cancel = (orderId: string, customerId: string) =>
+    order.app.inject({
+      method: 'POST',
+      url: `/api/v1/orders/${orderId}/cancel`,
+      headers: asUser(customerId),
+    })
+  const eventTypes = async (orderId: string) => (await outboxOf(order, orderId)).map((row) => row.eventType)
+
+  it('when the stock is reserved (the shipment step has begun), then a cancel is 409 CONFLICT, nothing is undone, and the cancel link is gone', async () => {
+    const customerId = randomUUID()
+    const orderId = await place(order, customerId)
+    await apply(order, orderId, { kind: 'payment.processed', paymentId: randomUUID() })
+    const paid = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/orders/${orderId}`,
+      headers: asUser(customerId),
+    })
+    expect(paid.json()._links.cancel).toEqual({ href: `/api/v1/orders/${orderId}/cancel`, method: 'POST' })
+
+    await apply(order, orderId, { kind: 'inventory.reserved', reservationId: randomUUID() })
+    const refused = expectErrorEnvelope(await cancel(orderId, customerId), 409, 'CONFLICT')
+    expect(refused.message).toContain('reserved')
+    expect(await eventTypes(orderId)).toEqual(['order.placed', 'shipment.requested'])
+    const read = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/orders/${orderId}`,
+      headers: asUser(customerId),
+    })
+    expect(read.json()).toMatchObject({ status: 'reserved' })
+    expect(read.json()._links.cancel).toBeUndefined()
+    expect(await sagaOf(order, orderId)).toMatchObject({ state: 'inventory_reserved', compensation: 'none' })
+  })
+
+  it('when the reservation holds the order and a cancel comes meanwhile, then the cancel waits for it and is refused: never both the shipment request and a compensation', async () => {
+    const customerId = randomUUID()
+    const orderId = await place(order, customerId)
+    await apply(order, orderId, { kind: 'payment.processed', paymentId: randomUUID() })
+    let cancelled: ReturnType<typeof cancel> | undefined
+    await transaction(order.sql, async (tx) => {
+      await order.saga.onEvent(orderId, { kind: 'inventory.reserved', reservationId: randomUUID() }, tx, {
+        eventType: 'inventory.reserved',
+        eventId: randomUUID(),
+      })
+      cancelled = cancel(orderId, customerId)
+      // the cancel is waiting for the order's row, which this transaction holds
+      await eventually('the cancel waits for the order row', async () => {
+        const [row] = await order.sql<{ waiting: number }[]>`
+          select count(*)::int as waiting from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`
+        return (row?.waiting ?? 0) > 0
+      })
+    })
+    if (!cancelled) throw new Error('no cancel was sent')
+    expectErrorEnvelope(await cancelled, 409, 'CONFLICT')
+    expect(await eventTypes(orderId)).toEqual(['order.placed', 'shipment.requested'])
+  })
+
+  it('when cancels and reservations race on many orders, then each order either is cancelled without a shipment request or ships without a compensation', async () => {
+    const customerId = randomUUID()
+    const orderIds = await Promise.all(Array.from({ length: 12 }, () => place(order, customerId)))
+    for (const orderId of orderIds) {
+      await apply(order, orderId, { kind: 'payment.processed', paymentId: randomUUID() })
+    }
+    const outcomes = await Promise.all(
+      orderIds.map(async (orderId) => {
+        const [answer] = await Promise.all([
+          cancel(orderId, customerId),
+          apply(order, orderId, { kind: 'inventory.reserved', reservationId: randomUUID() }),
+        ])
+        return { orderId, status: answer.statusCode }
+      }),
+    )
+    for (const { orderId, status } of outcomes) {
+      const types = await eventTypes(orderId)
+      const saga = await sagaOf(order, orderId)
+      if (status === 202) {
+        expect(types, orderId).not.toContain('shipment.requested')
+        expect(types, orderId).toContain('order.cancelled')
+        expect(saga.state).toBe('cancelled')
+      } else {
+        expect(status, orderId).toBe(409)
+        expect(types, orderId).toEqual(['order.placed', 'shipment.requested'])
+        expect(saga.state).toBe('inventory_reserved')
+      }
+    }
+  })
+})
+
+describe('the links of a paid and shipped order', () => {
+  it('when payment.processed and shipment.created named their ids, then GET /orders/{id} and the user-scoped routes link the payment and the shipment', async () => {
+    const customerId = randomUUID()
+    const orderId = await place(order, customerId)
+    const read = async (url: string) =>
+      (await order.app.inject({ method: 'GET', url, headers: asUser(customerId) })).json()
+    expect((await read(`/api/v1/orders/${orderId}`))._links).toEqual({
+      self: { href: `/api/v1/orders/${orderId}`, method: 'GET' },
+      cancel: { href: `/api/v1/orders/${orderId}/cancel`, method: 'POST' },
+    })
+
+    const paymentId = randomUUID()
+    await apply(order, orderId, { kind: 'payment.processed', paymentId })
+    const payment = { href: `/api/v1/payments/${paymentId}`, method: 'GET' }
+    expect((await read(`/api/v1/orders/${orderId}`))._links).toEqual({
+      self: { href: `/api/v1/orders/${orderId}`, method: 'GET' },
+      cancel: { href: `/api/v1/orders/${orderId}/cancel`, method: 'POST' },
+      payment,
+    })
+
+    const shipmentId = randomUUID()
+    await apply(order, orderId, { kind: 'inventory.reserved', reservationId: randomUUID() })
+    await apply(order, orderId, { kind: 'shipment.created', shipmentId })
+    const links = {
+      self: { href: `/api/v1/orders/${orderId}`, method: 'GET' },
+      payment,
+      shipment: { href: `/api/v1/shipments/${shipmentId}`, method: 'GET' },
+    }
+    for (const url of [
+      `/api/v1/orders/${orderId}`,
+      `/orders/${orderId}`,
+      `/api/v1/users/${customerId}/orders/${orderId}`,
+    ]) {
+      expect((await read(url))._links, url).toEqual(links)
+    }
+    const list = await read(`/api/v1/users/${customerId}/orders?status=shipped`)
+    expect(list.data.find((each: { id: string }) => each.id === orderId)?._links).toEqual(links)
   })
 })
 

@@ -1,8 +1,9 @@
 // The payment service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics; payments under an Idempotency-Key (routes/payments, at /api/v1, /api and the bare /payments
-// the gateway forwards unchanged), the provider adapter, the payment use cases its consumers call (events/), and the
-// charge reconciler (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges
-// whose outcome the provider did not tell in time. Never listens; main.ts and tests build it.
+// backbone's metrics; payments of orders under an Idempotency-Key (routes/payments, at /api/v1, /api and the bare
+// /payments the gateway forwards unchanged), the provider adapter, the payment use cases its consumers call
+// (events/), the orders payment heard of (who may pay each, what is due), and the charge reconciler
+// (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
+// provider did not tell in time. Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
@@ -18,6 +19,7 @@ import { Counter } from 'prom-client'
 import type { PaymentConfig } from './config.ts'
 import { createChargeAttemptsRepository } from './data/charge-attempts-repository.ts'
 import { createIdempotencyKeysRepository } from './data/idempotency-keys-repository.ts'
+import { createOrdersRepository } from './data/orders-repository.ts'
 import { createPaymentProvider, type PaymentProvider } from './data/payment-provider.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
@@ -77,10 +79,12 @@ export async function buildApp({
   sweep.unref()
   app.addHook('onClose', () => clearInterval(sweep))
   const paymentsRepository = createPaymentsRepository(sql)
+  const orders = createOrdersRepository(sql)
   const chargeAttempts = createChargeAttemptsRepository(sql)
   const payments = createPaymentUseCases({
     sql,
     payments: paymentsRepository,
+    orders,
     chargeAttempts,
     idempotencyKeys,
     provider,
@@ -98,6 +102,7 @@ export async function buildApp({
   const reconciler = createChargeReconciler({
     sql,
     payments: paymentsRepository,
+    orders,
     chargeAttempts,
     provider,
     logger: app.log,

@@ -1,11 +1,19 @@
 // POST /payments under an Idempotency-Key and GET /api/v1/payments/:id, on a real database against infra's payment
 // provider simulator: one charge per key, replays, conflicts, per-caller keys, the provider's failures as the
-// spec's errors (rule 5), and card numbers that never reach the logs.
+// spec's errors (rule 5), and card numbers that never reach the logs. Every payment pays an order payment heard of
+// (order.placed handed to the order step, as its consumer does): an order without a payment method answers
+// payment.failed and awaits its customer's payment. The hostile payments of payments-hostile.test.ts.
 import { randomUUID } from 'node:crypto'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
 import { accessToken, asAdmin, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
+import {
+  handleOrderPlaced,
+  orderAwaitingPayment,
+  type PlacedOrderData,
+  placedOrder,
+} from './support/orders.ts'
 import { card, cards, closedPort, orderSummary, providerToken } from './support/provider.ts'
 
 let provider: PaymentSimulator
@@ -28,14 +36,15 @@ const bearer = (subject: string = randomUUID()) => ({
 interface PayOptions {
   /** null: no Idempotency-Key header */
   key?: string | null
+  /** default: the order's customer */
   headers?: Record<string, string>
   url?: string
   app?: PaymentTestApp
 }
 
 function pay(
-  body: Record<string, unknown>,
-  { key = randomUUID(), headers = bearer(), url, app }: PayOptions = {},
+  body: Record<string, unknown> & { orderId: string },
+  { key = randomUUID(), headers, url, app }: PayOptions & { headers: Record<string, string> },
 ) {
   return (app ?? payment).app.inject({
     method: 'POST',
@@ -45,22 +54,30 @@ function pay(
   })
 }
 
-const cardPayment = (number: string = cards.succeeds, orderId: string = randomUUID(), amount = 19.99) => ({
-  orderId,
-  amount,
+/** A card payment of the amount due for `order`. */
+const cardPayment = (order: PlacedOrderData, number: string = cards.succeeds) => ({
+  orderId: order.orderId,
+  amount: order.total,
   currency: 'usd',
   source: { card: card(number) },
 })
 
+/** An order awaiting payment, and what pays it as its customer. */
+async function payable(app: PaymentTestApp = payment) {
+  const order = await orderAwaitingPayment(app)
+  return { order, headers: bearer(order.customerId) }
+}
+
 describe('POST /payments', () => {
-  it('when a card pays an order, then 201 with the payment (brand and last four only) and its Location', async () => {
-    const body = cardPayment()
-    const answer = await pay(body)
+  it('when a card pays an order awaiting payment, then 201 with the payment (brand and last four only) and its Location', async () => {
+    const { order, headers } = await payable()
+    const body = cardPayment(order)
+    const answer = await pay(body, { headers })
     expect(answer.statusCode).toBe(201)
     const created = answer.json()
     expect(created).toEqual({
       paymentId: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      orderId: body.orderId,
+      orderId: order.orderId,
       status: 'succeeded',
       amount: 19.99,
       brand: 'visa',
@@ -68,17 +85,22 @@ describe('POST /payments', () => {
     })
     expect(answer.headers.location).toBe(`/api/v1/payments/${created.paymentId}`)
     expect(answer.headers['idempotent-replayed']).toBeUndefined()
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 1, charged: 1999 })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, charged: 1999 })
     const [row] = await payment.sql`
       select amount_cents::int, status, brand, last4, payer_id from payments where id = ${created.paymentId}`
-    expect(row).toMatchObject({ amountCents: 1999, status: 'succeeded', brand: 'visa', last4: '4242' })
+    expect(row).toEqual({
+      amountCents: 1999,
+      status: 'succeeded',
+      brand: 'visa',
+      last4: '4242',
+      payerId: order.customerId,
+    })
 
-    // readable at the Location by its payer (the bare /payments and /api aliases answer too)
-    const paid = await pay(cardPayment(), { headers: bearer('payer-1') })
-    const location = paid.headers.location as string
-    const read = await payment.app.inject({ method: 'GET', url: location, headers: bearer('payer-1') })
+    // readable at the Location by its payer and an admin; anyone else 403; none 404
+    const location = answer.headers.location as string
+    const read = await payment.app.inject({ method: 'GET', url: location, headers })
     expect(read.statusCode).toBe(200)
-    expect(read.json()).toEqual(paid.json())
+    expect(read.json()).toEqual(created)
     const admin = await payment.app.inject({ method: 'GET', url: location, headers: asAdmin() })
     expect(admin.statusCode).toBe(200)
     const stranger = await payment.app.inject({ method: 'GET', url: location, headers: bearer() })
@@ -89,33 +111,70 @@ describe('POST /payments', () => {
       headers: asAdmin(),
     })
     expectErrorEnvelope(missing, 404, 'NOT_FOUND')
+    // the bare /payments and /api aliases answer too
     for (const url of ['/payments', '/api/payments']) {
-      expect((await pay(cardPayment(), { url })).statusCode, url).toBe(201)
+      const another = await payable()
+      expect((await pay(cardPayment(another.order), { url, headers: another.headers })).statusCode, url).toBe(
+        201,
+      )
     }
   })
 
+  it("when the order's payment step or an admin paid it, then its customer reads the payment (the order's payment link) and a stranger may not", async () => {
+    const { order, headers } = await payable()
+    const byAdmin = await pay(cardPayment(order), { headers: asAdmin() })
+    expect(byAdmin.statusCode).toBe(201)
+    const url = byAdmin.headers.location as string
+    expect((await payment.app.inject({ method: 'GET', url, headers })).json()).toEqual(byAdmin.json())
+    expectErrorEnvelope(await payment.app.inject({ method: 'GET', url, headers: bearer() }), 403, 'FORBIDDEN')
+
+    const charged = placedOrder({ token: await providerToken(provider.url, cards.succeeds) })
+    const step = await handleOrderPlaced(payment, charged)
+    if (step.outcome !== 'processed') throw new Error(`the order step answered ${step.outcome}`)
+    const stepUrl = `/api/v1/payments/${step.paymentId}`
+    const read = await payment.app.inject({
+      method: 'GET',
+      url: stepUrl,
+      headers: bearer(charged.customerId),
+    })
+    expect(read.statusCode).toBe(200)
+    expect(read.json()).toMatchObject({
+      paymentId: step.paymentId,
+      orderId: charged.orderId,
+      status: 'succeeded',
+    })
+    expectErrorEnvelope(
+      await payment.app.inject({ method: 'GET', url: stepUrl, headers: bearer() }),
+      403,
+      'FORBIDDEN',
+    )
+  })
+
   it('when a provider token pays, then 201 with the brand and last four the provider knows', async () => {
+    const { order, headers } = await payable()
     const token = await providerToken(provider.url, cards.succeeds)
-    const answer = await pay({ orderId: randomUUID(), amount: 5, source: { token } })
+    const answer = await pay({ orderId: order.orderId, amount: order.total, source: { token } }, { headers })
     expect(answer.statusCode).toBe(201)
-    expect(answer.json()).toMatchObject({ status: 'succeeded', amount: 5, brand: 'visa', last4: '4242' })
+    expect(answer.json()).toMatchObject({ status: 'succeeded', amount: 19.99, brand: 'visa', last4: '4242' })
   })
 
   it('when the Idempotency-Key header is missing, then 400 and nothing is charged', async () => {
-    const body = cardPayment()
-    expectErrorEnvelope(await pay(body, { key: null }), 400, 'BAD_REQUEST')
-    expectErrorEnvelope(await pay(body, { key: '' }), 400, 'BAD_REQUEST')
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 0, failedCharges: 0 })
+    const { order, headers } = await payable()
+    const body = cardPayment(order)
+    expectErrorEnvelope(await pay(body, { key: null, headers }), 400, 'BAD_REQUEST')
+    expectErrorEnvelope(await pay(body, { key: '', headers }), 400, 'BAD_REQUEST')
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 0, failedCharges: 0 })
   })
 
   it('when there are no credentials, then 401 before anything else', async () => {
-    expectErrorEnvelope(await pay(cardPayment(), { headers: {} }), 401, 'UNAUTHORIZED')
+    const { order } = await payable()
+    expectErrorEnvelope(await pay(cardPayment(order), { headers: {} }), 401, 'UNAUTHORIZED')
   })
 
   it('when the same key comes again with the same body, then the stored answer is replayed and the card is charged once', async () => {
+    const { order, headers } = await payable()
     const key = randomUUID()
-    const headers = bearer()
-    const body = cardPayment()
+    const body = cardPayment(order)
     const first = await pay(body, { key, headers })
     expect(first.statusCode).toBe(201)
     const again = await pay(body, { key, headers })
@@ -123,27 +182,27 @@ describe('POST /payments', () => {
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(again.json()).toEqual(first.json())
     expect(again.headers.location).toBe(first.headers.location)
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 1, charged: 1999 })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, charged: 1999 })
     const [counted] = await payment.sql<
       { count: number }[]
-    >`select count(*)::int from payments where order_id = ${body.orderId}`
+    >`select count(*)::int from payments where order_id = ${order.orderId}`
     expect(counted?.count).toBe(1)
   })
 
   it('when the same key comes with another body, then 422 and nothing more is charged', async () => {
+    const { order, headers } = await payable()
     const key = randomUUID()
-    const headers = bearer()
-    const body = cardPayment()
+    const body = cardPayment(order)
     expect((await pay(body, { key, headers })).statusCode).toBe(201)
     const other = await pay({ ...body, amount: 20 }, { key, headers })
     expectErrorEnvelope(other, 422, 'VALIDATION_ERROR')
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 1, charged: 1999 })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, charged: 1999 })
   })
 
   it('when two requests with one key arrive at once, then one runs (201) and the other is 409; the card is charged once', async () => {
+    const { order, headers } = await payable()
     const key = randomUUID()
-    const headers = bearer()
-    const body = cardPayment(cards.delayed)
+    const body = cardPayment(order, cards.delayed)
     const answers = await Promise.all([pay(body, { key, headers }), pay(body, { key, headers })])
     const statuses = answers.map((answer) => answer.statusCode).sort()
     expect(statuses).toEqual([201, 409])
@@ -154,70 +213,80 @@ describe('POST /payments', () => {
     const later = await pay(body, { key, headers })
     expect(later.statusCode).toBe(201)
     expect(later.headers['idempotent-replayed']).toBe('true')
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 1 })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1 })
   })
 
-  it('when another caller uses the same key, then it is a payment of its own', async () => {
+  it('when another caller uses the same key for their own order, then it is a payment of its own', async () => {
     const key = randomUUID()
-    const body = cardPayment()
-    const mine = await pay(body, { key, headers: bearer() })
-    const theirs = await pay(body, { key, headers: bearer() })
-    expect([mine.statusCode, theirs.statusCode]).toEqual([201, 201])
-    expect(theirs.headers['idempotent-replayed']).toBeUndefined()
-    expect(theirs.json().paymentId).not.toBe(mine.json().paymentId)
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 2 })
+    const mine = await payable()
+    const theirs = await payable()
+    const first = await pay(cardPayment(mine.order), { key, headers: mine.headers })
+    const second = await pay(cardPayment(theirs.order), { key, headers: theirs.headers })
+    expect([first.statusCode, second.statusCode]).toEqual([201, 201])
+    expect(second.headers['idempotent-replayed']).toBeUndefined()
+    expect(second.json().paymentId).not.toBe(first.json().paymentId)
+    expect(await orderSummary(provider.url, theirs.order.orderId)).toMatchObject({ charges: 1 })
   })
 
   it('when the provider refuses the payment method (a card number failing its check, an unknown token), then 422 naming the field, nothing charged', async () => {
-    const orderId = randomUUID()
-    const badNumber = await pay(cardPayment('4242424242424241', orderId))
+    const { order, headers } = await payable()
+    const badNumber = await pay(cardPayment(order, '4242424242424241'), { headers })
     const cardError = expectErrorEnvelope(badNumber, 422, 'VALIDATION_ERROR')
     expect(cardError.details).toEqual([expect.objectContaining({ field: 'source.card.number' })])
-    const unknownToken = await pay({
-      orderId,
-      amount: 5,
-      currency: 'usd',
-      source: { token: 'tok_nobody_made_this' },
-    })
+    const unknownToken = await pay(
+      {
+        orderId: order.orderId,
+        amount: order.total,
+        currency: 'usd',
+        source: { token: 'tok_nobody_made_this' },
+      },
+      { headers },
+    )
     const tokenError = expectErrorEnvelope(unknownToken, 422, 'VALIDATION_ERROR')
     expect(tokenError.details).toEqual([expect.objectContaining({ field: 'source.token' })])
-    expect(await orderSummary(provider.url, orderId)).toMatchObject({ charges: 0 })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 0 })
   })
 
-  it("when the card is declined, then 402 PAYMENT_SERVICE_ERROR with the provider's message, stored and replayed", async () => {
+  it("when the card is declined, then 402 PAYMENT_SERVICE_ERROR with the provider's message, stored and replayed; the order still awaits a payment", async () => {
+    const { order, headers } = await payable()
     const key = randomUUID()
-    const headers = bearer()
-    const body = cardPayment(cards.declined)
+    const body = cardPayment(order, cards.declined)
     const declined = await pay(body, { key, headers })
     const error = expectErrorEnvelope(declined, 402, 'PAYMENT_SERVICE_ERROR')
     expect(error.message).toBe('Your card was declined.')
-    const [row] =
-      await payment.sql`select status, failure_reason, last4 from payments where order_id = ${body.orderId}`
+    const [row] = await payment.sql`
+      select status, failure_reason, last4 from payments where order_id = ${order.orderId} and payer_id is not null`
     expect(row).toEqual({ status: 'failed', failureReason: 'Your card was declined.', last4: '0002' })
 
     const again = await pay(body, { key, headers })
     expectErrorEnvelope(again, 402, 'PAYMENT_SERVICE_ERROR')
     expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 0, failedCharges: 1 })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 0, failedCharges: 1 })
+    // another card pays it
+    expect((await pay(cardPayment(order), { headers })).statusCode).toBe(201)
   })
 
   it('when the provider rate-limits, then 429 RATE_LIMITED with retryAfter 30', async () => {
-    const answer = await pay(cardPayment(cards.rateLimited))
+    const { order, headers } = await payable()
+    const answer = await pay(cardPayment(order, cards.rateLimited), { headers })
     const error = expectErrorEnvelope(answer, 429, 'RATE_LIMITED')
     expect(error.retryAfter).toBe(30)
     expect(answer.headers['retry-after']).toBe('30')
   })
 
-  it('when the provider fails, then 502 PAYMENT_SERVICE_ERROR, not stored: the same key runs again', async () => {
+  it('when the provider fails, then 502 PAYMENT_SERVICE_ERROR, not stored: the same key runs again, and another card may pay the order', async () => {
+    const { order, headers } = await payable()
     const key = randomUUID()
-    const headers = bearer()
-    const body = cardPayment(cards.providerError)
+    const body = cardPayment(order, cards.providerError)
     const before = provider.stats().providerErrors
     expectErrorEnvelope(await pay(body, { key, headers }), 502, 'PAYMENT_SERVICE_ERROR')
     const again = await pay(body, { key, headers })
     expectErrorEnvelope(again, 502, 'PAYMENT_SERVICE_ERROR')
     expect(again.headers['idempotent-replayed']).toBeUndefined()
     expect(provider.stats().providerErrors).toBe(before + 2)
+    // the provider charged nothing: the failed attempt does not hold the order up
+    expect((await pay(cardPayment(order), { headers })).statusCode).toBe(201)
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1 })
   })
 
   it('when the logs are read, then no card number is in them', async () => {
@@ -232,46 +301,58 @@ describe('POST /payments', () => {
 })
 
 describe('POST /payments when the provider cannot answer', () => {
-  it('when the provider is down, then 503 SERVICE_UNAVAILABLE, and the key is free again', async () => {
+  it('when the provider is down, then 503 SERVICE_UNAVAILABLE, nothing is stored for the key, and it runs again', async () => {
     const down = await buildPaymentTestApp({
       ...tokenEnv,
       PAYMENT_PROVIDER_URL: `http://127.0.0.1:${await closedPort()}`,
     })
     try {
+      const { order, headers } = await payable(down)
       const key = randomUUID()
-      const headers = bearer()
-      const body = cardPayment()
+      const body = cardPayment(order)
       expectErrorEnvelope(await pay(body, { key, headers, app: down }), 503, 'SERVICE_UNAVAILABLE')
-      const [counted] = await down.sql<{ count: number }[]>`select count(*)::int from idempotency_keys`
-      expect(counted?.count).toBe(0)
-      expectErrorEnvelope(await pay(body, { key, headers, app: down }), 503, 'SERVICE_UNAVAILABLE')
+      const rows = await down.sql`select status, response_status from idempotency_keys`
+      expect(rows).toEqual([{ status: 'released', responseStatus: null }])
+      const again = await pay(body, { key, headers, app: down })
+      expectErrorEnvelope(again, 503, 'SERVICE_UNAVAILABLE')
+      expect(again.headers['idempotent-replayed']).toBeUndefined()
     } finally {
       await down.close()
     }
   })
 
-  it('when the provider does not answer in time, then 503; a retry with the key after it charged gets that charge, once', async () => {
+  it('when the provider does not answer in time, then 503; another key is 409 meanwhile; a retry with the key after it charged gets that charge, once, and the order moves on', async () => {
     const slow = await buildPaymentTestApp({
       ...tokenEnv,
       PAYMENT_PROVIDER_URL: provider.url,
       PAYMENT_PROVIDER_TIMEOUT_MS: '1000',
+      // the reconciler stays out of the way: the retry settles the charge
+      PAYMENT_RECONCILE_INTERVAL_MS: '3600000',
     })
     try {
+      const { order, headers } = await payable(slow)
       const key = randomUUID()
-      const headers = bearer()
       const token = await providerToken(provider.url, cards.hangs)
-      const body = { orderId: randomUUID(), amount: 12.5, source: { token } }
+      const body = { orderId: order.orderId, amount: order.total, source: { token } }
       const startedAt = Date.now()
       expectErrorEnvelope(await pay(body, { key, headers, app: slow }), 503, 'SERVICE_UNAVAILABLE')
       expect(Date.now() - startedAt).toBeLessThan(2400)
 
+      // its outcome is unknown: another payment of the order is refused rather than made beside it
+      const other = await pay(cardPayment(order), { headers, app: slow })
+      expectErrorEnvelope(other, 409, 'CONFLICT')
+
       // the provider charges after its hang all the same; the retry reaches it with the same provider key
       await new Promise((resolve) => setTimeout(resolve, 2000))
-      expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 1 })
+      expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1 })
       const retried = await pay(body, { key, headers, app: slow })
       expect(retried.statusCode).toBe(201)
-      expect(retried.json()).toMatchObject({ orderId: body.orderId, status: 'succeeded', amount: 12.5 })
-      expect(await orderSummary(provider.url, body.orderId)).toMatchObject({ charges: 1, charged: 1250 })
+      expect(retried.json()).toMatchObject({ orderId: order.orderId, status: 'succeeded', amount: 19.99 })
+      expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, charged: 1999 })
+      const events = await slow.sql<{ eventType: string; payload: { data: { paymentId?: string } } }[]>`
+        select event_type, payload from outbox where aggregate_id = ${order.orderId} order by id`
+      expect(events.map((event) => event.eventType)).toEqual(['payment.failed', 'payment.processed'])
+      expect(events[1]?.payload.data.paymentId).toBe(retried.json().paymentId)
     } finally {
       await slow.close()
     }

@@ -1,15 +1,17 @@
 // The charge reconciler: a charge of the order step whose outcome the provider did not tell in time (the hang card,
 // past the adapter's 5 s timeout) leaves a pending charge attempt; a round replays it at the provider (simulator)
 // with the same key and parameters and settles it: the late charge refunded when the saga compensated meanwhile,
-// payment.processed when the saga still waits, left pending while the provider still runs the first call. Real
+// payment.processed when the saga still waits, left pending while the provider still runs the first call; a
+// customer's payment (POST /payments) timed out the same way pays the order or is refunded. Real
 // PostgreSQL and the simulator; each round is called directly (the clock is set an hour apart).
 import { randomUUID } from 'node:crypto'
 import { transaction } from '@meridian/db'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
-import { eventually } from '@meridian/testkit'
+import { accessToken, eventually, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChargeAttempt } from '../src/data/charge-attempts-repository.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
+import { orderAwaitingPayment } from './support/orders.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
 
 /** the hang card answers (and charges) this long after the call: past the adapter's 5 s timeout */
@@ -21,6 +23,7 @@ let payment: PaymentTestApp
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0, hangMs })
   payment = await buildPaymentTestApp({
+    ...tokenEnv,
     PAYMENT_PROVIDER_URL: provider.url,
     // the clock stays out of the way: the tests run each round themselves
     PAYMENT_RECONCILE_INTERVAL_MS: '3600000',
@@ -191,6 +194,66 @@ describe('a charge whose outcome was unknown', () => {
       { orderId: data.orderId, outcome: 'processed', paymentId: expect.any(String) },
     ])
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 0 })
+  })
+})
+
+describe("a customer's payment whose outcome was unknown (POST /payments)", () => {
+  const bearer = (subject: string) => ({ authorization: `Bearer ${accessToken('user', subject)}` })
+
+  /** An order awaiting payment, paid with the hang card: the adapter gives up after 5 s (503). */
+  async function timedOutPayment() {
+    const order = await orderAwaitingPayment(payment, { total: 12.5 })
+    const token = await providerToken(provider.url, cards.hangs)
+    const answer = await payment.app.inject({
+      method: 'POST',
+      url: '/api/v1/payments',
+      headers: { ...bearer(order.customerId), 'idempotency-key': randomUUID() },
+      payload: { orderId: order.orderId, amount: 12.5, source: { token } },
+    })
+    expect(answer.statusCode).toBe(503)
+    expect(await attemptOf(order.orderId)).toMatchObject({ status: 'pending', token })
+    return order
+  }
+
+  it('when the customer never retries, then a round records the late charge as their payment and answers payment.processed: the order moves on', async () => {
+    const order = await timedOutPayment()
+    await providerCharged(order.orderId)
+    const [reconciled] = resultOf(await round(), order.orderId)
+    expect(reconciled).toEqual({
+      orderId: order.orderId,
+      outcome: 'processed',
+      paymentId: expect.any(String),
+    })
+    const { payment: _token, ...content } = order
+    expect(await eventsOf(order.orderId)).toEqual(['payment.failed', 'payment.processed'])
+    expect((await dataOf(order.orderId))[1]).toEqual({ ...content, paymentId: reconciled?.paymentId })
+    const [row] =
+      await payment.sql`select payer_id, status from payments where id = ${reconciled?.paymentId ?? ''}`
+    expect(row).toEqual({ payerId: order.customerId, status: 'succeeded' })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, refunds: 0 })
+  })
+
+  it('when the saga cancelled the order meanwhile, then a round refunds the late charge and answers payment.refunded', async () => {
+    const order = await timedOutPayment()
+    expect(await refundOrder(order.orderId, 'cancelled by the customer')).toEqual({
+      outcome: 'nothing to refund',
+    })
+    await providerCharged(order.orderId)
+    const [reconciled] = resultOf(await round(), order.orderId)
+    expect(reconciled).toEqual({ orderId: order.orderId, outcome: 'refunded', paymentId: expect.any(String) })
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({
+      charges: 1,
+      refunds: 1,
+      charged: 1250,
+      refunded: 1250,
+    })
+    expect(await eventsOf(order.orderId)).toEqual(['payment.failed', 'payment.refunded', 'payment.refunded'])
+    expect((await dataOf(order.orderId))[2]).toEqual({
+      orderId: order.orderId,
+      paymentId: reconciled?.paymentId,
+      amount: 12.5,
+      reason: 'cancelled by the customer',
+    })
   })
 })
 

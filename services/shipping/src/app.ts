@@ -1,6 +1,6 @@
 // The shipping service as a Fastify app: the chassis with its database, Redis, authentication and the event
-// backbone's metrics; shipments (routes/shipments) created by its consumers (events/) from inventory.reserved and the
-// saga's shipment.requested, and delivered by admins or carriers, every change with its event through the outbox
+// backbone's metrics; shipments (routes/shipments) created by its consumer (events/) of the saga's
+// shipment.requested, and delivered by admins or carriers, every change with its event through the outbox
 // (domain/, data/). Never listens; main.ts and tests build it.
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
@@ -26,7 +26,7 @@ export type ShippingDependencies = ServiceDependencies<ShippingConfig, Sql>
 /** The app and what main.ts hands to the event backbone, built from one repository and its use cases. */
 export interface ShippingService {
   app: ServiceApp
-  /** for eventsPlugin: inventory.reserved and shipment.requested create the order's shipment */
+  /** for eventsPlugin: shipment.requested creates the order's shipment */
   consumers: AnyServiceConsumer[]
   shipments: ShipmentUseCases
 }

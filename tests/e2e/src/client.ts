@@ -7,6 +7,7 @@ import type {
   DeliveredShipment,
   Order,
   OrderStatus,
+  Payment,
   PlacedOrder,
   Product,
   Shipment,
@@ -76,13 +77,14 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     base: string,
     method: string,
     path: string,
-    init: { token?: string; body?: unknown } = {},
+    init: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
   ): Promise<ApiResponse<Body>> {
     const response = await fetch(`${base}${path}`, {
       method,
       headers: {
         ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
         ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+        ...init.headers,
       },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       signal: AbortSignal.timeout(30_000),
@@ -305,6 +307,22 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
         )
       }
       return summary as ProviderSummary
+    },
+
+    /**
+     * POST /api/v1/payments as the caller with a card tokenized at the provider, under a new Idempotency-Key unless
+     * one is given; whatever it answers.
+     */
+    async pay(
+      caller: Caller,
+      options: { orderId: string; amount: number; card?: string; idempotencyKey?: string },
+    ): Promise<ApiResponse<Payment>> {
+      const token = await client.tokenizeCard(options.card ?? cards.good)
+      return call<Payment>(gatewayUrl, 'POST', '/api/v1/payments', {
+        token: caller.token,
+        headers: { 'idempotency-key': options.idempotencyKey ?? unique('payment') },
+        body: { orderId: options.orderId, amount: options.amount, source: { token } },
+      })
     },
 
     /** The order's shipments (GET /api/v1/shipments?orderId=), as an admin sees them. */

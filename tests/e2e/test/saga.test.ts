@@ -41,6 +41,11 @@ describe('the order saga', () => {
 
     const order = await client.orderReaches(customer, orderId, 'delivered', patience)
     expect(order._links.cancel).toBeUndefined()
+    expect(order._links.shipment).toEqual({ href: `/api/v1/shipments/${shipment.id}`, method: 'GET' })
+    expect(order._links.payment).toEqual({
+      href: expect.stringMatching(/^\/api\/v1\/payments\//),
+      method: 'GET',
+    })
     expect((await client.cancelOrder(customer, orderId)).status).toBe(409)
   })
 

@@ -24,6 +24,10 @@ export interface OrderRecord {
   createdAt: Date
   updatedAt: Date
   items: OrderItemRecord[]
+  /** the payment that paid it (payment.processed), as its saga recorded it; null until then */
+  paymentId: string | null
+  /** its shipment (shipment.created), as its saga recorded it; null until then */
+  shipmentId: string | null
 }
 
 export interface NewOrder {
@@ -43,7 +47,10 @@ export interface LockedOrder {
 }
 
 // bigint columns come back as text from postgres.js: read back as numbers (at most 10^10 cents, exact)
-type OrderRow = Omit<OrderRecord, 'totalCents' | 'items'> & { totalCents: string | number }
+type OrderRow = Omit<OrderRecord, 'totalCents' | 'items' | 'paymentId' | 'shipmentId'> & {
+  totalCents: string | number
+}
+type StepIds = Pick<OrderRecord, 'paymentId' | 'shipmentId'>
 type ItemRow = Omit<OrderItemRecord, 'priceCents'> & { orderId: string; priceCents: string | number }
 
 const orderColumns = [
@@ -76,6 +83,17 @@ export function createOrdersRepository(db: Queryable) {
     return byOrder
   }
 
+  /** The payment and shipment ids the orders' sagas recorded (the order's links). */
+  async function stepIdsOf(orderIds: readonly string[], sql: Queryable): Promise<Map<string, StepIds>> {
+    if (orderIds.length === 0) return new Map()
+    const rows = await sql<(StepIds & { orderId: string })[]>`
+      select order_id, payment_id, shipment_id from sagas
+      where order_id = any(${sql.array([...orderIds])}::uuid[])`
+    return new Map(rows.map(({ orderId, ...ids }) => [orderId, ids]))
+  }
+
+  const noStepIds: StepIds = { paymentId: null, shipmentId: null }
+
   return {
     /** Inserts the order and its items (lines numbered in the order given). */
     async insert(order: NewOrder, sql: Queryable = db): Promise<OrderRecord> {
@@ -97,14 +115,24 @@ export function createOrdersRepository(db: Queryable) {
           ${sql.array(order.items.map((item) => item.quantity))}::int[],
           ${sql.array(order.items.map((item) => item.priceCents))}::bigint[]
         ) with ordinality as item(product_id, name, quantity, price_cents, line)`
-      return { ...row, totalCents: Number(row.totalCents), items: order.items.map((item) => ({ ...item })) }
+      return {
+        ...row,
+        totalCents: Number(row.totalCents),
+        items: order.items.map((item) => ({ ...item })),
+        ...noStepIds,
+      }
     },
 
     async findById(id: string, sql: Queryable = db): Promise<OrderRecord | undefined> {
       const [row] = await sql<OrderRow[]>`select ${sql(orderColumns)} from orders where id = ${id}`
       if (!row) return undefined
-      const items = (await itemsOf([row.id], sql)).get(row.id) ?? []
-      return { ...row, totalCents: Number(row.totalCents), items }
+      const [items, stepIds] = await Promise.all([itemsOf([row.id], sql), stepIdsOf([row.id], sql)])
+      return {
+        ...row,
+        totalCents: Number(row.totalCents),
+        items: items.get(row.id) ?? [],
+        ...(stepIds.get(row.id) ?? noStepIds),
+      }
     },
 
     /** The payment provider's token the order was placed with (the saga's payment.requested carries it). */
@@ -146,10 +174,8 @@ export function createOrdersRepository(db: Queryable) {
         createdAt: Date
         updatedAt: Date
       }>(sql, request)
-      const items = await itemsOf(
-        rows.map((row) => row.id),
-        sql,
-      )
+      const ids = rows.map((row) => row.id)
+      const [items, stepIds] = await Promise.all([itemsOf(ids, sql), stepIdsOf(ids, sql)])
       return {
         total,
         rows: rows.map((row) => ({
@@ -161,6 +187,7 @@ export function createOrdersRepository(db: Queryable) {
           createdAt: row.createdAt as Date,
           updatedAt: row.updatedAt as Date,
           items: items.get(row.id) ?? [],
+          ...(stepIds.get(row.id) ?? noStepIds),
         })),
       }
     },

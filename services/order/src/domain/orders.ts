@@ -9,6 +9,7 @@ import {
   maximumMinorUnits,
   type Order,
   type OrderLinks,
+  type OrderResourceLinks,
   type OrderStatus,
   type PlacedOrder,
   type PlaceOrderBody,
@@ -35,10 +36,27 @@ export const orderHref = (id: string) => `/api/v1/orders/${id}`
 
 export const isCancellable = (status: OrderStatus): boolean => cancellableOrderStatuses.includes(status)
 
+export const paymentHref = (paymentId: string) => `/api/v1/payments/${paymentId}`
+export const shipmentHref = (shipmentId: string) => `/api/v1/shipments/${shipmentId}`
+
 /** `self`, and `cancel` while the order can still be cancelled. */
 export function orderLinks(id: string, status: OrderStatus): OrderLinks {
   const links: OrderLinks = { self: { href: orderHref(id), method: 'GET' } }
   if (isCancellable(status)) links.cancel = { href: `${orderHref(id)}/cancel`, method: 'POST' }
+  return links
+}
+
+/**
+ * An order's links: `self`, `cancel` while it can be cancelled, and `payment` and `shipment` once its saga heard of
+ * them (the ids payment.processed and shipment.created carried).
+ */
+export function orderResourceLinks(
+  record: Pick<OrderRecord, 'id' | 'status' | 'paymentId' | 'shipmentId'>,
+): OrderResourceLinks {
+  const links: OrderResourceLinks = { self: { href: orderHref(record.id), method: 'GET' } }
+  if (isCancellable(record.status)) links.cancel = { href: `${orderHref(record.id)}/cancel`, method: 'POST' }
+  if (record.paymentId) links.payment = { href: paymentHref(record.paymentId), method: 'GET' }
+  if (record.shipmentId) links.shipment = { href: shipmentHref(record.shipmentId), method: 'GET' }
   return links
 }
 
@@ -58,7 +76,7 @@ export function presentOrder(record: OrderRecord): Order {
     shippingAddress: record.shippingAddress,
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
-    _links: orderLinks(record.id, record.status),
+    _links: orderResourceLinks(record),
   }
 }
 
@@ -231,10 +249,12 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
     },
 
     /**
-     * Cancels an order that has not shipped: its saga turns `cancelled`, the order `cancelling`, and order.cancelled
-     * and the first compensation (release the stock, then refund) go out in the same transaction; the order is
-     * `cancelled` once the compensations have answered. Cancelling again while it is cancelling answers the same,
-     * without a second event; an order past the point of cancelling (shipped, delivered, cancelled, failed) is a 409.
+     * Cancels an order whose shipment step has not begun: its saga turns `cancelled`, the order `cancelling`, and
+     * order.cancelled and the first compensation (release the stock, then refund) go out in the same transaction; the
+     * order is `cancelled` once the compensations have answered. Cancelling again while it is cancelling answers the
+     * same, without a second event; an order past the point of cancelling (reserved: its shipment was asked for;
+     * shipped, delivered, cancelled, failed) is a 409. The order's row is locked first, as the saga's consumers lock
+     * it: a cancel and the reservation that starts the shipment step commit one after the other, never both.
      */
     async cancelOrder(id: string, principal: Principal): Promise<CancelledOrder> {
       const conflict = (status: string) =>

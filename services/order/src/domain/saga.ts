@@ -3,13 +3,17 @@
 // commands to send, the step-log lines and any escalation out. No I/O: domain/saga-process.ts applies the decision
 // in one transaction with the order's status and the outbox.
 //
-// Forward steps are choreographed (payment charges on order.placed, inventory reserves on payment.processed,
-// shipping ships on inventory.reserved); the process manager watches them, asks again when a step does not answer
-// in time (payment.requested, inventory.reservation_requested, shipment.requested), and on failure or cancellation
-// runs the compensations in reverse order, one after the other: release the stock (inventory.release_requested),
-// then refund the payment (payment.refund_requested), each retried with backoff and escalated when it still fails.
+// The payment and inventory steps are choreographed (payment charges on order.placed, inventory reserves on
+// payment.processed); the shipment step is commanded: reaching inventory_reserved sends shipment.requested, in the
+// transaction that holds the order's row, so a customer's cancel (which takes the same row first) and the start of
+// the shipment step exclude each other — a cancel is refused from inventory_reserved on, and a cancelled saga never
+// asks for a shipment. The process manager watches the steps, asks again when one does not answer in time
+// (payment.requested, inventory.reservation_requested, shipment.requested), and on failure or cancellation runs the
+// compensations in reverse order, one after the other: release the stock (inventory.release_requested), then refund
+// the payment (payment.refund_requested), each retried with backoff and escalated when it still fails.
 // Events of different topics arrive in any order: a forward event moves the saga as far as it proves (a reservation
-// proves the payment), and a forward success that arrives after the saga failed or was cancelled is undone again.
+// proves the payment), and a forward success that arrives after the saga failed or was cancelled is undone again —
+// except a payment of an order whose payment failed (the customer paid it with POST /payments): the saga goes on.
 import type { CompensationState, OrderStatus, SagaState, SagaStep, StepOutcome } from '@meridian/contracts'
 
 export type ForwardStep = Extract<SagaStep, 'payment' | 'inventory' | 'shipment'>
@@ -199,7 +203,8 @@ function forward(
         orderStatus: instance.orderStatus === 'delivered' ? 'delivered' : orderStatusIn[reached],
       },
       deadlineInMs: awaited ? timing.stepTimeoutMs : null,
-      commands: [],
+      // the shipment step is the saga's to start (never both a cancel and a shipment): shipping ships on request
+      commands: awaited === 'shipment' ? [{ type: 'shipment.requested', attempt: 1 }] : [],
       log: [
         { step, outcome: 'succeeded', attempt: instance.step === step ? instance.attempt : 1, detail },
         ...(awaited ? [{ step: awaited, outcome: 'started' as const }] : []),
@@ -350,9 +355,39 @@ function compensatedByOperator(instance: SagaInstance, timing: SagaTiming, reaso
   }
 }
 
+/** True when the order's payment failed and nothing else happened since: the customer may still pay it. */
+export const awaitsPaymentAgain = (instance: SagaInstance): boolean =>
+  instance.state === 'failed' && instance.failedStep === 'payment' && instance.compensation === 'none'
+
+/**
+ * A payment of an order whose payment had failed (the customer paid it with POST /payments): the saga goes on from
+ * there as if the payment step had succeeded — the order is paid, inventory reserves on the same payment.processed.
+ */
+function paidAgain(instance: SagaInstance, timing: SagaTiming, paymentId: string): SagaDecision {
+  return {
+    next: {
+      ...instance,
+      paymentId,
+      state: 'payment_processed',
+      step: 'inventory',
+      attempt: 1,
+      failedStep: null,
+      failureReason: null,
+      orderStatus: 'paid',
+    },
+    deadlineInMs: timing.stepTimeoutMs,
+    commands: [],
+    log: [
+      { step: 'payment', outcome: 'succeeded', detail: `${paymentId} (paid after the payment failed)` },
+      { step: 'inventory', outcome: 'started' },
+    ],
+  }
+}
+
 export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTiming): SagaDecision {
   switch (fact.kind) {
     case 'payment.processed':
+      if (awaitsPaymentAgain(instance)) return paidAgain(instance, timing, fact.paymentId)
       return forward(instance, timing, 'payment_processed', 'payment', { paymentId: fact.paymentId })
     case 'inventory.reserved':
       return forward(instance, timing, 'inventory_reserved', 'inventory', {
@@ -418,8 +453,10 @@ export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTimin
       )
 
     case 'cancel': {
-      const paymentFailed = instance.state === 'failed' && instance.compensation === 'none'
-      if (!paymentFailed && !(isRunning(instance.state) && instance.state !== 'shipped')) {
+      // once the shipment step has begun (inventory_reserved sent shipment.requested) the order may be shipping:
+      // a cancel then would refund an order that ships, so it is refused
+      const beforeShipment = instance.state === 'created' || instance.state === 'payment_processed'
+      if (!awaitsPaymentAgain(instance) && !beforeShipment) {
         throw new SagaConflict(`the order can no longer be cancelled (saga ${instance.state})`)
       }
       const cancelled: SagaInstance = {

@@ -1,7 +1,7 @@
-// Charge attempts of the order step in PostgreSQL (migrations/0003_charge_attempts.sql): SQL only; every function
-// takes the pool or an open transaction. An attempt is recorded through the pool right before the provider is called
-// (so it outlives a rolled-back consumer transaction) and settled once the outcome is known. It keeps the provider
-// token only, never card data.
+// Charge attempts in PostgreSQL (migrations/0003_charge_attempts.sql, 0004): the order step's and POST /payments';
+// SQL only; every function takes the pool or an open transaction. An attempt is recorded through the pool right
+// before the provider is called (so it outlives a rolled-back transaction) and settled once the outcome is known. It
+// keeps the provider token only, never card data.
 import type { EventData } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
 
@@ -11,15 +11,19 @@ export type ChargeAttemptStatus = 'pending' | 'settled'
 export type ChargedOrderData = Omit<EventData<'order.placed'>, 'payment'>
 
 export interface ChargeAttempt {
-  /** the provider's Idempotency-Key of the charge: `order-<orderId>` */
+  /** the provider's Idempotency-Key of the charge: `order-<orderId>`, or a POST /payments request's `pay-…` */
   idempotencyKey: string
   orderId: string
+  /** who pays: the caller of POST /payments; null for the order step (order.placed, payment.requested) */
+  payerId: string | null
   amountCents: number
   currency: string
   /** a provider token (tok_…): never log it */
   token: string
   orderData: ChargedOrderData
   status: ChargeAttemptStatus
+  /** the payment its charge was recorded as, once settled with a charge; null otherwise */
+  paymentId: string | null
   createdAt: Date
   checkedAt: Date | null
 }
@@ -27,6 +31,8 @@ export interface ChargeAttempt {
 export interface NewChargeAttempt {
   idempotencyKey: string
   orderId: string
+  /** the caller of POST /payments; absent for the order step */
+  payerId?: string | null
   amountCents: number
   currency: string
   token: string
@@ -34,8 +40,8 @@ export interface NewChargeAttempt {
 }
 
 const columns = (sql: Queryable) =>
-  sql`idempotency_key, order_id, amount_cents::float8 as amount_cents, currency, token, order_data, status,
-      created_at, checked_at`
+  sql`idempotency_key, order_id, payer_id, amount_cents::float8 as amount_cents, currency, token, order_data, status,
+      payment_id, created_at, checked_at`
 
 export function createChargeAttemptsRepository(db: Queryable) {
   return {
@@ -45,15 +51,24 @@ export function createChargeAttemptsRepository(db: Queryable) {
      */
     async record(attempt: NewChargeAttempt, sql: Queryable = db): Promise<void> {
       await sql`
-        insert into charge_attempts (idempotency_key, order_id, amount_cents, currency, token, order_data)
-        values (${attempt.idempotencyKey}, ${attempt.orderId}, ${attempt.amountCents}, ${attempt.currency},
-          ${attempt.token}, ${sql.json(attempt.orderData as Parameters<typeof sql.json>[0])})
+        insert into charge_attempts (idempotency_key, order_id, payer_id, amount_cents, currency, token, order_data)
+        values (${attempt.idempotencyKey}, ${attempt.orderId}, ${attempt.payerId ?? null}, ${attempt.amountCents},
+          ${attempt.currency}, ${attempt.token}, ${sql.json(attempt.orderData as Parameters<typeof sql.json>[0])})
         on conflict (idempotency_key) do update set status = 'pending'`
     },
 
-    /** The outcome of the attempt is known and recorded (a payment of the order): nothing left to reconcile. */
-    async settle(idempotencyKey: string, sql: Queryable = db): Promise<void> {
-      await sql`update charge_attempts set status = 'settled' where idempotency_key = ${idempotencyKey}`
+    /**
+     * The outcome of the attempt is known and recorded (a payment of the order, named when it charged): nothing left
+     * to reconcile.
+     */
+    async settle(
+      idempotencyKey: string,
+      sql: Queryable = db,
+      paymentId: string | null = null,
+    ): Promise<void> {
+      await sql`
+        update charge_attempts set status = 'settled', payment_id = coalesce(${paymentId}::uuid, payment_id)
+        where idempotency_key = ${idempotencyKey}`
     },
 
     /** The reconciler asked the provider now (its outcome was still unknown). */
@@ -78,6 +93,16 @@ export function createChargeAttemptsRepository(db: Queryable) {
         where idempotency_key = ${idempotencyKey} and status = 'pending'
         for update`
       return row
+    },
+
+    /** True when a charge of the order under another key is pending: its outcome is not known yet. */
+    async hasPendingOfOrder(orderId: string, exceptKey: string, sql: Queryable = db): Promise<boolean> {
+      const [row] = await sql<{ pending: boolean }[]>`
+        select exists (
+          select 1 from charge_attempts
+          where order_id = ${orderId} and status = 'pending' and idempotency_key <> ${exceptKey}
+        ) as pending`
+      return row?.pending ?? false
     },
 
     async findByKey(idempotencyKey: string, sql: Queryable = db): Promise<ChargeAttempt | undefined> {

@@ -105,6 +105,15 @@ async function refusingBadSources<T>(call: Promise<T>, refusals: Refusals): Prom
   }
 }
 
+/**
+ * True when the provider answered the call with a failure of its own (a 5xx): it did not take the charge, unlike a
+ * call left without an answer (a timeout, 503), whose charge may still be made, or one it still runs (409).
+ */
+export function isProviderFailure(error: unknown): boolean {
+  const cause = error instanceof AppError ? error.cause : undefined
+  return cause instanceof UpstreamStatusError && cause.status >= 500
+}
+
 export function createPaymentProvider({
   baseUrl,
   timeoutMs = 5000,

@@ -25,6 +25,11 @@ export interface PaymentRecord {
 
 export interface NewPayment {
   orderId: string
+  /**
+   * the order's charge (one per order: a unique index); default: a succeeded payment is. False only for a charge
+   * recorded to be refunded because the order has its charge already.
+   */
+  orderCharge?: boolean
   payerId?: string | null
   amountCents: number
   currency: string
@@ -41,15 +46,19 @@ const columns = (sql: Queryable) =>
 
 export function createPaymentsRepository(db: Queryable) {
   return {
-    /** The new payment; undefined when its provider charge is recorded already (a replayed charge). */
+    /**
+     * The new payment; undefined when its provider charge is recorded already (a replayed charge), or when it would
+     * be a second charge of the order (the order's charge is another payment).
+     */
     async insert(payment: NewPayment, sql: Queryable = db): Promise<PaymentRecord | undefined> {
+      const orderCharge = payment.orderCharge ?? payment.status === 'succeeded'
       const [row] = await sql<PaymentRecord[]>`
         insert into payments (order_id, payer_id, amount_cents, currency, status, provider_charge_id, brand, last4,
-          failure_reason)
+          failure_reason, order_charge)
         values (${payment.orderId}, ${payment.payerId ?? null}, ${payment.amountCents}, ${payment.currency},
           ${payment.status}, ${payment.providerChargeId ?? null}, ${payment.brand ?? null}, ${payment.last4 ?? null},
-          ${payment.failureReason?.slice(0, 500) ?? null})
-        on conflict (provider_charge_id) where provider_charge_id is not null do nothing
+          ${payment.failureReason?.slice(0, 500) ?? null}, ${orderCharge})
+        on conflict do nothing
         returning ${columns(sql)}`
       return row
     },
@@ -60,17 +69,21 @@ export function createPaymentsRepository(db: Queryable) {
     },
 
     /**
-     * Records a succeeded charge, or, when the provider replayed one recorded already (its charge id is unique),
-     * answers that record.
+     * Records a succeeded charge as the order's charge, or, when the provider replayed one recorded already (its
+     * charge id is unique), answers that record; undefined when the order's charge is another payment.
      */
     async recordCharge(
       payment: NewPayment & { providerChargeId: string },
       sql: Queryable = db,
-    ): Promise<PaymentRecord> {
-      const record =
-        (await this.insert(payment, sql)) ?? (await this.findByChargeId(payment.providerChargeId, sql))
-      if (!record) throw new Error(`charge ${payment.providerChargeId} is neither new nor recorded`)
-      return record
+    ): Promise<PaymentRecord | undefined> {
+      return (await this.insert(payment, sql)) ?? (await this.findByChargeId(payment.providerChargeId, sql))
+    },
+
+    /** The order's charge (succeeded, or refunded since); undefined while the order has none. */
+    async findChargeOfOrder(orderId: string, sql: Queryable = db): Promise<PaymentRecord | undefined> {
+      const [row] = await sql<PaymentRecord[]>`
+        select ${columns(sql)} from payments where order_id = ${orderId} and order_charge`
+      return row
     },
 
     async findByChargeId(chargeId: string, sql: Queryable = db): Promise<PaymentRecord | undefined> {

@@ -1,6 +1,6 @@
 // Idempotency-Key rules of POST /payments (IETF httpapi idempotency-key draft, Stripe's storage rules): what a key
 // is, how a request is fingerprinted, which outcomes are stored, and the key sent on to the provider.
-import { createHash, createHmac } from 'node:crypto'
+import { createHmac, randomUUID } from 'node:crypto'
 import { AppError, ErrorCode } from '@meridian/contracts'
 
 export const idempotencyKeyHeader = 'idempotency-key'
@@ -44,12 +44,12 @@ export function requestFingerprint(scope: string, key: string, body: unknown): s
 }
 
 /**
- * The provider's Idempotency-Key for a payment request: one per (caller, key), so a retry that runs again (after a
- * 5xx, which is not stored here) reaches the provider with the same key and is never charged twice.
+ * A new provider Idempotency-Key for a payment request, unique to it. It is kept with the caller's key
+ * (data/idempotency-keys-repository.ts): a retry of the same request (after a 5xx, which is not stored here) reaches
+ * the provider with it again and is never charged twice, while a new request — after the caller's key expired, or
+ * with another body — never replays an earlier charge at the provider.
  */
-export function providerChargeKey(scope: string, key: string): string {
-  return `pay-${createHash('sha256').update(`${scope}\n${key}`).digest('hex')}`
-}
+export const newProviderChargeKey = (): string => `pay-${randomUUID()}`
 
 /** Stripe's rule: an outcome is stored (and replayed) unless it is a 5xx, which a retry may run again. */
 export const isStoredOutcome = (status: number): boolean => status < 500

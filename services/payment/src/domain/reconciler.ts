@@ -1,32 +1,34 @@
-// The charge reconciler: settles the order step's charges whose outcome was left unknown (the provider did not answer
-// in time, so the consumer's transaction rolled back while the provider may still charge). Each round takes the
-// pending charge attempts (data/charge-attempts-repository.ts) made at least `afterMs` ago and, one order at a time
-// in a transaction of its own under the order's advisory lock (an order another process holds is skipped for this
-// round), replays the charge at the provider with the same Idempotency-Key and parameters: the provider answers the
-// first call's outcome.
+// The charge reconciler: settles the charges whose outcome was left unknown (the provider did not answer in time, so
+// the transaction rolled back while the provider may still charge): the order step's, and customers' (POST
+// /payments). Each round takes the pending charge attempts (data/charge-attempts-repository.ts) made at least
+// `afterMs` ago and, one order at a time in a transaction of its own under the order's advisory lock (an order
+// another process holds is skipped for this round), replays the charge at the provider with the same
+// Idempotency-Key and parameters: the provider answers the first call's outcome. What the outcome does to the order
+// is charge-settlement.ts':
 // - succeeded: the payment is recorded (once per provider charge); when the order's refund was requested meanwhile
-//   (the saga compensated: payment.refund_requested found nothing to refund), the late charge is refunded at once and
-//   payment.refunded appended; else, when the order got no answer yet, payment.processed is appended (the saga
-//   waits for it). The attempt is settled.
-// - declined (402), refused (422) or rate-limited (429): the failed payment is recorded, payment.failed appended
-//   unless the refund was requested or the order was answered already; settled.
+//   (the saga compensated: payment.refund_requested found nothing to refund), or the order has another charge, the
+//   late charge is refunded at once and payment.refunded appended; else, when the order is not paid yet,
+//   payment.processed is appended (the saga waits for it, or goes on from payment_failed). The attempt is settled.
+// - declined (402), refused (422) or rate-limited (429): the failed payment is recorded; for the order step
+//   payment.failed is appended unless the refund was requested or the order was answered already; settled.
 // - still running at the provider (409 idempotency_in_progress), unavailable (503) or failing (502): left pending for
 //   a later round. A call that never reached the provider charges now: it is handled as above.
 // Each reconciliation is logged at info with its orderId (never the token) and counted by outcome.
-import { AppError, fromMinorUnits } from '@meridian/contracts'
+import { AppError } from '@meridian/contracts'
 import { type Sql, type TransactionSql, transaction } from '@meridian/db'
-import { appendToOutbox, createEvent } from '@meridian/events'
 import type { ChargeAttempt, ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
+import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { PaymentProvider, ProviderCharge } from '../data/payment-provider.ts'
 import type { PaymentsRepository } from '../data/payments-repository.ts'
-import { definitiveChargeFailures, processedData, serviceSource } from './payments.ts'
+import { settleCharge, settleDecline } from './charge-settlement.ts'
+import { definitiveChargeFailures } from './payment-data.ts'
 
 export type ReconcileOutcome =
-  /** the late charge was refunded (the order's refund had been requested): payment.refunded appended */
+  /** the late charge was refunded (the order's refund had been requested, or it has another charge): payment.refunded */
   | 'refunded'
-  /** the charge succeeded and the saga still waited: payment.processed appended */
+  /** the charge succeeded and the order was not paid yet: payment.processed appended */
   | 'processed'
-  /** the charge was declined or refused: payment.failed appended */
+  /** the charge was declined or refused: recorded, and for the order step payment.failed appended */
   | 'failed'
   /** the outcome is recorded, no event was due (the order was answered already, or refunded already) */
   | 'settled'
@@ -54,6 +56,8 @@ export interface ReconcilerLogger {
 export interface ChargeReconcilerDependencies {
   sql: Sql
   payments: PaymentsRepository
+  /** the orders payment heard of: a charge that pays one marks it paid */
+  orders: OrdersRepository
   chargeAttempts: ChargeAttemptsRepository
   provider: PaymentProvider
   logger: ReconcilerLogger
@@ -65,12 +69,12 @@ export interface ChargeReconcilerDependencies {
   counter?: { inc(labels: { outcome: ReconcileOutcome }): void }
 }
 
-/** The provider key of the refund of a late charge: one per provider charge, stable across retried rounds. */
-export const lateRefundKey = (orderId: string, chargeId: string) => `refund-${orderId}-${chargeId}`
+export { lateRefundKey } from './charge-settlement.ts'
 
 export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
   const { sql, payments, chargeAttempts, provider, logger } = deps
   const batchSize = deps.batchSize ?? 50
+  const settlement = { payments, orders: deps.orders, provider }
 
   /** The recorded outcome of a replayed successful charge, under the order's lock in `tx`. */
   async function succeeded(
@@ -78,50 +82,8 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
     charge: ProviderCharge,
     tx: TransactionSql,
   ): Promise<Reconciliation> {
-    const { orderId } = attempt
-    // an order-step payment recorded before this one means the order was answered (processed or failed)
-    const answered = (await payments.findLatestOfOrderStep(orderId, tx)) !== undefined
-    const record = await payments.recordCharge(
-      {
-        orderId,
-        amountCents: attempt.amountCents,
-        currency: attempt.currency,
-        status: 'succeeded',
-        providerChargeId: charge.id,
-        brand: charge.brand,
-        last4: charge.last4,
-      },
-      tx,
-    )
-
-    const refundRequest = await payments.findRefundRequest(orderId, tx)
-    if (refundRequest) {
-      if (record.status !== 'succeeded') return { orderId, outcome: 'settled', paymentId: record.id }
-      // the saga compensated while the charge was unknown: the charge it never heard of is refunded now
-      const refund = await provider.refund({
-        chargeId: charge.id,
-        idempotencyKey: lateRefundKey(orderId, charge.id),
-      })
-      await payments.markRefunded(record.id, record.refundedCents + refund.amount, tx)
-      const refunded = createEvent(
-        'payment.refunded',
-        {
-          orderId,
-          paymentId: record.id,
-          amount: fromMinorUnits(refund.amount),
-          reason: refundRequest.reason,
-        },
-        { source: serviceSource },
-      )
-      await appendToOutbox(tx, refunded, { aggregateId: orderId })
-      return { orderId, outcome: 'refunded', paymentId: record.id }
-    }
-    if (answered) return { orderId, outcome: 'settled', paymentId: record.id }
-    const processed = createEvent('payment.processed', processedData(attempt.orderData, record.id), {
-      source: serviceSource,
-    })
-    await appendToOutbox(tx, processed, { aggregateId: orderId })
-    return { orderId, outcome: 'processed', paymentId: record.id }
+    const { outcome, record } = await settleCharge(settlement, attempt, charge, tx)
+    return { orderId: attempt.orderId, outcome, paymentId: record.id }
   }
 
   /** The recorded outcome of a replayed charge that the provider declined or refused. */
@@ -130,25 +92,8 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
     reason: string,
     tx: TransactionSql,
   ): Promise<Reconciliation> {
-    const { orderId } = attempt
-    const earlier = await payments.findLatestOfOrderStep(orderId, tx)
-    if (!earlier) {
-      await payments.insert(
-        {
-          orderId,
-          amountCents: attempt.amountCents,
-          currency: attempt.currency,
-          status: 'failed',
-          failureReason: reason,
-        },
-        tx,
-      )
-    }
-    if (earlier || (await payments.refundRequested(orderId, tx)))
-      return { orderId, outcome: 'settled', detail: reason }
-    const failed = createEvent('payment.failed', { orderId, reason }, { source: serviceSource })
-    await appendToOutbox(tx, failed, { aggregateId: orderId })
-    return { orderId, outcome: 'failed', detail: reason }
+    const outcome = await settleDecline(settlement, attempt, reason, tx)
+    return { orderId: attempt.orderId, outcome, detail: reason }
   }
 
   /** One attempt, in a transaction of its own under the order's advisory lock. */
@@ -179,7 +124,7 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
         return { orderId, outcome: 'pending', detail: error instanceof Error ? error.message : String(error) }
       }
       const result = await succeeded(attempt, charge, tx)
-      await chargeAttempts.settle(attempt.idempotencyKey, tx)
+      await chargeAttempts.settle(attempt.idempotencyKey, tx, result.paymentId)
       return result
     })
   }

@@ -1,6 +1,5 @@
-// Shipment use cases: creating a reserved order's shipment (from inventory.reserved, or the saga's retry
-// shipment.requested), reading one in its hypermedia form, listing, and delivering. Every state change and its event
-// commit in one transaction (outbox).
+// Shipment use cases: creating a reserved order's shipment (on the saga's shipment.requested), reading one in its
+// hypermedia form, listing, and delivering. Every state change and its event commit in one transaction (outbox).
 import {
   AppError,
   type DeliveredShipment,
@@ -52,7 +51,7 @@ export function presentShipment(record: ShipmentRecord): Shipment {
   }
 }
 
-/** What the shipment step knows of a reserved order: inventory.reserved's data (shipment.requested's, less attempt). */
+/** What the shipment step knows of a reserved order: shipment.requested's data, less its attempt and reservation. */
 export interface OrderToShip {
   orderId: string
   customerId?: string | undefined

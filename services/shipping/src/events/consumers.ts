@@ -1,6 +1,8 @@
-// Shipping's consumers: one typed handler per consumed event type, each a call of the shipment use case in the
-// consumer's transaction (the one that records the event in the inbox), so the shipment, its shipment.created and the
-// record commit together.
+// Shipping's consumer: the saga's shipment.requested, a call of the shipment use case in the consumer's transaction
+// (the one that records the event in the inbox), so the shipment, its shipment.created and the record commit
+// together. The shipment step is the saga's command, not a reaction to inventory.reserved: the order service sends
+// shipment.requested in the transaction that holds the order's row when its stock is reserved, so a customer's cancel
+// (which takes that row too) and a shipment never both happen.
 import type { EventType } from '@meridian/contracts'
 import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
 import type { ShipmentUseCases } from '../domain/shipments.ts'
@@ -8,16 +10,10 @@ import type { ShipmentUseCases } from '../domain/shipments.ts'
 /** The consumer group of the shipping service: its inbox key and its retries' `consumer-group` header. */
 export const consumerGroup = 'shipping'
 
-/** inventory.reserved: the order's stock is held, so its shipment is created (a redelivery is the inbox's to skip). */
-export const onInventoryReserved =
-  (shipments: ShipmentUseCases): EventHandler<'inventory.reserved'> =>
-  async (event, tx) => {
-    await shipments.createOrderShipment(event.data, tx)
-  }
-
 /**
- * shipment.requested: the saga asks again (it heard no shipment.created in time). The shipment is created if it is
- * not there yet; if it is, shipment.created is appended again so that the saga gets its answer.
+ * shipment.requested: the saga asks for the reserved order's shipment (first when its stock is reserved, again when
+ * it heard no shipment.created in time). The shipment is created if it is not there yet; if it is, shipment.created
+ * is appended again so that the saga gets its answer.
  */
 export const onShipmentRequested =
   (shipments: ShipmentUseCases): EventHandler<'shipment.requested'> =>
@@ -26,7 +22,7 @@ export const onShipmentRequested =
     await shipments.createOrderShipment(order, tx, { announceExisting: true })
   }
 
-export type ShippingEventType = 'inventory.reserved' | 'shipment.requested'
+export type ShippingEventType = 'shipment.requested'
 
 export interface ShippingConsumersOptions {
   /** the consumer group; default 'shipping' */
@@ -43,12 +39,6 @@ export function shippingConsumers(
   const topicOf = <Type extends ShippingEventType & EventType>(type: Type) =>
     topics[type] === undefined ? {} : { topic: topics[type] }
   return [
-    consumer({
-      type: 'inventory.reserved',
-      group,
-      handler: onInventoryReserved(shipments),
-      ...topicOf('inventory.reserved'),
-    }),
     consumer({
       type: 'shipment.requested',
       group,

@@ -8,7 +8,7 @@ import type { ShippingTestApp } from './app.ts'
 
 export const testAddress = { street: '1 Main Street', city: 'Springfield', zip: '12345' }
 
-/** A reserved order as inventory.reserved describes it: the customer's, with an address and one line. */
+/** A reserved order as shipment.requested describes it: the customer's, with an address and one line. */
 export const reservedOrder = (overrides: Partial<OrderToShip> = {}): OrderToShip => ({
   orderId: randomUUID(),
   customerId: randomUUID(),
@@ -17,7 +17,7 @@ export const reservedOrder = (overrides: Partial<OrderToShip> = {}): OrderToShip
   ...overrides,
 })
 
-/** The order's shipment, created as the inventory.reserved consumer creates it (with its shipment.created). */
+/** The order's shipment, created as the shipment.requested consumer creates it (with its shipment.created). */
 export async function createTestShipment(
   shipping: ShippingTestApp,
   overrides: Partial<OrderToShip> = {},

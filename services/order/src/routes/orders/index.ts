@@ -137,7 +137,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       onRequest,
       schema: {
         tags,
-        summary: "An order's full details and its links (self; cancel while it can be cancelled)",
+        summary:
+          "An order's full details and its links (self; cancel while it can be cancelled; payment and shipment once known)",
         description:
           "Another customer's order answers 404, as an unknown one does: its existence is not told.",
         security: security.required,
@@ -155,7 +156,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       schema: {
         tags,
         summary:
-          'Cancel an order: 202, it is cancelling (compensations run asynchronously); 409 once shipped, delivered, cancelled or failed',
+          'Cancel an order: 202, it is cancelling (compensations run asynchronously); 409 once its shipment step has begun (reserved, shipped, delivered) or it is cancelled or failed',
         security: security.required,
         params: OrderIdParams,
         response: { 202: CancelledOrder, ...errorResponses(401, 404, 409) },

@@ -1,5 +1,5 @@
 // Who may do what with the payments resource: any authenticated caller (bearer token, session or API key) pays;
-// a payment is read by its payer or an admin (checked by the use case, which knows the payer).
+// a payment is read by its payer, its order's customer or an admin (checked by the use case, which knows both).
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { PaymentsGuards } from './index.ts'
 

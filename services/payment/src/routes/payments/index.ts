@@ -1,4 +1,5 @@
-// /payments: paying an order under an Idempotency-Key (POST), and reading a payment (GET, its payer or an admin).
+// /payments: paying an order under an Idempotency-Key (POST), and reading a payment (GET, its payer, the customer of
+// its order, or an admin).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppError, CreatePaymentBody, Payment, PaymentIdParams } from '@meridian/contracts'
 import { errorResponses, security } from '@meridian/service-kit'
@@ -49,6 +50,7 @@ function payerOf(request: FastifyRequest): Payer {
   return {
     subject: principal.subject,
     isAdmin: principal.role === 'admin' || principal.roles.includes('admin'),
+    isUser: principal.kind === 'user',
   }
 }
 
@@ -73,8 +75,14 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = 
         body: CreatePaymentBody,
         response: {
           201: Payment,
-          ...errorResponses(400, 401, 402, 409, 422, 429, 502, 503),
+          ...errorResponses(400, 401, 402, 404, 409, 422, 429, 502, 503),
         },
+        description:
+          "The order must be one payment knows, the caller's (any, for an admin: another customer's answers 404 as an " +
+          'unknown one does), awaiting a payment (payment_failed: 409 when it is paid, being charged by its ' +
+          'payment step, cancelled or failed, or another payment of it is in progress) and paid with the amount due ' +
+          '(422 naming amount). A refused request charges nothing and is not stored: its key may be used again. A ' +
+          'payment accepted here moves the order on (payment.processed: the saga reserves and ships it).',
       },
     },
     async (request, reply) => {
@@ -98,7 +106,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = 
       onRequest: authenticated,
       schema: {
         tags,
-        summary: 'Read a payment (its payer or an admin)',
+        summary: "Read a payment (its payer, its order's customer, or an admin)",
         security: security.required,
         params: PaymentIdParams,
         response: { 200: Payment, ...errorResponses(401, 403, 404) },

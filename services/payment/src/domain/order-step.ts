@@ -1,0 +1,233 @@
+// The payment step of the order saga: charging a placed order (order.placed, and payment.requested when the saga
+// asks again) and refunding it when the saga compensates (payment.refund_requested). Each runs in the consumer's
+// transaction under the order's advisory lock, so a charge and a refund of one order — and a customer's payment of it
+// (customer-payments.ts) — never interleave. A charge is recorded as a charge attempt before the provider is called,
+// outside the consumer's transaction, so that a charge whose outcome is unknown (the provider timed out) is found
+// and settled later by the charge reconciler (reconciler.ts). Each also keeps payment's record of the order
+// (data/orders-repository.ts) and where its payment stands.
+import { AppError, type EventData, fromMinorUnits, toMinorUnits } from '@meridian/contracts'
+import type { TransactionSql } from '@meridian/db'
+import { appendToOutbox, createEvent } from '@meridian/events'
+import type { ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
+import type { OrdersRepository } from '../data/orders-repository.ts'
+import type { PaymentProvider } from '../data/payment-provider.ts'
+import type { PaymentsRepository } from '../data/payments-repository.ts'
+import {
+  chargedOrderData,
+  defaultCurrency,
+  definitiveChargeFailures,
+  orderCancelled,
+  orderToPay,
+  processedData,
+  serviceSource,
+} from './payment-data.ts'
+
+/** Reason of payment.failed when order.placed carries no payment method. */
+export const noPaymentMethod = 'no payment method'
+
+/** The provider's Idempotency-Key of the order step's charge: every charge of the order step sends it. */
+export const orderChargeKey = (orderId: string) => `order-${orderId}`
+
+/** An order.placed event's payment token (its `payment.token`), if any. */
+export function paymentTokenOf(data: EventData<'order.placed'>): string | undefined {
+  return data.payment?.token
+}
+
+export type ChargeOrderOutcome =
+  | { outcome: 'processed'; paymentId: string }
+  /** payment.failed was appended: declined, no payment method, or the order's refund was requested */
+  | { outcome: 'failed'; reason: string }
+  /** the order was charged already: nothing charged, payment.processed appended again with the same paymentId */
+  | { outcome: 'already processed'; paymentId: string }
+  /** the order's charge was declined already: nothing charged, payment.failed appended again with its reason */
+  | { outcome: 'already failed'; reason: string }
+
+export type RefundOrderOutcome =
+  | { outcome: 'refunded'; paymentIds: string[] }
+  /** no succeeded payment (never charged, or refunded already): payment.refunded with amount 0, no paymentId */
+  | { outcome: 'nothing to refund' }
+
+export interface OrderStepDependencies {
+  payments: PaymentsRepository
+  orders: OrdersRepository
+  /** on the pool: an attempt is recorded outside the consumer's transaction */
+  chargeAttempts: ChargeAttemptsRepository
+  provider: PaymentProvider
+}
+
+/** payment.failed for the order: the order awaits a payment (the customer may pay it). */
+async function answerFailed(
+  deps: OrderStepDependencies,
+  orderId: string,
+  reason: string,
+  tx: TransactionSql,
+): Promise<void> {
+  await deps.orders.markPaymentFailed(orderId, tx)
+  const failed = createEvent('payment.failed', { orderId, reason }, { source: serviceSource })
+  await appendToOutbox(tx, failed, { aggregateId: orderId })
+}
+
+/** payment.processed for the order with the payment that paid it. */
+async function answerProcessed(
+  deps: OrderStepDependencies,
+  data: EventData<'order.placed'>,
+  paymentId: string,
+  tx: TransactionSql,
+): Promise<void> {
+  await deps.orders.markPaid(data.orderId, tx)
+  const processed = createEvent('payment.processed', processedData(chargedOrderData(data), paymentId), {
+    source: serviceSource,
+  })
+  await appendToOutbox(tx, processed, { aggregateId: data.orderId })
+}
+
+/**
+ * The payment step, in the consumer's transaction: order.placed, and payment.requested (the saga asking again after
+ * a timeout). Every call answers with an event. Under the order's advisory lock (a refund or a customer's payment of
+ * the order waits for it, and it for them), with the order recorded (its customer, what is due):
+ * - the order's refund was requested already (payment.refund_requested came first): no charge, payment.failed
+ *   'the order was cancelled';
+ * - the order has its charge (the order step's, or a customer's POST /payments): payment.processed again with that
+ *   paymentId, or payment.failed 'the order was cancelled' when it was refunded;
+ * - the order step's charge was declined already: payment.failed again with the stored reason (the provider is not
+ *   called again);
+ * - else the order's total is charged with its payment token under the provider key `order-<orderId>` (a retry
+ *   after a timeout never charges twice), the payment recorded and payment.processed appended (the order.placed
+ *   data plus paymentId). A decline (402), a refused method (422) or the provider's rate limit (429, which it
+ *   replays for that key) records a failed payment and appends payment.failed; no token appends payment.failed
+ *   'no payment method'. An unavailable or failing provider (503 / 502) throws, so the event is retried and
+ *   finally dead-lettered.
+ * Right before the provider is called, the charge attempt (key, amount, currency, token, order content) is recorded
+ * pending through the pool, outside `tx`: it outlives the rollback of a call that throws (its outcome unknown: the
+ * provider may charge later). A definitive outcome (succeeded, declined, refused) settles it in `tx`; one left
+ * pending is the charge reconciler's (reconciler.ts).
+ */
+export async function chargeOrder(
+  deps: OrderStepDependencies,
+  data: EventData<'order.placed'>,
+  tx: TransactionSql,
+): Promise<ChargeOrderOutcome> {
+  const { payments, chargeAttempts, provider } = deps
+  const { orderId } = data
+  const fail = async (reason: string, outcome: 'failed' | 'already failed' = 'failed') => {
+    await answerFailed(deps, orderId, reason, tx)
+    return { outcome, reason } satisfies ChargeOrderOutcome
+  }
+  const succeed = async (paymentId: string, outcome: 'processed' | 'already processed' = 'processed') => {
+    await answerProcessed(deps, data, paymentId, tx)
+    return { outcome, paymentId } satisfies ChargeOrderOutcome
+  }
+
+  await payments.lockOrder(orderId, tx)
+  // on the pool, not in tx: the order is known (pending) to POST /payments while its charge is at the provider, and
+  // stays known when tx rolls back
+  await deps.orders.record(orderToPay(chargedOrderData(data)))
+  if (await payments.refundRequested(orderId, tx)) return fail(orderCancelled)
+  const charged = await payments.findChargeOfOrder(orderId, tx)
+  if (charged?.status === 'succeeded') return succeed(charged.id, 'already processed')
+  if (charged?.status === 'refunded') return fail(orderCancelled)
+  const earlier = await payments.findLatestOfOrderStep(orderId, tx)
+  if (earlier?.status === 'failed') return fail(earlier.failureReason ?? 'payment failed', 'already failed')
+
+  const amountCents = toMinorUnits(data.total)
+  if (amountCents === undefined || amountCents === 0) return fail('invalid order total')
+  const token = paymentTokenOf(data)
+  if (!token) return fail(noPaymentMethod)
+
+  const idempotencyKey = orderChargeKey(orderId)
+  // on the pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
+  await chargeAttempts.record({
+    idempotencyKey,
+    orderId,
+    amountCents,
+    currency: defaultCurrency,
+    token,
+    orderData: chargedOrderData(data),
+  })
+  let charge: Awaited<ReturnType<PaymentProvider['charge']>>
+  try {
+    charge = await provider.charge({ amountCents, currency: defaultCurrency, orderId, token, idempotencyKey })
+  } catch (error) {
+    // declined, rate-limited, or a payment method the provider refuses: the order's payment failed
+    if (error instanceof AppError && definitiveChargeFailures.includes(error.statusCode)) {
+      await payments.insert(
+        { orderId, amountCents, currency: defaultCurrency, status: 'failed', failureReason: error.message },
+        tx,
+      )
+      await chargeAttempts.settle(idempotencyKey, tx)
+      return fail(error.message)
+    }
+    throw error
+  }
+  const record = await payments.recordCharge(
+    {
+      orderId,
+      amountCents,
+      currency: defaultCurrency,
+      status: 'succeeded',
+      providerChargeId: charge.id,
+      brand: charge.brand,
+      last4: charge.last4,
+    },
+    tx,
+  )
+  // the order's charge was looked up under the lock: another one cannot have come in between
+  if (!record) throw new Error(`charge ${charge.id} would be a second charge of order ${orderId}`)
+  await chargeAttempts.settle(idempotencyKey, tx, record.id)
+  // the provider replayed a charge recorded already (the lookups above missed it): answer with it
+  if (record.status === 'refunded') return fail(orderCancelled)
+  return succeed(record.id)
+}
+
+/**
+ * The saga's compensation (payment.refund_requested), in the consumer's transaction, under the order's advisory lock
+ * (a charge in flight is waited for, then refunded): the request is recorded (a later charge of the order is not
+ * made, and POST /payments refuses it), each succeeded payment of the order is refunded in full at the provider (key
+ * `refund-<orderId>` for the order's first refund, `refund-<orderId>-<paymentId>` for any further payment), marked
+ * refunded, and payment.refunded is appended for it. It always answers: with no succeeded payment left (never
+ * charged, or refunded already) one payment.refunded without paymentId and with amount 0 is appended.
+ */
+export async function refundOrder(
+  deps: Pick<OrderStepDependencies, 'payments' | 'provider'>,
+  order: { orderId: string; reason: string },
+  tx: TransactionSql,
+): Promise<RefundOrderOutcome> {
+  const { payments, provider } = deps
+  await payments.lockOrder(order.orderId, tx)
+  await payments.recordRefundRequest(order.orderId, order.reason, tx)
+  const paid = (await payments.lockSucceededOfOrder(order.orderId, tx)).filter(
+    (payment) => payment.providerChargeId !== null,
+  )
+  if (paid.length === 0) {
+    const nothing = createEvent(
+      'payment.refunded',
+      { orderId: order.orderId, amount: 0, reason: order.reason },
+      { source: serviceSource },
+    )
+    await appendToOutbox(tx, nothing, { aggregateId: order.orderId })
+    return { outcome: 'nothing to refund' }
+  }
+  // the order's first refund takes the key `refund-<orderId>`; a payment refunded after it (charged before the rule
+  // of one charge per order) its own
+  let firstKeyTaken = await payments.hasRefunded(order.orderId, tx)
+  for (const payment of paid) {
+    const refund = await provider.refund({
+      chargeId: payment.providerChargeId ?? '',
+      idempotencyKey: firstKeyTaken ? `refund-${order.orderId}-${payment.id}` : `refund-${order.orderId}`,
+    })
+    firstKeyTaken = true
+    await payments.markRefunded(payment.id, payment.refundedCents + refund.amount, tx)
+    const refunded = createEvent(
+      'payment.refunded',
+      {
+        orderId: order.orderId,
+        paymentId: payment.id,
+        amount: fromMinorUnits(refund.amount),
+        reason: order.reason,
+      },
+      { source: serviceSource },
+    )
+    await appendToOutbox(tx, refunded, { aggregateId: order.orderId })
+  }
+  return { outcome: 'refunded', paymentIds: paid.map((payment) => payment.id) }
+}
