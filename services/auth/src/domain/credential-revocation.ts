@@ -57,8 +57,11 @@ export function createCredentialRevoker(options: CredentialRevokerOptions) {
      */
     async awaitIssuable(userId: string): Promise<void> {
       const revokedBefore = local?.revokedBefore(userId) ?? 0
-      const now = clock()
-      if (revokedBefore > Math.floor(now / 1000) * 1000) await sleep(1000 - (now % 1000))
+      // Checked again after each wait: a Node timer may fire up to a millisecond before Date.now() reaches the
+      // next second (timers run on the monotonic clock, truncated to ms), which left a token in the revoked second.
+      for (let now = clock(); revokedBefore > Math.floor(now / 1000) * 1000; now = clock()) {
+        await sleep(1000 - (now % 1000))
+      }
     },
   }
 }
