@@ -50,6 +50,11 @@ export const AuthEnv = serviceEnv({
   /** failed logins for one (normalised) email within the window before 429, whether the account exists or not */
   LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5 }),
   LOGIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
+  /**
+   * how often revocations not yet delivered to Redis (a failed delivery, a crash after the commit, create-admin's)
+   * are delivered: the most a Redis outage delays one past its end
+   */
+  REVOCATION_DELIVERY_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
 })
 export type AuthConfig = Static<typeof AuthEnv>
 
