@@ -360,6 +360,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     const sharedEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       ...systemSettings,
+      // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway
+      JWT_ISSUER: `http://127.0.0.1:${gatewayPort}`,
       ...options.settings,
       REDIS_URL: redisUrl,
       KAFKA_NAMESPACE: kafkaNamespace,

@@ -7,11 +7,11 @@ const insecureDevelopmentSecret = 'insecure-development-only-signing-key-secret'
 export const AuthEnv = serviceEnv({
   ...ownStoresEnv({ port: 3001, database: 'auth' }),
   // --- OAuth 2.0 / OpenID Connect (src/oidc) ---------------------------------------------------------------
+  // The provider's public address is JWT_ISSUER (service-kit's, shared with every verifier): its issuer, and the
+  // origin of every endpoint it advertises and redirects to, whatever address a request reached auth by.
   // The defaults are public development values: production refuses to start while any secret below is a default.
   /** comma-separated secrets signing the provider's cookies; the first signs, every one verifies (prepend to rotate) */
   OIDC_COOKIE_KEYS: Type.String({ minLength: 32, default: 'insecure-development-oidc-cookie-key-0001' }),
-  /** trust X-Forwarded-Proto/Host/For: only behind a proxy that overwrites them, else clients could forge them */
-  OIDC_TRUST_PROXY: Type.Boolean({ default: false }),
   /** comma-separated, matched exactly: the public SPA client `meridian-spa` (PKCE, no secret) */
   OIDC_SPA_REDIRECT_URIS: Type.String({
     minLength: 1,
@@ -71,6 +71,33 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
   ) {
     problems.push('SIGNING_KEY_ENCRYPTION_SECRET: must be set in production (the default is public)')
   }
+  const issuerProblem = publicOriginProblem(config.JWT_ISSUER)
+  if (issuerProblem) problems.push(`JWT_ISSUER: ${issuerProblem}`)
   if (problems.length > 0) throw new ConfigError(problems)
   return config
+}
+
+/**
+ * Why a value cannot be the provider's public address, or undefined when it can: an http(s) origin (no path, query,
+ * fragment or credentials), since the provider serves its endpoints at the root of that origin (the gateway's).
+ */
+export function publicOriginProblem(value: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return 'must be an absolute URL, e.g. https://api.example.com (the public address of the gateway)'
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL'
+  if (
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    (url.pathname !== '/' && url.pathname !== '')
+  ) {
+    return 'must be an origin only (scheme, host and port), e.g. https://api.example.com'
+  }
+  if (value.endsWith('/')) return 'must not end with a slash (it is compared as written, e.g. in `iss`)'
+  return undefined
 }
