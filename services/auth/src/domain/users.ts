@@ -39,7 +39,7 @@ export const normaliseEmail = (email: string): string => email.trim().toLowerCas
 /**
  * Whether a change takes rights away, so that the user's current credentials must stop working: a role set (a
  * token or session carries the role it was issued with) or a status other than active. Decided from the request,
- * not from the stored user, so that repeating a change whose revocation failed revokes again.
+ * not from the stored user: a change repeated revokes again.
  */
 export const revokesCredentials = (changes: UserChanges): boolean =>
   changes.role !== undefined || (changes.status !== undefined && changes.status !== 'active')
