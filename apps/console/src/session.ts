@@ -40,8 +40,10 @@ const pendingKey = 'meridian-console-pkce'
 const redirectUri = () => `${location.origin}${import.meta.env.BASE_URL}`
 
 /**
- * The provider as this page reaches it: its metadata read through the gateway, its endpoints on the gateway's
- * origin (the issuer names auth's own address, which a browser may not reach).
+ * The provider as this page reaches it: its metadata read through the gateway, its endpoints on this page's own
+ * origin. The provider advertises them on its public address (JWT_ISSUER, the gateway's), which is this origin when
+ * the gateway serves the console; the development server (Vite, proxying to the gateway) is another origin, and the
+ * provider's cookies must stay on the one the browser uses.
  */
 async function authorizationServer(): Promise<oauth.AuthorizationServer> {
   const metadata = await api<oauth.AuthorizationServer>('GET', '/.well-known/openid-configuration')

@@ -362,6 +362,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       ...systemSettings,
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
       SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
+      // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway
+      JWT_ISSUER: `http://127.0.0.1:${gatewayPort}`,
       ...options.settings,
       REDIS_URL: redisUrl,
       KAFKA_NAMESPACE: kafkaNamespace,

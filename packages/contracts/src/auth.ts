@@ -43,6 +43,16 @@ export const RefreshBody = Type.Object(
 )
 export type RefreshBody = Static<typeof RefreshBody>
 
+/**
+ * POST /logout's body, optional: the refresh token whose whole family is revoked (a client of the token pairs
+ * signing out). Whatever the token, the answer is the same 204: nothing is revealed about it.
+ */
+export const LogoutBody = Type.Object(
+  { refreshToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })) },
+  { additionalProperties: false },
+)
+export type LogoutBody = Static<typeof LogoutBody>
+
 /** The server-side session of the cookie-session mode (spec: Session record), stored as JSON in Redis. */
 export const SessionRecord = Type.Object({
   userId: Type.String(),

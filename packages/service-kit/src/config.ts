@@ -80,8 +80,11 @@ export const ServiceEnv = Type.Object({
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   /** where RS256 public keys are published (auth serves it) */
   AUTH_JWKS_URL: Type.String({ minLength: 1, default: 'http://127.0.0.1:3001/.well-known/jwks.json' }),
-  /** `iss` of every token auth signs, and the OpenID Connect issuer */
-  JWT_ISSUER: Type.String({ minLength: 1, default: 'http://localhost:3001' }),
+  /**
+   * `iss` of every token auth signs, and the OpenID Connect issuer: the public address clients reach auth by, which
+   * is the gateway's origin (auth's provider advertises every endpoint there). The same value in every service.
+   */
+  JWT_ISSUER: Type.String({ minLength: 1, default: 'http://127.0.0.1:8080' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'meridian' }),
   /**
    * The secret the services share to call each other's /internal/ routes (sent in X-Service-Credential). A

@@ -44,6 +44,11 @@ export interface AuthDependencies {
    * Connect (src/oidc) is served only when given; without one, RS256 logins fail (an unstarted ring has no key).
    */
   keyRing?: KeyRing
+  /**
+   * where credential revocations are delivered (their Redis key and announcement); `redis` when absent. Tests give
+   * one that fails to prove a failed delivery is repeated.
+   */
+  revocationRedis?: Redis
 }
 
 export async function buildApp({
@@ -52,6 +57,7 @@ export async function buildApp({
   redis,
   logStream,
   keyRing,
+  revocationRedis,
 }: AuthDependencies): Promise<ServiceApp> {
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
@@ -72,6 +78,7 @@ export async function buildApp({
     redis,
     keyRing: keyRing ?? createConfiguredKeyRing(config, sql),
     apiKeys,
+    revocationRedis,
   })
 
   const users = createUserUseCases(createUsersRepository(sql), sql, revoker)

@@ -2,9 +2,10 @@
 // that issue credentials (POST /login, /refresh, /api/auth/refresh, /logout, GET /.well-known/jwks.json).
 import fastifyCookie from '@fastify/cookie'
 import type { Sql } from '@meridian/db'
-import { authPlugin, clockToleranceMs, type ServiceApp } from '@meridian/service-kit'
+import { authPlugin, type ServiceApp, scheduleRounds } from '@meridian/service-kit'
 import type { Redis } from 'ioredis'
 import type { AuthConfig } from './config.ts'
+import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
 import { createCredentialRevocationsStore } from './data/credential-revocations-store.ts'
 import { createLoginFailureCounters } from './data/login-failures.ts'
 import { createRefreshTokensRepository } from './data/refresh-tokens-repository.ts'
@@ -12,7 +13,11 @@ import { createSessionStore } from './data/session-store.ts'
 import { createUsersRepository } from './data/users-repository.ts'
 import { type AccessTokenSigning, createAccessTokenIssuer } from './domain/access-tokens.ts'
 import type { ApiKeyUseCases } from './domain/api-keys.ts'
-import { type CredentialRevoker, createCredentialRevoker } from './domain/credential-revocation.ts'
+import {
+  type CredentialRevoker,
+  createCredentialRevoker,
+  revocationKeepForMs,
+} from './domain/credential-revocation.ts'
 import { createLoginThrottle } from './domain/login-throttle.ts'
 import { createRefreshTokens } from './domain/refresh-tokens.ts'
 import { createSignIn, type SignIn } from './domain/sign-in.ts'
@@ -23,6 +28,7 @@ import {
   keyRingTiming,
   type ManagedKeyRing,
 } from './domain/signing-keys.ts'
+import { createProviderAccounts } from './oidc/postgres-adapter.ts'
 import { jwksRoutes } from './routes/jwks/index.ts'
 import { sessionsRoutes } from './routes/sessions/index.ts'
 import { tokensRoutes } from './routes/tokens/index.ts'
@@ -48,6 +54,8 @@ export interface AuthenticationDependencies {
   keyRing: KeyRing
   /** resolves X-API-Key credentials */
   apiKeys: ApiKeyUseCases
+  /** where credential revocations are delivered; `redis` when absent */
+  revocationRedis?: Redis | undefined
 }
 
 /**
@@ -58,7 +66,7 @@ export interface AuthenticationDependencies {
  */
 export async function registerAuthentication(
   app: ServiceApp,
-  { config, sql, redis, keyRing, apiKeys }: AuthenticationDependencies,
+  { config, sql, redis, keyRing, apiKeys, revocationRedis }: AuthenticationDependencies,
 ): Promise<{ revoker: CredentialRevoker; signIn: SignIn }> {
   const hs256Secret = config.JWT_ALGORITHM === 'HS256' ? config.JWT_SECRET : undefined
   await app.register(authPlugin, {
@@ -80,11 +88,21 @@ export async function registerAuthentication(
     : { algorithm: 'RS256', keyRing }
   const refreshTokensRepository = createRefreshTokensRepository(sql)
   const revoker = createCredentialRevoker({
-    store: createCredentialRevocationsStore(redis),
+    sql,
+    revocations: createCredentialRevocationsRepository(sql),
+    store: createCredentialRevocationsStore(revocationRedis ?? redis),
     local: app.credentialRevocations,
     refreshTokens: refreshTokensRepository,
-    keepForMs:
-      Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.SESSION_TTL_SECONDS) * 1000 + clockToleranceMs,
+    providerAccounts: createProviderAccounts(sql),
+    keepForMs: revocationKeepForMs(config),
+    logger: app.log,
+  })
+  // revocations whose delivery failed, or that a crash or another process (create-admin) left undelivered
+  scheduleRounds(app, {
+    name: 'credential revocations',
+    intervalMs: config.REVOCATION_DELIVERY_INTERVAL_MS,
+    round: () => revoker.deliverPending(),
+    describe: (done) => (done.delivered + done.lapsed > 0 ? done : undefined),
   })
   const signIn = createSignIn({
     users: createUsersRepository(sql),

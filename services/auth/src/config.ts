@@ -11,6 +11,8 @@ import { type Static, Type } from 'typebox'
 export const AuthEnv = serviceEnv({
   ...ownStoresEnv({ port: 3001, database: 'auth' }),
   // --- OAuth 2.0 / OpenID Connect (src/oidc) ---------------------------------------------------------------
+  // The provider's public address is JWT_ISSUER (service-kit's, shared with every verifier): its issuer, and the
+  // origin of every endpoint it advertises and redirects to, whatever address a request reached auth by.
   // The secrets' and redirect addresses' defaults are public development values: production refuses to start while
   // any of them is left (developmentOnlyDefault).
   /** comma-separated secrets signing the provider's cookies; the first signs, every one verifies (prepend to rotate) */
@@ -18,8 +20,6 @@ export const AuthEnv = serviceEnv({
     minLength: 32,
     ...developmentOnlyDefault('insecure-development-oidc-cookie-key-0001'),
   }),
-  /** trust X-Forwarded-Proto/Host/For: only behind a proxy that overwrites them, else clients could forge them */
-  OIDC_TRUST_PROXY: Type.Boolean({ default: false }),
   /** comma-separated, matched exactly: the public SPA client `meridian-spa` (PKCE, no secret) */
   OIDC_SPA_REDIRECT_URIS: Type.String({
     minLength: 1,
@@ -68,6 +68,11 @@ export const AuthEnv = serviceEnv({
   /** failed logins for one (normalised) email within the window before 429, whether the account exists or not */
   LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 5 }),
   LOGIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
+  /**
+   * how often revocations not yet delivered to Redis (a failed delivery, a crash after the commit, create-admin's)
+   * are delivered: the most a Redis outage delays one past its end
+   */
+  REVOCATION_DELIVERY_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
 })
 export type AuthConfig = Static<typeof AuthEnv>
 
@@ -78,6 +83,33 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
   if (config.JWT_ALGORITHM === 'HS256' && !config.JWT_SECRET) {
     problems.push('JWT_SECRET: required when JWT_ALGORITHM is HS256')
   }
+  const issuerProblem = publicOriginProblem(config.JWT_ISSUER)
+  if (issuerProblem) problems.push(`JWT_ISSUER: ${issuerProblem}`)
   if (problems.length > 0) throw new ConfigError(problems)
   return config
+}
+
+/**
+ * Why a value cannot be the provider's public address, or undefined when it can: an http(s) origin (no path, query,
+ * fragment or credentials), since the provider serves its endpoints at the root of that origin (the gateway's).
+ */
+export function publicOriginProblem(value: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return 'must be an absolute URL, e.g. https://api.example.com (the public address of the gateway)'
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL'
+  if (
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    (url.pathname !== '/' && url.pathname !== '')
+  ) {
+    return 'must be an origin only (scheme, host and port), e.g. https://api.example.com'
+  }
+  if (value.endsWith('/')) return 'must not end with a slash (it is compared as written, e.g. in `iss`)'
+  return undefined
 }

@@ -5,9 +5,10 @@ import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { isAppError } from '@meridian/contracts'
 import { createDatabase, isDatabaseUnavailable } from '@meridian/db'
-import { ConfigError, clockToleranceMs, createRedis, loadConfig } from '@meridian/service-kit'
+import { ConfigError, createRedis, loadConfig } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import { AuthEnv } from './config.ts'
+import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
 import { createCredentialRevocationsStore } from './data/credential-revocations-store.ts'
 import { createRefreshTokensRepository } from './data/refresh-tokens-repository.ts'
 import { createUserPasswordsRepository } from './data/user-passwords-repository.ts'
@@ -18,9 +19,10 @@ import {
   createAdminUseCases,
   type PasswordSource,
 } from './domain/admins.ts'
-import { createCredentialRevoker } from './domain/credential-revocation.ts'
+import { createCredentialRevoker, revocationKeepForMs } from './domain/credential-revocation.ts'
 import { createUserUseCases, normaliseEmail } from './domain/users.ts'
 import { migrateAuthDatabase } from './migrations.ts'
+import { createProviderAccounts } from './oidc/postgres-adapter.ts'
 
 export const createAdminUsage = `usage: scripts/create-admin --email <email> [--name <name>] [--reset-password]
 
@@ -109,14 +111,28 @@ export interface CreateAdminOptions extends AdminRequest {
 export async function createAdmin(options: CreateAdminOptions): Promise<AdminOutcome> {
   const sql = createDatabase(options.databaseUrl, { max: 1, applicationName: 'auth-create-admin' })
   const redis = createRedis(options.redisUrl, { connectionName: 'auth-create-admin' })
+  // Redis being unreachable is reported once, by the revoker's warning, not by ioredis on every reconnection
+  redis.on('error', () => {})
   try {
     const { applied } = await migrateAuthDatabase(sql)
     if (applied.length > 0) options.log?.(`applied migrations ${applied.join(', ')}`)
     const users = createUsersRepository(sql)
     const revoker = createCredentialRevoker({
+      sql,
+      revocations: createCredentialRevocationsRepository(sql),
       store: createCredentialRevocationsStore(redis),
       refreshTokens: createRefreshTokensRepository(sql),
-      keepForMs: options.revocationKeepForMs ?? 28_800_000 + clockToleranceMs,
+      providerAccounts: createProviderAccounts(sql),
+      keepForMs:
+        options.revocationKeepForMs ??
+        revocationKeepForMs({ ACCESS_TOKEN_TTL_SECONDS: 900, SESSION_TTL_SECONDS: 28_800 }),
+      // the revocation is committed with the change: a running auth's round delivers it instead
+      logger: {
+        warn: () =>
+          options.log?.(
+            'Redis did not take the revocation of what the user held; the running auth delivers it within seconds',
+          ),
+      },
     })
     const admins = createAdminUseCases({
       sql,
@@ -226,8 +242,7 @@ export async function runCreateAdminCommand(
       resetPassword,
       databaseUrl: config.DATABASE_URL,
       redisUrl: config.REDIS_URL,
-      revocationKeepForMs:
-        Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.SESSION_TTL_SECONDS) * 1000 + clockToleranceMs,
+      revocationKeepForMs: revocationKeepForMs(config),
       password: passwordSource(io, config.MERIDIAN_ADMIN_PASSWORD, normaliseEmail(email)),
       log: (line) => io.stderr.write(`create-admin: ${line}\n`),
     })

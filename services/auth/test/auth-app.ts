@@ -2,6 +2,7 @@
 import { createDatabase, type Sql } from '@meridian/db'
 import type { ServiceApp } from '@meridian/service-kit'
 import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
+import type { Redis } from 'ioredis'
 import { buildApp } from '../src/app.ts'
 import { createConfiguredKeyRing } from '../src/authentication.ts'
 import { type AuthConfig, loadAuthConfig } from '../src/config.ts'
@@ -13,6 +14,8 @@ export type AuthTestApp = ServiceTestApp<AuthConfig, Sql, { app: ServiceApp; key
 export interface AuthTestAppOptions {
   /** a key ring of the test's own (e.g. on a test clock), created on the app's database; started by the builder */
   keyRing?: (sql: Sql, config: AuthConfig) => ManagedKeyRing
+  /** where the app delivers credential revocations (e.g. through a relay that can suffer an outage) */
+  revocationRedis?: Redis
 }
 
 export function buildAuthTestApp(
@@ -29,7 +32,8 @@ export function buildAuthTestApp(
       const keyRing = options.keyRing?.(sql, config) ?? createConfiguredKeyRing(config, sql)
       await keyRing.start()
       onClose(() => keyRing.stop())
-      return { app: await buildApp({ config, sql, redis, keyRing, logStream }), keyRing }
+      const { revocationRedis } = options
+      return { app: await buildApp({ config, sql, redis, keyRing, logStream, revocationRedis }), keyRing }
     },
   })
 }

@@ -106,7 +106,7 @@ export function setCookies(headers: Record<string, unknown>): ParsedCookie[] {
  * an admin without adding a user that list counts would see.
  */
 export function bearerFor(
-  auth: AuthTestApp,
+  auth: Pick<AuthTestApp, 'config' | 'keyRing'>,
   subject: { id?: string; role: UserRole; name?: string; email?: string },
 ): { authorization: string } {
   const issuer = createAccessTokenIssuer({

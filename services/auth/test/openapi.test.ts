@@ -31,9 +31,15 @@ describe('auth OpenAPI document', () => {
 
   it('when /docs/json is fetched, then the credential routes are documented at their spec paths with every status', async () => {
     const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
-    for (const path of ['/login', '/refresh', '/logout', '/api/auth/refresh']) {
+    for (const path of ['/login', '/refresh', '/logout']) {
       expect(Object.keys(document.paths[path] ?? {})).toEqual(['post'])
     }
+    // the cookie's own path: POST refreshes, DELETE signs out of it
+    expect(Object.keys(document.paths['/api/auth/refresh'] ?? {}).sort()).toEqual(['delete', 'post'])
+    expect(Object.keys(document.paths['/logout'].post.responses)).toEqual(
+      expect.arrayContaining(['204', '422']),
+    )
+    expect(JSON.stringify(document.paths['/logout'].post.requestBody)).toContain('refreshToken')
     expect(Object.keys(document.paths['/.well-known/jwks.json'] ?? {})).toEqual(['get'])
     expect(Object.keys(document.paths['/login'].post.responses).sort()).toEqual(
       ['200', '204', '400', '401', '413', '415', '422', '429', '500', '503'].sort(),
@@ -67,6 +73,7 @@ describe('auth OpenAPI document', () => {
     // registration is open; a credential, when sent, lets an admin set role and status
     expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential])
     expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
+    expect(document.paths['/api/auth/refresh'].delete.security).toEqual([{ refreshCookie: [] }])
     for (const path of ['/login', '/refresh', '/logout', '/.well-known/jwks.json']) {
       for (const operation of Object.values(document.paths[path] ?? {}) as { security?: unknown }[]) {
         expect({ path, security: operation.security }).toEqual({ path, security: undefined })

@@ -18,7 +18,26 @@ describe('auth configuration: tokens and keys', () => {
       LOGIN_MAX_FAILURES_PER_ADDRESS: 20,
       LOGIN_MAX_FAILURES_PER_ACCOUNT: 5,
       LOGIN_FAILURE_WINDOW_SECONDS: 900,
+      REVOCATION_DELIVERY_INTERVAL_MS: 1000,
+      // the gateway's public address in development: the issuer of every token and of the OpenID provider
+      JWT_ISSUER: 'http://127.0.0.1:8080',
     })
+  })
+
+  it('when JWT_ISSUER is not an http(s) origin (a path, a trailing slash, a query, credentials, another scheme), then it is refused naming it', () => {
+    for (const issuer of [
+      'https://api.example.com/auth',
+      'https://api.example.com/',
+      'https://api.example.com?x=1',
+      'https://user:pw@api.example.com',
+      'ftp://api.example.com',
+      'api.example.com',
+    ]) {
+      expect(() => loadAuthConfig({ JWT_ISSUER: issuer }), issuer).toThrow(/JWT_ISSUER: must/)
+    }
+    expect(loadAuthConfig({ JWT_ISSUER: 'https://api.example.com:8443' }).JWT_ISSUER).toBe(
+      'https://api.example.com:8443',
+    )
   })
 
   it('when the access-token lifetime is outside 15 to 60 minutes, then the configuration is refused', () => {

@@ -10,6 +10,7 @@ import { startGateway, type TestGateway } from './support/gateway.ts'
 const routes = [{ prefix: '/api/v1/nothing', service: uniqueName('gw-absent') }]
 const allowedOrigin = 'https://shop.example.com'
 const jwtSecret = 'edge-test-secret-that-is-long-enough-123'
+const jwtIssuer = 'http://127.0.0.1:8080'
 
 let shared: TestRedis
 let first: TestGateway
@@ -23,6 +24,7 @@ beforeAll(async () => {
     RATE_LIMIT_SYNC_MS: '0',
     JWT_ALGORITHM: 'HS256',
     JWT_SECRET: jwtSecret,
+    JWT_ISSUER: jwtIssuer,
   }
   first = await startGateway({ routes, env, redis: shared.redis })
   second = await startGateway({ routes, env, redis: shared.redis })
@@ -44,7 +46,7 @@ const tokenFor = (sub: string) =>
   hs256({
     sub,
     role: 'user',
-    iss: 'http://localhost:3001',
+    iss: jwtIssuer,
     aud: 'meridian',
     exp: Math.floor(Date.now() / 1000) + 600,
   })

@@ -56,7 +56,7 @@ export function createAdminUseCases(deps: {
   /** registration itself: the user and its user.registered event in one transaction */
   registration: Pick<UserUseCases, 'registerUser'>
   /** a promotion or a new password signs the user out everywhere, as the same change through the API does */
-  revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>
+  revoker: Pick<CredentialRevoker, 'revokeWithin' | 'deliver'>
 }) {
   const { sql, users, passwords, registration, revoker } = deps
 
@@ -67,8 +67,8 @@ export function createAdminUseCases(deps: {
   }
 
   /**
-   * Role, status (with their user.profile_changed event) and, when given, the password change together or not at
-   * all.
+   * Role, status (with their user.profile_changed event), when given the password, and the revocation of what the
+   * user held, together or not at all.
    */
   function promote(id: string, needsPromotion: boolean, passwordHash: string | undefined) {
     return transaction(sql, async (tx) => {
@@ -82,7 +82,9 @@ export function createAdminUseCases(deps: {
       // removed between the look-up and this transaction
       if (!user)
         throw AppError.notFound('The user was removed while being made an admin; run the command again')
-      return user
+      // what the user held was issued for the old role or password: void it with the change
+      const revocation = needsPromotion || passwordHash ? await revoker.revokeWithin(tx, id) : undefined
+      return { user, revocation }
     })
   }
 
@@ -123,8 +125,9 @@ export function createAdminUseCases(deps: {
       const passwordHash = needsPassword
         ? await hashPassword(await acceptablePassword(readPassword))
         : undefined
-      const user = await promote(existing.id, needsPromotion, passwordHash)
-      if (needsPromotion || passwordHash) await revoker.revokeCredentialsOf(user.id)
+      const { user, revocation } = await promote(existing.id, needsPromotion, passwordHash)
+      // a running auth's round delivers it should this process fail to
+      if (revocation) await revoker.deliver(revocation)
       return {
         action: needsPromotion ? 'promoted' : 'unchanged',
         passwordReset: passwordHash !== undefined,

@@ -15,7 +15,7 @@ export interface PasswordChangeDependencies {
   users: UsersRepository
   passwords: UserPasswordsRepository
   signIn: Pick<SignIn, 'authenticate'>
-  revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>
+  revoker: Pick<CredentialRevoker, 'revokeWithin' | 'deliver'>
 }
 
 export function createPasswordChange({ sql, users, passwords, signIn, revoker }: PasswordChangeDependencies) {
@@ -45,7 +45,8 @@ export function createPasswordChange({ sql, users, passwords, signIn, revoker }:
 
   return {
     /**
-     * The caller is the user or an admin (the route's guard). Signs the user out everywhere, this client too. An
+     * The caller is the user or an admin (the route's guard). Signs the user out everywhere, this client too (the
+     * revocation is written with the new password: OpenID provider sessions and tokens included). An
      * invited user (who cannot sign in, so this is an admin) becomes active with the new password, in its
      * transaction, with a user.profile_changed event.
      */
@@ -61,14 +62,14 @@ export function createPasswordChange({ sql, users, passwords, signIn, revoker }:
         await assertKnowsCurrentPassword(principal, user.email, body, clientAddress)
       }
       const passwordHash = await hashPassword(body.newPassword)
-      const set = await transaction(sql, async (tx) => {
-        if (!(await passwords.setPasswordHash(userId, passwordHash, tx))) return false
+      const revocation = await transaction(sql, async (tx) => {
+        if (!(await passwords.setPasswordHash(userId, passwordHash, tx))) return undefined
         const activated = await users.activateInvited(userId, tx)
         if (activated) await recordProfileChange(tx, activated)
-        return true
+        return revoker.revokeWithin(tx, userId)
       })
-      if (!set) throw AppError.notFound(`User ${userId} not found`)
-      await revoker.revokeCredentialsOf(userId)
+      if (!revocation) throw AppError.notFound(`User ${userId} not found`)
+      await revoker.deliver(revocation)
     },
   }
 }

@@ -75,6 +75,16 @@ export function createRefreshTokens(options: RefreshTokenOptions) {
       throw AppError.unauthorized(invalidRefreshTokenMessage)
     },
 
+    /**
+     * Ends the family of a token, whichever member it is (the newest, a spent one, even a revoked or expired one): a
+     * client signing out with the token it holds ends every token minted from the same login. An unknown token
+     * changes nothing; the caller answers the same either way.
+     */
+    async revokeFamilyOf(token: string): Promise<void> {
+      const known = await repository.findByHash(hashToken(token))
+      if (known) await repository.revokeFamily(known.familyId, new Date(clock()))
+    },
+
     /** Ends a family, e.g. when its user may no longer sign in. */
     async revokeFamily(familyId: string): Promise<void> {
       await repository.revokeFamily(familyId, new Date(clock()))

@@ -97,8 +97,13 @@ export function createSignIn(options: SignInOptions) {
       return { sessionId: await sessions.create(record, sessionTtlSeconds), ttlSeconds: sessionTtlSeconds }
     },
 
-    async closeSession(sessionId: string): Promise<void> {
-      await sessions.delete(sessionId)
+    /**
+     * Signing out: ends the cookie session and revokes the refresh token's whole family, whichever is given. Neither
+     * needs to be live: the outcome (nothing left of them) is the same, and nothing is revealed about them.
+     */
+    async signOut({ sessionId, refreshToken }: { sessionId?: string; refreshToken?: string }): Promise<void> {
+      if (sessionId) await sessions.delete(sessionId)
+      if (refreshToken) await refreshTokens.revokeFamilyOf(refreshToken)
     },
   }
 }

@@ -39,7 +39,7 @@ export const normaliseEmail = (email: string): string => email.trim().toLowerCas
 /**
  * Whether a change takes rights away, so that the user's current credentials must stop working: a role set (a
  * token or session carries the role it was issued with) or a status other than active. Decided from the request,
- * not from the stored user, so that repeating a change whose revocation failed revokes again.
+ * not from the stored user: a change repeated revokes again.
  */
 export const revokesCredentials = (changes: UserChanges): boolean =>
   changes.role !== undefined || (changes.status !== undefined && changes.status !== 'active')
@@ -47,7 +47,7 @@ export const revokesCredentials = (changes: UserChanges): boolean =>
 export function createUserUseCases(
   users: UsersRepository,
   sql: Sql,
-  revoker: Pick<CredentialRevoker, 'revokeCredentialsOf'>,
+  revoker: Pick<CredentialRevoker, 'revokeWithin' | 'deliver'>,
 ) {
   async function getUser(id: string): Promise<{ user: UserRecord; etag: string }> {
     const user = await users.findById(id)
@@ -107,8 +107,8 @@ export function createUserUseCases(
     },
 
     /**
-     * Applies a partial change and, in the same transaction, its user.profile_changed event; with If-Match, only to
-     * the version the client read (else 412).
+     * Applies a partial change and, in the same transaction, its user.profile_changed event and, when it takes rights
+     * away, the revocation of the user's credentials; with If-Match, only to the version the client read (else 412).
      */
     async changeUser(id: string, changes: UpdateUserBody, ifMatch: string | undefined) {
       let expectedVersion: number | undefined
@@ -118,14 +118,19 @@ export function createUserUseCases(
         expectedVersion = user.version
       }
       const normalised = { ...changes, ...(changes.email ? { email: normaliseEmail(changes.email) } : {}) }
-      const updated = await transaction(sql, async (tx) => {
+      const { updated, revocation } = await transaction(sql, async (tx) => {
         await assertMayTakeStatus(id, normalised.status, tx)
         const changed = await users.update(id, normalised, expectedVersion, tx)
-        if (changed) await recordProfileChange(tx, changed)
-        return changed
+        if (!changed) return {}
+        await recordProfileChange(tx, changed)
+        // with the change or not at all: a crash after the commit cannot leave the old rights valid
+        return {
+          updated: changed,
+          revocation: revokesCredentials(normalised) ? await revoker.revokeWithin(tx, changed.id) : undefined,
+        }
       })
       if (updated) {
-        if (revokesCredentials(normalised)) await revoker.revokeCredentialsOf(updated.id)
+        if (revocation) await revoker.deliver(revocation)
         return { user: updated, etag: userETag(updated.id, updated.version) }
       }
       // nothing matched: the user is gone (404), or another write got in between the check and the update (412)
@@ -135,16 +140,16 @@ export function createUserUseCases(
 
     /**
      * Removes the user (their refresh tokens and API keys go with the row) with its user.removed event, and voids
-     * what they still hold.
+     * what they still hold (the revocation in the same transaction).
      */
     async removeUser(id: string): Promise<void> {
-      const removed = await transaction(sql, async (tx) => {
-        const deleted = await users.delete(id, tx)
-        if (deleted) await recordRemoval(tx, id)
-        return deleted
+      const revocation = await transaction(sql, async (tx) => {
+        if (!(await users.delete(id, tx))) return undefined
+        await recordRemoval(tx, id)
+        return revoker.revokeWithin(tx, id)
       })
-      if (!removed) throw AppError.notFound(`User ${id} not found`)
-      await revoker.revokeCredentialsOf(id)
+      if (!revocation) throw AppError.notFound(`User ${id} not found`)
+      await revoker.deliver(revocation)
     },
   }
 }

@@ -55,7 +55,11 @@ export async function interactionRoutes(app: FastifyInstance, { host, accounts }
     const returnTo = await host
       .current()
       .interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission })
-    return reply.redirect(returnTo, 303)
+    // Back to the authorization on the origin the browser came by (returnTo names the public one): the
+    // provider's cookies belong to that origin, which may be another name of the same gateway (localhost and
+    // 127.0.0.1, or the console's development server proxying to it).
+    const { pathname, search } = new URL(returnTo)
+    return reply.redirect(`${pathname}${search}`, 303)
   }
 
   /** Provider errors here mean a stale or foreign interaction: the user starts again from the application. */

@@ -13,7 +13,13 @@
 
 import type { Sql } from '@meridian/db'
 import { ConfigError } from '@meridian/service-kit'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HTTPMethods,
+  onRequestHookHandler,
+} from 'fastify'
 import type { Redis } from 'ioredis'
 import type { AuthConfig } from '../config.ts'
 import { createLoginFailureCounters } from '../data/login-failures.ts'
@@ -75,6 +81,24 @@ const providerEndpoints: [HTTPMethods[], string][] = [
 ]
 
 /**
+ * The provider builds every URL it advertises or redirects to, and decides its cookies' Secure flag, from the scheme
+ * and host of the request (Koa's proxy mode reads them from X-Forwarded-Proto and X-Forwarded-Host). They are set
+ * here from the public address (the issuer: the gateway's origin), replacing whatever the client or the gateway
+ * sent, so discovery names the public origin even when auth is reached at its internal one, and no client can make
+ * it name another. X-Forwarded-For becomes the client address the chassis determined (TRUSTED_PROXIES).
+ */
+function atPublicAddress(issuer: string): onRequestHookHandler {
+  const { protocol, host } = new URL(issuer)
+  const scheme = protocol.slice(0, -1)
+  return async (request) => {
+    const headers = request.raw.headers
+    headers['x-forwarded-proto'] = scheme
+    headers['x-forwarded-host'] = host
+    headers['x-forwarded-for'] = request.ip
+  }
+}
+
+/**
  * The provider's endpoints as Fastify routes that hand the raw request to the provider's Koa app. The provider reads
  * bodies itself, so in this context no parser consumes the stream: the catch-all parser leaves it unread.
  */
@@ -116,7 +140,6 @@ export async function oidcPlugin(app: FastifyInstance, options: OidcPluginOption
         accounts,
         clients: config,
         cookieKeys,
-        trustProxy: config.OIDC_TRUST_PROXY,
         apiAudience: config.JWT_AUDIENCE,
       })
       // Koa would print unhandled errors to stderr; they go to the service log instead, without request bodies
@@ -131,8 +154,12 @@ export async function oidcPlugin(app: FastifyInstance, options: OidcPluginOption
     app.log,
   )
 
-  await app.register(providerRoutes, { host })
-  await app.register(interactionRoutes, { host, accounts })
+  // the provider's endpoints and pages, answering as the public address whatever address reached them
+  await app.register(async (publicAddress) => {
+    publicAddress.addHook('onRequest', atPublicAddress(config.JWT_ISSUER))
+    await publicAddress.register(providerRoutes, { host })
+    await publicAddress.register(interactionRoutes, { host, accounts })
+  })
   await app.register(userinfoRoutes, { userinfo: createUserinfo({ host, accounts, clients: config }) })
 
   // Expired rows are never read (the adapter filters them); this only keeps the table small. Every instance runs

@@ -64,7 +64,6 @@ export interface OidcProviderOptions {
   accounts: Accounts
   clients: ClientsConfig
   cookieKeys: string[]
-  trustProxy: boolean
   /** `aud` of the access tokens for meridianApiResource: the services' JWT_AUDIENCE */
   apiAudience: string
 }
@@ -205,8 +204,9 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
       setPage(ctx, errorPage('Sign-in error', out.error_description ?? 'The request was refused.', out.error))
     },
   })
-  // Behind a proxy the provider must see the client's scheme and host (cookies' Secure flag, endpoint URLs in
-  // discovery); trusting X-Forwarded-* without such a proxy would let any client choose them.
-  provider.proxy = options.trustProxy
+  // The provider takes its scheme and host (endpoint URLs in discovery and redirects, the cookies' Secure flag) from
+  // X-Forwarded-Proto and X-Forwarded-Host, which oidc-plugin.ts sets from the issuer on every request it hands over:
+  // always the public address, never one a client or the internal hop chose.
+  provider.proxy = true
   return provider
 }

@@ -1,11 +1,23 @@
 // POST /login and POST /logout (spec paths, at the root): password login answered with a token pair or a cookie
 // session, and the end of a cookie session.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { AccessTokenResponse, authNames, LoginBody, LoginQuery, TokenPair } from '@meridian/contracts'
+import {
+  AccessTokenResponse,
+  authNames,
+  LoginBody,
+  LoginQuery,
+  LogoutBody,
+  TokenPair,
+} from '@meridian/contracts'
 import { errorResponses } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import type { SignIn } from '../../domain/sign-in.ts'
-import { clearSessionCookie, setRefreshCookie, setSessionCookie } from '../auth-cookies.ts'
+import {
+  clearRefreshCookie,
+  clearSessionCookie,
+  setRefreshCookie,
+  setSessionCookie,
+} from '../auth-cookies.ts'
 
 export interface SessionsRoutesOptions {
   signIn: SignIn
@@ -58,22 +70,40 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
     },
   )
 
-  // Idempotent: without a session cookie, or with one that is already gone, it is 204 too (and clears the cookie).
+  // Idempotent: without a session cookie or refresh token, or with ones already ended or unknown, it is 204 too.
   app.post(
     '/logout',
     {
       schema: {
         tags,
-        summary: 'End the cookie session',
-        description: `Deletes the session named by the \`${authNames.sessionCookie}\` cookie and clears the cookie. 204 whether or not there was a session.`,
+        summary: 'Sign out: end the cookie session and revoke a refresh token',
+        description:
+          `Deletes the session named by the \`${authNames.sessionCookie}\` cookie and clears the cookie. With a JSON ` +
+          'body `{"refreshToken": "…"}` (a client of the token pairs), revokes that token\'s whole family: it and ' +
+          'every token rotated from the same login are refused by `/refresh` from then on, whichever member is sent. ' +
+          `A \`${authNames.refreshCookie}\` cookie sent here is revoked (and cleared) the same way; a browser sends ` +
+          `that cookie only to ${authNames.refreshCookiePath}, where \`DELETE\` revokes it. 204 whether or not ` +
+          'there was a session or the token was known, live or already revoked (nothing is revealed about it, as ' +
+          'RFC 7009 asks of revocation). Access tokens already issued stay valid until they expire.',
+        body: LogoutBody,
         // the cookie is read when sent, never required: no credential is asked for, so none is declared
-        response: { 204: Type.Null({ description: 'no session any more; the cookie is cleared' }) },
+        response: {
+          204: Type.Null({ description: 'no session or refresh family any more; the cookie is cleared' }),
+          ...errorResponses(422),
+        },
+      },
+      // the body is optional (a cookie session signs out with none): no body is the empty one
+      preValidation: async (request) => {
+        request.body ??= {}
       },
     },
     async (request, reply) => {
       const sessionId = request.cookies[authNames.sessionCookie]
-      if (sessionId) await signIn.closeSession(sessionId)
+      const refreshCookie = request.cookies[authNames.refreshCookie]
+      await signIn.signOut({ sessionId, refreshToken: request.body.refreshToken })
+      if (refreshCookie) await signIn.signOut({ refreshToken: refreshCookie })
       clearSessionCookie(reply)
+      if (refreshCookie) clearRefreshCookie(reply)
       return reply.code(204).send(null)
     },
   )

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenResponse, AppError, authNames, RefreshBody, TokenPair } from '@meridian/contracts'
 import { errorResponses, security } from '@meridian/service-kit'
+import { Type } from 'typebox'
 import { invalidRefreshTokenMessage } from '../../domain/refresh-tokens.ts'
 import type { SignIn } from '../../domain/sign-in.ts'
 import { clearRefreshCookie, setRefreshCookie } from '../auth-cookies.ts'
@@ -58,6 +59,27 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<TokensRoutesOptions> = asyn
         if (error instanceof AppError && error.statusCode === 401) clearRefreshCookie(reply)
         throw error
       }
+    },
+  )
+
+  // The refresh cookie reaches only its own path (so it leaks nowhere else): signing out of the cookie mode is a
+  // DELETE of this same resource, which SameSite=Strict keeps other sites from triggering.
+  app.delete(
+    authNames.refreshCookiePath,
+    {
+      schema: {
+        tags,
+        summary: 'Sign out of the refresh-token cookie',
+        description: `Revokes the whole family of the refresh token in the \`${authNames.refreshCookie}\` cookie (it and every token rotated from the same login are refused from then on) and clears the cookie. 204 whether or not a cookie was sent or its token was known, live or already revoked (nothing is revealed about it, as RFC 7009 asks of revocation). Access tokens already issued stay valid until they expire.`,
+        security: security.refreshCookie,
+        response: { 204: Type.Null({ description: 'the refresh family is revoked; the cookie is cleared' }) },
+      },
+    },
+    async (request, reply) => {
+      const refreshToken = request.cookies[authNames.refreshCookie]
+      await signIn.signOut({ refreshToken })
+      clearRefreshCookie(reply)
+      return reply.code(204).send(null)
     },
   )
 }
