@@ -33,9 +33,11 @@ describe('auth configuration: tokens and keys', () => {
       'ftp://api.example.com',
       'api.example.com',
     ]) {
-      expect(() => loadAuthConfig({ JWT_ISSUER: issuer }), issuer).toThrow(/JWT_ISSUER: must/)
+      expect(() => loadAuthConfig({ NODE_ENV: 'test', JWT_ISSUER: issuer }), issuer).toThrow(
+        /JWT_ISSUER: must/,
+      )
     }
-    expect(loadAuthConfig({ JWT_ISSUER: 'https://api.example.com:8443' }).JWT_ISSUER).toBe(
+    expect(loadAuthConfig({ NODE_ENV: 'test', JWT_ISSUER: 'https://api.example.com:8443' }).JWT_ISSUER).toBe(
       'https://api.example.com:8443',
     )
   })
