@@ -97,8 +97,9 @@ export function createSignIn(options: SignInOptions) {
       return { sessionId: await sessions.create(record, sessionTtlSeconds), ttlSeconds: sessionTtlSeconds }
     },
 
+    /** Ends the session (logout): its connections elsewhere are told, by the session store's announcement. */
     async closeSession(sessionId: string): Promise<void> {
-      await sessions.delete(sessionId)
+      await sessions.end(sessionId)
     },
   }
 }
