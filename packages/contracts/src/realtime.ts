@@ -53,6 +53,8 @@ export const realtimeMessages = {
 
 /** The WebSocket close code of a disallowed Origin on /ws. */
 export const originNotAllowedCloseCode = 4001
+/** /ws: the close code of a connection whose credential no longer counts (expired, revoked, logged out) */
+export const credentialFailedCloseCode = 4401
 
 const Uuid = Type.String({ format: 'uuid' })
 const Timestamp = Type.String({ format: 'date-time' })

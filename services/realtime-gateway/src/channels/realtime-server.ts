@@ -7,8 +7,10 @@
 // through a Fastify route (hooks, request ids, maintenance) whose body is left unread for the engine.
 //
 // Every namespace admits a socket through the handshake (channels/handshake.ts); a client's connection is counted once
-// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several instances share rooms, broadcasts and
-// connection-state recovery through Redis streams (@socket.io/redis-streams-adapter).
+// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several
+// instances share rooms, broadcasts and connection-state recovery through Redis streams
+// (@socket.io/redis-streams-adapter). Each socket's credential is watched (session.ts: expiry, refresh, revocations,
+// logout).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Server as HttpServer, IncomingMessage } from 'node:http'
@@ -40,7 +42,7 @@ import type {
   SocketData,
 } from './channel.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
-import { credentialWatcher } from './session.ts'
+import { type CredentialWatcher, credentialWatcher } from './session.ts'
 
 export interface RealtimeServerOptions {
   handshake: Handshake
@@ -70,6 +72,8 @@ export interface RealtimeChannel {
   count(direction: 'received' | 'sent'): void
   /** each socket's credential, for calls to other services on the user's behalf (session.ts swaps it on refresh) */
   credentials: WeakMap<object, SocketCredential>
+  /** every connection's credential, Socket.IO's and /ws': timed, refreshed, ended by revocations and logouts */
+  watcher: CredentialWatcher
   /** the connections of /ws, for shutdown */
   rawSockets: Set<WebSocket>
   /** distinct users connected to any namespace of any instance (a user who left counts for up to 15 s) */
@@ -200,7 +204,14 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     credentials.set(socket, credential)
   }
 
-  const credentialWatch = credentialWatcher({ handshake, credentials, noticeMs: options.tokenNoticeMs, log })
+  const watcher = credentialWatcher({
+    handshake,
+    credentials,
+    revocations: app.credentialRevocations,
+    noticeMs: options.tokenNoticeMs,
+    log,
+  })
+  app.addHook('onClose', async () => watcher.close())
   for (const path of namespacePaths) {
     const namespace = io.of(path)
     namespace.use((socket, next) => {
@@ -225,7 +236,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     })
     namespace.on('connection', (socket) => {
       presence.track(socket)
-      credentialWatch.watch(socket as ChannelSocket<RealtimeNamespace>)
+      watcher.watch(socket as ChannelSocket<RealtimeNamespace>)
     })
   }
 
@@ -281,6 +292,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     },
     count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
     credentials,
+    watcher,
     rawSockets,
     activeUsers: presence.count,
     connectionOpened: counters.connectionOpened,
