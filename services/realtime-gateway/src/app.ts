@@ -26,6 +26,7 @@ import { mainChannel } from './channels/main.ts'
 import { notificationsChannel } from './channels/notifications.ts'
 import { rawWebSocketRoutes } from './channels/raw-websocket.ts'
 import { realtimeServerPlugin } from './channels/realtime-server.ts'
+import { createRoomAccess } from './channels/room-access.ts'
 import { createNotificationsClient } from './clients/notifications.ts'
 import { createServiceMetricsSource } from './clients/service-metrics.ts'
 import { allowedOriginsOf, type RealtimeGatewayConfig } from './config.ts'
@@ -33,8 +34,9 @@ import { createChatRepository } from './data/chat-repository.ts'
 import { createConnectionLimits } from './data/connection-limits.ts'
 import { createDocumentsRepository } from './data/documents-repository.ts'
 import { createPresenceStore } from './data/presence-store.ts'
-import { type ChatUseCases, createChatUseCases } from './domain/chat.ts'
-import { createDocumentUseCases, type DocumentUseCases } from './domain/documents.ts'
+import { channelRoomRule } from './domain/channel-rooms.ts'
+import { type ChatUseCases, chatRoomChannel, createChatUseCases } from './domain/chat.ts'
+import { createDocumentUseCases, type DocumentUseCases, documentChannel } from './domain/documents.ts'
 import { realtimeGatewayConsumers } from './events/consumers.ts'
 import { chatRoomsGuards } from './routes/chat-rooms/access.ts'
 import { chatRoomsRoutes } from './routes/chat-rooms/index.ts'
@@ -122,9 +124,20 @@ export async function buildApp({
     pingIntervalMs: config.RAW_WS_PING_INTERVAL_MS,
   })
 
-  // channels and resources
-  const chat = createChatUseCases({ chat: createChatRepository(sql), sql })
-  const documents = createDocumentUseCases({ documents: createDocumentsRepository(sql), sql })
+  // channels and resources: the use cases tell the channel of lost memberships (the sockets leave those rooms on every
+  // instance), and a recovered socket is put back only into rooms it may still be in
+  const rooms = createRoomAccess(realtime, app.log)
+  const chat = createChatUseCases({
+    chat: createChatRepository(sql),
+    sql,
+    access: rooms.of('/chat', chatRoomChannel),
+  })
+  const documents = createDocumentUseCases({
+    documents: createDocumentsRepository(sql),
+    sql,
+    access: rooms.of('/collab', documentChannel),
+  })
+  realtime.guardRecovery(channelRoomRule({ chat, documents }))
   const notificationService = createDiscoveredUpstream({
     consul,
     name: 'notification',
@@ -141,9 +154,10 @@ export async function buildApp({
   const chatting = chatChannel(realtime.namespace('/chat'), {
     chat,
     presence: createPresenceStore({ redis, prefix, graceMs: config.REALTIME_OFFLINE_GRACE_MS }),
+    rooms,
     log: app.log,
   })
-  collabChannel(realtime.namespace('/collab'), { documents, log: app.log })
+  collabChannel(realtime.namespace('/collab'), { documents, rooms, log: app.log })
   notificationsChannel(realtime.namespace('/notifications'), {
     notifications: createNotificationsClient(notificationService),
     credentials: realtime.credentials,

@@ -48,8 +48,17 @@ export interface SocketData {
   connectedAt: string
 }
 
-/** Events between instances (serverSideEmit): none yet. */
-export type InterServerEvents = Record<string, never>
+/** A room some socket may no longer be in: `userId`'s sockets, or everyone's (null: the room's resource is gone). */
+export interface RoomRevoked {
+  room: string
+  userId: string | null
+}
+
+/** Events between instances (serverSideEmit, through the adapter's stream). */
+export interface InterServerEvents {
+  /** room-access.ts: the sockets concerned leave the room */
+  'room:revoked': (revoked: RoomRevoked) => void
+}
 
 export type ChannelNamespace<Path extends RealtimeNamespace> = Namespace<
   RealtimeNamespaces[Path]['client'],

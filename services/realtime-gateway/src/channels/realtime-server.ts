@@ -9,8 +9,8 @@
 // Every namespace admits a socket through the handshake (channels/handshake.ts); a client's connection is counted once
 // (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several
 // instances share rooms, broadcasts and connection-state recovery through Redis streams
-// (@socket.io/redis-streams-adapter). Each socket's credential is watched (session.ts: expiry, refresh, revocations,
-// logout).
+// (@socket.io/redis-streams-adapter); a recovered socket is put back only into rooms it may still be in. Each socket's
+// credential is watched (session.ts: expiry, refresh, revocations, logout).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Server as HttpServer, IncomingMessage } from 'node:http'
@@ -34,6 +34,7 @@ import type { Redis } from 'ioredis'
 import { Counter, Gauge } from 'prom-client'
 import { Server, type Socket } from 'socket.io'
 import type { WebSocket } from 'ws'
+import type { MayBeIn } from '../domain/channel-rooms.ts'
 import type {
   ChannelNamespace,
   ChannelSocket,
@@ -74,6 +75,11 @@ export interface RealtimeChannel {
   credentials: WeakMap<object, SocketCredential>
   /** every connection's credential, Socket.IO's and /ws': timed, refreshed, ended by revocations and logouts */
   watcher: CredentialWatcher
+  /**
+   * A socket recovered after a short disconnection is put back into its rooms only when its user may be in each (a
+   * chat room's or a document's member still); otherwise it is not recovered (a new socket, in none of them).
+   */
+  guardRecovery(mayBeIn: MayBeIn): void
   /** the connections of /ws, for shutdown */
   rawSockets: Set<WebSocket>
   /** distinct users connected to any namespace of any instance (a user who left counts for up to 15 s) */
@@ -128,14 +134,19 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     // a browser's cross-origin long-polling: exact origins, with credentials (never a wildcard with credentials)
     cors: { origin: [...options.allowedOrigins], methods: ['GET', 'POST'], credentials: true },
   })
+  let mayBeIn: MayBeIn | undefined
+  const adapterOf = createAdapter(options.adapterRedis, {
+    streamName: `${options.redisPrefix}stream`,
+    sessionKeyPrefix: `${options.redisPrefix}session:`,
+    channelPrefix: `${options.redisPrefix}channel`,
+  })
   const io: RealtimeIo = new Server({
     serveClient: false,
     connectTimeout: options.connectTimeoutMs,
-    adapter: createAdapter(options.adapterRedis, {
-      streamName: `${options.redisPrefix}stream`,
-      sessionKeyPrefix: `${options.redisPrefix}session:`,
-      channelPrefix: `${options.redisPrefix}channel`,
-    }),
+    // Socket.IO calls it with `new`: a function, whose returned object is the adapter
+    adapter: function guardedAdapter(nsp: unknown) {
+      return guardedRecovery(adapterOf(nsp), () => mayBeIn, log)
+    } as unknown as ReturnType<typeof createAdapter>,
     // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
     // still passes the handshake (its token may have expired meanwhile)
     connectionStateRecovery: { maxDisconnectionDuration: options.recoveryMs, skipMiddlewares: false },
@@ -200,6 +211,10 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       request: socket.request,
       authToken: socket.handshake.auth.token,
     })
+    // a recovered socket is back in its user's rooms (user:, notifications:): only that user may have it back
+    if (socket.recovered && socket.data?.user?.userId.toLowerCase() !== user.userId.toLowerCase()) {
+      throw new HandshakeRefusal(realtimeMessages.invalidToken, 'UNAUTHORIZED')
+    }
     socket.data = { user, address: admission.address, connectedAt: new Date().toISOString() }
     credentials.set(socket, credential)
   }
@@ -293,6 +308,9 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
     credentials,
     watcher,
+    guardRecovery(rule) {
+      mayBeIn = rule
+    },
     rawSockets,
     activeUsers: presence.count,
     connectionOpened: counters.connectionOpened,
@@ -322,6 +340,43 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
 }
 
 type RealtimeSocket = Socket<SessionClientEvents, SessionServerEvents, InterServerEvents, SocketData>
+
+type RecoverableAdapter = ReturnType<ReturnType<typeof createAdapter>>
+type RecoveredSession = NonNullable<Awaited<ReturnType<RecoverableAdapter['restoreSession']>>>
+
+/**
+ * The adapter of a namespace, whose sessions are recovered only into rooms their user may still be in. The adapter
+ * gathers a session's missed packets from its rooms without saying which room each came from, so a session with a
+ * room it lost is not recovered at all: the client connects as a new socket (`recovered` false, in no room), joins
+ * again what it may, and reads what it missed from the history. Nothing of the lost room reaches it.
+ */
+function guardedRecovery(
+  adapter: RecoverableAdapter,
+  rule: () => MayBeIn | undefined,
+  log: FastifyBaseLogger,
+): RecoverableAdapter {
+  const restore = adapter.restoreSession.bind(adapter)
+  adapter.restoreSession = async (pid, offset) => {
+    const session: RecoveredSession | undefined = await restore(pid, offset)
+    const mayBeIn = rule()
+    if (!session || !mayBeIn) return session as RecoveredSession
+    const userId = (session.data as Partial<SocketData> | undefined)?.user?.userId
+    if (userId === undefined) return undefined as unknown as RecoveredSession
+    try {
+      const allowed = await Promise.all(session.rooms.map((room) => mayBeIn(userId, String(room))))
+      if (allowed.every(Boolean)) return session
+      log.info({ userId }, 'a recovering socket lost a room meanwhile: it connects afresh')
+    } catch (error) {
+      log.warn(
+        { err: error, userId },
+        'the rooms of a recovering socket could not be checked: it connects afresh',
+      )
+    }
+    // Socket.IO makes a new socket of a session it cannot restore
+    return undefined as unknown as RecoveredSession
+  }
+  return adapter
+}
 
 const hasNamespaces = (socket: RealtimeSocket) =>
   // the engine connection's Socket.IO client and its namespace sockets
