@@ -21,6 +21,7 @@ import { adminChannel } from './channels/admin.ts'
 import { chatChannel } from './channels/chat.ts'
 import { collabChannel } from './channels/collab.ts'
 import { dashboardChannel } from './channels/dashboard.ts'
+import { EventLimits } from './channels/event-limits.ts'
 import { createHandshake } from './channels/handshake.ts'
 import { mainChannel } from './channels/main.ts'
 import { notificationsChannel } from './channels/notifications.ts'
@@ -34,6 +35,7 @@ import { createChatRepository } from './data/chat-repository.ts'
 import { createConnectionLimits } from './data/connection-limits.ts'
 import { createDocumentsRepository } from './data/documents-repository.ts'
 import { createPresenceStore } from './data/presence-store.ts'
+import { createUserRate } from './data/user-rates.ts'
 import { channelRoomRule } from './domain/channel-rooms.ts'
 import { type ChatUseCases, chatRoomChannel, createChatUseCases } from './domain/chat.ts'
 import { createDocumentUseCases, type DocumentUseCases, documentChannel } from './domain/documents.ts'
@@ -98,6 +100,26 @@ export async function buildApp({
     trustedProxies: config.TRUSTED_PROXIES,
     log: app.log,
   })
+  // how fast clients may send: each connection's bucket here, each user's count across instances in Redis
+  const userRate = (what: string, limit: number, windowMs: number) =>
+    createUserRate({
+      redis,
+      keyPrefix: `${prefix}${what}:`,
+      limit,
+      windowMs,
+      syncIntervalMs: config.REALTIME_LIMITS_SYNC_MS,
+      log: app.log,
+    })
+  const eventLimits = new EventLimits({
+    ratePerSecond: config.REALTIME_EVENTS_PER_SECOND,
+    burst: config.REALTIME_EVENT_BURST,
+    refusalsBeforeDisconnect: config.REALTIME_REFUSALS_BEFORE_DISCONNECT,
+    userEvents: userRate(
+      'user-events',
+      config.REALTIME_USER_EVENTS_PER_WINDOW,
+      config.REALTIME_USER_EVENTS_WINDOW_MS,
+    ),
+  })
   // the adapter blocks on XREAD: a connection of its own
   const adapterRedis = redis.duplicate({ connectionName: `${serviceName}-adapter` })
   app.addHook('onClose', async () => {
@@ -116,6 +138,7 @@ export async function buildApp({
     recoveryMs: config.REALTIME_RECOVERY_MS,
     tokenNoticeMs: config.REALTIME_TOKEN_NOTICE_MS,
     restartNoticeMs: config.REALTIME_RESTART_NOTICE_MS,
+    eventLimits,
   })
   const { realtime } = app
   await app.register(rawWebSocketRoutes, {
@@ -138,6 +161,7 @@ export async function buildApp({
     access: rooms.of('/collab', documentChannel),
   })
   realtime.guardRecovery(channelRoomRule({ chat, documents }))
+  const maxRooms = config.REALTIME_MAX_ROOMS_PER_SOCKET
   const notificationService = createDiscoveredUpstream({
     consul,
     name: 'notification',
@@ -149,15 +173,21 @@ export async function buildApp({
   })
   const dashboardServices = listOf(config.DASHBOARD_SERVICES)
 
-  mainChannel(realtime.namespace('/'), { log: app.log })
+  mainChannel(realtime.namespace('/'), { maxRooms, log: app.log })
   adminChannel(realtime.namespace('/admin'), { realtime, log: app.log })
   const chatting = chatChannel(realtime.namespace('/chat'), {
     chat,
     presence: createPresenceStore({ redis, prefix, graceMs: config.REALTIME_OFFLINE_GRACE_MS }),
+    messageRate: userRate(
+      'chat-messages',
+      config.REALTIME_CHAT_MESSAGES_PER_WINDOW,
+      config.REALTIME_CHAT_MESSAGES_WINDOW_MS,
+    ),
+    maxRooms,
     rooms,
     log: app.log,
   })
-  collabChannel(realtime.namespace('/collab'), { documents, rooms, log: app.log })
+  collabChannel(realtime.namespace('/collab'), { documents, maxRooms, rooms, log: app.log })
   notificationsChannel(realtime.namespace('/notifications'), {
     notifications: createNotificationsClient(notificationService),
     credentials: realtime.credentials,

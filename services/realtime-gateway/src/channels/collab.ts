@@ -1,8 +1,15 @@
-// The /collab namespace: opening a document (members only) with its state, who is editing it (collab:users, to
-// everyone in it, across instances), and edits made on a version: applied with a compare-and-set in PostgreSQL and
-// sent to the others as collab:remote-edit, or answered with collab:conflict and the stored state to rebase on. A
-// member removed over REST, or everyone when the document is deleted, leaves it (room-access.ts).
-import { AppError, CollabEdit, CollabJoin, type CollabUser } from '@meridian/contracts'
+// The /collab namespace: opening a document (members only, at most REALTIME_MAX_ROOMS_PER_SOCKET per socket) with its
+// state, who is editing it (collab:users, to everyone in it, across instances), and edits made on a version (an
+// insert's text at most realtimeLimits.editTextMax characters): applied with a compare-and-set in PostgreSQL and sent
+// to the others as collab:remote-edit, or answered with collab:conflict and the stored state to rebase on. A member
+// removed over REST, or everyone when the document is deleted, leaves it (room-access.ts).
+import {
+  AppError,
+  type CollabDocumentState,
+  CollabEdit,
+  CollabJoin,
+  type CollabUser,
+} from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import {
   type DocumentUseCases,
@@ -10,11 +17,13 @@ import {
   documentChannelPrefix,
   type Editor,
 } from '../domain/documents.ts'
-import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents, RoomCap } from './channel.ts'
 import type { RoomAccess } from './room-access.ts'
 
 export interface CollabChannelDependencies {
   documents: DocumentUseCases
+  /** REALTIME_MAX_ROOMS_PER_SOCKET */
+  maxRooms: number
   /** where the sockets of a removed member, or of a deleted document, are made to leave */
   rooms: RoomAccess
   log: FastifyBaseLogger
@@ -30,8 +39,10 @@ const editorOf = (socket: ChannelSocket<'/collab'>): Editor => ({
 
 export function collabChannel(
   namespace: ChannelNamespace<'/collab'>,
-  { documents, rooms, log }: CollabChannelDependencies,
+  { documents, maxRooms, rooms, log }: CollabChannelDependencies,
 ): void {
+  const cap = new RoomCap(maxRooms, documentChannelPrefix)
+
   /** Tells everyone in the document who is in it: each user once, whatever their tabs and instances. */
   async function announceUsers(docId: string): Promise<void> {
     const room = documentChannel(docId)
@@ -55,8 +66,11 @@ export function collabChannel(
 
   const events = new ClientEvents<ChannelSocket<'/collab'>>(log)
     .on('collab:join', CollabJoin, async (socket, { docId }) => {
-      const state = await documents.openDocument(docId, editorOf(socket))
-      await socket.join(documentChannel(docId))
+      const state = await cap.join(socket, documentChannel(docId), async (): Promise<CollabDocumentState> => {
+        const opened = await documents.openDocument(docId, editorOf(socket))
+        await socket.join(documentChannel(docId))
+        return opened
+      })
       socket.emit('collab:init', state)
       // the join holds even if the list cannot be gathered (an instance slow to answer): logged, not refused
       await announceLater(docId)

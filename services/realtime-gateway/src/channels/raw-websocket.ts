@@ -6,13 +6,16 @@
 //
 // The same rules as Socket.IO's after that: the credential is watched (session.ts: `{type: 'auth:expiring',
 // expiresAt}` before a token expires, `{type: 'auth:refresh', token}` answered `{type: 'auth:refreshed', expiresAt}`;
-// `{type: 'auth:failed', message}` and close code 4401 when it expires, is revoked or its session logged out).
+// `{type: 'auth:failed', message}` and close code 4401 when it expires, is revoked or its session logged out), and
+// the messages are limited (event-limits.ts: `{type: 'error', code: 'RATE_LIMITED', message, retryAfter}`, then close
+// code 1008).
 import { randomUUID } from 'node:crypto'
 import {
   AppError,
   AuthRefresh,
   credentialFailedCloseCode,
   originNotAllowedCloseCode,
+  rateLimitedCloseCode,
   realtimeMessages,
   realtimePaths,
 } from '@meridian/contracts'
@@ -20,6 +23,7 @@ import type { ServiceApp } from '@meridian/service-kit'
 import { Value } from 'typebox/value'
 import type { RawData, WebSocket } from 'ws'
 import type { SocketCredential, SocketUser } from './channel.ts'
+import type { Charge } from './event-limits.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
 import type { RealtimeChannel } from './realtime-server.ts'
 
@@ -118,7 +122,12 @@ export async function rawWebSocketRoutes(
           request.log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
         })
       })
-      const handle = (data: RawData, isBinary: boolean) => {
+      const handle = (charge: Charge, data: RawData, isBinary: boolean) => {
+        if (!charge.accepted) {
+          send({ type: 'error', ...charge.error })
+          if (charge.disconnect) socket.close(rateLimitedCloseCode, realtimeMessages.floodDisconnect)
+          return
+        }
         const payload = payloadOf(data, isBinary)
         if (isRefresh(payload)) {
           void watch.refresh(payload.token).then((user) => {
@@ -131,7 +140,9 @@ export async function rawWebSocketRoutes(
       socket.on('message', (data, isBinary) => {
         realtime.count('received')
         if (socket.readyState !== socket.OPEN) return
-        handle(data, isBinary)
+        const charge = realtime.eventLimits.charge(socket, watch.user.userId)
+        if (charge instanceof Promise) void charge.then((settled) => handle(settled, data, isBinary))
+        else handle(charge, data, isBinary)
       })
       send({ type: 'welcome', message: `Welcome, ${admission.user.username}` })
       // a credential revoked while the upgrade was being made has closed the socket already

@@ -10,7 +10,7 @@
 // (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several
 // instances share rooms, broadcasts and connection-state recovery through Redis streams
 // (@socket.io/redis-streams-adapter); a recovered socket is put back only into rooms it may still be in. Each socket's
-// credential is watched (session.ts: expiry, refresh, revocations, logout).
+// credential is watched (session.ts: expiry, refresh, revocations, logout) and its events limited (event-limits.ts).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Server as HttpServer, IncomingMessage } from 'node:http'
@@ -42,6 +42,7 @@ import type {
   SocketCredential,
   SocketData,
 } from './channel.ts'
+import type { EventLimits } from './event-limits.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
 import { type CredentialWatcher, credentialWatcher } from './session.ts'
 
@@ -61,6 +62,8 @@ export interface RealtimeServerOptions {
   tokenNoticeMs: number
   /** on shutdown: between server:restart and closing the connections */
   restartNoticeMs: number
+  /** how fast each connection and each user may send */
+  eventLimits: EventLimits
 }
 
 /** What the channels register on. */
@@ -75,6 +78,7 @@ export interface RealtimeChannel {
   credentials: WeakMap<object, SocketCredential>
   /** every connection's credential, Socket.IO's and /ws': timed, refreshed, ended by revocations and logouts */
   watcher: CredentialWatcher
+  eventLimits: EventLimits
   /**
    * A socket recovered after a short disconnection is put back into its rooms only when its user may be in each (a
    * chat room's or a document's member still); otherwise it is not recovered (a new socket, in none of them).
@@ -227,6 +231,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     log,
   })
   app.addHook('onClose', async () => watcher.close())
+  const { eventLimits } = options
   for (const path of namespacePaths) {
     const namespace = io.of(path)
     namespace.use((socket, next) => {
@@ -251,6 +256,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     })
     namespace.on('connection', (socket) => {
       presence.track(socket)
+      eventLimits.guard(socket as ChannelSocket<RealtimeNamespace>)
       watcher.watch(socket as ChannelSocket<RealtimeNamespace>)
     })
   }
@@ -308,6 +314,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
     credentials,
     watcher,
+    eventLimits,
     guardRecovery(rule) {
       mayBeIn = rule
     },
