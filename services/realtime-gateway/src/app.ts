@@ -122,6 +122,8 @@ export async function buildApp({
   })
   // the adapter blocks on XREAD: a connection of its own
   const adapterRedis = redis.duplicate({ connectionName: `${serviceName}-adapter` })
+  // its errors (an XADD cut short while the app closes) are logged, not left to ioredis' unhandled-error warning
+  adapterRedis.on('error', (err: unknown) => app.log.warn({ err }, 'realtime adapter: Redis error'))
   app.addHook('onClose', async () => {
     limits.close()
     await adapterRedis.quit().catch(() => adapterRedis.disconnect())

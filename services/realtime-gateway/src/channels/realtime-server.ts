@@ -128,34 +128,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
   let closing = false
 
   const counters = realtimeCounters(app)
-
-  const engine = new Engine({
-    pingInterval: options.pingIntervalMs,
-    pingTimeout: options.pingTimeoutMs,
-    maxHttpBufferSize: realtimeLimits.maxMessageBytes,
-    perMessageDeflate,
-    httpCompression: { threshold: realtimeLimits.compressionThresholdBytes },
-    // a browser's cross-origin long-polling: exact origins, with credentials (never a wildcard with credentials)
-    cors: { origin: [...options.allowedOrigins], methods: ['GET', 'POST'], credentials: true },
-  })
-  let mayBeIn: MayBeIn | undefined
-  const adapterOf = createAdapter(options.adapterRedis, {
-    streamName: `${options.redisPrefix}stream`,
-    sessionKeyPrefix: `${options.redisPrefix}session:`,
-    channelPrefix: `${options.redisPrefix}channel`,
-  })
-  const io: RealtimeIo = new Server({
-    serveClient: false,
-    connectTimeout: options.connectTimeoutMs,
-    // Socket.IO calls it with `new`: a function, whose returned object is the adapter
-    adapter: function guardedAdapter(nsp: unknown) {
-      return guardedRecovery(adapterOf(nsp), () => mayBeIn, log)
-    } as unknown as ReturnType<typeof createAdapter>,
-    // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
-    // still passes the handshake (its token may have expired meanwhile)
-    connectionStateRecovery: { maxDisconnectionDuration: options.recoveryMs, skipMiddlewares: false },
-  })
-  io.bind(engine)
+  const { engine, io, guardRecovery } = engineAndServer(options, log)
 
   // one listener of each kind for every connection (not a closure per connection: tens of thousands are held)
   const onPacket = (packet: { type: string }) => {
@@ -315,9 +288,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     credentials,
     watcher,
     eventLimits,
-    guardRecovery(rule) {
-      mayBeIn = rule
-    },
+    guardRecovery,
     rawSockets,
     activeUsers: presence.count,
     connectionOpened: counters.connectionOpened,
@@ -347,6 +318,48 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
 }
 
 type RealtimeSocket = Socket<SessionClientEvents, SessionServerEvents, InterServerEvents, SocketData>
+
+/**
+ * The Engine.IO server (the spec's limits: heartbeat, message size, compression; the allowed origins) and the Socket.IO
+ * server on it, whose namespaces share rooms, broadcasts and recovery sessions through the Redis streams adapter, and
+ * recover a session only into rooms its user may still be in (the rule given to `guardRecovery`).
+ */
+function engineAndServer(options: RealtimeServerOptions, log: FastifyBaseLogger) {
+  const engine = new Engine({
+    pingInterval: options.pingIntervalMs,
+    pingTimeout: options.pingTimeoutMs,
+    maxHttpBufferSize: realtimeLimits.maxMessageBytes,
+    perMessageDeflate,
+    httpCompression: { threshold: realtimeLimits.compressionThresholdBytes },
+    // a browser's cross-origin long-polling: exact origins, with credentials (never a wildcard with credentials)
+    cors: { origin: [...options.allowedOrigins], methods: ['GET', 'POST'], credentials: true },
+  })
+  let mayBeIn: MayBeIn | undefined
+  const adapterOf = createAdapter(options.adapterRedis, {
+    streamName: `${options.redisPrefix}stream`,
+    sessionKeyPrefix: `${options.redisPrefix}session:`,
+    channelPrefix: `${options.redisPrefix}channel`,
+  })
+  const io: RealtimeIo = new Server({
+    serveClient: false,
+    connectTimeout: options.connectTimeoutMs,
+    // Socket.IO calls it with `new`: a function, whose returned object is the adapter
+    adapter: function guardedAdapter(nsp: unknown) {
+      return guardedRecovery(adapterOf(nsp), () => mayBeIn, log)
+    } as unknown as ReturnType<typeof createAdapter>,
+    // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
+    // still passes the handshake (its token may have expired meanwhile)
+    connectionStateRecovery: { maxDisconnectionDuration: options.recoveryMs, skipMiddlewares: false },
+  })
+  io.bind(engine)
+  return {
+    engine,
+    io,
+    guardRecovery(rule: MayBeIn): void {
+      mayBeIn = rule
+    },
+  }
+}
 
 type RecoverableAdapter = ReturnType<ReturnType<typeof createAdapter>>
 type RecoveredSession = NonNullable<Awaited<ReturnType<RecoverableAdapter['restoreSession']>>>
