@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
   compare,
+  formatFloodTable,
   formatHold,
   formatOrders,
   formatSocketsTable,
@@ -88,6 +89,35 @@ describe('the report', () => {
     expect(row('heap per socket KB')).toMatch(/x1\.00\s+<= x1\.15\s+met$/)
     expect(row('broadcast p99 ms')).toMatch(/12\.00\s+10\.00\s+x1\.20\s+<= x1\.20\s+met$/)
     expect(row('connections/s')).toMatch(/-\s+-$/)
+  })
+
+  it('sets the flood run beside the quiet one, with the aim x1.5 on the broadcast p99, and bare quiet for reference', () => {
+    const quiet = socketsResult('gateway', 20_480, 100)
+    const gateway: SocketsResult = {
+      ...quiet,
+      flood: {
+        ratePerSecond: 1000,
+        textBytes: 5000,
+        broadcast: { ...quiet.broadcast, latency: latency(6, 140) },
+        chat: { chatters: 4, roundTrip: latency(3, 6), failed: 0 },
+        flooder: { sent: 20_000, skipped: 0, accepted: 400, refused: 19_600, connections: 1, seconds: 20 },
+      },
+    }
+    const table = formatFloodTable(gateway, socketsResult('bare', 10_240, 90))
+    const row = (start: string) => table.split('\n').find((line) => line.startsWith(start)) ?? ''
+    expect(row('broadcast p99 ms')).toMatch(/100\.00\s+140\.00\s+x1\.40\s+<= x1\.50\s+met\s+90\.00$/)
+    expect(row('chat round trip p99 ms')).toMatch(/4\.00\s+6\.00\s+x1\.50\s+-\s+-\s+4\.00$/)
+    expect(row('flooder:')).toBe(
+      'flooder: sent 20,000 in 20.0 s (1,000/s; 0 due while not connected), accepted 400, refused 19,600 (RATE_LIMITED), connections 1',
+    )
+    const slower = {
+      ...gateway,
+      flood: { ...gateway.flood!, broadcast: { ...quiet.broadcast, latency: latency(6, 151) } },
+    }
+    expect(formatFloodTable(slower, socketsResult('bare', 10_240, 90))).toMatch(
+      /x1\.51\s+<= x1\.50\s+not met/,
+    )
+    expect(formatFloodTable(quiet, socketsResult('bare', 10_240, 90))).toBe('')
   })
 
   it('passes the hold only when the sockets connected and the gateway counts them', () => {

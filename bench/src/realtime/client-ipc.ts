@@ -80,6 +80,33 @@ export interface ChatStopReply {
   errors: Record<string, number>
 }
 
+/**
+ * The flooder: one socket of its own user on /chat, in a room of its own, sending `chat:message` at `ratePerSecond`
+ * (open loop, whatever the answers) with a text of `textBytes`; closed by the server, it connects again at once.
+ */
+export interface FloodStartRequest {
+  type: 'flood-start'
+  url: string
+  token: string | null
+  roomId: string
+  ratePerSecond: number
+  textBytes: number
+}
+
+export interface FloodStopReply {
+  /** events sent while connected */
+  sent: number
+  /** events due while the socket was not connected (not sent) */
+  skipped: number
+  /** its own messages that came back (accepted, stored and broadcast to its room) */
+  accepted: number
+  /** `error` events with code RATE_LIMITED */
+  refused: number
+  /** connections made (1 when the server never closed it) */
+  connections: number
+  seconds: number
+}
+
 export interface ReceiptsReply {
   /** broadcast seq -> the receive times of this process's sockets */
   receipts: Record<number, number[]>
@@ -94,6 +121,8 @@ export type ClientRequest =
   | BroadcastRequest
   | ChatStartRequest
   | { type: 'chat-stop' }
+  | FloodStartRequest
+  | { type: 'flood-stop' }
   | { type: 'receipts' }
   | { type: 'disconnect' }
 

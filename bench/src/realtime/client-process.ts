@@ -1,7 +1,7 @@
 // A client process of bench:realtime: holds its share of the sockets (each its own engine connection, WebSocket
 // transport, its own user's token on the gateway), opens /chat on some of them to receive the broadcasts in a chat
-// room, and on the control process sends the broadcasts and runs the chatters. Told what to do by main.ts over IPC
-// (client-ipc.ts); never in a server's process. socket.io-client is the official client, the one the SDK wraps.
+// room, on the control process sends the broadcasts and runs the chatters, and on the flood process floods. Told what
+// to do by main.ts over IPC (client-ipc.ts); never in a server's process. socket.io-client is the official client, the one the SDK wraps.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io, type Socket } from 'socket.io-client'
@@ -15,6 +15,8 @@ import {
   type ClientMessage,
   type ConnectReply,
   type ConnectRequest,
+  type FloodStartRequest,
+  type FloodStopReply,
   type JoinRoomReply,
   type JoinRoomRequest,
   type ReceiptsReply,
@@ -32,6 +34,7 @@ const receipts = new Map<number, number[]>()
 let payloadBytes = 0
 let control: Socket | undefined
 let chat: { stop: () => Promise<ChatStopReply> } | undefined
+let flood: { stop: () => FloodStopReply } | undefined
 
 const tally = (errors: Record<string, number>, error: unknown) => {
   const key = (error instanceof Error ? error.message : String(error)).slice(0, 120)
@@ -216,6 +219,59 @@ async function chatStart(request: ChatStartRequest): Promise<void> {
   }
 }
 
+/** The flooder (FloodStartRequest): every 10 ms it sends what the rate owes since it started. */
+async function floodStart(request: FloodStartRequest): Promise<void> {
+  const counts = { sent: 0, skipped: 0, accepted: 0, refused: 0, connections: 0 }
+  const text = `f${'x'.repeat(Math.max(0, request.textBytes - 1))}`
+  const message = { roomId: request.roomId, text }
+  let running = true
+  let socket: Socket | undefined
+  const open = async (): Promise<void> => {
+    counts.connections += 1
+    const current = io(`${request.url}/chat`, {
+      transports: ['websocket'],
+      forceNew: true,
+      reconnection: false,
+      ...(request.token ? { auth: { token: request.token } } : {}),
+    })
+    socket = current
+    current.on('error', (error: { code?: string }) => {
+      if (error?.code === 'RATE_LIMITED') counts.refused += 1
+    })
+    current.on('chat:message', (received: { text?: string }) => {
+      if (received.text === text) counts.accepted += 1
+    })
+    // closed by the server: an attacker comes straight back (and again, should a connection be refused)
+    current.on('disconnect', reopen)
+    await connected(current)
+    await joinRoom(current, request.roomId).catch(() => {})
+  }
+  function reopen(): void {
+    if (running) open().catch(() => setTimeout(reopen, 100))
+  }
+  await open()
+  const startedAt = monotonicMs()
+  let due = 0
+  const timer = setInterval(() => {
+    const owed = Math.floor(((monotonicMs() - startedAt) * request.ratePerSecond) / 1000)
+    for (; due < owed; due++) {
+      // socket.io-client would buffer an emit while disconnected: due then, not sent
+      if (socket?.connected) {
+        socket.emit('chat:message', message)
+        counts.sent += 1
+      } else counts.skipped += 1
+    }
+  }, 10)
+  flood = {
+    stop() {
+      running = false
+      clearInterval(timer)
+      socket?.disconnect()
+      return { ...counts, seconds: (monotonicMs() - startedAt) / 1000 }
+    },
+  }
+}
+
 async function handle(command: ClientCommand): Promise<unknown> {
   switch (command.type) {
     case 'connect':
@@ -232,6 +288,13 @@ async function handle(command: ClientCommand): Promise<unknown> {
       const stopped = (await chat?.stop()) ?? { roundTripsMs: [], failed: 0, errors: {} }
       chat = undefined
       return stopped
+    }
+    case 'flood-start':
+      return floodStart(command)
+    case 'flood-stop': {
+      const stopped = flood?.stop()
+      flood = undefined
+      return stopped ?? { sent: 0, skipped: 0, accepted: 0, refused: 0, connections: 0, seconds: 0 }
     }
     case 'receipts':
       return { receipts: Object.fromEntries(receipts), payloadBytes } satisfies ReceiptsReply

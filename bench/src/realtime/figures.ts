@@ -54,6 +54,8 @@ export const perSecond = (count: number, elapsedMs: number): number =>
 export const aims = Object.freeze({
   memoryPerSocket: 1.15,
   broadcastP99: 1.2,
+  /** the others' broadcast p99 while one socket floods, against the quiet run's */
+  floodBroadcastP99: 1.5,
   holdSockets: 20_000,
   ordersP99Ms: 150,
   ordersRate: 50,
@@ -87,6 +89,28 @@ export interface SocketsResult {
   perSocket: PerSocketMemory
   broadcast: BroadcastResult
   chat: ChatResult
+  /** the same broadcasts and chat again while one socket floods (the gateway only: bare has no limits) */
+  flood?: FloodResult
+}
+
+/** What the flooder did (client-ipc.ts' FloodStopReply). */
+export interface FlooderFigures {
+  sent: number
+  skipped: number
+  accepted: number
+  refused: number
+  connections: number
+  seconds: number
+}
+
+export interface FloodResult {
+  /** chat:message per second the flooder sends */
+  ratePerSecond: number
+  /** its text, characters */
+  textBytes: number
+  broadcast: BroadcastResult
+  chat: ChatResult
+  flooder: FlooderFigures
 }
 
 export interface BroadcastResult {
@@ -177,6 +201,54 @@ export function formatSocketsTable(gateway: SocketsResult, bare: SocketsResult):
       row('chat round trip p99 ms', (r) => r.chat.roundTrip.p99Ms, msFigure),
     ],
   )
+}
+
+/**
+ * The flood table: the gateway's broadcasts and chat quiet and while one socket floods, side by side, with bare's quiet
+ * figures for reference; then what the flooder did.
+ */
+export function formatFloodTable(gateway: SocketsResult, bare: SocketsResult): string {
+  const flood = gateway.flood
+  if (!flood) return ''
+  const quietRun = { broadcast: gateway.broadcast, chat: gateway.chat }
+  const row = (
+    measure: string,
+    figure: (run: { broadcast: BroadcastResult; chat: ChatResult }) => number,
+    format: (value: number) => string,
+    atMost?: number,
+  ): string[] => {
+    const comparison = compare(figure(flood), figure(quietRun), atMost)
+    return [
+      measure,
+      format(figure(quietRun)),
+      format(figure(flood)),
+      ratioOf(comparison),
+      atMost === undefined ? '-' : `<= x${atMost.toFixed(2)}`,
+      verdictOf(comparison),
+      format(figure(bare)),
+    ]
+  }
+  const { flooder } = flood
+  const connectedSeconds = flooder.seconds > 0 ? flooder.seconds : 1
+  return [
+    `one socket floods: chat:message of ${count(flood.textBytes)} characters at ${count(flood.ratePerSecond)}/s ` +
+      'into a room of its own, while the same broadcasts and chat run again',
+    formatRows(
+      ['measure', 'quiet', 'flood', 'flood/quiet', 'aim', 'verdict', 'bare (quiet)'],
+      [
+        row('broadcast p50 ms', (r) => r.broadcast.latency.p50Ms, msFigure),
+        row('broadcast p99 ms', (r) => r.broadcast.latency.p99Ms, msFigure, aims.floodBroadcastP99),
+        row('broadcast to the last socket p50 ms', (r) => r.broadcast.lastSocket.p50Ms, msFigure),
+        row('broadcast receptions missing', (r) => r.broadcast.missing, count),
+        row('chat round trip p50 ms', (r) => r.chat.roundTrip.p50Ms, msFigure),
+        row('chat round trip p99 ms', (r) => r.chat.roundTrip.p99Ms, msFigure),
+      ],
+    ),
+    `flooder: sent ${count(flooder.sent)} in ${flooder.seconds.toFixed(1)} s ` +
+      `(${count(Math.round(flooder.sent / connectedSeconds))}/s; ${count(flooder.skipped)} due while not connected), ` +
+      `accepted ${count(flooder.accepted)}, refused ${count(flooder.refused)} (RATE_LIMITED), ` +
+      `connections ${count(flooder.connections)}`,
+  ].join('\n')
 }
 
 export interface HoldResult {

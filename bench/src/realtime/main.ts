@@ -1,7 +1,8 @@
 // `pnpm --filter @meridian/bench bench:realtime`: the realtime-gateway side by side with a bare Socket.IO server, each
 // in a process of its own, the clients in processes of their own. Phase `sockets`: memory per connected socket,
-// connections per second, broadcast latency to many sockets and a chat round trip under that load, then the gateway
-// alone holding BENCH_REALTIME_HOLD sockets. Phase `orders`: the whole system (@meridian/infra/system), orders placed
+// connections per second, broadcast latency to many sockets and a chat round trip under that load, the same again on
+// the gateway while one socket floods (BENCH_REALTIME_FLOOD_RATE events/s), then the gateway alone holding
+// BENCH_REALTIME_HOLD sockets. Phase `orders`: the whole system (@meridian/infra/system), orders placed
 // at a rate, order placed -> notification:new through the gateway. Prints the tables and verdicts, writes
 // results/realtime-latest.json.
 import { execFileSync } from 'node:child_process'
@@ -24,12 +25,14 @@ import type {
   BroadcastReply,
   ChatStopReply,
   ConnectReply,
+  FloodStopReply,
   JoinRoomReply,
   ReceiptsReply,
 } from './client-ipc.ts'
 import { type ClientProcess, startClientProcess } from './client-pool.ts'
 import {
   aims,
+  formatFloodTable,
   formatHold,
   formatOrders,
   formatSocketsTable,
@@ -127,6 +130,8 @@ interface Participants {
   receiverToken: string | null
   chatRoomId: string
   chatterTokens: (string | null)[]
+  /** the flooder's token and its own room (the gateway; null: no flood run) */
+  flood: { token: string; roomId: string } | null
 }
 
 async function socketsPhase(
@@ -211,49 +216,104 @@ async function socketsPhase(
     token: participants.ownerToken,
     roomId: participants.broadcastRoomId,
   })
-  await control.ask({
-    type: 'chat-start',
-    url,
-    roomId: participants.chatRoomId,
-    tokens: participants.chatterTokens,
-    intervalMs: config.chatIntervalMs,
-  })
-  const total = config.warmupBroadcasts + config.broadcasts
-  const sentAt = new Map<number, number>()
-  let refused = 0
-  say(
-    `${name}: ${total} broadcasts (${config.warmupBroadcasts} of warm-up) to ${receivers} sockets, chat running`,
-  )
-  let nextAt = Date.now()
-  for (let seq = 1; seq <= total; seq++) {
-    // one per interval (the chatters meanwhile), never before the one before has reached every socket
-    await sleep(Math.max(0, nextAt - Date.now()))
-    nextAt = Date.now() + config.broadcastIntervalMs
-    const received = allReceived(seq)
-    const reply = await control.ask<BroadcastReply>({ type: 'broadcast', seq, textBytes: config.textBytes })
-    if (!reply.ok) refused += 1
-    if (seq > config.warmupBroadcasts) sentAt.set(seq, reply.sentAt)
-    await received
-    await sleep(100)
-  }
-  const chat = await control.ask<ChatStopReply>({ type: 'chat-stop' })
-  const receipts = await Promise.all(clients.map((client) => client.ask<ReceiptsReply>({ type: 'receipts' })))
-  const latencies: number[] = []
-  const lastSocket: number[] = []
-  for (const [seq, sent] of sentAt) {
-    let last = 0
-    for (const reply of receipts) {
-      for (const at of reply.receipts[seq] ?? []) {
-        latencies.push(at - sent)
-        last = Math.max(last, at - sent)
-      }
-    }
-    lastSocket.push(last)
-  }
-  if (refused > 0) say(`${name}: ${refused} broadcasts refused by the server`)
-  for (const [message, n] of Object.entries(chat.errors)) say(`${name}: chat: ${n} x ${message}`)
 
+  /**
+   * Warm-up and counted broadcasts from `firstSeq`, the chatters running meanwhile: when each was sent, and the
+   * chatters' figures.
+   */
+  async function broadcastsWithChat(firstSeq: number, label: string) {
+    await control!.ask({
+      type: 'chat-start',
+      url,
+      roomId: participants.chatRoomId,
+      tokens: participants.chatterTokens,
+      intervalMs: config.chatIntervalMs,
+    })
+    const total = config.warmupBroadcasts + config.broadcasts
+    const sentAt = new Map<number, number>()
+    let refused = 0
+    say(
+      `${name}: ${total} broadcasts (${config.warmupBroadcasts} of warm-up) to ${receivers} sockets, chat running${label}`,
+    )
+    let nextAt = Date.now()
+    for (let seq = firstSeq; seq < firstSeq + total; seq++) {
+      // one per interval (the chatters meanwhile), never before the one before has reached every socket
+      await sleep(Math.max(0, nextAt - Date.now()))
+      nextAt = Date.now() + config.broadcastIntervalMs
+      const received = allReceived(seq)
+      const reply = await control!.ask<BroadcastReply>({
+        type: 'broadcast',
+        seq,
+        textBytes: config.textBytes,
+      })
+      if (!reply.ok) refused += 1
+      if (seq >= firstSeq + config.warmupBroadcasts) sentAt.set(seq, reply.sentAt)
+      await received
+      await sleep(100)
+    }
+    const chat = await control!.ask<ChatStopReply>({ type: 'chat-stop' })
+    if (refused > 0) say(`${name}: ${refused} broadcasts refused by the server${label}`)
+    for (const [message, n] of Object.entries(chat.errors)) say(`${name}: chat: ${n} x ${message}${label}`)
+    return { sentAt, chat }
+  }
+
+  const quiet = await broadcastsWithChat(1, '')
+  let floodRun: Awaited<ReturnType<typeof broadcastsWithChat>> | undefined
+  let flooder: FloodStopReply | undefined
+  if (participants.flood && config.floodRate > 0) {
+    // the same again while one more socket floods, from a process of its own
+    const [floodClient] = await startClients(1, `${name} flood`, clientEnv)
+    if (!floodClient) throw new Error('no flood process')
+    await floodClient.ask({
+      type: 'flood-start',
+      url,
+      token: participants.flood.token,
+      roomId: participants.flood.roomId,
+      ratePerSecond: config.floodRate,
+      textBytes: config.floodTextBytes,
+    })
+    floodRun = await broadcastsWithChat(
+      1 + config.warmupBroadcasts + config.broadcasts,
+      `, one socket flooding ${config.floodRate} events/s`,
+    )
+    flooder = await floodClient.ask<FloodStopReply>({ type: 'flood-stop' })
+    await floodClient.stop()
+    say(
+      `${name}: the flooder sent ${flooder.sent} in ${flooder.seconds.toFixed(1)} s: ${flooder.accepted} accepted, ` +
+        `${flooder.refused} refused, ${flooder.connections} connection(s)`,
+    )
+  }
+
+  const receipts = await Promise.all(clients.map((client) => client.ask<ReceiptsReply>({ type: 'receipts' })))
   await Promise.all([...clients, control].map((client) => client.stop()))
+  const broadcastOf = (sentAt: Map<number, number>): SocketsResult['broadcast'] => {
+    const latencies: number[] = []
+    const lastSocket: number[] = []
+    for (const [seq, sent] of sentAt) {
+      let last = 0
+      for (const reply of receipts) {
+        for (const at of reply.receipts[seq] ?? []) {
+          latencies.push(at - sent)
+          last = Math.max(last, at - sent)
+        }
+      }
+      lastSocket.push(last)
+    }
+    return {
+      receivers,
+      joinMs,
+      broadcasts: sentAt.size,
+      payloadBytes: Math.max(0, ...receipts.map((reply) => reply.payloadBytes)),
+      latency: latencySummary(latencies),
+      lastSocket: latencySummary(lastSocket),
+      missing: receivers * sentAt.size - latencies.length,
+    }
+  }
+  const chatOf = (chat: ChatStopReply) => ({
+    chatters: participants.chatterTokens.length,
+    roundTrip: latencySummary(chat.roundTripsMs),
+    failed: chat.failed,
+  })
   return {
     server: name,
     sockets: config.sockets,
@@ -265,20 +325,19 @@ async function socketsPhase(
     idle: { rss: idle.rss, heapUsed: idle.heapUsed, external: idle.external },
     loaded: { rss: loaded.rss, heapUsed: loaded.heapUsed, external: loaded.external },
     perSocket: perSocketMemory(idle, loaded, connection.connected),
-    broadcast: {
-      receivers,
-      joinMs,
-      broadcasts: sentAt.size,
-      payloadBytes: Math.max(0, ...receipts.map((reply) => reply.payloadBytes)),
-      latency: latencySummary(latencies),
-      lastSocket: latencySummary(lastSocket),
-      missing: receivers * sentAt.size - latencies.length,
-    },
-    chat: {
-      chatters: participants.chatterTokens.length,
-      roundTrip: latencySummary(chat.roundTripsMs),
-      failed: chat.failed,
-    },
+    broadcast: broadcastOf(quiet.sentAt),
+    chat: chatOf(quiet.chat),
+    ...(floodRun && flooder
+      ? {
+          flood: {
+            ratePerSecond: config.floodRate,
+            textBytes: config.floodTextBytes,
+            broadcast: broadcastOf(floodRun.sentAt),
+            chat: chatOf(floodRun.chat),
+            flooder,
+          },
+        }
+      : {}),
   }
 }
 
@@ -409,6 +468,12 @@ async function runSocketPhases(config: RealtimeConfig, endpoints: Endpoints, fil
     REALTIME_CONNECTION_ATTEMPTS: '10000',
     REALTIME_ATTEMPTS_WINDOW_MS: '1000',
     REALTIME_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+    // the event limits stay at their defaults for one connection (the flooder's bucket: 20 events/s, 40 at once); the
+    // per-user ones are lifted, since the 5,000 receiving sockets are one user joining at once and the chatters send
+    // 10 messages a second each; and the flooder is never closed, so that the whole flood run bears its rate
+    REALTIME_USER_EVENTS_PER_WINDOW: '1000000',
+    REALTIME_CHAT_MESSAGES_PER_WINDOW: '1000000',
+    REALTIME_REFUSALS_BEFORE_DISCONNECT: '1000000',
     REALTIME_PING_INTERVAL_MS: String(config.pingIntervalMs),
     REALTIME_PING_TIMEOUT_MS: String(config.pingTimeoutMs),
     BENCH_REALTIME_GATEWAY_ENTRY: gatewayEntry,
@@ -455,6 +520,9 @@ async function runSocketPhases(config: RealtimeConfig, endpoints: Endpoints, fil
   const ownerToken = mintToken(tokens)
   const receiverId = randomUUID()
   const broadcastRoomId = await newRoom(ownerToken, `bench broadcast ${run}`, [receiverId])
+  // the flooder is a user of its own with a room of its own: what it gets through reaches nobody else
+  const flooderToken = mintToken(tokens)
+  const floodRoomId = await newRoom(flooderToken, `bench flood ${run}`, [])
   const clientEnv = { ...config.inheritedEnv, NODE_ENV: 'production' }
 
   const gateway = await socketsPhase(
@@ -467,6 +535,7 @@ async function runSocketPhases(config: RealtimeConfig, endpoints: Endpoints, fil
       receiverToken: mintToken(tokens, { subject: receiverId }),
       chatRoomId,
       chatterTokens,
+      flood: { token: flooderToken, roomId: floodRoomId },
     },
     config,
     clientEnv,
@@ -482,6 +551,8 @@ async function runSocketPhases(config: RealtimeConfig, endpoints: Endpoints, fil
       receiverToken: null,
       chatRoomId: randomUUID(),
       chatterTokens: chatterIds.map(() => null),
+      // bare has no limits: a flood there measures only the flood
+      flood: null,
     },
     config,
     clientEnv,
@@ -519,6 +590,7 @@ async function main(): Promise<void> {
   const lines: string[] = []
   if (sockets) {
     lines.push(formatSocketsTable(sockets.gateway, sockets.bare))
+    if (sockets.gateway.flood) lines.push('', formatFloodTable(sockets.gateway, sockets.bare))
     if (sockets.hold) lines.push('', formatHold(sockets.hold))
   }
   if (orders) lines.push('', formatOrders(orders))

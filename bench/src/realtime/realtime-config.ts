@@ -27,6 +27,10 @@ export interface RealtimeConfig {
   sourceAddresses: number
   chatters: number
   chatIntervalMs: number
+  /** the flood run on the gateway: one socket's chat:message per second (0 skips it) */
+  floodRate: number
+  /** the flood's message text, characters (the chat maximum by default) */
+  floodTextBytes: number
   /** both servers' Engine.IO heartbeat (the gateway's REALTIME_PING_* defaults) */
   pingIntervalMs: number
   pingTimeoutMs: number
@@ -80,6 +84,8 @@ export function loadRealtimeConfig(env: NodeJS.ProcessEnv = process.env): Realti
     sourceAddresses: Math.min(254, positiveIntegerKnob(env, 'BENCH_REALTIME_SOURCE_ADDRESSES', 8)),
     chatters: positiveIntegerKnob(env, 'BENCH_REALTIME_CHATTERS', 4),
     chatIntervalMs: positiveIntegerKnob(env, 'BENCH_REALTIME_CHAT_INTERVAL_MS', 100),
+    floodRate: integerKnob(env, 'BENCH_REALTIME_FLOOD_RATE', 1000, 0),
+    floodTextBytes: Math.min(5000, positiveIntegerKnob(env, 'BENCH_REALTIME_FLOOD_TEXT_BYTES', 5000)),
     pingIntervalMs: positiveIntegerKnob(env, 'BENCH_REALTIME_PING_INTERVAL_MS', 25_000),
     pingTimeoutMs: positiveIntegerKnob(env, 'BENCH_REALTIME_PING_TIMEOUT_MS', 20_000),
     bareDeflate: bareDeflateOf(env.BENCH_REALTIME_BARE_DEFLATE),

@@ -81,6 +81,8 @@ export const authNames = {
   revocationKeyPrefix: 'auth:credentials-revoked:',
   /** Redis channel on which auth announces each new CredentialRevocation (JSON) */
   revocationChannel: 'auth:credential-revocations',
+  /** Redis channel on which auth announces each cookie session ended by logout (SessionEnded as JSON) */
+  sessionEndedChannel: 'auth:sessions-ended',
 } as const
 
 /**
@@ -97,6 +99,15 @@ export const CredentialRevocation = Type.Object({
   until: Type.Integer({ minimum: 0 }),
 })
 export type CredentialRevocation = Static<typeof CredentialRevocation>
+
+/**
+ * A cookie session that ended (logout): services holding connections of that session end them. It names the session
+ * by the SHA-256 of its id (base64url; service-kit's sessionIdHash), never by the id itself, which is the credential.
+ */
+export const SessionEnded = Type.Object({
+  sessionHash: Type.String({ minLength: 43, maxLength: 43, pattern: '^[A-Za-z0-9_-]+$' }),
+})
+export type SessionEnded = Static<typeof SessionEnded>
 
 /**
  * How POST /login answers: `mode=session` starts a cookie session (204 + session cookie) instead of issuing tokens;

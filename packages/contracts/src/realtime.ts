@@ -34,6 +34,25 @@ export const realtimeLimits = {
   chatHistory: 50,
   chatTextMax: 5000,
   shutdownGraceMs: 30_000,
+  // Meridian's own abuse limits (the spec shows none); each is configurable in the realtime-gateway (REALTIME_*)
+  /** a connection's client events per second (a token bucket: this rate, refilled continuously) */
+  eventsPerSecond: 20,
+  /** the bucket's size: events a connection may send at once after a quiet moment */
+  eventBurst: 40,
+  /** a user's client events per window, all their connections on every instance together */
+  userEventsPerWindow: 40,
+  userEventsWindowMs: 1000,
+  /** events refused for rate in a row (the bucket never refilled meanwhile) before the connection is closed */
+  refusalsBeforeDisconnect: 20,
+  /** rooms one socket may have joined at once (chat rooms, documents, `room:` rooms of the default namespace) */
+  roomsPerSocket: 100,
+  /** chat messages one user may store per window, across instances */
+  chatMessagesPerWindow: 30,
+  chatMessagesWindowMs: 10_000,
+  /** `message` on the default namespace goes to every socket of every instance: far shorter than a chat message */
+  broadcastTextMax: 1000,
+  /** the text of one collab:edit insert, in characters (UTF-16 code units): 64 Ki, at most 192 KiB of UTF-8 */
+  editTextMax: 65_536,
 } as const
 
 /** The handshake failures and refusals, exactly as the spec words them (Authentication 10, Errors 6). */
@@ -49,18 +68,31 @@ export const realtimeMessages = {
   invalidMessageFormat: 'Invalid message format',
   notRoomMember: 'Not a member of this room',
   restarting: 'Server restarting; reconnect',
+  rateLimited: 'Rate limit exceeded',
+  floodDisconnect: 'Rate limit exceeded; disconnected',
+} as const
+
+/** The codes of the channel's own refusals (the `error` event's `code`) beside the spec's. */
+export const realtimeErrorCodes = {
+  /** a join beyond realtimeLimits.roomsPerSocket: nothing is joined */
+  roomLimitReached: 'ROOM_LIMIT_REACHED',
 } as const
 
 /** The WebSocket close code of a disallowed Origin on /ws. */
 export const originNotAllowedCloseCode = 4001
+/** /ws: the close code of a connection whose credential no longer counts (expired, revoked, logged out) */
+export const credentialFailedCloseCode = 4401
+/** /ws: the close code of a connection that kept sending past its rate (RFC 6455: policy violation) */
+export const rateLimitedCloseCode = 1008
 
 const Uuid = Type.String({ format: 'uuid' })
 const Timestamp = Type.String({ format: 'date-time' })
 
-/** error — {message}, or {code, message, details} for an invalid payload. */
+/** error — {message}, or {code, message, details} for an invalid payload, or {code: RATE_LIMITED, message, retryAfter}. */
 export const RealtimeError = Type.Object({
   message: Type.String(),
   code: Type.Optional(Type.String()),
+  retryAfter: Type.Optional(Type.Integer({ minimum: 0, description: 'seconds; RATE_LIMITED' })),
   details: Type.Optional(
     Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
       description: 'each invalid field',
@@ -85,7 +117,7 @@ export type Welcome = Static<typeof Welcome>
 export const Echo = Type.Object({ type: Type.Literal('echo'), payload: Type.Unknown() })
 export type Echo = Static<typeof Echo>
 export const NewMessageIn = Type.Object(
-  { text: Type.String({ minLength: 1, maxLength: 5000 }) },
+  { text: Type.String({ minLength: 1, maxLength: realtimeLimits.broadcastTextMax }) },
   { additionalProperties: false },
 )
 export type NewMessageIn = Static<typeof NewMessageIn>
@@ -104,7 +136,7 @@ export type UserJoined = Static<typeof UserJoined>
 export const PrivateIn = Type.Object(
   {
     to: Type.String({ minLength: 1, maxLength: 64, description: 'the socket id' }),
-    text: Type.String({ minLength: 1, maxLength: 5000 }),
+    text: Type.String({ minLength: 1, maxLength: realtimeLimits.chatTextMax }),
   },
   { additionalProperties: false },
 )
@@ -166,7 +198,7 @@ export interface MainClientEvents extends SessionClientEvents {
 export const ChatJoin = Type.Object({ roomId: Uuid }, { additionalProperties: false })
 export type ChatJoin = Static<typeof ChatJoin>
 export const ChatMessageIn = Type.Object(
-  { roomId: Uuid, text: Type.String({ minLength: 1, maxLength: 5000 }) },
+  { roomId: Uuid, text: Type.String({ minLength: 1, maxLength: realtimeLimits.chatTextMax }) },
   { additionalProperties: false },
 )
 export type ChatMessageIn = Static<typeof ChatMessageIn>
@@ -245,7 +277,7 @@ export const EditOperation = Type.Union([
     {
       type: Type.Literal('insert'),
       position: Type.Integer({ minimum: 0 }),
-      text: Type.String({ minLength: 1, maxLength: 100_000 }),
+      text: Type.String({ minLength: 1, maxLength: realtimeLimits.editTextMax }),
     },
     { additionalProperties: false },
   ),

@@ -33,6 +33,12 @@ export {
   securitySchemes,
 } from './openapi.ts'
 export { type RuntimeState, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
+export {
+  type SyncedCount,
+  type SyncedRedisCounter,
+  type SyncedRedisStoreOptions,
+  syncedRedisCounter,
+} from './rate-limit-store.ts'
 export { createRedis, type ServiceRedisOptions } from './redis.ts'
 export {
   type ConsulCallOptions,

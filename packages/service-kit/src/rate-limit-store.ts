@@ -66,15 +66,41 @@ export interface SyncedRedisStoreOptions {
  * with limits of their own).
  */
 export function syncedRedisStore(options: SyncedRedisStoreOptions): FastifyRateLimitStoreCtor {
-  const redis = options.redis as SettleRedis
-  if (typeof redis.meridianRateLimitSettle !== 'function') {
-    redis.defineCommand('meridianRateLimitSettle', { numberOfKeys: 1, lua: settleScript })
-  }
+  const redis = settlingRedis(options.redis)
   return class extends SyncedRedisStore {
     constructor(params: StoreParams) {
       super(redis, options, params, options.keyPrefix)
     }
   }
+}
+
+/** A key's count in its current window, as the synced store keeps it. */
+export interface SyncedCount {
+  /** actions counted in the window, on every instance as far as this one knows (this one included) */
+  current: number
+  /** ms until the window ends */
+  ttl: number
+}
+
+/**
+ * The same counting outside HTTP (a realtime connection's events, a user's chat messages): `incr` counts one action of
+ * `key` and answers its count in the window, at once when the window is known here (usually), else once Redis has
+ * answered (a key's first action of a window).
+ */
+export interface SyncedRedisCounter {
+  incr(key: string, callback: (error: Error | null, count?: SyncedCount) => void): void
+}
+
+export function syncedRedisCounter(options: SyncedRedisStoreOptions): SyncedRedisCounter {
+  return new SyncedRedisStore(settlingRedis(options.redis), options, {}, options.keyPrefix)
+}
+
+function settlingRedis(redis: Redis): SettleRedis {
+  const settling = redis as SettleRedis
+  if (typeof settling.meridianRateLimitSettle !== 'function') {
+    settling.defineCommand('meridianRateLimitSettle', { numberOfKeys: 1, lua: settleScript })
+  }
+  return settling
 }
 
 class SyncedRedisStore implements FastifyRateLimitStore {

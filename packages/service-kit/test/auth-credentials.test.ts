@@ -20,6 +20,7 @@ const apiKeys: Record<string, Principal> = {
 }
 
 const sessionCookie = (id: string) => ({ cookie: `${authNames.sessionCookie}=${id}` })
+const sessionCreatedAt = new Date(Date.now() - 60_000).toISOString()
 
 describe('auth: sessions, API keys and authorization', () => {
   let store: TestRedis
@@ -35,7 +36,9 @@ describe('auth: sessions, API keys and authorization', () => {
     })
     await store.redis.set(
       `${authNames.sessionKeyPrefix}valid-session`,
-      JSON.stringify({ userId: 'user-3', role: 'admin', createdAt: new Date().toISOString() }),
+      JSON.stringify({ userId: 'user-3', role: 'admin', createdAt: sessionCreatedAt }),
+      'EX',
+      600,
     )
     await store.redis.set(`${authNames.sessionKeyPrefix}malformed-json`, '{"userId": "user-3", ')
     await store.redis.set(`${authNames.sessionKeyPrefix}wrong-shape`, JSON.stringify({ user: 'user-3' }))
@@ -49,17 +52,24 @@ describe('auth: sessions, API keys and authorization', () => {
     auth.app.inject({ method: 'GET', url, headers })
 
   describe('session cookie', () => {
-    it('when the session exists in Redis, then the principal is its user', async () => {
+    it('when the session exists in Redis, then the principal is its user, issued when it was created and ending with its key', async () => {
+      const asked = Date.now()
       const response = await get('/me', sessionCookie('valid-session'))
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({
+      const principal = response.json()
+      expect(principal).toEqual({
         subject: 'user-3',
         kind: 'user',
         role: 'admin',
         roles: [],
         scopes: [],
         method: 'session',
+        issuedAt: Date.parse(sessionCreatedAt),
+        expiresAt: expect.any(Number),
       })
+      // the key's time left (600 s, less what has passed) from the moment it was read
+      expect(principal.expiresAt).toBeGreaterThan(asked + 590_000)
+      expect(principal.expiresAt).toBeLessThanOrEqual(Date.now() + 600_000)
     })
 
     it('when the session id is unknown, empty or absurdly long, then 401 Invalid session', async () => {

@@ -69,6 +69,8 @@ describe('auth: RS256 tokens verified with keys from the JWKS', () => {
       method: 'bearer',
       // when the token stops being valid, for connections that outlive a request (the realtime channel)
       expiresAt: Number(presented.exp) * 1000,
+      // when it was issued, for connections held while a revocation arrives
+      issuedAt: Number(presented.iat) * 1000,
     })
   })
 

@@ -1,10 +1,10 @@
 // Credential revocations: a service following auth's revocations in Redis refuses what a user held before one.
 import { randomUUID } from 'node:crypto'
-import { authNames, type CredentialRevocation } from '@meridian/contracts'
+import { authNames, type CredentialRevocation, type SessionEnded } from '@meridian/contracts'
 import { expectErrorEnvelope, infraEndpoints } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Principal } from '../src/auth/index.ts'
+import { type Principal, sessionIdHash } from '../src/auth/index.ts'
 import { type AuthApp, bearer, buildAuthApp, claims, hsSecret, hsToken } from './auth-app.ts'
 
 /** What auth does when it revokes: store the revocation and announce it (services/auth, credential-revocations). */
@@ -142,6 +142,49 @@ describe('credential revocations followed by a service', () => {
     await redis.publish(authNames.revocationChannel, '{not json')
     await new Promise((resolve) => setTimeout(resolve, 100))
     expect((await me(bearer(token))).statusCode).toBe(200)
+  })
+
+  it('when revocations arrive, then onRevoked listeners hear each that moves a user later once (a repeat or an older one is not told again)', async () => {
+    const userId = randomUUID()
+    const heard: CredentialRevocation[] = []
+    const stop = service.app.credentialRevocations.onRevoked((revocation) => {
+      if (revocation.userId === userId) heard.push(revocation)
+    })
+    try {
+      const first = Date.now() - 1000
+      await revoke(redis, userId, first)
+      await eventually(async () => heard.length, 1)
+      // told again (auth delivers at least once), then an older one, then a later one
+      await revoke(redis, userId, first)
+      await revoke(redis, userId, first - 500)
+      await revoke(redis, userId, first + 500)
+      await eventually(async () => heard.length, 2)
+      expect(heard.map((revocation) => revocation.revokedBefore)).toEqual([first, first + 500])
+    } finally {
+      stop()
+    }
+  })
+
+  it('when auth announces a session ended, then onSessionEnded listeners hear its hash; a malformed announcement is ignored', async () => {
+    const heard: SessionEnded[] = []
+    const stop = service.app.credentialRevocations.onSessionEnded((ended) => heard.push(ended))
+    try {
+      const sessionHash = sessionIdHash(randomUUID())
+      await redis.publish(authNames.sessionEndedChannel, JSON.stringify({ sessionId: 'the id itself' }))
+      await redis.publish(authNames.sessionEndedChannel, '{not json')
+      await redis.publish(authNames.sessionEndedChannel, JSON.stringify({ sessionHash }))
+      // pub/sub keeps the order of one connection's messages: the malformed ones came first
+      await eventually(async () => heard.filter((ended) => ended.sessionHash === sessionHash).length, 1)
+      expect(heard).toEqual([{ sessionHash }])
+    } finally {
+      stop()
+    }
+  })
+
+  it('when a session id is hashed for an announcement, then it is the base64url SHA-256 of the id, never the id', () => {
+    const hash = sessionIdHash('a-session-id')
+    expect(hash).toBe('OEnrlkElMLL9x3JndKvre8K8v_f05hkaHHEhYj33Mmk')
+    expect(hash).toMatch(/^[A-Za-z0-9_-]{43}$/)
   })
 
   it('when a revocation has lapsed (its until has passed), then it no longer applies', async () => {

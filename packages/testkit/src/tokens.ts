@@ -16,11 +16,17 @@ export const tokenEnv = {
 
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url')
 
-/** A signed access token of the user `subject` with `role`, valid for 15 minutes (or `expiresInSeconds`). */
+/**
+ * A signed access token of the user `subject` with `role`, valid for 15 minutes (or `expiresInSeconds`) from now,
+ * issued now (or `issuedAgoSeconds` ago: a token from before a revocation).
+ */
 export function accessToken(
   role: 'user' | 'admin',
   subject: string = randomUUID(),
-  { expiresInSeconds = 900 }: { expiresInSeconds?: number } = {},
+  {
+    expiresInSeconds = 900,
+    issuedAgoSeconds = 0,
+  }: { expiresInSeconds?: number; issuedAgoSeconds?: number } = {},
 ): string {
   const now = Math.floor(Date.now() / 1000)
   const claims = {
@@ -29,7 +35,7 @@ export function accessToken(
     email: `${role}.${subject.slice(0, 8)}@example.com`,
     role,
     roles: [],
-    iat: now,
+    iat: now - issuedAgoSeconds,
     exp: now + expiresInSeconds,
     iss: issuer,
     aud: audience,

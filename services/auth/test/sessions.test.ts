@@ -1,5 +1,8 @@
 // Cookie sessions: POST /login?mode=session sets the session cookie and stores the session in Redis; POST /logout ends it.
-import { authNames } from '@meridian/contracts'
+import { authNames, type SessionEnded } from '@meridian/contracts'
+import { sessionIdHash } from '@meridian/service-kit'
+import { eventually, infraEndpoints } from '@meridian/testkit'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { createTestUser, login, setCookies } from './identities.ts'
@@ -78,6 +81,30 @@ describe('cookie sessions', () => {
     ])
     expect(await auth.redis.exists(`${authNames.sessionKeyPrefix}${sessionId}`)).toBe(0)
     expect((await readSelf(user.id, sessionId)).statusCode).toBe(401)
+  })
+
+  it("when a session is logged out, then its end is announced on the sessions-ended channel by its id's hash, never the id; a logout without a session announces nothing", async () => {
+    const listener = new Redis(infraEndpoints().redisUrl)
+    const announced: string[] = []
+    listener.on('message', (_channel: string, text: string) => announced.push(text))
+    try {
+      await listener.subscribe(authNames.sessionEndedChannel)
+      const { sessionId } = await startSession()
+      const logout = (id: string) =>
+        auth.app.inject({ method: 'POST', url: '/logout', cookies: { [authNames.sessionCookie]: id } })
+      // first a logout of nothing, then the real one, then the same again: only the real one is announced
+      expect((await logout('no-such-session')).statusCode).toBe(204)
+      expect((await logout(sessionId)).statusCode).toBe(204)
+      expect((await logout(sessionId)).statusCode).toBe(204)
+      const expected: SessionEnded = { sessionHash: sessionIdHash(sessionId) }
+      await eventually('the end is announced', () => announced.includes(JSON.stringify(expected)), 5000, 20)
+      // other test files' logouts may be announced on the same channel meanwhile; none of them is this one's
+      expect(announced.filter((text) => text === JSON.stringify(expected))).toHaveLength(1)
+      expect(announced.some((text) => text.includes(sessionId))).toBe(false)
+      expect(announced).not.toContain(JSON.stringify({ sessionHash: sessionIdHash('no-such-session') }))
+    } finally {
+      listener.disconnect()
+    }
   })
 
   it('when logout comes without a session cookie, or with one already ended, then 204 as well (idempotent)', async () => {

@@ -21,11 +21,13 @@ import { adminChannel } from './channels/admin.ts'
 import { chatChannel } from './channels/chat.ts'
 import { collabChannel } from './channels/collab.ts'
 import { dashboardChannel } from './channels/dashboard.ts'
+import { EventLimits } from './channels/event-limits.ts'
 import { createHandshake } from './channels/handshake.ts'
 import { mainChannel } from './channels/main.ts'
 import { notificationsChannel } from './channels/notifications.ts'
 import { rawWebSocketRoutes } from './channels/raw-websocket.ts'
 import { realtimeServerPlugin } from './channels/realtime-server.ts'
+import { createRoomAccess } from './channels/room-access.ts'
 import { createNotificationsClient } from './clients/notifications.ts'
 import { createServiceMetricsSource } from './clients/service-metrics.ts'
 import { allowedOriginsOf, type RealtimeGatewayConfig } from './config.ts'
@@ -33,8 +35,10 @@ import { createChatRepository } from './data/chat-repository.ts'
 import { createConnectionLimits } from './data/connection-limits.ts'
 import { createDocumentsRepository } from './data/documents-repository.ts'
 import { createPresenceStore } from './data/presence-store.ts'
-import { type ChatUseCases, createChatUseCases } from './domain/chat.ts'
-import { createDocumentUseCases, type DocumentUseCases } from './domain/documents.ts'
+import { createUserRate } from './data/user-rates.ts'
+import { channelRoomRule } from './domain/channel-rooms.ts'
+import { type ChatUseCases, chatRoomChannel, createChatUseCases } from './domain/chat.ts'
+import { createDocumentUseCases, type DocumentUseCases, documentChannel } from './domain/documents.ts'
 import { realtimeGatewayConsumers } from './events/consumers.ts'
 import { chatRoomsGuards } from './routes/chat-rooms/access.ts'
 import { chatRoomsRoutes } from './routes/chat-rooms/index.ts'
@@ -96,8 +100,30 @@ export async function buildApp({
     trustedProxies: config.TRUSTED_PROXIES,
     log: app.log,
   })
+  // how fast clients may send: each connection's bucket here, each user's count across instances in Redis
+  const userRate = (what: string, limit: number, windowMs: number) =>
+    createUserRate({
+      redis,
+      keyPrefix: `${prefix}${what}:`,
+      limit,
+      windowMs,
+      syncIntervalMs: config.REALTIME_LIMITS_SYNC_MS,
+      log: app.log,
+    })
+  const eventLimits = new EventLimits({
+    ratePerSecond: config.REALTIME_EVENTS_PER_SECOND,
+    burst: config.REALTIME_EVENT_BURST,
+    refusalsBeforeDisconnect: config.REALTIME_REFUSALS_BEFORE_DISCONNECT,
+    userEvents: userRate(
+      'user-events',
+      config.REALTIME_USER_EVENTS_PER_WINDOW,
+      config.REALTIME_USER_EVENTS_WINDOW_MS,
+    ),
+  })
   // the adapter blocks on XREAD: a connection of its own
   const adapterRedis = redis.duplicate({ connectionName: `${serviceName}-adapter` })
+  // its errors (an XADD cut short while the app closes) are logged, not left to ioredis' unhandled-error warning
+  adapterRedis.on('error', (err: unknown) => app.log.warn({ err }, 'realtime adapter: Redis error'))
   app.addHook('onClose', async () => {
     limits.close()
     await adapterRedis.quit().catch(() => adapterRedis.disconnect())
@@ -114,6 +140,7 @@ export async function buildApp({
     recoveryMs: config.REALTIME_RECOVERY_MS,
     tokenNoticeMs: config.REALTIME_TOKEN_NOTICE_MS,
     restartNoticeMs: config.REALTIME_RESTART_NOTICE_MS,
+    eventLimits,
   })
   const { realtime } = app
   await app.register(rawWebSocketRoutes, {
@@ -122,9 +149,21 @@ export async function buildApp({
     pingIntervalMs: config.RAW_WS_PING_INTERVAL_MS,
   })
 
-  // channels and resources
-  const chat = createChatUseCases({ chat: createChatRepository(sql), sql })
-  const documents = createDocumentUseCases({ documents: createDocumentsRepository(sql), sql })
+  // channels and resources: the use cases tell the channel of lost memberships (the sockets leave those rooms on every
+  // instance), and a recovered socket is put back only into rooms it may still be in
+  const rooms = createRoomAccess(realtime, app.log)
+  const chat = createChatUseCases({
+    chat: createChatRepository(sql),
+    sql,
+    access: rooms.of('/chat', chatRoomChannel),
+  })
+  const documents = createDocumentUseCases({
+    documents: createDocumentsRepository(sql),
+    sql,
+    access: rooms.of('/collab', documentChannel),
+  })
+  realtime.guardRecovery(channelRoomRule({ chat, documents }))
+  const maxRooms = config.REALTIME_MAX_ROOMS_PER_SOCKET
   const notificationService = createDiscoveredUpstream({
     consul,
     name: 'notification',
@@ -137,14 +176,21 @@ export async function buildApp({
   })
   const dashboardServices = listOf(config.DASHBOARD_SERVICES)
 
-  mainChannel(realtime.namespace('/'), { log: app.log })
+  mainChannel(realtime.namespace('/'), { maxRooms, log: app.log })
   adminChannel(realtime.namespace('/admin'), { realtime, log: app.log })
   const chatting = chatChannel(realtime.namespace('/chat'), {
     chat,
     presence: createPresenceStore({ redis, prefix, graceMs: config.REALTIME_OFFLINE_GRACE_MS }),
+    messageRate: userRate(
+      'chat-messages',
+      config.REALTIME_CHAT_MESSAGES_PER_WINDOW,
+      config.REALTIME_CHAT_MESSAGES_WINDOW_MS,
+    ),
+    maxRooms,
+    rooms,
     log: app.log,
   })
-  collabChannel(realtime.namespace('/collab'), { documents, log: app.log })
+  collabChannel(realtime.namespace('/collab'), { documents, maxRooms, rooms, log: app.log })
   notificationsChannel(realtime.namespace('/notifications'), {
     notifications: createNotificationsClient(notificationService),
     credentials: realtime.credentials,

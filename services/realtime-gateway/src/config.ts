@@ -1,11 +1,13 @@
 // The realtime-gateway service's environment: its own stores, the origins browsers may connect from, the channel's
-// limits (spec: Limits) and its timings.
+// limits (spec: Limits, and Meridian's own abuse limits: event rates, rooms, chat messages) and its timings.
 import { realtimeLimits } from '@meridian/contracts'
 import { exactOrigins, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 const ms = (minimum: number, fallback: number, description: string) =>
   Type.Integer({ minimum, maximum: 3_600_000, default: fallback, description })
+const count = (fallback: number, description: string) =>
+  Type.Integer({ minimum: 1, maximum: 1_000_000, default: fallback, description })
 
 export const RealtimeGatewayEnv = serviceEnv({
   ...ownStoresEnv({ port: 3007, database: 'realtime' }),
@@ -60,6 +62,37 @@ export const RealtimeGatewayEnv = serviceEnv({
     0,
     120_000,
     'connection-state recovery: how long a disconnected client may resume with its missed packets',
+  ),
+  REALTIME_EVENTS_PER_SECOND: count(
+    realtimeLimits.eventsPerSecond,
+    'client events per second of one connection (a token bucket; Socket.IO namespaces of one connection share it; /ws messages too)',
+  ),
+  REALTIME_EVENT_BURST: count(
+    realtimeLimits.eventBurst,
+    "the connection's bucket: events it may send at once after a quiet moment",
+  ),
+  REALTIME_USER_EVENTS_PER_WINDOW: count(
+    realtimeLimits.userEventsPerWindow,
+    'client events of one user per window, all their connections on every instance together',
+  ),
+  REALTIME_USER_EVENTS_WINDOW_MS: ms(100, realtimeLimits.userEventsWindowMs, "the users' events window"),
+  REALTIME_REFUSALS_BEFORE_DISCONNECT: count(
+    realtimeLimits.refusalsBeforeDisconnect,
+    'events refused for rate before the connection is closed (forgiven once its bucket has filled again)',
+  ),
+  REALTIME_MAX_ROOMS_PER_SOCKET: count(
+    realtimeLimits.roomsPerSocket,
+    'chat rooms, documents or room: rooms one socket may be in at once; a join beyond is refused (ROOM_LIMIT_REACHED)',
+  ),
+  REALTIME_CHAT_MESSAGES_PER_WINDOW: count(
+    realtimeLimits.chatMessagesPerWindow,
+    'chat messages one user may store per window, across instances',
+  ),
+  REALTIME_CHAT_MESSAGES_WINDOW_MS: ms(1000, realtimeLimits.chatMessagesWindowMs, 'the chat messages window'),
+  REALTIME_LIMITS_SYNC_MS: ms(
+    10,
+    100,
+    "how often each instance settles the users' counts with Redis: the instances agree within this interval",
   ),
   DASHBOARD_INTERVAL_MS: ms(100, 1000, 'metrics:update interval of /dashboard'),
   DASHBOARD_SERVICES: Type.String({

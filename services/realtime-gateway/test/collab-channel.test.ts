@@ -279,7 +279,7 @@ describe('collab:edit', () => {
     expect((await stored(docId))?.content.length).toBe(1_000_000)
   })
 
-  it('when the socket did not open the document, or its member was removed meanwhile, then the edit is refused', async () => {
+  it('when the socket did not open the document, or its member was removed meanwhile (the socket left it), then the edit is refused', async () => {
     const [ownerId, memberId] = [randomUUID(), randomUUID()]
     const docId = await createDocument(ownerId, 'abc', [memberId])
     const member = await collabSocket(memberId)
@@ -297,7 +297,7 @@ describe('collab:edit', () => {
     expect(removed.statusCode).toBe(204)
     expect(await send(member, 'collab:edit', edit)).toEqual({
       ok: false,
-      error: { code: 'FORBIDDEN', message: 'Not a member of this document' },
+      error: { code: 'FORBIDDEN', message: 'Join the document first' },
     })
     expect(await stored(docId)).toEqual({ content: 'abc', version: 0 })
   })

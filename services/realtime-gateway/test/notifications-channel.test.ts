@@ -242,7 +242,7 @@ describe('/notifications without the notification service', () => {
     await orphan?.close()
   })
 
-  it('when the notification service is not in Consul, then fetch and read are refused with SERVICE_UNAVAILABLE and the socket stays connected', async () => {
+  it('when the notification service is not in Consul, then fetch and read are refused with SERVICE_UNAVAILABLE (and retryAfter) and the socket stays connected', async () => {
     const socket = await notificationsSocket(orphan, randomUUID())
     for (const [event, payload] of [
       ['notifications:fetch', undefined],
@@ -252,7 +252,8 @@ describe('/notifications without the notification service', () => {
       const answer = await send(socket, event, payload)
       expect(answer, event).toEqual({
         ok: false,
-        error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) },
+        // the error's retryAfter travels with it, as a rate limit's does
+        error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), retryAfter: expect.any(Number) },
       })
       expect(await error).toEqual(answer.error)
     }

@@ -1,7 +1,7 @@
 // The credentials' clock (channels/session.ts): every socket's next moment in one heap with a single timer — each
 // item reached at its moment, in order, once; rescheduled or cancelled at once; past setTimeout's range in steps.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { type Timed, WatchClock } from '../src/channels/session.ts'
+import { type Timed, WatchClock } from '../src/channels/watch-clock.ts'
 
 const start = 1_800_000_000_000
 

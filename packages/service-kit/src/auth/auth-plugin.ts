@@ -143,6 +143,8 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
 const noRevocations: CredentialRevocations = {
   revokedBefore: () => 0,
   apply: () => {},
+  onRevoked: () => () => {},
+  onSessionEnded: () => () => {},
   close: async () => {},
 }
 
@@ -199,7 +201,11 @@ async function tokenPrincipal(
   if (issuedAtMs < revocations.revokedBefore(principal.subject)) {
     throw AppError.unauthorized(authMessages.invalidToken)
   }
-  return typeof claims.exp === 'number' ? { ...principal, expiresAt: claims.exp * 1000 } : principal
+  return {
+    ...principal,
+    ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp * 1000 } : {}),
+    ...(typeof claims.iat === 'number' ? { issuedAt: issuedAtMs } : {}),
+  }
 }
 
 async function apiKeyPrincipal(
@@ -222,23 +228,42 @@ async function sessionPrincipal(
   if (sessionId === '' || sessionId.length > maxSessionIdLength) {
     throw AppError.unauthorized(authMessages.invalidSession)
   }
+  const key = `${authNames.sessionKeyPrefix}${sessionId}`
   let stored: string | null
+  let ttlMs: number
   try {
-    stored = await redis.get(`${authNames.sessionKeyPrefix}${sessionId}`)
+    // the record and its time left, in one round trip: the session ends when its key expires
+    const [[getError, value] = [], [ttlError, ttl] = []] =
+      (await redis.pipeline().get(key).pttl(key).exec()) ?? []
+    if (getError || ttlError) throw getError ?? ttlError
+    stored = value as string | null
+    ttlMs = Number(ttl)
   } catch (error) {
     log.warn({ err: error }, 'session store unavailable')
     throw AppError.serviceUnavailable()
   }
-  if (stored === null) throw AppError.unauthorized(authMessages.invalidSession)
+  // -2: the key expired between the two commands
+  if (stored === null || ttlMs === -2) throw AppError.unauthorized(authMessages.invalidSession)
   const record = parseSessionRecord(stored)
   if (!record) {
     log.warn('malformed session record; the session is refused')
     throw AppError.unauthorized(authMessages.invalidSession)
   }
-  if (Date.parse(record.createdAt) < revocations.revokedBefore(record.userId)) {
+  const issuedAt = Date.parse(record.createdAt)
+  if (issuedAt < revocations.revokedBefore(record.userId)) {
     throw AppError.unauthorized(authMessages.invalidSession)
   }
-  return { subject: record.userId, kind: 'user', role: record.role, roles: [], scopes: [], method: 'session' }
+  return {
+    subject: record.userId,
+    kind: 'user',
+    role: record.role,
+    roles: [],
+    scopes: [],
+    method: 'session',
+    issuedAt,
+    // -1: a key without expiry (auth always sets one), a session without end
+    ...(ttlMs >= 0 ? { expiresAt: Date.now() + ttlMs } : {}),
+  }
 }
 
 function parseSessionRecord(stored: string): SessionRecord | undefined {

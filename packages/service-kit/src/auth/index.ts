@@ -20,6 +20,7 @@ export {
   type CredentialRevocations,
   type FollowRevocationsOptions,
   followCredentialRevocations,
+  sessionIdHash,
 } from './credential-revocations.ts'
 export { authOptionsFromEnv } from './env-options.ts'
 export { jwksDefaults } from './jwks-key-source.ts'

@@ -14,8 +14,17 @@ export interface Principal {
   method: 'bearer' | 'session' | 'api-key'
   /** set when method is 'api-key' */
   apiKeyId?: string
-  /** when the bearer token stops being valid (its `exp`), epoch ms; a connection that outlives it must refresh */
+  /**
+   * when the credential stops being valid, epoch ms: a bearer token's `exp`, a cookie session's end (its record's
+   * expiry in Redis); a connection that outlives it must refresh (a token) or be checked again (a session)
+   */
   expiresAt?: number
+  /**
+   * when the credential was issued, epoch ms: a token's `iat`, a session's `createdAt`. A connection held since
+   * compares it with the user's credential revocations as they arrive (a token of the revocation's own second counts
+   * as revoked: `iat` is in whole seconds).
+   */
+  issuedAt?: number
 }
 
 const isStringArray = (value: unknown): value is string[] =>

@@ -99,10 +99,11 @@ export function createSignIn(options: SignInOptions) {
 
     /**
      * Signing out: ends the cookie session and revokes the refresh token's whole family, whichever is given. Neither
-     * needs to be live: the outcome (nothing left of them) is the same, and nothing is revealed about them.
+     * needs to be live: the outcome (nothing left of them) is the same, and nothing is revealed about them. The
+     * session's connections elsewhere are told, by the session store's announcement.
      */
     async signOut({ sessionId, refreshToken }: { sessionId?: string; refreshToken?: string }): Promise<void> {
-      if (sessionId) await sessions.delete(sessionId)
+      if (sessionId) await sessions.end(sessionId)
       if (refreshToken) await refreshTokens.revokeFamilyOf(refreshToken)
     },
   }

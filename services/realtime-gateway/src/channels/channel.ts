@@ -10,6 +10,7 @@ import {
   type RealtimeError,
   type RealtimeNamespace,
   type RealtimeNamespaces,
+  realtimeErrorCodes,
   realtimeMessages,
 } from '@meridian/contracts'
 import type { PresentedCredential, Principal } from '@meridian/service-kit'
@@ -48,8 +49,17 @@ export interface SocketData {
   connectedAt: string
 }
 
-/** Events between instances (serverSideEmit): none yet. */
-export type InterServerEvents = Record<string, never>
+/** A room some socket may no longer be in: `userId`'s sockets, or everyone's (null: the room's resource is gone). */
+export interface RoomRevoked {
+  room: string
+  userId: string | null
+}
+
+/** Events between instances (serverSideEmit, through the adapter's stream). */
+export interface InterServerEvents {
+  /** room-access.ts: the sockets concerned leave the room */
+  'room:revoked': (revoked: RoomRevoked) => void
+}
 
 export type ChannelNamespace<Path extends RealtimeNamespace> = Namespace<
   RealtimeNamespaces[Path]['client'],
@@ -70,6 +80,7 @@ export function realtimeErrorOf(error: unknown): RealtimeError {
     return {
       message: error.message,
       code: error.code,
+      ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
       ...(error.details && error.details.length > 0
         ? { details: error.details.map(({ field, message }) => ({ field, message })) }
         : {}),
@@ -165,5 +176,40 @@ export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamesp
   attach(socket: ChannelSocketType): void {
     const raw = socket as unknown as Socket
     for (const [event, listener] of this.#listeners) raw.on(event, listener)
+  }
+}
+
+/**
+ * The cap on rooms one socket may have joined at once (REALTIME_MAX_ROOMS_PER_SOCKET), for one kind of room (its
+ * prefix: `chatroom:`, `doc:`, `room:`). Joins in flight count too, so that many at once cannot pass it together; a
+ * join beyond it is refused with ROOM_LIMIT_REACHED and nothing is joined.
+ */
+export class RoomCap {
+  readonly #pending = new WeakMap<object, number>()
+
+  constructor(
+    readonly max: number,
+    readonly prefix: string,
+  ) {}
+
+  /** Runs `join` (which checks what it must, then joins `room`) if the socket may join one more room. */
+  async join<Answer>(socket: Socket, room: string, join: () => Promise<Answer>): Promise<Answer> {
+    if (socket.rooms.has(room)) return join()
+    const pending = this.#pending.get(socket) ?? 0
+    let joined = pending
+    for (const each of socket.rooms) if (each.startsWith(this.prefix)) joined += 1
+    if (joined >= this.max) {
+      throw new AppError(409, realtimeErrorCodes.roomLimitReached, {
+        message: `This socket is in ${this.max} rooms already, the most it may be in; leave one first`,
+      })
+    }
+    this.#pending.set(socket, pending + 1)
+    try {
+      return await join()
+    } finally {
+      const left = (this.#pending.get(socket) ?? 1) - 1
+      if (left > 0) this.#pending.set(socket, left)
+      else this.#pending.delete(socket)
+    }
   }
 }

@@ -1,10 +1,13 @@
-// The /chat namespace: joining a room (members only) with its history, messages stored and broadcast to the room,
-// typing notices, and presence. A user stays present in a room for the offline grace after their last socket left it
-// (leave or disconnect), so a reconnect within it tells nobody anything; only when the grace ends is chat:user-left
-// sent, by whichever instance claims the departure in Redis. The spec's "room membership is dropped" after the grace
-// is read as this presence: the right to join (REST membership) is never dropped by going offline.
+// The /chat namespace: joining a room (members only, at most REALTIME_MAX_ROOMS_PER_SOCKET per socket) with its
+// history, messages stored (at most REALTIME_CHAT_MESSAGES_PER_WINDOW per user and window, across instances) and
+// broadcast to the room, typing notices, and presence; a member removed over REST leaves the room (room-access.ts).
+// A user stays present in a room for the offline grace after their last socket left it (leave or disconnect), so a
+// reconnect within it tells nobody anything; only when the grace ends is chat:user-left sent, by whichever instance
+// claims the departure in Redis. The spec's "room membership is dropped" after the grace is read as this presence:
+// the right to join (REST membership) is never dropped by going offline.
 import {
   AppError,
+  type ChatHistory,
   ChatJoin,
   ChatLeave,
   ChatMessageIn,
@@ -13,16 +16,32 @@ import {
 } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PresenceStore } from '../data/presence-store.ts'
-import { type ChatSpeaker, type ChatUseCases, chatRoomChannel } from '../domain/chat.ts'
-import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
+import type { UserRate } from '../data/user-rates.ts'
+import {
+  type ChatSpeaker,
+  type ChatUseCases,
+  chatRoomChannel,
+  chatRoomChannelPrefix,
+} from '../domain/chat.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents, RoomCap } from './channel.ts'
+import type { RoomAccess } from './room-access.ts'
 
 type ChatSocket = ChannelSocket<'/chat'>
 
 export interface ChatChannelDependencies {
   chat: ChatUseCases
   presence: PresenceStore
+  /** the chat messages each user may store (REALTIME_CHAT_MESSAGES_PER_WINDOW) */
+  messageRate: UserRate
+  /** REALTIME_MAX_ROOMS_PER_SOCKET */
+  maxRooms: number
+  /** where a removed member's sockets are made to leave */
+  rooms: RoomAccess
   log: FastifyBaseLogger
 }
+
+/** The refusal of a message over the user's chat-message rate. */
+export const tooManyMessages = 'Too many chat messages; wait before sending more'
 
 /** The refusal of a message to a room this socket did not join. */
 export const notJoinedMessage = 'Join the room first'
@@ -39,8 +58,9 @@ const speakerOf = (socket: ChannelSocket<'/chat'>): ChatSpeaker => ({
 
 export function chatChannel(
   namespace: ChannelNamespace<'/chat'>,
-  { chat, presence, log }: ChatChannelDependencies,
+  { chat, presence, messageRate, maxRooms, rooms, log }: ChatChannelDependencies,
 ): { close(): Promise<void> } {
+  const cap = new RoomCap(maxRooms, chatRoomChannelPrefix)
   const timers = new Set<NodeJS.Timeout>()
   let sweeping: Promise<void> = Promise.resolve()
   let closed = false
@@ -94,16 +114,33 @@ export function chatChannel(
     if (!wasPresent) socket.to(chatRoomChannel(roomId)).emit('chat:user-joined', { roomId, ...speaker })
   }
 
+  /** The socket leaves the room (chat:leave, or a membership it lost); its user departs if it was their last. */
+  async function leave(socket: ChatSocket, roomId: string): Promise<void> {
+    // leaving a room this socket is not in changes nothing
+    const counted = joinedRooms.get(socket)?.delete(roomId) === true
+    const room = chatRoomChannel(roomId)
+    if (socket.rooms.has(room)) await socket.leave(room)
+    if (counted) await depart(roomId, speakerOf(socket).userId)
+  }
+
+  rooms.onRevoked('/chat', (socket, room) => leave(socket, room.slice(chatRoomChannelPrefix.length)))
+
   const events = new ClientEvents<ChatSocket>(log)
     .on('chat:join', ChatJoin, async (socket, { roomId }) => {
-      const history = await chat.joinRoom(speakerOf(socket), roomId)
-      if (!hasJoined(socket, roomId)) await arrive(socket, roomId)
+      const history = await cap.join(socket, chatRoomChannel(roomId), async (): Promise<ChatHistory> => {
+        const joined = await chat.joinRoom(speakerOf(socket), roomId)
+        if (!hasJoined(socket, roomId)) await arrive(socket, roomId)
+        return joined
+      })
       socket.emit('chat:history', history)
       return { history, online: await presence.online(roomId) }
     })
     .on('chat:message', ChatMessageIn, async (socket, { roomId, text }) => {
       if (!hasJoined(socket, roomId)) throw AppError.forbidden(notJoinedMessage)
-      const message = await chat.postMessage(speakerOf(socket), roomId, text)
+      const speaker = speakerOf(socket)
+      const taken = await messageRate.take(speaker.userId)
+      if (!taken.allowed) throw AppError.rateLimited(taken.retryAfterSeconds, tooManyMessages)
+      const message = await chat.postMessage(speaker, roomId, text)
       // the sender too: every tab shows the stored message, with its id and time
       namespace.to(chatRoomChannel(roomId)).emit('chat:message', message)
       return { message }
@@ -118,10 +155,8 @@ export function chatChannel(
       return undefined
     })
     .on('chat:leave', ChatLeave, async (socket, { roomId }) => {
-      // leaving a room this socket is not in changes nothing: acknowledged all the same
-      if (!joinedRooms.get(socket)?.delete(roomId)) return {}
-      await socket.leave(chatRoomChannel(roomId))
-      await depart(roomId, speakerOf(socket).userId)
+      // a room this socket is not in: acknowledged all the same
+      await leave(socket, roomId)
       return {}
     })
 
@@ -142,7 +177,9 @@ export function chatChannel(
     // a client back with its state recovered is in its rooms again without joining them: it counts again
     if (socket.recovered) {
       for (const room of socket.rooms) {
-        const roomId = room.startsWith('chatroom:') ? room.slice('chatroom:'.length) : undefined
+        const roomId = room.startsWith(chatRoomChannelPrefix)
+          ? room.slice(chatRoomChannelPrefix.length)
+          : undefined
         if (roomId)
           void arrive(socket, roomId).catch((error: unknown) =>
             log.warn({ err: error, roomId }, 'chat rejoin failed'),

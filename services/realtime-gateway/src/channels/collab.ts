@@ -1,13 +1,31 @@
-// The /collab namespace: opening a document (members only) with its state, who is editing it (collab:users, to
-// everyone in it, across instances), and edits made on a version: applied with a compare-and-set in PostgreSQL and
-// sent to the others as collab:remote-edit, or answered with collab:conflict and the stored state to rebase on.
-import { AppError, CollabEdit, CollabJoin, type CollabUser } from '@meridian/contracts'
+// The /collab namespace: opening a document (members only, at most REALTIME_MAX_ROOMS_PER_SOCKET per socket) with its
+// state, who is editing it (collab:users, to everyone in it, across instances), and edits made on a version (an
+// insert's text at most realtimeLimits.editTextMax characters): applied with a compare-and-set in PostgreSQL and sent
+// to the others as collab:remote-edit, or answered with collab:conflict and the stored state to rebase on. A member
+// removed over REST, or everyone when the document is deleted, leaves it (room-access.ts).
+import {
+  AppError,
+  type CollabDocumentState,
+  CollabEdit,
+  CollabJoin,
+  type CollabUser,
+} from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
-import { type DocumentUseCases, documentChannel, type Editor } from '../domain/documents.ts'
-import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
+import {
+  type DocumentUseCases,
+  documentChannel,
+  documentChannelPrefix,
+  type Editor,
+} from '../domain/documents.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents, RoomCap } from './channel.ts'
+import type { RoomAccess } from './room-access.ts'
 
 export interface CollabChannelDependencies {
   documents: DocumentUseCases
+  /** REALTIME_MAX_ROOMS_PER_SOCKET */
+  maxRooms: number
+  /** where the sockets of a removed member, or of a deleted document, are made to leave */
+  rooms: RoomAccess
   log: FastifyBaseLogger
 }
 
@@ -21,8 +39,10 @@ const editorOf = (socket: ChannelSocket<'/collab'>): Editor => ({
 
 export function collabChannel(
   namespace: ChannelNamespace<'/collab'>,
-  { documents, log }: CollabChannelDependencies,
+  { documents, maxRooms, rooms, log }: CollabChannelDependencies,
 ): void {
+  const cap = new RoomCap(maxRooms, documentChannelPrefix)
+
   /** Tells everyone in the document who is in it: each user once, whatever their tabs and instances. */
   async function announceUsers(docId: string): Promise<void> {
     const room = documentChannel(docId)
@@ -38,10 +58,19 @@ export function collabChannel(
   const announceLater = (docId: string) =>
     announceUsers(docId).catch((error: unknown) => log.warn({ err: error, docId }, 'collab:users not sent'))
 
+  // a document this socket may no longer be in: it leaves, and the others are told who is left
+  rooms.onRevoked('/collab', async (socket, room) => {
+    await socket.leave(room)
+    await announceLater(room.slice(documentChannelPrefix.length))
+  })
+
   const events = new ClientEvents<ChannelSocket<'/collab'>>(log)
     .on('collab:join', CollabJoin, async (socket, { docId }) => {
-      const state = await documents.openDocument(docId, editorOf(socket))
-      await socket.join(documentChannel(docId))
+      const state = await cap.join(socket, documentChannel(docId), async (): Promise<CollabDocumentState> => {
+        const opened = await documents.openDocument(docId, editorOf(socket))
+        await socket.join(documentChannel(docId))
+        return opened
+      })
       socket.emit('collab:init', state)
       // the join holds even if the list cannot be gathered (an instance slow to answer): logged, not refused
       await announceLater(docId)
@@ -79,8 +108,8 @@ export function collabChannel(
   const openedAtExit = new WeakMap<object, string[]>()
   function noteOpened(this: ChannelSocket<'/collab'>): void {
     const opened = [...this.rooms]
-      .filter((room) => room.startsWith('doc:'))
-      .map((room) => room.slice('doc:'.length))
+      .filter((room) => room.startsWith(documentChannelPrefix))
+      .map((room) => room.slice(documentChannelPrefix.length))
     if (opened.length > 0) openedAtExit.set(this, opened)
   }
   function announceLeft(this: ChannelSocket<'/collab'>): void {

@@ -54,6 +54,8 @@ export interface Handshake {
   authenticate(presented: Presented): Promise<{ user: SocketUser; credential: SocketCredential }>
   /** Verifies a token sent later (auth:refresh). */
   verifyToken(token: string): Promise<SocketUser>
+  /** Reads a cookie session again (at its end: it may have been extended). */
+  verifySession(sessionId: string): Promise<SocketUser>
   /** Holds one of the address's concurrent slots for `connectionId` until `release`; refuses over the limit. */
   hold(address: string, connectionId: string): Promise<void>
   release(address: string, connectionId: string): Promise<void>
@@ -153,6 +155,10 @@ export function createHandshake(options: HandshakeOptions): Handshake {
         return Promise.reject(new HandshakeRefusal(realtimeMessages.invalidToken, 'UNAUTHORIZED'))
       }
       return verify({ kind: 'bearer', token: bare })
+    },
+
+    verifySession(sessionId) {
+      return verify({ kind: 'session', sessionId })
     },
 
     async hold(address, connectionId) {

@@ -1,6 +1,7 @@
 // The default namespace (spec: Real-time events, default rows): `welcome` on connect, `echo`, `message` broadcast as
-// `new_message`, `private` to one socket id, and rooms (`join` / `leave` of `room:{name}`) whose sockets hear
-// `user-joined` when someone joins. `global-alert` comes from /admin, and `server:restart` / `auth:*` from the server
+// `new_message` (to every socket of every instance: its text is held to realtimeLimits.broadcastTextMax), `private` to
+// one socket id, and rooms (`join` / `leave` of `room:{name}`, at most REALTIME_MAX_ROOMS_PER_SOCKET) whose sockets
+// hear `user-joined` when someone joins. `global-alert` comes from /admin, and `server:restart` / `auth:*` from the server
 // (realtime-server.ts, session.ts).
 //
 // Why user-joined goes to a room and not to everyone: told to every socket on every connection, it costs n² messages
@@ -9,12 +10,19 @@ import { randomUUID } from 'node:crypto'
 import { AppError, NewMessageIn, PrivateIn, RoomJoin } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
-import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents, RoomCap } from './channel.ts'
+
+export interface MainChannelOptions {
+  /** REALTIME_MAX_ROOMS_PER_SOCKET: `room:` rooms one socket may be in */
+  maxRooms: number
+  log: FastifyBaseLogger
+}
 
 /** Anything JSON a client wants echoed (within the 1 MB message limit the engine enforces). */
 const EchoPayload = Type.Unknown()
 
-export function mainChannel(namespace: ChannelNamespace<'/'>, { log }: { log: FastifyBaseLogger }): void {
+export function mainChannel(namespace: ChannelNamespace<'/'>, { maxRooms, log }: MainChannelOptions): void {
+  const cap = new RoomCap(maxRooms, 'room:')
   const events = new ClientEvents<ChannelSocket<'/'>>(log)
     .on('echo', EchoPayload, (socket, payload) => {
       const echo = { type: 'echo' as const, payload }
@@ -35,8 +43,10 @@ export function mainChannel(namespace: ChannelNamespace<'/'>, { log }: { log: Fa
     })
     .on('join', RoomJoin, async (socket, { room }) => {
       const name = `room:${room}`
-      await socket.join(name)
-      socket.to(name).emit('user-joined', { userId: socket.data.user.userId, room })
+      await cap.join(socket, name, async () => {
+        await socket.join(name)
+        socket.to(name).emit('user-joined', { userId: socket.data.user.userId, room })
+      })
       return { room }
     })
     .on('leave', RoomJoin, async (socket, { room }) => {

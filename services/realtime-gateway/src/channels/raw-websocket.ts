@@ -3,10 +3,27 @@
 // never a token in the URL) — refused before the upgrade with the error envelope; a disallowed Origin is upgraded
 // and closed with 4001 `Origin not allowed`, as the spec says. Then `welcome`, `echo` of every message, and a ping
 // every interval: a socket that did not answer the previous one is terminated.
+//
+// The same rules as Socket.IO's after that: the credential is watched (session.ts: `{type: 'auth:expiring',
+// expiresAt}` before a token expires, `{type: 'auth:refresh', token}` answered `{type: 'auth:refreshed', expiresAt}`;
+// `{type: 'auth:failed', message}` and close code 4401 when it expires, is revoked or its session logged out), and
+// the messages are limited (event-limits.ts: `{type: 'error', code: 'RATE_LIMITED', message, retryAfter}`, then close
+// code 1008).
 import { randomUUID } from 'node:crypto'
-import { AppError, originNotAllowedCloseCode, realtimeMessages, realtimePaths } from '@meridian/contracts'
+import {
+  AppError,
+  AuthRefresh,
+  credentialFailedCloseCode,
+  originNotAllowedCloseCode,
+  rateLimitedCloseCode,
+  realtimeMessages,
+  realtimePaths,
+} from '@meridian/contracts'
 import type { ServiceApp } from '@meridian/service-kit'
-import type { WebSocket } from 'ws'
+import { Value } from 'typebox/value'
+import type { RawData, WebSocket } from 'ws'
+import type { SocketCredential, SocketUser } from './channel.ts'
+import type { Charge } from './event-limits.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
 import type { RealtimeChannel } from './realtime-server.ts'
 
@@ -68,10 +85,10 @@ export async function rawWebSocketRoutes(
           const address = request.ip
           await handshake.countAttempt(address)
           if (!originAllowed) return
-          const { user } = await handshake.authenticate(presented)
+          const { user, credential } = await handshake.authenticate(presented)
           const connectionId = randomUUID()
           await handshake.hold(address, connectionId)
-          request.admission = { user, address, connectionId }
+          request.admission = { user, credential, address, connectionId }
         } catch (refusal) {
           throw refusal instanceof HandshakeRefusal ? appErrorOf(refusal) : refusal
         }
@@ -86,41 +103,75 @@ export async function rawWebSocketRoutes(
       }
       realtime.rawSockets.add(socket)
       realtime.connectionOpened()
+      const send = (message: Record<string, unknown>) => {
+        if (socket.readyState !== socket.OPEN) return
+        socket.send(JSON.stringify(message))
+        realtime.count('sent')
+      }
+      const watch = realtime.watcher.watchRaw(
+        { send, close: (message) => socket.close(credentialFailedCloseCode, message) },
+        admission.user,
+        admission.credential,
+      )
       socket.on('pong', () => awaitingPong.delete(socket))
       socket.on('close', () => {
+        watch.stop()
         realtime.rawSockets.delete(socket)
         realtime.connectionClosed()
         handshake.release(admission.address, admission.connectionId).catch((err: unknown) => {
           request.log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
         })
       })
-      const send = (message: Record<string, unknown>) => {
-        socket.send(JSON.stringify(message))
-        realtime.count('sent')
+      const handle = (charge: Charge, data: RawData, isBinary: boolean) => {
+        if (!charge.accepted) {
+          send({ type: 'error', ...charge.error })
+          if (charge.disconnect) socket.close(rateLimitedCloseCode, realtimeMessages.floodDisconnect)
+          return
+        }
+        const payload = payloadOf(data, isBinary)
+        if (isRefresh(payload)) {
+          void watch.refresh(payload.token).then((user) => {
+            if (user) send({ type: 'auth:refreshed', expiresAt: user.principal.expiresAt })
+          })
+          return
+        }
+        send({ type: 'echo', payload })
       }
       socket.on('message', (data, isBinary) => {
         realtime.count('received')
-        const text = isBinary ? undefined : data.toString()
-        let payload: unknown = text
-        if (text !== undefined) {
-          try {
-            payload = JSON.parse(text)
-          } catch {
-            // a text that is not JSON is echoed as the text it is
-          }
-        } else {
-          payload = { binary: true, bytes: (data as Buffer).length }
-        }
-        send({ type: 'echo', payload })
+        if (socket.readyState !== socket.OPEN) return
+        const charge = realtime.eventLimits.charge(socket, watch.user.userId)
+        if (charge instanceof Promise) void charge.then((settled) => handle(settled, data, isBinary))
+        else handle(charge, data, isBinary)
       })
       send({ type: 'welcome', message: `Welcome, ${admission.user.username}` })
+      // a credential revoked while the upgrade was being made has closed the socket already
+      if (socket.readyState !== socket.OPEN) watch.stop()
     },
   )
+}
+
+/** A message as the client sent it: its JSON, a text that is not JSON as the text, a binary one described. */
+function payloadOf(data: RawData, isBinary: boolean): unknown {
+  if (isBinary) return { binary: true, bytes: (data as Buffer).length }
+  const text = data.toString()
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** `{type: 'auth:refresh', token}`: a new token for the connection (spec: Authentication 11, as on Socket.IO). */
+function isRefresh(payload: unknown): payload is { type: 'auth:refresh'; token: string } {
+  if (typeof payload !== 'object' || payload === null) return false
+  const { type, token } = payload as Record<string, unknown>
+  return type === 'auth:refresh' && Value.Check(AuthRefresh, { token })
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** /ws: who was admitted before the upgrade */
-    admission?: { user: import('./channel.ts').SocketUser; address: string; connectionId: string }
+    admission?: { user: SocketUser; credential: SocketCredential; address: string; connectionId: string }
   }
 }

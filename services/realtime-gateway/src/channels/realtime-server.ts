@@ -7,8 +7,10 @@
 // through a Fastify route (hooks, request ids, maintenance) whose body is left unread for the engine.
 //
 // Every namespace admits a socket through the handshake (channels/handshake.ts); a client's connection is counted once
-// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several instances share rooms, broadcasts and
-// connection-state recovery through Redis streams (@socket.io/redis-streams-adapter).
+// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several
+// instances share rooms, broadcasts and connection-state recovery through Redis streams
+// (@socket.io/redis-streams-adapter); a recovered socket is put back only into rooms it may still be in. Each socket's
+// credential is watched (session.ts: expiry, refresh, revocations, logout) and its events limited (event-limits.ts).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Server as HttpServer, IncomingMessage } from 'node:http'
@@ -32,6 +34,7 @@ import type { Redis } from 'ioredis'
 import { Counter, Gauge } from 'prom-client'
 import { Server, type Socket } from 'socket.io'
 import type { WebSocket } from 'ws'
+import type { MayBeIn } from '../domain/channel-rooms.ts'
 import type {
   ChannelNamespace,
   ChannelSocket,
@@ -39,8 +42,9 @@ import type {
   SocketCredential,
   SocketData,
 } from './channel.ts'
+import type { EventLimits } from './event-limits.ts'
 import { type Handshake, HandshakeRefusal } from './handshake.ts'
-import { credentialWatcher } from './session.ts'
+import { type CredentialWatcher, credentialWatcher } from './session.ts'
 
 export interface RealtimeServerOptions {
   handshake: Handshake
@@ -58,6 +62,8 @@ export interface RealtimeServerOptions {
   tokenNoticeMs: number
   /** on shutdown: between server:restart and closing the connections */
   restartNoticeMs: number
+  /** how fast each connection and each user may send */
+  eventLimits: EventLimits
 }
 
 /** What the channels register on. */
@@ -70,6 +76,14 @@ export interface RealtimeChannel {
   count(direction: 'received' | 'sent'): void
   /** each socket's credential, for calls to other services on the user's behalf (session.ts swaps it on refresh) */
   credentials: WeakMap<object, SocketCredential>
+  /** every connection's credential, Socket.IO's and /ws': timed, refreshed, ended by revocations and logouts */
+  watcher: CredentialWatcher
+  eventLimits: EventLimits
+  /**
+   * A socket recovered after a short disconnection is put back into its rooms only when its user may be in each (a
+   * chat room's or a document's member still); otherwise it is not recovered (a new socket, in none of them).
+   */
+  guardRecovery(mayBeIn: MayBeIn): void
   /** the connections of /ws, for shutdown */
   rawSockets: Set<WebSocket>
   /** distinct users connected to any namespace of any instance (a user who left counts for up to 15 s) */
@@ -114,29 +128,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
   let closing = false
 
   const counters = realtimeCounters(app)
-
-  const engine = new Engine({
-    pingInterval: options.pingIntervalMs,
-    pingTimeout: options.pingTimeoutMs,
-    maxHttpBufferSize: realtimeLimits.maxMessageBytes,
-    perMessageDeflate,
-    httpCompression: { threshold: realtimeLimits.compressionThresholdBytes },
-    // a browser's cross-origin long-polling: exact origins, with credentials (never a wildcard with credentials)
-    cors: { origin: [...options.allowedOrigins], methods: ['GET', 'POST'], credentials: true },
-  })
-  const io: RealtimeIo = new Server({
-    serveClient: false,
-    connectTimeout: options.connectTimeoutMs,
-    adapter: createAdapter(options.adapterRedis, {
-      streamName: `${options.redisPrefix}stream`,
-      sessionKeyPrefix: `${options.redisPrefix}session:`,
-      channelPrefix: `${options.redisPrefix}channel`,
-    }),
-    // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
-    // still passes the handshake (its token may have expired meanwhile)
-    connectionStateRecovery: { maxDisconnectionDuration: options.recoveryMs, skipMiddlewares: false },
-  })
-  io.bind(engine)
+  const { engine, io, guardRecovery } = engineAndServer(options, log)
 
   // one listener of each kind for every connection (not a closure per connection: tens of thousands are held)
   const onPacket = (packet: { type: string }) => {
@@ -196,11 +188,23 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       request: socket.request,
       authToken: socket.handshake.auth.token,
     })
+    // a recovered socket is back in its user's rooms (user:, notifications:): only that user may have it back
+    if (socket.recovered && socket.data?.user?.userId.toLowerCase() !== user.userId.toLowerCase()) {
+      throw new HandshakeRefusal(realtimeMessages.invalidToken, 'UNAUTHORIZED')
+    }
     socket.data = { user, address: admission.address, connectedAt: new Date().toISOString() }
     credentials.set(socket, credential)
   }
 
-  const credentialWatch = credentialWatcher({ handshake, credentials, noticeMs: options.tokenNoticeMs, log })
+  const watcher = credentialWatcher({
+    handshake,
+    credentials,
+    revocations: app.credentialRevocations,
+    noticeMs: options.tokenNoticeMs,
+    log,
+  })
+  app.addHook('onClose', async () => watcher.close())
+  const { eventLimits } = options
   for (const path of namespacePaths) {
     const namespace = io.of(path)
     namespace.use((socket, next) => {
@@ -225,7 +229,8 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     })
     namespace.on('connection', (socket) => {
       presence.track(socket)
-      credentialWatch.watch(socket as ChannelSocket<RealtimeNamespace>)
+      eventLimits.guard(socket as ChannelSocket<RealtimeNamespace>)
+      watcher.watch(socket as ChannelSocket<RealtimeNamespace>)
     })
   }
 
@@ -281,6 +286,9 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     },
     count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
     credentials,
+    watcher,
+    eventLimits,
+    guardRecovery,
     rawSockets,
     activeUsers: presence.count,
     connectionOpened: counters.connectionOpened,
@@ -310,6 +318,85 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
 }
 
 type RealtimeSocket = Socket<SessionClientEvents, SessionServerEvents, InterServerEvents, SocketData>
+
+/**
+ * The Engine.IO server (the spec's limits: heartbeat, message size, compression; the allowed origins) and the Socket.IO
+ * server on it, whose namespaces share rooms, broadcasts and recovery sessions through the Redis streams adapter, and
+ * recover a session only into rooms its user may still be in (the rule given to `guardRecovery`).
+ */
+function engineAndServer(options: RealtimeServerOptions, log: FastifyBaseLogger) {
+  const engine = new Engine({
+    pingInterval: options.pingIntervalMs,
+    pingTimeout: options.pingTimeoutMs,
+    maxHttpBufferSize: realtimeLimits.maxMessageBytes,
+    perMessageDeflate,
+    httpCompression: { threshold: realtimeLimits.compressionThresholdBytes },
+    // a browser's cross-origin long-polling: exact origins, with credentials (never a wildcard with credentials)
+    cors: { origin: [...options.allowedOrigins], methods: ['GET', 'POST'], credentials: true },
+  })
+  let mayBeIn: MayBeIn | undefined
+  const adapterOf = createAdapter(options.adapterRedis, {
+    streamName: `${options.redisPrefix}stream`,
+    sessionKeyPrefix: `${options.redisPrefix}session:`,
+    channelPrefix: `${options.redisPrefix}channel`,
+  })
+  const io: RealtimeIo = new Server({
+    serveClient: false,
+    connectTimeout: options.connectTimeoutMs,
+    // Socket.IO calls it with `new`: a function, whose returned object is the adapter
+    adapter: function guardedAdapter(nsp: unknown) {
+      return guardedRecovery(adapterOf(nsp), () => mayBeIn, log)
+    } as unknown as ReturnType<typeof createAdapter>,
+    // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
+    // still passes the handshake (its token may have expired meanwhile)
+    connectionStateRecovery: { maxDisconnectionDuration: options.recoveryMs, skipMiddlewares: false },
+  })
+  io.bind(engine)
+  return {
+    engine,
+    io,
+    guardRecovery(rule: MayBeIn): void {
+      mayBeIn = rule
+    },
+  }
+}
+
+type RecoverableAdapter = ReturnType<ReturnType<typeof createAdapter>>
+type RecoveredSession = NonNullable<Awaited<ReturnType<RecoverableAdapter['restoreSession']>>>
+
+/**
+ * The adapter of a namespace, whose sessions are recovered only into rooms their user may still be in. The adapter
+ * gathers a session's missed packets from its rooms without saying which room each came from, so a session with a
+ * room it lost is not recovered at all: the client connects as a new socket (`recovered` false, in no room), joins
+ * again what it may, and reads what it missed from the history. Nothing of the lost room reaches it.
+ */
+function guardedRecovery(
+  adapter: RecoverableAdapter,
+  rule: () => MayBeIn | undefined,
+  log: FastifyBaseLogger,
+): RecoverableAdapter {
+  const restore = adapter.restoreSession.bind(adapter)
+  adapter.restoreSession = async (pid, offset) => {
+    const session: RecoveredSession | undefined = await restore(pid, offset)
+    const mayBeIn = rule()
+    if (!session || !mayBeIn) return session as RecoveredSession
+    const userId = (session.data as Partial<SocketData> | undefined)?.user?.userId
+    if (userId === undefined) return undefined as unknown as RecoveredSession
+    try {
+      const allowed = await Promise.all(session.rooms.map((room) => mayBeIn(userId, String(room))))
+      if (allowed.every(Boolean)) return session
+      log.info({ userId }, 'a recovering socket lost a room meanwhile: it connects afresh')
+    } catch (error) {
+      log.warn(
+        { err: error, userId },
+        'the rooms of a recovering socket could not be checked: it connects afresh',
+      )
+    }
+    // Socket.IO makes a new socket of a session it cannot restore
+    return undefined as unknown as RecoveredSession
+  }
+  return adapter
+}
 
 const hasNamespaces = (socket: RealtimeSocket) =>
   // the engine connection's Socket.IO client and its namespace sockets

@@ -21,12 +21,21 @@ import {
   chatRoomList,
   memberChatRoomList,
 } from '../data/chat-repository.ts'
-import { createMembershipUseCases, isAdmin, isUuid, memberIdOf, ownerIdOf } from './memberships.ts'
+import {
+  type ChannelAccess,
+  createMembershipUseCases,
+  isAdmin,
+  isUuid,
+  memberIdOf,
+  noChannel,
+  ownerIdOf,
+} from './memberships.ts'
 
 export const chatRoomHref = (id: string) => `/api/v1/chat/rooms/${id}`
 
 /** The channel's room of a chat room: every socket that joined it, on every instance. */
 export const chatRoomChannel = (roomId: string) => `chatroom:${roomId}`
+export const chatRoomChannelPrefix = 'chatroom:'
 
 export function presentChatRoom(room: ChatRoomRecord): ChatRoom {
   return {
@@ -68,19 +77,18 @@ function assertStorableText(text: string): void {
 export interface ChatUseCasesDependencies {
   chat: ChatRepository
   sql: Sql
+  /** the channel, told of removed members (their sockets leave the room); none by default */
+  access?: ChannelAccess
 }
 
-export function createChatUseCases({ chat, sql }: ChatUseCasesDependencies) {
+export function createChatUseCases({ chat, sql, access = noChannel }: ChatUseCasesDependencies) {
   const memberships = createMembershipUseCases({
     label: 'Chat room',
     find: (id) => chat.findRoom(id),
     members: chat.members,
+    access,
   })
-
-  /** Whether the speaker is a member of the room (a malformed id is a member of nothing). */
-  async function isRoomMember(roomId: string, userId: string): Promise<boolean> {
-    return isUuid(userId) && (await chat.members.isMember(roomId, userId.toLowerCase()))
-  }
+  const isRoomMember = memberships.isMember
 
   return {
     /** A new room, owned by the caller, who is its first member (one transaction). */
@@ -122,6 +130,9 @@ export function createChatUseCases({ chat, sql }: ChatUseCasesDependencies) {
     addMember: memberships.addMember,
 
     removeMember: memberships.removeMember,
+
+    /** Whether the user may be in the room's channel room (a socket recovered after a short disconnection). */
+    isRoomMember,
 
     /** A page of the room's messages, newest first by default: its members and admins; 404 for anyone else. */
     async listMessages(

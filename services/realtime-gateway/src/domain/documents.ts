@@ -20,12 +20,22 @@ import {
   memberDocumentList,
 } from '../data/documents-repository.ts'
 import { applyOperation } from './edit-operations.ts'
-import { createMembershipUseCases, isAdmin, isUuid, mayManage, memberIdOf, ownerIdOf } from './memberships.ts'
+import {
+  type ChannelAccess,
+  createMembershipUseCases,
+  isAdmin,
+  isUuid,
+  mayManage,
+  memberIdOf,
+  noChannel,
+  ownerIdOf,
+} from './memberships.ts'
 
 export const documentHref = (id: string) => `/api/v1/documents/${id}`
 
 /** The channel's room of a document: every socket that opened it, on every instance. */
 export const documentChannel = (docId: string) => `doc:${docId}`
+export const documentChannelPrefix = 'doc:'
 
 /** The refusal of a document's channel to anyone who is not its member (and for a document that does not exist). */
 export const notDocumentMember = 'Not a member of this document'
@@ -60,13 +70,16 @@ export type EditOutcome =
 export interface DocumentUseCasesDependencies {
   documents: DocumentsRepository
   sql: Sql
+  /** the channel, told of removed members and deleted documents (their sockets leave the room); none by default */
+  access?: ChannelAccess
 }
 
-export function createDocumentUseCases({ documents, sql }: DocumentUseCasesDependencies) {
+export function createDocumentUseCases({ documents, sql, access = noChannel }: DocumentUseCasesDependencies) {
   const memberships = createMembershipUseCases({
     label: 'Document',
     find: (id) => documents.findDocument(id),
     members: documents.members,
+    access,
   })
 
   /** The document's content and version, if the editor is its member; refused with notDocumentMember otherwise. */
@@ -121,12 +134,16 @@ export function createDocumentUseCases({ documents, sql }: DocumentUseCasesDepen
     addMember: memberships.addMember,
     removeMember: memberships.removeMember,
 
-    /** Deletes the document (its owner or an admin; another member is 403, anyone else 404). */
+    /** Whether the user may be in the document's channel room (a socket recovered after a short disconnection). */
+    isDocumentMember: memberships.isMember,
+
+    /** Deletes the document (its owner or an admin; another member is 403, anyone else 404); its sockets leave it. */
     async deleteDocument(docId: string, principal: Principal): Promise<void> {
       const document = await memberships.visible(docId, principal)
       if (!mayManage(principal, document)) throw AppError.forbidden('Only the owner deletes this document')
       // gone meanwhile: deleted all the same
       await documents.deleteDocument(docId)
+      access.removed(docId)
     },
 
     /** The state a member gets on opening the document on the channel; anyone else is refused. */

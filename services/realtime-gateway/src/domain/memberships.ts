@@ -52,11 +52,26 @@ export const presentMember = (member: MemberRecord): Member => ({
   joinedAt: member.joinedAt.toISOString(),
 })
 
+/**
+ * What the realtime channel is told when someone may no longer be in a resource's room: the use cases never reach the
+ * sockets themselves (channels/room-access.ts does, on every instance).
+ */
+export interface ChannelAccess {
+  /** `userId` is no longer a member: their sockets leave the resource's room */
+  memberRemoved(resourceId: string, userId: string): void
+  /** the resource is gone: every socket leaves its room */
+  removed(resourceId: string): void
+}
+
+/** Nobody to tell: use cases built without a channel (a test's data). */
+export const noChannel: ChannelAccess = { memberRemoved: () => {}, removed: () => {} }
+
 export interface MembershipUseCasesOptions<Resource extends MemberedResource> {
   /** e.g. 'Chat room': how the 404 names it */
   label: string
   find(id: string): Promise<Resource | undefined>
   members: MembershipsRepository
+  access: ChannelAccess
 }
 
 /** Adding and removing members of one kind of resource. */
@@ -64,6 +79,7 @@ export function createMembershipUseCases<Resource extends MemberedResource>({
   label,
   find,
   members,
+  access,
 }: MembershipUseCasesOptions<Resource>) {
   /** The resource, if the principal may see it: a 404 otherwise (its existence is not told). */
   async function visible(id: string, principal: Principal): Promise<Resource> {
@@ -93,7 +109,7 @@ export function createMembershipUseCases<Resource extends MemberedResource>({
 
     /**
      * Removes `userId` (the owner or an admin; a member may remove themselves). The owner cannot be removed (409); a
-     * user who is not a member is 404.
+     * user who is not a member is 404. Their sockets then leave the resource's room on the channel.
      */
     async removeMember(id: string, userId: string, principal: Principal): Promise<void> {
       const target = userId.toLowerCase()
@@ -106,6 +122,12 @@ export function createMembershipUseCases<Resource extends MemberedResource>({
         throw AppError.conflict(`The owner of this ${label.toLowerCase()} cannot be removed from it`)
       }
       if (!(await members.remove(id, target))) throw AppError.notFound(`User ${target} is not a member`)
+      access.memberRemoved(id, target)
+    },
+
+    /** Whether the user is a member (a malformed id is a member of nothing). */
+    async isMember(id: string, userId: string): Promise<boolean> {
+      return isUuid(id) && isUuid(userId) && (await members.isMember(id, userId.toLowerCase()))
     },
   }
 }
