@@ -11,7 +11,7 @@ import { type Static, Type } from 'typebox'
 export const apiScopes = {
   'users:read': 'Read users: yourself, or every user as an admin',
   'users:write':
-    'Register, change and remove users and change passwords (setting a role or a status also needs admin:write)',
+    "Register users; change or remove your own account and password (another user's, or a role or status, also need admin:write)",
   'api-keys:read': 'List API keys',
   'api-keys:write': 'Revoke API keys (an API key never creates one)',
   'orders:read': 'Read orders',
@@ -31,7 +31,7 @@ export const apiScopes = {
   'posts:write': 'Publish posts (GraphQL mutation createPost)',
   'admin:read': "Operators' views: order sagas, routed services, dead letters",
   'admin:write':
-    "Operators' actions: retry or compensate sagas, maintenance switches, dead-letter replays, users' role and status",
+    "Operators' actions: retry or compensate sagas, maintenance switches, dead-letter replays; other users' accounts (changes, removal, passwords) and any role or status",
 } as const
 
 export type ApiScope = keyof typeof apiScopes

@@ -61,6 +61,20 @@ export const ServiceEnv = Type.Object({
   /** `iss` of every token auth signs, and the OpenID Connect issuer */
   JWT_ISSUER: Type.String({ minLength: 1, default: 'http://localhost:3001' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'meridian' }),
+  /** auth's name in Consul: where API keys are introspected (and content creates users) */
+  AUTH_SERVICE_NAME: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    pattern: '^[A-Za-z0-9._-]+$',
+    default: 'auth',
+    description: "auth's name in Consul: API keys are introspected there",
+  }),
+  AUTH_DISCOVERY_WAIT_MS: Type.Integer({
+    minimum: 1,
+    maximum: 60_000,
+    default: 3000,
+    description: 'how long a call to auth waits for the first list of its instances from Consul, ms',
+  }),
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
 

@@ -57,7 +57,7 @@ describe('auth: sessions, API keys and authorization', () => {
         kind: 'user',
         role: 'admin',
         roles: [],
-        scopes: [],
+        // first-party: not limited to scopes
         method: 'session',
       })
     })
