@@ -16,11 +16,18 @@ export const tokenEnv = {
 
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url')
 
-/** A signed access token of the user `subject` with `role`, valid for 15 minutes (or `expiresInSeconds`). */
+/** The client an access token of the OpenID provider is issued to in these tests (the console's). */
+const scopedTokenClient = 'meridian-spa'
+
+/**
+ * A signed access token of the user `subject` with `role`, valid for 15 minutes (or `expiresInSeconds`). With
+ * `scopes`, it is one the OpenID provider issued to a client (`client_id`, and `scope`): limited to those scopes.
+ * Without, it is POST /login's, acting with the role alone.
+ */
 export function accessToken(
   role: 'user' | 'admin',
   subject: string = randomUUID(),
-  { expiresInSeconds = 900 }: { expiresInSeconds?: number } = {},
+  { expiresInSeconds = 900, scopes }: { expiresInSeconds?: number; scopes?: readonly string[] } = {},
 ): string {
   const now = Math.floor(Date.now() / 1000)
   const claims = {
@@ -34,6 +41,7 @@ export function accessToken(
     iss: issuer,
     aud: audience,
     jti: randomUUID(),
+    ...(scopes === undefined ? {} : { client_id: scopedTokenClient, scope: scopes.join(' ') }),
   }
   const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
   return `${input}.${base64url(createHmac('sha256', jwtSecret).update(input).digest())}`
