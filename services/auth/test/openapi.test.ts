@@ -42,30 +42,38 @@ describe('auth OpenAPI document', () => {
     expect(document.paths['/api/v1/auth/refresh']).toBeUndefined()
   })
 
-  it('when /docs/json is fetched, then each operation asks for exactly the credentials it reads, and 401 where it does', async () => {
+  it('when /docs/json is fetched, then each operation asks for exactly the credentials it reads with its scope, and 401 and 403 where it does', async () => {
     const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
-    const anyCredential = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }]
+    const anyCredential = (scope: string) => [
+      { bearerAuth: [scope] },
+      { apiKeyAuth: [scope] },
+      { sessionCookie: [] },
+    ]
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(
-      ['apiKeyAuth', 'bearerAuth', 'refreshCookie', 'sessionCookie'].sort(),
+      ['apiKeyAuth', 'bearerAuth', 'oauth2', 'refreshCookie', 'sessionCookie'].sort(),
     )
-    for (const [path, method] of [
-      ['/api/v1/users', 'get'],
-      ['/api/v1/users/{id}', 'get'],
-      ['/api/v1/users/{id}', 'patch'],
-      ['/api/v1/users/{id}', 'delete'],
-      ['/api/v1/api-keys', 'get'],
-      ['/api/v1/api-keys', 'post'],
-      ['/api/v1/api-keys/{id}', 'delete'],
+    for (const [path, method, scope] of [
+      ['/api/v1/users', 'get', 'users:read'],
+      ['/api/v1/users/{id}', 'get', 'users:read'],
+      ['/api/v1/users/{id}', 'patch', 'users:write'],
+      ['/api/v1/users/{id}', 'delete', 'users:write'],
+      ['/api/v1/users/{id}/password', 'put', 'users:write'],
+      ['/api/v1/api-keys', 'get', 'api-keys:read'],
+      ['/api/v1/api-keys', 'post', 'api-keys:write'],
+      ['/api/v1/api-keys/{id}', 'delete', 'api-keys:write'],
     ] as const) {
       expect({ path, method, security: document.paths[path][method].security }).toEqual({
         path,
         method,
-        security: anyCredential,
+        security: anyCredential(scope),
       })
       expect(document.paths[path][method].responses).toHaveProperty('401')
+      expect(document.paths[path][method].responses).toHaveProperty('403')
     }
     // registration is open; a credential, when sent, lets an admin set role and status
-    expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential])
+    expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential('users:write')])
+    // OpenID Connect's UserInfo: a bearer token, which needs openid when it is limited to scopes
+    expect(document.paths['/userinfo'].get.security).toEqual([{ bearerAuth: ['openid'] }])
     expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
     for (const path of [
       '/login',
