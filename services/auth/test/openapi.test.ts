@@ -1,4 +1,5 @@
 // The OpenAPI document generated from the route schemas is valid OpenAPI 3.1 and describes the users resource.
+import { apiScopeNames } from '@meridian/contracts'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
@@ -72,6 +73,11 @@ describe('auth OpenAPI document', () => {
     }
     // registration is open; a credential, when sent, lets an admin set role and status
     expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential('users:write')])
+    // a key is made with scopes of the catalogue only (what the API fuzzer's key asks for: every one)
+    expect(
+      document.paths['/api/v1/api-keys'].post.requestBody.content['application/json'].schema.properties.scopes
+        .items.enum,
+    ).toEqual(apiScopeNames)
     // OpenID Connect's UserInfo: a bearer token, which needs openid when it is limited to scopes
     expect(document.paths['/userinfo'].get.security).toEqual([{ bearerAuth: ['openid'] }])
     expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
