@@ -156,11 +156,16 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
 
   // Where a route requires a credential and one is sent, it is read and its scope checked first, before validation
   // and before any guard or handler: a credential without the route's scope changes nothing and learns nothing.
+  // A WebSocket upgrade is left to its connection, whose protocol reads the credential (perhaps one sent only once
+  // connected) and answers in its own terms; principalOf checks the route's scope then.
   // (a callback hook: it runs on every request, and should cost a promise only where a credential is read)
   app.addHook('onRequest', (request, _reply, done) => {
     const route = declaredScopes(request.routeOptions.schema?.security)
     const early =
-      route.scopes.length > 0 && !route.optional && !request.routeOptions.config.readsOwnCredential
+      route.scopes.length > 0 &&
+      !route.optional &&
+      !request.routeOptions.config.readsOwnCredential &&
+      !isWebSocketUpgrade(request)
     if (!early || !presentsCredential(request, options)) {
       done()
       return
@@ -197,6 +202,8 @@ const noRevocations: CredentialRevocations = {
   apply: () => {},
   close: async () => {},
 }
+
+const isWebSocketUpgrade = (request: FastifyRequest) => request.headers.upgrade?.toLowerCase() === 'websocket'
 
 /** Whether the request carries a credential readCredential would read (an anonymous one is the route's to refuse). */
 function presentsCredential(request: FastifyRequest, options: AuthPluginOptions): boolean {
