@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { keyScopesOf } from '../src/api-fuzz/credentials.ts'
 import { runSettings, withRedisDatabase } from '../src/api-fuzz/run-settings.ts'
 import {
   configFile,
@@ -102,5 +103,37 @@ describe('api fuzzing: schemathesis', () => {
       '============================= 3 warnings in 8.64s ==============================\n'
     expect(outputToShow(output, false)).toBe('=================== SUMMARY ===================\n1 passed')
     expect(outputToShow(output, true)).toBe(output)
+  })
+})
+
+describe('api fuzzing: the API key of a run', () => {
+  const documentWith = (scopes: unknown[]) => ({
+    paths: {
+      '/api/v1/api-keys': {
+        post: {
+          requestBody: {
+            content: {
+              'application/json': { schema: { properties: { scopes: { items: { enum: scopes } } } } },
+            },
+          },
+        },
+      },
+    },
+  })
+
+  it("when auth's document lists the scopes a key can be made with, then the run's key asks for all of them", () => {
+    expect(keyScopesOf(documentWith(['users:read', 'orders:write', 'admin:write']))).toEqual([
+      'users:read',
+      'orders:write',
+      'admin:write',
+    ])
+  })
+
+  it("when auth's document lists none (or not as text), then the run stops rather than fuzz with a key that reaches nothing", () => {
+    for (const document of [documentWith([]), documentWith([1]), { paths: {} }]) {
+      expect(() => keyScopesOf(document as Parameters<typeof keyScopesOf>[0])).toThrow(
+        'names no scope an API key can be made with',
+      )
+    }
   })
 })

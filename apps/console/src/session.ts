@@ -2,7 +2,7 @@
 // (POST /login) or from Meridian's OpenID Connect provider (authorization code with PKCE, the public client
 // `meridian-spa`, through oauth4webapi). Reloading the page signs in again; the provider's own session makes the
 // PKCE round trip a redirect without a form.
-import type { TokenPair } from '@meridian/contracts'
+import type { ApiScope, TokenPair } from '@meridian/contracts'
 import * as oauth from 'oauth4webapi'
 import { api } from './api.ts'
 
@@ -36,6 +36,24 @@ export async function signInWithPassword(email: string, password: string): Promi
 const client: oauth.Client = { client_id: 'meridian-spa' }
 /** auth's resource indicator of Meridian's APIs: the access token is then a JWT every service accepts */
 const apiResource = 'urn:meridian:api'
+/**
+ * The API scopes the console's views use (README: API scopes): the provider's token is limited to them, and each
+ * service refuses it elsewhere (403 INSUFFICIENT_SCOPE). What the signed-in user may do is still their role's.
+ */
+export const consoleApiScopes: readonly ApiScope[] = [
+  'orders:read',
+  'orders:write',
+  'notifications:read',
+  'notifications:write',
+  'chat:read',
+  'chat:write',
+  'documents:read',
+  'documents:write',
+  'posts:read',
+  'posts:write',
+  'admin:read',
+  'admin:write',
+]
 const pendingKey = 'meridian-console-pkce'
 const redirectUri = () => `${location.origin}${import.meta.env.BASE_URL}`
 
@@ -66,7 +84,7 @@ export async function startOpenIdSignIn(): Promise<void> {
     client_id: client.client_id,
     redirect_uri: redirectUri(),
     response_type: 'code',
-    scope: 'openid profile email',
+    scope: ['openid', 'profile', 'email', ...consoleApiScopes].join(' '),
     state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',

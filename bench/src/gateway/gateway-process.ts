@@ -22,6 +22,8 @@ export interface GatewayOptions {
   readyPath: string
   cpuProfileDir: string | undefined
   inheritedEnv: NodeJS.ProcessEnv
+  /** the run's SERVICE_CREDENTIAL, as auth's: API keys are introspected at auth's /internal/ route */
+  serviceCredential: string
 }
 
 export function startGateway(options: GatewayOptions): Promise<StartedProcess> {
@@ -51,6 +53,7 @@ export function startGateway(options: GatewayOptions): Promise<StartedProcess> {
         RATE_LIMIT_MAX: '1000000000',
         GATEWAY_SERVICE_NAMES: `auth=${options.authServiceName}`,
         AUTH_JWKS_URL: options.authJwksUrl,
+        SERVICE_CREDENTIAL: options.serviceCredential,
       },
     },
     `http://127.0.0.1:${options.port}${options.readyPath}`,

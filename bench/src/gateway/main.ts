@@ -95,7 +95,10 @@ async function main(): Promise<void> {
     await freePort(),
     await freePort(),
   ]
+  // the run's own (production refuses the development default): auth's and the gateway's
+  const serviceCredential = randomBytes(32).toString('base64url')
   const auth = await startAuthService({
+    serviceCredential,
     port: authPort,
     databaseUrl: database.url,
     redisUrl,
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
         readyPath,
         cpuProfileDir: config.cpuProfileDir,
         inheritedEnv: env,
+        serviceCredential,
       })
       const running = gateway
       undo.push({ label: `stop the gateway (pid ${running.pid})`, run: () => running.stop() })

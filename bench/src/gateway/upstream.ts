@@ -22,6 +22,8 @@ export interface UpstreamOptions {
   inheritedEnv: NodeJS.ProcessEnv
   /** a path it answers 200 to once its key ring has started */
   readyPath: string
+  /** the run's SERVICE_CREDENTIAL, which the gateway sends to introspect API keys at auth's /internal/ route */
+  serviceCredential: string
 }
 
 export function startAuthService(options: UpstreamOptions): Promise<StartedProcess> {
@@ -50,7 +52,7 @@ export function startAuthService(options: UpstreamOptions): Promise<StartedProce
         OIDC_COOKIE_KEYS: secret('oidc-cookie'),
         OIDC_WEB_CLIENT_SECRET: secret('web-client'),
         OIDC_MACHINE_CLIENT_SECRET: secret('machine-client'),
-        SERVICE_CREDENTIAL: secret('service-credential'),
+        SERVICE_CREDENTIAL: options.serviceCredential,
         // and its development redirect addresses: the bench's clients never redirect
         OIDC_SPA_REDIRECT_URIS: 'https://bench.invalid/callback',
         OIDC_WEB_REDIRECT_URIS: 'https://bench.invalid/callback',

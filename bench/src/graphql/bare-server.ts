@@ -44,7 +44,7 @@ await serveOverIpc(async () => {
     roles: [],
     name: user.name,
     email: user.email,
-    scopes: [],
+    // a first-party token's principal: no scopes, the role alone (a `scopes` list would limit it)
     method: 'bearer',
   }
   const context = () => ({

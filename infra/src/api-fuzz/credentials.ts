@@ -1,6 +1,7 @@
 // Credentials for a fuzzing run, obtained as an operator and a client would: an administrator made with
-// scripts/create-admin in the run's auth database, then a token pair, an API key and a cookie session through auth's
-// public API. One administrator per schemathesis run: a run may demote, suspend or delete the one it was given.
+// scripts/create-admin in the run's auth database, then a token pair, an API key holding every scope of the catalogue
+// (so that every operation is reached with it) and a cookie session through auth's public API. One administrator per
+// schemathesis run: a run may demote, suspend or delete the one it was given.
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { run } from '../processes.ts'
@@ -27,6 +28,33 @@ async function call(url: string, init: { method: string; body?: unknown; token?:
   return { response, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) }
 }
 
+interface AuthDocument {
+  paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: KeyBody }> } }>>
+}
+interface KeyBody {
+  properties?: { scopes?: { items?: { enum?: unknown[] } } }
+}
+
+/**
+ * Every scope an API key can be made with, as auth's own OpenAPI document states it (the enum of POST
+ * /api/v1/api-keys' `scopes`): the catalogue of @meridian/contracts, read where the run's auth publishes it.
+ */
+export async function everyKeyScope(authUrl: string): Promise<string[]> {
+  const response = await fetch(`${authUrl}/docs/json`, { signal: AbortSignal.timeout(10_000) })
+  if (!response.ok) throw new Error(`GET ${authUrl}/docs/json: ${response.status}`)
+  return keyScopesOf((await response.json()) as AuthDocument)
+}
+
+export function keyScopesOf(document: AuthDocument): string[] {
+  const schema =
+    document.paths?.['/api/v1/api-keys']?.post?.requestBody?.content?.['application/json']?.schema
+  const scopes = schema?.properties?.scopes?.items?.enum ?? []
+  if (scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string')) {
+    throw new Error("auth's document names no scope an API key can be made with (POST /api/v1/api-keys)")
+  }
+  return scopes as string[]
+}
+
 export async function administratorCredentials(options: {
   repoRoot: string
   /** the run's auth: its database (for create-admin) and where it answers */
@@ -46,7 +74,7 @@ export async function administratorCredentials(options: {
   const key = await call(`${options.authUrl}/api/v1/api-keys`, {
     method: 'POST',
     token: accessToken,
-    body: { name: `api fuzzing ${options.label}`, scopes: [] },
+    body: { name: `api fuzzing ${options.label}`, scopes: await everyKeyScope(options.authUrl) },
   })
   const session = await call(`${login}?mode=session`, { method: 'POST', body: { email, password } })
   const cookie = session.response.headers.getSetCookie().find((line) => line.startsWith('meridian_session='))

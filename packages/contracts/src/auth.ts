@@ -2,6 +2,7 @@
 import { type Static, Type } from 'typebox'
 import { pageParameters, QueryObject } from './pagination.ts'
 import { Nullable, Text } from './schema-kinds.ts'
+import { ApiKeyScope, apiScopeNames } from './scopes.ts'
 
 /** Claims of an access token signed by auth (spec: Token claims). `iss`, `aud` and `nbf` are checked when present. */
 export const TokenClaims = Type.Object({
@@ -10,7 +11,12 @@ export const TokenClaims = Type.Object({
   role: Type.String(),
   roles: Type.Array(Type.String(), { default: [] }),
   email: Type.Optional(Type.String()),
-  scope: Type.Optional(Type.String({ description: 'space-separated OAuth scopes, when issued to a client' })),
+  scope: Type.Optional(
+    Type.String({
+      description:
+        'space-separated OAuth scopes of a token the OpenID provider issued: the token is limited to them (first-party tokens of POST /login carry none)',
+    }),
+  ),
   iat: Type.Integer(),
   exp: Type.Integer(),
   nbf: Type.Optional(Type.Integer()),
@@ -152,15 +158,19 @@ export const JsonWebKeySet = Type.Object({ keys: Type.Array(PublicJwk) })
 export type JsonWebKeySet = Static<typeof JsonWebKeySet>
 
 /**
- * API keys (server-to-server): `mk_<prefix>_<secret>`, sent only in the X-API-Key header. Scopes name a resource and
- * an access (`users:read`, `orders:write`); a key can never do more than its owner.
+ * API keys (server-to-server): `mk_<prefix>_<secret>`, sent only in the X-API-Key header. A key names its scopes from
+ * the catalogue (scopes.ts: `users:read`, `orders:write`, ...), at least one: it can do only what they allow, and
+ * never more than its owner's role at the moment it is used.
  */
-export const ApiKeyScope = Type.String({ pattern: '^[a-z][a-z-]{0,39}:(read|write)$', maxLength: 46 })
-
 export const CreateApiKeyBody = Type.Object(
   {
     name: Text({ minLength: 1, maxLength: 100 }),
-    scopes: Type.Array(ApiKeyScope, { maxItems: 20, uniqueItems: true, default: [] }),
+    scopes: Type.Array(ApiKeyScope, {
+      minItems: 1,
+      maxItems: apiScopeNames.length,
+      uniqueItems: true,
+      description: 'what the key may do: one or more scopes of the catalogue',
+    }),
     /** when the key stops working; never when absent */
     expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
     /** an admin may create a key for another user; everyone else for themself only */
@@ -176,6 +186,7 @@ export const ApiKey = Type.Object({
   name: Type.String(),
   /** the public part of the key (`mk_<prefix>_…`): how a key is recognised in lists and logs */
   prefix: Type.String(),
+  /** the scopes it was created with */
   scopes: Type.Array(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: Nullable(Type.String({ format: 'date-time' })),

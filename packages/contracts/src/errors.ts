@@ -7,6 +7,8 @@ export const ErrorCode = {
   UNAUTHORIZED: 'UNAUTHORIZED',
   PAYMENT_SERVICE_ERROR: 'PAYMENT_SERVICE_ERROR',
   FORBIDDEN: 'FORBIDDEN',
+  /** 403: the credential is limited to scopes (API key, OAuth access token) and lacks the operation's */
+  INSUFFICIENT_SCOPE: 'INSUFFICIENT_SCOPE',
   NOT_FOUND: 'NOT_FOUND',
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   CONFLICT: 'CONFLICT',
@@ -33,6 +35,7 @@ export const defaultErrorMessage: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'Authentication required',
   PAYMENT_SERVICE_ERROR: 'Payment service error',
   FORBIDDEN: 'Insufficient permissions',
+  INSUFFICIENT_SCOPE: 'Insufficient scope',
   NOT_FOUND: 'Resource not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',
   CONFLICT: 'Resource already exists',
@@ -149,6 +152,12 @@ export class AppError extends Error {
   }
   static forbidden(message = 'Insufficient permissions'): AppError {
     return new AppError(403, ErrorCode.FORBIDDEN, { message })
+  }
+  /** The credential lacks `scope` (an API key's or an OAuth token's scopes): 403 naming it. */
+  static insufficientScope(scope: string): AppError {
+    return new AppError(403, ErrorCode.INSUFFICIENT_SCOPE, {
+      message: `Insufficient scope: this operation needs ${scope}`,
+    })
   }
   static notFound(message = 'Resource not found'): AppError {
     return new AppError(404, ErrorCode.NOT_FOUND, { message })

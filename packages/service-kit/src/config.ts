@@ -97,6 +97,20 @@ export const ServiceEnv = Type.Object({
       'must be one to four comma-separated credentials of at least 32 characters, without white space',
     ...developmentOnlyDefault('insecure-development-service-credential-0001'),
   }),
+  /** auth's name in Consul: where API keys are introspected (and content creates users) */
+  AUTH_SERVICE_NAME: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    pattern: '^[A-Za-z0-9._-]+$',
+    default: 'auth',
+    description: "auth's name in Consul: API keys are introspected there",
+  }),
+  AUTH_DISCOVERY_WAIT_MS: Type.Integer({
+    minimum: 1,
+    maximum: 60_000,
+    default: 3000,
+    description: 'how long a call to auth waits for the first list of its instances from Consul, ms',
+  }),
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
 

@@ -27,10 +27,13 @@ export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type ServiceMetrics } from './metrics.ts'
 export {
   chassisStatuses,
+  type DeclaredScopes,
+  declaredScopes,
   documentedErrorResponse,
   errorResponses,
   security,
   securitySchemes,
+  takesCredential,
 } from './openapi.ts'
 export { type RuntimeState, type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 export {

@@ -2,7 +2,14 @@
 // any route, added once here so that each route declares only what is its own (401 of its guard, 404, 409, 412).
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { authNames, ProblemDetails, problemMediaType } from '@meridian/contracts'
+import {
+  type ApiScope,
+  apiScopes,
+  authNames,
+  openIdScopes,
+  ProblemDetails,
+  problemMediaType,
+} from '@meridian/contracts'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 
 const errorEnvelopeId = 'ErrorEnvelope'
@@ -10,25 +17,38 @@ const errorEnvelopeId = 'ErrorEnvelope'
 const errorEnvelopeRef = `${errorEnvelopeId}#`
 const problemDetailsId = 'ProblemDetails'
 
-/** How each credential the authentication plugin accepts is sent (spec: Authentication). */
+/** Every scope Meridian's OpenID provider grants: OpenID Connect's own, then the API's catalogue. */
+const grantableScopes: Record<string, string> = { ...openIdScopes, ...apiScopes }
+
+/**
+ * How each credential the authentication plugin accepts is sent (spec: Authentication). An operation's bearerAuth and
+ * apiKeyAuth requirements list the scope it needs (OpenAPI 3.1 allows a list for any scheme); `oauth2` describes
+ * the OpenID provider that issues scoped tokens and the catalogue of scopes, and is named by no operation: its tokens
+ * are sent as bearerAuth.
+ */
 export const securitySchemes = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'Authorization: Bearer <access token> (a JWT from POST /login)',
+    description:
+      'Authorization: Bearer <access token>: a JWT from POST /login, which carries no scopes and acts with the ' +
+      "user's role; or an access token of the OpenID provider for urn:meridian:api (oauth2), which needs the " +
+      'scope the operation lists (403 INSUFFICIENT_SCOPE without it)',
   },
   apiKeyAuth: {
     type: 'apiKey',
     in: 'header',
     name: authNames.apiKeyHeader,
-    description: 'an API key (server to server); never accepted in the URL',
+    description:
+      'an API key (server to server), never accepted in the URL; it needs the scope the operation lists (403 ' +
+      "INSUFFICIENT_SCOPE without it) and acts with its owner's role at the moment of use",
   },
   sessionCookie: {
     type: 'apiKey',
     in: 'cookie',
     name: authNames.sessionCookie,
-    description: 'the cookie session started by POST /login?mode=session',
+    description: "the cookie session started by POST /login?mode=session: no scopes, the user's role",
   },
   refreshCookie: {
     type: 'apiKey',
@@ -43,30 +63,103 @@ export const securitySchemes = {
     description:
       "the services' shared SERVICE_CREDENTIAL: /internal/ routes, for the other services only (the gateway drops a client's)",
   },
+  oauth2: {
+    type: 'oauth2',
+    description:
+      "Meridian's OpenID provider (auth): ask for the resource urn:meridian:api and the scopes your client needs; " +
+      'its access tokens are sent as bearerAuth. The scopes below are the whole catalogue.',
+    flows: {
+      authorizationCode: {
+        authorizationUrl: '/authorize',
+        tokenUrl: '/token',
+        refreshUrl: '/token',
+        scopes: grantableScopes,
+      },
+      clientCredentials: { tokenUrl: '/token', scopes: grantableScopes },
+    },
+  },
 } as const
 
 type SecurityRequirement = Partial<Record<keyof typeof securitySchemes, string[]>>
 
-const anyCredential: SecurityRequirement[] = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }]
+/** The schemes whose requirement lists the operation's scope: the credentials that can be limited to scopes. */
+const scopedSchemes = ['bearerAuth', 'apiKeyAuth'] as const
+
+const anyCredential = (scope: string): SecurityRequirement[] => [
+  { bearerAuth: [scope] },
+  { apiKeyAuth: [scope] },
+  { sessionCookie: [] },
+]
 
 /**
- * A route's `schema.security`. An operation without credentials simply has none; `optional` (the `{}` requirement
- * first) is for routes that serve anonymous callers but read a credential when one is sent.
+ * A route's `schema.security`, which both documents and decides what a credential needs: the scope listed is enforced
+ * by the authentication plugin on every route that declares it (see `declaredScopes`). An operation without
+ * credentials simply has none.
  */
 export const security = {
-  /** `app.authenticate` runs first: any one of a bearer token, an API key or the session cookie */
-  required: anyCredential,
-  /** anonymous callers are served; a credential, when sent, is checked (and a bad one can be refused) */
-  optional: [{}, ...anyCredential] as SecurityRequirement[],
+  /** a bearer token, an API key or the session cookie is required; a scoped one must hold `scope` */
+  requires: (scope: ApiScope): SecurityRequirement[] => anyCredential(scope),
+  /**
+   * anonymous callers are served (the `{}` requirement first); a credential, when sent, is checked (a bad one can be
+   * refused), and a scoped one must hold `scope` when the route reads it
+   */
+  optional: (scope: ApiScope): SecurityRequirement[] => [{}, ...anyCredential(scope)],
   /** only the refresh-token cookie (POST /api/auth/refresh) */
   refreshCookie: [{ refreshCookie: [] }] as SecurityRequirement[],
 } as const
+
+/** What a route's `security` says about credentials: the scopes it needs, and whether anonymous callers are served. */
+export interface DeclaredScopes {
+  scopes: readonly string[]
+  /** a `{}` requirement: the route serves anonymous callers */
+  optional: boolean
+}
+
+const noScopes: DeclaredScopes = { scopes: [], optional: true }
+const declared = new WeakMap<object, DeclaredScopes>()
+
+/**
+ * The scopes a route's `security` lists for its scoped schemes (the first requirement that lists any; all of them are
+ * needed), read once per security array.
+ */
+export function declaredScopes(security: unknown): DeclaredScopes {
+  if (!Array.isArray(security)) return noScopes
+  let known = declared.get(security)
+  if (known === undefined) {
+    const requirements = security.filter(
+      (requirement): requirement is Record<string, unknown> =>
+        typeof requirement === 'object' && requirement !== null,
+    )
+    const listed = requirements
+      .flatMap((requirement) => scopedSchemes.map((scheme) => requirement[scheme]))
+      .find((scopes): scopes is string[] => Array.isArray(scopes) && scopes.length > 0)
+    known = {
+      scopes: listed ?? [],
+      optional: requirements.some((requirement) => Object.keys(requirement).length === 0),
+    }
+    declared.set(security, known)
+  }
+  return known
+}
+
+/** True when the requirements name a credential that can carry a user's rights (not the refresh cookie alone). */
+export function takesCredential(security: unknown): boolean {
+  return (
+    Array.isArray(security) &&
+    security.some(
+      (requirement) =>
+        typeof requirement === 'object' &&
+        requirement !== null &&
+        [...scopedSchemes, 'sessionCookie'].some((scheme) => scheme in requirement),
+    )
+  )
+}
 
 /** What each status the chassis can answer means, as the document says it. */
 const statusDescriptions: Record<number, string> = {
   400: 'Bad request: malformed JSON (or not UTF-8, or nested too deep), or a path that does not decode',
   401: 'Missing, invalid or expired credentials',
-  403: 'Authenticated, but not allowed to do this',
+  403: "Authenticated, but not allowed to do this (FORBIDDEN), or the credential lacks the operation's scope (INSUFFICIENT_SCOPE, the message names it)",
   404: 'Not found',
   409: 'Conflict with the current state (e.g. a taken unique value)',
   412: 'If-Match precondition failed: the resource changed since it was read',
@@ -108,7 +201,8 @@ const inputParts = ['body', 'querystring', 'params', 'headers'] as const
 /**
  * The error statuses the chassis can answer on this route, whatever its handler does: 400/413/415 where a body is
  * read (and 400 for a path parameter that does not decode), 414 for a path parameter over the router's limit, 422
- * where any input is validated, 401 where a credential is read, 429 where the rate limiter counts, and 500 and 503
+ * where any input is validated, 401 where a credential is read, 403 where a scope is needed (INSUFFICIENT_SCOPE), 429
+ * where the rate limiter counts, and 500 and 503
  * everywhere (an unexpected failure; a dependency down or the instance stopping).
  */
 export function chassisStatuses(
@@ -121,10 +215,12 @@ export function chassisStatuses(
   const hasPathParameters = /[:*]/.test(route.url)
   const validates = inputParts.some((part) => schema[part] !== undefined)
   const readsCredential = Array.isArray(schema.security) && schema.security.some(isCredential)
+  const scoped = declaredScopes(schema.security).scopes.length > 0
   const limited = rateLimited && (route.config as { rateLimit?: unknown } | undefined)?.rateLimit !== false
   return [
     ...(readsBody || hasPathParameters ? [400] : []),
     ...(readsCredential ? [401] : []),
+    ...(scoped ? [403] : []),
     ...(readsBody ? [413, 415] : []),
     ...(hasPathParameters ? [414] : []),
     ...(validates ? [422] : []),

@@ -62,7 +62,7 @@ describe('auth: sessions, API keys and authorization', () => {
         kind: 'user',
         role: 'admin',
         roles: [],
-        scopes: [],
+        // first-party: not limited to scopes
         method: 'session',
         issuedAt: Date.parse(sessionCreatedAt),
         expiresAt: expect.any(Number),

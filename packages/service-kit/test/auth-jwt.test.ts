@@ -65,7 +65,7 @@ describe('auth: RS256 tokens verified with keys from the JWKS', () => {
       roles: ['editor'],
       name: 'Ada',
       email: 'ada@example.com',
-      scopes: [],
+      // a first-party token (no scope, no client_id): not limited to scopes
       method: 'bearer',
       // when the token stops being valid, for connections that outlive a request (the realtime channel)
       expiresAt: Number(presented.exp) * 1000,

@@ -1,5 +1,6 @@
 // The chassis' OpenAPI document tells the truth: the statuses the chassis itself answers are on every route, errors in
 // both media types, security schemes and requirements as routes declare them, and /metrics as it answers.
+import { apiScopes, openIdScopes } from '@meridian/contracts'
 import { expectErrorEnvelope, infraEndpoints } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { Type } from 'typebox'
@@ -33,7 +34,7 @@ describe('chassis: the OpenAPI document', () => {
       '/notes',
       {
         schema: {
-          security: security.optional,
+          security: security.optional('posts:write'),
           body: Type.Object({ title: Type.String() }, { additionalProperties: false }),
           response: { 201: Type.Object({ title: Type.String() }), ...errorResponses(409) },
         },
@@ -42,7 +43,7 @@ describe('chassis: the OpenAPI document', () => {
     )
     app.get(
       '/notes/:id',
-      { schema: { security: security.required, params: Type.Object({ id: Type.String() }) } },
+      { schema: { security: security.requires('posts:read'), params: Type.Object({ id: Type.String() }) } },
       async () => ({}),
     )
     app.get('/ping', { config: { rateLimit: false } }, async () => 'pong')
@@ -59,13 +60,13 @@ describe('chassis: the OpenAPI document', () => {
 
   it('when a route reads a body, then 400, 413, 415 and 422 are documented with its own statuses, 429 and 500/503', () => {
     expect(statuses('/notes', 'post')).toEqual(
-      ['201', '400', '401', '409', '413', '415', '422', '429', '500', '503'].sort(),
+      ['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503'].sort(),
     )
   })
 
   it('when a route has a path parameter, then a parameter that does not decode (400) or is too long (414) is documented', () => {
     expect(statuses('/notes/{id}', 'get')).toEqual(
-      ['200', '400', '401', '414', '422', '429', '500', '503'].sort(),
+      ['200', '400', '401', '403', '414', '422', '429', '500', '503'].sort(),
     )
   })
 
@@ -84,20 +85,49 @@ describe('chassis: the OpenAPI document', () => {
     )
   })
 
-  it('when routes declare credentials, then the schemes are in components and each operation lists its requirements', () => {
+  it('when routes declare credentials, then the schemes are in components and each operation lists its requirements with its scope', () => {
     expect(document.components.securitySchemes).toMatchObject({
       bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
       apiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key' },
       sessionCookie: { type: 'apiKey', in: 'cookie', name: 'meridian_session' },
     })
+    // the scoped credentials list the scope; a session carries none
     expect(document.paths['/notes/{id}']?.get?.security).toEqual([
-      { bearerAuth: [] },
-      { apiKeyAuth: [] },
+      { bearerAuth: ['posts:read'] },
+      { apiKeyAuth: ['posts:read'] },
       { sessionCookie: [] },
     ])
     // optional: anonymous callers too ({} first)
-    expect(document.paths['/notes']?.post?.security?.[0]).toEqual({})
+    expect(document.paths['/notes']?.post?.security).toEqual([
+      {},
+      { bearerAuth: ['posts:write'] },
+      { apiKeyAuth: ['posts:write'] },
+      { sessionCookie: [] },
+    ])
     expect(document.paths['/ping']?.get?.security).toBeUndefined()
+  })
+
+  it('when the document is read, then the oauth2 scheme describes the provider and every scope of the catalogue with its description', () => {
+    const oauth2 = document.components.securitySchemes.oauth2 as unknown as {
+      type: string
+      flows: Record<string, { tokenUrl: string; scopes: Record<string, string> }>
+    }
+    expect(oauth2.type).toBe('oauth2')
+    expect(Object.keys(oauth2.flows).sort()).toEqual(['authorizationCode', 'clientCredentials'])
+    for (const flow of Object.values(oauth2.flows)) {
+      expect(flow.tokenUrl).toBe('/token')
+      expect(flow.scopes).toEqual({ ...openIdScopes, ...apiScopes })
+    }
+    // no operation names it: the provider's tokens are sent as bearerAuth, which lists the scope
+    for (const operations of Object.values(document.paths)) {
+      for (const operation of Object.values(operations)) {
+        expect(JSON.stringify(operation.security ?? [])).not.toContain('oauth2')
+      }
+    }
+  })
+
+  it('when a route lists a scope, then its 403 says what INSUFFICIENT_SCOPE means', () => {
+    expect(document.paths['/notes/{id}']?.get?.responses['403']?.description).toContain('INSUFFICIENT_SCOPE')
   })
 
   it('when /metrics is documented, then its optional format, its 422 and both answers (JSON counters, Prometheus text) are there', async () => {

@@ -1,5 +1,11 @@
 // What tests need: the real infrastructure's endpoints and per-file isolation on it, so that test files can run in
 // parallel without seeing each other's rows, messages, keys or services; and the assertions every suite shares.
+export {
+  type ApiKeysStandIn,
+  type StandInKeyOptions,
+  startApiKeysStandIn,
+} from './api-keys-stand-in.ts'
+export { type AuthProcess, startAuthProcess } from './auth-process.ts'
 export { consulApi, passingInConsul } from './consul.ts'
 export { freshDatabase, type TestDatabase } from './database.ts'
 export { type Endpoints, infraEndpoints } from './endpoints.ts'
@@ -26,6 +32,21 @@ export {
 export { captureLogs, type LogCapture } from './logs.ts'
 export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
+export {
+  type CredentialOperation,
+  credentialOperations,
+  describeServiceScopes,
+  documentedScopes,
+  expectScopesDeclared,
+  expectScopesPass,
+  expectScopesRefused,
+  openApiDocumentOf,
+  type ScopedApp,
+  type ScopeSweepOptions,
+  type ServiceScopesSuite,
+  type StateReader,
+  storedStateDigest,
+} from './scope-checks.ts'
 export {
   buildServiceTestApp,
   type ClosablePool,

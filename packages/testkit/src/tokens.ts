@@ -16,9 +16,14 @@ export const tokenEnv = {
 
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url')
 
+/** The client an access token of the OpenID provider is issued to in these tests (the console's). */
+const scopedTokenClient = 'meridian-spa'
+
 /**
  * A signed access token of the user `subject` with `role`, valid for 15 minutes (or `expiresInSeconds`) from now,
- * issued now (or `issuedAgoSeconds` ago: a token from before a revocation).
+ * issued now (or `issuedAgoSeconds` ago: a token from before a revocation). With `scopes`, it is one the OpenID
+ * provider issued to a client (`client_id`, and `scope`): limited to those scopes. Without, it is POST /login's,
+ * acting with the role alone.
  */
 export function accessToken(
   role: 'user' | 'admin',
@@ -26,7 +31,8 @@ export function accessToken(
   {
     expiresInSeconds = 900,
     issuedAgoSeconds = 0,
-  }: { expiresInSeconds?: number; issuedAgoSeconds?: number } = {},
+    scopes,
+  }: { expiresInSeconds?: number; issuedAgoSeconds?: number; scopes?: readonly string[] } = {},
 ): string {
   const now = Math.floor(Date.now() / 1000)
   const claims = {
@@ -40,6 +46,7 @@ export function accessToken(
     iss: issuer,
     aud: audience,
     jti: randomUUID(),
+    ...(scopes === undefined ? {} : { client_id: scopedTokenClient, scope: scopes.join(' ') }),
   }
   const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
   return `${input}.${base64url(createHmac('sha256', jwtSecret).update(input).digest())}`

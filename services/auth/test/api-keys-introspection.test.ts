@@ -2,7 +2,13 @@
 // the services' shared credential, which auth's route demands of every caller.
 import type { AddressInfo } from 'node:net'
 import { AppError } from '@meridian/contracts'
-import { apiKeysFromAuth, authPlugin, createServiceApp, type ServiceApp } from '@meridian/service-kit'
+import {
+  apiKeysFromAuth,
+  authPlugin,
+  createServiceApp,
+  type ServiceApp,
+  security,
+} from '@meridian/service-kit'
 import { asService, expectErrorEnvelope, rawJsonPost, testServiceCredential } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
@@ -89,6 +95,58 @@ describe('API keys at another service', () => {
     })
     expect(answer.statusCode).toBe(200)
     expect(answer.json()).toEqual({ active: false })
+  })
+
+  it("when an admin's key holding admin:read is used at a service that remembers keys, then its admin route serves it; once the owner is demoted, 403 at once", async () => {
+    // the production timings (an accepted key believed for 30 s) and auth's revocations followed, as every service
+    const remembering = apiKeysFromAuth({ authUrl, serviceCredential: testServiceCredential })
+    const operator = await createServiceApp({
+      name: 'introspection-demotion-test',
+      version: '0.0.0',
+      environment: 'test',
+      logLevel: 'silent',
+      rateLimit: false,
+    })
+    await operator.register(authPlugin, {
+      jwt: { algorithm: 'RS256', jwksUrl: `${authUrl}/.well-known/jwks.json` },
+      issuer: auth.config.JWT_ISSUER,
+      audience: auth.config.JWT_AUDIENCE,
+      apiKeys: remembering,
+      revocations: { redis: auth.redis },
+    })
+    operator.get(
+      '/admin/sagas',
+      { onRequest: operator.requireRole('admin'), schema: { security: security.requires('admin:read') } },
+      async () => ({ data: [] }),
+    )
+    try {
+      const owner = await signedIn(auth, { role: 'admin' })
+      const root = await signedIn(auth, { role: 'admin' })
+      const created = await auth.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: owner.headers,
+        payload: { name: 'operator bot', scopes: ['admin:read'] },
+      })
+      const { key } = created.json() as { key: string }
+      const sagas = () =>
+        operator.inject({ method: 'GET', url: '/admin/sagas', headers: { 'x-api-key': key } })
+      expect((await sagas()).statusCode).toBe(200)
+
+      const demoted = await auth.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${owner.user.id}`,
+        headers: { ...root.headers, 'content-type': 'application/json' },
+        payload: { role: 'user' },
+      })
+      expect(demoted.statusCode).toBe(200)
+      // the remembered answer predates the revocation: auth is asked again, and the key acts with the new role
+      await expect.poll(async () => (await sagas()).statusCode, { timeout: 5000 }).toBe(403)
+      expectErrorEnvelope(await sagas(), 403, 'FORBIDDEN')
+    } finally {
+      await operator.close()
+      await remembering.close()
+    }
   })
 
   it('when auth cannot be reached, then the service answers 503, not 401 (the key may well be valid)', async () => {

@@ -1,5 +1,7 @@
-// API keys: created and shown once, stored hashed, accepted only in X-API-Key, revoked by their owner or an admin.
-import { createHash } from 'node:crypto'
+// API keys: created and shown once, stored hashed, accepted only in X-API-Key, revoked by their owner or an admin,
+// and held to their scopes.
+import { createHash, randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
@@ -136,7 +138,7 @@ describe('API keys', () => {
       method: 'POST',
       url: '/api/v1/api-keys',
       headers: alice.headers,
-      payload: { name: 'sneaky', userId: bob.user.id },
+      payload: { name: 'sneaky', scopes: ['users:read'], userId: bob.user.id },
     })
     expect(create.statusCode).toBe(403)
     const revoke = await auth.app.inject({
@@ -166,25 +168,43 @@ describe('API keys', () => {
     expect((await readSelf(bob.user.id, { 'x-api-key': bobsKey.key })).statusCode).toBe(401)
   })
 
-  it('when a key is used to create another key, then 403: a leaked key cannot mint successors', async () => {
+  it('when a key is used to create another key, then 403: a leaked key cannot mint successors, even with api-keys:write', async () => {
     const owner = await signedIn(auth)
-    const { key } = await createKey(owner)
+    const { key } = await createKey(owner, { scopes: ['api-keys:write'] })
     const response = await auth.app.inject({
       method: 'POST',
       url: '/api/v1/api-keys',
       headers: { 'x-api-key': key },
-      payload: { name: 'successor' },
+      payload: { name: 'successor', scopes: ['users:read'] },
     })
     expect(expectErrorEnvelope(response, 403, 'FORBIDDEN').message).toBe('API keys cannot create API keys')
+    const { key: reader } = await createKey(owner)
+    const unscoped = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: { 'x-api-key': reader },
+      payload: { name: 'successor', scopes: ['users:read'] },
+    })
+    expect(expectErrorEnvelope(unscoped, 403, 'INSUFFICIENT_SCOPE').message).toBe(
+      'Insufficient scope: this operation needs api-keys:write',
+    )
   })
 
   it('when the body is invalid (no name, bad scope, past expiry, unknown field) or nobody is signed in, then 422 or 401 and nothing is created', async () => {
     const owner = await signedIn(auth)
     const attempts: [Record<string, unknown>, string][] = [
-      [{ scopes: [] }, 'name'],
+      [{ scopes: ['users:read'] }, 'name'],
+      // a key names what it is for: no scopes, an empty list, a scope outside the catalogue, one twice
+      [{ name: 'x' }, 'scopes'],
+      [{ name: 'x', scopes: [] }, 'scopes'],
       [{ name: 'x', scopes: ['Users:Everything'] }, 'scopes'],
-      [{ name: 'x', expiresAt: new Date(Date.now() - 1000).toISOString() }, 'expiresAt'],
-      [{ name: 'x', admin: true }, 'admin'],
+      [{ name: 'x', scopes: ['widgets:read'] }, 'scopes'],
+      [{ name: 'x', scopes: ['orders:read', 'orders:read'] }, 'scopes'],
+      [
+        { name: 'x', scopes: ['users:read'], expiresAt: new Date(Date.now() - 1000).toISOString() },
+        'expiresAt',
+      ],
+      [{ name: 'x', scopes: ['users:read'], admin: true }, 'admin'],
     ]
     for (const [payload, field] of attempts) {
       const response = await auth.app.inject({
@@ -207,6 +227,81 @@ describe('API keys', () => {
       { n: number }[]
     >`select count(*)::int as n from api_keys where user_id = ${owner.user.id}`
     expect(count?.n).toBe(0)
+  })
+
+  it("when an admin's key holds users:read only, then changing another user's role is 403 INSUFFICIENT_SCOPE naming users:write, and the role is unchanged", async () => {
+    const admin = await signedIn(auth, { role: 'admin' })
+    const target = await signedIn(auth)
+    const promote = (key: string) =>
+      auth.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${target.user.id}`,
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        payload: { role: 'admin' },
+      })
+    const roleOfTarget = async () =>
+      (await auth.sql<{ role: string }[]>`select role from users where id = ${target.user.id}`)[0]?.role
+
+    const reader = await createKey(admin, { scopes: ['users:read'] })
+    expect(expectErrorEnvelope(await promote(reader.key), 403, 'INSUFFICIENT_SCOPE').message).toBe(
+      'Insufficient scope: this operation needs users:write',
+    )
+    // users:write covers the admin's own account; another user's, and any role, are admin:write's
+    const writer = await createKey(admin, { scopes: ['users:read', 'users:write'] })
+    expect(expectErrorEnvelope(await promote(writer.key), 403, 'INSUFFICIENT_SCOPE').message).toBe(
+      'Insufficient scope: this operation needs admin:write',
+    )
+    const selfPromotion = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${admin.user.id}`,
+      headers: { 'x-api-key': writer.key, 'content-type': 'application/json' },
+      payload: { role: 'admin' },
+    })
+    expect(expectErrorEnvelope(selfPromotion, 403, 'INSUFFICIENT_SCOPE').message).toBe(
+      'Insufficient scope: this operation needs admin:write',
+    )
+    expect(await roleOfTarget()).toBe('user')
+
+    const operator = await createKey(admin, { scopes: ['users:write', 'admin:write'] })
+    expect((await promote(operator.key)).statusCode).toBe(200)
+    expect(await roleOfTarget()).toBe('admin')
+  })
+
+  it("when a plain user's key holds admin:write, then it still cannot act on another user: a scope never grants more than the role", async () => {
+    const user = await signedIn(auth)
+    const other = await signedIn(auth)
+    const key = await createKey(user, { scopes: ['users:read', 'users:write', 'admin:write'] })
+    const answer = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${other.user.id}`,
+      headers: { 'x-api-key': key.key, 'content-type': 'application/json' },
+      payload: { name: 'Not yours' },
+    })
+    expectErrorEnvelope(answer, 403, 'FORBIDDEN')
+    const own = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.user.id}`,
+      headers: { 'x-api-key': key.key, 'content-type': 'application/json' },
+      payload: { role: 'admin' },
+    })
+    expect(expectErrorEnvelope(own, 403, 'FORBIDDEN').message).toBe('Only an admin may set role')
+  })
+
+  it('when keys made before scopes named none, then migrating revokes them, visibly; keys with scopes stay', async () => {
+    const owner = await signedIn(auth)
+    const kept = await createKey(owner)
+    const [legacy] = await auth.sql<{ id: string }[]>`
+      insert into api_keys (user_id, name, prefix, key_hash, scopes)
+      values (${owner.user.id}, 'legacy', ${randomUUID().replaceAll('-', '').slice(0, 12)}, 'x', '{}')
+      returning id`
+    await auth.sql.unsafe(
+      readFileSync(new URL('../migrations/0008_api_key_scopes.sql', import.meta.url), 'utf8'),
+    )
+    const rows = await auth.sql<{ id: string; revokedAt: Date | null }[]>`
+      select id, revoked_at from api_keys where user_id = ${owner.user.id}`
+    const revokedAt = new Map(rows.map((row) => [row.id, row.revokedAt]))
+    expect(revokedAt.get(legacy!.id)).toBeInstanceOf(Date)
+    expect(revokedAt.get(kept.id)).toBeNull()
   })
 
   it('when an unknown key id is revoked, then 404', async () => {

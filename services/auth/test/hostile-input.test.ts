@@ -123,7 +123,7 @@ describe('auth: NUL and invalid UTF-8 in every text field', () => {
       name: 'API-key name',
       method: 'POST',
       url: () => '/api/v1/api-keys',
-      body: { name: nul, scopes: [] },
+      body: { name: nul, scopes: ['users:read'] },
       field: 'name',
       headers: () => owner.headers,
     },

@@ -134,6 +134,28 @@ export class TestBrowser {
     throw new Error('too many steps')
   }
 
+  /** Signs in as `user` from `start` and stops at the consent page: its HTML, not yet answered. */
+  async consentPageOf(start: string | URL, user: { email: string; password: string }): Promise<string> {
+    let response = await this.request(start)
+    for (let step = 0; step < 20; step += 1) {
+      const location = response.headers.get('location')
+      if (location) {
+        response = await this.request(new URL(location, this.issuer))
+        continue
+      }
+      const html = await response.text()
+      const action = /action="(\/interaction\/[^"]+\/(login|confirm))"/.exec(html)
+      if (response.status === 200 && action?.[2] === 'login') {
+        response = await this.postForm(action[1]!, { email: user.email, password: user.password })
+      } else if (action?.[2] === 'confirm') {
+        return html
+      } else {
+        throw new Error(`no consent page: ${response.status} ${html}`)
+      }
+    }
+    throw new Error('too many steps')
+  }
+
   /** The device flow's page: enter the code, confirm it, then sign in and consent. */
   async confirmDevice(
     verificationUri: string,

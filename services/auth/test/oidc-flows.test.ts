@@ -1,4 +1,5 @@
 // OAuth 2.0 / OpenID Connect grants end to end, with openid-client as the relying party and fetch as the browser.
+import { expectErrorEnvelope } from '@meridian/testkit'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresAdapter, deleteExpiredPayloads } from '../src/oidc/postgres-adapter.ts'
@@ -117,10 +118,10 @@ describe('OpenID Connect grants', () => {
     })
   })
 
-  it("when the SPA asks for Meridian's APIs (resource), then its access token is a JWT every service accepts, with the user's role", async () => {
+  it("when the SPA asks for Meridian's APIs (resource) and users:read, then its access token is a JWT every service accepts, with the user's role and that scope", async () => {
     const { callback, verifier, state } = await authorize(spa, {
       redirect_uri: spaRedirect,
-      scope: 'openid profile email',
+      scope: 'openid profile email users:read',
       resource: meridianApiResource,
     })
     const tokens = await client.authorizationCodeGrant(
@@ -144,14 +145,36 @@ describe('OpenID Connect grants', () => {
       role: 'user',
       roles: ['user'],
     })
+    expect(String(payload.scope).split(' ').sort()).toEqual(['email', 'openid', 'profile', 'users:read'])
     // the chassis verifies it as it verifies POST /login's tokens: the user reads themself
-    const read = await auth.app.inject({
-      method: 'GET',
-      url: `/api/v1/users/${user.id}`,
-      headers: { authorization: `Bearer ${tokens.access_token}` },
-    })
+    const headers = { authorization: `Bearer ${tokens.access_token}` }
+    const read = await auth.app.inject({ method: 'GET', url: `/api/v1/users/${user.id}`, headers })
     expect(read.statusCode).toBe(200)
     expect(read.json()).toMatchObject({ id: user.id, email: user.email })
+    // but it was granted no more than it asked: changing the user needs users:write
+    const change = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: { name: 'Changed by a read-only token' },
+    })
+    expect(expectErrorEnvelope(change, 403, 'INSUFFICIENT_SCOPE').message).toBe(
+      'Insufficient scope: this operation needs users:write',
+    )
+  })
+
+  it('when the consent page asks for API scopes, then it lists each with what it allows', async () => {
+    const url = client.buildAuthorizationUrl(spa, {
+      redirect_uri: spaRedirect,
+      scope: 'openid orders:read orders:write',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+      resource: meridianApiResource,
+    })
+    const browser = new TestBrowser(auth.issuer)
+    const page = await browser.consentPageOf(url, user)
+    expect(page).toContain('<code>orders:read</code>: Read orders')
+    expect(page).toContain('<code>orders:write</code>: Place and cancel orders')
   })
 
   it("when a client asks for a resource that is not Meridian's, then invalid_target", async () => {
@@ -276,6 +299,44 @@ describe('OpenID Connect grants', () => {
     expect(tokens.refresh_token).toBeUndefined()
     const introspection = await client.tokenIntrospection(machine, tokens.access_token)
     expect(introspection).toMatchObject({ active: true, client_id: 'meridian-machine' })
+  })
+
+  it("when the machine client's token for Meridian's APIs holds orders:read, then it is refused where users:read is needed, naming it", async () => {
+    const machine = await client.discovery(
+      new URL(auth.issuer),
+      'meridian-machine',
+      undefined,
+      client.ClientSecretBasic(machineSecret),
+      insecure,
+    )
+    const tokens = await client.clientCredentialsGrant(machine, {
+      scope: 'orders:read',
+      resource: meridianApiResource,
+    })
+    expect(tokens.scope).toBe('orders:read')
+    const answer = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/users/${user.id}`,
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    })
+    expect(expectErrorEnvelope(answer, 403, 'INSUFFICIENT_SCOPE').message).toBe(
+      'Insufficient scope: this operation needs users:read',
+    )
+  })
+
+  it('when a client asks for a scope outside the catalogue, then it is not granted', async () => {
+    const machine = await client.discovery(
+      new URL(auth.issuer),
+      'meridian-machine',
+      undefined,
+      client.ClientSecretBasic(machineSecret),
+      insecure,
+    )
+    const tokens = await client.clientCredentialsGrant(machine, {
+      scope: 'orders:read widgets:write',
+      resource: meridianApiResource,
+    })
+    expect(tokens.scope).toBe('orders:read')
   })
 
   it('when a device asks for a code and the user confirms it in the browser, then polling yields tokens for that user', async () => {

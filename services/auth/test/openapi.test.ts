@@ -1,4 +1,5 @@
 // The OpenAPI document generated from the route schemas is valid OpenAPI 3.1 and describes the users resource.
+import { apiScopeNames } from '@meridian/contracts'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
@@ -48,30 +49,43 @@ describe('auth OpenAPI document', () => {
     expect(document.paths['/api/v1/auth/refresh']).toBeUndefined()
   })
 
-  it('when /docs/json is fetched, then each operation asks for exactly the credentials it reads, and 401 where it does', async () => {
+  it('when /docs/json is fetched, then each operation asks for exactly the credentials it reads with its scope, and 401 and 403 where it does', async () => {
     const document = (await auth.app.inject({ method: 'GET', url: '/docs/json' })).json()
-    const anyCredential = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }]
+    const anyCredential = (scope: string) => [
+      { bearerAuth: [scope] },
+      { apiKeyAuth: [scope] },
+      { sessionCookie: [] },
+    ]
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(
-      ['apiKeyAuth', 'bearerAuth', 'refreshCookie', 'serviceCredential', 'sessionCookie'].sort(),
+      ['apiKeyAuth', 'bearerAuth', 'oauth2', 'refreshCookie', 'serviceCredential', 'sessionCookie'].sort(),
     )
-    for (const [path, method] of [
-      ['/api/v1/users', 'get'],
-      ['/api/v1/users/{id}', 'get'],
-      ['/api/v1/users/{id}', 'patch'],
-      ['/api/v1/users/{id}', 'delete'],
-      ['/api/v1/api-keys', 'get'],
-      ['/api/v1/api-keys', 'post'],
-      ['/api/v1/api-keys/{id}', 'delete'],
+    for (const [path, method, scope] of [
+      ['/api/v1/users', 'get', 'users:read'],
+      ['/api/v1/users/{id}', 'get', 'users:read'],
+      ['/api/v1/users/{id}', 'patch', 'users:write'],
+      ['/api/v1/users/{id}', 'delete', 'users:write'],
+      ['/api/v1/users/{id}/password', 'put', 'users:write'],
+      ['/api/v1/api-keys', 'get', 'api-keys:read'],
+      ['/api/v1/api-keys', 'post', 'api-keys:write'],
+      ['/api/v1/api-keys/{id}', 'delete', 'api-keys:write'],
     ] as const) {
       expect({ path, method, security: document.paths[path][method].security }).toEqual({
         path,
         method,
-        security: anyCredential,
+        security: anyCredential(scope),
       })
       expect(document.paths[path][method].responses).toHaveProperty('401')
+      expect(document.paths[path][method].responses).toHaveProperty('403')
     }
     // registration is open; a credential, when sent, lets an admin set role and status
-    expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential])
+    expect(document.paths['/api/v1/users'].post.security).toEqual([{}, ...anyCredential('users:write')])
+    // a key is made with scopes of the catalogue only (what the API fuzzer's key asks for: every one)
+    expect(
+      document.paths['/api/v1/api-keys'].post.requestBody.content['application/json'].schema.properties.scopes
+        .items.enum,
+    ).toEqual(apiScopeNames)
+    // OpenID Connect's UserInfo: a bearer token, which needs openid when it is limited to scopes
+    expect(document.paths['/userinfo'].get.security).toEqual([{ bearerAuth: ['openid'] }])
     expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
     expect(document.paths['/api/auth/refresh'].delete.security).toEqual([{ refreshCookie: [] }])
     for (const path of ['/login', '/refresh', '/logout', '/.well-known/jwks.json']) {

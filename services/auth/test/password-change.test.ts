@@ -103,7 +103,7 @@ describe('changing a password', () => {
       method: 'POST',
       url: '/api/v1/api-keys',
       headers: user.headers,
-      payload: { name: 'bot', scopes: [] },
+      payload: { name: 'bot', scopes: ['users:write'] },
     })
     const response = await changePassword(
       user.user.id,

@@ -29,7 +29,7 @@ async function adminWithEveryCredential(): Promise<SignedIn & { sessionId: strin
     method: 'POST',
     url: '/api/v1/api-keys',
     headers: admin.headers,
-    payload: { name: 'ops', scopes: ['users:read'] },
+    payload: { name: 'ops', scopes: ['users:read', 'users:write', 'admin:write'] },
   })
   expect(key.statusCode).toBe(201)
   return { ...admin, sessionId: sessionId ?? '', apiKey: key.json().key }
@@ -80,6 +80,16 @@ describe('revoking rights', () => {
   it('when an admin is demoted, then their old token and session stop, their API key acts with the new role (403), and a new login works as a user', async () => {
     const admin = await adminWithEveryCredential()
     expect((await listUsersWith(admin, 'session')).statusCode).toBe(200)
+    // the key holds admin:write: with the admin's role it changes another user's account
+    const other = await signedIn(auth)
+    const renameOther = (name: string) =>
+      auth.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${other.user.id}`,
+        headers: { 'x-api-key': admin.apiKey, ...json },
+        payload: { name },
+      })
+    expect((await renameOther('Renamed by a key')).statusCode).toBe(200)
 
     expect((await change(admin.user.id, { role: 'user' })).statusCode).toBe(200)
 
@@ -92,6 +102,8 @@ describe('revoking rights', () => {
     expect(expectErrorEnvelope(await listUsersWith(admin, 'apiKey'), 403, 'FORBIDDEN').message).toBe(
       'Insufficient permissions',
     )
+    // its scopes are unchanged, but they never grant more than the owner's role now: the admin operation is gone
+    expectErrorEnvelope(await renameOther('Renamed again'), 403, 'FORBIDDEN')
 
     // signing in again right away (within the revocation's second) gives a token that works, with the new role
     const again = await login(auth, admin.user)

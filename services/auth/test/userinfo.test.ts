@@ -23,7 +23,7 @@ interface Answer {
 
 /** A refused token: the envelope with this status and message, and no details or retryAfter beside them. */
 function expectRefusal(response: Answer, status: 401 | 403, message: string): void {
-  const error = expectErrorEnvelope(response, status, status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN')
+  const error = expectErrorEnvelope(response, status, status === 401 ? 'UNAUTHORIZED' : 'INSUFFICIENT_SCOPE')
   expect(error).toEqual({ code: error.code, message, requestId: error.requestId, timestamp: error.timestamp })
 }
 
@@ -195,11 +195,11 @@ describe('GET /userinfo', () => {
       expect(response.json()).toEqual({ sub: person.user.id })
     })
 
-    it('when the token lacks the openid scope, then 403 Insufficient permissions with an insufficient_scope challenge', async () => {
+    it('when the token lacks the openid scope, then 403 INSUFFICIENT_SCOPE naming openid with an insufficient_scope challenge', async () => {
       const person = await signedIn(auth)
       const token = await oidcToken(person, 'profile')
       const response = await userinfo({ authorization: `Bearer ${token}` })
-      expectRefusal(response, 403, 'Insufficient permissions')
+      expectRefusal(response, 403, 'Insufficient scope: this operation needs openid')
       expect(challengeOf(response)).toEqual({
         scheme: 'Bearer',
         parameters: {
@@ -347,7 +347,7 @@ describe('GET /userinfo', () => {
       for (const operation of [document.paths['/userinfo'].get, document.paths['/userinfo'].post]) {
         expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '429']))
         expect(JSON.stringify(operation.responses['200'])).toContain('preferred_username')
-        expect(operation.security).toEqual([{ bearerAuth: [] }])
+        expect(operation.security).toEqual([{ bearerAuth: ['openid'] }])
       }
       expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     })

@@ -7,8 +7,6 @@ import { ErrorCode } from '@meridian/contracts'
 import { chassisDatabase, type Sql } from '@meridian/db'
 import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
 import {
-  type ApiKeysFromAuth,
-  apiKeysFromAuth,
   authOptionsFromEnv,
   chassisOptions,
   createDiscoveredUpstream,
@@ -75,25 +73,20 @@ export async function buildApp({
   logStream,
   consumers: consumerOptions,
 }: ContentDependencies): Promise<ContentService> {
-  // API keys are introspected at auth, which is found in Consul once the app (and its logger) exists
-  let apiKeys: ApiKeysFromAuth | undefined
   const app = await createServiceApp({
     ...chassisOptions(config, redis),
     name: serviceName,
     description: 'Posts and the GraphQL endpoint (queries, mutations, subscriptions)',
     database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS), API keys and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, {
-      sessions: { redis },
-      apiKeys: { verify: (key, revokedBefore) => apiKeys!.verify(key, revokedBefore) },
-      revocations: { redis },
-    }),
+    // bearer tokens (auth's JWKS), API keys (introspected at auth) and auth's cookie sessions, with auth's
+    // revocations followed at once
+    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
     ...(logStream ? { logStream } : {}),
   })
   // outbox lag, published, consumed, retries and dead letters on /metrics
   createEventMetrics(app.metrics.registry)
 
-  // auth in Consul: createUser creates users there, API keys are introspected there
+  // auth in Consul: createUser creates users there
   const auth = createDiscoveredUpstream({
     consul: {
       address: config.CONSUL_HTTP_ADDR,
@@ -104,10 +97,9 @@ export async function buildApp({
     logger: app.log,
     discoveryWaitMs: config.AUTH_DISCOVERY_WAIT_MS,
     errorCode: ErrorCode.BAD_GATEWAY,
-    // the API keys' introspection is one of auth's /internal/ routes
+    // sent only on /internal/ paths (createUser is auth's public POST /api/v1/users)
     serviceCredential: config.SERVICE_CREDENTIAL,
   })
-  apiKeys = apiKeysFromAuth({ upstream: auth.upstream })
   const postCreated = createPostCreatedChannel(redis, config.CONTENT_PUBSUB_PREFIX, app.log)
   app.addHook('onClose', () => postCreated.close())
 

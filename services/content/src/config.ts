@@ -1,22 +1,11 @@
-// The content service's environment: its own stores, auth in Consul (createUser), GraphQL's limits, and the Redis
-// channel prefix subscriptions share across instances.
+// The content service's environment: its own stores, GraphQL's limits, and the Redis channel prefix subscriptions
+// share across instances (auth in Consul, for createUser and API keys, is every service's AUTH_SERVICE_NAME).
 import { graphqlLimits } from '@meridian/contracts'
 import { exactOrigins, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 export const ContentEnv = serviceEnv({
   ...ownStoresEnv({ port: 3008, database: 'content' }),
-  AUTH_SERVICE_NAME: Type.String({
-    minLength: 1,
-    default: 'auth',
-    description: "auth's name in Consul: createUser creates users there",
-  }),
-  AUTH_DISCOVERY_WAIT_MS: Type.Integer({
-    minimum: 1,
-    maximum: 60_000,
-    default: 3000,
-    description: 'how long a call waits for the first list of auth instances from Consul, ms',
-  }),
   CONTENT_PUBSUB_PREFIX: Type.String({
     default: 'meridian:content:',
     pattern: '^[A-Za-z0-9:._-]{1,64}$',

@@ -5,12 +5,11 @@
 // auth's /login.
 import { randomUUID } from 'node:crypto'
 import { authNames } from '@meridian/contracts'
-import { asAdmin, asUser, tokenEnv, uniqueName } from '@meridian/testkit'
+import { type AuthProcess, asAdmin, asUser, startAuthProcess, tokenEnv, uniqueName } from '@meridian/testkit'
 import { createClient } from 'graphql-ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildContentTestApp, type ContentTestApp } from './support/app.ts'
-import { type AuthProcess, startAuthProcess } from './support/auth-process.ts'
 import { graphql } from './support/graphql.ts'
 import { collect, soon, subscriptionUrl, untilListening } from './support/subscriptions.ts'
 
@@ -206,7 +205,7 @@ describe("auth's other credentials on content", () => {
   it('when a user of auth queries posts with an API key of theirs in X-API-Key, then the query runs', async () => {
     const holder = await registeredInAuth()
     const created = await authCall('POST', '/api/v1/api-keys', {
-      body: { name: 'content reader' },
+      body: { name: 'content reader', scopes: ['posts:read', 'posts:write'] },
       headers: { authorization: `Bearer ${holder.accessToken}` },
     })
     expect(created.status).toBe(201)
@@ -227,10 +226,49 @@ describe("auth's other credentials on content", () => {
     expect(posted.body.data?.createPost.author).toEqual({ id: holder.id, email: holder.email })
   })
 
+  it("when an admin's API key lacks users:write, then createUser is INSUFFICIENT_SCOPE naming it and auth has no such user; with it, the user is created", async () => {
+    const holder = await registeredInAuth()
+    const promoted = await authCall('PATCH', `/api/v1/users/${holder.id}`, {
+      body: { role: 'admin' },
+      headers: admin,
+    })
+    expect(promoted.status).toBe(200)
+    const keyWith = async (scopes: string[]) => {
+      const created = await authCall('POST', '/api/v1/api-keys', {
+        body: { name: 'people ops', scopes, userId: holder.id },
+        headers: admin,
+      })
+      expect(created.status).toBe(201)
+      return { [authNames.apiKeyHeader]: created.body.key as string }
+    }
+    const refusedEmail = uniqueEmail('scoped-out')
+    const refused = await graphql(content, createUserMutation, {
+      variables: { name: 'Not With This Key', email: refusedEmail },
+      headers: await keyWith(['posts:read', 'users:read']),
+    })
+    expect(refused.status).toBe(403)
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'Insufficient scope: this operation needs users:write',
+        extensions: { code: 'INSUFFICIENT_SCOPE', requestId: expect.any(String) },
+      }),
+    ])
+    expect(await emailsInAuth()).not.toContain(refusedEmail)
+
+    const email = uniqueEmail('scoped-in')
+    const created = await graphql<{ createUser: { email: string } }>(content, createUserMutation, {
+      variables: { name: 'With The Right Key', email },
+      headers: await keyWith(['posts:read', 'users:write']),
+    })
+    expect(created.body.errors).toBeUndefined()
+    expect(created.body.data?.createUser.email).toBe(email)
+    expect(await emailsInAuth()).toContain(email)
+  })
+
   it('when a subscription connection gives an API key in connection_init ({apiKey}), then postCreated is heard with it', async () => {
     const holder = await registeredInAuth()
     const created = await authCall('POST', '/api/v1/api-keys', {
-      body: { name: 'content listener' },
+      body: { name: 'content listener', scopes: ['posts:read'] },
       headers: { authorization: `Bearer ${holder.accessToken}` },
     })
     expect(created.status).toBe(201)

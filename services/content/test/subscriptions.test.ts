@@ -278,6 +278,24 @@ describe('postCreated subscriptions over WebSocket', () => {
       })
       expect(await subscriptionError(connection)).toEqual(unauthorized('Invalid session'))
     })
+
+    it('when a token limited to scopes lacks posts:read (in connection_init or on the upgrade), then the subscribe fails INSUFFICIENT_SCOPE naming it; with it, it listens', async () => {
+      const reader = await registeredUser(content)
+      const scoped = (scopes: string[]) => `Bearer ${accessToken('user', reader.id, { scopes })}`
+      const insufficient = [
+        expect.objectContaining({
+          message: 'Insufficient scope: this operation needs posts:read',
+          extensions: { code: 'INSUFFICIENT_SCOPE', requestId: expect.any(String) },
+        }),
+      ]
+      const inInit = await subscribed({ payload: { authorization: scoped(['orders:read']) } })
+      expect(await subscriptionError(inInit)).toEqual(insufficient)
+      const onUpgrade = await subscribed({ headers: { authorization: scoped(['posts:write']) } })
+      expect(await subscriptionError(onUpgrade)).toEqual(insufficient)
+
+      await subscribed({ payload: { authorization: scoped(['posts:read']) } })
+      await untilListening(content.redis, topicOf(content), [{ app: content.app, listeners: 1 }])
+    })
   })
 
   describe('the upgrade', () => {

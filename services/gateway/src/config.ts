@@ -3,12 +3,8 @@
 import { ConfigError, listOf, loadConfig, originProblems, ServiceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
-// no database, and no /internal/ routes to call or serve: the service credential stays with the services
-const {
-  DATABASE_URL: _database,
-  SERVICE_CREDENTIAL: _credential,
-  ...chassisVariables
-} = ServiceEnv.properties
+// no database; the service credential is kept: API keys are introspected at auth's /internal/ route
+const { DATABASE_URL: _database, ...chassisVariables } = ServiceEnv.properties
 
 export const GatewayEnv = Type.Object({
   ...chassisVariables,

@@ -255,8 +255,15 @@ describe('the OpenAPI document', () => {
       Object.keys(document.paths[path][method].responses).filter((status) =>
         /^(200|40[134]|422)$/.test(status),
       )
-    expect(statuses('/api/v1/shipments', 'get')).toEqual(['200', '401', '422'])
-    expect(statuses('/api/v1/shipments/{shipmentId}', 'get')).toEqual(['200', '401', '404', '422'])
+    // 403: a credential limited to scopes without shipments:read (the chassis' INSUFFICIENT_SCOPE)
+    expect(statuses('/api/v1/shipments', 'get')).toEqual(['200', '401', '403', '422'])
+    expect(statuses('/api/v1/shipments/{shipmentId}', 'get').sort()).toEqual([
+      '200',
+      '401',
+      '403',
+      '404',
+      '422',
+    ])
     expect(statuses('/api/v1/shipments/{shipmentId}/deliver', 'post')).toEqual([
       '200',
       '401',

@@ -2,7 +2,11 @@
 // /internal/api-keys/introspect, with the service credential), and the answer kept briefly so a busy key does not
 // cost a call per request.
 import { createHash } from 'node:crypto'
-import type { ApiKeyIntrospection } from '@meridian/contracts'
+import { type ApiKeyIntrospection, AppError, ErrorCode } from '@meridian/contracts'
+import type { ConsulClientOptions } from '../registry/consul-client.ts'
+import type { RegistryLogger } from '../registry/registry-logger.ts'
+import type { ServiceClient } from '../run-service.ts'
+import { createDiscoveredUpstream } from '../upstream/discovered-upstream.ts'
 import { createUpstreamClient, type UpstreamClient } from '../upstream/upstream-client.ts'
 import type { Principal } from './principal.ts'
 
@@ -96,5 +100,53 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
       return principal
     },
     close: () => (options.upstream ? Promise.resolve() : auth.close()),
+  }
+}
+
+/** Where auth is found in Consul, for the API keys of a service (AuthPluginOptions.apiKeysAtAuth). */
+export interface ApiKeysAtAuth extends ApiKeysFromAuthTimings {
+  consul: ConsulClientOptions
+  /** auth's name in Consul (AUTH_SERVICE_NAME) */
+  serviceName: string
+  /** how long a key's first introspection waits for Consul's first list of auth instances, ms */
+  discoveryWaitMs: number
+  /** the services' SERVICE_CREDENTIAL: the introspection is one of auth's /internal/ routes */
+  serviceCredential: string
+}
+
+/**
+ * apiKeysFromAuth over auth found in Consul, what every service but auth accepts keys with. Consul is followed from
+ * the first key presented on: a service that never sees one never asks. close() stops the client and the discovery.
+ */
+export function apiKeysFromDiscoveredAuth(
+  options: ApiKeysAtAuth & { logger: RegistryLogger },
+): ApiKeysFromAuth {
+  const { consul, serviceName, discoveryWaitMs, serviceCredential, logger, ...timings } = options
+  let started: { keys: ApiKeysFromAuth; clients: ServiceClient[] } | undefined
+  let closed = false
+  const start = () => {
+    const auth = createDiscoveredUpstream({
+      consul,
+      name: 'auth',
+      serviceName,
+      logger,
+      discoveryWaitMs,
+      // auth misbehaving says nothing about the key: 503 for the caller, never a refusal
+      errorCode: ErrorCode.SERVICE_UNAVAILABLE,
+      serviceCredential,
+    })
+    return { keys: apiKeysFromAuth({ upstream: auth.upstream, ...timings }), clients: auth.clients }
+  }
+  return {
+    async verify(key, revokedBefore) {
+      // a key presented while the service closes is not refused: nothing is known about it
+      if (closed) throw AppError.serviceUnavailable()
+      started ??= start()
+      return started.keys.verify(key, revokedBefore)
+    },
+    async close() {
+      closed = true
+      for (const client of started?.clients ?? []) if ('stop' in client) await client.stop()
+    },
   }
 }

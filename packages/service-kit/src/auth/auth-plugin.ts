@@ -6,6 +6,7 @@ import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { Value } from 'typebox/value'
 import { apiKeyQueryParameters, queryParameterName } from '../logging.ts'
+import { declaredScopes, takesCredential } from '../openapi.ts'
 import {
   type AccessTokenVerifier,
   createAccessTokenVerifier,
@@ -14,9 +15,10 @@ import {
   type TokenClaims,
   type VerifyOptions,
 } from './access-token.ts'
+import { type ApiKeysAtAuth, apiKeysFromDiscoveredAuth } from './api-keys-from-auth.ts'
 import { type CredentialRevocations, followCredentialRevocations } from './credential-revocations.ts'
 import { JwksUnavailableError } from './jwks-key-source.ts'
-import { holdsRole, type Principal, principalFromClaims } from './principal.ts'
+import { assertScopes, holdsRole, type Principal, principalFromClaims } from './principal.ts'
 
 export interface AuthPluginOptions {
   jwt: JwtVerification
@@ -32,6 +34,12 @@ export interface AuthPluginOptions {
   apiKeys?: {
     verify(key: string, revokedBefore: (subject: string) => number): Promise<Principal | undefined>
   }
+  /**
+   * Without `apiKeys`: API keys are introspected at auth, found in Consul under this name when the first key is
+   * presented (apiKeysFromDiscoveredAuth; answers remembered and revoked as apiKeysFromAuth's). authOptionsFromEnv
+   * sets it from AUTH_SERVICE_NAME.
+   */
+  apiKeysAtAuth?: ApiKeysAtAuth
   /**
    * auth's credential revocations (authNames.revocationKeyPrefix / revocationChannel) followed in this Redis: a
    * suspended, demoted or deleted user's tokens, sessions and API keys stop working at once. Without it, a token
@@ -58,6 +66,13 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route reads its credential itself, through app.principalOf where it is the chassis' (/userinfo also takes
+     * the OpenID provider's opaque tokens): the early scope check of onRequest leaves it alone.
+     */
+    readsOwnCredential?: boolean
   }
 }
 
@@ -110,11 +125,53 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
     done(hasApiKeyInQuery(request.url) ? AppError.unauthorized(authMessages.apiKeyInQuery) : undefined)
   })
 
-  /** Reads the request's credential once; later checks of the same request reuse the principal. */
+  const atAuth =
+    options.apiKeys === undefined && options.apiKeysAtAuth
+      ? apiKeysFromDiscoveredAuth({ ...options.apiKeysAtAuth, logger: app.log })
+      : undefined
+  if (atAuth) app.addHook('onClose', () => atAuth.close())
+  const apiKeys = options.apiKeys ?? atAuth
+  const credentialOptions: AuthPluginOptions = { ...options, ...(apiKeys ? { apiKeys } : {}) }
+
+  // A route that takes a credential declares the scope it needs (security.requires): checked below for every
+  // credential limited to scopes, so a route cannot document one scope and enforce another, or none.
+  app.addHook('onRoute', (route) => {
+    const { security } = (route.schema ?? {}) as { security?: unknown }
+    if (takesCredential(security) && declaredScopes(security).scopes.length === 0) {
+      throw new Error(
+        `${String(route.method)} ${route.url} takes a credential but declares no scope: use security.requires(scope)`,
+      )
+    }
+  })
+
+  /**
+   * Reads the request's credential once (later checks of the same request reuse the principal), and checks it holds
+   * the scopes the route declares.
+   */
   async function principalOf(request: FastifyRequest): Promise<Principal> {
-    request.principal ??= await readCredential(request, accessTokens, revocations, options)
+    request.principal ??= await readCredential(request, accessTokens, revocations, credentialOptions)
+    assertScopes(request.principal, declaredScopes(request.routeOptions.schema?.security).scopes)
     return request.principal
   }
+
+  // Where a route requires a credential and one is sent, it is read and its scope checked first, before validation
+  // and before any guard or handler: a credential without the route's scope changes nothing and learns nothing.
+  // A WebSocket upgrade is left to its connection, whose protocol reads the credential (perhaps one sent only once
+  // connected) and answers in its own terms; principalOf checks the route's scope then.
+  // (a callback hook: it runs on every request, and should cost a promise only where a credential is read)
+  app.addHook('onRequest', (request, _reply, done) => {
+    const route = declaredScopes(request.routeOptions.schema?.security)
+    const early =
+      route.scopes.length > 0 &&
+      !route.optional &&
+      !request.routeOptions.config.readsOwnCredential &&
+      !isWebSocketUpgrade(request)
+    if (!early || !presentsCredential(request, options)) {
+      done()
+      return
+    }
+    principalOf(request).then(() => done(), done)
+  })
 
   const authenticate: preHandlerHookHandler = async (request) => {
     await principalOf(request)
@@ -130,7 +187,7 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
         if (!options.sessions) return Promise.reject(AppError.unauthorized(authMessages.invalidSession))
         return sessionPrincipal(credential.sessionId, options.sessions.redis, revocations, log)
       case 'api-key':
-        return apiKeyPrincipal(credential.key, options.apiKeys, revocations)
+        return apiKeyPrincipal(credential.key, apiKeys, revocations)
     }
   })
   app.decorate('requireRole', (...roles: string[]): preHandlerHookHandler => {
@@ -146,6 +203,17 @@ const noRevocations: CredentialRevocations = {
   onRevoked: () => () => {},
   onSessionEnded: () => () => {},
   close: async () => {},
+}
+
+const isWebSocketUpgrade = (request: FastifyRequest) => request.headers.upgrade?.toLowerCase() === 'websocket'
+
+/** Whether the request carries a credential readCredential would read (an anonymous one is the route's to refuse). */
+function presentsCredential(request: FastifyRequest, options: AuthPluginOptions): boolean {
+  return (
+    request.headers.authorization !== undefined ||
+    request.headers[authNames.apiKeyHeader] !== undefined ||
+    (options.sessions !== undefined && request.cookies?.[authNames.sessionCookie] !== undefined)
+  )
 }
 
 /** Order: Authorization header, then the X-API-Key header, then the session cookie. */
@@ -253,12 +321,12 @@ async function sessionPrincipal(
   if (issuedAt < revocations.revokedBefore(record.userId)) {
     throw AppError.unauthorized(authMessages.invalidSession)
   }
+  // a session is first-party: no scopes, the user's role alone
   return {
     subject: record.userId,
     kind: 'user',
     role: record.role,
     roles: [],
-    scopes: [],
     method: 'session',
     issuedAt,
     // -1: a key without expiry (auth always sets one), a session without end

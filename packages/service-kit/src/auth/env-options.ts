@@ -4,12 +4,23 @@ import type { AuthPluginOptions } from './auth-plugin.ts'
 
 type AuthEnv = Pick<
   ServiceEnv,
-  'JWT_ALGORITHM' | 'JWT_SECRET' | 'AUTH_JWKS_URL' | 'JWT_ISSUER' | 'JWT_AUDIENCE'
+  | 'JWT_ALGORITHM'
+  | 'JWT_SECRET'
+  | 'AUTH_JWKS_URL'
+  | 'JWT_ISSUER'
+  | 'JWT_AUDIENCE'
+  | 'AUTH_SERVICE_NAME'
+  | 'AUTH_DISCOVERY_WAIT_MS'
+  | 'CONSUL_HTTP_ADDR'
+  | 'CONSUL_HTTP_TOKEN'
+  | 'SERVICE_CREDENTIAL'
 >
 
 /**
- * RS256 reads keys from AUTH_JWKS_URL; HS256 needs JWT_SECRET. Sessions, API keys and the revocations to follow
- * (every service that serves users' data should) are the service's to add.
+ * RS256 reads keys from AUTH_JWKS_URL; HS256 needs JWT_SECRET. API keys are introspected at auth, found in Consul as
+ * AUTH_SERVICE_NAME (unless `extra.apiKeys` resolves them otherwise): every service that documents apiKeyAuth
+ * accepts them. Sessions and the revocations to follow (every service that serves users' data should) are the
+ * service's to add.
  */
 export function authOptionsFromEnv(
   env: AuthEnv,
@@ -22,5 +33,19 @@ export function authOptionsFromEnv(
   } else {
     jwt = { algorithm: 'RS256', jwksUrl: env.AUTH_JWKS_URL }
   }
-  return { jwt, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE, ...extra }
+  return {
+    jwt,
+    issuer: env.JWT_ISSUER,
+    audience: env.JWT_AUDIENCE,
+    apiKeysAtAuth: {
+      consul: {
+        address: env.CONSUL_HTTP_ADDR,
+        ...(env.CONSUL_HTTP_TOKEN ? { token: env.CONSUL_HTTP_TOKEN } : {}),
+      },
+      serviceName: env.AUTH_SERVICE_NAME,
+      discoveryWaitMs: env.AUTH_DISCOVERY_WAIT_MS,
+      serviceCredential: env.SERVICE_CREDENTIAL,
+    },
+    ...extra,
+  }
 }

@@ -4,10 +4,12 @@ export {
   type JwtVerification,
 } from './access-token.ts'
 export {
+  type ApiKeysAtAuth,
   type ApiKeysFromAuth,
   type ApiKeysFromAuthOptions,
   apiKeysFromAuth,
   apiKeysFromAuthDefaults,
+  apiKeysFromDiscoveredAuth,
 } from './api-keys-from-auth.ts'
 export {
   type AuthPluginOptions,
@@ -26,6 +28,7 @@ export { authOptionsFromEnv } from './env-options.ts'
 export { jwksDefaults } from './jwks-key-source.ts'
 export {
   assertOwnerOrRole,
+  assertScopes,
   authenticatedPrincipal,
   holdsRole,
   type Principal,

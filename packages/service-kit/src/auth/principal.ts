@@ -9,8 +9,12 @@ export interface Principal {
   roles: string[]
   name?: string
   email?: string
-  /** OAuth scopes of the token (from the space-separated `scope` claim) or of the API key; [] otherwise */
-  scopes: string[]
+  /**
+   * The scopes the credential is limited to: an API key's, or those of an access token the OpenID provider issued
+   * (its space-separated `scope` claim; such a token carries `client_id`). Absent for first-party credentials — POST
+   * /login's tokens and cookie sessions — which act with the user's role alone.
+   */
+  scopes?: string[]
   method: 'bearer' | 'session' | 'api-key'
   /** set when method is 'api-key' */
   apiKeyId?: string
@@ -35,6 +39,8 @@ const optionalString = (value: unknown): value is string | undefined =>
 
 /**
  * The principal of a verified access token, or undefined when a claim has the wrong type (the token is then refused).
+ * A token with a `scope` or `client_id` claim (the OpenID provider's) is limited to its scopes; POST /login's carry
+ * neither.
  * `roles` defaults to [] (spec: Token claims); a token without `role` gets '' and so matches no role.
  * Kind: RFC 9068 puts `client_id` in every access token and, for client_credentials, makes `sub` the client itself;
  * so a token is a client's when `client_id` equals `sub`, and a user's otherwise.
@@ -43,7 +49,10 @@ export function principalFromClaims(claims: Readonly<Record<string, unknown>>): 
   const { sub, role = '', roles = [], scope, name, email, client_id: clientId } = claims
   if (typeof sub !== 'string' || sub === '' || typeof role !== 'string' || !isStringArray(roles))
     return undefined
-  if (!optionalString(scope) || !optionalString(name) || !optionalString(email)) return undefined
+  if (!optionalString(scope) || !optionalString(name) || !optionalString(email) || !optionalString(clientId))
+    return undefined
+  // a token issued to an OAuth client is limited to its scopes, none when it has no `scope` claim
+  const limited = scope !== undefined || clientId !== undefined
   return {
     subject: sub,
     kind: clientId === sub ? 'client' : 'user',
@@ -51,9 +60,20 @@ export function principalFromClaims(claims: Readonly<Record<string, unknown>>): 
     roles,
     ...(name !== undefined ? { name } : {}),
     ...(email !== undefined ? { email } : {}),
-    scopes: scope?.split(' ').filter(Boolean) ?? [],
+    ...(limited ? { scopes: scope?.split(' ').filter(Boolean) ?? [] } : {}),
     method: 'bearer',
   }
+}
+
+/**
+ * Passes when the principal's credential is not limited to scopes, or holds every one of `scopes`; otherwise 403
+ * INSUFFICIENT_SCOPE naming the first it lacks. Role and ownership checks come after it: a scope never grants more
+ * than the role.
+ */
+export function assertScopes(principal: Principal, scopes: readonly string[]): void {
+  if (principal.scopes === undefined) return
+  const missing = scopes.find((scope) => !principal.scopes?.includes(scope))
+  if (missing !== undefined) throw AppError.insufficientScope(missing)
 }
 
 /**

@@ -1,6 +1,6 @@
 // The login and consent pages the provider sends users to (/interaction/:uid): server-rendered forms, POST only.
 import formbody from '@fastify/formbody'
-import { AppError } from '@meridian/contracts'
+import { AppError, isApiScope } from '@meridian/contracts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, type Grant, type InteractionResults } from 'oidc-provider'
 import { Type } from 'typebox'
@@ -89,11 +89,17 @@ export async function interactionRoutes(app: FastifyInstance, { host, accounts }
         const uid = details.uid
         if (details.prompt.name === 'login') return sendPage(reply, 200, loginPage({ uid, clientName }))
         if (details.prompt.name === 'consent') {
-          const { missingOIDCScope = [], missingOIDCClaims = [] } = details.prompt.details
+          const {
+            missingOIDCScope = [],
+            missingOIDCClaims = [],
+            missingResourceScopes = {},
+          } = details.prompt.details
+          // the API's own scopes (OpenID Connect's, also offered for the API resource, are the list above)
+          const apiScopes = [...new Set(Object.values(missingResourceScopes).flat())].filter(isApiScope)
           return sendPage(
             reply,
             200,
-            consentPage({ uid, clientName, scopes: missingOIDCScope, claims: missingOIDCClaims }),
+            consentPage({ uid, clientName, scopes: missingOIDCScope, claims: missingOIDCClaims, apiScopes }),
           )
         }
         throw new InteractionMismatch(`unsupported prompt ${details.prompt.name}`)

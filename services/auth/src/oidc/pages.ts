@@ -1,4 +1,5 @@
 // The few server-rendered pages of sign-in: login, consent, device code, logout, errors. Plain HTML, every value escaped.
+import { type ApiScope, apiScopes } from '@meridian/contracts'
 
 /** Headers for every page: no framing (clickjacking of the consent button), no scripts, nothing cached. */
 export const pageHeaders = {
@@ -91,16 +92,23 @@ const scopeDescriptions: Record<string, string> = {
   offline_access: 'stay signed in when you are away (refresh tokens)',
 }
 
+/** An API scope as the consent page lists it: its name and what it allows (the catalogue's description). */
+const apiScopeItem = (scope: ApiScope) => html`<li><code>${scope}</code>: ${apiScopes[scope]}</li>`
+
 export function consentPage(input: {
   uid: string
   clientName: string
   scopes: string[]
   claims: string[]
+  /** the API scopes asked for (resource urn:meridian:api): what the application may do on your behalf */
+  apiScopes?: ApiScope[]
 }): string {
+  const asked = input.apiScopes ?? []
   return page(
     'Allow access?',
     html`<p><strong>${input.clientName}</strong> asks to:</p>
 <ul>${input.scopes.map((scope) => html`<li>${scopeDescriptions[scope] ?? scope}</li>`)}</ul>
+${asked.length > 0 ? html`<p>and to use Meridian on your behalf, within your own rights:</p><ul>${asked.map(apiScopeItem)}</ul>` : ''}
 ${input.claims.length > 0 ? html`<p>Claims: ${input.claims.join(', ')}</p>` : ''}
 <form method="post" action="/interaction/${input.uid}/confirm"><button type="submit">Allow</button></form>
 <form method="post" action="/interaction/${input.uid}/abort"><button type="submit">Deny</button></form>`,

@@ -1,6 +1,7 @@
 // The certified OpenID provider (oidc-provider 8) configured for Meridian: which grants, scopes, claims, clients,
 // routes and pages; what is stored in PostgreSQL; who the users are.
 import type { JsonWebKey } from 'node:crypto'
+import { apiScopeNames } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
 import Provider, { type ClientMetadataView, errors, type KoaContextWithOIDC } from 'oidc-provider'
 import type { Accounts } from './accounts.ts'
@@ -38,10 +39,17 @@ export const interactionPath = (uid: string): string => `/interaction/${uid}`
 /**
  * The resource indicator (RFC 8707) of Meridian's own APIs: a client that asks for it (`resource=` on /authorize and
  * /token) gets an access token the services accept — a JWT signed with the key ring, `aud` the services' audience,
- * and the claims of POST /login's tokens (name, email, role, roles). Without it, the provider's opaque access token,
- * good for /userinfo only.
+ * the claims of POST /login's tokens (name, email, role, roles), and `scope`: the API scopes asked for and granted,
+ * which the token is limited to. Without it, the provider's opaque access token, good for /userinfo only.
  */
 export const meridianApiResource = 'urn:meridian:api'
+
+/**
+ * The scopes a client may be granted for meridianApiResource: OpenID Connect's identity scopes (/userinfo needs
+ * `openid`) and the API's catalogue. Each service refuses a token on an operation whose scope it was not granted;
+ * what the token can do is still bounded by the user's role.
+ */
+const meridianApiScopes = ['openid', 'profile', 'email', 'offline_access', ...apiScopeNames].join(' ')
 
 /** Lifetimes in seconds. ID tokens stay within the key ring's bound (one hour) so a retired key outlives its tokens. */
 const ttl = {
@@ -165,7 +173,8 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
           if (resource !== meridianApiResource) throw new errors.InvalidTarget()
           return {
             // what a client may be granted for the APIs: the user's identity (the services read name, email, role)
-            scope: 'openid profile email offline_access',
+            // and the API's scopes, which its access token is then limited to (the services enforce them)
+            scope: meridianApiScopes,
             audience: options.apiAudience,
             accessTokenTTL: ttl.AccessToken,
             accessTokenFormat: 'jwt',

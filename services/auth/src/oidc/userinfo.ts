@@ -37,8 +37,10 @@ const userinfoRefusals = {
       message: authMessages.invalidToken,
       headers: { 'www-authenticate': bearerChallenge({ error: 'invalid_token', description }) },
     }),
+  /** the chassis' INSUFFICIENT_SCOPE, as on every other operation, with the challenge */
   insufficientScope: (description: string, scope: string) =>
-    new AppError(403, ErrorCode.FORBIDDEN, {
+    new AppError(403, ErrorCode.INSUFFICIENT_SCOPE, {
+      message: AppError.insufficientScope(scope).message,
       headers: { 'www-authenticate': bearerChallenge({ error: 'insufficient_scope', description, scope }) },
     }),
 }
@@ -99,6 +101,10 @@ export function createUserinfo({ host, accounts, clients }: UserinfoOptions): Us
       // the chassis refuses a bad token with its 401; the challenge is /userinfo's to add (503 and others pass)
       if (error instanceof AppError && error.statusCode === 401) {
         throw userinfoRefusals.invalidToken('the access token is invalid or has expired')
+      }
+      // a token of the provider for Meridian's APIs granted without `openid` (the route's scope)
+      if (error instanceof AppError && error.code === ErrorCode.INSUFFICIENT_SCOPE) {
+        throw userinfoRefusals.insufficientScope('the access token lacks the openid scope', 'openid')
       }
       throw error
     }

@@ -130,8 +130,10 @@ function graphqlRouteSchema(method: 'GET' | 'POST'): FastifySchema {
       'The schema is served by introspection; subscriptions are on the same path over WebSocket (graphql-transport-ws ' +
       'or graphql-ws). Each error carries extensions.code and extensions.requestId. The status is 200 when there is ' +
       "data beside the errors, else the error's own; a document GraphQL refuses (syntax, unknown field, depth, cost) " +
-      'is 400, a mutation by GET 405.',
-    security: security.required,
+      'is 400, a mutation by GET 405. A credential limited to scopes (an API key, an OAuth token) needs posts:read ' +
+      'for any operation, and for a mutation its own too: posts:write for createPost, users:write for createUser ' +
+      '(403 INSUFFICIENT_SCOPE naming it).',
+    security: security.requires('posts:read'),
     ...(method === 'GET' ? { querystring: GraphQLGetQuery } : { body: GraphQLPostBody }),
     response: Object.fromEntries(graphqlStatuses.map((status) => [status, GraphQLResponse])),
   }

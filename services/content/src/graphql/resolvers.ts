@@ -2,7 +2,7 @@
 // for the caller where the operation needs one, and calls a use case. Post.author and User.posts are loaders
 // (loaders.ts): batched per operation, so a list with its authors is a fixed number of SQL statements.
 import { CreatePostArgs, CreateUserArgs, PostsArgs, type PostView, UserArgs } from '@meridian/contracts'
-import { checkedValue, holdsRole } from '@meridian/service-kit'
+import { assertScopes, checkedValue, holdsRole } from '@meridian/service-kit'
 import type { IResolvers, MercuriusContext } from 'mercurius'
 import type { UserRecord } from '../data/users-repository.ts'
 import type { PostUseCases } from '../domain/posts.ts'
@@ -37,9 +37,11 @@ export function contentResolvers({ users, posts, postCreatedTopic }: ResolverDep
       },
     },
 
+    // /graphql's own scope (posts:read) admits queries; a mutation needs its own as well (a scoped credential)
     Mutation: {
       async createUser(_root: unknown, args: unknown, context: Context) {
         const principal = await context.principal()
+        assertScopes(principal, ['users:write'])
         return users.createUser(principal, checkedValue(CreateUserArgs, args), {
           credential: context.credentialHeaders(),
           requestId: context.requestId,
@@ -47,6 +49,7 @@ export function contentResolvers({ users, posts, postCreatedTopic }: ResolverDep
       },
       async createPost(_root: unknown, args: unknown, context: Context) {
         const principal = await context.principal()
+        assertScopes(principal, ['posts:write'])
         return posts.createPost(principal, checkedValue(CreatePostArgs, args))
       },
     },

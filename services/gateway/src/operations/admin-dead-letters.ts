@@ -86,7 +86,7 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
         tags,
         summary:
           'Every dead-letter topic with how many events it holds and how many are not replayed yet (admins)',
-        security: security.required,
+        security: security.requires('admin:read'),
         response: { 200: DeadLetterTopics, ...errorResponses(401, 403, 503) },
       },
     },
@@ -101,7 +101,7 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
         tags,
         summary:
           "A dead-letter topic's newest events, newest first, with why and when each was parked (admins)",
-        security: security.required,
+        security: security.requires('admin:read'),
         params: DeadLetterTopicParams,
         querystring: DeadLetterEventsQuery,
         response: { 200: DeadLetterEvents, ...errorResponses(401, 403, 404, 422, 503) },
@@ -138,7 +138,7 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
         description:
           'Takes the events no replay has taken yet (the topic keeps them, marked replayed). Consumers see a replayed ' +
           'event as a redelivery: a group that already processed it skips it. 409 while another replay of the topic runs.',
-        security: security.required,
+        security: security.requires('admin:write'),
         params: DeadLetterTopicParams,
         response: { 200: DeadLetterReplay, ...errorResponses(401, 403, 404, 409, 422, 503) },
       },

@@ -120,7 +120,7 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
         tags,
         summary:
           'Every routed service: its instances in Consul with their health, and its maintenance switch (admins)',
-        security: security.required,
+        security: security.requires('admin:read'),
         response: { 200: OperatedServices, ...errorResponses(401, 403, 503) },
       },
     },
@@ -135,7 +135,7 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
         tags,
         summary: "Turn a service's maintenance on: every route but health and metrics answers 503 (admins)",
         description: `Both fields are optional: "${maintenanceDefaults.message}" and ${maintenanceDefaults.retryAfterSeconds} s by default. Every instance follows within a second.`,
-        security: security.required,
+        security: security.requires('admin:write'),
         params: OperatedServiceParams,
         body: MaintenanceBody,
         response: { 200: OperatedService, ...errorResponses(401, 403, 404, 503) },
@@ -161,7 +161,7 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
       schema: {
         tags,
         summary: "Turn a service's maintenance off (admins)",
-        security: security.required,
+        security: security.requires('admin:write'),
         params: OperatedServiceParams,
         response: { 204: Type.Null({ description: 'off' }), ...errorResponses(401, 403, 404, 503) },
       },

@@ -30,7 +30,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       schema: {
         tags,
         summary: 'Create an API key (the key is in this answer only); admins may pass another userId',
-        security: security.required,
+        security: security.requires('api-keys:write'),
         body: CreateApiKeyBody,
         response: { 201: CreatedApiKey, ...errorResponses(401, 403) },
       },
@@ -48,7 +48,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
         tags,
         summary:
           "List your API keys (admins: another user's with userId); keys themselves are never shown again",
-        security: security.required,
+        security: security.requires('api-keys:read'),
         querystring: ApiKeyListQuery,
         response: { 200: Paginated(ApiKey), ...errorResponses(401, 403) },
       },
@@ -66,7 +66,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       schema: {
         tags,
         summary: 'Revoke an API key (its owner or an admin)',
-        security: security.required,
+        security: security.requires('api-keys:write'),
         params: ApiKeyIdParams,
         response: { 204: Type.Null({ description: 'revoked' }), ...errorResponses(401, 403, 404) },
       },

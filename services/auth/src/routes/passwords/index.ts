@@ -28,7 +28,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = 
           "caller's own included: sign in again with the new password. A wrong currentPassword is 403 and " +
           'counts towards the login throttle (429 when used up). An invited user (created without a password) ' +
           'becomes active with the password an admin sets, with a user.profile_changed event.',
-        security: security.required,
+        security: security.requires('users:write'),
         params: UserIdParams,
         body: ChangePasswordBody,
         response: {

@@ -10,8 +10,11 @@ export interface UserinfoRoutesOptions {
   userinfo: Userinfo
 }
 
-/** The bearer scheme only: /userinfo reads no API key and no session cookie (the chassis declares the schemes). */
-const bearerOnly: Partial<Record<keyof typeof securitySchemes, string[]>>[] = [{ bearerAuth: [] }]
+/**
+ * The bearer scheme only: /userinfo reads no API key and no session cookie (the chassis declares the schemes). A token
+ * limited to scopes (the OpenID provider's) needs `openid`, as OpenID Connect's UserInfo does.
+ */
+const bearerOnly: Partial<Record<keyof typeof securitySchemes, string[]>>[] = [{ bearerAuth: ['openid'] }]
 
 /** CORS for a browser client's page: it may read the answer (and its challenge) from its own origin. */
 function allowOrigin(reply: FastifyReply, origin: string): void {
@@ -31,6 +34,8 @@ export const userinfoRoutes: FastifyPluginAsyncTypebox<UserinfoRoutesOptions> = 
   app.route({
     method: ['GET', 'POST'],
     url: '/userinfo',
+    // the provider's opaque tokens are looked up here, not verified by the chassis
+    config: { readsOwnCredential: true },
     schema: {
       tags: ['authentication'],
       summary: 'Claims of the current user (OpenID Connect UserInfo)',

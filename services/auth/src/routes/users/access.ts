@@ -1,8 +1,9 @@
 // Who may do what with the users resource: admins manage everyone; a user reads, changes and removes only
 // themself; anyone may register, but only an admin may set `role` or `status` (on create and on change), or create a
-// user without a password (an invited user).
+// user without a password (an invited user). A credential limited to scopes needs admin:write as well to act on
+// another user's account or to set a role or status: those are an administrator's operations.
 import { AppError } from '@meridian/contracts'
-import { assertOwnerOrRole, holdsRole } from '@meridian/service-kit'
+import { assertOwnerOrRole, assertScopes, holdsRole, type Principal } from '@meridian/service-kit'
 import type { FastifyInstance, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import type { UsersGuards } from './index.ts'
 
@@ -18,6 +19,13 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
     assertOwnerOrRole(request.principal, id, 'admin')
   }
 
+  // before the role: a scoped credential acting on someone else's account is refused for its scope first
+  const othersNeedAdminScope: onRequestHookHandler = async (request) => {
+    const { id } = request.params as { id: string }
+    const principal = request.principal
+    if (principal && !isSelf(principal, id)) assertScopes(principal, ['admin:write'])
+  }
+
   // after body validation: only then is it known whether role or status is being set, or a password left out
   const privilegedFieldsAdminOnly: preHandlerHookHandler = async (request) => {
     const body = request.body as Record<string, unknown> | undefined
@@ -27,6 +35,7 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
     if (setting.length === 0 && !inviting) return
     // registration is anonymous: someone setting a role or inviting a user must first say who they are
     const principal = await app.principalOf(request)
+    if (setting.length > 0) assertScopes(principal, ['admin:write'])
     if (holdsRole(principal, ['admin'])) return
     if (inviting) throw AppError.forbidden('Only an admin may create a user without a password')
     throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}`)
@@ -35,7 +44,10 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
   return {
     list: [authenticate, adminOnly],
     read: [authenticate, ownerOrAdmin],
-    write: [authenticate, ownerOrAdmin],
+    write: [authenticate, othersNeedAdminScope, ownerOrAdmin],
     privilegedFields: [privilegedFieldsAdminOnly],
   }
 }
+
+const isSelf = (principal: Principal, userId: string) =>
+  principal.kind === 'user' && principal.subject === userId

@@ -51,7 +51,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'List users: page, limit, sort, filters, full-text search, sparse fields (admins)',
-        security: security.required,
+        security: security.requires('users:read'),
         querystring: UserListQuery,
         response: { 200: Paginated(PartialUser), ...errorResponses(401, 403) },
       },
@@ -71,7 +71,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
           'Emits user.registered. Without a password (admins only; anyone else gets 403, an anonymous caller 401) ' +
           'the user is created `invited`, whatever status was sent: they cannot sign in until an admin sets their ' +
           'password (PUT /users/{id}/password), which makes them active.',
-        security: security.optional,
+        security: security.optional('users:write'),
         body: CreateUserBody,
         response: { 201: User, ...errorResponses(401, 403, 409) },
       },
@@ -93,7 +93,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Read a user (ETag; If-None-Match answers 304)',
-        security: security.required,
+        security: security.requires('users:read'),
         params: UserIdParams,
         headers: IfNoneMatchHeader,
         response: {
@@ -126,7 +126,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         description:
           'Emits user.profile_changed with the whole user after the change. An invited user leaves `invited` only ' +
           'when an admin sets their password: another status is 409.',
-        security: security.required,
+        security: security.requires('users:write'),
         params: UserIdParams,
         headers: IfMatchHeader,
         body: UpdateUserBody,
@@ -151,7 +151,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         tags,
         summary: 'Remove a user',
         description: 'Emits user.removed; every credential the user held stops working.',
-        security: security.required,
+        security: security.requires('users:write'),
         params: UserIdParams,
         response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(401, 403, 404) },
       },

@@ -57,7 +57,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
       schema: {
         tags,
         summary: 'Create a product with its initial stock (admins)',
-        security: security.required,
+        security: security.requires('products:write'),
         body: CreateProductBody,
         response: { 201: Product, ...errorResponses(401, 403, 409, 422) },
       },
@@ -106,7 +106,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
       schema: {
         tags,
         summary: 'Change some fields of a product (admins; If-Match: the ETag you read, or 412)',
-        security: security.required,
+        security: security.requires('products:write'),
         params: ProductIdParams,
         headers: IfMatchHeader,
         body: UpdateProductBody,
@@ -131,7 +131,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
         tags,
         summary:
           'Add units to (or take them from) the available stock (admins); 409 when it would go below zero',
-        security: security.required,
+        security: security.requires('products:write'),
         params: ProductIdParams,
         body: StockAdjustmentBody,
         response: { 200: Product, ...errorResponses(401, 403, 404, 409, 422) },

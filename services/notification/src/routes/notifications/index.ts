@@ -41,7 +41,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
           "The caller's notifications, newest first: page, limit, sort, unread, type; userId for an admin",
         description:
           "userId names whose notifications: an admin may name anyone, a user only themself (another user's id is 403).",
-        security: security.required,
+        security: security.requires('notifications:read'),
         querystring: NotificationListQuery,
         response: { 200: Paginated(Notification), ...errorResponses(401, 403, 422) },
       },
@@ -63,7 +63,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
         summary: "A notification: its user's, or an admin's to read",
         description:
           "Another user's notification answers 404, as an unknown one does: its existence is not told.",
-        security: security.required,
+        security: security.requires('notifications:read'),
         params: NotificationIdParams,
         response: { 200: Notification, ...errorResponses(401, 404, 422) },
       },
@@ -83,7 +83,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
           "Mark several of the caller's notifications read: answers the ids of theirs that are read now",
         description:
           "Ids of other users' notifications, or of none, are left out of `read` without an error. Marking a read notification again keeps its first readAt.",
-        security: security.required,
+        security: security.requires('notifications:write'),
         body: MarkNotificationsReadBody,
         response: { 200: MarkNotificationsReadResult, ...errorResponses(401, 422) },
       },
@@ -104,7 +104,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<NotificationsRoutesO
           'Mark a notification read (its user only): the notification with readAt; again, the first readAt',
         description:
           "Another user's notification is 404 (its existence is not told); an admin marking another user's is 403.",
-        security: security.required,
+        security: security.requires('notifications:write'),
         params: NotificationIdParams,
         response: { 200: Notification, ...errorResponses(401, 403, 404, 422) },
       },

@@ -30,7 +30,7 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       schema: {
         tags,
         summary: "The order saga's instances, newest first; filter by state or compensation (admins)",
-        security: security.required,
+        security: security.requires('admin:read'),
         querystring: SagaListQuery,
         response: { 200: Paginated(Saga), ...errorResponses(401, 403, 422) },
       },
@@ -45,7 +45,7 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       schema: {
         tags,
         summary: "An order's saga with its step log (admins)",
-        security: security.required,
+        security: security.requires('admin:read'),
         params: SagaParams,
         response: { 200: Saga, ...errorResponses(401, 403, 404) },
       },
@@ -61,7 +61,7 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
         tags,
         summary:
           'Ask the awaited step again now (an escalated compensation starts its attempts over); 409 when none is awaited',
-        security: security.required,
+        security: security.requires('admin:write'),
         params: SagaParams,
         response: { 202: Saga, ...errorResponses(401, 403, 404, 409) },
       },
@@ -77,7 +77,7 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
         tags,
         summary:
           'Run the compensations (release the stock, then refund): a running saga fails now, an undone one is undone again; 409 once shipped or while they run',
-        security: security.required,
+        security: security.requires('admin:write'),
         params: SagaParams,
         body: CompensateSagaBody,
         response: { 202: Saga, ...errorResponses(401, 403, 404, 409, 422) },

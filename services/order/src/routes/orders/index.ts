@@ -56,7 +56,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         tags,
         summary:
           'Place an order (the customer, or an admin for anyone): priced from the catalogue, 201 with Location',
-        security: security.required,
+        security: security.requires('orders:write'),
         body: PlaceOrderBody,
         response: { 201: PlacedOrder, ...errorResponses(401, 403, 422, 502, 503) },
       },
@@ -71,7 +71,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       schema: {
         tags,
         summary: "Place an order for the user (customerId, when sent, must be the path's userId)",
-        security: security.required,
+        security: security.requires('orders:write'),
         params: OrderCustomerParams,
         body: PlaceUserOrderBody,
         response: { 201: PlacedOrder, ...errorResponses(401, 403, 422, 502, 503) },
@@ -98,7 +98,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       schema: {
         tags,
         summary: "The user's orders (the user or an admin): page, limit, sort createdAt|total, status filter",
-        security: security.required,
+        security: security.requires('orders:read'),
         params: OrderCustomerParams,
         querystring: UserOrderListQuery,
         response: { 200: Paginated(Order), ...errorResponses(401, 403, 422) },
@@ -118,7 +118,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
       schema: {
         tags,
         summary: "One of the user's orders with its links (the user or an admin)",
-        security: security.required,
+        security: security.requires('orders:read'),
         params: CustomerOrderParams,
         response: { 200: Order, ...errorResponses(401, 403, 404) },
       },
@@ -141,7 +141,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
           "An order's full details and its links (self; cancel while it can be cancelled; payment and shipment once known)",
         description:
           "Another customer's order answers 404, as an unknown one does: its existence is not told.",
-        security: security.required,
+        security: security.requires('orders:read'),
         params: OrderIdParams,
         response: { 200: Order, ...errorResponses(401, 404) },
       },
@@ -157,7 +157,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         tags,
         summary:
           'Cancel an order: 202, it is cancelling (compensations run asynchronously); 409 once its shipment step has begun (reserved, shipped, delivered) or it is cancelled or failed',
-        security: security.required,
+        security: security.requires('orders:write'),
         params: OrderIdParams,
         response: { 202: CancelledOrder, ...errorResponses(401, 404, 409) },
       },

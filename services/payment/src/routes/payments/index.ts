@@ -70,7 +70,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = 
         tags,
         summary:
           'Pay an order with a provider token or a card (tokenized at the provider, never kept), under an Idempotency-Key',
-        security: security.required,
+        security: security.requires('payments:write'),
         headers: IdempotencyKeyHeaders,
         body: CreatePaymentBody,
         response: {
@@ -107,7 +107,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = 
       schema: {
         tags,
         summary: "Read a payment (its payer, its order's customer, or an admin)",
-        security: security.required,
+        security: security.requires('payments:read'),
         params: PaymentIdParams,
         response: { 200: Payment, ...errorResponses(401, 403, 404) },
       },

@@ -44,7 +44,7 @@ export const chatRoomsRoutes: FastifyPluginAsyncTypebox<ChatRoomsRoutesOptions> 
       schema: {
         tags,
         summary: 'Create a chat room: the caller owns it and is its first member; 201 with Location',
-        security: security.required,
+        security: security.requires('chat:write'),
         body: CreateChatRoomBody,
         response: { 201: ChatRoom, ...errorResponses(401, 403, 422) },
       },
@@ -62,7 +62,7 @@ export const chatRoomsRoutes: FastifyPluginAsyncTypebox<ChatRoomsRoutesOptions> 
       schema: {
         tags,
         summary: "List chat rooms (a user's: those they are a member of; an admin's: all): page, limit, sort",
-        security: security.required,
+        security: security.requires('chat:read'),
         querystring: ChatRoomListQuery,
         response: { 200: Paginated(ChatRoom), ...errorResponses(401, 422) },
       },
@@ -79,7 +79,7 @@ export const chatRoomsRoutes: FastifyPluginAsyncTypebox<ChatRoomsRoutesOptions> 
         summary: 'A chat room with its members: its members and admins',
         description:
           'A room the caller is not a member of answers 404, as an unknown one does: its existence is not told.',
-        security: security.required,
+        security: security.requires('chat:read'),
         params: ChatRoomIdParams,
         response: { 200: ChatRoom, ...errorResponses(401, 404, 422) },
       },
@@ -97,7 +97,7 @@ export const chatRoomsRoutes: FastifyPluginAsyncTypebox<ChatRoomsRoutesOptions> 
           'Add a member (the room owner or an admin): 201 with Location, or 200 when they are a member already',
         description:
           'Another member is 403; a caller who is not a member (and not an admin) is 404, the room is not told.',
-        security: security.required,
+        security: security.requires('chat:write'),
         params: ChatRoomIdParams,
         body: AddMemberBody,
         response: { 200: Member, 201: Member, ...errorResponses(401, 403, 404, 422) },
@@ -127,7 +127,7 @@ export const chatRoomsRoutes: FastifyPluginAsyncTypebox<ChatRoomsRoutesOptions> 
         summary: 'Remove a member (the room owner or an admin; a member may remove themselves): 204',
         description:
           'The owner cannot be removed (409). A user who is not a member is 404; another member removing someone is 403.',
-        security: security.required,
+        security: security.requires('chat:write'),
         params: ChatRoomMemberParams,
         response: {
           204: Type.Null({ description: 'Removed (no body)' }),
@@ -149,7 +149,7 @@ export const chatRoomsRoutes: FastifyPluginAsyncTypebox<ChatRoomsRoutesOptions> 
       schema: {
         tags,
         summary: "A room's messages, newest first, 50 a page by default: its members and admins",
-        security: security.required,
+        security: security.requires('chat:read'),
         params: ChatRoomIdParams,
         querystring: ChatMessageListQuery,
         response: { 200: Paginated(ChatMessage), ...errorResponses(401, 404, 422) },

@@ -42,7 +42,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox<DocumentsRoutesOptions> 
         tags,
         summary:
           'Create a document (version 0): the caller owns it and is its first member; 201 with Location',
-        security: security.required,
+        security: security.requires('documents:write'),
         body: CreateDocumentBody,
         response: { 201: CollaborativeDocument, ...errorResponses(401, 403, 422) },
       },
@@ -61,7 +61,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox<DocumentsRoutesOptions> 
         tags,
         summary:
           "List documents without their content (a user's: those they own or are a member of; an admin's: all): page, limit, sort",
-        security: security.required,
+        security: security.requires('documents:read'),
         querystring: DocumentListQuery,
         response: { 200: Paginated(DocumentSummary), ...errorResponses(401, 422) },
       },
@@ -83,7 +83,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox<DocumentsRoutesOptions> 
         summary: 'A document with its content, version and members: its members and admins',
         description:
           'A document the caller is not a member of answers 404, as an unknown one does: its existence is not told.',
-        security: security.required,
+        security: security.requires('documents:read'),
         params: DocumentIdParams,
         response: { 200: CollaborativeDocument, ...errorResponses(401, 404, 422) },
       },
@@ -99,7 +99,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox<DocumentsRoutesOptions> 
         tags,
         summary: 'Delete a document (its owner or an admin): 204',
         description: 'Another member is 403; anyone else 404.',
-        security: security.required,
+        security: security.requires('documents:write'),
         params: DocumentIdParams,
         response: {
           204: Type.Null({ description: 'Deleted (no body)' }),
@@ -123,7 +123,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox<DocumentsRoutesOptions> 
           'Add a member (the owner or an admin): 201 with Location, or 200 when they are a member already',
         description:
           'Another member is 403; a caller who is not a member (and not an admin) is 404, the document is not told.',
-        security: security.required,
+        security: security.requires('documents:write'),
         params: DocumentIdParams,
         body: AddMemberBody,
         response: { 200: Member, 201: Member, ...errorResponses(401, 403, 404, 422) },
@@ -153,7 +153,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox<DocumentsRoutesOptions> 
         summary: 'Remove a member (the owner or an admin; a member may remove themselves): 204',
         description:
           'The owner cannot be removed (409). A user who is not a member is 404; another member removing someone is 403.',
-        security: security.required,
+        security: security.requires('documents:write'),
         params: DocumentMemberParams,
         response: {
           204: Type.Null({ description: 'Removed (no body)' }),

@@ -40,7 +40,7 @@ export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> 
         tags,
         summary:
           "List shipments (an admin's: all; anyone else's: their own): page, limit, sort, orderId and status",
-        security: security.required,
+        security: security.requires('shipments:read'),
         querystring: ShipmentListQuery,
         response: { 200: Paginated(Shipment), ...errorResponses(401, 422) },
       },
@@ -63,7 +63,7 @@ export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> 
           "A shipment with its links (self, order; deliver while on its way): the order's customer or an admin",
         description:
           "Another customer's shipment answers 404, as an unknown one does: its existence is not told.",
-        security: security.required,
+        security: security.requires('shipments:read'),
         params: ShipmentIdParams,
         response: { 200: Shipment, ...errorResponses(401, 404, 422) },
       },
@@ -81,7 +81,7 @@ export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> 
           'Report the shipment delivered (an admin, or a carrier with X-Carrier-Key): shipment.delivered is published; again, the same answer and no second event',
         description:
           'A carrier sends its key in X-Carrier-Key (a wrong key is 401); without it, an admin credential is needed (a user who is not an admin, the customer too, is 403).',
-        security: security.required,
+        security: security.requires('shipments:write'),
         params: ShipmentIdParams,
         headers: CarrierKeyHeader,
         response: { 200: DeliveredShipment, ...errorResponses(401, 403, 404, 422) },

@@ -1,28 +1,34 @@
-// The auth service as content meets it in production: a process of its own (its main.ts), on a fresh database,
-// registered in Consul under a name of this test's own (content's AUTH_SERVICE_NAME), verifying and issuing the same
-// HS256 test tokens. Content only talks to it over HTTP, found in Consul, as it does in production.
+// The auth service as another service (or the gateway) meets it in production: a process of its own (its main.ts),
+// on a fresh database, registered in Consul under a name of the test's own (the others' AUTH_SERVICE_NAME),
+// verifying and issuing the same HS256 test tokens. The others only talk to it over HTTP, found in Consul.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '@meridian/infra'
 import { type ServiceProcess, startServiceProcess } from '@meridian/infra/system'
-import { eventually, freshDatabase, passingInConsul, serviceProcessEnv, uniqueName } from '@meridian/testkit'
+import { passingInConsul } from './consul.ts'
+import { freshDatabase } from './database.ts'
+import { eventually } from './eventually.ts'
+import { serviceProcessEnv } from './service-app.ts'
+import { uniqueName } from './unique-name.ts'
 
 export interface AuthProcess {
   baseUrl: string
-  /** its name in Consul: content's AUTH_SERVICE_NAME */
+  /** its name in Consul: the AUTH_SERVICE_NAME of the services that call it */
   consulName: string
   logTail(lines?: number): string
   /** SIGTERM (it leaves Consul), then its database and logs go */
   stop(): Promise<void>
 }
 
-const authDir = fileURLToPath(new URL('../../../auth', import.meta.url))
+/** auth's folder in the repository: it is started as its own process, never imported */
+const authDir = fileURLToPath(new URL('../../../services/auth', import.meta.url))
 
-export async function startAuthProcess(): Promise<AuthProcess> {
+/** Starts auth; `env` adds to (or overrides) its environment. */
+export async function startAuthProcess(env: Record<string, string> = {}): Promise<AuthProcess> {
   const consulName = uniqueName('auth')
-  const logDir = mkdtempSync(join(tmpdir(), 'content-auth-'))
+  const logDir = mkdtempSync(join(tmpdir(), 'auth-process-'))
   const database = await freshDatabase('auth')
   let auth: ServiceProcess | undefined
   try {
@@ -31,7 +37,7 @@ export async function startAuthProcess(): Promise<AuthProcess> {
       {
         port: await freePort(),
         logFile: join(logDir, 'auth.log'),
-        env: serviceProcessEnv({ databaseUrl: database.url, consulName }),
+        env: { ...serviceProcessEnv({ databaseUrl: database.url, consulName }), ...env },
       },
     )
     const started = auth

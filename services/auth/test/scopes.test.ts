@@ -1,0 +1,101 @@
+// API scopes at auth, from its OpenAPI document: every operation that takes a credential lists a scope; an API key
+// (auth's own, from its database) or an access token of the OpenID provider lacking it is refused on every such
+// operation with 403 INSUFFICIENT_SCOPE naming it, and nothing stored changes; with it, the scope check passes.
+import { randomUUID } from 'node:crypto'
+import { isApiScope } from '@meridian/contracts'
+import {
+  accessToken,
+  expectScopesDeclared,
+  expectScopesPass,
+  expectScopesRefused,
+  storedStateDigest,
+  tokenEnv,
+} from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { type SignedIn, signedIn } from './identities.ts'
+
+let auth: AuthTestApp
+let admin: SignedIn
+beforeAll(async () => {
+  auth = await buildAuthTestApp(tokenEnv)
+  admin = await signedIn(auth, { role: 'admin' })
+})
+afterAll(async () => {
+  await auth?.close()
+})
+
+/**
+ * An admin's key limited to `scopes`, made through the API (only the scope can refuse it); OpenID Connect's scopes,
+ * which the document's catalogue also lists, are not a key's.
+ */
+async function adminKey(scopes: readonly string[]): Promise<Record<string, string>> {
+  const created = await auth.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: admin.headers,
+    payload: { name: 'scope sweep', scopes: scopes.filter(isApiScope) },
+  })
+  expect(created.statusCode).toBe(201)
+  return { 'x-api-key': created.json().key }
+}
+
+/** An admin's access token as the OpenID provider issues it, limited to `scopes`. */
+const providerToken = (scopes: readonly string[]) => ({
+  authorization: `Bearer ${accessToken('admin', admin.user.id, { scopes })}`,
+})
+
+/**
+ * What auth stores. The keys the sweep uses are made before it compares (their first use is recorded too, once a
+ * minute), so that only what the refused requests could change is compared.
+ */
+const storedState = () => storedStateDigest(auth.sql)
+
+describe('auth: API scopes', () => {
+  it('when the OpenAPI document is read, then every operation that takes a credential lists a scope of the catalogue', async () => {
+    const operations = await expectScopesDeclared(auth.app)
+    expect(operations.map((operation) => `${operation.method} ${operation.path}`)).toEqual(
+      expect.arrayContaining(['PATCH /api/v1/users/{id}', 'GET /userinfo', 'POST /api/v1/api-keys']),
+    )
+  })
+
+  it("when an API key lacks an operation's scope, then every such operation answers 403 INSUFFICIENT_SCOPE naming it, and nothing else stored changes", async () => {
+    // the keys are made first: the state compared is what the refused requests could have changed
+    const keys = new Map<string, Record<string, string>>()
+    const prepared = async (scopes: readonly string[]) => {
+      const name = [...scopes].sort().join(' ')
+      if (!keys.has(name)) keys.set(name, await adminKey(scopes))
+      return keys.get(name)!
+    }
+    await expectScopesRefused(auth.app, { scheme: 'apiKeyAuth', credential: prepared })
+    const swept = await expectScopesRefused(auth.app, {
+      scheme: 'apiKeyAuth',
+      credential: prepared,
+      state: storedState,
+    })
+    expect(swept).toBeGreaterThanOrEqual(8)
+  })
+
+  it("when an API key holds only an operation's scope, then it passes the scope check on every operation", async () => {
+    await expectScopesPass(auth.app, { scheme: 'apiKeyAuth', credential: adminKey })
+  })
+
+  it("when an access token of the OpenID provider lacks an operation's scope, then 403 INSUFFICIENT_SCOPE naming it; with it, the check passes", async () => {
+    const swept = await expectScopesRefused(auth.app, {
+      scheme: 'bearerAuth',
+      credential: providerToken,
+      state: storedState,
+    })
+    expect(swept).toBeGreaterThanOrEqual(8)
+    await expectScopesPass(auth.app, { scheme: 'bearerAuth', credential: providerToken })
+  })
+
+  it('when a first-party token (POST /login) reads a user, then no scope is asked of it', async () => {
+    const read = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/users/${randomUUID()}`,
+      headers: admin.headers,
+    })
+    expect(read.statusCode).toBe(404)
+  })
+})
