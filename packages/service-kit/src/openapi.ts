@@ -270,9 +270,44 @@ export interface OpenApiOptions {
   rateLimited: boolean
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's JSON body may be left out (POST /logout: a cookie session signs out with none): a request without
+     * one is validated as `{}`, and the document says `requestBody.required: false`.
+     */
+    optionalBody?: boolean
+  }
+}
+
+/** `/users/:id` as OpenAPI writes it: `/users/{id}`. */
+const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+
+/**
+ * Routes with `config.optionalBody`: a missing body becomes `{}` before validation (Fastify would refuse it), and
+ * their operations are collected so the document can say the body is optional (@fastify/swagger marks every body
+ * required).
+ */
+function followOptionalBodies(app: FastifyInstance): Set<string> {
+  const operations = new Set<string>()
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.optionalBody) return
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) operations.add(`${method.toLowerCase()} ${openApiPath(route.url)}`)
+    const emptyBody = async (request: { body: unknown }) => {
+      request.body ??= {}
+    }
+    route.preValidation = [emptyBody, ...[route.preValidation ?? []].flat()]
+  })
+  return operations
+}
+
+type OpenApiDocument = { paths?: Record<string, Record<string, { requestBody?: { required?: boolean } }>> }
+
 /** Registers @fastify/swagger (the document at /docs/json) and the UI at /docs. */
 export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   app.addSchema({ ...ProblemDetails, $id: problemDetailsId })
+  const optionalBodies = followOptionalBodies(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -285,6 +320,18 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       schema: documentedSchema({ ...(route as RouteOptions), schema }, options),
       url,
     }),
+    transformObject: (documents) => {
+      const document = (
+        'openapiObject' in documents ? documents.openapiObject : documents.swaggerObject
+      ) as OpenApiDocument
+      for (const [path, operations] of Object.entries(document.paths ?? {})) {
+        for (const [method, operation] of Object.entries(operations)) {
+          if (optionalBodies.has(`${method} ${path}`) && operation.requestBody)
+            operation.requestBody.required = false
+        }
+      }
+      return document as never
+    },
   })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
 }

@@ -87,7 +87,10 @@ describe('auth OpenAPI document', () => {
     // OpenID Connect's UserInfo: a bearer token, which needs openid when it is limited to scopes
     expect(document.paths['/userinfo'].get.security).toEqual([{ bearerAuth: ['openid'] }])
     expect(document.paths['/api/auth/refresh'].post.security).toEqual([{ refreshCookie: [] }])
-    expect(document.paths['/api/auth/refresh'].delete.security).toEqual([{ refreshCookie: [] }])
+    expect(document.paths['/api/auth/refresh'].delete.security).toEqual([{}, { refreshCookie: [] }])
+    // signing out needs no body (a cookie session has none to send)
+    expect(document.paths['/logout'].post.requestBody.required).toBe(false)
+    expect(document.paths['/login'].post.requestBody.required).toBe(true)
     for (const path of ['/login', '/refresh', '/logout', '/.well-known/jwks.json']) {
       for (const operation of Object.values(document.paths[path] ?? {}) as { security?: unknown }[]) {
         expect({ path, security: operation.security }).toEqual({ path, security: undefined })

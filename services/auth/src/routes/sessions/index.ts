@@ -92,10 +92,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
           ...errorResponses(422),
         },
       },
-      // the body is optional (a cookie session signs out with none): no body is the empty one
-      preValidation: async (request) => {
-        request.body ??= {}
-      },
+      // a cookie session signs out with no body at all
+      config: { optionalBody: true },
     },
     async (request, reply) => {
       const sessionId = request.cookies[authNames.sessionCookie]
