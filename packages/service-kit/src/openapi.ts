@@ -284,7 +284,7 @@ declare module 'fastify' {
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 
 /**
- * Routes with `config.optionalBody`: a missing body becomes `{}` before validation (Fastify would refuse it), and
+ * Routes with `config.optionalBody`: a body not sent becomes `{}` before validation (Fastify would refuse it), and
  * their operations are collected so the document can say the body is optional (@fastify/swagger marks every body
  * required).
  */
@@ -294,8 +294,9 @@ function followOptionalBodies(app: FastifyInstance): Set<string> {
     if (!route.config?.optionalBody) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const method of methods) operations.add(`${method.toLowerCase()} ${openApiPath(route.url)}`)
+    // only a body that was not sent: a JSON `null` is a body of the wrong type, refused as any other
     const emptyBody = async (request: { body: unknown }) => {
-      request.body ??= {}
+      if (request.body === undefined) request.body = {}
     }
     route.preValidation = [emptyBody, ...[route.preValidation ?? []].flat()]
   })

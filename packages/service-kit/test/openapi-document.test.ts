@@ -47,6 +47,17 @@ describe('chassis: the OpenAPI document', () => {
       async () => ({}),
     )
     app.get('/ping', { config: { rateLimit: false } }, async () => 'pong')
+    app.post(
+      '/sign-out/:who',
+      {
+        config: { optionalBody: true },
+        schema: {
+          params: Type.Object({ who: Type.String() }),
+          body: Type.Object({ everywhere: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        },
+      },
+      async (request) => ({ body: request.body }),
+    )
     await app.ready()
     document = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
   })
@@ -144,5 +155,26 @@ describe('chassis: the OpenAPI document', () => {
     expect(expectErrorEnvelope(unknown, 422, 'VALIDATION_ERROR').details).toEqual([
       { field: 'verbose', message: 'is not allowed', received: '1' },
     ])
+  })
+  it('when a route takes its body optionally, then no body is validated as {}, a JSON null is refused, and the document says the body is optional', async () => {
+    const sent = (payload?: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/sign-out/me',
+        ...(payload === undefined ? {} : { payload, headers: { 'content-type': 'application/json' } }),
+      })
+    const none = await sent()
+    expect(none.statusCode).toBe(200)
+    expect(none.json()).toEqual({ body: {} })
+    expect((await sent('{"everywhere":true}')).json()).toEqual({ body: { everywhere: true } })
+    expectErrorEnvelope(await sent('null'), 422, 'VALIDATION_ERROR')
+    expectErrorEnvelope(await sent('{"other":1}'), 422, 'VALIDATION_ERROR')
+
+    const operations = document.paths as unknown as Record<
+      string,
+      Record<string, { requestBody?: { required?: boolean } }>
+    >
+    expect(operations['/sign-out/{who}']?.post?.requestBody?.required).toBe(false)
+    expect(operations['/notes']?.post?.requestBody?.required).toBe(true)
   })
 })
