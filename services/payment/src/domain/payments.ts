@@ -4,19 +4,21 @@
 // them charges or refunds an order under its advisory lock, so they never interleave on one order. The provider is
 // reached through the adapter (data/payment-provider.ts) only; no card number is ever stored or logged.
 import type { EventData, Payment } from '@meridian/contracts'
-import type { Sql, TransactionSql } from '@meridian/db'
-import type { ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
-import type { IdempotencyKeysRepository } from '../data/idempotency-keys-repository.ts'
-import type { OrdersRepository } from '../data/orders-repository.ts'
-import type { PaymentProvider } from '../data/payment-provider.ts'
-import type { PaymentsRepository } from '../data/payments-repository.ts'
+import type { TransactionSql } from '@meridian/db'
 import {
   type CreatePaymentCommand,
+  type CustomerPaymentsDependencies,
   createPayment,
   getPayment,
   type PaymentAnswer,
 } from './customer-payments.ts'
-import { type ChargeOrderOutcome, chargeOrder, type RefundOrderOutcome, refundOrder } from './order-step.ts'
+import {
+  type ChargeOrderOutcome,
+  chargeOrder,
+  type OrderStepDependencies,
+  type RefundOrderOutcome,
+  refundOrder,
+} from './order-step.ts'
 import type { Payer } from './payment-data.ts'
 
 export type { CreatePaymentCommand, PaymentAnswer } from './customer-payments.ts'
@@ -33,20 +35,8 @@ export {
   serviceSource,
 } from './payment-data.ts'
 
-export interface PaymentUseCasesDependencies {
-  sql: Sql
-  payments: PaymentsRepository
-  /** the orders payment heard of: who may pay each, what is due, where its payment stands */
-  orders: OrdersRepository
-  /** on the pool: an attempt is recorded outside the charge's transaction */
-  chargeAttempts: ChargeAttemptsRepository
-  idempotencyKeys: IdempotencyKeysRepository
-  provider: PaymentProvider
-  /** how long a key and its stored answer are kept (IDEMPOTENCY_KEY_TTL_SECONDS) */
-  idempotencyKeyTtlSeconds: number
-  /** a 'running' key older than this is taken over (its holder died); default 4 provider timeouts, at least 60 s */
-  staleRunningAfterSeconds: number
-}
+/** What the use cases need: the customers' payments' dependencies, which include the saga's step's. */
+export type PaymentUseCasesDependencies = CustomerPaymentsDependencies & OrderStepDependencies
 
 export interface PaymentUseCases {
   /** POST /payments (customer-payments.ts) */
