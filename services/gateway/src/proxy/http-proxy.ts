@@ -3,7 +3,7 @@
 // to an instance the balancer picks; the answer is relayed straight into the client's response (response-relay.ts).
 // Retries, ejection and the circuit are decided here.
 import type { IncomingHttpHeaders } from 'node:http'
-import { AppError, maintenanceHeader } from '@meridian/contracts'
+import { AppError } from '@meridian/contracts'
 import { bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
@@ -21,9 +21,9 @@ import { ResponseRelay } from './response-relay.ts'
 import {
   badGateway,
   classifyAttemptFailure,
-  failureStatuses,
   gatewayTimeout,
   idempotentMethods,
+  recordUpstreamAnswer,
   upstreamUnavailable,
 } from './upstream-failure.ts'
 import {
@@ -117,14 +117,7 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     const relay = new ResponseRelay(reply.raw, {
       started(statusCode, headers) {
         if (clientGone(reply)) return undefined
-        // a service in maintenance is well and was told not to serve: no failure, and back the moment it is off
-        if (failureStatuses.has(statusCode) && headers[maintenanceHeader] === undefined) {
-          service.attemptFailed(instance, `status ${statusCode}`)
-          service.requestFailed()
-        } else {
-          service.attemptSucceeded(instance)
-          service.requestSucceeded()
-        }
+        recordUpstreamAnswer(service, instance, statusCode, headers)
         options.relayedResponseHeaders(request, reply)
         // a connection whose request body was not read to its end cannot carry another request
         if (!request.raw.complete) reply.header('connection', 'close')

@@ -1,5 +1,8 @@
 // How a failed attempt on an upstream instance is classified: may it be retried elsewhere, and what the client gets.
-import { AppError } from '@meridian/contracts'
+import type { IncomingHttpHeaders } from 'node:http'
+import { AppError, maintenanceHeader } from '@meridian/contracts'
+import type { ServiceInstance } from '@meridian/service-kit'
+import type { UpstreamService } from '../upstreams/upstream-services.ts'
 
 /** Failures before any byte of a response: the request may not have been processed, the instance is suspect. */
 const connectionFailureCodes = new Set([
@@ -24,6 +27,25 @@ export const idempotentMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'O
 
 /** Upstream answers that count against the instance (and the service's circuit), though they are relayed as they are. */
 export const failureStatuses: ReadonlySet<number> = new Set([502, 503, 504])
+
+/**
+ * The instance's answer as the ejection and the circuit count it: 502-504 against it, unless it says it is in
+ * maintenance (a service in maintenance is well and was told not to serve: no failure, and back the moment it is off).
+ */
+export function recordUpstreamAnswer(
+  service: UpstreamService,
+  instance: ServiceInstance,
+  statusCode: number,
+  headers: IncomingHttpHeaders,
+): void {
+  if (failureStatuses.has(statusCode) && headers[maintenanceHeader] === undefined) {
+    service.attemptFailed(instance, `status ${statusCode}`)
+    service.requestFailed()
+  } else {
+    service.attemptSucceeded(instance)
+    service.requestSucceeded()
+  }
+}
 
 export type AttemptFailure = { kind: 'connection' | 'timeout' | 'other'; code: string }
 

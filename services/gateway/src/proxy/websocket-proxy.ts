@@ -9,7 +9,7 @@
 import { type IncomingMessage, ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import { AppError, maintenanceHeader } from '@meridian/contracts'
+import { AppError } from '@meridian/contracts'
 import type { ServiceInstance } from '@meridian/service-kit'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { RouteMatcher } from '../routes-table.ts'
@@ -23,7 +23,7 @@ import {
 } from './forwarded-headers.ts'
 import { ClientGoneError } from './response-relay.ts'
 import { exchangeUpgrade, type UpgradeAnswer, UpgradeAnswerTimeout } from './upgrade-exchange.ts'
-import { badGateway, failureStatuses, gatewayTimeout, upstreamUnavailable } from './upstream-failure.ts'
+import { badGateway, gatewayTimeout, recordUpstreamAnswer, upstreamUnavailable } from './upstream-failure.ts'
 
 interface PendingUpgrade {
   socket: Socket
@@ -158,18 +158,6 @@ async function connectToInstance(
   throw upstreamUnavailable(service.retryAfterSeconds())
 }
 
-/** The instance's verdict for the circuit: 502-504 count against it, unless it says it is in maintenance. */
-function recordAnswer(service: UpstreamService, instance: ServiceInstance, answer: UpgradeAnswer): void {
-  const { statusCode = 0, headers } = answer.response
-  if (failureStatuses.has(statusCode) && headers[maintenanceHeader] === undefined) {
-    service.attemptFailed(instance, `status ${statusCode}`)
-    service.requestFailed()
-  } else {
-    service.attemptSucceeded(instance)
-    service.requestSucceeded()
-  }
-}
-
 /** The 101 head for the client: the instance's headers (its WebSocket ones) with the edge's, hop-by-hop ones dropped. */
 function switchingProtocolsHead(response: IncomingMessage, edge: ResponseHeaders): string {
   const lines = [
@@ -293,7 +281,7 @@ export function createWebSocketPassThrough(options: WebSocketPassThroughOptions)
       } finally {
         pending.socket.off('close', clientGone)
       }
-      recordAnswer(service, instance, answer)
+      recordUpstreamAnswer(service, instance, answer.response.statusCode ?? 0, answer.response.headers)
       const log = { upstream: service.name, instance: instance.id, status: answer.response.statusCode }
       if (pending.socket.destroyed) {
         // the client left as the answer came: nothing to relay or pipe
