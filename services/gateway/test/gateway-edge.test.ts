@@ -149,16 +149,24 @@ describe('rate limits', () => {
 
 describe('configuration', () => {
   it('when CORS_ORIGINS holds a wildcard, then the gateway refuses to start', () => {
-    expect(() => loadGatewayConfig({ CORS_ORIGINS: '*' })).toThrow(/wildcards are refused/)
-    expect(() => loadGatewayConfig({ CORS_ORIGINS: 'https://*.example.com' })).toThrow(/CORS_ORIGINS/)
+    expect(() => loadGatewayConfig({ NODE_ENV: 'test', CORS_ORIGINS: '*' })).toThrow(/wildcards are refused/)
+    expect(() => loadGatewayConfig({ NODE_ENV: 'test', CORS_ORIGINS: 'https://*.example.com' })).toThrow(
+      /CORS_ORIGINS/,
+    )
   })
 
   it('when GATEWAY_SERVICE_NAMES is malformed, then the gateway refuses to start', () => {
-    expect(() => loadGatewayConfig({ GATEWAY_SERVICE_NAMES: 'auth' })).toThrow(/GATEWAY_SERVICE_NAMES/)
+    expect(() => loadGatewayConfig({ NODE_ENV: 'test', GATEWAY_SERVICE_NAMES: 'auth' })).toThrow(
+      /GATEWAY_SERVICE_NAMES/,
+    )
   })
 
-  it('when nothing is set, then the gateway listens on 8080 with the spec upstream timeout', () => {
-    const config = loadGatewayConfig({})
+  it('when nothing is set, then it is production and refuses the development service credential', () => {
+    expect(() => loadGatewayConfig({})).toThrow(/SERVICE_CREDENTIAL: must be set in production/)
+  })
+
+  it('when nothing else is set, then the gateway listens on 8080 with the spec upstream timeout', () => {
+    const config = loadGatewayConfig({ NODE_ENV: 'test' })
     expect(config.PORT).toBe(8080)
     expect(config.UPSTREAM_TIMEOUT_MS).toBe(5000)
   })

@@ -12,7 +12,7 @@ import type { UpstreamProcess } from './support/upstream-process.ts'
 const single = uniqueName('gw-body-single')
 
 // more hostile requests than it takes to eject an instance or to open the circuit, at the defaults
-const defaults = loadGatewayConfig({})
+const defaults = loadGatewayConfig({ NODE_ENV: 'test' })
 const repeats = Math.max(defaults.EJECT_AFTER_FAILURES, defaults.BREAKER_FAILURE_THRESHOLD) + 2
 
 let setup: SingleUpstream

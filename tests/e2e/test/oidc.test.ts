@@ -133,7 +133,8 @@ describe('the OpenID provider through the gateway', () => {
       client_id: 'meridian-spa',
       response_type: 'code',
       redirect_uri: redirectUri,
-      scope: 'openid profile email offline_access',
+      // the API scopes the calls below need: a token of the provider acts only within what it was granted
+      scope: 'openid profile email offline_access users:read orders:read',
       // OIDC Core 11: offline_access is granted only with an explicit consent prompt
       prompt: 'consent',
       state,
@@ -188,6 +189,13 @@ describe('the OpenID provider through the gateway', () => {
       token: tokens.access_token,
     })
     expect(orders.status).toBe(200)
+    // and nothing beyond them: placing an order needs orders:write, which the SPA did not ask for
+    const placing = await client.request<{ error: { code: string } }>('POST', '/api/v1/orders', {
+      token: tokens.access_token,
+      body: { customerId: user.id, items: [{ productId: 'any', quantity: 1 }] },
+    })
+    expect(placing.status).toBe(403)
+    expect(placing.body.error.code).toBe('INSUFFICIENT_SCOPE')
 
     const refreshed = await form('/token', {
       grant_type: 'refresh_token',

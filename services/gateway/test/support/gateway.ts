@@ -1,7 +1,7 @@
 // Builds and starts a gateway for a test on an ephemeral port, against the real Consul and Redis.
 
 import type { ServiceApp } from '@meridian/service-kit'
-import { captureLogs, freshRedis, infraEndpoints } from '@meridian/testkit'
+import { captureLogs, freshRedis, infraEndpoints, testServiceCredential } from '@meridian/testkit'
 import type { Redis } from 'ioredis'
 import { buildGatewayApp, type GatewayRoute, loadGatewayConfig } from '../../src/app.ts'
 
@@ -24,6 +24,8 @@ export async function startGateway(options: {
   const config = loadGatewayConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
+    // what the services' stand-ins and test apps accept at their /internal/ routes (API keys' introspection)
+    SERVICE_CREDENTIAL: testServiceCredential,
     CONSUL_HTTP_ADDR: consulHttpAddr,
     ...(consulToken ? { CONSUL_HTTP_TOKEN: consulToken } : {}),
     REDIS_URL: redisUrl,
