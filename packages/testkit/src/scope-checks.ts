@@ -101,7 +101,7 @@ export async function expectScopesDeclared(app: ScopedApp): Promise<CredentialOp
 }
 
 /** The operation's URL with a fresh id in each path parameter (the scope is checked before any is read). */
-const urlOf = (operation: CredentialOperation) => operation.path.replaceAll(/\{[^}]+\}/g, () => randomUUID())
+const urlOf = (operation: CredentialOperation) => operation.path.replaceAll(/\{[^{}]+\}/g, () => randomUUID())
 
 /** Operations a credential of `scheme` can call without anonymous access: where the scope alone decides. */
 const sweptBy = (operations: CredentialOperation[], scheme: string) =>
