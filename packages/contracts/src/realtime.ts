@@ -1,8 +1,10 @@
 // The realtime channel (spec: Real-time records, Real-time events, Authentication 10–11, Errors rule 6): the payload of
-// every event as a TypeBox schema, and the event maps of each Socket.IO namespace, shared by the realtime-gateway (which
-// validates what clients send against these schemas) and @meridian/realtime-client (which types what it emits and
-// hears). A map's keys are the spec's event names; a function with an `ack` parameter expects an acknowledgement.
+// every event as a TypeBox schema, the event maps of each Socket.IO namespace, and the API scope each namespace and
+// event needs, shared by the realtime-gateway (which validates what clients send against these schemas and enforces the
+// scopes) and @meridian/realtime-client (which types what it emits and hears). A map's keys are the spec's event names;
+// a function with an `ack` parameter expects an acknowledgement.
 import { type Static, Type } from 'typebox'
+import type { ApiScope } from './scopes.ts'
 
 /** The Socket.IO engine path and the namespaces (DESIGN.md §3). */
 export const realtimePaths = {
@@ -413,3 +415,72 @@ export interface RealtimeNamespaces {
   '/admin': { server: AdminServerEvents; client: AdminClientEvents }
 }
 export type RealtimeNamespace = keyof RealtimeNamespaces
+
+/** The events of a namespace's clients beside those every namespace shares (SessionClientEvents). */
+export type NamespaceClientEvent<Path extends RealtimeNamespace> = Exclude<
+  keyof RealtimeNamespaces[Path]['client'],
+  keyof SessionClientEvents
+> &
+  string
+
+/** What a namespace needs of a credential limited to scopes: to connect, and for each event its clients send. */
+export interface NamespaceScopes<Path extends RealtimeNamespace> {
+  connect: ApiScope | null
+  events: { readonly [Event in NamespaceClientEvent<Path>]: ApiScope | null }
+}
+
+/**
+ * The scopes of the realtime channel (README: API scopes), for credentials limited to scopes (the OpenID provider's
+ * access tokens; the channel takes no API keys): a namespace's `connect` scope is checked at the handshake and again
+ * when `auth:refresh` brings another token, an event's before its payload is read. `null`: nothing beyond being
+ * connected. First-party credentials (POST /login's tokens, cookie sessions) carry no scopes and are not limited.
+ *
+ * A namespace is connected to with the scope of reading what it carries to its sockets: the default namespace's
+ * `new_message`, `private` and `user-joined` are what other users say, so it needs `chat:read` like /chat. Leaving a
+ * room, and echo, change and reveal nothing.
+ */
+export const realtimeScopes: {
+  readonly namespaces: { readonly [Path in RealtimeNamespace]: NamespaceScopes<Path> }
+  readonly session: { readonly [Event in keyof SessionClientEvents]: ApiScope | null }
+  /** /ws answers a client with its own messages (echo) and its credential's life: it reads and changes nothing */
+  readonly rawWebSocket: { readonly connect: null; readonly message: null }
+} = {
+  namespaces: {
+    '/': {
+      connect: 'chat:read',
+      events: { echo: null, join: 'chat:read', leave: null, message: 'chat:write', private: 'chat:write' },
+    },
+    '/chat': {
+      connect: 'chat:read',
+      events: {
+        'chat:join': 'chat:read',
+        'chat:leave': null,
+        'chat:message': 'chat:write',
+        'chat:typing': 'chat:write',
+      },
+    },
+    '/notifications': {
+      connect: 'notifications:read',
+      events: { 'notifications:fetch': 'notifications:read', 'notifications:read': 'notifications:write' },
+    },
+    '/collab': {
+      connect: 'documents:read',
+      events: { 'collab:join': 'documents:read', 'collab:leave': null, 'collab:edit': 'documents:write' },
+    },
+    '/dashboard': { connect: 'admin:read', events: { 'dashboard:subscribe': 'admin:read' } },
+    '/admin': {
+      connect: 'admin:read',
+      events: {
+        'admin:connections': 'admin:read',
+        'admin:disconnect': 'admin:write',
+        'admin:global-alert': 'admin:write',
+      },
+    },
+  },
+  // a refresh is the credential itself: the namespace's connect scope is checked against the new token
+  session: { 'auth:refresh': null },
+  rawWebSocket: { connect: null, message: null },
+}
+
+/** A connection refused, or ended at a refresh, for a scope its namespace needs (connect_error, auth:failed). */
+export const namespaceScopeMessage = (scope: ApiScope) => `Insufficient scope: this namespace needs ${scope}`

@@ -24,14 +24,15 @@ export const apiScopes = {
   'notifications:read': 'Read notifications',
   'notifications:write': 'Mark notifications read',
   'chat:read': 'Read chat rooms and their messages',
-  'chat:write': 'Create chat rooms and manage their members',
+  'chat:write': 'Send chat messages; create chat rooms and manage their members',
   'documents:read': 'Read collaborative documents',
-  'documents:write': 'Create and remove collaborative documents and manage their members',
+  'documents:write': 'Edit collaborative documents; create and remove them and manage their members',
   'posts:read': 'Read posts and their authors (GraphQL queries and subscriptions)',
   'posts:write': 'Publish posts (GraphQL mutation createPost)',
-  'admin:read': "Operators' views: order sagas, routed services, dead letters",
+  'admin:read':
+    "Operators' views: order sagas, routed services, dead letters, the realtime dashboard and connections",
   'admin:write':
-    "Operators' actions: retry or compensate sagas, maintenance switches, dead-letter replays; other users' accounts (changes, removal, passwords) and any role or status",
+    "Operators' actions: retry or compensate sagas, maintenance switches, dead-letter replays, realtime disconnections and global alerts; other users' accounts (changes, removal, passwords) and any role or status",
 } as const
 
 export type ApiScope = keyof typeof apiScopes

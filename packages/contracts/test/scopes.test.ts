@@ -1,29 +1,65 @@
-// The scope catalogue: what a key can be made with, and README's table of it, which must say the same.
+// The scope catalogue: what a key can be made with, and README's table of it, which must say the same; and the realtime
+// channel's scopes, each of the catalogue, with README's table of them.
 import { readFileSync } from 'node:fs'
 import { Value } from 'typebox/value'
 import { describe, expect, it } from 'vitest'
 import { CreateApiKeyBody } from '../src/auth.ts'
+import { realtimeScopes } from '../src/realtime.ts'
 import { ApiKeyScope, apiScopeNames, apiScopes, isApiScope } from '../src/scopes.ts'
 
-/** The rows of README's "API scopes" table: scope -> what it allows. */
-function readmeScopeTable(): [string, string][] {
+/** The cells of each row of README's table that starts with `header` after `heading`, backquotes removed. */
+function readmeTable(heading: string, header: string): string[][] {
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
-  const section = readme.slice(readme.indexOf('### API scopes'))
-  const table = section.slice(section.indexOf('| scope | allows |'))
+  const section = readme.slice(readme.indexOf(heading))
+  const table = section.slice(section.indexOf(header))
   const rows = table.split('\n').slice(2)
   const end = rows.findIndex((row) => !row.startsWith('|'))
-  return rows.slice(0, end).map((row) => {
-    const [scope = '', allows = ''] = row
+  return rows.slice(0, end).map((row) =>
+    row
       .split('|')
       .slice(1, -1)
-      .map((cell) => cell.trim())
-    return [scope.replaceAll('`', ''), allows]
-  })
+      .map((cell) => cell.trim()),
+  )
 }
+
+/** The rows of README's "API scopes" table: scope -> what it allows. */
+const readmeScopeTable = () =>
+  readmeTable('### API scopes', '| scope | allows |').map(([scope = '', allows = '']) => [
+    scope.replaceAll('`', ''),
+    allows,
+  ])
+
+/** README's realtime table as realtimeScopes.namespaces says it: `events: scope` groups, `none` for null. */
+const readmeRealtimeTable = () =>
+  readmeTable("#### The realtime channel's scopes", '| namespace | to connect | to send |').map(
+    ([namespace = '', connect = '', send = '']) => {
+      const scopeOf = (cell: string) => (cell === 'none' ? null : cell)
+      const events: Record<string, string | null> = {}
+      for (const group of send.replaceAll('`', '').split(' · ')) {
+        const [names = '', scope = ''] = group.split(': ')
+        for (const name of names.split(', ')) events[name] = scopeOf(scope)
+      }
+      return [namespace.replaceAll('`', ''), { connect: scopeOf(connect.replaceAll('`', '')), events }]
+    },
+  )
 
 describe('contracts: the scope catalogue', () => {
   it("when README's table of scopes is read, then it lists the catalogue in order, each with its description", () => {
     expect(readmeScopeTable()).toEqual(Object.entries(apiScopes))
+  })
+
+  it("when README's table of the realtime channel's scopes is read, then it says what realtimeScopes says of each namespace and event", () => {
+    expect(Object.fromEntries(readmeRealtimeTable())).toEqual(realtimeScopes.namespaces)
+  })
+
+  it('when the realtime channel names scopes, then each is of the catalogue', () => {
+    const named = Object.values(realtimeScopes.namespaces).flatMap(({ connect, events }) => [
+      connect,
+      ...Object.values(events),
+    ])
+    for (const scope of named) if (scope !== null) expect(isApiScope(scope), scope).toBe(true)
+    // what a namespace carries is read: each connects with a read scope
+    for (const { connect } of Object.values(realtimeScopes.namespaces)) expect(connect).toMatch(/:read$/)
   })
 
   it('when scopes are named, then each is a resource or admin with read or write, and both of admin are there', () => {

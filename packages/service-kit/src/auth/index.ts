@@ -31,6 +31,7 @@ export {
   assertScopes,
   authenticatedPrincipal,
   holdsRole,
+  holdsScope,
   type Principal,
   principalFromClaims,
 } from './principal.ts'

@@ -66,13 +66,20 @@ export function principalFromClaims(claims: Readonly<Record<string, unknown>>): 
 }
 
 /**
+ * True when the principal's credential may act with `scope`: it holds it, or it is not limited to scopes (a
+ * first-party credential, which acts with the user's role).
+ */
+export function holdsScope(principal: Principal, scope: string): boolean {
+  return principal.scopes === undefined || principal.scopes.includes(scope)
+}
+
+/**
  * Passes when the principal's credential is not limited to scopes, or holds every one of `scopes`; otherwise 403
  * INSUFFICIENT_SCOPE naming the first it lacks. Role and ownership checks come after it: a scope never grants more
  * than the role.
  */
 export function assertScopes(principal: Principal, scopes: readonly string[]): void {
-  if (principal.scopes === undefined) return
-  const missing = scopes.find((scope) => !principal.scopes?.includes(scope))
+  const missing = scopes.find((scope) => !holdsScope(principal, scope))
   if (missing !== undefined) throw AppError.insufficientScope(missing)
 }
 

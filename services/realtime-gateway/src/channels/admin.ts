@@ -1,7 +1,13 @@
 // /admin (spec: a namespace with its own middleware; the admin namespace rejects others with `Unauthorized`): admins
 // list the connections of every instance, disconnect a socket, and send `global-alert` to everyone on the default
 // namespace.
-import { AdminDisconnect, GlobalAlert, realtimeMessages, realtimePaths } from '@meridian/contracts'
+import {
+  AdminDisconnect,
+  GlobalAlert,
+  realtimeMessages,
+  realtimePaths,
+  realtimeScopes,
+} from '@meridian/contracts'
 import { holdsRole } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
@@ -20,7 +26,7 @@ export function adminChannel(
     )
   })
 
-  const events = new ClientEvents<ChannelSocket<'/admin'>>(log)
+  const events = new ClientEvents<ChannelSocket<'/admin'>>(log, realtimeScopes.namespaces['/admin'].events)
     .on('admin:connections', NoPayload, async () => {
       const connections = []
       for (const path of Object.values(realtimePaths.namespaces)) {

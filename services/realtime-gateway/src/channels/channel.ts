@@ -1,10 +1,12 @@
 // What every namespace's channel works with: the typed namespace and socket of a namespace path, who is connected
-// (set by the handshake, channels/handshake.ts), and ClientEvents: a namespace's client event handlers, each payload
-// validated against its contract schema first and each failure the spec's `error` event and a refused ack.
+// (set by the handshake, channels/handshake.ts), and ClientEvents: a namespace's client event handlers, each held to
+// its API scope (contracts' realtimeScopes) and its payload validated against its contract schema first, each failure
+// the spec's `error` event and a refused ack.
 
 import { fastifyCookie } from '@fastify/cookie'
 import {
   type Ack,
+  type ApiScope,
   AppError,
   authNames,
   type RealtimeError,
@@ -13,7 +15,7 @@ import {
   realtimeErrorCodes,
   realtimeMessages,
 } from '@meridian/contracts'
-import type { PresentedCredential, Principal } from '@meridian/service-kit'
+import { holdsScope, type PresentedCredential, type Principal } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Namespace, Socket } from 'socket.io'
 import type { Static, TSchema } from 'typebox'
@@ -119,6 +121,9 @@ export type ClientEventOf<SocketType> =
 
 type AnyAck = Ack<Record<string, unknown>>
 
+/** The scope each event of a namespace needs (a part of contracts' realtimeScopes); null: nothing beyond connecting. */
+export type EventScopes<SocketType> = { readonly [Event in ClientEventOf<SocketType>]?: ApiScope | null }
+
 /** What a client event's handler answers: the acknowledgement's fields (`ok: true` is added), or nothing. */
 type HandlerAnswer = Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined
 
@@ -127,17 +132,22 @@ type HandlerAnswer = Promise<Record<string, unknown> | undefined> | Record<strin
  * (its `this` is the socket): tens of thousands of sockets are held, and a listener closure per socket and event would
  * cost each of them. `attach(socket)` listens to every event on a new socket.
  *
- * Each event's payload must match its schema: an invalid one gets `error` {code VALIDATION_ERROR, message 'Invalid
- * message format', details} and a refused ack; the handler's answer (an object) is acked with `ok: true`; a thrown
- * AppError is the `error` event and a refused ack (an unexpected error is logged, and answered generically). An ack
- * callback is optional: clients that expect no answer send none.
+ * Each event needs its scope (`scopes`, from contracts' realtimeScopes: an event without an entry there is refused at
+ * registration): a credential limited to scopes that lacks it gets `error` {code INSUFFICIENT_SCOPE, message naming the
+ * scope} and a refused ack, before its payload is read, and nothing is done (the socket's principal is read at each
+ * event: a refreshed token's scopes count from the refresh on). Each event's payload must match its schema: an invalid
+ * one gets `error` {code VALIDATION_ERROR, message 'Invalid message format', details} and a refused ack; the handler's
+ * answer (an object) is acked with `ok: true`; a thrown AppError is the `error` event and a refused ack (an unexpected
+ * error is logged, and answered generically). An ack callback is optional: clients that expect no answer send none.
  */
 export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamespace>> {
   readonly #listeners: [event: string, listener: (this: Socket, ...args: unknown[]) => void][] = []
   readonly #log: FastifyBaseLogger
+  readonly #scopes: EventScopes<ChannelSocketType>
 
-  constructor(log: FastifyBaseLogger) {
+  constructor(log: FastifyBaseLogger, scopes: EventScopes<ChannelSocketType>) {
     this.#log = log
+    this.#scopes = scopes
   }
 
   on<Schema extends TSchema>(
@@ -145,11 +155,22 @@ export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamesp
     schema: Schema,
     handler: (socket: ChannelSocketType, payload: Static<Schema>) => HandlerAnswer,
   ): this {
+    const scope = this.#scopes[event]
+    // the table is typed to have every event; a namespace handling one it lacks must not start (nor pass unchecked)
+    if (scope === undefined) throw new Error(`realtimeScopes names no scope for the client event ${event}`)
     const check = compiledOf(schema)
     const log = this.#log
+    // the refusal is the same for every socket: made once
+    const needs =
+      scope === null ? undefined : { scope, refusal: realtimeErrorOf(AppError.insufficientScope(scope)) }
     // the payload's type is proven at run time by its schema, so the socket is listened to untyped here
     async function listener(this: Socket, ...args: unknown[]): Promise<void> {
       const ack = typeof args.at(-1) === 'function' ? (args.pop() as AnyAck) : undefined
+      if (needs && !holdsScope((this.data as SocketData).user.principal, needs.scope)) {
+        this.emit('error', needs.refusal)
+        ack?.({ ok: false, error: needs.refusal })
+        return
+      }
       const payload = args[0]
       if (!check.Check(payload)) {
         const error = invalidPayload(check, payload)

@@ -13,6 +13,7 @@ import {
   ChatMessageIn,
   type ChatPresence,
   ChatTypingIn,
+  realtimeScopes,
 } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PresenceStore } from '../data/presence-store.ts'
@@ -125,7 +126,7 @@ export function chatChannel(
 
   rooms.onRevoked('/chat', (socket, room) => leave(socket, room.slice(chatRoomChannelPrefix.length)))
 
-  const events = new ClientEvents<ChatSocket>(log)
+  const events = new ClientEvents<ChatSocket>(log, realtimeScopes.namespaces['/chat'].events)
     .on('chat:join', ChatJoin, async (socket, { roomId }) => {
       const history = await cap.join(socket, chatRoomChannel(roomId), async (): Promise<ChatHistory> => {
         const joined = await chat.joinRoom(speakerOf(socket), roomId)

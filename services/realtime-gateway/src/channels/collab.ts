@@ -9,6 +9,7 @@ import {
   CollabEdit,
   CollabJoin,
   type CollabUser,
+  realtimeScopes,
 } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import {
@@ -64,7 +65,7 @@ export function collabChannel(
     await announceLater(room.slice(documentChannelPrefix.length))
   })
 
-  const events = new ClientEvents<ChannelSocket<'/collab'>>(log)
+  const events = new ClientEvents<ChannelSocket<'/collab'>>(log, realtimeScopes.namespaces['/collab'].events)
     .on('collab:join', CollabJoin, async (socket, { docId }) => {
       const state = await cap.join(socket, documentChannel(docId), async (): Promise<CollabDocumentState> => {
         const opened = await documents.openDocument(docId, editorOf(socket))

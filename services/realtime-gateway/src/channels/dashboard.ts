@@ -11,6 +11,7 @@ import {
   DashboardSubscribe,
   dashboardMetricNames,
   realtimeMessages,
+  realtimeScopes,
 } from '@meridian/contracts'
 import { holdsRole } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
@@ -121,14 +122,13 @@ export function dashboardChannel(
     void socket.join(roomOf(names))
   }
 
-  const events = new ClientEvents<ChannelSocket<'/dashboard'>>(log).on(
-    'dashboard:subscribe',
-    DashboardSubscribe,
-    (socket, { metrics }) => {
-      watch(socket, metrics)
-      return { metrics }
-    },
-  )
+  const events = new ClientEvents<ChannelSocket<'/dashboard'>>(
+    log,
+    realtimeScopes.namespaces['/dashboard'].events,
+  ).on('dashboard:subscribe', DashboardSubscribe, (socket, { metrics }) => {
+    watch(socket, metrics)
+    return { metrics }
+  })
   function forget(this: ChannelSocket<'/dashboard'>): void {
     choices.delete(this)
     if (choices.size === 0) stopLoop()

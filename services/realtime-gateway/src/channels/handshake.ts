@@ -1,30 +1,46 @@
 // Who may connect (spec: Authentication 10, Limits): the Origin allow-list, the connection attempts and concurrent
 // connections of the client's address (counted across instances), and the credential — a bearer token (Socket.IO's
 // `auth.token`, or an Authorization header on the upgrade) or auth's session cookie. Shared by Socket.IO's namespaces
-// and /ws; each refusal carries exactly the spec's message.
+// and /ws; each refusal carries exactly the spec's message. A credential limited to scopes must hold the one the
+// namespace needs to connect (contracts' realtimeScopes).
 import type { IncomingMessage } from 'node:http'
 import { fastifyCookie } from '@fastify/cookie'
-import { AppError, authNames, realtimeMessages } from '@meridian/contracts'
-import { authMessages, type PresentedCredential, type Principal } from '@meridian/service-kit'
+import {
+  type ApiScope,
+  AppError,
+  authNames,
+  namespaceScopeMessage,
+  type RealtimeNamespace,
+  realtimeMessages,
+  realtimeScopes,
+} from '@meridian/contracts'
+import { authMessages, holdsScope, type PresentedCredential, type Principal } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import proxyAddr from 'proxy-addr'
 import type { ConnectionLimits } from '../data/connection-limits.ts'
 import type { SocketCredential, SocketUser } from './channel.ts'
 
+/** What a refusal tells beside its code: which limit refused it (both carry the spec's one message), or which scope. */
+type RefusalDetail = { limit: 'attempts' | 'concurrent' } | { scope: ApiScope }
+
 /** A refused connection: the spec's message, and a code for clients that branch on it (connect_error's `data`). */
 export class HandshakeRefusal extends Error {
   constructor(
     message: string,
-    readonly code: 'FORBIDDEN' | 'UNAUTHORIZED' | 'RATE_LIMITED' | 'SERVICE_UNAVAILABLE',
-    /** which limit refused it: both carry the spec's one message */
-    readonly limit?: 'attempts' | 'concurrent',
+    readonly code:
+      | 'FORBIDDEN'
+      | 'UNAUTHORIZED'
+      | 'RATE_LIMITED'
+      | 'SERVICE_UNAVAILABLE'
+      | 'INSUFFICIENT_SCOPE',
+    readonly detail?: RefusalDetail,
   ) {
     super(message)
     this.name = 'HandshakeRefusal'
   }
   /** connect_error's `data` on a Socket.IO client */
-  get data(): { code: string; limit?: string } {
-    return this.limit ? { code: this.code, limit: this.limit } : { code: this.code }
+  get data(): { code: string; limit?: string; scope?: string } {
+    return { code: this.code, ...this.detail }
   }
 }
 
@@ -78,6 +94,18 @@ export function socketUserOf(principal: Principal): SocketUser {
   return { userId: principal.subject, username, role: principal.role, principal }
 }
 
+/**
+ * Refuses (INSUFFICIENT_SCOPE, naming the scope) a user whose credential is limited to scopes without the one the
+ * namespace needs to connect: at the handshake, and when auth:refresh brings another token. First-party credentials
+ * pass (they act with the user's role).
+ */
+export function assertNamespaceScope(path: RealtimeNamespace, user: SocketUser): void {
+  const scope = realtimeScopes.namespaces[path].connect
+  if (scope !== null && !holdsScope(user.principal, scope)) {
+    throw new HandshakeRefusal(namespaceScopeMessage(scope), 'INSUFFICIENT_SCOPE', { scope })
+  }
+}
+
 export function createHandshake(options: HandshakeOptions): Handshake {
   const { verifyCredential, limits, log } = options
   const allowed = new Set(options.allowedOrigins.map((origin) => origin.toLowerCase()))
@@ -120,7 +148,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
 
     async countAttempt(address) {
       if (!(await limits.attempt(address))) {
-        throw new HandshakeRefusal(realtimeMessages.tooManyAttempts, 'RATE_LIMITED', 'attempts')
+        throw new HandshakeRefusal(realtimeMessages.tooManyAttempts, 'RATE_LIMITED', { limit: 'attempts' })
       }
     },
 
@@ -164,7 +192,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
     async hold(address, connectionId) {
       if (!(await limits.acquire(address, connectionId))) {
         // the spec names one message for both limits (Errors rule 6); `limit` tells them apart
-        throw new HandshakeRefusal(realtimeMessages.tooManyAttempts, 'RATE_LIMITED', 'concurrent')
+        throw new HandshakeRefusal(realtimeMessages.tooManyAttempts, 'RATE_LIMITED', { limit: 'concurrent' })
       }
     },
 

@@ -7,7 +7,7 @@
 // Why user-joined goes to a room and not to everyone: told to every socket on every connection, it costs n² messages
 // for n sockets (bench:realtime measured 139,176 notices for 500 sockets to connect).
 import { randomUUID } from 'node:crypto'
-import { AppError, NewMessageIn, PrivateIn, RoomJoin } from '@meridian/contracts'
+import { AppError, NewMessageIn, PrivateIn, RoomJoin, realtimeScopes } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
 import { type ChannelNamespace, type ChannelSocket, ClientEvents, RoomCap } from './channel.ts'
@@ -23,7 +23,7 @@ const EchoPayload = Type.Unknown()
 
 export function mainChannel(namespace: ChannelNamespace<'/'>, { maxRooms, log }: MainChannelOptions): void {
   const cap = new RoomCap(maxRooms, 'room:')
-  const events = new ClientEvents<ChannelSocket<'/'>>(log)
+  const events = new ClientEvents<ChannelSocket<'/'>>(log, realtimeScopes.namespaces['/'].events)
     .on('echo', EchoPayload, (socket, payload) => {
       const echo = { type: 'echo' as const, payload }
       socket.emit('echo', echo)

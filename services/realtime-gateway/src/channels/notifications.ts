@@ -2,7 +2,7 @@
 // `notification:new` arrives (events/consumers.ts, from notification.created); `notifications:fetch` answers
 // `notifications:list` with the unread ones and `notifications:read {notificationIds}` marks them, both through the
 // notification service, which owns the list. Socket.IO delivers at most once: a client that was away fetches.
-import { NotificationsRead } from '@meridian/contracts'
+import { NotificationsRead, realtimeScopes } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
 import type { NotificationsClient } from '../clients/notifications.ts'
@@ -30,7 +30,10 @@ export function notificationsChannel(
     return credential
   }
 
-  const events = new ClientEvents<ChannelSocket<'/notifications'>>(log)
+  const events = new ClientEvents<ChannelSocket<'/notifications'>>(
+    log,
+    realtimeScopes.namespaces['/notifications'].events,
+  )
     .on('notifications:fetch', NoPayload, async (socket) => {
       const unread = await notifications.unread(credentialOf(socket))
       socket.emit('notifications:list', unread)

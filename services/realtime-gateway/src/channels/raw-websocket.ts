@@ -38,6 +38,8 @@ const statusOf: Record<HandshakeRefusal['code'], number> = {
   UNAUTHORIZED: 401,
   RATE_LIMITED: 429,
   SERVICE_UNAVAILABLE: 503,
+  // /ws needs no scope (realtimeScopes.rawWebSocket): none of its refusals is this one
+  INSUFFICIENT_SCOPE: 403,
 }
 
 const appErrorOf = (refusal: HandshakeRefusal): AppError =>
@@ -130,9 +132,11 @@ export async function rawWebSocketRoutes(
         }
         const payload = payloadOf(data, isBinary)
         if (isRefresh(payload)) {
-          void watch.refresh(payload.token).then((user) => {
-            if (user) send({ type: 'auth:refreshed', expiresAt: user.principal.expiresAt })
-          })
+          // a refused refresh has been told (auth:failed) and closed the connection already
+          watch.refresh(payload.token).then(
+            (expiresAt) => send({ type: 'auth:refreshed', expiresAt }),
+            () => {},
+          )
           return
         }
         send({ type: 'echo', payload })

@@ -7,10 +7,12 @@
 // through a Fastify route (hooks, request ids, maintenance) whose body is left unread for the engine.
 //
 // Every namespace admits a socket through the handshake (channels/handshake.ts); a client's connection is counted once
-// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment. Several
-// instances share rooms, broadcasts and connection-state recovery through Redis streams
+// (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment; a
+// credential limited to scopes joins only the namespaces whose connect scope it holds (contracts' realtimeScopes).
+// Several instances share rooms, broadcasts and connection-state recovery through Redis streams
 // (@socket.io/redis-streams-adapter); a recovered socket is put back only into rooms it may still be in. Each socket's
-// credential is watched (session.ts: expiry, refresh, revocations, logout) and its events limited (event-limits.ts).
+// credential is watched (session.ts: expiry, refresh, revocations, logout) and its events limited (event-limits.ts) and
+// held to their scopes (channel.ts).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Server as HttpServer, IncomingMessage } from 'node:http'
@@ -43,7 +45,7 @@ import type {
   SocketData,
 } from './channel.ts'
 import type { EventLimits } from './event-limits.ts'
-import { type Handshake, HandshakeRefusal } from './handshake.ts'
+import { assertNamespaceScope, type Handshake, HandshakeRefusal } from './handshake.ts'
 import { type CredentialWatcher, credentialWatcher } from './session.ts'
 
 export interface RealtimeServerOptions {
@@ -188,6 +190,8 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       request: socket.request,
       authToken: socket.handshake.auth.token,
     })
+    // a credential limited to scopes connects only where it holds the namespace's (before any namespace middleware)
+    assertNamespaceScope(socket.nsp.name as RealtimeNamespace, user)
     // a recovered socket is back in its user's rooms (user:, notifications:): only that user may have it back
     if (socket.recovered && socket.data?.user?.userId.toLowerCase() !== user.userId.toLowerCase()) {
       throw new HandshakeRefusal(realtimeMessages.invalidToken, 'UNAUTHORIZED')

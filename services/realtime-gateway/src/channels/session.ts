@@ -1,6 +1,7 @@
 // A connection's credential over its life (spec: Authentication 11), on Socket.IO and on /ws alike:
-// - a token: `auth:expiring` a minute before it expires; `auth:refresh {token}` swaps in a new token of the same user,
-//   or ends in `auth:failed {message}` and the disconnection; a token that expires without a refresh ends the same way;
+// - a token: `auth:expiring` a minute before it expires; `auth:refresh {token}` swaps in a new token of the same user
+//   (holding the scope its namespace needs to connect, when it is limited to scopes: it brings its own), or ends in
+//   `auth:failed {message}` and the disconnection; a token that expires without a refresh ends the same way;
 // - a cookie session: at its end (its record's expiry in Redis) it is read again: still there (extended), the
 //   connection lives on to the new end; gone, `auth:failed` and the disconnection;
 // - auth's revocations (a user suspended, deleted, given another role) end, as they arrive, every connection of the
@@ -11,12 +12,18 @@
 // kept by one clock for all of them (a heap and a single timer), what the watches share is one object, and the
 // disconnect listener is a shared function. The watches are indexed by user and by session, so a revocation or a
 // logout finds its few connections at once.
-import { AppError, AuthRefresh, type RealtimeNamespace, realtimeMessages } from '@meridian/contracts'
+import {
+  AppError,
+  AuthRefresh,
+  type RealtimeNamespace,
+  realtimeMessages,
+  realtimeScopes,
+} from '@meridian/contracts'
 import { type CredentialRevocations, sessionIdHash } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import { type ChannelSocket, ClientEvents, type SocketCredential, type SocketUser } from './channel.ts'
 import { ConnectionIndex } from './connection-index.ts'
-import { type Handshake, HandshakeRefusal } from './handshake.ts'
+import { assertNamespaceScope, type Handshake, HandshakeRefusal } from './handshake.ts'
 import { type Timed, WatchClock } from './watch-clock.ts'
 
 export interface WatchCredentialOptions {
@@ -69,6 +76,8 @@ export abstract class CredentialWatch implements Timed {
   abstract set user(user: SocketUser)
   abstract get credential(): SocketCredential | undefined
   abstract set credential(credential: SocketCredential)
+  /** Refuses (HandshakeRefusal) a user whose credential may not hold this connection: a scope it lacks. */
+  protected abstract admit(user: SocketUser): void
   /** auth:expiring to the client */
   protected abstract notify(expiresAt: number): void
   /** auth:failed to the client, then the disconnection (`later`: after what is being sent has left) */
@@ -132,17 +141,26 @@ export abstract class CredentialWatch implements Timed {
     this.watching.clock.schedule(this, expiresAt)
   }
 
-  /** A token of the same user replaces the credential (false, and the connection fails, for anything else). */
-  async refresh(token: string): Promise<SocketUser | undefined> {
+  /**
+   * A token of the same user replaces the credential: its expiry, epoch ms. Anything else fails the connection
+   * (auth:failed, the disconnection) and is rejected with the refusal's AppError: another user's token, a bad one, or
+   * one limited to scopes without the one this connection needs.
+   */
+  async refresh(token: string): Promise<number> {
     const user = await this.watching.handshake.verifyToken(token).catch(() => undefined)
+    const expiresAt = user?.principal.expiresAt
     // a refresh continues the same user's connection; another user's token is a new connection's business
-    if (
-      !user ||
-      userKey(user.userId) !== userKey(this.user.userId) ||
-      user.principal.expiresAt === undefined
-    ) {
+    if (!user || userKey(user.userId) !== userKey(this.user.userId) || expiresAt === undefined) {
       this.fail(realtimeMessages.invalidToken, true)
-      return undefined
+      throw AppError.unauthorized(realtimeMessages.invalidToken)
+    }
+    try {
+      this.admit(user)
+    } catch (refusal) {
+      if (!(refusal instanceof HandshakeRefusal)) throw refusal
+      // the old token is not kept on: a connection holds one credential, the one its client last gave
+      this.fail(refusal.message, true)
+      throw new AppError(403, refusal.code, { message: refusal.message })
     }
     this.user = user
     this.credential = { kind: 'bearer', token: token.replace(/^bearer\s+/i, '').trim() }
@@ -150,7 +168,7 @@ export abstract class CredentialWatch implements Timed {
     if (this.sessionHash !== undefined) this.watching.bySession.delete(this.sessionHash, this)
     this.sessionHash = undefined
     this.schedule()
-    return user
+    return expiresAt
   }
 
   async #checkSession(): Promise<void> {
@@ -213,6 +231,10 @@ class SocketWatch extends CredentialWatch {
     this.watching.credentials.set(this.socket, credential)
   }
 
+  protected admit(user: SocketUser): void {
+    assertNamespaceScope(this.socket.nsp.name as RealtimeNamespace, user)
+  }
+
   protected notify(expiresAt: number): void {
     this.socket.emit('auth:expiring', { expiresAt })
   }
@@ -268,6 +290,10 @@ class RawWatch extends CredentialWatch {
     this.#credential = credential
   }
 
+  protected admit(): void {
+    // /ws needs no scope (contracts' realtimeScopes.rawWebSocket): it echoes its own client's messages, nothing else
+  }
+
   protected notify(expiresAt: number): void {
     this.connection.send({ type: 'auth:expiring', expiresAt })
   }
@@ -318,16 +344,16 @@ export function credentialWatcher({
   const revoked = (watch: CredentialWatch) =>
     (watch.user.principal.issuedAt ?? 0) < revocations.revokedBefore(watch.user.userId)
 
-  const events = new ClientEvents<WatchedSocket>(log).on(
+  const events = new ClientEvents<WatchedSocket>(log, realtimeScopes.session).on(
     'auth:refresh',
     AuthRefresh,
     async (socket, { token }) => {
       // every watched socket has its watch (watch() below made it before it listened)
       const watch = watches.get(socket)!
-      const user = await watch.refresh(token)
-      if (!user?.principal.expiresAt) throw AppError.unauthorized(realtimeMessages.invalidToken)
-      log.debug({ socketId: socket.id, userId: user.userId }, 'realtime token refreshed')
-      return { expiresAt: user.principal.expiresAt }
+      // a refusal is rejected with its AppError: the refused ack and `error`, beside auth:failed
+      const expiresAt = await watch.refresh(token)
+      log.debug({ socketId: socket.id, userId: socket.data.user.userId }, 'realtime token refreshed')
+      return { expiresAt }
     },
   )
 
