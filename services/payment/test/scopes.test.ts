@@ -1,10 +1,11 @@
 // API scopes at payment, from its OpenAPI document; and an API key served here (a card payment against the
-// provider's simulator, then read back), resolved at auth through Consul by the kit.
+// provider's simulator for an order awaiting payment, then read back), resolved at auth through Consul by the kit.
 import { randomUUID } from 'node:crypto'
 import { createPaymentSimulator } from '@meridian/infra/payment-simulator'
 import { describeServiceScopes } from '@meridian/testkit'
 import { expect } from 'vitest'
 import { buildPaymentTestApp } from './support/app.ts'
+import { orderAwaitingPayment } from './support/orders.ts'
 import { card, cards } from './support/provider.ts'
 
 describeServiceScopes({
@@ -27,6 +28,8 @@ describeServiceScopes({
   },
   async served({ built, keyFor }) {
     const payer = randomUUID()
+    // payment pays only an order it heard of, the caller's, awaiting payment, for what is due
+    const order = await orderAwaitingPayment(built, { customerId: payer, total: 19.99 })
     const paid = await built.app.inject({
       method: 'POST',
       url: '/api/v1/payments',
@@ -36,8 +39,8 @@ describeServiceScopes({
         'content-type': 'application/json',
       },
       payload: {
-        orderId: randomUUID(),
-        amount: 19.99,
+        orderId: order.orderId,
+        amount: order.total,
         currency: 'usd',
         source: { card: card(cards.succeeds) },
       },
