@@ -216,9 +216,18 @@ describe('connection-state recovery', () => {
     )
   }
 
-  /** The client loses its transport and its next connection goes to `to` (as a balancer would send it elsewhere). */
-  async function loseTransport(client: Socket, to: RealtimeInstance): Promise<void> {
-    ;(client.io as unknown as { uri: string }).uri = to.url
+  /** Where the client's manager connects next (as a balancer would send it elsewhere). */
+  const pointAt = (client: Socket, url: string) => {
+    ;(client.io as unknown as { uri: string }).uri = url
+  }
+
+  /**
+   * The client loses its transport. Its next connection goes to `to`; without one, it stays away (its attempts are
+   * refused, as on a network that is down) until `pointAt` sends it somewhere, so what happens meanwhile is done
+   * before it comes back, however slow the machine.
+   */
+  async function loseTransport(client: Socket, to?: RealtimeInstance): Promise<void> {
+    pointAt(client, to?.url ?? 'http://127.0.0.1:9')
     const away = nextEvent<string>(client, 'disconnect')
     client.io.engine.close()
     expect(await away).toBe('forced close')
@@ -239,14 +248,15 @@ describe('connection-state recovery', () => {
     expect(await send(owner, 'chat:message', { roomId, text: 'before' })).toMatchObject({ ok: true })
     for (const messages of heardBy) await until(messages, 1)
 
-    for (const client of clients) await loseTransport(client, b)
+    for (const client of clients) await loseTransport(client)
     await removed('chat/rooms', roomId, ownerId, removedId)
     expect(await send(owner, 'chat:message', { roomId, text: 'while away' })).toMatchObject({ ok: true })
 
-    // what a recovered socket missed is delivered before its connect event: nothing more is on its way after it
+    // back, to the other instance; what a recovered socket missed is delivered before its connect event
     const [removedClient, keptClient] = clients as [Socket, Socket]
-    await nextEvent(removedClient, 'connect', 10_000)
-    await nextEvent(keptClient, 'connect', 10_000)
+    const back = clients.map((client) => nextEvent(client, 'connect', 10_000))
+    for (const client of clients) pointAt(client, b.url)
+    await Promise.all(back)
     expect(removedClient.recovered).toBe(false)
     expect(heardBy[0]?.map((message) => message.text)).toEqual(['before'])
     expect(inRoom(b, '/chat', `chatroom:${roomId}`, removedClient)).toBe(false)
