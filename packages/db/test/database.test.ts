@@ -87,17 +87,19 @@ describe('pingDatabase', () => {
     }
   })
 
-  it('when the answer takes longer than the timeout, then it rejects and the pool stays usable', async () => {
+  it('when the answer takes longer than the timeout, then it rejects and the pool stays usable: the statements after it are never cancelled', async () => {
     const single = createDatabase(db.url, { max: 1 })
     try {
       await single`select 1`
-      // The only connection is busy, so the ping waits behind this query.
-      const busy = single`select pg_sleep(0.5)`.execute()
-
-      await expect(pingDatabase(single, 100)).rejects.toThrow('the database did not answer within 100 ms')
-
-      await busy
-      await expect(pingDatabase(single)).resolves.toBeUndefined()
+      // a cancel of the late ping would stop whatever ran next on the connection: several rounds give it the chance
+      for (let round = 0; round < 3; round += 1) {
+        // The only connection is busy, so the ping waits behind this query.
+        const busy = single`select pg_sleep(0.3)`.execute()
+        await expect(pingDatabase(single, 100)).rejects.toThrow('the database did not answer within 100 ms')
+        await busy
+        await expect(pingDatabase(single)).resolves.toBeUndefined()
+        expect(await single`select pg_sleep(0.05), ${round}::int as round`).toEqual([{ pgSleep: '', round }])
+      }
     } finally {
       await single.end({ timeout: 5 })
     }
