@@ -17,6 +17,8 @@ import {
   type ServiceClient,
   type ServiceDependencies,
 } from '@meridian/service-kit'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
 import { adminChannel } from './channels/admin.ts'
 import { chatChannel } from './channels/chat.ts'
 import { collabChannel } from './channels/collab.ts'
@@ -124,6 +126,7 @@ export async function buildApp({
   const adapterRedis = redis.duplicate({ connectionName: `${serviceName}-adapter` })
   // its errors (an XADD cut short while the app closes) are logged, not left to ioredis' unhandled-error warning
   adapterRedis.on('error', (err: unknown) => app.log.warn({ err }, 'realtime adapter: Redis error'))
+  observePublishes(adapterRedis, app.log)
   app.addHook('onClose', async () => {
     limits.close()
     await adapterRedis.quit().catch(() => adapterRedis.disconnect())
@@ -221,4 +224,20 @@ export async function buildApp({
     chat,
     documents,
   }
+}
+
+/**
+ * The streams adapter sends its ephemeral messages (fetchSockets' requests, as collab:users' list makes) with PUBLISH
+ * and drops the promise: one refused (Redis closed while the app closes, or down past its retries) would be an
+ * unhandled rejection, which ends the process. Each publish's failure is observed here (logged) and still reaches a
+ * caller that awaits it.
+ */
+function observePublishes(redis: Redis, log: FastifyBaseLogger): void {
+  const publish = redis.publish.bind(redis) as (...args: unknown[]) => Promise<number>
+  const observed = (...args: unknown[]): Promise<number> => {
+    const sent = publish(...args)
+    sent.catch((err: unknown) => log.debug({ err }, 'realtime adapter: a publish failed'))
+    return sent
+  }
+  redis.publish = observed as unknown as Redis['publish']
 }

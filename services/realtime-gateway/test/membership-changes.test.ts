@@ -3,6 +3,7 @@
 // instances within a second and hear nothing of it after; a socket recovered after a short disconnection is not put
 // back into a room it lost meanwhile.
 import { randomUUID } from 'node:crypto'
+import type { RealtimeNamespace } from '@meridian/contracts'
 import { accessToken, asUser, eventually } from '@meridian/testkit'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -222,15 +223,24 @@ describe('connection-state recovery', () => {
   }
 
   /**
-   * The client loses its transport. Its next connection goes to `to`; without one, it stays away (its attempts are
-   * refused, as on a network that is down) until `pointAt` sends it somewhere, so what happens meanwhile is done
-   * before it comes back, however slow the machine.
+   * The client loses its transport, and `from`, the instance it was on, has seen it go (its socket's session kept
+   * for recovery with the rooms it was in). Its next connection goes to `to`; without one, it stays away (its attempts
+   * are refused, as on a network that is down) until `pointAt` sends it somewhere, so what happens meanwhile is done
+   * while it is away, however slow the machine.
    */
-  async function loseTransport(client: Socket, to?: RealtimeInstance): Promise<void> {
+  async function loseTransport(
+    client: Socket,
+    from: RealtimeInstance,
+    path: RealtimeNamespace,
+    to?: RealtimeInstance,
+  ): Promise<void> {
+    const id = client.id ?? ''
+    const namespace = from.app.realtime.namespace(path)
     pointAt(client, to?.url ?? 'http://127.0.0.1:9')
     const away = nextEvent<string>(client, 'disconnect')
     client.io.engine.close()
     expect(await away).toBe('forced close')
+    await eventually('the instance sees the client go', () => !namespace.sockets.has(id), 5000, 10)
   }
 
   it('when a member is removed while their client is away, then it comes back as a new socket, not in the room, without what the room said meanwhile; a member still in it is recovered with it', async () => {
@@ -248,7 +258,7 @@ describe('connection-state recovery', () => {
     expect(await send(owner, 'chat:message', { roomId, text: 'before' })).toMatchObject({ ok: true })
     for (const messages of heardBy) await until(messages, 1)
 
-    for (const client of clients) await loseTransport(client)
+    for (const client of clients) await loseTransport(client, a, '/chat')
     await removed('chat/rooms', roomId, ownerId, removedId)
     expect(await send(owner, 'chat:message', { roomId, text: 'while away' })).toMatchObject({ ok: true })
 
@@ -290,7 +300,7 @@ describe('connection-state recovery', () => {
 
     userId = secondId
     const refused = nextEvent<Error>(client, 'connect_error', 10_000)
-    await loseTransport(client, b)
+    await loseTransport(client, a, '/', b)
     expect((await refused).message).toBe('Invalid or expired token')
     // a refusal by the server is not retried by itself: the application connects again (the session is spent)
     client.connect()
