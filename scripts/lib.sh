@@ -75,6 +75,17 @@ ensure_chromium() {
     die "installing chromium failed: install it, or set MERIDIAN_CHROMIUM to a Chromium binary."
 }
 
+# README's quick start (run by tests/e2e/test/readme.test.ts) uses curl and jq, as a reader's shell would.
+ensure_jq() {
+  if command -v jq >/dev/null 2>&1; then return; fi
+  command -v apt-get >/dev/null 2>&1 || die "the README test needs jq: install it."
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  say "installing jq for the README test (apt-get)"
+  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends jq >&2 ||
+    die "installing jq failed: install it."
+}
+
 infra() {
   "$MERIDIAN_ROOT/infra/node_modules/.bin/tsx" "$MERIDIAN_ROOT/infra/src/cli.ts" "$@"
 }

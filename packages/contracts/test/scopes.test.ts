@@ -1,5 +1,5 @@
-// The scope catalogue: what a key can be made with, and README's table of it, which must say the same; and the realtime
-// channel's scopes, each of the catalogue, with README's table of them.
+// The scope catalogue: what a key can be made with, and the security page's table of it (docs/security.md), which must
+// say the same; and the realtime channel's scopes, each of the catalogue, with that page's table of them.
 import { readFileSync } from 'node:fs'
 import { Value } from 'typebox/value'
 import { describe, expect, it } from 'vitest'
@@ -7,9 +7,9 @@ import { CreateApiKeyBody } from '../src/auth.ts'
 import { realtimeScopes } from '../src/realtime.ts'
 import { ApiKeyScope, apiScopeNames, apiScopes, isApiScope } from '../src/scopes.ts'
 
-/** The cells of each row of README's table that starts with `header` after `heading`, backquotes removed. */
+/** The cells of each row of docs/security.md's table that starts with `header` after `heading`, backquotes removed. */
 function readmeTable(heading: string, header: string): string[][] {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
+  const readme = readFileSync(new URL('../../../docs/security.md', import.meta.url), 'utf8')
   const section = readme.slice(readme.indexOf(heading))
   const table = section.slice(section.indexOf(header))
   const rows = table.split('\n').slice(2)
@@ -22,16 +22,16 @@ function readmeTable(heading: string, header: string): string[][] {
   )
 }
 
-/** The rows of README's "API scopes" table: scope -> what it allows. */
+/** The rows of the security page's "API scopes" table: scope -> what it allows. */
 const readmeScopeTable = () =>
-  readmeTable('### API scopes', '| scope | allows |').map(([scope = '', allows = '']) => [
+  readmeTable('## API scopes', '| scope | allows |').map(([scope = '', allows = '']) => [
     scope.replaceAll('`', ''),
     allows,
   ])
 
-/** README's realtime table as realtimeScopes.namespaces says it: `events: scope` groups, `none` for null. */
+/** the security page's realtime table as realtimeScopes.namespaces says it: `events: scope` groups, `none` for null. */
 const readmeRealtimeTable = () =>
-  readmeTable("#### The realtime channel's scopes", '| namespace | to connect | to send |').map(
+  readmeTable("### The realtime channel's scopes", '| namespace | to connect | to send |').map(
     ([namespace = '', connect = '', send = '']) => {
       const scopeOf = (cell: string) => (cell === 'none' ? null : cell)
       const events: Record<string, string | null> = {}
@@ -44,11 +44,11 @@ const readmeRealtimeTable = () =>
   )
 
 describe('contracts: the scope catalogue', () => {
-  it("when README's table of scopes is read, then it lists the catalogue in order, each with its description", () => {
+  it("when the security page's table of scopes is read, then it lists the catalogue in order, each with its description", () => {
     expect(readmeScopeTable()).toEqual(Object.entries(apiScopes))
   })
 
-  it("when README's table of the realtime channel's scopes is read, then it says what realtimeScopes says of each namespace and event", () => {
+  it("when the security page's table of the realtime channel's scopes is read, then it says what realtimeScopes says of each namespace and event", () => {
     expect(Object.fromEntries(readmeRealtimeTable())).toEqual(realtimeScopes.namespaces)
   })
 

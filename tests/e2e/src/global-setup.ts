@@ -107,6 +107,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
           port: service.port,
           baseUrl: service.baseUrl,
           logFile: service.logFile,
+          ...(service.databaseUrl ? { databaseUrl: service.databaseUrl } : {}),
         },
       ]),
     ),

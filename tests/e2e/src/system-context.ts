@@ -9,7 +9,10 @@ export interface E2eSystem {
   /** the broker the run uses, and the prefix of its topics and groups (KAFKA_NAMESPACE) */
   kafka: { brokers: string; namespace: string }
   /** name -> where its process runs and logs (the pid as at the start) */
-  services: Record<string, { pid?: number; port: number; baseUrl: string; logFile: string }>
+  services: Record<
+    string,
+    { pid?: number; port: number; baseUrl: string; logFile: string; databaseUrl?: string }
+  >
 }
 
 declare module 'vitest' {
