@@ -4,7 +4,7 @@ import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
 import type { TopicSpec } from './topics.ts'
 
-/** The database of each service (DESIGN.md §3). */
+/** The database of each service (docs/architecture.md, "The processes"). */
 export const serviceDatabases = [
   'auth',
   'orders',

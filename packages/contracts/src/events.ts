@@ -174,7 +174,7 @@ export const NotificationCreatedData = Type.Object({
 })
 
 /**
- * Every event type of the catalogue (DESIGN.md §3) with its current schema version and data schema. Producers and
+ * Every event type of the catalogue (docs/architecture.md, "The processes") with its current schema version and data schema. Producers and
  * consumers validate against these. A breaking change adds a `.v2` type here; the old entry stays.
  */
 export const eventCatalogue = {

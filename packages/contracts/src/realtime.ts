@@ -6,7 +6,7 @@
 import { type Static, Type } from 'typebox'
 import type { ApiScope } from './scopes.ts'
 
-/** The Socket.IO engine path and the namespaces (DESIGN.md §3). */
+/** The Socket.IO engine path and the namespaces (docs/architecture.md, "The processes"). */
 export const realtimePaths = {
   engine: '/socket.io/',
   rawWebSocket: '/ws',

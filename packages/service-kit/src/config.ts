@@ -20,7 +20,7 @@ export const developmentOnlyDefault = <Value extends string>(value: Value) =>
  */
 const serviceCredentialFormat = '^[^,\\s]{32,}(?:,[^,\\s]{32,}){0,3}$'
 
-/** What every service reads (DESIGN.md §3); a service extends it with its own variables. */
+/** What every service reads (docs/architecture.md, "The processes"); a service extends it with its own variables. */
 export const ServiceEnv = Type.Object({
   /**
    * Unset is production: stacks in 500 bodies, GraphiQL and the public development defaults are only for a service
@@ -155,7 +155,7 @@ export const serviceEnv = <Extra extends TProperties>(extra: Extra) =>
   Type.Object({ ...ServiceEnv.properties, ...extra })
 
 /**
- * The defaults of a service with a database of its own and Redis (DESIGN.md §3): its port, its database on the local
+ * The defaults of a service with a database of its own and Redis (docs/architecture.md, "The processes"): its port, its database on the local
  * server, the pool size, Redis. Spread into serviceEnv: `serviceEnv({ ...ownStoresEnv({ port: 3004, database:
  * 'inventory' }), ...its own })`.
  */

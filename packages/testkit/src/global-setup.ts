@@ -1,4 +1,4 @@
-// Vitest global setup: obtains real infrastructure in DESIGN §4's order — endpoints given in the environment, else a
+// Vitest global setup: obtains real infrastructure in docs/architecture.md's order — endpoints given in the environment, else a
 // Docker engine that answers (containers started with testcontainers, stopped again at the end), else native engines
 // through the same code as `scripts/infra up` — says in one line which path ran, then hands the endpoints to every
 // test file (inject('infra')) and to child processes (environment).
