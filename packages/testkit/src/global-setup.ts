@@ -66,7 +66,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw new Error(
       `These tests need real PostgreSQL, Kafka, Consul and Redis and could not get them:\n` +
         `  ${(error instanceof Error ? error.message : String(error)).replaceAll('\n', '\n  ')}\n` +
-        `Run ./scripts/infra up (or set DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR and REDIS_URL) and see README.md.`,
+        `Run ./scripts/infra up (or set DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR and REDIS_URL) and see docs/development.md.`,
     )
   }
   project.provide('infra', endpoints)
