@@ -4,10 +4,10 @@
 import { join } from 'node:path'
 import { repoRoot } from '../layout.ts'
 import { makeAdministrator } from '../system/administrator.ts'
-import { demoAdmin, demoCustomer } from './content.ts'
+import { demoAdmin, demoCustomer, demoSignInHint } from './content.ts'
 import { type SeedOutcome, seedDemo } from './seed.ts'
 
-export const seedUsage = `usage: scripts/seed
+export const seedUsage = `usage: scripts/seed [--sign-in-hint]
 
 Fills a running Meridian (./scripts/dev) with demo data, through the gateway's public API: a catalogue of five
 products, a demo customer, orders that were delivered, shipped, declined (payment_failed) and cancelled, a chat
@@ -16,6 +16,9 @@ keeps what exists and adds nothing. The demo admin is the one thing made beside 
 create-admin, in auth's database.
 
 Refused unless NODE_ENV is development or test: the demo accounts' passwords are public.
+
+  --sign-in-hint   only print the line the console's sign-in page shows under ./scripts/dev --demo
+                   (the gateway's CONSOLE_SIGN_IN_HINT), and do nothing else
 
 Environment (scripts/seed sets them for the local system):
   MERIDIAN_GATEWAY_URL            the gateway (default http://127.0.0.1:8080)
@@ -106,6 +109,10 @@ export async function runSeedCommand(argv: string[], env: NodeJS.ProcessEnv, io:
   try {
     if (argv.includes('--help') || argv.includes('-h')) {
       io.stdout.write(`${seedUsage}\n`)
+      return 0
+    }
+    if (argv.length === 1 && argv[0] === '--sign-in-hint') {
+      io.stdout.write(`${demoSignInHint}\n`)
       return 0
     }
     if (argv.length > 0) throw new SeedCommandError(`unknown argument: ${argv[0]}`, 2)

@@ -23,6 +23,15 @@ export const demoCustomer: DemoAccount = {
   password: 'demo-customer-password',
 }
 
+/**
+ * What the console's sign-in page says under ./scripts/dev --demo (the gateway's CONSOLE_SIGN_IN_HINT, which a
+ * production gateway refuses): the demo accounts, passwords included, as they are public development values.
+ */
+export const demoSignInHint =
+  'Demo data (./scripts/dev --demo): sign in as the customer ' +
+  `${demoCustomer.email} (password ${demoCustomer.password}) or the admin ${demoAdmin.email} ` +
+  `(password ${demoAdmin.password}). Development passwords: never on a system others reach.`
+
 export interface DemoProduct {
   sku: string
   name: string
