@@ -131,9 +131,12 @@ export function gatewayApi(gatewayUrl: string, paymentProviderUrl: string): Gate
   return api
 }
 
-/** fetch's failures to connect (TypeError) and time-outs, and 5xx answers: what a system still starting gives. */
+/**
+ * fetch's failures to connect (TypeError) and time-outs, and 5xx answers: what a system still starting gives; and
+ * 429, the gateway's per-client limit (300 a minute by default), which a long wait's polling may meet.
+ */
 function isTransient(error: unknown): boolean {
-  if (error instanceof GatewayAnswerError) return error.status >= 500
+  if (error instanceof GatewayAnswerError) return error.status >= 500 || error.status === 429
   return error instanceof TypeError || (error instanceof Error && error.name === 'TimeoutError')
 }
 
@@ -151,8 +154,8 @@ export async function waitUntil<Value>(
       const value = await check()
       if (value !== undefined) return value
     } catch (error) {
-      // only the unreachable is asked again (connection refused, a timeout, a service still starting: 5xx); a
-      // condition that can no longer hold throws anything else, which ends the wait at once
+      // only the unreachable or the limited is asked again; a condition that can no longer hold throws anything
+      // else, which ends the wait at once
       if (!isTransient(error)) throw error
       lastError = error
     }

@@ -71,6 +71,8 @@ async function reaches(steps: OrderSteps, orderId: string, wanted: OrderStatus):
       return undefined
     },
     steps.sagaTimeoutMs,
+    // once a second: four orders polled side by side stay well inside the gateway's limit per client
+    1000,
   )
 }
 

@@ -48,7 +48,10 @@ export async function waitForSystem(gatewayUrl: string, timeoutMs: number): Prom
     `the gateway at ${gatewayUrl} routes ${seededServices.join(', ')}`,
     async () => {
       const response = await fetch(`${gatewayUrl}/health`, { signal: AbortSignal.timeout(5000) })
-      const health = (await response.json()) as { upstreams?: Record<string, { available?: number }> }
+      // whatever answers there before the gateway does (or its own 503) is simply not ready yet
+      const health = (await response.json().catch(() => ({}))) as {
+        upstreams?: Record<string, { available?: number }>
+      }
       const routed = seededServices.every((name) => (health.upstreams?.[name]?.available ?? 0) > 0)
       return routed ? true : undefined
     },
