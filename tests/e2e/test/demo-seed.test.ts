@@ -10,6 +10,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { e2eClient } from '../src/client.ts'
 import { artifacts, launchChromium, signIn } from '../src/console-browser.ts'
+import { bashBlocksOf, page, paste } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
@@ -196,6 +197,24 @@ describe('the demo seed against the whole system', () => {
     expect(after.products.map((product) => product.available)).toEqual(
       before.products.map((product) => product.available),
     )
+  })
+
+  it("when getting-started's blocks are pasted (scripts/seed itself, then the API), then the seed keeps the demo and the API shows it", async () => {
+    const blocks = bashBlocksOf(page('docs/getting-started.md'))
+    expect(blocks.length).toBeGreaterThanOrEqual(3)
+    const { stdout, stderr } = await paste(system, blocks, {
+      MERIDIAN_GATEWAY_URL: system.gatewayUrl,
+      MERIDIAN_PAYMENT_PROVIDER_URL: system.simulatorUrl,
+      REDIS_URL: withRedisDatabase(process.env.REDIS_URL ?? '', systemRedisDatabase),
+    })
+    expect(printedAccount(stdout, 'customer')).toEqual(customer)
+    expect(stderr).toMatch(/catalogue: 0 product\(s\) created, 5 kept/)
+    expect(stdout).toContain('"name": "Meridian mug"')
+    for (const status of ['delivered', 'shipped', 'payment_failed', 'cancelled']) {
+      expect(stdout).toMatch(new RegExp(`^[0-9a-f-]{36} ${status}$`, 'm'))
+    }
+    expect(stdout).toMatch(/^Demo lounge$/m)
+    expect(stdout).toMatch(/^Welcome to Meridian$/m)
   })
 
   it('when the printed customer signs in to the console, then it shows the catalogue, their orders and the chat room', async () => {
