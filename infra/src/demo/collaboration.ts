@@ -40,10 +40,15 @@ async function chatSocket(client: RealtimeClient, roomId: string) {
   const socket = client.namespace('/chat')
   if (!socket.connected) {
     await new Promise<void>((resolve, reject) => {
-      socket.once('connect', () => resolve())
-      socket.once('connect_error', (error) =>
-        reject(new Error(`the /chat namespace refused: ${error.message}`)),
-      )
+      const timer = setTimeout(() => reject(new Error('the /chat namespace did not connect in 15 s')), 15_000)
+      socket.once('connect', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+      socket.once('connect_error', (error) => {
+        clearTimeout(timer)
+        reject(new Error(`the /chat namespace refused: ${error.message}`))
+      })
     })
   }
   await request(socket, 'chat:join', { roomId })
