@@ -71,10 +71,14 @@ async function signIn(api: GatewayApi, account: DemoAccount): Promise<SignedIn> 
     return { id: me.sub, token: pair.accessToken }
   } catch (error) {
     if (error instanceof GatewayAnswerError && error.status === 401) {
+      // create-admin would also make the customer an admin: they are deleted instead, and registered again
+      const remedy =
+        account.role === 'admin'
+          ? `give it back with MERIDIAN_ADMIN_PASSWORD='${account.password}' ./scripts/create-admin --email ` +
+            `${account.email} --reset-password`
+          : `an admin deletes the user (DELETE /api/v1/users/{id}) and the next seed registers it again`
       throw new Error(
-        `${account.email} exists but does not take the demo password (it was changed?): give it back with ` +
-          `MERIDIAN_ADMIN_PASSWORD='${account.password}' ./scripts/create-admin --email ${account.email} --reset-password` +
-          (account.role === 'user' ? ' (which also makes it an admin), or remove the user' : ''),
+        `${account.email} exists but does not take the demo password (was it changed?): ${remedy}`,
       )
     }
     throw error

@@ -250,6 +250,47 @@ describe('the demo seed against the whole system', () => {
       await page.close()
     }
   })
+
+  it("when the demo customer's password is no longer the demo's, then the seed stops saying how to fix it, and after that fix it runs again", async () => {
+    const admin = await client.loginAdmin()
+    const token = await client.login(customer.email, customer.password)
+    const me = await client.request<{ sub: string }>('GET', '/userinfo', { token })
+    const removed = await client.request('DELETE', `/api/v1/users/${me.body.sub}`, { token: admin.token })
+    expect(removed.status).toBe(204)
+    const registered = await client.request('POST', '/api/v1/users', {
+      body: { name: 'Someone Else', email: customer.email, password: 'not-the-demo-password' },
+    })
+    expect(registered.status).toBe(201)
+
+    const stopped = await runSeed()
+    expect(stopped.code).toBe(1)
+    expect(stopped.stderr).toContain(
+      `${customer.email} exists but does not take the demo password (was it changed?): an admin deletes the user`,
+    )
+    expect(stopped.stdout).toBe('')
+
+    // the fix it names: the user deleted, the next seed registers the demo customer again
+    const other = await client.login(customer.email, 'not-the-demo-password')
+    const otherId = (await client.request<{ sub: string }>('GET', '/userinfo', { token: other })).body.sub
+    expect((await client.request('DELETE', `/api/v1/users/${otherId}`, { token: admin.token })).status).toBe(
+      204,
+    )
+    const again = await runSeed()
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toMatch(/customer demo-customer@example.com: registered/)
+    expect(printedAccount(again.stdout, 'customer')).toEqual(customer)
+    const signedIn = await client.login(customer.email, customer.password)
+    const newId = (await client.request<{ sub: string }>('GET', '/userinfo', { token: signedIn })).body.sub
+    const orders = await client.request<{ data: Order[] }>('GET', `/api/v1/users/${newId}/orders?limit=100`, {
+      token: signedIn,
+    })
+    expect(orders.body.data.map((order) => order.status).sort()).toEqual([
+      'cancelled',
+      'delivered',
+      'payment_failed',
+      'shipped',
+    ])
+  })
 })
 
 /** (a page script: this package is type-checked without the DOM's types) */
