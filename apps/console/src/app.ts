@@ -24,14 +24,14 @@ export async function startConsole(root: HTMLElement): Promise<void> {
   } catch (error) {
     show(
       root,
-      signInView((session) => signedIn(root, session, config)),
+      signInView((session) => signedIn(root, session, config), config.signInHint),
       errorBox(error),
     )
     return
   }
   show(
     root,
-    signInView((session) => signedIn(root, session, config)),
+    signInView((session) => signedIn(root, session, config), config.signInHint),
   )
 }
 
@@ -73,7 +73,7 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
     location.hash = ''
     show(
       root,
-      signInView((next) => signedIn(root, next, config)),
+      signInView((next) => signedIn(root, next, config), config.signInHint),
     )
   })
 

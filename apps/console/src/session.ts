@@ -2,7 +2,7 @@
 // (POST /login) or from Meridian's OpenID Connect provider (authorization code with PKCE, the public client
 // `meridian-spa`, through oauth4webapi). Reloading the page signs in again; the provider's own session makes the
 // PKCE round trip a redirect without a form.
-import type { ApiScope, TokenPair } from '@meridian/contracts'
+import type { ApiScope, TokenPair, User } from '@meridian/contracts'
 import * as oauth from 'oauth4webapi'
 import { api } from './api.ts'
 
@@ -31,6 +31,12 @@ export function userOfToken(token: string): SignedInUser {
 export async function signInWithPassword(email: string, password: string): Promise<Session> {
   const pair = await api<TokenPair>('POST', '/login', { body: { email, password } })
   return { token: pair.accessToken, user: userOfToken(pair.accessToken) }
+}
+
+/** Open registration (POST /api/v1/users makes a customer), then signing in with the same email and password. */
+export async function registerAndSignIn(name: string, email: string, password: string): Promise<Session> {
+  await api<User>('POST', '/api/v1/users', { body: { name, email, password } })
+  return signInWithPassword(email, password)
 }
 
 const client: oauth.Client = { client_id: 'meridian-spa' }

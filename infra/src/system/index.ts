@@ -1,4 +1,5 @@
 // The whole system as processes (@meridian/infra/system): startSystem and the pieces it is made of.
+export { type AdministratorRequest, makeAdministrator } from './administrator.ts'
 export { createRunDatabase, type RunDatabase } from './databases.ts'
 export { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
 export { type ServiceProcess, startServiceProcess } from './service-process.ts'

@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { freePort } from '../free-port.ts'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
 import {
@@ -14,6 +13,7 @@ import {
   type PaymentSimulatorOptions,
 } from '../payment-simulator/index.ts'
 import { errorText, isAlive, PortInUseError, tcpListener, waitFor } from '../processes.ts'
+import { makeAdministrator } from './administrator.ts'
 import { type ConsulSettings, deregisterInstance, instanceIds } from './consul-instances.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
@@ -157,30 +157,6 @@ async function inBatches<T>(items: T[], limit: number, work: (item: T) => Promis
     }),
   )
   if (failures.length > 0) throw failures[0]
-}
-
-type CreateAdmin = (options: {
-  databaseUrl: string
-  redisUrl: string
-  email: string
-  name?: string
-  password: () => Promise<string>
-}) => Promise<unknown>
-
-/** auth's own createAdmin (services/auth/src/create-admin-command.ts), loaded by path: infra depends on no service. */
-async function makeAdministrator(
-  auth: SystemService,
-  options: { databaseUrl: string; redisUrl: string; email: string; password: string },
-): Promise<void> {
-  const url = pathToFileURL(join(auth.dir, 'src', 'create-admin-command.ts')).href
-  const { createAdmin } = (await import(url)) as { createAdmin: CreateAdmin }
-  await createAdmin({
-    databaseUrl: options.databaseUrl,
-    redisUrl: options.redisUrl,
-    email: options.email,
-    name: 'System administrator',
-    password: async () => options.password,
-  })
 }
 
 export async function startSystem(options: SystemOptions = {}): Promise<MeridianSystem> {
@@ -400,7 +376,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       await startMember(auth)
       if (auth.database) {
         admin = { email: `admin-${runId}@example.com`, password: randomBytes(18).toString('base64url') }
-        await makeAdministrator(auth.service, { databaseUrl: auth.database.url, redisUrl, ...admin })
+        await makeAdministrator(auth.service.dir, {
+          databaseUrl: auth.database.url,
+          redisUrl,
+          name: 'System administrator',
+          ...admin,
+        })
       }
     }
     const rest = [...members.values()].filter((member) => member !== auth && !member.service.isGateway)

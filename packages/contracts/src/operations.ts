@@ -150,6 +150,14 @@ export const ConsoleConfig = Type.Object(
     paymentProviderUrl: Type.String({
       description: 'where a browser tokenizes a card (the payment provider, its simulator in development)',
     }),
+    signInHint: Type.Optional(
+      Type.String({
+        maxLength: 500,
+        description:
+          'development only: a line the sign-in page shows, e.g. the demo accounts of ./scripts/dev --demo ' +
+          '(CONSOLE_SIGN_IN_HINT; a production gateway refuses one)',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -190,6 +190,7 @@ export async function buildGatewayApp({
     await app.register(consoleRoutes, {
       dir: config.CONSOLE_DIR,
       paymentProviderUrl: config.CONSOLE_PAYMENT_PROVIDER_URL,
+      signInHint: config.CONSOLE_SIGN_IN_HINT,
     })
   }
   routeUpgrades(app)

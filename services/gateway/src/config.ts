@@ -38,6 +38,11 @@ export const GatewayEnv = Type.Object({
   CONSOLE_DIR: Type.String({ default: '' }),
   /** the payment provider as a browser reaches it (the console tokenizes test cards there) */
   CONSOLE_PAYMENT_PROVIDER_URL: Type.String({ default: 'http://127.0.0.1:3099' }),
+  /**
+   * a line the console's sign-in page shows (./scripts/dev --demo: the demo accounts); development only, refused
+   * in production, where it could show credentials to anyone
+   */
+  CONSOLE_SIGN_IN_HINT: Type.String({ default: '', maxLength: 500 }),
   /** how long an open circuit answers 503 before letting one probe through */
   BREAKER_OPEN_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   /** how long the merged OpenAPI document of /docs is reused */
@@ -75,6 +80,11 @@ export function assertGatewayConfig(config: GatewayConfig): void {
   }
   if (config.JWT_ALGORITHM === 'HS256' && !config.JWT_SECRET) {
     problems.push('JWT_SECRET: required when JWT_ALGORITHM is HS256')
+  }
+  if (config.NODE_ENV === 'production' && config.CONSOLE_SIGN_IN_HINT) {
+    problems.push(
+      'CONSOLE_SIGN_IN_HINT: development only (it shows demo accounts to anyone); unset it in production',
+    )
   }
   if (problems.length > 0) throw new ConfigError(problems)
 }

@@ -3,13 +3,16 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ConfigError } from '@meridian/service-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { assertGatewayConfig, loadGatewayConfig } from '../src/config.ts'
 import { startGateway, type TestGateway } from './support/gateway.ts'
 
 describe('gateway: the console at /console/', () => {
   let dir: string
   let gateway: TestGateway
   let bare: TestGateway
+  let hinted: TestGateway
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'console-'))
@@ -21,11 +24,20 @@ describe('gateway: the console at /console/', () => {
       env: { CONSOLE_DIR: dir, CONSOLE_PAYMENT_PROVIDER_URL: 'http://127.0.0.1:4099' },
     })
     bare = await startGateway({ routes: [] })
+    hinted = await startGateway({
+      routes: [],
+      env: {
+        CONSOLE_DIR: dir,
+        CONSOLE_PAYMENT_PROVIDER_URL: 'http://127.0.0.1:4099',
+        CONSOLE_SIGN_IN_HINT: 'Demo data: sign in as demo-customer@example.com',
+      },
+    })
   })
 
   afterAll(async () => {
     await gateway?.close()
     await bare?.close()
+    await hinted?.close()
     rmSync(dir, { recursive: true, force: true })
   })
 
@@ -53,6 +65,38 @@ describe('gateway: the console at /console/', () => {
     expect(config.status).toBe(200)
     expect(config.headers.get('cache-control')).toBe('no-store')
     expect(await config.json()).toEqual({ paymentProviderUrl: 'http://127.0.0.1:4099' })
+  })
+
+  it('when a sign-in hint is set (./scripts/dev --demo), then config.json carries it for the sign-in page', async () => {
+    const config = await fetch(`${hinted.url}/console/config.json`)
+    expect(await config.json()).toEqual({
+      paymentProviderUrl: 'http://127.0.0.1:4099',
+      signInHint: 'Demo data: sign in as demo-customer@example.com',
+    })
+  })
+
+  it('when a sign-in hint is set in production, then the gateway refuses its configuration, naming the variable', () => {
+    const development = loadGatewayConfig({ NODE_ENV: 'development' })
+    let refused: unknown
+    try {
+      assertGatewayConfig({
+        ...development,
+        NODE_ENV: 'production',
+        CONSOLE_SIGN_IN_HINT: 'customer demo-customer@example.com password demo-customer-password',
+      })
+    } catch (error) {
+      refused = error
+    }
+    expect(refused).toBeInstanceOf(ConfigError)
+    expect((refused as ConfigError).problems).toEqual([
+      'CONSOLE_SIGN_IN_HINT: development only (it shows demo accounts to anyone); unset it in production',
+    ])
+    // the value itself is never echoed
+    expect((refused as ConfigError).message).not.toContain('demo-customer-password')
+    // outside production the same hint is accepted
+    expect(() =>
+      assertGatewayConfig({ ...development, CONSOLE_SIGN_IN_HINT: 'customer demo-customer@example.com' }),
+    ).not.toThrow()
   })
 
   it('when a file is not there or the path climbs out, then 404', async () => {

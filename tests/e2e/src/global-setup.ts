@@ -1,6 +1,7 @@
 // Starts the whole system once for the suite (every service as a process, its own databases, Kafka namespace and
 // Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
 import { freePort } from '@meridian/infra'
+import { demoSignInHint } from '@meridian/infra/demo'
 import { startSystem } from '@meridian/infra/system'
 import type { TestProject } from 'vitest/node'
 import { buildConsole, consoleDist } from './console-build.ts'
@@ -78,6 +79,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       gateway: {
         CONSOLE_DIR: consoleDist,
         CONSOLE_PAYMENT_PROVIDER_URL: `http://127.0.0.1:${simulatorPort}`,
+        // what ./scripts/dev --demo shows on the sign-in page (test/console-first-visit.test.ts reads it)
+        CONSOLE_SIGN_IN_HINT: demoSignInHint,
       },
     },
     // two instances of the channel (a client of the one that restarts reconnects to the other) and of content (a

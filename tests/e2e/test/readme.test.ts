@@ -2,62 +2,12 @@
 // docs/api.md then docs/commerce.md (one shell: each block uses what the blocks before it assigned), their bash
 // blocks in order against the whole system, with the run's gateway and simulator in place of the development ports
 // (the blocks read them from $A and $SIM). Only the line that starts the system is left out: it is running already.
-import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { describe, expect, inject, it } from 'vitest'
+import { bashBlocksOf, page, paste as pasteAgainst } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
-const root = fileURLToPath(new URL('../../../', import.meta.url))
-const run = promisify(execFile)
-
-/** The bash blocks of `markdown`, in order; only those of the section headed `heading` when one is given. */
-export function bashBlocksOf(markdown: string, heading?: string): string[] {
-  let section = markdown
-  if (heading !== undefined) {
-    const start = markdown.indexOf(`\n${heading}\n`)
-    if (start === -1) throw new Error(`no section ${heading}`)
-    const rest = markdown.slice(start + heading.length + 2)
-    const end = rest.search(/\n## /)
-    section = end === -1 ? rest : rest.slice(0, end)
-  }
-  return [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) => match[1] ?? '')
-}
-
-const page = (path: string) => readFileSync(`${root}${path}`, 'utf8')
-
-/** Runs the blocks as one pasted script (bash, stopping at the first failure); its output. */
-async function paste(blocks: string[]): Promise<string> {
-  const script = blocks
-    .join('\n')
-    .split('\n')
-    .filter((line) => !/^\.\/scripts\/dev\b/.test(line))
-    .join('\n')
-  const auth = system.services.auth
-  if (!auth?.databaseUrl) throw new Error("the run's auth has no database to make the examples' admin in")
-  try {
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: root,
-      env: {
-        ...process.env,
-        A: system.gatewayUrl,
-        SIM: system.simulatorUrl,
-        // create-admin writes in the run's auth database (it announces revocations in the run's Redis, REDIS_URL)
-        AUTH_DATABASE_URL: auth.databaseUrl,
-      },
-      timeout: 180_000,
-      maxBuffer: 8 * 1024 * 1024,
-    })
-    return stdout
-  } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string }
-    throw new Error(
-      `the pasted blocks failed:\n--- stdout\n${stdout.slice(-4000)}\n--- stderr\n${stderr.slice(-4000)}`,
-    )
-  }
-}
+const paste = async (blocks: string[]) => (await pasteAgainst(system, blocks)).stdout
 
 describe('the documentation, pasted', () => {
   it("when README's quick start is pasted against the running system, then the order ships and every step succeeds", async () => {

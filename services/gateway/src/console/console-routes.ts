@@ -1,6 +1,6 @@
 // The Meridian console (apps/console, built by Vite) served at /console/: its files from CONSOLE_DIR, and
 // /console/config.json with what the page needs to know of this deployment (the payment provider a browser
-// tokenizes cards at). The page then uses the gateway's public API and the realtime channel like any client.
+// tokenizes cards at, and in development a sign-in hint). The page then uses the gateway's public API and the realtime channel like any client.
 import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import { ConsoleConfig } from '@meridian/contracts'
@@ -11,13 +11,15 @@ export interface ConsoleRoutesOptions {
   dir: string
   /** the payment provider's base URL, as a browser reaches it */
   paymentProviderUrl: string
+  /** a line for the sign-in page (development only: the config refuses one in production); empty: none */
+  signInHint?: string
 }
 
 export const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (
   app,
-  { dir, paymentProviderUrl },
+  { dir, paymentProviderUrl, signInHint },
 ) => {
-  const consoleConfig: ConsoleConfig = { paymentProviderUrl }
+  const consoleConfig: ConsoleConfig = { paymentProviderUrl, ...(signInHint ? { signInHint } : {}) }
   const hide = { hide: true }
 
   app.get('/console', { schema: hide }, (_request, reply) => reply.redirect('/console/', 301))
