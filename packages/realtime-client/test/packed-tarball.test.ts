@@ -63,7 +63,8 @@ function converse(server: RealtimeServer): void {
   })
 }
 
-describe('the packed SDK, outside the workspace', () => {
+// each step runs a process (node, tsc, vite) that a loaded machine may slow well past vitest's default 5 s
+describe('the packed SDK, outside the workspace', { timeout: 90_000 }, () => {
   let root: string
   let nodeApp: string
   let vitePage: string
