@@ -3,7 +3,7 @@
 // event needs, shared by the realtime-gateway (which validates what clients send against these schemas and enforces the
 // scopes) and @meridian/realtime-client (which types what it emits and hears). A map's keys are the spec's event names;
 // a function with an `ack` parameter expects an acknowledgement.
-import { type Static, Type } from 'typebox'
+import { type Static, type TLiteral, Type } from 'typebox'
 import type { ApiScope } from './scopes.ts'
 
 /** The Socket.IO engine path and the namespaces (docs/architecture.md, "The processes"). */
@@ -358,9 +358,16 @@ export const DashboardMetrics = Type.Object({
   timestamp: Type.Integer({ description: 'epoch ms' }),
 })
 export type DashboardMetrics = Static<typeof DashboardMetrics>
+/** One literal schema per name, as a tuple (a plain array's union has the Static never: no name would type-check). */
+type LiteralsOf<Names extends readonly string[]> = {
+  -readonly [Index in keyof Names]: TLiteral<Names[Index]>
+}
+const dashboardMetricLiterals = dashboardMetricNames.map((name) => Type.Literal(name)) as LiteralsOf<
+  typeof dashboardMetricNames
+>
 export const DashboardSubscribe = Type.Object(
   {
-    metrics: Type.Array(Type.Union(dashboardMetricNames.map((name) => Type.Literal(name))), {
+    metrics: Type.Array(Type.Union(dashboardMetricLiterals), {
       minItems: 1,
       uniqueItems: true,
     }),

@@ -1,6 +1,5 @@
 // The realtime client: one Manager (one connection) multiplexing a typed socket per namespace, with the connection's
 // events surfaced in one place.
-import { type RealtimeNamespace, type RealtimeNamespaces, realtimePaths } from '@meridian/contracts'
 import { Manager, type ManagerOptions, type Socket } from 'socket.io-client'
 import {
   type ConnectionEventEmitter,
@@ -8,6 +7,7 @@ import {
   type ConnectionEvents,
   createConnectionEventEmitter,
 } from './connection-events.ts'
+import type { RealtimeNamespace, RealtimeNamespaces, realtimePaths } from './contracts.ts'
 import { type ReconnectionSetting, reconnectionManagerOptions } from './reconnection.ts'
 import { defaultRequestTimeoutMs, setRequestTimeout } from './request.ts'
 import { createTokenRefresh, handshakeAuth, type SessionSocket } from './session-auth.ts'
@@ -59,6 +59,9 @@ export interface RealtimeClient {
   close(): void
 }
 
+// The contracts' engine path, written here so the SDK loads nothing of @meridian/contracts; the type keeps it equal.
+const enginePath: (typeof realtimePaths)['engine'] = '/socket.io/'
+
 export function createRealtimeClient(options: RealtimeClientOptions): RealtimeClient {
   const events = createConnectionEventEmitter()
   const manager = new Manager(options.url, managerOptionsOf(options))
@@ -107,7 +110,7 @@ export function createRealtimeClient(options: RealtimeClientOptions): RealtimeCl
 function managerOptionsOf(options: RealtimeClientOptions): Partial<ManagerOptions> {
   return {
     ...options.managerOptions,
-    path: options.path ?? realtimePaths.engine,
+    path: options.path ?? enginePath,
     transports: options.transports ?? ['websocket'],
     ...(options.withCredentials === undefined ? {} : { withCredentials: options.withCredentials }),
     ...(options.cookie === undefined

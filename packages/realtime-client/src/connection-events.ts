@@ -1,6 +1,7 @@
 // The connection's life in one typed place: the Manager's reconnection events and every namespace socket's own.
-import type { AuthFailed, RealtimeNamespace, ServerRestart } from '@meridian/contracts'
+
 import type { Socket } from 'socket.io-client'
+import type { AuthFailed, RealtimeNamespace, ServerRestart } from './contracts.ts'
 
 /** What `client.on(event, listener)` hears. Namespace-level events name the namespace first. */
 export interface ConnectionEvents {

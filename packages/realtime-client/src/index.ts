@@ -6,6 +6,8 @@ export {
   type RealtimeSocket,
 } from './client.ts'
 export type { ConnectionEventName, ConnectionEvents } from './connection-events.ts'
+// The channel's event maps and payloads, for annotating handlers (`(message: ChatMessage) => ...`).
+export type * from './contracts.ts'
 export {
   type ReconnectionPolicy,
   type ReconnectionSetting,

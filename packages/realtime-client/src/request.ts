@@ -1,7 +1,8 @@
 // Emitting an event that expects an acknowledgement as a Promise: resolves with the answer, rejects on a refusal or
 // when no answer arrives in time.
-import type { RealtimeError } from '@meridian/contracts'
+
 import type { Socket } from 'socket.io-client'
+import type { RealtimeError } from './contracts.ts'
 
 // socket.io's own events-map constraint (an interface of listeners satisfies it, unlike a Record of functions).
 // biome-ignore lint/suspicious/noExplicitAny: as socket.io declares it

@@ -1,8 +1,9 @@
 // The session's credentials on the channel (spec: Authentication 10–11): a fresh token in every handshake, and an
 // answer to `auth:expiring` with `auth:refresh`.
-import type { RealtimeNamespace, SessionClientEvents, SessionServerEvents } from '@meridian/contracts'
+
 import type { Socket } from 'socket.io-client'
 import type { ConnectionEventEmitter } from './connection-events.ts'
+import type { RealtimeNamespace, SessionClientEvents, SessionServerEvents } from './contracts.ts'
 import { request } from './request.ts'
 
 /** A namespace socket seen through the events every namespace shares. */

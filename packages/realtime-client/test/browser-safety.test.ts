@@ -1,4 +1,5 @@
-// The SDK runs in browsers: its sources import no Node built-ins and use no Node-only globals.
+// The SDK runs in browsers and outside the monorepo: its sources import no Node built-ins, use no Node-only globals,
+// and take only types from the private @meridian/contracts.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -21,5 +22,13 @@ describe('browser safety', () => {
       sources.flatMap(({ text }) => [...text.matchAll(/from '([^.'][^']*)'/g)].map((match) => match[1])),
     )
     expect([...imported].sort()).toEqual(['@meridian/contracts', 'socket.io-client'])
+  })
+
+  it('when the sources name @meridian/contracts, then only for types (the packed SDK cannot load it)', () => {
+    const statements = sources.flatMap(({ text }) => [
+      ...text.matchAll(/\b(?:import|export)\b[^;'"]*?from '@meridian\/contracts'/g),
+    ])
+    expect(statements.length).toBeGreaterThan(0)
+    for (const [statement] of statements) expect(statement).toMatch(/^(?:import|export) type\b/)
   })
 })

@@ -23,10 +23,10 @@ export function chromiumPath(): string {
 /** Where the browser tests write their screenshots: tests/e2e/artifacts/ (not committed). */
 export const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 
-/** Chromium, headless, for one test file (and the screenshots' folder, made). */
-export async function launchChromium(): Promise<Browser> {
+/** Chromium, headless, for one test file (and the screenshots' folder, made); `args` are further switches. */
+export async function launchChromium(args: string[] = []): Promise<Browser> {
   mkdirSync(artifacts, { recursive: true })
-  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
+  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', ...args] })
 }
 
 export interface BrowserCustomer {

@@ -1,7 +1,8 @@
-// The documentation's examples, run as a reader would paste them: README's quick start, and the walkthrough of
-// docs/api.md then docs/commerce.md (one shell: each block uses what the blocks before it assigned), their bash
-// blocks in order against the whole system, with the run's gateway and simulator in place of the development ports
-// (the blocks read them from $A and $SIM). Only the line that starts the system is left out: it is running already.
+// The documentation's examples, run as a reader would paste them: README's quick start, the walkthrough of
+// docs/api.md then docs/commerce.md (one shell: each block uses what the blocks before it assigned), and the SDK's
+// quick start (docs/realtime-client.md: its tarball in a project outside the repository); their bash blocks in order
+// against the whole system, with the run's gateway and simulator in place of the development ports (the blocks read
+// them from $A and $SIM). Only the line that starts the system is left out: it is running already.
 import { describe, expect, inject, it } from 'vitest'
 import { bashBlocksOf, page, paste as pasteAgainst } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
@@ -26,5 +27,13 @@ describe('the documentation, pasted', () => {
     // the expected refusals were checked by the blocks themselves (jq -e); the statuses they print are these
     expect(stdout).toContain('204')
     expect(stdout).toContain('412')
+  })
+
+  it("when the SDK's quick start is pasted, then a project outside the repository installs its tarball and hears the channel through the gateway", async () => {
+    const blocks = bashBlocksOf(page('docs/realtime-client.md'), '## Quick start')
+    expect(blocks).toHaveLength(2)
+    const stdout = await paste(blocks)
+    expect(stdout).toMatch(/^Welcome\b.*$/m)
+    expect(stdout).toContain('echo: {"hello":"Meridian"}')
   })
 })
