@@ -1,6 +1,7 @@
 // The AsyncAPI 3.1 document of Meridian's asynchronous interface, generated from these contracts: the domain events on
 // Kafka (asyncapi-events.ts) and the realtime channel (asyncapi-realtime.ts). docs/asyncapi.json is this document
 // (`pnpm --filter @meridian/contracts asyncapi` writes it); the gateway serves it at /docs/asyncapi.json.
+import { Type } from 'typebox'
 import { eventsPartOfDocument } from './asyncapi-events.ts'
 import { realtimeChannelsAndOperations, sessionMessages } from './asyncapi-realtime.ts'
 import { realtimePaths } from './realtime.ts'
@@ -65,3 +66,17 @@ export function asyncApiDocument(): AsyncApiDocument {
 
 /** The document as the committed file and the gateway write it: two-space JSON and a final newline. */
 export const asyncApiText = (document: AsyncApiDocument): string => `${JSON.stringify(document, null, 2)}\n`
+
+/** What /docs/asyncapi.json answers: the document (described here only as far as a client relies on it). */
+export const AsyncApiDocumentBody = Type.Object(
+  {
+    asyncapi: Type.String({ description: 'the AsyncAPI version, 3.1.0' }),
+    id: Type.String(),
+    info: Type.Object({ title: Type.String(), version: Type.String(), description: Type.String() }),
+    servers: Type.Record(Type.String(), Type.Unknown()),
+    channels: Type.Record(Type.String(), Type.Unknown()),
+    operations: Type.Record(Type.String(), Type.Unknown()),
+    components: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { description: 'AsyncAPI 3.1 document of the domain events and the realtime channel' },
+)
