@@ -70,6 +70,29 @@ describe('the AsyncAPI document', () => {
     expect(document.operations['socketio.chat.receive.chat.typing'].reply).toBeUndefined()
   })
 
+  it("when docs/domain-events.md's catalogue table is read, then it names each type's version, producer and consumers", () => {
+    const page = read('docs/domain-events.md')
+    const table = page.slice(page.indexOf('| type | version | producer | consumers |'))
+    const rows = table.split('\n').slice(2)
+    const cells = rows
+      .slice(
+        0,
+        rows.findIndex((row) => !row.startsWith('|')),
+      )
+      .map((row) =>
+        row
+          .split('|')
+          .slice(1, 5)
+          .map((cell) => cell.trim().replaceAll('`', '')),
+      )
+    expect(cells).toEqual(
+      Object.entries(eventCatalogue).map(([type, { version }]) => {
+        const { producer, consumers } = eventParties[type as keyof typeof eventParties]
+        return [type, version, producer, consumers.join(', ') || '—']
+      }),
+    )
+  })
+
   it('when infra/topics.json is read, then it declares the layout and exactly the catalogue', () => {
     const topics = JSON.parse(read('infra/topics.json')) as Json
     expect({ partitions: topics.partitions, retries: topics.retries }).toEqual(kafkaTopicLayout)
