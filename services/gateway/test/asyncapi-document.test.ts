@@ -1,6 +1,7 @@
 // /docs/asyncapi.json and /docs/asyncapi.yaml: the committed AsyncAPI document, served beside /docs and declared in
 // the gateway's own OpenAPI document like its other operations.
 import { readFileSync } from 'node:fs'
+import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { startGateway, type TestGateway } from './support/gateway.ts'
@@ -30,10 +31,12 @@ describe('gateway: the AsyncAPI document', () => {
     expect(parse(await response.text())).toEqual(JSON.parse(committed))
   })
 
-  it("when the gateway's OpenAPI document is read, then both operations are declared with their responses", async () => {
+  it("when the gateway's OpenAPI document is read, then it is valid and declares both operations with their responses", async () => {
     const document = (await (await fetch(`${gateway.url}/docs/json`)).json()) as {
       paths: Record<string, { get?: { responses?: Record<string, { content?: Record<string, unknown> }> } }>
     }
+    const result = await new Validator().validate(document as never)
+    expect(result.errors ?? []).toEqual([])
     expect(
       Object.keys(document.paths['/docs/asyncapi.json']?.get?.responses?.['200']?.content ?? {}),
     ).toEqual(['application/json'])
