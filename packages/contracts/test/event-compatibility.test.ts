@@ -26,7 +26,12 @@ const problemsOf = (current: Json) =>
 describe('the schema-compatibility check', () => {
   it("when main's contracts are compared with the released document, then no event type breaks its consumers", () => {
     // a failure here: a change to an event's schema that its consumers cannot read; publish `<type>.v2` instead
-    const problems = eventCompatibilityProblems(released(), asyncApiDocument())
+    const baseline = released()
+    // the baseline holds the catalogue's events (a document without them would leave nothing to compare)
+    expect(
+      Object.keys(baseline.components.schemas).filter((name) => name.endsWith('.data')).length,
+    ).toBeGreaterThan(20)
+    const problems = eventCompatibilityProblems(baseline, asyncApiDocument())
     expect(problems.map(({ type, path, problem }) => `${type} ${path}: ${problem}`)).toEqual([])
   })
 
