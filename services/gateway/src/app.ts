@@ -1,5 +1,5 @@
 // The gateway as a Fastify app: the chassis, CORS and edge rate limits, the proxied route table, WebSocket
-// pass-through, health and merged docs. Never listens; main.ts and tests build it.
+// pass-through, health, merged docs and the AsyncAPI document. Never listens; main.ts and tests build it.
 import { createKafka } from '@meridian/events'
 import {
   authOptionsFromEnv,
@@ -22,6 +22,7 @@ import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
 import { adminDeadLettersRoutes } from './operations/admin-dead-letters.ts'
 import { adminServicesRoutes } from './operations/admin-services.ts'
+import { asyncApiRoutes } from './operations/asyncapi-document.ts'
 import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
 import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
 import type { ForwardingContext } from './proxy/forwarded-headers.ts'
@@ -160,6 +161,7 @@ export async function buildGatewayApp({
   })
   reportUpstreamsInHealth(app, upstreams)
   aggregateOpenApi(app, { upstreams, routes: table, cacheMs: config.DOCS_CACHE_MS })
+  await app.register(asyncApiRoutes)
 
   const forwarding = (request: FastifyRequest): ForwardingContext => {
     const peer = request.raw.socket.remoteAddress ?? ''

@@ -1,0 +1,275 @@
+// The domain events in the AsyncAPI document (asyncapi.ts): a Kafka channel per event type with its envelope, data
+// schema and version, who produces and consumes it, and the retry and dead-letter topics every type shares.
+import { type TSchema, Type } from 'typebox'
+import { EventEnvelope, EventEnvelopeBase, type EventType, eventCatalogue } from './events.ts'
+
+/**
+ * The topic layout: each event type's topic, its retry topics `{type}.retry.1..retries` and `{type}.dlt`, all with
+ * `partitions` partitions. infra/topics.json declares the same (a contracts test keeps them equal).
+ */
+export const kafkaTopicLayout = { partitions: 3, retries: 3 } as const
+
+/**
+ * Who publishes each event type (through its outbox) and which services consume it (their consumer groups are named
+ * after the service). A contracts test compares the consumers with the services' events/consumers.ts.
+ */
+export const eventParties: {
+  readonly [Type in EventType]: { producer: string; consumers: readonly string[]; summary: string }
+} = {
+  'user.registered': {
+    producer: 'auth',
+    consumers: ['content', 'notification'],
+    summary: 'a user was created (never carries the password)',
+  },
+  'user.profile_changed': {
+    producer: 'auth',
+    consumers: ['content'],
+    summary: "a user's name, email, role or status changed: the user's whole state after the change",
+  },
+  'user.removed': {
+    producer: 'auth',
+    consumers: ['content'],
+    summary: 'a user was removed; nothing of it follows',
+  },
+  'order.placed': {
+    producer: 'order',
+    consumers: ['notification', 'payment'],
+    summary: 'an order was placed',
+  },
+  'payment.processed': {
+    producer: 'payment',
+    consumers: ['inventory', 'order'],
+    summary: "the order's payment succeeded",
+  },
+  'payment.failed': {
+    producer: 'payment',
+    consumers: ['notification', 'order'],
+    summary: "the order's payment was declined or failed",
+  },
+  'payment.refunded': {
+    producer: 'payment',
+    consumers: ['order'],
+    summary: "the order's payments were refunded",
+  },
+  'inventory.reserved': { producer: 'inventory', consumers: ['order'], summary: "the order's stock is held" },
+  'inventory.failed': {
+    producer: 'inventory',
+    consumers: ['order'],
+    summary: "the order's stock could not be held",
+  },
+  'inventory.released': {
+    producer: 'inventory',
+    consumers: ['order'],
+    summary: "the order's stock was given back",
+  },
+  'payment.requested': {
+    producer: 'order',
+    consumers: ['payment'],
+    summary: "the saga asks again for the order's payment",
+  },
+  'inventory.reservation_requested': {
+    producer: 'order',
+    consumers: ['inventory'],
+    summary: "the saga asks again to hold the order's stock",
+  },
+  'shipment.requested': {
+    producer: 'order',
+    consumers: ['shipping'],
+    summary: "the saga asks again for the order's shipment",
+  },
+  'inventory.release_requested': {
+    producer: 'order',
+    consumers: ['inventory'],
+    summary: "compensation: the saga asks to give the order's stock back",
+  },
+  'payment.refund_requested': {
+    producer: 'order',
+    consumers: ['payment'],
+    summary: "compensation: the saga asks to refund the order's payments",
+  },
+  'shipment.created': {
+    producer: 'shipping',
+    consumers: ['inventory', 'notification', 'order'],
+    summary: 'a shipment was created for the order',
+  },
+  'shipment.delivered': {
+    producer: 'shipping',
+    consumers: ['notification', 'order'],
+    summary: "the order's shipment was delivered",
+  },
+  'order.cancelled': { producer: 'order', consumers: [], summary: 'the order was cancelled' },
+  'order.completed': { producer: 'order', consumers: [], summary: "the order's saga completed" },
+  'order.failed': { producer: 'order', consumers: [], summary: "the order's saga failed at a step" },
+  'post.created': { producer: 'content', consumers: [], summary: 'a post was published' },
+  'notification.created': {
+    producer: 'notification',
+    consumers: ['realtime-gateway'],
+    summary: 'a notification was stored for a user (pushed on /notifications)',
+  },
+}
+
+const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
+
+/** The headers of every event message: the relay's `message-id`; others (tracing) travel on unchanged. */
+const eventHeaders = Type.Object({
+  'message-id': header('outbox-{id}: the outbox row the relay published it from'),
+})
+/** What the consumer runner adds when it moves a failing event to a retry topic. */
+const retryHeaders = Type.Object({
+  ...eventHeaders.properties,
+  'retry-count': header("the retry this is, 1 to the layout's retries"),
+  'original-topic': header('the topic the event was published to'),
+  'consumer-group': header('the group whose handler failed: only it runs the retry'),
+  'retry-due-at': header('epoch ms at which the retry may run'),
+  'error-message': Type.Optional(header('the failure, cut to 1000 characters')),
+})
+const deadLetterHeaders = Type.Object({
+  ...eventHeaders.properties,
+  'original-topic': header('the topic the event was published to'),
+  'error-message': header('the last failure, cut to 1000 characters'),
+  'dead-lettered-at': header('ISO 8601', Type.String({ format: 'date-time' })),
+  'consumer-group': Type.Optional(header('the group whose handler failed')),
+  'retry-count': Type.Optional(header('the retries it had')),
+})
+
+/** The name of an event type's data schema in components.schemas, read back by the compatibility check. */
+export const dataSchemaName = (type: string) => `${type}.data`
+
+type Json = Record<string, unknown>
+
+/** Data schemas, messages, channels and operations of the domain events. */
+export function eventsPartOfDocument(): {
+  schemas: Json
+  messages: Json
+  channels: Json
+  operations: Json
+} {
+  const schemas: Json = {}
+  const messages: Json = {}
+  const channels: Json = {}
+  const operations: Json = {}
+  const types = Object.keys(eventCatalogue) as EventType[]
+  for (const type of types) {
+    const { version, data } = eventCatalogue[type]
+    const parties = eventParties[type]
+    schemas[dataSchemaName(type)] = data
+    const envelope = EventEnvelope(
+      type,
+      Type.Unsafe({ $ref: `#/components/schemas/${dataSchemaName(type)}` }),
+    )
+    messages[type] = {
+      name: type,
+      title: type,
+      summary: parties.summary,
+      contentType: 'application/json',
+      'x-schema-version': version,
+      headers: eventHeaders,
+      payload: {
+        ...envelope,
+        properties: {
+          ...envelope.properties,
+          schemaVersion: { ...envelope.properties.schemaVersion, description: `${version} in this release` },
+        },
+      },
+      bindings: { kafka: { key: Type.String({ description: 'the aggregate id' }), bindingVersion: '0.5.0' } },
+    }
+    const channelRef = { $ref: `#/channels/${type}` }
+    channels[type] = {
+      address: type,
+      title: type,
+      description: `Produced by ${parties.producer}; consumed by ${parties.consumers.join(', ') || 'no service yet'}.`,
+      servers: [{ $ref: '#/servers/kafka' }],
+      messages: { [type]: { $ref: `#/components/messages/${type}` } },
+      bindings: {
+        kafka: { topic: type, partitions: kafkaTopicLayout.partitions, bindingVersion: '0.5.0' },
+      },
+    }
+    operations[`${type}.publish`] = {
+      action: 'send',
+      channel: channelRef,
+      summary: `${parties.producer} publishes it through its outbox, in the transaction of its write`,
+      messages: [{ $ref: `#/channels/${type}/messages/${type}` }],
+    }
+    if (parties.consumers.length > 0) {
+      operations[`${type}.consume`] = {
+        action: 'receive',
+        channel: channelRef,
+        summary: `consumed by ${parties.consumers.join(', ')}, each in its own group`,
+        messages: [{ $ref: `#/channels/${type}/messages/${type}` }],
+      }
+    }
+  }
+  const failures = failureChannels(types)
+  return {
+    schemas,
+    messages: { ...messages, ...failures.messages },
+    channels: { ...channels, ...failures.channels },
+    operations: { ...operations, ...failures.operations },
+  }
+}
+
+/** `{type}.retry.{n}` and `{type}.dlt`, described once for every event type. */
+function failureChannels(types: EventType[]): { messages: Json; channels: Json; operations: Json } {
+  const eventType = { enum: types, description: 'the event type whose topic this is' }
+  const anyEnvelope = { ...EventEnvelopeBase, description: 'the envelope as it was published, unchanged' }
+  const retryAttempts = Array.from({ length: kafkaTopicLayout.retries }, (_, index) => String(index + 1))
+  return {
+    messages: {
+      retriedEvent: {
+        name: 'retried event',
+        title: 'An event waiting for its retry',
+        contentType: 'application/json',
+        headers: retryHeaders,
+        payload: anyEnvelope,
+      },
+      deadLetter: {
+        name: 'dead letter',
+        title: 'An event that failed every retry, or can never succeed',
+        contentType: 'application/json',
+        headers: deadLetterHeaders,
+        payload: { description: 'the message as it was read (an envelope, or whatever was not one)' },
+      },
+    },
+    channels: {
+      retry: {
+        address: '{eventType}.retry.{attempt}',
+        title: 'Retry topics',
+        description:
+          'A consumer whose handler fails moves the event to retry 1, 2, 3 (after 1, 5, 15 s), pausing only that partition; only the failing group runs it again.',
+        servers: [{ $ref: '#/servers/kafka' }],
+        parameters: { eventType, attempt: { enum: retryAttempts, description: 'the retry, from 1' } },
+        messages: { retriedEvent: { $ref: '#/components/messages/retriedEvent' } },
+      },
+      deadLetter: {
+        address: '{eventType}.dlt',
+        title: 'Dead-letter topics',
+        description:
+          'After the last retry, or at once for a message that can never succeed (not an envelope, unknown type, bad data). Replayed to its original topic by ./scripts/events replay or the admin API.',
+        servers: [{ $ref: '#/servers/kafka' }],
+        parameters: { eventType },
+        messages: { deadLetter: { $ref: '#/components/messages/deadLetter' } },
+      },
+    },
+    operations: {
+      'retry.publish': {
+        action: 'send',
+        channel: { $ref: '#/channels/retry' },
+        summary: 'a consumer moves a failing event to its next retry',
+        messages: [{ $ref: '#/channels/retry/messages/retriedEvent' }],
+      },
+      'retry.consume': {
+        action: 'receive',
+        channel: { $ref: '#/channels/retry' },
+        summary: 'the failing group runs the event again when it is due',
+        messages: [{ $ref: '#/channels/retry/messages/retriedEvent' }],
+      },
+      'deadLetter.publish': {
+        action: 'send',
+        channel: { $ref: '#/channels/deadLetter' },
+        summary:
+          'a consumer gives up on an event: an error log, events_dead_lettered_total, the onDeadLetter hook',
+        messages: [{ $ref: '#/channels/deadLetter/messages/deadLetter' }],
+      },
+    },
+  }
+}
