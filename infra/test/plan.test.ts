@@ -49,10 +49,10 @@ describe('infrastructure plan', () => {
 
   it('when env is printed, then each service has its own database on the server, none of them postgres', async () => {
     const lines = (await infraEnv({ ...everyEndpoint })).trimEnd().split('\n')
-    const own = Object.fromEntries(
+    const own: Record<string, string> = Object.fromEntries(
       lines.flatMap((line) => {
         const match = /^export ([A-Z_]+)_DATABASE_URL='(.*)'$/.exec(line)
-        return match ? [[match[1], match[2]]] : []
+        return match ? [[match[1] as string, match[2] as string]] : []
       }),
     )
     expect(own).toEqual({
