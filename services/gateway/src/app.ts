@@ -31,7 +31,7 @@ import {
   createWebSocketPassThrough,
   routeUpgrades,
 } from './proxy/websocket-proxy.ts'
-import { createRouteMatcher, defaultRoutes, type GatewayRoute, withVersionAliases } from './routes-table.ts'
+import { createRouteMatcher, type GatewayRoute, publicRoutes, withVersionAliases } from './routes-table.ts'
 import { createUpstreamServices, type UpstreamServices } from './upstreams/upstream-services.ts'
 
 export const serviceName = 'gateway'
@@ -44,7 +44,10 @@ export interface GatewayDependencies {
   redis: Redis
   /** follows one service's healthy instances by its Consul name; default: a blocking-query discovery on Consul */
   discovery?: (consulName: string) => ServiceDiscovery
-  /** the route table (canonical prefixes; /api aliases of /api/v1 are added); default: every public path */
+  /**
+   * the route table (canonical prefixes; /api aliases of /api/v1 are added); default: every public path, and in
+   * development GraphiQL too (publicRoutes)
+   */
   routes?: readonly GatewayRoute[]
   /** tests read logs from here; stdout otherwise */
   logStream?: LogStream
@@ -63,11 +66,11 @@ export async function buildGatewayApp({
   config,
   redis,
   discovery,
-  routes = defaultRoutes,
+  routes,
   logStream,
 }: GatewayDependencies): Promise<ServiceApp> {
   assertGatewayConfig(config)
-  const table = withVersionAliases(routes)
+  const table = withVersionAliases(routes ?? publicRoutes(config.NODE_ENV))
   const trusted = trustedProxies(listOf(config.TRUSTED_PROXIES))
   const consulNames = serviceNameMap(config.GATEWAY_SERVICE_NAMES)
 
