@@ -104,6 +104,9 @@ export async function buildGatewayApp({
       }),
     },
   })
+  // the gateway's /metrics is the public one of the spec (Health and operations): its JSON counters unless the
+  // request asks for Prometheus text (Accept: text/plain, application/openmetrics-text, or ?format=prometheus)
+  app.metrics.defaultFormat = 'json'
 
   // Bearer tokens are verified (auth's JWKS) to count a signed-in user's requests together (a token that fails is not
   // refused for that: the service behind answers 401 itself) and on the gateway's own admin routes, which take bearer
