@@ -100,7 +100,7 @@ export const RealtimeGatewayEnv = serviceEnv({
     description:
       "comma-separated Consul names of the services /dashboard sums up; empty: every service of Consul's catalogue",
   }),
-  DASHBOARD_EDGE_SERVICE: Type.String({
+  GATEWAY_SERVICE_NAME: Type.String({
     minLength: 1,
     default: 'gateway',
     description:
