@@ -15,7 +15,8 @@ const usage = `usage: scripts/infra <command>
   up                       start PostgreSQL, Kafka, Consul and Redis (reuses healthy ones), create databases and topics
   down                     stop what 'up' started
   status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy)
-  env                      export lines for DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR, REDIS_URL
+  env                      export lines for DATABASE_URL, each service's <SERVICE>_DATABASE_URL, KAFKA_BROKERS,
+                           CONSUL_HTTP_ADDR, REDIS_URL
   logs <component> [-f] [-n N]   the log of a native engine (${components.join(', ')})`
 
 async function main(argv: string[]): Promise<number> {

@@ -14,6 +14,9 @@ import {
   consulVersion,
   createDatabases,
   createTopics,
+  databaseOfService,
+  databaseUrl,
+  databaseVariableOf,
   kafkaCluster,
   postgresVersion,
   redisVersion,
@@ -24,7 +27,14 @@ import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export { freePort } from './free-port.ts'
 export type { ComponentName, Progress } from './native/engine.ts'
-export { consulBaseUrl, databaseUrl, kafkaClient, serviceDatabases } from './probes.ts'
+export {
+  consulBaseUrl,
+  databaseOfService,
+  databaseUrl,
+  databaseVariableOf,
+  kafkaClient,
+  serviceDatabases,
+} from './probes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 
 export type Mode = 'external' | 'docker' | 'native'
@@ -294,11 +304,19 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
   })
 }
 
-/** `export NAME=value` lines for a shell. */
+/**
+ * `export NAME=value` lines for a shell: the engines' endpoints, and each service's own database on the PostgreSQL
+ * server (`<SERVICE>_DATABASE_URL`), which the services' dev and migrate scripts read, so that however they are
+ * started (`./scripts/dev`, `pnpm turbo run dev`, one service's `pnpm dev`) none uses the server's `postgres` database.
+ */
 export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const endpoints = endpointsOf(await planInfra(env), env)
   const lines = [
     `export DATABASE_URL='${endpoints.databaseUrl}'`,
+    ...Object.entries(databaseOfService).map(
+      ([service, database]) =>
+        `export ${databaseVariableOf(service)}='${databaseUrl(endpoints.databaseUrl, database)}'`,
+    ),
     `export KAFKA_BROKERS='${endpoints.kafkaBrokers}'`,
     `export CONSUL_HTTP_ADDR='${endpoints.consulHttpAddr}'`,
     `export REDIS_URL='${endpoints.redisUrl}'`,

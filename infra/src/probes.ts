@@ -4,17 +4,27 @@ import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
 import type { TopicSpec } from './topics.ts'
 
-/** The database of each service (docs/architecture.md, "The processes"). */
-export const serviceDatabases = [
-  'auth',
-  'orders',
-  'payments',
-  'inventory',
-  'shipping',
-  'notifications',
-  'realtime',
-  'content',
-] as const
+/** The database of each service that has one, by service (docs/architecture.md, "The processes"; the gateway has none). */
+export const databaseOfService = Object.freeze({
+  auth: 'auth',
+  order: 'orders',
+  payment: 'payments',
+  inventory: 'inventory',
+  shipping: 'shipping',
+  notification: 'notifications',
+  'realtime-gateway': 'realtime',
+  content: 'content',
+} as const)
+
+/** The database of each service. */
+export const serviceDatabases = Object.values(databaseOfService)
+
+/**
+ * The variable that gives a service its own database's URL, `<SERVICE>_DATABASE_URL` (`realtime-gateway`:
+ * REALTIME_GATEWAY_DATABASE_URL): its dev and migrate scripts read it, never the server's DATABASE_URL.
+ */
+export const databaseVariableOf = (service: string): string =>
+  `${service.toUpperCase().replaceAll('-', '_')}_DATABASE_URL`
 
 const quiet = { onnotice: () => {} }
 

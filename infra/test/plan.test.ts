@@ -1,5 +1,13 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { endpointsOf, infraEnv, planInfra } from '../src/index.ts'
+import {
+  databaseOfService,
+  databaseVariableOf,
+  endpointsOf,
+  infraEnv,
+  planInfra,
+  serviceDatabases,
+} from '../src/index.ts'
 
 const everyEndpoint = {
   DATABASE_URL: 'postgres://u:p@db.internal:5432/postgres',
@@ -7,6 +15,12 @@ const everyEndpoint = {
   CONSUL_HTTP_ADDR: 'consul.internal:8500',
   REDIS_URL: 'redis://cache.internal:6379',
 }
+
+/** The `<SERVICE>_DATABASE_URL` lines env prints for the server of everyEndpoint. */
+const serviceLines = Object.entries(databaseOfService).map(
+  ([service, database]) =>
+    `export ${databaseVariableOf(service)}='postgres://u:p@db.internal:5432/${database}'`,
+)
 
 describe('infrastructure plan', () => {
   it('when every endpoint is given in the environment, then each engine is used as it is and nothing is started', async () => {
@@ -33,12 +47,54 @@ describe('infrastructure plan', () => {
     await expect(planInfra({ MERIDIAN_INFRA: 'kubernetes' })).rejects.toThrow(/auto, docker or native/)
   })
 
+  it('when env is printed, then each service has its own database on the server, none of them postgres', async () => {
+    const lines = (await infraEnv({ ...everyEndpoint })).trimEnd().split('\n')
+    const own: Record<string, string> = Object.fromEntries(
+      lines.flatMap((line) => {
+        const match = /^export ([A-Z_]+)_DATABASE_URL='(.*)'$/.exec(line)
+        return match ? [[match[1] as string, match[2] as string]] : []
+      }),
+    )
+    expect(own).toEqual({
+      AUTH: 'postgres://u:p@db.internal:5432/auth',
+      ORDER: 'postgres://u:p@db.internal:5432/orders',
+      PAYMENT: 'postgres://u:p@db.internal:5432/payments',
+      INVENTORY: 'postgres://u:p@db.internal:5432/inventory',
+      SHIPPING: 'postgres://u:p@db.internal:5432/shipping',
+      NOTIFICATION: 'postgres://u:p@db.internal:5432/notifications',
+      REALTIME_GATEWAY: 'postgres://u:p@db.internal:5432/realtime',
+      CONTENT: 'postgres://u:p@db.internal:5432/content',
+    })
+    // one database per service (docs/architecture.md), all different, each created by `infra up`
+    expect(new Set(Object.values(own)).size).toBe(serviceDatabases.length)
+    expect(
+      Object.values(own)
+        .map((url) => new URL(url).pathname.slice(1))
+        .sort(),
+    ).toEqual([...serviceDatabases].sort())
+  })
+
+  it('when a service is started by its dev or migrate script, then it reads only its own <SERVICE>_DATABASE_URL, never the server URL', () => {
+    for (const service of Object.keys(databaseOfService)) {
+      const manifest = JSON.parse(
+        readFileSync(new URL(`../../services/${service}/package.json`, import.meta.url), 'utf8'),
+      ) as { scripts: Record<string, string> }
+      for (const script of ['dev', 'migrate']) {
+        const command = manifest.scripts[script] ?? ''
+        expect(command, `${service} ${script}`).toContain(`DATABASE_URL=\${${databaseVariableOf(service)}:?`)
+        // no fallback to the server's URL: that is the one `postgres` database every service would share
+        expect(command, `${service} ${script}`).not.toMatch(/:-\$DATABASE_URL|:-\$\{DATABASE_URL/)
+      }
+    }
+  })
+
   it('when a Consul token is configured, then env prints it beside the four endpoints', async () => {
     const env = { ...everyEndpoint, CONSUL_HTTP_TOKEN: 'secret-token' }
     expect(endpointsOf(await planInfra(env), env).consulToken).toBe('secret-token')
     expect(await infraEnv(env)).toBe(
       [
         `export DATABASE_URL='${everyEndpoint.DATABASE_URL}'`,
+        ...serviceLines,
         `export KAFKA_BROKERS='${everyEndpoint.KAFKA_BROKERS}'`,
         `export CONSUL_HTTP_ADDR='${everyEndpoint.CONSUL_HTTP_ADDR}'`,
         `export REDIS_URL='${everyEndpoint.REDIS_URL}'`,

@@ -291,7 +291,7 @@ export interface OrdersResult {
   sent: number
   accepted: number
   refused: Record<string, number>
-  /** POST /api/v1/orders sent -> the customer's notification:new (order_confirmed), ms */
+  /** POST /api/v1/orders sent -> the customer's notification:new (order_placed), ms */
   latency: LatencySummary
   /** POST /api/v1/orders sent -> its answer, ms */
   answer: LatencySummary

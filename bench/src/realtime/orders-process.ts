@@ -2,7 +2,7 @@
 // realtime-gateway's /notifications (socket.io-client, WebSocket transport, the customer's own token from auth), and
 // orders are placed through the gateway at a fixed rate (open loop: each at its time whatever the answers before it),
 // customer after customer. An order's latency is from the moment its POST /api/v1/orders was sent to its customer's
-// `notification:new` of type order_confirmed; a customer's confirmations are matched to its accepted orders in the
+// `notification:new` of type order_placed; a customer's confirmations are matched to its accepted orders in the
 // order they were sent (a customer's orders are `customers / rate` seconds apart). One JSON line on stdout at the end.
 // Told what to do by the environment (BENCH_REALTIME_ORDERS, JSON).
 import { io, type Socket } from 'socket.io-client'
@@ -51,7 +51,7 @@ async function run(plan: OrdersPlan): Promise<OrdersOutcome> {
       try {
         const socket = await connect(plan, customer.token)
         socket.on('notification:new', (notification: { type?: string }) => {
-          if (notification.type === 'order_confirmed') confirmations[index]!.push(monotonicMs())
+          if (notification.type === 'order_placed') confirmations[index]!.push(monotonicMs())
         })
         sockets.push(socket)
       } catch {

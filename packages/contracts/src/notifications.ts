@@ -7,14 +7,14 @@ import { Nullable, StringEnum } from './schema-kinds.ts'
 
 /**
  * What a notification is about, and the event that makes it:
- * - `order_confirmed`: order.placed (to the order's customer)
+ * - `order_placed`: order.placed (to the order's customer)
  * - `payment_failed`: payment.failed
  * - `shipment_created`: shipment.created
  * - `shipment_delivered`: shipment.delivered
  * - `welcome`: user.registered (to the new user)
  */
 export const notificationTypes = [
-  'order_confirmed',
+  'order_placed',
   'payment_failed',
   'shipment_created',
   'shipment_delivered',
@@ -23,7 +23,7 @@ export const notificationTypes = [
 export type NotificationType = (typeof notificationTypes)[number]
 export const NotificationType = StringEnum(notificationTypes, {
   description:
-    'order_confirmed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), welcome (user.registered)',
+    'order_placed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), welcome (user.registered)',
 })
 
 const Uuid = Type.String({ format: 'uuid' })
@@ -33,7 +33,7 @@ export const Notification = Type.Object(
   {
     id: Uuid,
     type: NotificationType,
-    title: Type.String({ description: 'short, e.g. Order confirmed' }),
+    title: Type.String({ description: 'short, e.g. Order placed' }),
     message: Type.String({ description: 'one or two sentences for the user' }),
     createdAt: Type.String({
       format: 'date-time',

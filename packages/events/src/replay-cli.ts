@@ -1,7 +1,7 @@
 // scripts/events: replay <topic>.dlt — re-publishes dead-lettered events to their original topic (KAFKA_BROKERS).
 import { pino } from 'pino'
 import { createKafka } from './kafka.ts'
-import { replayDeadLetters } from './replay.ts'
+import { type ReplayResult, replayDeadLetters } from './replay.ts'
 
 const usage = `usage: scripts/events <command>
   replay <topic>.dlt [--all]
@@ -33,13 +33,18 @@ async function main(argv: string[]): Promise<number> {
   }
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2))
   const kafka = createKafka({ brokers, clientId: 'meridian-events-replay' })
-  const { replayed } = await replayDeadLetters({ kafka, topic, logger, from: all ? 'beginning' : 'pending' })
-  process.stdout.write(
-    replayed === 0
-      ? `${topic}: nothing to replay${all ? ' (it is empty)' : ' (every event was replayed before; --all replays them again)'}\n`
-      : `replayed ${replayed} event${replayed === 1 ? '' : 's'} from ${topic} to ${topic.replace(/\.dlt$/, '')}\n`,
-  )
+  const result = await replayDeadLetters({ kafka, topic, logger, from: all ? 'beginning' : 'pending' })
+  process.stdout.write(`${replaySummary(topic, result)}\n`)
   return 0
+}
+
+/** What the replay did, in one line: what was replayed, or why nothing was. */
+function replaySummary(topic: string, { replayed, held }: ReplayResult): string {
+  if (replayed > 0) {
+    return `replayed ${replayed} event${replayed === 1 ? '' : 's'} from ${topic} to ${topic.replace(/\.dlt$/, '')}`
+  }
+  if (held === 0) return `${topic}: nothing to replay (it holds no events: none was dead-lettered)`
+  return `${topic}: nothing to replay (every event was replayed before; --all replays them again)`
 }
 
 main(process.argv.slice(2)).then(

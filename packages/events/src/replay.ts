@@ -37,6 +37,8 @@ export interface ReplayOptions {
 
 export interface ReplayResult {
   replayed: number
+  /** how many events the dead-letter topic holds (replayed before or not); 0: nothing was ever dead-lettered there */
+  held: number
   /** how many went to each topic (the `original-topic` header of each) */
   to: Record<string, number>
 }
@@ -72,13 +74,20 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
       options.from === 'beginning' ? new Map<number, bigint>() : await replayedOffsets(admin, topic)
     /** per partition with something to replay: where to start and the end to stop at */
     const ranges = new Map<number, OffsetRange>()
+    let held = 0n
     for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
+      held += BigInt(high) - BigInt(low)
       const start = [BigInt(low), replayed.get(partition) ?? -1n].reduce((a, b) => (b > a ? b : a))
       if (BigInt(high) > start) ranges.set(partition, { start, end: BigInt(high) })
     }
     if (ranges.size === 0) {
-      logger.info({ topic, replayed: 0 }, 'nothing to replay: every dead-lettered event was replayed before')
-      return { replayed: 0, to: {} }
+      logger.info(
+        { topic, replayed: 0, held: Number(held) },
+        held === 0n
+          ? 'nothing to replay: the dead-letter topic holds no events'
+          : 'nothing to replay: every dead-lettered event was replayed before',
+      )
+      return { replayed: 0, held: Number(held), to: {} }
     }
 
     const producer = options.producer ?? (await createEventProducer(kafka))
@@ -114,7 +123,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
     const to = Object.fromEntries(byTopic)
     const count = [...byTopic.values()].reduce((sum, n) => sum + n, 0)
     logger.info({ topic, replayed: count, to }, 'dead-lettered events replayed')
-    return { replayed: count, to }
+    return { replayed: count, held: Number(held), to }
   } finally {
     await admin.disconnect()
   }

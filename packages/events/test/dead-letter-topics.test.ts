@@ -88,6 +88,7 @@ describe.concurrent('dead-letter topics', () => {
     const logger = recordingLogger().logger
     expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger })).toEqual({
       replayed: 3,
+      held: 3,
       to: { [topics.topic]: 3 },
     })
     expect(await summary()).toEqual([
@@ -110,6 +111,7 @@ describe.concurrent('dead-letter topics', () => {
 
     expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger })).toEqual({
       replayed: 1,
+      held: 4,
       to: { [topics.topic]: 1 },
     })
     const republished = await readTopics(kafka, [topics.topic])

@@ -71,6 +71,7 @@ describe.concurrent('replay', () => {
     const replayLog = recordingLogger()
     expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: replayLog.logger })).toEqual({
       replayed: 1,
+      held: 1,
       to: { [topics.topic]: 1 },
     })
     await waitFor('the replayed event', async () => (await db.effectCounts()).get(event.id) === 1)
@@ -107,13 +108,27 @@ describe.concurrent('replay', () => {
     expect(deadLetters).toBe(1)
   })
 
-  it('when the dead-letter topic is empty, then nothing is replayed', async () => {
+  it('when the dead-letter topic is empty, then nothing is replayed, and the script says it holds no events (not that they were replayed before)', async () => {
     const topics = await eventTopics()
     cleanups.push(() => topics.delete())
-    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: recordingLogger().logger })).toEqual({
+    const replayLog = recordingLogger()
+    expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: replayLog.logger })).toEqual({
       replayed: 0,
+      held: 0,
       to: {},
     })
+    expect(replayLog.entries).toMatchObject([
+      { level: 'info', msg: 'nothing to replay: the dead-letter topic holds no events' },
+    ])
+    const script = (...args: string[]) =>
+      promisify(execFile)(eventsScript, ['replay', ...args], {
+        env: { ...process.env, KAFKA_BROKERS: kafkaBrokers() },
+      })
+    for (const args of [[topics.dlt], [topics.dlt, '--all']]) {
+      expect((await script(...args)).stdout).toBe(
+        `${topics.dlt}: nothing to replay (it holds no events: none was dead-lettered)\n`,
+      )
+    }
     expect(await readTopics(kafka, [topics.topic])).toHaveLength(0)
   })
 

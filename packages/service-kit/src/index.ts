@@ -24,7 +24,7 @@ export {
 export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
 export { loggerOptions, redactPaths } from './logging.ts'
-export { createServiceMetrics, type ServiceMetrics } from './metrics.ts'
+export { createServiceMetrics, type MetricsFormat, metricsFormat, type ServiceMetrics } from './metrics.ts'
 export {
   chassisStatuses,
   type DeclaredScopes,

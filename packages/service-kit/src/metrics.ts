@@ -1,4 +1,5 @@
-// /metrics: the spec's JSON counters, and Prometheus text for scrapers; other packages add their own metrics.
+// /metrics: every metric as Prometheus text (what operators and scrapers expect) and the spec's JSON counters, chosen
+// by ?format or by the Accept header, each service with its own default; other packages add their own metrics.
 import type { FastifyInstance } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { type Static, Type } from 'typebox'
@@ -16,13 +17,22 @@ export interface ServiceMetrics {
    * A service whose connections and messages are not HTTP requests (the realtime channel) replaces it with its own.
    */
   counters: () => Promise<MetricsCounters>
+  /**
+   * What /metrics answers when the request does not choose (no ?format, an Accept that prefers neither, such as a
+   * bare curl's): Prometheus text by default. The public gateway, whose /metrics is the spec's, and the realtime
+   * channel, whose connections and messages the spec's counters are, answer the JSON counters.
+   */
+  defaultFormat: MetricsFormat
 }
+
+/** What /metrics answers: every metric as Prometheus text, or the spec's JSON counters. */
+export type MetricsFormat = 'prometheus' | 'json'
 
 export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
-  const metrics: Omit<ServiceMetrics, 'counters'> = {
+  const metrics: Omit<ServiceMetrics, 'counters' | 'defaultFormat'> = {
     registry,
     totalConnections: new Counter({
       name: 'connections_total',
@@ -54,6 +64,7 @@ export function createServiceMetrics(service: string): ServiceMetrics {
   }
   return {
     ...metrics,
+    defaultFormat: 'prometheus',
     counters: async () => ({
       totalConnections: await counterValue(metrics.totalConnections),
       activeConnections: await counterValue(metrics.activeConnections),
@@ -79,12 +90,70 @@ const MetricsQuery = Type.Object(
   {
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('prometheus')], {
-        description: 'json (default; or Prometheus text when Accept asks for text/plain) or prometheus',
+        description:
+          "json or prometheus; without it, the Accept header's preference, else the service's default (Prometheus text; the gateway's and the realtime channel's: the JSON counters)",
       }),
     ),
   },
   { additionalProperties: false },
 )
+
+/** The longest Accept header read, and the most media ranges of it weighed: the rest is ignored. */
+const acceptLimits = { length: 1024, ranges: 32 }
+
+/** The q of a media range's parameters (`;q=0.5`); 1 when absent, 0 when it is not a number between 0 and 1. */
+function qualityOf(parameters: string[]): number {
+  const q = parameters.find((parameter) => /^\s*q\s*=/i.test(parameter))
+  if (q === undefined) return 1
+  const value = Number(q.slice(q.indexOf('=') + 1).trim())
+  return Number.isFinite(value) && value >= 0 && value <= 1 ? value : 0
+}
+
+interface MediaRange {
+  range: string
+  q: number
+}
+
+/**
+ * How acceptable a media type is (RFC 9110 §12.5.1): the q of the most specific range that matches it (the type
+ * itself, then `type/*`, then `*\/*`); 0 when none does.
+ */
+function acceptabilityOf(mediaType: string, ranges: readonly MediaRange[]): number {
+  const candidates = [mediaType, `${mediaType.slice(0, mediaType.indexOf('/'))}/*`, '*/*']
+  for (const candidate of candidates) {
+    const matching = ranges.filter(({ range }) => range === candidate)
+    if (matching.length > 0) return Math.max(...matching.map(({ q }) => q))
+  }
+  return 0
+}
+
+/**
+ * What a request to /metrics is answered with: `?format` when given; else the format its Accept header prefers
+ * (application/json for the JSON counters; text/plain or application/openmetrics-text, as Prometheus asks, for the
+ * text); else, when it weighs both the same (`*\/*`, no Accept, neither acceptable), `fallback`.
+ */
+export function metricsFormat(
+  format: MetricsFormat | undefined,
+  accept: string | undefined,
+  fallback: MetricsFormat,
+): MetricsFormat {
+  if (format !== undefined) return format
+  const ranges = (accept ?? '')
+    .slice(0, acceptLimits.length)
+    .split(',')
+    .slice(0, acceptLimits.ranges)
+    .map((text): MediaRange => {
+      const [range = '', ...parameters] = text.split(';')
+      return { range: range.trim().toLowerCase(), q: qualityOf(parameters) }
+    })
+  const json = acceptabilityOf('application/json', ranges)
+  // the text is sent as text/plain (format 0.0.4), which Prometheus takes too when it names OpenMetrics first: the
+  // OpenMetrics type counts when it is named, not through a wildcard
+  const named = ranges.filter(({ range }) => range === 'application/openmetrics-text').map(({ q }) => q)
+  const prometheus = Math.max(acceptabilityOf('text/plain', ranges), ...named)
+  if (json === prometheus) return fallback
+  return json > prometheus ? 'json' : 'prometheus'
+}
 
 const counterValue = async (metric: Counter | Gauge) => (await metric.get()).values[0]?.value ?? 0
 
@@ -123,7 +192,10 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
     {
       schema: {
         tags: ['operations'],
-        description: 'JSON counters; Prometheus text with Accept: text/plain or ?format=prometheus',
+        description:
+          'Every metric as Prometheus text (Accept: text/plain or application/openmetrics-text, or ?format=prometheus), ' +
+          "or the spec's JSON counters (Accept: application/json, or ?format=json); without a preference, the " +
+          "service's default: Prometheus text, the JSON counters at the gateway and the realtime channel",
         querystring: MetricsQuery,
         response: {
           200: {
@@ -139,8 +211,9 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
     },
     async (request, reply) => {
       const { format } = request.query as Static<typeof MetricsQuery>
-      const accept = request.headers.accept ?? ''
-      if (format === 'prometheus' || (format !== 'json' && /text\/plain|openmetrics/.test(accept))) {
+      // the answer depends on Accept: caches must keep one per Accept
+      reply.header('vary', 'Accept')
+      if (metricsFormat(format, request.headers.accept, metrics.defaultFormat) === 'prometheus') {
         return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
       }
       return metrics.counters()

@@ -1,7 +1,40 @@
 // Health, metrics, OpenAPI and Redis-backed rate limits of the chassis, on real Redis.
 import { expectErrorEnvelope, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { metricsFormat } from '../src/metrics.ts'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
+
+/** What Prometheus sends when it scrapes (its default scrape protocols). */
+const prometheusAccept =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+
+describe('metricsFormat', () => {
+  it('when ?format is given, then it wins over Accept and the default', () => {
+    expect(metricsFormat('json', 'text/plain', 'prometheus')).toBe('json')
+    expect(metricsFormat('prometheus', 'application/json', 'json')).toBe('prometheus')
+  })
+
+  it('when Accept prefers one format (by q), then that one; when it weighs both the same or neither, then the default', () => {
+    expect(metricsFormat(undefined, prometheusAccept, 'json')).toBe('prometheus')
+    expect(metricsFormat(undefined, 'application/openmetrics-text', 'json')).toBe('prometheus')
+    expect(metricsFormat(undefined, 'text/*', 'json')).toBe('prometheus')
+    expect(metricsFormat(undefined, 'application/json, text/plain;q=0.5', 'prometheus')).toBe('json')
+    expect(metricsFormat(undefined, 'APPLICATION/JSON', 'prometheus')).toBe('json')
+    expect(metricsFormat(undefined, 'text/plain;q=0, */*', 'prometheus')).toBe('json')
+    for (const fallback of ['json', 'prometheus'] as const) {
+      expect(metricsFormat(undefined, undefined, fallback)).toBe(fallback)
+      expect(metricsFormat(undefined, '*/*', fallback)).toBe(fallback)
+      expect(metricsFormat(undefined, 'image/png', fallback)).toBe(fallback)
+      expect(metricsFormat(undefined, 'application/json;q=abc, text/plain;q=7', fallback)).toBe(fallback)
+    }
+  })
+
+  it('when the Accept header is hostile (huge, thousands of ranges), then only its first ranges are weighed', () => {
+    const flood = `${'x/y;q=1,'.repeat(100_000)}application/json`
+    expect(metricsFormat(undefined, flood, 'prometheus')).toBe('prometheus')
+    expect(metricsFormat(undefined, `application/json,${'x/y,'.repeat(100_000)}`, 'prometheus')).toBe('json')
+  })
+})
 
 describe('chassis: health', () => {
   let chassis: ChassisApp
@@ -78,10 +111,14 @@ describe('chassis: metrics and OpenAPI', () => {
     await chassis.app.close()
   })
 
-  it('when requests were served, then /metrics counts them as JSON, and as Prometheus text for scrapers', async () => {
+  it('when requests were served, then /metrics counts them as Prometheus text by default and as JSON for who asks for it', async () => {
     await chassis.app.inject({ method: 'GET', url: '/api/v1/widgets/1' })
     await chassis.app.inject({ method: 'GET', url: '/api/v1/widgets/2' })
-    const json = await chassis.app.inject({ method: 'GET', url: '/metrics' })
+    const json = await chassis.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { accept: 'application/json' },
+    })
     expect(json.json()).toMatchObject({
       totalConnections: expect.any(Number),
       activeConnections: expect.any(Number),
@@ -98,6 +135,38 @@ describe('chassis: metrics and OpenAPI', () => {
     expect(text.headers['content-type']).toContain('text/plain')
     expect(text.body).toContain('http_request_duration_seconds_bucket')
     expect(text.body).toMatch(/http_requests_received_total\{service="[^"]+"\} \d+/)
+  })
+
+  it('when /metrics is asked without a preference (a bare curl, */*), by Prometheus, or for JSON, then each gets its format, and the answer varies by Accept', async () => {
+    const answer = async (headers: Record<string, string>, query = '') => {
+      const response = await chassis.app.inject({ method: 'GET', url: `/metrics${query}`, headers })
+      expect(response.statusCode).toBe(200)
+      expect(response.headers.vary).toContain('Accept')
+      return String(response.headers['content-type']).split(';')[0]
+    }
+    expect(await answer({})).toBe('text/plain')
+    expect(await answer({ accept: '*/*' })).toBe('text/plain')
+    expect(await answer({ accept: prometheusAccept })).toBe('text/plain')
+    expect(await answer({ accept: 'application/json' })).toBe('application/json')
+    expect(await answer({ accept: 'text/plain;q=0.2, application/json;q=0.9' })).toBe('application/json')
+    expect(await answer({ accept: 'application/json' }, '?format=prometheus')).toBe('text/plain')
+    expect(await answer({ accept: 'text/plain' }, '?format=json')).toBe('application/json')
+  })
+
+  it('when the service makes the JSON counters its default (the gateway, the realtime channel), then a request without a preference gets them, and Prometheus still gets text', async () => {
+    chassis.app.metrics.defaultFormat = 'json'
+    try {
+      const bare = await chassis.app.inject({ method: 'GET', url: '/metrics' })
+      expect(bare.json()).toMatchObject({ totalConnections: expect.any(Number) })
+      const scraped = await chassis.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { accept: prometheusAccept },
+      })
+      expect(scraped.headers['content-type']).toContain('text/plain')
+    } finally {
+      chassis.app.metrics.defaultFormat = 'prometheus'
+    }
   })
 
   it('when /docs/json is read, then it is an OpenAPI 3.1 document of the v1 routes without the /api alias', async () => {

@@ -39,7 +39,7 @@ export async function expectChassisAnswers(app: InjectableApp, expected: Chassis
     info: { title: expected.name },
   })
 
-  const counters = await app.inject({ method: 'GET', url: '/metrics' })
+  const counters = await app.inject({ method: 'GET', url: '/metrics?format=json' })
   expect(counters.statusCode).toBe(200)
   expect(counters.json()).toMatchObject({ totalConnections: expect.any(Number) })
   const scraped = await app.inject({ method: 'GET', url: '/metrics?format=prometheus' })

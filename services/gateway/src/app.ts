@@ -32,7 +32,7 @@ import {
   createWebSocketPassThrough,
   routeUpgrades,
 } from './proxy/websocket-proxy.ts'
-import { createRouteMatcher, defaultRoutes, type GatewayRoute, withVersionAliases } from './routes-table.ts'
+import { createRouteMatcher, type GatewayRoute, publicRoutes, withVersionAliases } from './routes-table.ts'
 import { createUpstreamServices, type UpstreamServices } from './upstreams/upstream-services.ts'
 
 export const serviceName = 'gateway'
@@ -45,7 +45,10 @@ export interface GatewayDependencies {
   redis: Redis
   /** follows one service's healthy instances by its Consul name; default: a blocking-query discovery on Consul */
   discovery?: (consulName: string) => ServiceDiscovery
-  /** the route table (canonical prefixes; /api aliases of /api/v1 are added); default: every public path */
+  /**
+   * the route table (canonical prefixes; /api aliases of /api/v1 are added); default: every public path, and in
+   * development GraphiQL too (publicRoutes)
+   */
   routes?: readonly GatewayRoute[]
   /** tests read logs from here; stdout otherwise */
   logStream?: LogStream
@@ -64,11 +67,11 @@ export async function buildGatewayApp({
   config,
   redis,
   discovery,
-  routes = defaultRoutes,
+  routes,
   logStream,
 }: GatewayDependencies): Promise<ServiceApp> {
   assertGatewayConfig(config)
-  const table = withVersionAliases(routes)
+  const table = withVersionAliases(routes ?? publicRoutes(config.NODE_ENV))
   const trusted = trustedProxies(listOf(config.TRUSTED_PROXIES))
   const consulNames = serviceNameMap(config.GATEWAY_SERVICE_NAMES)
 
@@ -102,6 +105,9 @@ export async function buildGatewayApp({
       }),
     },
   })
+  // the gateway's /metrics is the public one of the spec (Health and operations): its JSON counters unless the
+  // request asks for Prometheus text (Accept: text/plain, application/openmetrics-text, or ?format=prometheus)
+  app.metrics.defaultFormat = 'json'
 
   // Bearer tokens are verified (auth's JWKS) to count a signed-in user's requests together (a token that fails is not
   // refused for that: the service behind answers 401 itself) and on the gateway's own admin routes, which take bearer

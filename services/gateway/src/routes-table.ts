@@ -64,6 +64,18 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/api/v1/documents', service: 'realtime-gateway' },
 ])
 
+/**
+ * Paths routed only when the gateway runs in development, as their service serves them only then: content's GraphiQL
+ * (the page at /graphiql, its scripts below it; the page queries /graphql, routed always).
+ */
+export const developmentRoutes: readonly GatewayRoute[] = Object.freeze([
+  { prefix: '/graphiql', service: 'content' },
+])
+
+/** The public routes of an environment: every path of the spec, and in development the development routes too. */
+export const publicRoutes = (environment: string): readonly GatewayRoute[] =>
+  environment === 'development' ? [...defaultRoutes, ...developmentRoutes] : defaultRoutes
+
 const canonicalPrefix = '/api/v1/'
 const aliasPrefix = '/api/'
 

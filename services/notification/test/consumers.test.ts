@@ -102,7 +102,7 @@ describe('the consumers on the broker', () => {
     const { orderId, customerId } = placed.data
     await publish(placed, orderId)
     await eventually(
-      'order_confirmed is announced',
+      'order_placed is announced',
       async () => (await announcementsOf(customerId)).length === 1,
     )
 
@@ -128,9 +128,9 @@ describe('the consumers on the broker', () => {
     const stored = await notificationsOf(customerId)
     expect(stored.map(({ type, title, message }) => ({ type, title, message }))).toEqual([
       {
-        type: 'order_confirmed',
-        title: 'Order confirmed',
-        message: `Your order ${orderId} is confirmed: 3 items, total 59.97.`,
+        type: 'order_placed',
+        title: 'Order placed',
+        message: `Your order ${orderId} was placed: 3 items, total 59.97.`,
       },
       {
         type: 'payment_failed',
@@ -215,12 +215,12 @@ describe('the consumers on the broker', () => {
     const stored = await notificationsOfOrder(notification, orderId)
     // in the order the events happened (order.placed was made first), whatever the order they arrived in
     expect(stored.map(({ userId, type }) => ({ userId, type }))).toEqual([
-      { userId: customerId, type: 'order_confirmed' },
+      { userId: customerId, type: 'order_placed' },
       { userId: customerId, type: 'payment_failed' },
     ])
     expect(stored[1]?.id).toBe(pending?.id)
     expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
-      'order_confirmed',
+      'order_placed',
       'payment_failed',
     ])
   })

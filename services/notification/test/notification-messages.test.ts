@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
-  orderConfirmed,
+  orderPlaced,
   paymentFailed,
   safeText,
   shipmentCreated,
@@ -45,15 +45,15 @@ describe('safeText', () => {
 describe('the messages', () => {
   it('when an order is placed, then its units and total; one unit reads "1 item"', () => {
     const items = [{ productId: randomUUID(), quantity: 1, price: 5 }]
-    expect(orderConfirmed({ orderId, customerId: randomUUID(), total: 5, items })).toEqual({
-      type: 'order_confirmed',
-      title: 'Order confirmed',
-      message: `Your order ${orderId} is confirmed: 1 item, total 5.00.`,
+    expect(orderPlaced({ orderId, customerId: randomUUID(), total: 5, items })).toEqual({
+      type: 'order_placed',
+      title: 'Order placed',
+      message: `Your order ${orderId} was placed: 1 item, total 5.00.`,
     })
   })
 
   it('when order.placed carries a payment token or an e-mail, then the message has neither', () => {
-    const { message } = orderConfirmed({
+    const { message } = orderPlaced({
       orderId,
       customerId: randomUUID(),
       total: 10.5,
@@ -61,7 +61,19 @@ describe('the messages', () => {
       customerEmail: 'buyer@example.com',
       payment: { token: 'tok_visa_secret' },
     })
-    expect(message).toBe(`Your order ${orderId} is confirmed: 4 items, total 10.50.`)
+    expect(message).toBe(`Your order ${orderId} was placed: 4 items, total 10.50.`)
+  })
+
+  it('when the reason is already a sentence ("Your card was declined." from the provider), then the message ends with one full stop, not two', () => {
+    expect(paymentFailed({ orderId, reason: 'Your card was declined.' }).message).toBe(
+      `The payment for your order ${orderId} failed: Your card was declined.`,
+    )
+    expect(paymentFailed({ orderId, reason: 'Is the card valid?' }).message).toBe(
+      `The payment for your order ${orderId} failed: Is the card valid?`,
+    )
+    expect(paymentFailed({ orderId, reason: 'card declined' }).message).toBe(
+      `The payment for your order ${orderId} failed: card declined.`,
+    )
   })
 
   it('when a payment fails without a reason, a shipment has no carrier, a delivery time is odd, a name is empty, then the messages still read well', () => {

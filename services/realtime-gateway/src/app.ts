@@ -203,6 +203,7 @@ export async function buildApp({
     source: createServiceMetricsSource({
       consul,
       ...(dashboardServices.length > 0 ? { services: () => dashboardServices } : {}),
+      edgeService: config.GATEWAY_SERVICE_NAME,
       timeoutMs: Math.min(800, Math.max(100, config.DASHBOARD_INTERVAL_MS - 100)),
       log: app.log,
     }),

@@ -100,6 +100,12 @@ export const RealtimeGatewayEnv = serviceEnv({
     description:
       "comma-separated Consul names of the services /dashboard sums up; empty: every service of Consul's catalogue",
   }),
+  GATEWAY_SERVICE_NAME: Type.String({
+    minLength: 1,
+    default: 'gateway',
+    description:
+      "the public gateway in Consul: while it has healthy instances, /dashboard's requests, errors and latency are its own, so that a request it proxies is not counted again at the service behind it",
+  }),
   NOTIFICATION_SERVICE_NAME: Type.String({
     minLength: 1,
     default: 'notification',

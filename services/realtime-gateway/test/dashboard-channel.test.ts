@@ -13,7 +13,11 @@ import {
 } from '@meridian/testkit'
 import type { Socket } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createServiceMetricsSource, type ServiceMetricsSource } from '../src/clients/service-metrics.ts'
+import {
+  clientFacing,
+  createServiceMetricsSource,
+  type ServiceMetricsSource,
+} from '../src/clients/service-metrics.ts'
 import { loadRealtimeGatewayConfig } from '../src/config.ts'
 import { connect, nextEvent, type RealtimeInstance, startRealtime } from './support/realtime.ts'
 
@@ -91,6 +95,8 @@ describe('the figures of services found in Consul', () => {
       timeoutMs: 800,
       log,
       baselineWindowMs: 100,
+      // no edge among these services, whatever else the shared Consul holds (a `gateway` of another run)
+      edgeService: uniqueName('dashboard-no-edge'),
       ...options,
     })
     sources.push(source)
@@ -152,6 +158,38 @@ describe('the figures of services found in Consul', () => {
     await source.sample()
     await requestTimes(running.port, '/work', 5)
     expect((await source.sample()).requestsPerSecond).toBeGreaterThan(0)
+  })
+
+  it('when the public gateway (the edge) is among the watched, then only its traffic counts: a request it proxied is not counted again at the service', async () => {
+    const edgeName = uniqueName('dashboard-edge')
+    const edge = await startWatchedService(edgeName)
+    try {
+      const both = () => [name, edgeName]
+      const counted = sourceOf({ services: both, edgeService: edgeName })
+      const everyService = sourceOf({ services: both })
+      await Promise.all([counted.sample(), everyService.sample()])
+      // the edge answered 4 requests well; the service behind answered 4 with 500 (as if proxied, or reached directly)
+      await requestTimes(edge.port, '/work', 4)
+      await requestTimes(running.port, '/break', 4)
+      const [edgeFigures, serviceFigures] = await Promise.all([counted.sample(), everyService.sample()])
+      expect(edgeFigures.errorRate).toBe(0)
+      expect(edgeFigures.requestsPerSecond).toBeGreaterThan(0)
+      // counted at both, as before: half of the 8 answers were 5xx
+      expect(serviceFigures.errorRate).toBe(0.5)
+    } finally {
+      await edge.stop()
+    }
+  })
+
+  it('when the edge has no healthy instance, then every watched service counts', () => {
+    const instances = [
+      { service: 'order', key: 'a' },
+      { service: 'payment', key: 'b' },
+    ]
+    expect(clientFacing(instances, 'gateway')).toEqual(instances)
+    expect(clientFacing([...instances, { service: 'gateway', key: 'c' }], 'gateway')).toEqual([
+      { service: 'gateway', key: 'c' },
+    ])
   })
 
   it('when Consul cannot be reached, then the sample fails (the channel leaves the figures out)', async () => {

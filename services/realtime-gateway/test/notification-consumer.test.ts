@@ -103,9 +103,9 @@ describe('notification.created → notification:new', () => {
     const data = {
       notificationId: randomUUID(),
       userId,
-      type: 'order_confirmed',
-      title: 'Order confirmed',
-      message: 'Your order of 59.97 is confirmed.',
+      type: 'order_placed',
+      title: 'Order placed',
+      message: 'Your order of 59.97 was placed.',
       createdAt: new Date().toISOString(),
     }
     const event = createEvent('notification.created', data, { source: 'notification' })

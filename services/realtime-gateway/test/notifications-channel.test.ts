@@ -62,7 +62,7 @@ const onChannel = ({ id, type, title, message, createdAt }: StoredNotification) 
 })
 
 /**
- * Notifications made as in production: user.registered (the welcome) and `orders` order.placed (order_confirmed) of
+ * Notifications made as in production: user.registered (the welcome) and `orders` order.placed (order_placed) of
  * `userId` on the notification service's topics; resolves with the user's unread ones once all are there.
  */
 async function seedNotifications(userId: string, orders = 1): Promise<StoredNotification[]> {
@@ -115,7 +115,7 @@ describe('/notifications with the notification service', () => {
   it('when a user sends notifications:fetch, then notifications:list and the ack carry their unread notifications (no readAt), newest first', async () => {
     const userId = randomUUID()
     const stored = await seedNotifications(userId, 2)
-    expect(stored.map((each) => each.type).sort()).toEqual(['order_confirmed', 'order_confirmed', 'welcome'])
+    expect(stored.map((each) => each.type).sort()).toEqual(['order_placed', 'order_placed', 'welcome'])
     const socket = await notificationsSocket(realtime, userId)
 
     const listed = nextEvent<unknown[]>(socket, 'notifications:list')

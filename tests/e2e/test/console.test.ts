@@ -61,7 +61,7 @@ describe('the console in Chromium', () => {
 
       // the order's notifications came over the channel while the page was open
       await page.getByRole('link', { name: /Notifications/ }).click()
-      const confirmed = page.locator('li[data-type="order_confirmed"]')
+      const confirmed = page.locator('li[data-type="order_placed"]')
       await confirmed.waitFor({ timeout: patience })
       await page.locator('li[data-type="shipment_created"]').waitFor({ timeout: patience })
       await page.screenshot({ path: `${artifacts}notifications.png`, fullPage: true })
@@ -75,9 +75,7 @@ describe('the console in Chromium', () => {
         '/api/v1/notifications?limit=50',
         { token },
       )
-      const readConfirmation = listed.body.data.find(
-        (notification) => notification.type === 'order_confirmed',
-      )
+      const readConfirmation = listed.body.data.find((notification) => notification.type === 'order_placed')
       expect(readConfirmation?.readAt).not.toBeNull()
     } finally {
       await page.close()

@@ -60,11 +60,11 @@ describe('the realtime channel through the gateway', () => {
     const orderId = await client.placeOrderOk(customer, { product, quantity: 1, card: cards.good })
 
     const deadline = Date.now() + patience
-    while (!heard.some((notification) => notification.type === 'order_confirmed') && Date.now() < deadline) {
+    while (!heard.some((notification) => notification.type === 'order_placed') && Date.now() < deadline) {
       await sleep(100)
     }
-    const confirmation = heard.find((notification) => notification.type === 'order_confirmed')
-    expect(confirmation, `no order_confirmed for order ${orderId}`).toMatchObject({
+    const confirmation = heard.find((notification) => notification.type === 'order_placed')
+    expect(confirmation, `no order_placed for order ${orderId}`).toMatchObject({
       id: expect.any(String),
       title: expect.any(String),
       createdAt: expect.any(String),
@@ -74,7 +74,7 @@ describe('the realtime channel through the gateway', () => {
       data: { id: string; type: string; readAt: string | null }[]
     }>('GET', '/api/v1/notifications?unread=true', { token: customer.token })
     expect(list.data).toContainEqual(
-      expect.objectContaining({ id: confirmation?.id, type: 'order_confirmed', readAt: null }),
+      expect.objectContaining({ id: confirmation?.id, type: 'order_placed', readAt: null }),
     )
 
     // fetched over the channel too, and marked read there

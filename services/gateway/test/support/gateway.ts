@@ -14,7 +14,8 @@ export interface TestGateway {
 }
 
 export async function startGateway(options: {
-  routes: GatewayRoute[]
+  /** default: the gateway's own (publicRoutes of its NODE_ENV) */
+  routes?: GatewayRoute[]
   env?: Record<string, string>
   /** shared by several gateways (rate limits); a fresh prefixed client otherwise */
   redis?: Redis
@@ -37,7 +38,12 @@ export async function startGateway(options: {
   })
   const owned = options.redis ? undefined : freshRedis('gateway')
   const redis = options.redis ?? owned!.redis
-  const app = await buildGatewayApp({ config, redis, routes: options.routes, logStream: stream })
+  const app = await buildGatewayApp({
+    config,
+    redis,
+    ...(options.routes ? { routes: options.routes } : {}),
+    logStream: stream,
+  })
   await app.listen({ host: '127.0.0.1', port: 0 })
   await app.upstreams.ready(5000)
   const address = app.server.address()

@@ -50,13 +50,16 @@ export const formatAmount = (amount: number): string => amount.toFixed(2)
 
 const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`
 
-/** order.placed: the order's customer hears it is confirmed, with its item count (units) and total. */
-export function orderConfirmed(data: EventData<'order.placed'>): NotificationContent {
+/**
+ * order.placed: the order's customer hears it was placed, with its item count (units) and total. Placed, not
+ * confirmed: its payment comes after (payment.failed tells them when it fails, shipment.created when it has gone out).
+ */
+export function orderPlaced(data: EventData<'order.placed'>): NotificationContent {
   const units = data.items.reduce((sum, item) => sum + item.quantity, 0)
   return {
-    type: 'order_confirmed',
-    title: 'Order confirmed',
-    message: `Your order ${data.orderId} is confirmed: ${plural(units, 'item', 'items')}, total ${formatAmount(data.total)}.`,
+    type: 'order_placed',
+    title: 'Order placed',
+    message: `Your order ${data.orderId} was placed: ${plural(units, 'item', 'items')}, total ${formatAmount(data.total)}.`,
   }
 }
 
@@ -65,9 +68,15 @@ export function paymentFailed(data: EventData<'payment.failed'>): NotificationCo
   return {
     type: 'payment_failed',
     title: 'Payment failed',
-    message: `The payment for your order ${data.orderId} failed: ${safeText(data.reason, 'no reason given')}.`,
+    message: `The payment for your order ${data.orderId} failed: ${sentence(safeText(data.reason, 'no reason given'))}`,
   }
 }
+
+/**
+ * Text ended as one sentence: a reason that already ends with a full stop, question or exclamation mark (the
+ * provider's "Your card was declined.") keeps it, any other gets a full stop — never "declined..".
+ */
+export const sentence = (text: string): string => (/[.!?…]$/.test(text) ? text : `${text}.`)
 
 /** shipment.created: the order is on its way, with the carrier and tracking number when the event has them. */
 export function shipmentCreated(data: EventData<'shipment.created'>): NotificationContent {

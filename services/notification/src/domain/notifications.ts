@@ -11,7 +11,7 @@ import type { OrderCustomersRepository } from '../data/order-customers-repositor
 import { isAdmin, isUuid, listOwnerOf, mayRead, recipientOf } from './access.ts'
 import {
   type NotificationContent,
-  orderConfirmed,
+  orderPlaced,
   paymentFailed,
   shipmentCreated,
   shipmentDelivered,
@@ -142,7 +142,7 @@ export function createNotificationUseCases({
       await orderCustomers.record(orderId, customerId, tx)
       // the customer recorded first stays the order's, should another order.placed ever say otherwise
       const owner = (await orderCustomers.customerOf(orderId, tx)) ?? customerId
-      const confirmation = await notify(event, orderConfirmed(event.data), { userId: owner, orderId }, tx)
+      const confirmation = await notify(event, orderPlaced(event.data), { userId: owner, orderId }, tx)
       const resolved = await notifications.assignPendingOfOrder(orderId, owner, tx)
       for (const each of resolved) await announce(each, tx)
       return { confirmation, resolved }

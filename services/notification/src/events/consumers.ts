@@ -8,7 +8,7 @@ import type { NotificationUseCases } from '../domain/notifications.ts'
 /** The consumer group of the notification service: its inbox key and its retries' `consumer-group` header. */
 export const consumerGroup = 'notification'
 
-/** order.placed: the customer's order_confirmed, and the order's pending notifications reach them. */
+/** order.placed: the customer's order_placed, and the order's pending notifications reach them. */
 export const onOrderPlaced =
   (notifications: NotificationUseCases): EventHandler<'order.placed'> =>
   async (event, tx) => {

@@ -476,6 +476,8 @@ function realtimeCounters(app: ServiceApp) {
     messagesReceived: await value(received),
     messagesSent: await value(sent),
   })
+  // these are the spec's /metrics counters: they stay what /metrics answers when the request does not choose
+  app.metrics.defaultFormat = 'json'
   return {
     received,
     sent,

@@ -2,6 +2,11 @@
 // Consul at each sample) scraped in parallel on its `/metrics?format=prometheus`, and the figures since the previous
 // sample (domain/dashboard-metrics.ts). An instance that does not answer in time just does not count this round.
 //
+// Each client request is counted once: a request through the public gateway is answered by the gateway and again by
+// the service it proxies it to, so when the gateway (the edge) has healthy instances, its figures alone are the
+// clients' (every client request, its errors — 502/503/504 of a failed upstream among them — and the latency the
+// client saw); the services' are left out. Without the edge (services reached directly), every service counts.
+//
 // Why Consul is asked at each sample rather than followed with blocking queries (createDiscovery): the dashboard only
 // samples while someone watches it, and a service list that changes (new services in the catalogue) would need a
 // discovery opened and closed per name; two small local calls per second cost less than that bookkeeping.
@@ -32,6 +37,11 @@ export interface ServiceMetricsSourceOptions {
   staleAfterMs?: number
   /** default 250 ms */
   baselineWindowMs?: number
+  /**
+   * the Consul name of the public gateway: while it has healthy instances among the watched, only its traffic counts
+   * (see above); default `gateway`
+   */
+  edgeService?: string
 }
 
 export interface ServiceMetricsSource {
@@ -57,7 +67,23 @@ interface Scrape {
   traffic: InstanceTraffic
 }
 
-export const serviceMetricsDefaults = Object.freeze({ staleAfterMs: 10_000, baselineWindowMs: 250 })
+export const serviceMetricsDefaults = Object.freeze({
+  staleAfterMs: 10_000,
+  baselineWindowMs: 250,
+  edgeService: 'gateway',
+})
+
+/**
+ * The instances whose traffic is the clients' requests, each counted once: the edge's when it has any (every
+ * request it proxies is answered again by a service behind it), else all of them.
+ */
+export function clientFacing<T extends { service: string }>(
+  instances: readonly T[],
+  edgeService: string,
+): T[] {
+  const edge = instances.filter((instance) => instance.service === edgeService)
+  return edge.length > 0 ? edge : [...instances]
+}
 
 /** Consul's own entry in its catalogue: no /metrics of ours there. */
 const consulItself = 'consul'
@@ -69,6 +95,7 @@ export function createServiceMetricsSource(options: ServiceMetricsSourceOptions)
   const { log, timeoutMs } = options
   const staleAfterMs = options.staleAfterMs ?? serviceMetricsDefaults.staleAfterMs
   const baselineWindowMs = options.baselineWindowMs ?? serviceMetricsDefaults.baselineWindowMs
+  const edgeService = options.edgeService ?? serviceMetricsDefaults.edgeService
   const consul = createConsulClient({
     address: options.consul.address,
     ...(options.consul.token ? { token: options.consul.token } : {}),
@@ -131,7 +158,8 @@ export function createServiceMetricsSource(options: ServiceMetricsSourceOptions)
   async function round(): Promise<TrafficDelta[]> {
     const signal = AbortSignal.timeout(timeoutMs)
     const services = await watchedServices(signal)
-    const instances = (await Promise.all(services.map((service) => instancesOf(service, signal)))).flat()
+    const found = (await Promise.all(services.map((service) => instancesOf(service, signal)))).flat()
+    const instances = clientFacing(found, edgeService)
     const scrapes = await Promise.all(instances.map((instance) => scrape(instance, signal)))
     const now = Date.now()
     const next = new Map<string, Scrape>()
