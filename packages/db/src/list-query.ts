@@ -227,7 +227,71 @@ export function defineList<
   spec: ListSpec<Field, Selectable, Sortable, Filterable, Always>,
 ): ListDefinition<Selectable, Sortable, Filterable, Always> {
   type Request = ListRequest<Selectable, Sortable, Filterable>
+  const list = checkedList(spec)
+  const cache = new StatementCache(list)
 
+  return {
+    parse: (query) => parseListQuery(list, query),
+
+    async run<Row>(sql: Queryable, request: Request) {
+      const { page, count } = cache.statements(request)
+      const values = conditionValues(list, request)
+      const [rows, [counted]] = await Promise.all([
+        sql.unsafe<ListRow<Row, Always>[]>(page, [...values, request.limit, request.offset], prepared),
+        sql.unsafe<{ total: number }[]>(count, values, prepared),
+      ])
+      return { rows, total: counted?.total ?? 0 }
+    },
+
+    statements: (request) => cache.statements(request),
+
+    parameters(request) {
+      const values = conditionValues(list, request)
+      return { page: [...values, request.limit, request.offset], count: values }
+    },
+
+    get cachedShapes() {
+      return cache.size
+    },
+  }
+}
+
+/** A definition once checked: SQL names quoted, allow-lists as sets, defaults parsed. */
+interface CheckedList<Selectable extends string, Sortable extends string, Filterable extends string> {
+  table: string
+  /** the quoted column of a field; throws for a field outside `columns` */
+  columnOf(field: string): string
+  /** the quoted table */
+  from: string
+  filterable: readonly Filterable[]
+  sortable: ReadonlySet<string>
+  selectable: ReadonlySet<string>
+  /** the allow-lists as error messages name them */
+  sortList: string
+  fieldList: string
+  /** field -> its select-list entry */
+  selected: ReadonlyMap<string, string>
+  /** the quoted tie-breaker column */
+  tieBreaker: string
+  /** the `q` condition with its parameter at `$at`, when the list has a search */
+  searchCondition: ((at: number) => string) | undefined
+  likeSearch: boolean
+  always: readonly Selectable[]
+  defaultFields: readonly Selectable[]
+  defaultSort: readonly SortKey<Sortable>[]
+  cacheSize: number
+}
+
+/** Checks every name of the definition (throwing at the first mistake) and prepares what requests use. */
+function checkedList<
+  Field extends string,
+  Selectable extends Field,
+  Sortable extends Field,
+  Filterable extends Field,
+  Always extends Selectable,
+>(
+  spec: ListSpec<Field, Selectable, Sortable, Filterable, Always>,
+): CheckedList<Selectable, Sortable, Filterable> {
   const columns = spec.columns as Readonly<Record<string, string>>
   const columnOf = (field: string): string => {
     const column = Object.hasOwn(columns, field) ? columns[field] : undefined
@@ -263,227 +327,264 @@ export function defineList<
       return [field, sql]
     }),
   )
-  const searchCondition = spec.search ? searchSql(spec.search) : undefined
-  const likeSearch = spec.search !== undefined && 'substring' in spec.search
-
-  function searchSql(search: ListSearch<string>): (at: number) => string {
-    if ('substring' in search) {
-      if (search.substring.length === 0)
-        throw new Error(`list of ${spec.table}: substring search of no field`)
-      const searched = search.substring.map((field) => identifier(columnOf(field)))
-      return (at) => `(${searched.map((column) => `${column} ilike $${at}`).join(' or ')})`
-    }
-    const config = search.config ?? 'simple'
-    if (!plainName.test(config)) throw new Error(`list of ${spec.table}: bad text search config ${config}`)
-    const query = tsQueryFunction[search.syntax ?? 'websearch']
-    let vector: string
-    if ('vector' in search) vector = identifier(search.vector)
-    else {
-      if (search.fields.length === 0) throw new Error(`list of ${spec.table}: full-text search of no field`)
-      const text = search.fields
-        .map((field) => `coalesce(${identifier(columnOf(field))}, '')`)
-        .join(` || ' ' || `)
-      vector = `to_tsvector('${config}', ${text})`
-    }
-    return (at) => `${vector} @@ ${query}('${config}', $${at})`
+  const always: readonly Selectable[] = [...spec.alwaysSelected]
+  const list: CheckedList<Selectable, Sortable, Filterable> = {
+    table: spec.table,
+    columnOf: (field) => identifier(columnOf(field)),
+    from,
+    filterable,
+    sortable: new Set<string>(spec.sortable),
+    selectable: new Set<string>(spec.selectable),
+    sortList: spec.sortable.join(', '),
+    fieldList: spec.selectable.join(', '),
+    selected,
+    tieBreaker,
+    searchCondition: spec.search ? searchSql(spec.table, spec.search, columnOf) : undefined,
+    likeSearch: spec.search !== undefined && 'substring' in spec.search,
+    always,
+    defaultFields: [...new Set<Selectable>([...always, ...spec.selectable])],
+    defaultSort: [],
+    cacheSize,
   }
-
-  const sortable = new Set<string>(spec.sortable)
-  const selectable = new Set<string>(spec.selectable)
-  const sortList = spec.sortable.join(', ')
-  const fieldList = spec.selectable.join(', ')
-
-  /** `a:asc,b:desc` -> sort keys, each field once (the first wins); problems go to `problems`. */
-  function parseSort(sort: string, problems: ErrorDetail[]): SortKey<Sortable>[] {
-    const keys: SortKey<Sortable>[] = []
-    const seen = new Set<string>()
-    for (const part of sort.split(',')) {
-      const colon = part.indexOf(':')
-      const field = colon < 0 ? part : part.slice(0, colon)
-      const direction = colon < 0 ? '' : part.slice(colon + 1)
-      if (!sortable.has(field)) {
-        problems.push({
-          field: 'sort',
-          message: `cannot sort by '${field}'; allowed: ${sortList}`,
-          received: part,
-        })
-      } else if (direction !== 'asc' && direction !== 'desc') {
-        problems.push({ field: 'sort', message: `sort by ${field}:asc or ${field}:desc`, received: part })
-      } else if (!seen.has(field)) {
-        seen.add(field)
-        keys.push({ field: field as Sortable, descending: direction === 'desc' })
-      }
-    }
-    return keys
-  }
-
   const definitionProblems: ErrorDetail[] = []
-  const defaultSort: readonly SortKey<Sortable>[] = parseSort(
+  list.defaultSort = parseSort(
+    list,
     typeof spec.defaultSort === 'string' ? spec.defaultSort : spec.defaultSort.join(','),
     definitionProblems,
   )
-  if (definitionProblems.length > 0 || defaultSort.length === 0) {
+  if (definitionProblems.length > 0 || list.defaultSort.length === 0) {
     throw new Error(`list of ${spec.table}: bad defaultSort ${String(spec.defaultSort)}`)
   }
-  const always: readonly Selectable[] = [...spec.alwaysSelected]
-  const defaultFields: readonly Selectable[] = [...new Set<Selectable>([...always, ...spec.selectable])]
+  return list
+}
 
-  const sortShape = (sort: readonly SortKey<string>[]) =>
-    sort.map(({ field, descending }) => (descending ? `-${field}` : field)).join(',')
-  const defaultFieldsShape = defaultFields.join(',')
-  const defaultSortShape = sortShape(defaultSort)
+/** The condition `q` adds, with its parameter at `$at`: a tsquery over a vector or fields, or ILIKE over fields. */
+function searchSql(
+  table: string,
+  search: ListSearch<string>,
+  columnOf: (field: string) => string,
+): (at: number) => string {
+  if ('substring' in search) {
+    if (search.substring.length === 0) throw new Error(`list of ${table}: substring search of no field`)
+    const searched = search.substring.map((field) => identifier(columnOf(field)))
+    return (at) => `(${searched.map((column) => `${column} ilike $${at}`).join(' or ')})`
+  }
+  const config = search.config ?? 'simple'
+  if (!plainName.test(config)) throw new Error(`list of ${table}: bad text search config ${config}`)
+  const query = tsQueryFunction[search.syntax ?? 'websearch']
+  let vector: string
+  if ('vector' in search) vector = identifier(search.vector)
+  else {
+    if (search.fields.length === 0) throw new Error(`list of ${table}: full-text search of no field`)
+    const text = search.fields
+      .map((field) => `coalesce(${identifier(columnOf(field))}, '')`)
+      .join(` || ' ' || `)
+    vector = `to_tsvector('${config}', ${text})`
+  }
+  return (at) => `${vector} @@ ${query}('${config}', $${at})`
+}
 
-  /**
-   * The statements by request shape (fields, sort, which filters are set, q set). Their text is built from the
-   * definition only, so a few shapes serve every request, each prepared once per connection; built per request
-   * with postgres.js fragments, the same text cost a dozen nested query objects, a fifth of a list's CPU in the
-   * database client. Bounded: past `cacheSize` shapes the oldest is dropped.
-   */
-  const cache = new Map<string, ListStatements>()
+/** Checks a query's names and ranges into a request; every problem is reported at once, in one 422. */
+function parseListQuery<Selectable extends string, Sortable extends string, Filterable extends string>(
+  list: CheckedList<Selectable, Sortable, Filterable>,
+  query: ListInput<Filterable>,
+): ListRequest<Selectable, Sortable, Filterable> {
+  const problems: ErrorDetail[] = []
+  const page = positiveInteger(query.page, 'page', 1, maximumPage, problems)
+  const limit = positiveInteger(query.limit, 'limit', pageSize.default, pageSize.maximum, problems)
+  const sort = query.sort ? parseSort(list, query.sort, problems) : list.defaultSort
+  const fields = query.fields ? parseFields(list, query.fields, problems) : list.defaultFields
+  const filters = parseFilters(list, query, problems)
 
-  function statements(request: Request): ListStatements {
-    let shape = request.fields === defaultFields ? defaultFieldsShape : request.fields.join(',')
+  let q: string | undefined
+  if (query.q !== undefined && query.q !== '') {
+    if (typeof query.q !== 'string') problems.push({ field: 'q', message: 'q must be text' })
+    else if (!list.searchCondition) problems.push({ field: 'q', message: 'this list has no search' })
+    else q = query.q
+  }
+
+  if (problems.length > 0) throw AppError.validation(problems)
+  return { fields, sort, filters, q, page, limit, offset: (page - 1) * limit }
+}
+
+/** `a:asc,b:desc` -> sort keys, each field once (the first wins); problems go to `problems`. */
+function parseSort<Sortable extends string>(
+  list: CheckedList<string, Sortable, string>,
+  sort: string,
+  problems: ErrorDetail[],
+): SortKey<Sortable>[] {
+  const keys: SortKey<Sortable>[] = []
+  const seen = new Set<string>()
+  for (const part of sort.split(',')) {
+    const colon = part.indexOf(':')
+    const field = colon < 0 ? part : part.slice(0, colon)
+    const direction = colon < 0 ? '' : part.slice(colon + 1)
+    if (!list.sortable.has(field)) {
+      problems.push({
+        field: 'sort',
+        message: `cannot sort by '${field}'; allowed: ${list.sortList}`,
+        received: part,
+      })
+    } else if (direction !== 'asc' && direction !== 'desc') {
+      problems.push({ field: 'sort', message: `sort by ${field}:asc or ${field}:desc`, received: part })
+    } else if (!seen.has(field)) {
+      seen.add(field)
+      keys.push({ field: field as Sortable, descending: direction === 'desc' })
+    }
+  }
+  return keys
+}
+
+/** `fields=a,b` -> the always-selected fields, then those asked for, each once; unknown ones go to `problems`. */
+function parseFields<Selectable extends string>(
+  list: CheckedList<Selectable, string, string>,
+  fields: string,
+  problems: ErrorDetail[],
+): readonly Selectable[] {
+  const requested = fields.split(',')
+  for (const field of requested) {
+    if (!list.selectable.has(field)) {
+      problems.push({
+        field: 'fields',
+        message: `unknown field '${field}'; allowed: ${list.fieldList}`,
+        received: field,
+      })
+    }
+  }
+  return [...new Set<Selectable>([...list.always, ...(requested as Selectable[])])]
+}
+
+/** The equality filters set in the query, each a single value. */
+function parseFilters<Filterable extends string>(
+  list: CheckedList<string, string, Filterable>,
+  query: ListInput<Filterable>,
+  problems: ErrorDetail[],
+): Partial<Record<Filterable, FilterValue>> {
+  const filters: Partial<Record<Filterable, FilterValue>> = {}
+  for (const field of list.filterable) {
+    const value: unknown = query[field]
+    if (!isSet(value)) continue
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      filters[field] = value
+    } else {
+      problems.push({ field, message: `${field} takes a single value` })
+    }
+  }
+  return filters
+}
+
+function positiveInteger(
+  value: unknown,
+  name: 'page' | 'limit',
+  fallback: number,
+  maximum: number,
+  problems: ErrorDetail[],
+): number {
+  if (value === undefined) return fallback
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= maximum) return value
+  problems.push({
+    field: name,
+    message: `${name} must be an integer from 1 to ${maximum}`,
+    received: String(value),
+  })
+  return fallback
+}
+
+const sortShape = (sort: readonly SortKey<string>[]) =>
+  sort.map(({ field, descending }) => (descending ? `-${field}` : field)).join(',')
+
+/**
+ * The statements by request shape (fields, sort, which filters are set, q set). Their text is built from the
+ * definition only, so a few shapes serve every request, each prepared once per connection; built per request
+ * with postgres.js fragments, the same text cost a dozen nested query objects, a fifth of a list's CPU in the
+ * database client. Bounded: past `cacheSize` shapes the oldest is dropped.
+ */
+class StatementCache<Selectable extends string, Sortable extends string, Filterable extends string> {
+  readonly #cache = new Map<string, ListStatements>()
+  readonly #defaultFieldsShape: string
+  readonly #defaultSortShape: string
+
+  constructor(private readonly list: CheckedList<Selectable, Sortable, Filterable>) {
+    this.#defaultFieldsShape = list.defaultFields.join(',')
+    this.#defaultSortShape = sortShape(list.defaultSort)
+  }
+
+  /** how many request shapes have their statements cached */
+  get size(): number {
+    return this.#cache.size
+  }
+
+  statements(request: ListRequest<Selectable, Sortable, Filterable>): ListStatements {
+    const { list } = this
+    let shape = request.fields === list.defaultFields ? this.#defaultFieldsShape : request.fields.join(',')
     shape += '|'
-    shape += request.sort === defaultSort ? defaultSortShape : sortShape(request.sort)
+    shape += request.sort === list.defaultSort ? this.#defaultSortShape : sortShape(request.sort)
     shape += '|'
-    for (const field of filterable) shape += isSet(request.filters[field]) ? '1' : '0'
+    for (const field of list.filterable) shape += isSet(request.filters[field]) ? '1' : '0'
     shape += isSet(request.q) ? 'q' : ''
-    const cached = cache.get(shape)
+    const cached = this.#cache.get(shape)
     if (cached) return cached
 
-    const conditions: string[] = []
-    for (const field of filterable) {
-      if (isSet(request.filters[field])) {
-        conditions.push(`${identifier(columnOf(field))} = $${conditions.length + 1}`)
-      }
+    const built = buildStatements(list, request)
+    if (this.#cache.size >= list.cacheSize) {
+      const oldest = this.#cache.keys().next().value
+      if (oldest !== undefined) this.#cache.delete(oldest)
     }
-    if (isSet(request.q)) {
-      if (!searchCondition) throw new Error(`list of ${spec.table}: no search for q`)
-      conditions.push(searchCondition(conditions.length + 1))
-    }
-    const where = conditions.length > 0 ? ` where ${conditions.join(' and ')}` : ''
-    const select = request.fields
-      .map((field) => {
-        const sql = selected.get(field)
-        if (sql === undefined) throw new Error(`list of ${spec.table}: '${field}' is not selectable`)
-        return sql
-      })
-      .join(', ')
-    // the tie-breaker last, so pages never overlap or skip rows that share a sort value
-    const orderBy = [
-      ...request.sort.map(({ field, descending }) => {
-        if (!sortable.has(field)) throw new Error(`list of ${spec.table}: cannot sort by '${field}'`)
-        return `${identifier(columnOf(field))} ${descending ? 'desc' : 'asc'}`
-      }),
-      `${tieBreaker} asc`,
-    ].join(', ')
-    const limitAt = conditions.length + 1
-    const built = {
-      page: `select ${select} from ${from}${where} order by ${orderBy} limit $${limitAt} offset $${limitAt + 1}`,
-      count: `select count(*)::int as total from ${from}${where}`,
-    }
-    if (cache.size >= cacheSize) {
-      const oldest = cache.keys().next().value
-      if (oldest !== undefined) cache.delete(oldest)
-    }
-    cache.set(shape, built)
+    this.#cache.set(shape, built)
     return built
   }
+}
 
-  /** In the statements' order: the filters set, then q. */
-  function conditionValues(request: Request): FilterValue[] {
-    const values: FilterValue[] = []
-    for (const field of filterable) {
-      const value = request.filters[field]
-      if (value !== undefined && isSet(value)) values.push(value)
+/** The page and count statements of a request's shape; values are parameters, names come from the definition. */
+function buildStatements<Selectable extends string, Sortable extends string, Filterable extends string>(
+  list: CheckedList<Selectable, Sortable, Filterable>,
+  request: ListRequest<Selectable, Sortable, Filterable>,
+): ListStatements {
+  const conditions: string[] = []
+  for (const field of list.filterable) {
+    if (isSet(request.filters[field])) {
+      conditions.push(`${list.columnOf(field)} = $${conditions.length + 1}`)
     }
-    if (request.q !== undefined && isSet(request.q)) {
-      values.push(likeSearch ? `%${request.q.replace(/[\\%_]/g, '\\$&')}%` : request.q)
-    }
-    return values
   }
-
-  function positiveInteger(
-    value: unknown,
-    name: 'page' | 'limit',
-    fallback: number,
-    maximum: number,
-    problems: ErrorDetail[],
-  ): number {
-    if (value === undefined) return fallback
-    if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= maximum) return value
-    problems.push({
-      field: name,
-      message: `${name} must be an integer from 1 to ${maximum}`,
-      received: String(value),
+  if (isSet(request.q)) {
+    if (!list.searchCondition) throw new Error(`list of ${list.table}: no search for q`)
+    conditions.push(list.searchCondition(conditions.length + 1))
+  }
+  const where = conditions.length > 0 ? ` where ${conditions.join(' and ')}` : ''
+  const select = request.fields
+    .map((field) => {
+      const sql = list.selected.get(field)
+      if (sql === undefined) throw new Error(`list of ${list.table}: '${field}' is not selectable`)
+      return sql
     })
-    return fallback
-  }
-
+    .join(', ')
+  // the tie-breaker last, so pages never overlap or skip rows that share a sort value
+  const orderBy = [
+    ...request.sort.map(({ field, descending }) => {
+      if (!list.sortable.has(field)) throw new Error(`list of ${list.table}: cannot sort by '${field}'`)
+      return `${list.columnOf(field)} ${descending ? 'desc' : 'asc'}`
+    }),
+    `${list.tieBreaker} asc`,
+  ].join(', ')
+  const limitAt = conditions.length + 1
   return {
-    parse(query) {
-      const problems: ErrorDetail[] = []
-      const page = positiveInteger(query.page, 'page', 1, maximumPage, problems)
-      const limit = positiveInteger(query.limit, 'limit', pageSize.default, pageSize.maximum, problems)
-
-      const sort = query.sort ? parseSort(query.sort, problems) : defaultSort
-
-      let fields = defaultFields
-      if (query.fields) {
-        const requested = query.fields.split(',')
-        for (const field of requested) {
-          if (!selectable.has(field)) {
-            problems.push({
-              field: 'fields',
-              message: `unknown field '${field}'; allowed: ${fieldList}`,
-              received: field,
-            })
-          }
-        }
-        fields = [...new Set<Selectable>([...always, ...(requested as Selectable[])])]
-      }
-
-      const filters: Partial<Record<Filterable, FilterValue>> = {}
-      for (const field of filterable) {
-        const value: unknown = query[field]
-        if (!isSet(value)) continue
-        if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-          filters[field] = value
-        } else {
-          problems.push({ field, message: `${field} takes a single value` })
-        }
-      }
-
-      let q: string | undefined
-      if (query.q !== undefined && query.q !== '') {
-        if (typeof query.q !== 'string') problems.push({ field: 'q', message: 'q must be text' })
-        else if (!searchCondition) problems.push({ field: 'q', message: 'this list has no search' })
-        else q = query.q
-      }
-
-      if (problems.length > 0) throw AppError.validation(problems)
-      return { fields, sort, filters, q, page, limit, offset: (page - 1) * limit }
-    },
-
-    async run<Row>(sql: Queryable, request: Request) {
-      const { page, count } = statements(request)
-      const values = conditionValues(request)
-      const [rows, [counted]] = await Promise.all([
-        sql.unsafe<ListRow<Row, Always>[]>(page, [...values, request.limit, request.offset], prepared),
-        sql.unsafe<{ total: number }[]>(count, values, prepared),
-      ])
-      return { rows, total: counted?.total ?? 0 }
-    },
-
-    statements,
-
-    parameters(request) {
-      const values = conditionValues(request)
-      return { page: [...values, request.limit, request.offset], count: values }
-    },
-
-    get cachedShapes() {
-      return cache.size
-    },
+    page: `select ${select} from ${list.from}${where} order by ${orderBy} limit $${limitAt} offset $${limitAt + 1}`,
+    count: `select count(*)::int as total from ${list.from}${where}`,
   }
+}
+
+/** In the statements' order: the filters set, then q. */
+function conditionValues<Filterable extends string>(
+  list: CheckedList<string, string, Filterable>,
+  request: ListRequest<string, string, Filterable>,
+): FilterValue[] {
+  const values: FilterValue[] = []
+  for (const field of list.filterable) {
+    const value = request.filters[field]
+    if (value !== undefined && isSet(value)) values.push(value)
+  }
+  if (request.q !== undefined && isSet(request.q)) {
+    values.push(list.likeSearch ? `%${request.q.replace(/[\\%_]/g, '\\$&')}%` : request.q)
+  }
+  return values
 }

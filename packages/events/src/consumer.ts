@@ -1,21 +1,28 @@
 // The consumer runner: each event is handled in one transaction with its inbox record; failures go to retry topics.
+// The runner owns the Kafka consumer, its partitions and offsets; what a batch does is consumer-batch.ts, where a
+// failed event goes is consumer-retries.ts.
 import type { EventType } from '@meridian/contracts'
-import { isDatabaseUnavailable, type Sql, type TransactionSql, transaction } from '@meridian/db'
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs'
-import type { ConsumerLogger } from './consumer-logger.ts'
-import { type DeadLetterHook, type DeadLetterTarget, sendToDeadLetters } from './dead-letter.ts'
-import { type CatalogueEvent, type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
-import type { EventMetrics } from './event-metrics.ts'
-import { cleanInbox, defaultInboxRetentionMs, recordInInbox, recordManyInInbox } from './inbox.ts'
-import { createEventProducer, type EventProducer, headerText } from './kafka.ts'
+import type { Sql, TransactionSql } from '@meridian/db'
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs'
 import {
-  carriedHeaders,
-  defaultRetryDelaysMs,
-  errorMessageOf,
-  RetryHeader,
-  retryLevelOf,
-  retryTopicOf,
-} from './retry.ts'
+  applyEvents,
+  applyMessage,
+  type BatchHandling,
+  type EventsOutcome,
+  firstMessageOf,
+  lastMessageOf,
+  type Run,
+  runsAfterRollback,
+  runsOf,
+} from './consumer-batch.ts'
+import type { ConsumerLogger } from './consumer-logger.ts'
+import { type FailureRouting, routeFailedEvent } from './consumer-retries.ts'
+import type { DeadLetterHook } from './dead-letter.ts'
+import type { CatalogueEvent } from './envelope.ts'
+import type { EventMetrics } from './event-metrics.ts'
+import { cleanInbox, defaultInboxRetentionMs } from './inbox.ts'
+import { createEventProducer, type EventProducer } from './kafka.ts'
+import { defaultRetryDelaysMs, retryTopicOf } from './retry.ts'
 
 /** Where the message in hand came from. */
 export interface ConsumeContext {
@@ -133,39 +140,6 @@ export interface EventConsumer {
   stop(): Promise<void>
 }
 
-type Outcome = 'done' | 'held'
-
-/**
- * What a fetched batch is worked through as: consecutive valid events of the event topic applied together, and
- * single messages (retries, which may have to wait, and messages that do not parse).
- */
-type Run<Type extends EventType> =
-  | { kind: 'events'; items: EventItem<Type>[] }
-  | { kind: 'message'; message: KafkaMessage }
-  /** an event whose handler threw inside a shared transaction: straight to its retry, not run a second time */
-  | { kind: 'failed'; item: EventItem<Type>; error: unknown }
-
-interface EventItem<Type extends EventType> {
-  message: KafkaMessage
-  event: CatalogueEvent<Type>
-}
-
-/** How a shared transaction ended when it did not commit: which handler threw, or that something else failed. */
-type EventsOutcome = Outcome | { failedAt: number; error: unknown } | 'split'
-
-const firstMessageOf = (run: Run<EventType>): KafkaMessage =>
-  run.kind === 'message'
-    ? run.message
-    : run.kind === 'failed'
-      ? run.item.message
-      : (run.items[0] as EventItem<EventType>).message
-const lastMessageOf = (run: Run<EventType>): KafkaMessage =>
-  run.kind === 'message'
-    ? run.message
-    : run.kind === 'failed'
-      ? run.item.message
-      : (run.items.at(-1) as EventItem<EventType>).message
-
 /** Offsets are committed at the end of each batch, and at least this often within a long one. */
 const commitIntervalMs = 1000
 /** Backoff while the database or Kafka cannot take the outcome of a message: 0.5 s doubling up to 30 s. */
@@ -215,45 +189,41 @@ export async function consume<Type extends EventType>(options: ConsumeOptions<Ty
   }
 }
 
+/** Runs one consumer: joins its group, works through each fetched batch in order, holds and resumes partitions. */
 class ConsumerRunner<Type extends EventType> {
   /** the event topic: `topic`, or the event type */
   readonly topic: string
   readonly kafkaGroupId: string
   readonly topics: readonly string[]
   private readonly consumer: Consumer
-  private readonly retryDelaysMs: readonly number[]
-  private readonly deadLetters: DeadLetterTarget
-  private readonly resumeTimers = new Map<string, NodeJS.Timeout>()
+  private readonly handling: BatchHandling<Type>
+  private readonly holds: PartitionHolds
   /** consecutive infrastructure failures per topic-partition, for the hold backoff */
   private readonly failures = new Map<string, number>()
-  private cleanupTimer: NodeJS.Timeout | undefined
-  private cleaning: Promise<void> = Promise.resolve()
+  private inboxCleanup: InboxCleanup | undefined
   private stopping: Promise<void> | undefined
 
   constructor(
     private readonly options: ConsumeOptions<Type>,
-    private readonly producer: EventProducer,
+    producer: EventProducer,
   ) {
-    this.retryDelaysMs = options.retryDelaysMs ?? defaultRetryDelaysMs
+    const retryDelaysMs = options.retryDelaysMs ?? defaultRetryDelaysMs
     const topic = options.topic ?? options.type
     this.topic = topic
-    this.topics = [topic, ...this.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]
-    const sessionTimeout = options.sessionTimeoutMs ?? 30_000
+    this.topics = [topic, ...retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]
     this.kafkaGroupId = kafkaGroupIdOf(options.group, topic)
-    this.consumer = options.kafka.consumer({
-      groupId: this.kafkaGroupId,
-      sessionTimeout,
-      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
-      maxWaitTimeInMs: options.maxWaitTimeMs ?? 500,
-      allowAutoTopicCreation: false,
-    })
-    this.deadLetters = {
+    this.consumer = createGroupConsumer(options, this.kafkaGroupId)
+    this.holds = new PartitionHolds(this.consumer)
+    const routing: FailureRouting = {
+      topic,
+      retryDelaysMs,
       producer,
       group: options.group,
       logger: options.logger,
       metrics: options.metrics,
       onDeadLetter: options.onDeadLetter,
     }
+    this.handling = { options, topic, routing }
   }
 
   async start(): Promise<void> {
@@ -269,19 +239,7 @@ class ConsumerRunner<Type extends EventType> {
     const retryTopics = this.topics.slice(1)
     if (retryTopics.length > 0) await consumer.subscribe({ topics: retryTopics, fromBeginning: true })
 
-    const joined = new Promise<void>((resolve, reject) => {
-      const removers = [
-        consumer.on(consumer.events.GROUP_JOIN, () => {
-          for (const remove of removers) remove()
-          resolve()
-        }),
-        consumer.on(consumer.events.CRASH, ({ payload }) => {
-          if (payload.restart) return
-          for (const remove of removers) remove()
-          reject(payload.error)
-        }),
-      ]
-    })
+    const joined = groupJoined(consumer)
     await consumer.run({
       autoCommit: false,
       // a held message and those after it must be fetched again, not skipped
@@ -290,80 +248,36 @@ class ConsumerRunner<Type extends EventType> {
       eachBatch: (payload) => this.onBatch(payload),
     })
     await joined
-
-    this.cleaning = this.cleanInbox()
-    this.cleanupTimer = setInterval(
-      () => {
-        this.cleaning = this.cleaning.then(() => this.cleanInbox())
-      },
-      options.inboxCleanupIntervalMs ?? 15 * 60_000,
-    )
-    this.cleanupTimer.unref()
+    this.inboxCleanup = new InboxCleanup(options)
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      clearInterval(this.cleanupTimer)
-      for (const timer of this.resumeTimers.values()) clearTimeout(timer)
-      this.resumeTimers.clear()
+      this.inboxCleanup?.stopTimer()
+      this.holds.stop()
       await this.consumer.disconnect()
-      await this.cleaning
+      await this.inboxCleanup?.cleaning
     })()
     return this.stopping
   }
 
+  /** Works through a batch run by run, committing offsets as it goes; stops at a held run. */
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload
     const { topic, partition } = batch
     // the payload's commit, unlike consumer.commitOffsets, still works while stop() waits for this batch
-    const commit = (offset: string) => this.commit(payload, topic, partition, offset)
-    const key = `${topic}|${partition}`
+    const commit = (offset: string) => commitOffset(payload, this.options, topic, partition, offset)
     let toCommit: string | undefined
     let committedAt = Date.now()
-    const runs = this.runsOf(topic, batch.messages)
+    const runs = runsOf(this.handling, topic, batch.messages)
     for (let i = 0; i < runs.length; i++) {
       if (!isRunning() || isStale() || this.stopping) break
       const run = runs[i] as Run<Type>
-      let outcome: EventsOutcome
-      try {
-        if (run.kind === 'events') outcome = await this.handleEvents(topic, partition, run.items)
-        else if (run.kind === 'failed') {
-          await this.handlerFailed(run.item.message, run.item.event, 0, run.error)
-          outcome = 'done'
-        } else outcome = await this.handleMessage(topic, partition, run.message)
-        this.failures.delete(key)
-      } catch (error) {
-        // The database or Kafka could not take the outcome: not the event's fault, so no retry is spent on it.
-        const failures = (this.failures.get(key) ?? 0) + 1
-        this.failures.set(key, failures)
-        const delayMs = holdBackoffMs(failures)
-        const offset = firstMessageOf(run).offset
-        this.options.logger.warn(
-          { err: error, topic, partition, offset, group: this.options.group, retryInMs: delayMs },
-          'could not process message; its partition is held and it will be read again',
-        )
-        this.hold(topic, partition, offset, delayMs)
-        outcome = 'held'
-      }
+      const outcome = await this.applyRun(topic, partition, run)
       if (outcome === 'held') break
-      if (typeof outcome === 'object' && run.kind === 'events') {
-        // One handler threw and rolled the others back with it: those before it are applied again together, it goes
-        // to its retry (its handler is not run twice for one delivery), and those after it follow.
-        const { failedAt, error } = outcome
-        const before = run.items.slice(0, failedAt)
-        const after = run.items.slice(failedAt + 1)
-        runs.splice(
-          i + 1,
-          0,
-          ...(before.length > 0 ? [{ kind: 'events' as const, items: before }] : []),
-          { kind: 'failed', item: run.items[failedAt] as EventItem<Type>, error },
-          ...(after.length > 0 ? [{ kind: 'events' as const, items: after }] : []),
-        )
-        continue
-      }
-      if (outcome === 'split' && run.kind === 'events') {
-        // the transaction failed for another reason than a handler: apply the events one by one
-        runs.splice(i + 1, 0, ...run.items.map(({ message }) => ({ kind: 'message' as const, message })))
+      const reruns = runsAfterRollback(run, outcome)
+      if (reruns) {
+        runs.splice(i + 1, 0, ...reruns)
         continue
       }
       const last = lastMessageOf(run)
@@ -379,255 +293,151 @@ class ConsumerRunner<Type extends EventType> {
     if (toCommit !== undefined) await commit(toCommit)
   }
 
-  /** Groups consecutive valid events of the event topic, up to maxEventsPerTransaction; the rest go one by one. */
-  private runsOf(topic: string, messages: KafkaMessage[]): Run<Type>[] {
-    const { options } = this
-    const most = options.maxEventsPerTransaction ?? 100
-    const runs: Run<Type>[] = []
-    let open: Extract<Run<Type>, { kind: 'events' }> | undefined
-    for (const message of messages) {
-      const event = topic === this.topic && most > 1 ? this.parseOrUndefined(message) : undefined
-      if (event === undefined) {
-        open = undefined
-        runs.push({ kind: 'message', message })
-        continue
-      }
-      if (open === undefined || open.items.length >= most) {
-        open = { kind: 'events', items: [] }
-        runs.push(open)
-      }
-      open.items.push({ message, event })
-    }
-    return runs
-  }
-
-  private parseOrUndefined(message: KafkaMessage): CatalogueEvent<Type> | undefined {
-    try {
-      return this.parse(message.value)
-    } catch (error) {
-      if (error instanceof InvalidEventError) return undefined
-      throw error
-    }
-  }
-
   /**
-   * Applies events of the event topic in one transaction with one inbox insert. When it rolls back: which handler
-   * threw, or 'split' for any other failure; a thrown error when the database is unavailable.
+   * Applies one run; 'held' when its partition now waits: for a retry to be due, or because the database or Kafka
+   * could not take the outcome.
    */
-  private async handleEvents(
-    topic: string,
-    partition: number,
-    items: EventItem<Type>[],
-  ): Promise<EventsOutcome> {
-    const { options } = this
-    const contextOf = (message: KafkaMessage): ConsumeContext => ({
-      topic,
-      partition,
-      offset: message.offset,
-      attempt: 1,
-    })
-    let applied: EventItem<Type>[]
-    let failure: { failedAt: number; error: unknown } | undefined
+  private async applyRun(topic: string, partition: number, run: Run<Type>): Promise<EventsOutcome | 'held'> {
+    const key = `${topic}|${partition}`
+    let outcome: EventsOutcome | 'held'
     try {
-      applied = await transaction(options.sql, async (tx) => {
-        const fresh = await recordManyInInbox(tx, {
-          group: options.group,
-          topic: this.topic,
-          eventIds: items.map(({ event }) => event.id),
-        })
-        const done: EventItem<Type>[] = []
-        for (const [index, item] of items.entries()) {
-          // delete: an event delivered twice in the same batch is applied once
-          if (!fresh.delete(item.event.id)) continue
-          try {
-            await options.handler(item.event, tx, contextOf(item.message))
-          } catch (error) {
-            failure = { failedAt: index, error }
-            throw error
-          }
-          done.push(item)
+      if (run.kind === 'events') outcome = await applyEvents(this.handling, topic, partition, run.items)
+      else if (run.kind === 'failed') {
+        const { message, event } = run.item
+        await routeFailedEvent(this.handling.routing, { message, event, level: 0, error: run.error })
+        outcome = 'done'
+      } else {
+        const applied = await applyMessage(this.handling, topic, partition, run.message)
+        if (applied === 'done') outcome = 'done'
+        else {
+          this.holds.hold(topic, partition, run.message.offset, applied.waitMs)
+          outcome = 'held'
         }
-        return done
-      })
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) throw error
-      return failure ?? 'split'
-    }
-    if (applied.length < items.length) {
-      const appliedOffsets = new Set(applied.map(({ message }) => message.offset))
-      for (const { message, event } of items) {
-        if (appliedOffsets.has(message.offset)) continue
-        options.logger.debug(
-          { eventId: event.id, topic, partition, offset: message.offset, group: options.group },
-          'event already processed by this group; skipped',
-        )
       }
-    }
-    if (applied.length > 0)
-      options.metrics?.consumed.inc({ topic: this.topic, group: options.group }, applied.length)
-    if (options.afterCommit) {
-      for (const { message, event } of applied) await options.afterCommit(event, contextOf(message))
-    }
-    return 'done'
-  }
-
-  private async handleMessage(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
-    const { options } = this
-    const level = topic === this.topic ? 0 : retryLevelOf(topic)
-    if (level > 0) {
-      const owner = headerText(message.headers, RetryHeader.consumerGroup)
-      if (owner !== options.group) {
-        // another group's retry: that group's consumer acts on it
-        return 'done'
-      }
-      const waitMs = Number(headerText(message.headers, RetryHeader.dueAt) ?? 0) - Date.now()
-      if (waitMs > 0) {
-        // Retries of one level are due in the order they were written, so this message waits at its partition's head
-        // while every other partition and topic keeps flowing.
-        this.hold(topic, partition, message.offset, waitMs)
-        return 'held'
-      }
-    }
-
-    let event: CatalogueEvent<Type>
-    try {
-      event = this.parse(message.value)
+      this.failures.delete(key)
     } catch (error) {
-      if (!(error instanceof InvalidEventError)) throw error
-      await sendToDeadLetters(this.deadLetters, {
-        message,
-        topic: this.topic,
-        reason: 'invalid-event',
-        errorMessage: error.message,
-        retries: level,
-      })
-      return 'done'
-    }
-
-    const context: ConsumeContext = { topic, partition, offset: message.offset, attempt: level + 1 }
-    let processed: boolean
-    try {
-      processed = await transaction(options.sql, async (tx) => {
-        const isNew = await recordInInbox(tx, {
-          group: options.group,
-          eventId: event.id,
-          topic: this.topic,
-        })
-        if (!isNew) return false
-        await options.handler(event, tx, context)
-        return true
-      })
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) throw error
-      await this.handlerFailed(message, event, level, error)
-      return 'done'
-    }
-
-    if (!processed) {
-      options.logger.debug(
-        { eventId: event.id, topic, partition, offset: message.offset, group: options.group },
-        'event already processed by this group; skipped',
+      // The database or Kafka could not take the outcome: not the event's fault, so no retry is spent on it.
+      const failures = (this.failures.get(key) ?? 0) + 1
+      this.failures.set(key, failures)
+      const delayMs = holdBackoffMs(failures)
+      const offset = firstMessageOf(run).offset
+      this.options.logger.warn(
+        { err: error, topic, partition, offset, group: this.options.group, retryInMs: delayMs },
+        'could not process message; its partition is held and it will be read again',
       )
-      return 'done'
+      this.holds.hold(topic, partition, offset, delayMs)
+      outcome = 'held'
     }
-    options.metrics?.consumed.inc({ topic: this.topic, group: options.group })
-    if (options.afterCommit) await options.afterCommit(event, context)
-    return 'done'
+    return outcome
   }
+}
 
-  /**
-   * The event in a message value; InvalidEventError when it is not one. Validated: an envelope of the consumer's
-   * type whose data matches the type's schema. Not validated: any envelope, taken on the producer's word.
-   */
-  private parse(value: Buffer | null): CatalogueEvent<Type> {
-    const { options } = this
-    // Without validation nothing backs the handler's type but the producer: the cast is that promise, documented.
-    if (options.validate === false) return parseLoosely(value) as CatalogueEvent<Type>
-    const event = parseEvent(value)
-    if (event.type !== options.type) {
-      throw new InvalidEventError(`event type '${event.type}' on a consumer of '${options.type}'`)
-    }
-    // parseEvent checked the data against the schema of event.type, which is Type
-    return event as CatalogueEvent<Type>
-  }
+/** Partitions paused at a message until a delay passes: a retry not yet due, or a backoff; nothing else waits. */
+class PartitionHolds {
+  private readonly resumeTimers = new Map<string, NodeJS.Timeout>()
+  private stopped = false
 
-  /** Hands a failed event to the next retry topic, or to the dead-letter topic after the last retry. */
-  private async handlerFailed(message: KafkaMessage, event: DomainEvent, level: number, error: unknown) {
-    const { options } = this
-    const errorMessage = errorMessageOf(error)
-    const retry = level + 1
-    const delayMs = this.retryDelaysMs[level]
-    if (delayMs === undefined) {
-      await sendToDeadLetters(this.deadLetters, {
-        message,
-        topic: this.topic,
-        reason: 'retries-exhausted',
-        errorMessage,
-        retries: level,
-        event,
-      })
-      return
-    }
-    const dueAt = Date.now() + delayMs
-    const headers = carriedHeaders(message.headers)
-    await this.producer.publish([
-      {
-        topic: retryTopicOf(this.topic, retry),
-        key: message.key?.toString() ?? '',
-        value: message.value?.toString('utf8') ?? '',
-        headers: {
-          ...headers,
-          [RetryHeader.messageId]: headers[RetryHeader.messageId] ?? event.id,
-          [RetryHeader.retryCount]: String(retry),
-          [RetryHeader.originalTopic]: this.topic,
-          [RetryHeader.consumerGroup]: options.group,
-          [RetryHeader.errorMessage]: errorMessage,
-          [RetryHeader.dueAt]: String(dueAt),
-        },
-      },
-    ])
-    options.metrics?.retried.inc({ topic: this.topic, group: options.group, attempt: String(retry) })
-    options.logger.warn(
-      {
-        err: error,
-        eventId: event.id,
-        eventType: event.type,
-        topic: this.topic,
-        group: options.group,
-        retry,
-        dueAt: new Date(dueAt).toISOString(),
-      },
-      'event handler failed; retry scheduled',
-    )
-  }
+  constructor(private readonly consumer: Consumer) {}
 
-  /** Pauses one topic-partition, rewinds it to `offset`, and resumes it after `delayMs`; nothing else waits. */
-  private hold(topic: string, partition: number, offset: string, delayMs: number) {
+  /** Pauses one topic-partition, rewinds it to `offset`, and resumes it after `delayMs`. */
+  hold(topic: string, partition: number, offset: string, delayMs: number): void {
     this.consumer.pause([{ topic, partitions: [partition] }])
     this.consumer.seek({ topic, partition, offset })
     const key = `${topic}|${partition}`
     clearTimeout(this.resumeTimers.get(key))
     const timer = setTimeout(() => {
       this.resumeTimers.delete(key)
-      if (!this.stopping) this.consumer.resume([{ topic, partitions: [partition] }])
+      if (!this.stopped) this.consumer.resume([{ topic, partitions: [partition] }])
     }, delayMs)
     timer.unref()
     this.resumeTimers.set(key, timer)
   }
 
-  private async commit(payload: EachBatchPayload, topic: string, partition: number, offset: string) {
-    try {
-      await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] })
-    } catch (error) {
-      // Harmless for correctness: the events since the last commit are delivered again and the inbox skips them.
-      this.options.logger.warn(
-        { err: error, topic, partition, offset, group: this.options.group },
-        'offset commit failed',
-      )
-    }
+  /** The consumer is stopping: no partition is resumed any more. */
+  stop(): void {
+    this.stopped = true
+    for (const timer of this.resumeTimers.values()) clearTimeout(timer)
+    this.resumeTimers.clear()
+  }
+}
+
+/** The Kafka consumer of one group; its heartbeat a third of the session timeout, at most 3 s. */
+function createGroupConsumer<Type extends EventType>(
+  options: ConsumeOptions<Type>,
+  groupId: string,
+): Consumer {
+  const sessionTimeout = options.sessionTimeoutMs ?? 30_000
+  return options.kafka.consumer({
+    groupId,
+    sessionTimeout,
+    heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
+    maxWaitTimeInMs: options.maxWaitTimeMs ?? 500,
+    allowAutoTopicCreation: false,
+  })
+}
+
+/** Resolves when the consumer joins its group; rejects if it crashes for good before. */
+function groupJoined(consumer: Consumer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const removers = [
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        for (const remove of removers) remove()
+        resolve()
+      }),
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return
+        for (const remove of removers) remove()
+        reject(payload.error)
+      }),
+    ]
+  })
+}
+
+async function commitOffset<Type extends EventType>(
+  payload: EachBatchPayload,
+  options: ConsumeOptions<Type>,
+  topic: string,
+  partition: number,
+  offset: string,
+): Promise<void> {
+  try {
+    await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] })
+  } catch (error) {
+    // Harmless for correctness: the events since the last commit are delivered again and the inbox skips them.
+    options.logger.warn(
+      { err: error, topic, partition, offset, group: options.group },
+      'offset commit failed',
+    )
+  }
+}
+
+/** Removes this group's expired inbox rows now, then every `inboxCleanupIntervalMs`, one cleanup at a time. */
+class InboxCleanup {
+  /** the cleanup under way, if any: stop() waits for it */
+  cleaning: Promise<void>
+  private readonly timer: NodeJS.Timeout
+
+  constructor(
+    private readonly options: Pick<
+      ConsumeOptions<EventType>,
+      'sql' | 'group' | 'logger' | 'inboxRetentionMs' | 'inboxCleanupIntervalMs'
+    >,
+  ) {
+    this.cleaning = this.clean()
+    this.timer = setInterval(
+      () => {
+        this.cleaning = this.cleaning.then(() => this.clean())
+      },
+      options.inboxCleanupIntervalMs ?? 15 * 60_000,
+    )
+    this.timer.unref()
   }
 
-  private async cleanInbox() {
+  stopTimer(): void {
+    clearInterval(this.timer)
+  }
+
+  private async clean(): Promise<void> {
     const { options } = this
     try {
       const removed = await cleanInbox(options.sql, {
@@ -640,20 +450,4 @@ class ConsumerRunner<Type extends EventType> {
       options.logger.warn({ err: error, group: options.group }, 'inbox cleanup failed')
     }
   }
-}
-
-/** With validation off: JSON with a string id and type is enough. */
-function parseLoosely(value: Buffer | null): DomainEvent {
-  if (value === null) throw new InvalidEventError('empty message')
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(value.toString('utf8'))
-  } catch {
-    throw new InvalidEventError('message value is not JSON')
-  }
-  const candidate = parsed as Partial<DomainEvent> | null
-  if (typeof candidate?.id !== 'string' || typeof candidate.type !== 'string') {
-    throw new InvalidEventError('not an event envelope: id and type are required')
-  }
-  return candidate as DomainEvent
 }

@@ -1,0 +1,236 @@
+// The active outbox relay's publishing: select a batch in id order, publish it, then delete or mark its rows; the
+// backlog gauges and the removal of marked rows past retention (why it works this way: the comment on createOutboxRelay).
+import type { EventMetrics } from './event-metrics.ts'
+import type { EventProducer, OutgoingMessage } from './kafka.ts'
+import { type LeaderStatements, type Leadership, LeadershipLost } from './outbox-leadership.ts'
+import type { OutboxRelayLogger, PublishedOutboxRow } from './outbox-relay.ts'
+
+/** Kafka (or the onPublished hook) failed; the database session is fine. */
+export class PublishFailed extends Error {
+  constructor(cause: unknown) {
+    super(`publishing failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    this.name = 'PublishFailed'
+  }
+}
+
+export interface OutboxPublishingOptions {
+  /** runs the statements on the leader's session, and gives the session up when it cannot be trusted */
+  leader: LeaderStatements
+  producer: EventProducer
+  logger: OutboxRelayLogger
+  metrics: EventMetrics | undefined
+  onPublished: ((rows: PublishedOutboxRow[]) => void | Promise<void>) | undefined
+  topicPrefix: string
+  batchSize: number
+  mode: 'delete' | 'mark'
+  retentionMs: number
+}
+
+interface OutboxRow {
+  outboxId: string
+  eventType: string
+  aggregateId: string
+  eventId: string
+  payload: string
+  createdAt: Date
+}
+
+const maxCleanupIntervalMs = 60_000
+const rollbackTimeoutMs = 5000
+// how often the pending-rows and lag gauges are recounted
+const gaugeIntervalMs = 1000
+
+/** Publishes the outbox as the active relay, one pass at a time; keeps the batch to send again after a failure. */
+export class OutboxPublisher {
+  /**
+   * The batch whose publishing failed: sent again, unchanged, before anything newer. Kept across a change of session,
+   * since it is this relay's producer whose numbering must match.
+   */
+  #unfinishedBatch: string[] | undefined
+  #lastCleanupAt = 0
+  #lastMeasuredAt = 0
+  readonly #cleanupIntervalMs: number
+
+  constructor(private readonly options: OutboxPublishingOptions) {
+    this.#cleanupIntervalMs = Math.min(options.retentionMs, maxCleanupIntervalMs)
+  }
+
+  /** rows of the batch that failed to publish and will be sent again first */
+  get unfinishedRows(): number {
+    return this.#unfinishedBatch?.length ?? 0
+  }
+
+  /** A newly elected relay measures the backlog and removes expired rows on its first pass. */
+  restartSchedules(): void {
+    this.#lastCleanupAt = 0
+    this.#lastMeasuredAt = 0
+  }
+
+  /** One pass as the active relay; resolves to the number of rows published. */
+  async publishPending(lead: Leadership): Promise<number> {
+    const { leader, mode } = this.options
+    const { db } = lead.session
+    const pending = await this.#pendingRows(lead)
+    if (mode === 'mark' && Date.now() - this.#lastCleanupAt >= this.#cleanupIntervalMs)
+      await this.#removeExpired(lead)
+    if (pending === 0) {
+      this.#unfinishedBatch = undefined
+      return 0
+    }
+
+    await leader.asLeader(lead, () => db`begin`)
+    try {
+      const published = await this.#publishBatch(lead)
+      await leader.asLeader(lead, () => db`commit`)
+      this.#unfinishedBatch = undefined
+      return published
+    } catch (error) {
+      // Only a publishing failure leaves the connection trusted: end the transaction so the rows unlock.
+      if (error instanceof PublishFailed) await rollBackBatch(leader, lead)
+      throw error
+    }
+  }
+
+  /**
+   * Whether there is anything to publish (the count of it when the gauges are due), checking on the way that the
+   * session is still the one holding the lock.
+   */
+  async #pendingRows(lead: Leadership): Promise<number> {
+    const { leader, metrics } = this.options
+    const { db } = lead.session
+    // Counting the backlog costs a scan of the unpublished rows: the gauges are refreshed at most once a second;
+    // the other passes only ask whether there is anything to publish.
+    const measure = Date.now() - this.#lastMeasuredAt >= gaugeIntervalMs
+    const [state] = await leader.asLeader(lead, () =>
+      measure
+        ? db<{ pid: number; pending: number; lagSeconds: number }[]>`
+            select pg_backend_pid() as pid, count(*)::int as pending,
+              coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "lagSeconds"
+            from outbox where not published`
+        : db<{ pid: number; pending: number; lagSeconds: number }[]>`
+            select pg_backend_pid() as pid,
+              (exists (select 1 from outbox where not published))::int as pending, 0::float8 as "lagSeconds"`,
+    )
+    // the connection was replaced without our noticing: the lock stayed with the old one
+    if (!state || state.pid !== lead.pid) throw new LeadershipLost('its database connection was replaced')
+    if (measure) {
+      this.#lastMeasuredAt = Date.now()
+      metrics?.outboxPending.set(state.pending)
+      metrics?.outboxLagSeconds.set(Math.max(0, state.lagSeconds))
+    }
+    return state.pending
+  }
+
+  /** Selects the batch (the unfinished one first), publishes it, then deletes or marks its rows. */
+  async #publishBatch(lead: Leadership): Promise<number> {
+    const { leader, producer, metrics, onPublished, topicPrefix, batchSize, mode } = this.options
+    const { db } = lead.session
+    const rows = await selectBatch(leader, lead, this.#unfinishedBatch, batchSize)
+    if (rows.length === 0) return 0
+    const ids = rows.map((row) => row.outboxId)
+    this.#unfinishedBatch = ids
+
+    try {
+      await producer.publish(rows.map((row) => toMessage(row, topicPrefix)))
+    } catch (error) {
+      throw new PublishFailed(error)
+    }
+    if (metrics) {
+      for (const [type, count] of countByTopic(rows))
+        metrics.published.inc({ topic: topicPrefix + type }, count)
+    }
+    try {
+      await onPublished?.(rows.map(toPublished))
+    } catch (error) {
+      throw new PublishFailed(error)
+    }
+
+    await leader.asLeader(lead, () =>
+      mode === 'delete'
+        ? db`delete from outbox where id = any(${db.array(ids)}::bigint[])`
+        : db`update outbox set published = true, published_at = now() where id = any(${db.array(ids)}::bigint[])`,
+    )
+    return rows.length
+  }
+
+  async #removeExpired(lead: Leadership): Promise<void> {
+    const { leader, logger, retentionMs } = this.options
+    const { db } = lead.session
+    const removed = await leader.asLeader(
+      lead,
+      () => db`
+        delete from outbox
+        where published and published_at < now() - ${retentionMs}::float8 * interval '1 millisecond'`,
+    )
+    this.#lastCleanupAt = Date.now()
+    if (removed.count > 0)
+      logger.info({ removed: removed.count }, 'removed published outbox rows past retention')
+  }
+}
+
+/** Ends the failed batch's transaction so its rows unlock; a rollback that does not come in time ends the session. */
+async function rollBackBatch(leader: LeaderStatements, lead: Leadership): Promise<void> {
+  const { db } = lead.session
+  let timer: NodeJS.Timeout | undefined
+  const rolledBack = await Promise.race([
+    leader
+      .asLeader(lead, () => db`rollback`)
+      .then(
+        () => true,
+        () => false,
+      ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(resolve, rollbackTimeoutMs, false)
+    }),
+  ])
+  clearTimeout(timer)
+  if (!rolledBack) leader.retire()
+}
+
+/** The rows of the batch to send again, or the next `batchSize` rows, in id order, locked for this transaction. */
+function selectBatch(
+  leader: LeaderStatements,
+  lead: Leadership,
+  retrying: string[] | undefined,
+  batchSize: number,
+): Promise<OutboxRow[]> {
+  const { db } = lead.session
+  return leader.asLeader(lead, () =>
+    retrying
+      ? db<OutboxRow[]>`
+          select id::text as "outboxId", event_type as "eventType", aggregate_id as "aggregateId",
+            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt"
+          from outbox where id = any(${db.array(retrying)}::bigint[]) and not published
+          order by id for update skip locked`
+      : db<OutboxRow[]>`
+          select id::text as "outboxId", event_type as "eventType", aggregate_id as "aggregateId",
+            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt"
+          from outbox where not published
+          order by id limit ${batchSize} for update skip locked`,
+  )
+}
+
+function toMessage(row: OutboxRow, topicPrefix: string): OutgoingMessage {
+  return {
+    topic: `${topicPrefix}${row.eventType}`,
+    key: row.aggregateId,
+    value: row.payload,
+    headers: { 'message-id': `outbox-${row.outboxId}` },
+  }
+}
+
+function toPublished(row: OutboxRow): PublishedOutboxRow {
+  return {
+    outboxId: row.outboxId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    aggregateId: row.aggregateId,
+    createdAt: row.createdAt,
+  }
+}
+
+function countByTopic(rows: OutboxRow[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const row of rows) counts.set(row.eventType, (counts.get(row.eventType) ?? 0) + 1)
+  return counts
+}
