@@ -35,6 +35,16 @@ describe('the seed command', () => {
     expect(() => seedSettings({ NODE_ENV: 'development' })).toThrow(/AUTH_DATABASE_URL is required/)
   })
 
+  it('when a URL ends in slashes, then they are cut, however many (in linear time)', () => {
+    const settings = seedSettings({ ...development, MERIDIAN_GATEWAY_URL: 'http://127.0.0.1:8080///' })
+    expect(settings.gatewayUrl).toBe('http://127.0.0.1:8080')
+    const slashes = '/'.repeat(100_000)
+    expect(
+      seedSettings({ ...development, MERIDIAN_PAYMENT_PROVIDER_URL: `http://127.0.0.1:3099${slashes}` })
+        .paymentProviderUrl,
+    ).toBe('http://127.0.0.1:3099')
+  })
+
   it('when a URL is not an http(s) URL, then it names the variable', () => {
     expect(() => seedSettings({ ...development, MERIDIAN_GATEWAY_URL: 'not a url' })).toThrow(
       "MERIDIAN_GATEWAY_URL must be an http(s) URL (got 'not a url')",

@@ -55,7 +55,10 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new SeedCommandError(`${name} must be an http(s) URL (got '${value}')`)
   }
-  return value.replace(/\/+$/, '')
+  // trailing slashes cut by a scan: the obvious pattern backtracks quadratically on a long run of slashes
+  let end = value.length
+  while (end > 0 && value[end - 1] === '/') end -= 1
+  return value.slice(0, end)
 }
 
 /** The command's settings, read once from `env`; fails when it may not run (production) or lacks a setting. */
