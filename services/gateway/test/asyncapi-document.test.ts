@@ -33,7 +33,10 @@ describe('gateway: the AsyncAPI document', () => {
 
   it("when the gateway's OpenAPI document is read, then it is valid and declares both operations with their responses", async () => {
     const document = (await (await fetch(`${gateway.url}/docs/json`)).json()) as {
-      paths: Record<string, { get?: { responses?: Record<string, { content?: Record<string, unknown> }> } }>
+      paths: Record<
+        string,
+        { get?: { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> } }
+      >
     }
     const result = await new Validator().validate(document as never)
     expect(result.errors ?? []).toEqual([])
@@ -43,6 +46,13 @@ describe('gateway: the AsyncAPI document', () => {
     expect(
       Object.keys(document.paths['/docs/asyncapi.yaml']?.get?.responses?.['200']?.content ?? {}),
     ).toEqual(['application/yaml'])
+    // the YAML's schema is the document's, as for JSON: a client (schemathesis too) checks the parsed body against it
+    const yamlSchema =
+      document.paths['/docs/asyncapi.yaml']?.get?.responses?.['200']?.content?.['application/yaml']
+    expect(yamlSchema?.schema).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['asyncapi']),
+    })
   })
 
   it('when the document is sent a POST, then the 405 envelope answers with Allow', async () => {

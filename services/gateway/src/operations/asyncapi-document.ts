@@ -2,7 +2,6 @@
 // and the realtime channel, generated from @meridian/contracts once at boot (the JSON is docs/asyncapi.json's text).
 import { AsyncApiDocumentBody, asyncApiDocument, asyncApiText } from '@meridian/contracts'
 import type { FastifyPluginAsync } from 'fastify'
-import { Type } from 'typebox'
 import { stringify } from 'yaml'
 
 // not the TypeBox provider: the handlers send the document's text, which the response schema describes parsed
@@ -38,7 +37,8 @@ export const asyncApiRoutes: FastifyPluginAsync = async (app) => {
         response: {
           200: {
             description: 'the same document as YAML',
-            content: { 'application/yaml': { schema: Type.String({ description: 'AsyncAPI 3.1 as YAML' }) } },
+            // the schema describes the data, which YAML carries as JSON does (clients parse it before reading)
+            content: { 'application/yaml': { schema: AsyncApiDocumentBody } },
           },
         },
       },
