@@ -36,14 +36,9 @@ import type { Redis } from 'ioredis'
 import { Counter, Gauge } from 'prom-client'
 import { Server, type Socket } from 'socket.io'
 import type { WebSocket } from 'ws'
+import type { SocketCredential } from '../clients/forwarded-credential.ts'
 import type { MayBeIn } from '../domain/channel-rooms.ts'
-import type {
-  ChannelNamespace,
-  ChannelSocket,
-  InterServerEvents,
-  SocketCredential,
-  SocketData,
-} from './channel.ts'
+import type { ChannelNamespace, ChannelSocket, InterServerEvents, SocketData } from './channel.ts'
 import type { EventLimits } from './event-limits.ts'
 import { assertNamespaceScope, type Handshake, HandshakeRefusal } from './handshake.ts'
 import { type CredentialWatcher, credentialWatcher } from './session.ts'
