@@ -1,5 +1,6 @@
 // Order use cases: placing an order (priced from the catalogue, in integer cents), reading it in its hypermedia form,
 // listing a customer's orders, and cancelling. Every state change and its event commit in one transaction (outbox).
+// Each takes the caller and decides whether they may (domain/access.ts): the one place order authorizes.
 import {
   AppError,
   type CancelledOrder,
