@@ -1,5 +1,7 @@
 // The orders table's columns by API field, and the list of a customer's orders: data-layer facts that the repository
-// builds SQL from and the list query's parsing checks requests against.
+// builds SQL from and the list query's parsing checks requests against. The rule for list definitions: they live in
+// data/ (a definition carries its table, columns and SQL), and the domain reaches one only through its repository
+// (`listRequest` parses a query, `list` runs it), so domain/ never imports a value from data/.
 import { defineList, type ListRequestOf } from '@meridian/db'
 
 /** API field -> column. The only names that ever reach SQL as identifiers. */
@@ -26,3 +28,4 @@ export const orderList = defineList({
 })
 
 export type OrderListRequest = ListRequestOf<typeof orderList>
+export type OrderListFilter = 'customerId' | 'status'

@@ -1,8 +1,8 @@
 // Orders and their items in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open
 // transaction.
 import type { OrderStatus, ShippingAddress } from '@meridian/contracts'
-import type { ListResult, Queryable } from '@meridian/db'
-import { type OrderListRequest, orderList } from './order-columns.ts'
+import type { ListInput, ListResult, Queryable } from '@meridian/db'
+import { type OrderListFilter, type OrderListRequest, orderList } from './order-columns.ts'
 
 export type { OrderListRequest }
 
@@ -162,6 +162,9 @@ export function createOrdersRepository(db: Queryable) {
       await sql`
         update orders set status = ${status}, version = version + 1, updated_at = now() where id = ${id}`
     },
+
+    /** A list query checked against the list's allow-lists (422 VALIDATION_ERROR outside them), for `list`. */
+    listRequest: (query: ListInput<OrderListFilter>): OrderListRequest => orderList.parse(query),
 
     /** A page of orders (the request's customer and status) with their items, and the total matching it. */
     async list(request: OrderListRequest, sql: Queryable = db): Promise<ListResult<OrderRecord>> {

@@ -1,7 +1,7 @@
 // The order saga's instances and step log in PostgreSQL: SQL only, plain objects out; every function takes the pool
 // or an open transaction.
 import type { CompensationState, SagaState, SagaStep, StepOutcome } from '@meridian/contracts'
-import { defineList, type ListRequestOf, type ListResult, type Queryable } from '@meridian/db'
+import { defineList, type ListInput, type ListRequestOf, type ListResult, type Queryable } from '@meridian/db'
 
 export interface SagaRecord {
   orderId: string
@@ -67,7 +67,8 @@ const sagaColumns = {
 } as const
 const selectedColumns = Object.values(sagaColumns)
 
-/** GET /admin/sagas: every instance, filtered by state and compensation, newest first. */
+/** GET /admin/sagas: every instance, filtered by state and compensation, newest first (the domain reaches it through
+ * `listRequest` and `list`: see order-columns.ts). */
 export const sagaList = defineList({
   table: 'sagas',
   columns: sagaColumns,
@@ -79,6 +80,7 @@ export const sagaList = defineList({
   tieBreaker: 'orderId',
 })
 export type SagaListRequest = ListRequestOf<typeof sagaList>
+type SagaListFilter = 'state' | 'compensation'
 
 /** The step log's line length cap: a reason from another service never grows a row without bound. */
 const maximumDetail = 500
@@ -164,6 +166,9 @@ export function createSagasRepository(db: Queryable) {
         select step, outcome, attempt, event_type, event_id, detail, at
         from saga_steps where order_id = ${orderId} order by id`
     },
+
+    /** A list query checked against the list's allow-lists (422 VALIDATION_ERROR outside them), for `list`. */
+    listRequest: (query: ListInput<SagaListFilter>): SagaListRequest => sagaList.parse(query),
 
     async list(request: SagaListRequest, sql: Queryable = db): Promise<ListResult<SagaRecord>> {
       const { rows, total } = await sagaList.run<Record<string, unknown>>(sql, request)

@@ -1,18 +1,17 @@
 // Order use cases: placing an order (priced from the catalogue, in integer cents), reading it in its hypermedia form,
 // listing a customer's orders, and cancelling. Every state change and its event commit in one transaction (outbox).
+// Each takes the caller and decides whether they may (domain/access.ts): the one place order authorizes.
 import {
   AppError,
   type CancelledOrder,
-  cancellableOrderStatuses,
   type ErrorDetail,
   fromMinorUnits,
   maximumMinorUnits,
   type Order,
-  type OrderLinks,
   type OrderResourceLinks,
-  type OrderStatus,
   type PlacedOrder,
   type PlaceOrderBody,
+  type PlaceUserOrderBody,
   type ProductSummary,
   toMinorUnits,
   type UserOrderListQuery,
@@ -21,30 +20,21 @@ import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridia
 import { appendToOutbox, createEvent } from '@meridian/events'
 import type { Principal } from '@meridian/service-kit'
 import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
-import { orderList } from '../data/order-columns.ts'
 import type { OrderItemRecord, OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
-import { isCustomerOrAdmin } from './access.ts'
+import { assertCustomerOrAdmin, isCustomerOrAdmin } from './access.ts'
+import {
+  isCancellable,
+  orderHref,
+  orderLinks,
+  paymentHref,
+  serviceSource,
+  shipmentHref,
+} from './order-links.ts'
 import { SagaConflict } from './saga.ts'
 import type { SagaProcess } from './saga-process.ts'
 
-export const serviceSource = 'order'
-
 /** The reason order.cancelled carries when the customer (or an admin for them) cancels. */
 export const customerCancelReason = 'cancelled by the customer'
-
-export const orderHref = (id: string) => `/api/v1/orders/${id}`
-
-export const isCancellable = (status: OrderStatus): boolean => cancellableOrderStatuses.includes(status)
-
-export const paymentHref = (paymentId: string) => `/api/v1/payments/${paymentId}`
-export const shipmentHref = (shipmentId: string) => `/api/v1/shipments/${shipmentId}`
-
-/** `self`, and `cancel` while the order can still be cancelled. */
-export function orderLinks(id: string, status: OrderStatus): OrderLinks {
-  const links: OrderLinks = { self: { href: orderHref(id), method: 'GET' } }
-  if (isCancellable(status)) links.cancel = { href: `${orderHref(id)}/cancel`, method: 'POST' }
-  return links
-}
 
 /**
  * An order's links: `self`, `cancel` while it can be cancelled, and `payment` and `shipment` once its saga heard of
@@ -123,6 +113,68 @@ function priceItems(
   return priced
 }
 
+/**
+ * The items priced from the catalogue and their total in integer cents: 422 per bad item or for a total past the
+ * maximum, 503 when inventory is unreachable.
+ */
+async function priceOrder(
+  catalogue: ProductCatalogue,
+  requested: PlaceOrderBody['items'],
+  requestId?: string,
+): Promise<{ items: OrderItemRecord[]; totalCents: number }> {
+  // inventory is asked only about the items whose price is an amount (a price with three decimals is a 422
+  // whatever the catalogue says); priceItems then reports every bad item at once
+  const ids = [
+    ...new Set(
+      requested
+        .filter((item) => toMinorUnits(item.price) !== undefined)
+        .map((item) => item.productId.toLowerCase()),
+    ),
+  ]
+  const products = ids.length > 0 ? await catalogue.lookup(ids, requestId) : []
+  const items = priceItems(requested, new Map(products.map((product) => [product.id.toLowerCase(), product])))
+  // integer cents: exact whatever the number of items (at most 100 x 1000 x 10^10, a safe integer)
+  const totalCents = items.reduce((sum, item) => sum + item.priceCents * item.quantity, 0)
+  if (totalCents > maximumMinorUnits) {
+    throw AppError.validation([
+      {
+        field: 'items',
+        message: `the total must not exceed ${fromMinorUnits(maximumMinorUnits)}`,
+        received: String(totalCents / 100),
+      },
+    ])
+  }
+  return { items, totalCents }
+}
+
+/**
+ * order.placed for a just written order: the full-state variant, with the payment token (a provider token, never card
+ * data) for the payment step, and the customer's email when the customer placed it.
+ */
+function orderPlacedEvent(created: OrderRecord, input: PlaceOrderBody, principal: Principal) {
+  return createEvent(
+    'order.placed',
+    {
+      orderId: created.id,
+      customerId: created.customerId,
+      total: fromMinorUnits(created.totalCents),
+      items: created.items.map((item) => ({
+        productId: item.productId,
+        quantity: item.quantity,
+        price: fromMinorUnits(item.priceCents),
+        name: item.name,
+      })),
+      ...(principal.kind === 'user' && principal.subject === created.customerId && principal.email
+        ? { customerEmail: principal.email }
+        : {}),
+      status: created.status,
+      shippingAddress: created.shippingAddress,
+      ...(input.payment?.token ? { payment: { token: input.payment.token } } : {}),
+    },
+    { source: serviceSource },
+  )
+}
+
 export interface OrderUseCasesDependencies {
   orders: OrdersRepository
   catalogue: ProductCatalogue
@@ -141,109 +193,103 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
     return order
   }
 
+  /**
+   * Prices the items from the catalogue (422 per bad item, 503 when inventory is unreachable), then writes the
+   * order, its items and its order.placed record in one transaction. The caller checked who may place for
+   * `input.customerId`.
+   */
+  async function priceAndPlace(
+    input: PlaceOrderBody,
+    principal: Principal,
+    requestId?: string,
+  ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
+    const { items, totalCents } = await priceOrder(catalogue, input.items, requestId)
+
+    const order = await transaction(sql, async (tx) => {
+      const created = await orders.insert(
+        {
+          customerId: input.customerId,
+          totalCents,
+          shippingAddress: input.shippingAddress,
+          paymentToken: input.payment?.token ?? null,
+          items,
+        },
+        tx,
+      )
+      const placedEvent = orderPlacedEvent(created, input, principal)
+      await appendToOutbox(tx, placedEvent, { aggregateId: created.id })
+      await saga.start(created.id, tx)
+      return created
+    })
+    return {
+      order,
+      placed: {
+        orderId: order.id,
+        status: order.status,
+        total: fromMinorUnits(order.totalCents),
+        _links: orderLinks(order.id, order.status),
+      },
+    }
+  }
+
   return {
     /**
-     * Prices the items from the catalogue (422 per bad item, 503 when inventory is unreachable), then writes the
-     * order, its items and its order.placed record in one transaction. The caller checked who may place for
-     * `input.customerId`.
+     * Places an order for `input.customerId`: 403 unless the principal is that customer or an admin, then as
+     * priceAndPlace.
      */
     async placeOrder(
       input: PlaceOrderBody,
       principal: Principal,
       requestId?: string,
     ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
-      // inventory is asked only about the items whose price is an amount (a price with three decimals is a 422
-      // whatever the catalogue says); priceItems then reports every bad item at once
-      const ids = [
-        ...new Set(
-          input.items
-            .filter((item) => toMinorUnits(item.price) !== undefined)
-            .map((item) => item.productId.toLowerCase()),
-        ),
-      ]
-      const products = ids.length > 0 ? await catalogue.lookup(ids, requestId) : []
-      const items = priceItems(
-        input.items,
-        new Map(products.map((product) => [product.id.toLowerCase(), product])),
-      )
-      // integer cents: exact whatever the number of items (at most 100 x 1000 x 10^10, a safe integer)
-      const totalCents = items.reduce((sum, item) => sum + item.priceCents * item.quantity, 0)
-      if (totalCents > maximumMinorUnits) {
+      assertCustomerOrAdmin(principal, input.customerId)
+      return priceAndPlace(input, principal, requestId)
+    },
+
+    /**
+     * Places an order for the user of the path: who the caller may act for first (another customer's path is a 403
+     * whatever the body says), then a body's customerId other than `userId` is a 422.
+     */
+    async placeUserOrder(
+      userId: string,
+      input: PlaceUserOrderBody,
+      principal: Principal,
+      requestId?: string,
+    ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
+      assertCustomerOrAdmin(principal, userId)
+      const { customerId } = input
+      if (customerId !== undefined && customerId.toLowerCase() !== userId.toLowerCase()) {
         throw AppError.validation([
-          {
-            field: 'items',
-            message: `the total must not exceed ${fromMinorUnits(maximumMinorUnits)}`,
-            received: String(totalCents / 100),
-          },
+          { field: 'customerId', message: 'must be the userId of the path', received: customerId },
         ])
       }
-
-      const order = await transaction(sql, async (tx) => {
-        const created = await orders.insert(
-          {
-            customerId: input.customerId,
-            totalCents,
-            shippingAddress: input.shippingAddress,
-            paymentToken: input.payment?.token ?? null,
-            items,
-          },
-          tx,
-        )
-        // the full-state variant, with the payment token (a provider token, never card data) for the payment step
-        const placedEvent = createEvent(
-          'order.placed',
-          {
-            orderId: created.id,
-            customerId: created.customerId,
-            total: fromMinorUnits(created.totalCents),
-            items: created.items.map((item) => ({
-              productId: item.productId,
-              quantity: item.quantity,
-              price: fromMinorUnits(item.priceCents),
-              name: item.name,
-            })),
-            ...(principal.kind === 'user' && principal.subject === created.customerId && principal.email
-              ? { customerEmail: principal.email }
-              : {}),
-            status: created.status,
-            shippingAddress: created.shippingAddress,
-            ...(input.payment?.token ? { payment: { token: input.payment.token } } : {}),
-          },
-          { source: serviceSource },
-        )
-        await appendToOutbox(tx, placedEvent, { aggregateId: created.id })
-        await saga.start(created.id, tx)
-        return created
-      })
-      return {
-        order,
-        placed: {
-          orderId: order.id,
-          status: order.status,
-          total: fromMinorUnits(order.totalCents),
-          _links: orderLinks(order.id, order.status),
-        },
-      }
+      return priceAndPlace({ ...input, customerId: userId }, principal, requestId)
     },
 
     async getOrder(id: string, principal: Principal): Promise<Order> {
       return presentOrder(await findVisibleOrder(id, principal))
     },
 
-    /** One of `customerId`'s orders; another customer's (or none) is a 404. */
+    /** One of `customerId`'s orders: 403 unless the principal is that customer or an admin; none is a 404. */
     async getCustomerOrder(customerId: string, id: string, principal: Principal): Promise<Order> {
+      assertCustomerOrAdmin(principal, customerId)
       const order = await findVisibleOrder(id, principal)
       if (order.customerId !== customerId) throw AppError.notFound(`Order ${id} not found`)
       return presentOrder(order)
     },
 
-    /** A page of the customer's orders as the list envelope; the links keep the path the client used. */
+    /**
+     * A page of the customer's orders as the list envelope (403 unless the principal is that customer or an admin);
+     * the links keep the path the client used.
+     */
     async listCustomerOrders(
       customerId: string,
       query: UserOrderListQuery,
       path: string,
+      principal: Principal,
     ): Promise<ListEnvelope<Order>> {
-      const request = orderList.parse({ ...query, customerId })
+      assertCustomerOrAdmin(principal, customerId)
+      const request = orders.listRequest({ ...query, customerId })
       const { rows, total } = await orders.list(request)
       return listEnvelope(path, query, request, rows.map(presentOrder), total)
     },

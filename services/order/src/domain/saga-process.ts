@@ -3,32 +3,25 @@
 // that did not answer; and gives operators the instances and their actions (GET /admin/sagas, retry, compensate).
 import {
   AppError,
-  type EventType,
-  fromMinorUnits,
   type OrderStatus,
   type Saga,
   type SagaListQuery,
   type SagaLogEntry,
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
-import { appendToOutbox, type CatalogueEvent, createEvent } from '@meridian/events'
-import type { OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
-import {
-  type SagaListRequest,
-  type SagaRecord,
-  type SagasRepository,
-  sagaList,
-} from '../data/sagas-repository.ts'
-import { orderHref, serviceSource } from './orders.ts'
+import { appendToOutbox } from '@meridian/events'
+import type { OrdersRepository } from '../data/orders-repository.ts'
+import type { SagaRecord, SagasRepository } from '../data/sagas-repository.ts'
+import { orderHref } from './order-links.ts'
 import {
   decide,
-  type SagaCommand,
   SagaConflict,
   type SagaDecision,
   type SagaFact,
   type SagaInstance,
   type SagaTiming,
 } from './saga.ts'
+import { commandEvent } from './saga-commands.ts'
 
 /** Where escalations go besides the saga's row: an error log line and a counter. */
 export interface SagaAlerts {
@@ -96,54 +89,6 @@ function presentSaga(saga: SagaRecord, orderStatus: OrderStatus, log?: SagaLogEn
 }
 
 export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaProcessDependencies) {
-  /** The event a command is sent as, built from the order (the steps need its content, never card data). */
-  async function commandEvent(
-    command: SagaCommand,
-    orderId: string,
-    instance: SagaInstance,
-    tx: Queryable,
-  ): Promise<CatalogueEvent<EventType>> {
-    const event = <Type extends EventType>(type: Type, data: CatalogueEvent<Type>['data']) =>
-      createEvent(type, data, { source: serviceSource })
-    const reason =
-      'reason' in command && command.reason ? command.reason : (instance.failureReason ?? 'compensation')
-    switch (command.type) {
-      case 'order.failed':
-        return event('order.failed', { orderId, reason: command.reason, failedStep: command.failedStep })
-      case 'order.cancelled':
-        return event('order.cancelled', { orderId, reason: command.reason })
-      case 'order.completed':
-        return event('order.completed', { orderId })
-      case 'inventory.release_requested':
-        return event('inventory.release_requested', { orderId, reason, attempt: command.attempt })
-      case 'payment.refund_requested':
-        return event('payment.refund_requested', { orderId, reason, attempt: command.attempt })
-      default:
-    }
-    const order = await orders.findById(orderId, tx)
-    if (!order) throw new Error(`order ${orderId} has a saga but no row`)
-    const placed = placedContent(order, await orders.paymentTokenOf(orderId, tx))
-    switch (command.type) {
-      case 'payment.requested':
-        return event('payment.requested', { ...placed, attempt: command.attempt })
-      case 'inventory.reservation_requested':
-        return event('inventory.reservation_requested', {
-          ...placed,
-          paymentId: instance.paymentId ?? 'unknown',
-          attempt: command.attempt,
-        })
-      case 'shipment.requested':
-        return event('shipment.requested', {
-          orderId,
-          reservationId: instance.reservationId ?? 'unknown',
-          items: order.items.map(({ productId, quantity }) => ({ productId, quantity })),
-          customerId: order.customerId,
-          shippingAddress: order.shippingAddress,
-          attempt: command.attempt,
-        })
-    }
-  }
-
   /**
    * Decides on `fact` for the order's saga and applies the decision: the instance, the order's status, the step
    * log and the commands in the outbox, all in `tx`. The order's row is locked before the saga's (as a cancel
@@ -183,7 +128,9 @@ export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaPr
       tx,
     )
     for (const command of decision.commands) {
-      await appendToOutbox(tx, await commandEvent(command, orderId, next, tx), { aggregateId: orderId })
+      await appendToOutbox(tx, await commandEvent(orders, command, orderId, next, tx), {
+        aggregateId: orderId,
+      })
     }
     if (decision.escalation) alerts.escalated({ orderId, step: next.step, reason: decision.escalation })
     return decision
@@ -265,7 +212,7 @@ export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaPr
     },
 
     async listSagas(query: SagaListQuery, path: string): Promise<ListEnvelope<Saga>> {
-      const request: SagaListRequest = sagaList.parse(query)
+      const request = sagas.listRequest(query)
       const { rows, total } = await sagas.list(request)
       const statuses = await orders.statusesOf(rows.map((row) => row.orderId))
       return listEnvelope(
@@ -287,21 +234,3 @@ export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaPr
 }
 
 export type SagaProcess = ReturnType<typeof createSagaProcess>
-
-/** The order.placed content of an order: what payment.requested and inventory.reservation_requested carry. */
-function placedContent(order: OrderRecord, paymentToken: string | null) {
-  return {
-    orderId: order.id,
-    customerId: order.customerId,
-    total: fromMinorUnits(order.totalCents),
-    items: order.items.map((item) => ({
-      productId: item.productId,
-      quantity: item.quantity,
-      price: fromMinorUnits(item.priceCents),
-      name: item.name,
-    })),
-    status: order.status,
-    shippingAddress: order.shippingAddress,
-    ...(paymentToken ? { payment: { token: paymentToken } } : {}),
-  }
-}

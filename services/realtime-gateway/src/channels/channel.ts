@@ -3,19 +3,17 @@
 // its API scope (contracts' realtimeScopes) and its payload validated against its contract schema first, each failure
 // the spec's `error` event and a refused ack.
 
-import { fastifyCookie } from '@fastify/cookie'
 import {
   type Ack,
   type ApiScope,
   AppError,
-  authNames,
   type RealtimeError,
   type RealtimeNamespace,
   type RealtimeNamespaces,
   realtimeErrorCodes,
   realtimeMessages,
 } from '@meridian/contracts'
-import { holdsScope, type PresentedCredential, type Principal } from '@meridian/service-kit'
+import { holdsScope, type Principal } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Namespace, Socket } from 'socket.io'
 import type { Static, TSchema } from 'typebox'
@@ -27,20 +25,6 @@ export interface SocketUser {
   username: string
   role: string
   principal: Principal
-}
-
-/**
- * A socket's credential as it was presented (the token or the session id itself, not a copy: a socket costs what it
- * keeps), for calls to other services on the user's behalf. Kept apart from `socket.data`, which travels between
- * instances.
- */
-export type SocketCredential = Extract<PresentedCredential, { kind: 'bearer' | 'session' }>
-
-/** The headers that carry a socket's credential to another service (the user's own rights there). */
-export function forwardedHeaders(credential: SocketCredential): Record<string, string> {
-  return credential.kind === 'bearer'
-    ? { authorization: `Bearer ${credential.token}` }
-    : { cookie: fastifyCookie.serialize(authNames.sessionCookie, credential.sessionId) }
 }
 
 /** What the server keeps on each socket (`socket.data`): the same on every instance (fetchSockets carries it). */

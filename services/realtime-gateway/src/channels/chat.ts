@@ -16,14 +16,13 @@ import {
   realtimeScopes,
 } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
-import type { PresenceStore } from '../data/presence-store.ts'
-import type { UserRate } from '../data/user-rates.ts'
 import {
   type ChatSpeaker,
   type ChatUseCases,
   chatRoomChannel,
   chatRoomChannelPrefix,
 } from '../domain/chat.ts'
+import type { Presence, UserRate } from '../domain/live-state.ts'
 import { type ChannelNamespace, type ChannelSocket, ClientEvents, RoomCap } from './channel.ts'
 import type { RoomAccess } from './room-access.ts'
 
@@ -31,7 +30,7 @@ type ChatSocket = ChannelSocket<'/chat'>
 
 export interface ChatChannelDependencies {
   chat: ChatUseCases
-  presence: PresenceStore
+  presence: Presence
   /** the chat messages each user may store (REALTIME_CHAT_MESSAGES_PER_WINDOW) */
   messageRate: UserRate
   /** REALTIME_MAX_ROOMS_PER_SOCKET */

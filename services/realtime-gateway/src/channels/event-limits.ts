@@ -8,7 +8,7 @@
 //   are forgiven once the connection's bucket has filled up again (it kept under its rate for a while).
 // Every event counts, whatever its name (an unknown one too): each costs the server its decoding.
 import { type RealtimeError, type RealtimeNamespace, realtimeMessages } from '@meridian/contracts'
-import type { Taken, UserRate } from '../data/user-rates.ts'
+import type { Taken, UserRate } from '../domain/live-state.ts'
 import type { ChannelSocket } from './channel.ts'
 
 export interface EventLimitsOptions {

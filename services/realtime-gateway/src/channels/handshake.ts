@@ -17,8 +17,9 @@ import {
 import { authMessages, holdsScope, type PresentedCredential, type Principal } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import proxyAddr from 'proxy-addr'
-import type { ConnectionLimits } from '../data/connection-limits.ts'
-import type { SocketCredential, SocketUser } from './channel.ts'
+import type { SocketCredential } from '../clients/forwarded-credential.ts'
+import type { ConnectionLimits } from '../domain/live-state.ts'
+import type { SocketUser } from './channel.ts'
 
 /** What a refusal tells beside its code: which limit refused it (both carry the spec's one message), or which scope. */
 type RefusalDetail = { limit: 'attempts' | 'concurrent' } | { scope: ApiScope }

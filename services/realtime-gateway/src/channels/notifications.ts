@@ -5,8 +5,9 @@
 import { NotificationsRead, realtimeScopes } from '@meridian/contracts'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type } from 'typebox'
+import type { SocketCredential } from '../clients/forwarded-credential.ts'
 import type { NotificationsClient } from '../clients/notifications.ts'
-import { type ChannelNamespace, type ChannelSocket, ClientEvents, type SocketCredential } from './channel.ts'
+import { type ChannelNamespace, type ChannelSocket, ClientEvents } from './channel.ts'
 
 /** The room of one user's notification sockets (spec: Rooms). */
 export const notificationsRoom = (userId: string) => `notifications:${userId}`

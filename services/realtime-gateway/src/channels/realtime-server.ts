@@ -36,14 +36,9 @@ import type { Redis } from 'ioredis'
 import { Counter, Gauge } from 'prom-client'
 import { Server, type Socket } from 'socket.io'
 import type { WebSocket } from 'ws'
+import type { SocketCredential } from '../clients/forwarded-credential.ts'
 import type { MayBeIn } from '../domain/channel-rooms.ts'
-import type {
-  ChannelNamespace,
-  ChannelSocket,
-  InterServerEvents,
-  SocketCredential,
-  SocketData,
-} from './channel.ts'
+import type { ChannelNamespace, ChannelSocket, InterServerEvents, SocketData } from './channel.ts'
 import type { EventLimits } from './event-limits.ts'
 import { assertNamespaceScope, type Handshake, HandshakeRefusal } from './handshake.ts'
 import { type CredentialWatcher, credentialWatcher } from './session.ts'
@@ -124,14 +119,71 @@ interface Admission {
   connectionId: string
 }
 
+/** Whether the service is closing: set by the shutdown, read by the admission and the upgrade dispatcher. */
+interface ClosingState {
+  closing: boolean
+}
+
+/**
+ * The channel's server, in named parts: the engine and Socket.IO server (engineAndServer), the counting of engine
+ * traffic (countEngineTraffic), the admission of each connection (connectionAdmission), the namespaces' wiring
+ * (wireNamespaces), the transports on Fastify (serveTransports) and the graceful shutdown (shutDownGracefully).
+ */
 async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): Promise<void> {
-  const { handshake } = options
   const log: FastifyBaseLogger = app.log
-  let closing = false
+  const state: ClosingState = { closing: false }
 
   const counters = realtimeCounters(app)
   const { engine, io, guardRecovery } = engineAndServer(options, log)
+  countEngineTraffic(engine, counters)
 
+  const credentials = new WeakMap<object, SocketCredential>()
+  const presence = activeUsersOf(options.redis, options.redisPrefix)
+  app.addHook('onClose', () => presence.close())
+  const watcher = credentialWatcher({
+    handshake: options.handshake,
+    credentials,
+    revocations: app.credentialRevocations,
+    noticeMs: options.tokenNoticeMs,
+    log,
+  })
+  app.addHook('onClose', async () => watcher.close())
+  const { eventLimits } = options
+  wireNamespaces(io, {
+    admit: connectionAdmission(options.handshake, credentials, state, log),
+    onConnection: (socket) => {
+      presence.track(socket)
+      eventLimits.guard(socket as ChannelSocket<RealtimeNamespace>)
+      watcher.watch(socket as ChannelSocket<RealtimeNamespace>)
+    },
+    log,
+  })
+  await serveTransports(app, engine, state)
+
+  const rawSockets = new Set<WebSocket>()
+  const channel: RealtimeChannel = {
+    io,
+    namespace: <Path extends RealtimeNamespace>(path: Path) =>
+      io.of(path) as unknown as ChannelNamespace<Path>,
+    get closing() {
+      return state.closing
+    },
+    count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
+    credentials,
+    watcher,
+    eventLimits,
+    guardRecovery,
+    rawSockets,
+    activeUsers: presence.count,
+    connectionOpened: counters.connectionOpened,
+    connectionClosed: counters.connectionClosed,
+  }
+  app.decorate('realtime', channel)
+  shutDownGracefully(app, { io, engine, rawSockets, state, restartNoticeMs: options.restartNoticeMs })
+}
+
+/** Counts the engine's connections (opened, closed) and its messages (received, sent) on the channel's counters. */
+function countEngineTraffic(engine: Engine, counters: ReturnType<typeof realtimeCounters>): void {
   // one listener of each kind for every connection (not a closure per connection: tens of thousands are held)
   const onPacket = (packet: { type: string }) => {
     if (packet.type === 'message') counters.received.inc()
@@ -146,8 +198,22 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     // on, not once: once wraps each registration in a closure of its own (close comes once anyway)
     connection.on('close', counters.connectionClosed)
   })
+}
 
-  const credentials = new WeakMap<object, SocketCredential>()
+/**
+ * The admission of a socket to a namespace: refused while closing; the engine connection's origin, attempt and
+ * concurrent slot once, whatever its namespaces; then the socket's own credential, the namespace's scope, and (for a
+ * recovered socket) the same user as before. Sets the socket's data and keeps its credential.
+ */
+function connectionAdmission(
+  handshake: Handshake,
+  credentials: WeakMap<object, SocketCredential>,
+  state: ClosingState,
+  log: FastifyBaseLogger,
+): (socket: RealtimeSocket) => Promise<void> {
+  // the admission of each engine connection (while it is being decided, its promise; then the admission itself,
+  // which the connection keeps for its life)
+  const admissions = new WeakMap<EngineSocket, Admission | Promise<Admission>>()
   /** `this` is a closing engine connection whose admission holds a slot: the slot is given back */
   function releaseSlot(this: EngineSocket) {
     const admission = admissions.get(this)
@@ -156,12 +222,6 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       log.warn({ err }, 'releasing a connection slot failed; its lease expires it')
     })
   }
-  const presence = activeUsersOf(options.redis, options.redisPrefix)
-  app.addHook('onClose', () => presence.close())
-
-  // the admission of each engine connection: origin, attempt and concurrent slot once, whatever the namespaces (while
-  // it is being decided, its promise; then the admission itself, which the connection keeps for its life)
-  const admissions = new WeakMap<EngineSocket, Admission | Promise<Admission>>()
   const admissionOf = (socket: RealtimeSocket): Admission | Promise<Admission> => {
     let admission = admissions.get(socket.conn)
     if (!admission) {
@@ -183,8 +243,8 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     return admission
   }
 
-  async function admit(socket: RealtimeSocket): Promise<void> {
-    if (closing) throw new HandshakeRefusal(realtimeMessages.serviceUnavailable, 'SERVICE_UNAVAILABLE')
+  return async function admit(socket: RealtimeSocket): Promise<void> {
+    if (state.closing) throw new HandshakeRefusal(realtimeMessages.serviceUnavailable, 'SERVICE_UNAVAILABLE')
     const admission = await admissionOf(socket)
     const { user, credential } = await handshake.authenticate({
       request: socket.request,
@@ -199,16 +259,24 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
     socket.data = { user, address: admission.address, connectedAt: new Date().toISOString() }
     credentials.set(socket, credential)
   }
+}
 
-  const watcher = credentialWatcher({
-    handshake,
-    credentials,
-    revocations: app.credentialRevocations,
-    noticeMs: options.tokenNoticeMs,
+/**
+ * Every namespace admits its sockets through `admit` (a refusal reaches the client as a connect_error with its data;
+ * an unexpected failure is a SERVICE_UNAVAILABLE one), then hands each connected socket to `onConnection`.
+ */
+function wireNamespaces(
+  io: RealtimeIo,
+  {
+    admit,
+    onConnection,
     log,
-  })
-  app.addHook('onClose', async () => watcher.close())
-  const { eventLimits } = options
+  }: {
+    admit: (socket: RealtimeSocket) => Promise<void>
+    onConnection: (socket: RealtimeSocket) => void
+    log: FastifyBaseLogger
+  },
+): void {
   for (const path of namespacePaths) {
     const namespace = io.of(path)
     namespace.use((socket, next) => {
@@ -231,14 +299,16 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
         },
       )
     })
-    namespace.on('connection', (socket) => {
-      presence.track(socket)
-      eventLimits.guard(socket as ChannelSocket<RealtimeNamespace>)
-      watcher.watch(socket as ChannelSocket<RealtimeNamespace>)
-    })
+    namespace.on('connection', onConnection)
   }
+}
 
-  // one dispatcher for the server's upgrades: Engine.IO's path to the engine, everything else through Fastify
+/**
+ * The transports on the Fastify server: one dispatcher for the server's upgrades (Engine.IO's path to the engine,
+ * refused with a 503 while closing; everything else, /ws among it, through Fastify and @fastify/websocket), and the
+ * long-polling route, whose body the engine reads itself.
+ */
+async function serveTransports(app: ServiceApp, engine: Engine, state: ClosingState): Promise<void> {
   const fastifyUpgrades = new EventEmitter()
   await app.register(fastifyWebsocket, {
     // @fastify/websocket listens for upgrades on `server` when given one: here, the dispatcher's second outlet
@@ -247,7 +317,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       maxPayload: realtimeLimits.maxMessageBytes,
       perMessageDeflate,
     },
-    // the shutdown below closes /ws connections after their notice
+    // the shutdown closes /ws connections after their notice
     preClose: (done) => done(),
   })
   const enginePath = realtimePaths.engine.replace(/\/$/, '')
@@ -257,7 +327,7 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       fastifyUpgrades.emit('upgrade', request, socket, head)
       return
     }
-    if (closing) {
+    if (state.closing) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
       return
     }
@@ -279,36 +349,35 @@ async function realtimeServer(app: ServiceApp, options: RealtimeServerOptions): 
       },
     })
   })
+}
 
-  const rawSockets = new Set<WebSocket>()
-  const channel: RealtimeChannel = {
+/**
+ * Graceful shutdown (spec: Limits): stop accepting, tell every client, wait, close; runService forces the exit after
+ * 30 s.
+ */
+function shutDownGracefully(
+  app: ServiceApp,
+  {
     io,
-    namespace: <Path extends RealtimeNamespace>(path: Path) =>
-      io.of(path) as unknown as ChannelNamespace<Path>,
-    get closing() {
-      return closing
-    },
-    count: (direction) => (direction === 'received' ? counters.received.inc() : counters.sent.inc()),
-    credentials,
-    watcher,
-    eventLimits,
-    guardRecovery,
+    engine,
     rawSockets,
-    activeUsers: presence.count,
-    connectionOpened: counters.connectionOpened,
-    connectionClosed: counters.connectionClosed,
-  }
-  app.decorate('realtime', channel)
-
-  // graceful shutdown (spec: Limits): stop accepting, tell every client, wait, close; runService forces the exit
-  // after 30 s
+    state,
+    restartNoticeMs,
+  }: {
+    io: RealtimeIo
+    engine: Engine
+    rawSockets: Set<WebSocket>
+    state: ClosingState
+    restartNoticeMs: number
+  },
+): void {
   app.addHook('preClose', async () => {
-    closing = true
+    state.closing = true
     const notice = { message: realtimeMessages.restarting }
     for (const path of namespacePaths) io.of(path).local.emit('server:restart', notice)
     for (const socket of rawSockets) socket.send(JSON.stringify({ type: 'server:restart', ...notice }))
     if (io.of('/').sockets.size + rawSockets.size > 0) {
-      await new Promise((resolve) => setTimeout(resolve, options.restartNoticeMs))
+      await new Promise((resolve) => setTimeout(resolve, restartNoticeMs))
     }
     // the transports are closed, not the sockets disconnected: a client sees `transport close` and reconnects (to
     // another instance, where its session recovers from Redis), whereas `io server disconnect` would end it for good

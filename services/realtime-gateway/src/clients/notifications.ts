@@ -9,7 +9,7 @@ import {
   realtimeMessages,
 } from '@meridian/contracts'
 import { type DiscoveredUpstream, type UpstreamRequest, UpstreamStatusError } from '@meridian/service-kit'
-import { forwardedHeaders, type SocketCredential } from '../channels/channel.ts'
+import { forwardedHeaders, type SocketCredential } from './forwarded-credential.ts'
 
 export interface NotificationsClient {
   /** the user's unread notifications, newest first (at most `limit`) */

@@ -98,6 +98,13 @@ export function createChatRepository(db: Queryable) {
       return row
     },
 
+    /** List queries checked against their lists' allow-lists (422 VALIDATION_ERROR outside them), for the lists below. */
+    listRequests: {
+      rooms: (query: Parameters<typeof chatRoomList.parse>[0]) => chatRoomList.parse(query),
+      memberRooms: (query: Parameters<typeof memberChatRoomList.parse>[0]) => memberChatRoomList.parse(query),
+      messages: (query: Parameters<typeof chatMessageList.parse>[0]) => chatMessageList.parse(query),
+    },
+
     async listRooms(request: ChatRoomListRequest, sql: Queryable = db): Promise<ListResult<ChatRoomRecord>> {
       return chatRoomList.run<ChatRoomRecord>(sql, request)
     },

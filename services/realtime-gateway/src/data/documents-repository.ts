@@ -125,6 +125,13 @@ export function createDocumentsRepository(db: Queryable) {
       return deleted.count > 0
     },
 
+    /** List queries checked against their lists' allow-lists (422 VALIDATION_ERROR outside them), for the lists below. */
+    listRequests: {
+      documents: (query: Parameters<typeof documentList.parse>[0]) => documentList.parse(query),
+      memberDocuments: (query: Parameters<typeof memberDocumentList.parse>[0]) =>
+        memberDocumentList.parse(query),
+    },
+
     async listDocuments(
       request: DocumentListRequest,
       sql: Queryable = db,

@@ -13,14 +13,7 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
 import type { Principal } from '@meridian/service-kit'
-import {
-  type ChatMessageRecord,
-  type ChatRepository,
-  type ChatRoomRecord,
-  chatMessageList,
-  chatRoomList,
-  memberChatRoomList,
-} from '../data/chat-repository.ts'
+import type { ChatMessageRecord, ChatRepository, ChatRoomRecord } from '../data/chat-repository.ts'
 import {
   type ChannelAccess,
   createMembershipUseCases,
@@ -116,12 +109,12 @@ export function createChatUseCases({ chat, sql, access = noChannel }: ChatUseCas
       path: string,
     ): Promise<ListEnvelope<ChatRoom>> {
       if (isAdmin(principal)) {
-        const request = chatRoomList.parse(query)
+        const request = chat.listRequests.rooms(query)
         const { rows, total } = await chat.listRooms(request)
         return listEnvelope(path, query, request, rows.map(presentChatRoom), total)
       }
       const memberId = memberIdOf(principal)
-      const request = memberChatRoomList.parse({ ...query, memberId: memberId ?? undefined })
+      const request = chat.listRequests.memberRooms({ ...query, memberId: memberId ?? undefined })
       // a caller who is nobody's member (an OAuth client) sees an empty list
       const { rows, total } = memberId === null ? { rows: [], total: 0 } : await chat.listMemberRooms(request)
       return listEnvelope(path, query, request, rows.map(presentChatRoom), total)
@@ -142,7 +135,7 @@ export function createChatUseCases({ chat, sql, access = noChannel }: ChatUseCas
       path: string,
     ): Promise<ListEnvelope<ChatMessage>> {
       await memberships.visible(roomId, principal)
-      const request = chatMessageList.parse({ ...query, roomId })
+      const request = chat.listRequests.messages({ ...query, roomId })
       const { rows, total } = await chat.listMessages(request)
       return listEnvelope(path, query, request, rows.map(presentChatMessage), total)
     },

@@ -12,12 +12,10 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
 import type { Principal } from '@meridian/service-kit'
-import {
-  type DocumentRecord,
-  type DocumentSummaryRecord,
-  type DocumentsRepository,
-  documentList,
-  memberDocumentList,
+import type {
+  DocumentRecord,
+  DocumentSummaryRecord,
+  DocumentsRepository,
 } from '../data/documents-repository.ts'
 import { applyOperation } from './edit-operations.ts'
 import {
@@ -120,12 +118,12 @@ export function createDocumentUseCases({ documents, sql, access = noChannel }: D
       path: string,
     ): Promise<ListEnvelope<DocumentSummary>> {
       if (isAdmin(principal)) {
-        const request = documentList.parse(query)
+        const request = documents.listRequests.documents(query)
         const { rows, total } = await documents.listDocuments(request)
         return listEnvelope(path, query, request, rows.map(presentDocumentSummary), total)
       }
       const memberId = memberIdOf(principal)
-      const request = memberDocumentList.parse({ ...query, memberId: memberId ?? undefined })
+      const request = documents.listRequests.memberDocuments({ ...query, memberId: memberId ?? undefined })
       const { rows, total } =
         memberId === null ? { rows: [], total: 0 } : await documents.listMemberDocuments(request)
       return listEnvelope(path, query, request, rows.map(presentDocumentSummary), total)

@@ -2,7 +2,6 @@
 // list, and cancelling. Registered at the root (the spec's paths) and under /api/v1 and /api (registerVersionedApi).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
-  AppError,
   CancelledOrder,
   CustomerOrderParams,
   Order,
@@ -15,15 +14,10 @@ import {
   UserOrderListQuery,
 } from '@meridian/contracts'
 import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { assertCustomerOrAdmin } from '../../domain/access.ts'
-import { type OrderUseCases, orderHref } from '../../domain/orders.ts'
-
-/** Who may call (see access.ts); without guards every route is open (and answers 401 for want of a principal). */
-export interface OrdersGuards {
-  /** onRequest of every route: a credential is required */
-  authenticated?: onRequestHookHandler[]
-}
+import type { FastifyReply } from 'fastify'
+import { orderHref } from '../../domain/order-links.ts'
+import type { OrderUseCases } from '../../domain/orders.ts'
+import type { OrdersGuards } from './access.ts'
 
 export interface OrdersRoutesOptions {
   orders: OrderUseCases
@@ -37,16 +31,9 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
   const tags = ['orders']
   const onRequest = guards.authenticated ?? []
 
-  async function place(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    body: PlaceOrderBody,
-  ): Promise<FastifyReply> {
-    const principal = authenticatedPrincipal(request)
-    assertCustomerOrAdmin(principal, body.customerId)
-    const { order, placed } = await orders.placeOrder(body, principal, request.id)
-    return reply.code(201).header('location', orderHref(order.id)).send(placed)
-  }
+  /** 201 with the placed order and its Location. */
+  const created = (reply: FastifyReply, { order, placed }: { order: { id: string }; placed: PlacedOrder }) =>
+    reply.code(201).header('location', orderHref(order.id)).send(placed)
 
   app.post(
     '/orders',
@@ -61,7 +48,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         response: { 201: PlacedOrder, ...errorResponses(401, 403, 422, 502, 503) },
       },
     },
-    (request, reply) => place(request, reply, request.body),
+    async (request, reply) =>
+      created(reply, await orders.placeOrder(request.body, authenticatedPrincipal(request), request.id)),
   )
 
   app.post(
@@ -77,18 +65,16 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         response: { 201: PlacedOrder, ...errorResponses(401, 403, 422, 502, 503) },
       },
     },
-    (request, reply) => {
-      const { userId } = request.params
-      const { customerId } = request.body
-      // who the caller may act for first: another customer's path is a 403 whatever the body says
-      assertCustomerOrAdmin(authenticatedPrincipal(request), userId)
-      if (customerId !== undefined && customerId.toLowerCase() !== userId.toLowerCase()) {
-        throw AppError.validation([
-          { field: 'customerId', message: 'must be the userId of the path', received: customerId },
-        ])
-      }
-      return place(request, reply, { ...request.body, customerId: userId })
-    },
+    async (request, reply) =>
+      created(
+        reply,
+        await orders.placeUserOrder(
+          request.params.userId,
+          request.body,
+          authenticatedPrincipal(request),
+          request.id,
+        ),
+      ),
   )
 
   app.get(
@@ -104,11 +90,13 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         response: { 200: Paginated(Order), ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => {
-      const { userId } = request.params
-      assertCustomerOrAdmin(authenticatedPrincipal(request), userId)
-      return orders.listCustomerOrders(userId, request.query, request.url.split('?')[0] ?? request.url)
-    },
+    async (request) =>
+      orders.listCustomerOrders(
+        request.params.userId,
+        request.query,
+        request.url.split('?')[0] ?? request.url,
+        authenticatedPrincipal(request),
+      ),
   )
 
   app.get(
@@ -123,12 +111,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
         response: { 200: Order, ...errorResponses(401, 403, 404) },
       },
     },
-    async (request) => {
-      const { userId, orderId } = request.params
-      const principal = authenticatedPrincipal(request)
-      assertCustomerOrAdmin(principal, userId)
-      return orders.getCustomerOrder(userId, orderId, principal)
-    },
+    async (request) =>
+      orders.getCustomerOrder(request.params.userId, request.params.orderId, authenticatedPrincipal(request)),
   )
 
   app.get(

@@ -14,15 +14,10 @@ import {
   Paginated,
 } from '@meridian/contracts'
 import { errorResponses, security } from '@meridian/service-kit'
-import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { type ChatUseCases, chatRoomHref } from '../../domain/chat.ts'
-import { chatRoomsGuards } from './access.ts'
-
-export interface ChatRoomsGuards {
-  /** onRequest of every route: a credential is required */
-  authenticated?: onRequestHookHandler[]
-}
+import { type ChatRoomsGuards, chatRoomsGuards } from './access.ts'
 
 export type ChatRoomsRoutesOptions = {
   chat: ChatUseCases

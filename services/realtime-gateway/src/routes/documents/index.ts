@@ -13,15 +13,9 @@ import {
   Paginated,
 } from '@meridian/contracts'
 import { errorResponses, security } from '@meridian/service-kit'
-import type { onRequestHookHandler } from 'fastify'
 import { Type } from 'typebox'
 import { type DocumentUseCases, documentHref } from '../../domain/documents.ts'
-import { documentsGuards } from './access.ts'
-
-export interface DocumentsGuards {
-  /** onRequest of every route: a credential is required */
-  authenticated?: onRequestHookHandler[]
-}
+import { type DocumentsGuards, documentsGuards } from './access.ts'
 
 export type DocumentsRoutesOptions = {
   documents: DocumentUseCases
