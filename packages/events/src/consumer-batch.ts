@@ -3,7 +3,7 @@
 import type { EventType } from '@meridian/contracts'
 import { isDatabaseUnavailable, transaction } from '@meridian/db'
 import type { KafkaMessage } from 'kafkajs'
-import type { ConsumeContext, ConsumeOptions } from './consumer.ts'
+import type { ConsumeContext, ConsumeOptions } from './consume-options.ts'
 import {
   type FailureRouting,
   isOwnRetry,

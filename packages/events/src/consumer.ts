@@ -2,8 +2,8 @@
 // The runner owns the Kafka consumer, its partitions and offsets; what a batch does is consumer-batch.ts, where a
 // failed event goes is consumer-retries.ts.
 import type { EventType } from '@meridian/contracts'
-import type { Sql, TransactionSql } from '@meridian/db'
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs'
+import type { Consumer, EachBatchPayload } from 'kafkajs'
+import type { ConsumeContext, ConsumeOptions, EventHandler } from './consume-options.ts'
 import {
   applyEvents,
   applyMessage,
@@ -15,107 +15,12 @@ import {
   runsAfterRollback,
   runsOf,
 } from './consumer-batch.ts'
-import type { ConsumerLogger } from './consumer-logger.ts'
 import { type FailureRouting, routeFailedEvent } from './consumer-retries.ts'
-import type { DeadLetterHook } from './dead-letter.ts'
-import type { CatalogueEvent } from './envelope.ts'
-import type { EventMetrics } from './event-metrics.ts'
 import { cleanInbox, defaultInboxRetentionMs } from './inbox.ts'
 import { createEventProducer, type EventProducer } from './kafka.ts'
 import { defaultRetryDelaysMs, retryTopicOf } from './retry.ts'
 
-/** Where the message in hand came from. */
-export interface ConsumeContext {
-  /** the topic the message was read from: the event's topic, or one of its retry topics */
-  topic: string
-  partition: number
-  offset: string
-  /** 1 on the first delivery, n + 1 when the event comes from retry topic n */
-  attempt: number
-}
-
-/**
- * Applies one event of `Type`. It runs inside the transaction that records the event in the inbox: write the effect
- * through `tx` only, so that effect and record commit together. Throwing rolls both back and schedules a retry.
- *
- * A handler written for one type does not compile as the handler of another; one that takes any `DomainEvent` fits
- * every type.
- */
-export type EventHandler<Type extends EventType> = (
-  event: CatalogueEvent<Type>,
-  tx: TransactionSql,
-  context: ConsumeContext,
-) => Promise<void>
-
-export interface ConsumeOptions<Type extends EventType> {
-  /** a client from createKafka() */
-  kafka: Kafka
-  /** the service's database, holding the inbox table (migrateEventTables) */
-  sql: Sql
-  /**
-   * The catalogue event type consumed: it decides the data type the handler receives and, by default, the topic
-   * (topic = event type). A name outside the catalogue does not compile. With validation on (the default), an event
-   * of another type is dead-lettered as invalid, so the handler only ever sees this type.
-   */
-  type: Type
-  /**
-   * The topic read instead of `type`: for isolation (tests and benchmarks use topics of their own), not for services,
-   * whose topic is their event type. Its retry topics `{topic}.retry.{n}` and `{topic}.dlt` derive from it and must
-   * exist. Default: `type`.
-   */
-  topic?: string
-  /**
-   * The consumer group: the inbox key, the `consumer-group` header of its retries, and the stem of its Kafka group
-   * (see kafkaGroupIdOf)
-   */
-  group: string
-  handler: EventHandler<NoInfer<Type>>
-  logger: ConsumerLogger
-  metrics?: EventMetrics
-  /** the alert hook, called for every dead-lettered event */
-  onDeadLetter?: DeadLetterHook
-  /** delay before each retry; its length is the number of retries. Default 1000, 5000, 15000 ms (the spec's) */
-  retryDelaysMs?: readonly number[]
-  /**
-   * Check each envelope, its type (it must be `type`) and its data against the catalogue; default true. When false
-   * only a string id and type are required: the handler's event type is then the producer's promise, not checked.
-   */
-  validate?: boolean
-  /** publishes retries and dead letters; default: one of its own, closed by stop() */
-  producer?: EventProducer
-  /**
-   * Where a group without a committed offset starts on the event topic; default true (the beginning), so that
-   * nothing published before the group's first commit is missed: the inbox makes the replay harmless. Retry topics
-   * are always read from the beginning.
-   */
-  fromBeginning?: boolean
-  /**
-   * Partitions handled at the same time (each partition stays sequential, so events of one key keep their order);
-   * default 3, the partitions of every catalogue topic (infra/topics.json). Each takes a database connection while
-   * it applies a batch: keep the service's consumers' sum below its pool.
-   */
-  concurrency?: number
-  /**
-   * Most events of one partition applied in one transaction (with one inbox insert for all of them); default 100.
-   * When a handler throws, that transaction is rolled back and its events are applied again one per transaction,
-   * so only the failing event is retried. 1 gives one transaction per event.
-   */
-  maxEventsPerTransaction?: number
-  /** processed ids are kept this long; default 24 hours */
-  inboxRetentionMs?: number
-  /** how often this group's expired inbox rows are removed; default 15 minutes */
-  inboxCleanupIntervalMs?: number
-  /** Kafka session timeout; a consumer that died leaves the group after it. Default 30000 ms */
-  sessionTimeoutMs?: number
-  /** longest a fetch waits on the broker, and so how late a resumed (delayed) partition may start; default 500 ms */
-  maxWaitTimeMs?: number
-  /**
-   * Runs after an event's transaction committed and before its offset is committed, e.g. to push a notification
-   * that must follow the commit. If it throws, the partition is held and the events of that transaction come again;
-   * the inbox skips them (afterCommit is not called twice for an event).
-   */
-  afterCommit?: (event: CatalogueEvent<NoInfer<Type>>, context: ConsumeContext) => void | Promise<void>
-}
+export type { ConsumeContext, ConsumeOptions, EventHandler }
 
 /**
  * The Kafka group of a consumer of `topic` in `group`: one per consumed topic (`<group>.<topic>`). A service's

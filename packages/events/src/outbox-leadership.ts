@@ -2,7 +2,7 @@
 // connection of its own (why, in detail: the comment on createOutboxRelay).
 import type { Sql } from '@meridian/db'
 import postgres from 'postgres'
-import type { OutboxRelayLogger } from './outbox-relay.ts'
+import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
 
 /** Name of the session advisory lock the active relay holds; the key is `hashtext(OUTBOX_RELAY_LOCK_NAME)`. */
 export const OUTBOX_RELAY_LOCK_NAME = 'meridian:outbox-relay'

@@ -3,7 +3,18 @@
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer, OutgoingMessage } from './kafka.ts'
 import { type LeaderStatements, type Leadership, LeadershipLost } from './outbox-leadership.ts'
-import type { OutboxRelayLogger, PublishedOutboxRow } from './outbox-relay.ts'
+import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
+
+/** A row Kafka has acknowledged, as told to `onPublished`. */
+export interface PublishedOutboxRow {
+  /** bigint as text; the message's `message-id` header is `outbox-{outboxId}` */
+  outboxId: string
+  /** the envelope id, by which consumers deduplicate */
+  eventId: string
+  eventType: string
+  aggregateId: string
+  createdAt: Date
+}
 
 /** Kafka (or the onPublished hook) failed; the database session is fine. */
 export class PublishFailed extends Error {

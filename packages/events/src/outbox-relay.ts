@@ -5,27 +5,11 @@ import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer } from './kafka.ts'
 import { OUTBOX_CHANNEL } from './outbox.ts'
 import { LeadershipLost, RelayLeadership } from './outbox-leadership.ts'
-import { OutboxPublisher, PublishFailed } from './outbox-publishing.ts'
+import { OutboxPublisher, type PublishedOutboxRow, PublishFailed } from './outbox-publishing.ts'
+import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
 
 export { OUTBOX_RELAY_LOCK_NAME } from './outbox-leadership.ts'
-
-/** Any pino logger fits (pino's (obj, msg) call shape). */
-export interface OutboxRelayLogger {
-  info(obj: object, msg?: string): void
-  warn(obj: object, msg?: string): void
-  error(obj: object, msg?: string): void
-}
-
-/** A row Kafka has acknowledged, as told to `onPublished`. */
-export interface PublishedOutboxRow {
-  /** bigint as text; the message's `message-id` header is `outbox-{outboxId}` */
-  outboxId: string
-  /** the envelope id, by which consumers deduplicate */
-  eventId: string
-  eventType: string
-  aggregateId: string
-  createdAt: Date
-}
+export type { OutboxRelayLogger, PublishedOutboxRow }
 
 export interface OutboxRelayOptions {
   /** the service's database (the outbox table: migrateEventTables) */

@@ -9,6 +9,9 @@ import {
   registerService,
   type ServiceRegistration,
 } from './registry/service-registration.ts'
+import type { ServiceClient } from './service-client.ts'
+
+export type { ServiceClient }
 
 export type ServiceProcessConfig = Pick<
   ServiceEnv,
@@ -24,16 +27,6 @@ export type ServiceProcessConfig = Pick<
   | 'SERVICE_AZ'
   | 'SERVICE_WEIGHT'
 >
-
-/**
- * A client the process opened for the app (database pool, Redis, a key ring's timer): closed after the app, once its
- * plugins (consumers, relay, producer) have stopped using it. postgres.js pools end, ioredis clients disconnect,
- * anything with a timer stops.
- */
-export type ServiceClient =
-  | { end(options: { timeout: number }): Promise<void> }
-  | { disconnect(): void | Promise<void> }
-  | { stop(): void | Promise<void> }
 
 async function closeClient(client: ServiceClient): Promise<void> {
   if ('end' in client) await client.end({ timeout: 5 })

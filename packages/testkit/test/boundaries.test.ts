@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import {
+  findCycles,
   findViolations,
   importsOf,
   type Repository,
@@ -10,6 +11,9 @@ import {
   readRepository,
   workspaceAt,
 } from './import-boundaries.ts'
+
+/** The folders of a service that the outside world calls into: routes, consumers, channels, GraphQL resolvers. */
+const entryPoints = ['src/routes/', 'src/channels/', 'src/events/', 'src/graphql/']
 
 /**
  * What may not be imported. Everything else is allowed, notably: service-kit, db and events import contracts;
@@ -42,9 +46,32 @@ const rules: Rule[] = [
     to: { under: 'src/routes/' },
     between: 'same',
   },
+  {
+    rule: 'domain/ never imports channels/',
+    from: { kind: 'service', under: 'src/domain/' },
+    to: { under: 'src/channels/' },
+    between: 'same',
+  },
+  // an entry point (a route, a consumer, a realtime channel, a GraphQL resolver) calls use cases, which own the data
+  {
+    rule: 'entry points never import data/',
+    from: { kind: 'service', under: entryPoints },
+    to: { under: 'src/data/' },
+    between: 'same',
+  },
+  // a client of another service is called by domain/; what it needs from a request is passed in
+  {
+    rule: 'clients/ never imports routes/ or channels/',
+    from: { kind: 'service', under: 'src/clients/' },
+    to: { under: ['src/routes/', 'src/channels/'] },
+    between: 'same',
+  },
   // every workspace, not only services: shipped code never depends on its tests
   { rule: 'src/ never imports test/', from: { under: 'src/' }, to: { under: 'test/' }, between: 'same' },
 ]
+
+/** What a cycle's report says. */
+const noCycle = 'no import cycle inside a workspace'
 
 const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url))
 
@@ -109,6 +136,14 @@ describe('import boundaries', () => {
       'services/auth/src/domain/users.ts': "const access = await import('../routes/users/access.ts')\n",
       'services/auth/src/app.test-seam.ts': "import { identities } from '../test/identities.ts'\n",
       'packages/db/src/client.ts': "import type { Fixture } from '../test/support/fixture.ts'\n",
+      'services/order/src/domain/orders.ts': "import { channel } from '../channels/orders.ts'\n",
+      'services/order/src/routes/orders/index.ts':
+        "import type { OrderRecord } from '../../data/orders.ts'\n",
+      'services/order/src/events/consumers.ts': "import { createOrders } from '../data/orders.ts'\n",
+      'services/order/src/channels/orders.ts': "export { x } from '../data/orders.ts'\n",
+      'services/order/src/graphql/resolvers.ts': "import type { OrderRecord } from '../data/orders.ts'\n",
+      'services/order/src/clients/inventory.ts':
+        "import { guards } from '../routes/orders/access.ts'\nimport { headers } from '../channels/channel.ts'\n",
     })
     expect(findViolations(repository, rules)).toEqual([
       'packages/db/src/index.ts:1 imports @meridian/auth (packages never import services)',
@@ -122,6 +157,13 @@ describe('import boundaries', () => {
       'services/auth/src/domain/users.ts:1 imports ../routes/users/access.ts (domain/ never imports routes/)',
       'services/auth/src/app.test-seam.ts:1 imports ../test/identities.ts (src/ never imports test/)',
       'packages/db/src/client.ts:1 imports ../test/support/fixture.ts (src/ never imports test/)',
+      'services/order/src/domain/orders.ts:1 imports ../channels/orders.ts (domain/ never imports channels/)',
+      'services/order/src/routes/orders/index.ts:1 imports ../../data/orders.ts (entry points never import data/)',
+      'services/order/src/events/consumers.ts:1 imports ../data/orders.ts (entry points never import data/)',
+      'services/order/src/channels/orders.ts:1 imports ../data/orders.ts (entry points never import data/)',
+      'services/order/src/graphql/resolvers.ts:1 imports ../data/orders.ts (entry points never import data/)',
+      'services/order/src/clients/inventory.ts:1 imports ../routes/orders/access.ts (clients/ never imports routes/ or channels/)',
+      'services/order/src/clients/inventory.ts:2 imports ../channels/channel.ts (clients/ never imports routes/ or channels/)',
     ])
   })
 
@@ -135,6 +177,13 @@ describe('import boundaries', () => {
         "import type { UsersRepository } from '../data/users-repository.ts'\n",
       'services/auth/src/data/users-repository.ts': "import { userColumns } from './user-columns.ts'\n",
       'services/auth/src/routes/users/index.ts': "import { listUsers } from '../../domain/users.ts'\n",
+      'services/auth/src/events/consumers.ts': "import { recordUser } from '../domain/users.ts'\n",
+      'services/auth/src/domain/sign-in.ts': "import { createUpstream } from '../clients/directory.ts'\n",
+      'services/auth/src/clients/directory.ts': "import type { UserRecord } from '../domain/users.ts'\n",
+      'services/auth/src/app.ts': [
+        "import { createUsersRepository } from './data/users-repository.ts'",
+        "import { usersRoutes } from './routes/users/index.ts'",
+      ].join('\n'),
       'services/auth/test/users.test.ts': [
         "import { createUsersRepository } from '../src/data/users-repository.ts'",
         "import { identities } from './identities.ts'",
@@ -142,6 +191,40 @@ describe('import boundaries', () => {
       ].join('\n'),
     })
     expect(findViolations(repository, rules)).toEqual([])
+  })
+
+  it('when files of a workspace import each other in a ring, then the ring is reported in order with each line', () => {
+    const repository = madeUp({
+      'services/order/src/domain/orders.ts':
+        "import { x } from './access.ts'\nimport { y } from './saga.ts'\n",
+      'services/order/src/domain/saga.ts': "import type { Step } from './steps/index.ts'\n",
+      'services/order/src/domain/steps/index.ts': "export { reserve } from '../orders.ts'\n",
+      'services/order/src/domain/access.ts': "import { z } from 'node:fs'\n",
+      'packages/db/src/client.ts': "import { pool } from './pool.js'\n",
+      'packages/db/src/pool.ts': "\n\nimport type { Client } from './client.ts'\n",
+      'packages/db/src/self.ts': "export * from './self.ts'\n",
+      'packages/db/src/lists.ts': "import { x } from './queries'\n",
+      'packages/db/src/queries/index.ts': "import { y } from '../lists.ts'\n",
+    })
+    expect(findCycles(repository, noCycle)).toEqual([
+      `packages/db/src/client.ts:1 -> packages/db/src/pool.ts:3 -> packages/db/src/client.ts (${noCycle})`,
+      `packages/db/src/lists.ts:1 -> packages/db/src/queries/index.ts:1 -> packages/db/src/lists.ts (${noCycle})`,
+      `packages/db/src/self.ts:1 -> packages/db/src/self.ts (${noCycle})`,
+      `services/order/src/domain/orders.ts:2 -> services/order/src/domain/saga.ts:1 -> services/order/src/domain/steps/index.ts:1 -> services/order/src/domain/orders.ts (${noCycle})`,
+    ])
+  })
+
+  it('when imports only go one way, or a ring passes through another workspace, then no cycle is reported', () => {
+    const repository = madeUp({
+      'services/order/src/app.ts':
+        "import { a } from './domain/orders.ts'\nimport { b } from './data/orders.ts'\n",
+      'services/order/src/domain/orders.ts': "import type { Row } from '../data/orders.ts'\n",
+      'services/order/src/data/orders.ts': "import { sql } from '@meridian/db'\n",
+      // a ring across workspaces is a cycle of package dependencies, which turbo refuses; this check is about files
+      'packages/db/src/index.ts': "import { x } from '../../testkit/src/index.ts'\n",
+      'packages/testkit/src/index.ts': "import { y } from '../../db/src/index.ts'\n",
+    })
+    expect(findCycles(repository, noCycle)).toEqual([])
   })
 
   it('when the repository is read, then every workspace and kind a rule names is there, so no rule is dead', () => {
@@ -156,10 +239,23 @@ describe('import boundaries', () => {
         `${dir} has TypeScript files`,
       ).toBe(true)
     }
+    // a folder a rule names (src/channels/, src/graphql/) exists in some service, so a renamed folder is noticed
+    const folders = rules.flatMap(({ from, to }) => [from.under, to.under].flat()).filter((under) => under)
+    for (const folder of new Set(folders)) {
+      expect(
+        files.some(({ path }) => path.includes(`/${folder}`)),
+        `some workspace has ${folder}`,
+      ).toBe(true)
+    }
   })
 
   it('when every TypeScript file of the repository is read, then no import crosses a boundary', () => {
     const violations = findViolations(readRepository(repositoryRoot), rules)
     expect(violations, `${violations.length} import(s) cross a boundary (docs/architecture.md)`).toEqual([])
+  })
+
+  it('when every TypeScript file of the repository is read, then no workspace has an import cycle', () => {
+    const cycles = findCycles(readRepository(repositoryRoot), noCycle)
+    expect(cycles, `${cycles.length} import cycle(s) (docs/architecture.md)`).toEqual([])
   })
 })

@@ -31,8 +31,8 @@ export interface Side {
   kind?: WorkspaceKind
   /** a package name */
   workspace?: string
-  /** a folder inside the workspace, ending in / */
-  under?: string
+  /** a folder inside the workspace, ending in /; several: any one of them */
+  under?: string | readonly string[]
 }
 
 /** A forbidden import: from a file matching `from` to anything of ours matching `to`. */
@@ -127,8 +127,9 @@ function targetOf(repository: Repository, fromPath: string, specifier: string): 
 function holds(side: Side, at: Place): boolean {
   if (side.kind !== undefined && at.workspace?.kind !== side.kind) return false
   if (side.workspace !== undefined && at.workspace?.name !== side.workspace) return false
-  if (side.under !== undefined && !(at.workspace && `${at.path}/`.startsWith(side.under))) return false
-  return true
+  if (side.under === undefined) return true
+  const folders: readonly string[] = typeof side.under === 'string' ? [side.under] : side.under
+  return at.workspace !== undefined && folders.some((folder) => `${at.path}/`.startsWith(folder))
 }
 
 function breaks(rule: Rule, from: Place, to: Place): boolean {
@@ -153,6 +154,111 @@ export function findViolations(repository: Repository, rules: readonly Rule[]): 
     }
   }
   return violations
+}
+
+/** The file a relative specifier names, when the repository has it: as written, `.js` for `.ts`, or a folder's index. */
+function fileOf(paths: ReadonlySet<string>, fromPath: string, specifier: string): string | undefined {
+  const joined = path.posix.join(path.posix.dirname(fromPath), specifier)
+  return [joined, joined.replace(/\.([cm]?)js$/, '.$1ts'), `${joined}.ts`, `${joined}/index.ts`].find(
+    (candidate) => paths.has(candidate),
+  )
+}
+
+/** One import of the graph: the file imported and the line of the importing file that names it. */
+interface Edge {
+  to: string
+  line: number
+}
+
+/**
+ * Each file's relative imports of files in its own workspace, `import type` included: a cycle of types is erased at
+ * run time, but it is the same knot to a reader, who cannot learn either file first.
+ */
+function importGraph(repository: Repository): Map<string, Edge[]> {
+  const paths = new Set(repository.files.map(({ path }) => path))
+  const graph = new Map<string, Edge[]>()
+  for (const file of repository.files) {
+    const workspace = placeOf(file.path, repository.workspaces).workspace
+    const edges: Edge[] = []
+    for (const { specifier, line } of importsOf(file.text)) {
+      if (!specifier.startsWith('.')) continue
+      const to = fileOf(paths, file.path, specifier)
+      if (to && placeOf(to, repository.workspaces).workspace === workspace) edges.push({ to, line })
+    }
+    graph.set(file.path, edges)
+  }
+  return graph
+}
+
+/** The strongly connected groups of the graph with more than one file, or one file importing itself (Tarjan). */
+function knots(graph: ReadonlyMap<string, readonly Edge[]>): string[][] {
+  const order = new Map<string, number>()
+  const lowest = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const found: string[][] = []
+  const visit = (file: string): void => {
+    order.set(file, order.size)
+    lowest.set(file, order.get(file) ?? 0)
+    stack.push(file)
+    onStack.add(file)
+    for (const { to } of graph.get(file) ?? []) {
+      if (!order.has(to)) {
+        visit(to)
+        lowest.set(file, Math.min(lowest.get(file) ?? 0, lowest.get(to) ?? 0))
+      } else if (onStack.has(to)) {
+        lowest.set(file, Math.min(lowest.get(file) ?? 0, order.get(to) ?? 0))
+      }
+    }
+    if (lowest.get(file) !== order.get(file)) return
+    const group: string[] = []
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member)
+      group.push(member)
+      if (member === file) break
+    }
+    if (group.length > 1 || graph.get(file)?.some(({ to }) => to === file)) found.push(group.sort())
+  }
+  // depth is bounded by the number of files in one workspace (a few hundred), far below the call stack's limit
+  for (const file of [...graph.keys()].sort()) if (!order.has(file)) visit(file)
+  return found.sort((a, b) => (a[0] ?? '').localeCompare(b[0] ?? ''))
+}
+
+/** The shortest way round a knot from its first file back to it, each step with the line that imports the next. */
+function cycleThrough(group: readonly string[], graph: ReadonlyMap<string, readonly Edge[]>): string {
+  const members = new Set(group)
+  const start = group[0] ?? ''
+  const cameFrom = new Map<string, { file: string; line: number }>()
+  const queue = [start]
+  for (let at = 0; at < queue.length; at += 1) {
+    const file = queue[at] ?? ''
+    for (const { to, line } of graph.get(file) ?? []) {
+      if (!members.has(to) || cameFrom.has(to)) continue
+      cameFrom.set(to, { file, line })
+      if (to === start) break
+      queue.push(to)
+    }
+    if (cameFrom.has(start)) break
+  }
+  // walking back from the start's importer ends at the start, the search's root
+  const steps: string[] = []
+  let at = start
+  do {
+    const step = cameFrom.get(at)
+    if (!step) break
+    steps.unshift(`${step.file}:${step.line}`)
+    at = step.file
+  } while (at !== start)
+  return [...steps, start].join(' -> ')
+}
+
+/**
+ * Every import cycle inside a workspace, as `a.ts:3 -> b.ts:7 -> a.ts (rule)`: the files in the order they import
+ * each other, each with the line that imports the next. One cycle is named per knot; break it and the next shows.
+ */
+export function findCycles(repository: Repository, rule: string): string[] {
+  const graph = importGraph(repository)
+  return knots(graph).map((group) => `${cycleThrough(group, graph)} (${rule})`)
 }
 
 /** Folders never read: installed, built or generated, and dot folders (.git, .turbo). */

@@ -8,6 +8,7 @@ import type { AuthConfig } from './config.ts'
 import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
 import { createCredentialRevocationsStore } from './data/credential-revocations-store.ts'
 import { createLoginFailureCounters } from './data/login-failures.ts'
+import { createProviderAccounts } from './data/oidc-payloads.ts'
 import { createRefreshTokensRepository } from './data/refresh-tokens-repository.ts'
 import { createSessionStore } from './data/session-store.ts'
 import { createUsersRepository } from './data/users-repository.ts'
@@ -28,7 +29,6 @@ import {
   keyRingTiming,
   type ManagedKeyRing,
 } from './domain/signing-keys.ts'
-import { createProviderAccounts } from './oidc/postgres-adapter.ts'
 import { jwksRoutes } from './routes/jwks/index.ts'
 import { sessionsRoutes } from './routes/sessions/index.ts'
 import { tokensRoutes } from './routes/tokens/index.ts'

@@ -10,6 +10,7 @@ import { Type } from 'typebox'
 import { AuthEnv } from './config.ts'
 import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
 import { createCredentialRevocationsStore } from './data/credential-revocations-store.ts'
+import { createProviderAccounts } from './data/oidc-payloads.ts'
 import { createRefreshTokensRepository } from './data/refresh-tokens-repository.ts'
 import { createUserPasswordsRepository } from './data/user-passwords-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
@@ -22,7 +23,6 @@ import {
 import { createCredentialRevoker, revocationKeepForMs } from './domain/credential-revocation.ts'
 import { createUserUseCases, normaliseEmail } from './domain/users.ts'
 import { migrateAuthDatabase } from './migrations.ts'
-import { createProviderAccounts } from './oidc/postgres-adapter.ts'
 
 export const createAdminUsage = `usage: scripts/create-admin --email <email> [--name <name>] [--reset-password]
 

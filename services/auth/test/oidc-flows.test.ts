@@ -2,7 +2,7 @@
 import { expectErrorEnvelope } from '@meridian/testkit'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPostgresAdapter, deleteExpiredPayloads } from '../src/oidc/postgres-adapter.ts'
+import { createPostgresAdapter, deleteExpiredPayloads } from '../src/data/oidc-payloads.ts'
 import { meridianApiResource } from '../src/oidc/provider.ts'
 import {
   createTestUser,

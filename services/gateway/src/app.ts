@@ -16,29 +16,34 @@ import {
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { assertGatewayConfig, type GatewayConfig, serviceNameMap } from './config.ts'
-import { consoleRoutes } from './console/console-routes.ts'
 import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
 import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
-import { adminDeadLettersRoutes } from './operations/admin-dead-letters.ts'
-import { adminServicesRoutes } from './operations/admin-services.ts'
-import { asyncApiRoutes } from './operations/asyncapi-document.ts'
 import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
 import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
 import type { ForwardingContext } from './proxy/forwarded-headers.ts'
 import { proxyRoutes } from './proxy/http-proxy.ts'
 import {
+  createRouteMatcher,
+  type GatewayRoute,
+  publicRoutes,
+  withVersionAliases,
+} from './proxy/route-table.ts'
+import {
   acceptsWebSocketUpgrade,
   createWebSocketPassThrough,
   routeUpgrades,
 } from './proxy/websocket-proxy.ts'
-import { createRouteMatcher, type GatewayRoute, publicRoutes, withVersionAliases } from './routes-table.ts'
+import { adminDeadLettersRoutes } from './routes/admin-dead-letters/index.ts'
+import { adminServicesRoutes } from './routes/admin-services/index.ts'
+import { asyncApiRoutes } from './routes/asyncapi/index.ts'
+import { consoleRoutes } from './routes/console/index.ts'
 import { createUpstreamServices, type UpstreamServices } from './upstreams/upstream-services.ts'
 
 export const serviceName = 'gateway'
 
 export { type GatewayConfig, loadGatewayConfig } from './config.ts'
-export { defaultRoutes, type GatewayRoute } from './routes-table.ts'
+export { defaultRoutes, type GatewayRoute } from './proxy/route-table.ts'
 
 export interface GatewayDependencies {
   config: GatewayConfig

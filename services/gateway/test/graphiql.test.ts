@@ -2,7 +2,7 @@
 // page and the scripts below it) to content in development only; elsewhere it is not a public path (404).
 import { expectErrorEnvelope, fetchedAnswer, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { developmentRoutes, publicRoutes } from '../src/routes-table.ts'
+import { developmentRoutes, publicRoutes } from '../src/proxy/route-table.ts'
 import { eventually, startGateway, type TestGateway } from './support/gateway.ts'
 import { startUpstream, type UpstreamProcess } from './support/upstream-process.ts'
 

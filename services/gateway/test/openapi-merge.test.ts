@@ -2,7 +2,7 @@
 // the statuses the gateway answers itself added, referring to schemas the merged document holds.
 import { describe, expect, it } from 'vitest'
 import { gatewayStatuses, mergeOpenApi } from '../src/operations/openapi-aggregate.ts'
-import { withVersionAliases } from '../src/routes-table.ts'
+import { withVersionAliases } from '../src/proxy/route-table.ts'
 
 const envelope = { $ref: '#/components/schemas/ErrorEnvelope' }
 

@@ -2,8 +2,13 @@
 // only the WebSocket routes take an upgrade.
 import type { IncomingMessage } from 'node:http'
 import { describe, expect, it } from 'vitest'
+import {
+  createRouteMatcher,
+  defaultRoutes,
+  upstreamUrl,
+  withVersionAliases,
+} from '../src/proxy/route-table.ts'
 import { acceptsWebSocketUpgrade } from '../src/proxy/websocket-proxy.ts'
-import { createRouteMatcher, defaultRoutes, upstreamUrl, withVersionAliases } from '../src/routes-table.ts'
 
 const table = withVersionAliases(defaultRoutes)
 const matcher = createRouteMatcher(table)

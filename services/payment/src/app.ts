@@ -16,11 +16,11 @@ import {
   scheduleRounds,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
+import { createPaymentProvider, type PaymentProvider } from './clients/payment-provider.ts'
 import type { PaymentConfig } from './config.ts'
 import { createChargeAttemptsRepository } from './data/charge-attempts-repository.ts'
 import { createIdempotencyKeysRepository } from './data/idempotency-keys-repository.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
-import { createPaymentProvider, type PaymentProvider } from './data/payment-provider.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'

@@ -5,7 +5,7 @@ import { AppError } from '@meridian/contracts'
 import type { ConsulClientOptions } from '../registry/consul-client.ts'
 import type { RegistryLogger } from '../registry/registry-logger.ts'
 import { createDiscovery } from '../registry/service-discovery.ts'
-import type { ServiceClient } from '../run-service.ts'
+import type { ServiceClient } from '../service-client.ts'
 import { createUpstreamClient, type UpstreamClient } from './upstream-client.ts'
 
 export interface DiscoveredUpstreamOptions {

@@ -4,9 +4,7 @@ import type { JsonWebKey } from 'node:crypto'
 import { apiScopeNames } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
 import Provider, { type ClientMetadataView, errors, type KoaContextWithOIDC } from 'oidc-provider'
-import type { Accounts } from './accounts.ts'
-import { claimsOfScopes } from './accounts.ts'
-import { type ClientsConfig, isRedirectOrigin, seededClients } from './clients.ts'
+import { createPostgresAdapter } from '../data/oidc-payloads.ts'
 import {
   deviceSuccessPage,
   errorPage,
@@ -15,8 +13,10 @@ import {
   signedOutPage,
   userCodeConfirmPage,
   userCodeInputPage,
-} from './pages.ts'
-import { createPostgresAdapter } from './postgres-adapter.ts'
+} from '../views/pages.ts'
+import type { Accounts } from './accounts.ts'
+import { claimsOfScopes } from './accounts.ts'
+import { type ClientsConfig, isRedirectOrigin, seededClients } from './clients.ts'
 
 /**
  * Where the provider answers, at the root of the auth service. The JWKS is not /.well-known/jwks.json: that path is

@@ -7,6 +7,9 @@ import { holdsRole, type Principal } from '@meridian/service-kit'
 import type { UserDirectory } from '../clients/user-directory.ts'
 import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
 
+/** A user as the entry points (GraphQL) see it: they read users through these use cases, never the repository. */
+export type { UserRecord }
+
 export interface UserUseCasesDependencies {
   users: UsersRepository
   directory: UserDirectory

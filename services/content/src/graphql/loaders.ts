@@ -3,9 +3,8 @@
 import { AppError, PostsArgs, type PostView } from '@meridian/contracts'
 import { checkedValue } from '@meridian/service-kit'
 import type { MercuriusLoaders } from 'mercurius'
-import type { UserRecord } from '../data/users-repository.ts'
 import type { PostUseCases } from '../domain/posts.ts'
-import type { UserUseCases } from '../domain/users.ts'
+import type { UserRecord, UserUseCases } from '../domain/users.ts'
 
 export interface LoaderDependencies {
   users: UserUseCases

@@ -4,9 +4,8 @@
 import { CreatePostArgs, CreateUserArgs, PostsArgs, type PostView, UserArgs } from '@meridian/contracts'
 import { assertScopes, checkedValue, holdsRole } from '@meridian/service-kit'
 import type { IResolvers, MercuriusContext } from 'mercurius'
-import type { UserRecord } from '../data/users-repository.ts'
 import type { PostUseCases } from '../domain/posts.ts'
-import type { UserUseCases } from '../domain/users.ts'
+import type { UserRecord, UserUseCases } from '../domain/users.ts'
 import { toMeridianGraphQLError } from './errors.ts'
 
 export interface ResolverDependencies {

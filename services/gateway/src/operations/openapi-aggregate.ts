@@ -3,7 +3,7 @@
 import { documentedErrorResponse } from '@meridian/service-kit'
 import type { FastifyInstance } from 'fastify'
 import { request as httpRequest } from 'undici'
-import { createRouteMatcher, type GatewayRoute } from '../routes-table.ts'
+import { createRouteMatcher, type GatewayRoute } from '../proxy/route-table.ts'
 import type { UpstreamService, UpstreamServices } from '../upstreams/upstream-services.ts'
 
 interface OpenApiDocument {

@@ -7,7 +7,6 @@ import { AppError } from '@meridian/contracts'
 import { bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
-import { type GatewayRoute, hasDotSegment, routePatterns, upstreamUrl } from '../routes-table.ts'
 import type { UpstreamService, UpstreamServices } from '../upstreams/upstream-services.ts'
 import { clientResponseHeaders, type ForwardingContext, upstreamRequestHeaders } from './forwarded-headers.ts'
 import {
@@ -18,6 +17,7 @@ import {
   uploadBroken,
 } from './request-body-limit.ts'
 import { ResponseRelay } from './response-relay.ts'
+import { type GatewayRoute, hasDotSegment, routePatterns, upstreamUrl } from './route-table.ts'
 import {
   badGateway,
   classifyAttemptFailure,

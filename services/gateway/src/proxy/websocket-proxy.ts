@@ -1,4 +1,4 @@
-// WebSocket pass-through on the routes that accept it (routes-table.ts, `websocket`): the upgrade is routed like any
+// WebSocket pass-through on the routes that accept it (route-table.ts, `websocket`): the upgrade is routed like any
 // request (request id, edge rate limit, CORS, route table), then the gateway asks an instance with the same request
 // head (forwarded headers), reads its answer's head whole (upgrade-exchange.ts) and pipes the two sockets only after a
 // `101 Switching Protocols`. Any other answer is relayed with `Connection: close` and both connections end: nothing
@@ -12,7 +12,6 @@ import type { Duplex } from 'node:stream'
 import { AppError } from '@meridian/contracts'
 import type { ServiceInstance } from '@meridian/service-kit'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { RouteMatcher } from '../routes-table.ts'
 import type { UpstreamService } from '../upstreams/upstream-services.ts'
 import {
   clientResponseHeaders,
@@ -22,6 +21,7 @@ import {
   upstreamRequestHeaders,
 } from './forwarded-headers.ts'
 import { ClientGoneError } from './response-relay.ts'
+import type { RouteMatcher } from './route-table.ts'
 import { exchangeUpgrade, type UpgradeAnswer, UpgradeAnswerTimeout } from './upgrade-exchange.ts'
 import { badGateway, gatewayTimeout, recordUpstreamAnswer, upstreamUnavailable } from './upstream-failure.ts'
 

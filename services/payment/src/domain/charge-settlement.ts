@@ -7,9 +7,9 @@
 import { fromMinorUnits } from '@meridian/contracts'
 import type { TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
+import type { PaymentProvider, ProviderCharge } from '../clients/payment-provider.ts'
 import type { ChargeAttempt } from '../data/charge-attempts-repository.ts'
 import type { OrdersRepository } from '../data/orders-repository.ts'
-import type { PaymentProvider, ProviderCharge } from '../data/payment-provider.ts'
 import type { PaymentRecord, PaymentsRepository } from '../data/payments-repository.ts'
 import { orderToPay, processedData, serviceSource } from './payment-data.ts'
 

@@ -7,10 +7,10 @@
 // stores the key's answer. No card number is ever stored or logged.
 import { AppError, type CreatePaymentBody, type Payment, requireMinorUnits } from '@meridian/contracts'
 import { type Queryable, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { isProviderFailure, type PaymentProvider, type ProviderCharge } from '../clients/payment-provider.ts'
 import type { ChargeAttempt, ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { IdempotencyKeysRepository } from '../data/idempotency-keys-repository.ts'
 import type { OrdersRepository, OrderToPay } from '../data/orders-repository.ts'
-import { isProviderFailure, type PaymentProvider, type ProviderCharge } from '../data/payment-provider.ts'
 import type { PaymentsRepository } from '../data/payments-repository.ts'
 import { type DeclinedCard, settleCharge, settleDecline } from './charge-settlement.ts'
 import {

@@ -8,9 +8,9 @@
 import { AppError, type EventData, fromMinorUnits, toMinorUnits } from '@meridian/contracts'
 import type { TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
+import type { PaymentProvider } from '../clients/payment-provider.ts'
 import type { ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { OrdersRepository } from '../data/orders-repository.ts'
-import type { PaymentProvider } from '../data/payment-provider.ts'
 import type { PaymentsRepository } from '../data/payments-repository.ts'
 import {
   chargedOrderData,

@@ -2,7 +2,7 @@
 // consumers: a customer's payment of an order under an Idempotency-Key and reading a payment (customer-payments.ts),
 // and the payment step of the order saga — charging a placed order and refunding it (order-step.ts). Every one of
 // them charges or refunds an order under its advisory lock, so they never interleave on one order. The provider is
-// reached through the adapter (data/payment-provider.ts) only; no card number is ever stored or logged.
+// reached through the adapter (clients/payment-provider.ts) only; no card number is ever stored or logged.
 import type { EventData, Payment } from '@meridian/contracts'
 import type { TransactionSql } from '@meridian/db'
 import {

@@ -16,9 +16,9 @@
 // Each reconciliation is logged at info with its orderId (never the token) and counted by outcome.
 import { AppError } from '@meridian/contracts'
 import { type Sql, type TransactionSql, transaction } from '@meridian/db'
+import type { PaymentProvider, ProviderCharge } from '../clients/payment-provider.ts'
 import type { ChargeAttempt, ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { OrdersRepository } from '../data/orders-repository.ts'
-import type { PaymentProvider, ProviderCharge } from '../data/payment-provider.ts'
 import type { PaymentsRepository } from '../data/payments-repository.ts'
 import { settleCharge, settleDecline } from './charge-settlement.ts'
 import { definitiveChargeFailures } from './payment-data.ts'

@@ -4,9 +4,9 @@ import { AppError, isApiScope } from '@meridian/contracts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, type Grant, type InteractionResults } from 'oidc-provider'
 import { Type } from 'typebox'
-import type { Accounts } from './accounts.ts'
-import { consentPage, errorPage, loginPage, pageHeaders } from './pages.ts'
-import type { ProviderHost } from './provider-host.ts'
+import type { Accounts } from '../../oidc/accounts.ts'
+import type { ProviderHost } from '../../oidc/provider-host.ts'
+import { consentPage, errorPage, loginPage, pageHeaders } from '../../views/pages.ts'
 
 export interface InteractionRoutesOptions {
   host: ProviderHost
