@@ -68,3 +68,11 @@ export {
   replayGroupOf,
 } from './replay.ts'
 export { deadLetterTopicOf, defaultRetryDelaysMs, RetryHeader, retryTopicOf } from './retry.ts'
+export {
+  type ConsumerHandlers,
+  type ConsumersOptions,
+  consumersOf,
+  type RegisterServiceEventsOptions,
+  registerServiceEvents,
+  type ServiceEvents,
+} from './service-events.ts'
