@@ -72,17 +72,24 @@ export function runServiceProcess<Config extends ProcessConfig>(
     const redis = createRedis(config.REDIS_URL, { connectionName: name })
     let sql: Sql | undefined
     let built: BuiltService
-    if (isStateless(declaration)) {
-      built = await declaration.buildApp({ config, redis, events: true })
-    } else {
-      const withDatabase = config as Config & DatabaseConfig
-      sql = createDatabase(withDatabase.DATABASE_URL, {
-        max: withDatabase.DATABASE_POOL_MAX,
-        applicationName: name,
-      })
-      // the app does not exist yet: its backbone starts while it is built, on migrated tables
-      await declaration.migrate(sql, pino(loggerOptions(name, config.LOG_LEVEL)))
-      built = await declaration.buildApp({ config: withDatabase, sql, redis, events: true })
+    try {
+      if (isStateless(declaration)) {
+        built = await declaration.buildApp({ config, redis, events: true })
+      } else {
+        const withDatabase = config as Config & DatabaseConfig
+        sql = createDatabase(withDatabase.DATABASE_URL, {
+          max: withDatabase.DATABASE_POOL_MAX,
+          applicationName: name,
+        })
+        // the app does not exist yet: its backbone starts while it is built, on migrated tables
+        await declaration.migrate(sql, pino(loggerOptions(name, config.LOG_LEVEL)))
+        built = await declaration.buildApp({ config: withDatabase, sql, redis, events: true })
+      }
+    } catch (error) {
+      // let go of the stores, so that a failed start ends the process now rather than when runMain forces it
+      redis.disconnect()
+      await sql?.end({ timeout: 1 })
+      throw error
     }
     const { app, clients = [] } = 'listen' in built ? { app: built } : built
     await runService({ app, config, clients: [...clients, ...(sql ? [sql] : []), redis] })
