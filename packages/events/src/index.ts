@@ -75,4 +75,5 @@ export {
   type RegisterServiceEventsOptions,
   registerServiceEvents,
   type ServiceEvents,
+  type WithServiceEvents,
 } from './service-events.ts'

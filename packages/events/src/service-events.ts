@@ -61,12 +61,17 @@ export type ServiceEvents<Types extends EventType = EventType> =
       kafka?: Kafka
     }
 
-export interface RegisterServiceEventsOptions<Types extends EventType> {
+/** What a service's buildApp takes besides the kit's dependencies: the backbone it is asked for. */
+export interface WithServiceEvents<Types extends EventType = EventType> {
+  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
+  events?: ServiceEvents<Types>
+}
+
+export interface RegisterServiceEventsOptions<Types extends EventType> extends WithServiceEvents<Types> {
   /** the service's name: its Kafka client id */
   service: string
   config: { KAFKA_BROKERS: string; KAFKA_NAMESPACE: string }
   sql: Sql
-  events: ServiceEvents<Types> | undefined
   /** the service's consumers (consumersOf), with the group and topics asked for */
   consumers?: (options: ConsumersOptions<Types>) => AnyServiceConsumer[]
 }

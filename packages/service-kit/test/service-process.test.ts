@@ -39,6 +39,14 @@ function run(env: Record<string, string>): Run {
   return { child, output: () => output, exited }
 }
 
+/** Waits until `started` listens, sends SIGTERM, and gives its exit code and the steps it took. */
+async function listenThenStop(started: Run): Promise<{ code: number | null; steps: string[] }> {
+  await eventually('the process listens', () => stepsOf(started.output()).includes('listening'), 30_000)
+  started.child.kill('SIGTERM')
+  const code = await started.exited
+  return { code, steps: stepsOf(started.output()) }
+}
+
 const stepsOf = (output: string) =>
   output
     .split('\n')
@@ -64,17 +72,9 @@ describe('runServiceProcess', () => {
 
   it('when declared with a database and stopped with SIGTERM, then it migrates, builds with its backbone asked for, listens, and closes the app before its clients; exit code 0', async () => {
     running = run({ DATABASE_URL: database.url })
-    const started = running
-    await eventually('the process listens', () => stepsOf(started.output()).includes('listening'), 30_000)
-    started.child.kill('SIGTERM')
-    expect(await started.exited).toBe(0)
-    expect(stepsOf(started.output())).toEqual([
-      'migrated',
-      'built, events: true',
-      'listening',
-      'app closed',
-      'client stopped',
-    ])
+    const { code, steps } = await listenThenStop(running)
+    expect(code).toBe(0)
+    expect(steps).toEqual(['migrated', 'built, events: true', 'listening', 'app closed', 'client stopped'])
   })
 
   it('when its migration fails, then it never builds the app, says why on stderr and exits with code 1', async () => {
@@ -87,11 +87,9 @@ describe('runServiceProcess', () => {
   it('when declared without a database, then it builds and listens on Redis alone, and closes as the others do', async () => {
     // an unreachable DATABASE_URL: a process that opened a pool on it would fail its readiness, not start
     running = run({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', WIDGETS_STATELESS: 'true' })
-    const started = running
-    await eventually('the process listens', () => stepsOf(started.output()).includes('listening'), 30_000)
-    started.child.kill('SIGTERM')
-    expect(await started.exited).toBe(0)
-    expect(stepsOf(started.output())).toEqual([
+    const { code, steps } = await listenThenStop(running)
+    expect(code).toBe(0)
+    expect(steps).toEqual([
       'built without a database, events: true',
       'listening',
       'app closed',

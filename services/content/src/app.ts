@@ -5,7 +5,7 @@
 
 import { ErrorCode } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createDiscoveredUpstream,
   createServiceApp,
@@ -32,10 +32,8 @@ export const serviceName = 'content'
 const description: ServiceAppOptions['description'] =
   'Posts and the GraphQL endpoint (queries, mutations, subscriptions)'
 
-export type ContentDependencies = ServiceDependencies<ContentConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<ContentEventType>
-}
+export type ContentDependencies = ServiceDependencies<ContentConfig, Sql> &
+  WithServiceEvents<ContentEventType>
 
 /** The app and what main.ts hands to runService, built from the use cases. */
 export interface ContentService {
@@ -68,16 +66,9 @@ export function createContentUseCases({
   }
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: ContentDependencies): Promise<ContentService> {
-  const app = await createServiceApp(
-    serviceAppOptions({ config, sql, redis, logStream }, { name: serviceName, description }),
-  )
+export async function buildApp(dependencies: ContentDependencies): Promise<ContentService> {
+  const { config, sql, redis } = dependencies
+  const app = await createServiceApp(serviceAppOptions(dependencies, { name: serviceName, description }))
 
   // auth in Consul: createUser creates users there
   const auth = createDiscoveredUpstream({
@@ -116,10 +107,8 @@ export async function buildApp({
 
   // post.created leaves through the outbox; auth's user events come in
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => contentConsumers(users, options),
   })
   return { app, consumers, clients: auth.clients, users, posts }

@@ -2,7 +2,7 @@
 // backbone's metrics; the product catalogue (routes/products), the internal lookup (routes/internal), and the
 // reservation use cases its consumers call (events/). Never listens; main.ts and tests build it.
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
   registerVersionedApi,
@@ -22,10 +22,8 @@ import { productsRoutes } from './routes/products/index.ts'
 
 export const serviceName = 'inventory'
 
-export type InventoryDependencies = ServiceDependencies<InventoryConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<InventoryEventType>
-}
+export type InventoryDependencies = ServiceDependencies<InventoryConfig, Sql> &
+  WithServiceEvents<InventoryEventType>
 
 /** The app and its consumers (run by its backbone when asked for), built from one set of repositories and use cases. */
 export interface InventoryService {
@@ -39,18 +37,13 @@ export interface InventoryService {
   reservations: ReservationUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: InventoryDependencies): Promise<InventoryService> {
+export async function buildApp(dependencies: InventoryDependencies): Promise<InventoryService> {
+  const { sql } = dependencies
   const app = await createServiceApp(
-    serviceAppOptions(
-      { config, sql, redis, logStream },
-      { name: serviceName, description: 'Products and stock, reservations and their release' },
-    ),
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: 'Products and stock, reservations and their release',
+    }),
   )
 
   const productsRepository = createProductsRepository(sql)
@@ -65,10 +58,8 @@ export async function buildApp({
   await app.register(internalRoutes, { products })
 
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => inventoryConsumers(reservations, options),
   })
   return { app, consumers, products, reservations }

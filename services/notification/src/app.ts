@@ -3,7 +3,7 @@
 // payment.failed, shipment.created, shipment.delivered and user.registered, each with its notification.created
 // through the outbox (domain/, data/). Never listens; main.ts and tests build it.
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
   registerVersionedApi,
@@ -21,10 +21,8 @@ import { notificationsRoutes } from './routes/notifications/index.ts'
 
 export const serviceName = 'notification'
 
-export type NotificationDependencies = ServiceDependencies<NotificationConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<NotificationEventType>
-}
+export type NotificationDependencies = ServiceDependencies<NotificationConfig, Sql> &
+  WithServiceEvents<NotificationEventType>
 
 /** The app and its consumers (run by its backbone when asked for), built from the repositories and their use cases. */
 export interface NotificationService {
@@ -34,18 +32,13 @@ export interface NotificationService {
   notifications: NotificationUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: NotificationDependencies): Promise<NotificationService> {
+export async function buildApp(dependencies: NotificationDependencies): Promise<NotificationService> {
+  const { sql } = dependencies
   const app = await createServiceApp(
-    serviceAppOptions(
-      { config, sql, redis, logStream },
-      { name: serviceName, description: "Users' notifications, made from domain events" },
-    ),
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: "Users' notifications, made from domain events",
+    }),
   )
 
   const notifications = createNotificationUseCases({
@@ -56,10 +49,8 @@ export async function buildApp({
   await registerVersionedApi(app, notificationsRoutes, { notifications, guards: notificationsGuards(app) })
 
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => notificationConsumers(notifications, options),
   })
   return { app, consumers, notifications }

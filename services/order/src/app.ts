@@ -4,7 +4,7 @@
 // by its consumers (events/consumers.ts), timed by its clock (the kit's scheduleRounds) and shown to operators
 // (routes/admin-sagas). Never listens; main.ts and tests build it.
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
   registerVersionedApi,
@@ -28,10 +28,7 @@ import { ordersRoutes } from './routes/orders/index.ts'
 
 export const serviceName = 'order'
 
-export type OrderDependencies = ServiceDependencies<OrderConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<OrderEventType>
-}
+export type OrderDependencies = ServiceDependencies<OrderConfig, Sql> & WithServiceEvents<OrderEventType>
 
 /** The app, its consumers (run by its event backbone when asked for) and the clients runService closes. */
 export interface OrderService {
@@ -44,21 +41,13 @@ export interface OrderService {
   clients: ServiceClient[]
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: OrderDependencies): Promise<OrderService> {
+export async function buildApp(dependencies: OrderDependencies): Promise<OrderService> {
+  const { config, sql } = dependencies
   const app = await createServiceApp(
-    serviceAppOptions(
-      { config, sql, redis, logStream },
-      {
-        name: serviceName,
-        description: "Orders with their hypermedia links, and the order saga's process manager",
-      },
-    ),
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: "Orders with their hypermedia links, and the order saga's process manager",
+    }),
   )
 
   // the catalogue prices every order: inventory's internal lookup, a healthy instance found in Consul
@@ -111,10 +100,8 @@ export async function buildApp({
   await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
 
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => orderConsumers(saga, options),
   })
   return { app, consumers, orders, saga, clients: catalogue.clients }

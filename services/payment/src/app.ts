@@ -5,7 +5,7 @@
 // (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
 // provider did not tell in time. Never listens; main.ts and tests build it.
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
   registerVersionedApi,
@@ -32,10 +32,8 @@ export const serviceName = 'payment'
 /** How often expired Idempotency-Keys are removed. */
 const idempotencyKeySweepMs = 10 * 60_000
 
-export type PaymentDependencies = ServiceDependencies<PaymentConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<PaymentEventType>
-}
+export type PaymentDependencies = ServiceDependencies<PaymentConfig, Sql> &
+  WithServiceEvents<PaymentEventType>
 
 /** The app and its consumers (run by its backbone when asked for), built from one set of repositories and use cases. */
 export interface PaymentService {
@@ -48,18 +46,13 @@ export interface PaymentService {
   provider: PaymentProvider
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: PaymentDependencies): Promise<PaymentService> {
+export async function buildApp(dependencies: PaymentDependencies): Promise<PaymentService> {
+  const { config, sql } = dependencies
   const app = await createServiceApp(
-    serviceAppOptions(
-      { config, sql, redis, logStream },
-      { name: serviceName, description: 'Payments with Idempotency-Key, the payment provider, refunds' },
-    ),
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: 'Payments with Idempotency-Key, the payment provider, refunds',
+    }),
   )
 
   const provider = createPaymentProvider({
@@ -118,10 +111,8 @@ export async function buildApp({
   await registerVersionedApi(app, paymentsRoutes, { payments, guards: paymentsGuards(app) }, { atRoot: true })
 
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => paymentConsumers(payments, options),
   })
   return { app, consumers, payments, reconciler, provider }

@@ -5,7 +5,7 @@
 // and the live dashboard of every service found in Consul. Never listens; main.ts and tests build it.
 import { ErrorCode } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createDiscoveredUpstream,
   createServiceApp,
@@ -48,10 +48,8 @@ import { documentsRoutes } from './routes/documents/index.ts'
 
 export const serviceName = 'realtime-gateway'
 
-export type RealtimeGatewayDependencies = ServiceDependencies<RealtimeGatewayConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<RealtimeGatewayEventType>
-}
+export type RealtimeGatewayDependencies = ServiceDependencies<RealtimeGatewayConfig, Sql> &
+  WithServiceEvents<RealtimeGatewayEventType>
 
 /** The app, its consumers (run by its event backbone when asked for) and the clients runService closes. */
 export interface RealtimeGatewayService {
@@ -64,22 +62,14 @@ export interface RealtimeGatewayService {
   documents: DocumentUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: RealtimeGatewayDependencies): Promise<RealtimeGatewayService> {
+export async function buildApp(dependencies: RealtimeGatewayDependencies): Promise<RealtimeGatewayService> {
+  const { config, sql, redis } = dependencies
   const app = await createServiceApp(
-    serviceAppOptions(
-      { config, sql, redis, logStream },
-      {
-        name: serviceName,
-        description:
-          'The realtime channel: Socket.IO namespaces, raw WebSocket, chat rooms, collaborative documents, live dashboard',
-      },
-    ),
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description:
+        'The realtime channel: Socket.IO namespaces, raw WebSocket, chat rooms, collaborative documents, live dashboard',
+    }),
   )
   const consul = {
     address: config.CONSUL_HTTP_ADDR,
@@ -220,10 +210,8 @@ export async function buildApp({
   await registerVersionedApi(app, documentsRoutes, { documents, guards: documentsGuards(app) })
 
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => realtimeGatewayConsumers(realtime.namespace('/notifications'), options),
   })
   return {

@@ -3,7 +3,7 @@
 // shipment.requested, and delivered by admins or carriers, every change with its event through the outbox
 // (domain/, data/). Never listens; main.ts and tests build it.
 import type { Sql } from '@meridian/db'
-import { type AnyServiceConsumer, registerServiceEvents, type ServiceEvents } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
   registerVersionedApi,
@@ -20,10 +20,8 @@ import { shipmentsRoutes } from './routes/shipments/index.ts'
 
 export const serviceName = 'shipping'
 
-export type ShippingDependencies = ServiceDependencies<ShippingConfig, Sql> & {
-  /** the event backbone (relay and consumers): main.ts's `true`, a test's own group and topics, or none (default) */
-  events?: ServiceEvents<ShippingEventType>
-}
+export type ShippingDependencies = ServiceDependencies<ShippingConfig, Sql> &
+  WithServiceEvents<ShippingEventType>
 
 /** The app and its consumers (run by its backbone when asked for), built from one repository and its use cases. */
 export interface ShippingService {
@@ -33,18 +31,10 @@ export interface ShippingService {
   shipments: ShipmentUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  events,
-}: ShippingDependencies): Promise<ShippingService> {
+export async function buildApp(dependencies: ShippingDependencies): Promise<ShippingService> {
+  const { config, sql } = dependencies
   const app = await createServiceApp(
-    serviceAppOptions(
-      { config, sql, redis, logStream },
-      { name: serviceName, description: 'Shipments and their delivery' },
-    ),
+    serviceAppOptions(dependencies, { name: serviceName, description: 'Shipments and their delivery' }),
   )
 
   const shipments = createShipmentUseCases({ shipments: createShipmentsRepository(sql), sql })
@@ -55,10 +45,8 @@ export async function buildApp({
   })
 
   const consumers = await registerServiceEvents(app, {
+    ...dependencies,
     service: serviceName,
-    config,
-    sql,
-    events,
     consumers: (options) => shippingConsumers(shipments, options),
   })
   return { app, consumers, shipments }
