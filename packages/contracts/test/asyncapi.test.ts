@@ -108,7 +108,10 @@ describe('the AsyncAPI document', () => {
       } catch {
         continue
       }
-      for (const [, type = ''] of source.matchAll(/consumer\(\{\s*type: '([a-z._0-9]+)'/g))
+      // each consumer is a key of the handlers' map the service hands to consumersOf
+      const declaredAt = source.indexOf('consumersOf(')
+      if (declaredAt < 0) continue
+      for (const [, type = ''] of source.slice(declaredAt).matchAll(/'([a-z._0-9]+)': /g))
         consumed.set(type, [...(consumed.get(type) ?? []), service])
     }
     for (const [type, parties] of Object.entries(eventParties))

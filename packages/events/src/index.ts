@@ -68,3 +68,12 @@ export {
   replayGroupOf,
 } from './replay.ts'
 export { deadLetterTopicOf, defaultRetryDelaysMs, RetryHeader, retryTopicOf } from './retry.ts'
+export {
+  type ConsumerHandlers,
+  type ConsumersOptions,
+  consumersOf,
+  type RegisterServiceEventsOptions,
+  registerServiceEvents,
+  type ServiceEvents,
+  type WithServiceEvents,
+} from './service-events.ts'

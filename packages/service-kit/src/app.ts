@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppError } from '@meridian/contracts'
+import { chassisDatabase, type Queryable } from '@meridian/db'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -13,6 +14,7 @@ import Fastify, {
 import type { Redis } from 'ioredis'
 import { type DestinationStream, pino } from 'pino'
 import { type AuthPluginOptions, authPlugin } from './auth/auth-plugin.ts'
+import { authOptionsFromEnv } from './auth/env-options.ts'
 import { clientErrorHandler, frameworkErrorHandler } from './client-errors.ts'
 import { listOf, type ServiceEnv } from './config.ts'
 import type { HealthCheck } from './health.ts'
@@ -124,6 +126,41 @@ export function chassisOptions(
   }
 }
 
+/** What the platform's services all have: the chassis settings and the access-token settings of ServiceEnv. */
+type PlatformEnv = ChassisEnv & Parameters<typeof authOptionsFromEnv>[0]
+
+/**
+ * createServiceApp's options for a service of the platform, from what its buildApp is given: chassisOptions, its
+ * database in readiness and in error mapping, users authenticated as everywhere (bearer tokens, API keys introspected
+ * at auth, auth's cookie sessions and its revocations followed at once, both in `redis`), logs to a test's stream.
+ * `authentication: false` for a service that authenticates by itself (auth).
+ *
+ *     createServiceApp(serviceAppOptions(dependencies, { name: serviceName, description: '...' }))
+ */
+export function serviceAppOptions(
+  {
+    config,
+    sql,
+    redis,
+    logStream,
+  }: { config: PlatformEnv; sql?: Queryable; redis: Redis; logStream?: DestinationStream },
+  {
+    authentication = true,
+    ...service
+  }: Pick<ServiceAppOptions, 'name' | 'description'> &
+    Partial<Omit<ServiceAppOptions, 'authentication'>> & { authentication?: boolean },
+): ServiceAppOptions {
+  return {
+    ...chassisOptions(config, redis),
+    ...(sql ? { database: chassisDatabase(sql) } : {}),
+    ...(authentication
+      ? { authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }) }
+      : {}),
+    ...(logStream ? { logStream } : {}),
+    ...service,
+  }
+}
+
 export const bodyLimitBytes = 1024 * 1024
 
 export async function createServiceApp(options: ServiceAppOptions): Promise<ServiceApp> {
@@ -186,14 +223,27 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
 }
 
 /**
- * Serves a resource plugin under /api/v1 (canonical, documented) and /api (alias of v1, hidden from OpenAPI).
+ * Serves a resource plugin under /api/v1 (canonical, documented) and /api (alias of v1, hidden from OpenAPI); with
+ * `atRoot`, also at the spec's unversioned paths (the same routes without a prefix, hidden as well).
  */
 export async function registerVersionedApi<Options extends Record<string, unknown>>(
   app: ServiceApp,
   routes: FastifyPluginAsyncTypebox<Options>,
   options: Options,
+  { atRoot = false }: { atRoot?: boolean } = {},
 ): Promise<void> {
   await app.register(routes, { ...options, prefix: '/api/v1' })
+  await registerHidden(app, routes, options, '/api')
+  if (atRoot) await registerHidden(app, routes, options)
+}
+
+/** An alias: the routes served again under `prefix`, documented only where they are canonical. */
+async function registerHidden<Options extends Record<string, unknown>>(
+  app: ServiceApp,
+  routes: FastifyPluginAsyncTypebox<Options>,
+  options: Options,
+  prefix?: string,
+): Promise<void> {
   await app.register(
     async (alias) => {
       alias.addHook('onRoute', (route) => {
@@ -201,6 +251,6 @@ export async function registerVersionedApi<Options extends Record<string, unknow
       })
       await alias.register(routes, options)
     },
-    { prefix: '/api' },
+    prefix ? { prefix } : {},
   )
 }

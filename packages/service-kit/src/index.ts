@@ -7,6 +7,7 @@ export {
   type ServiceApp,
   type ServiceAppOptions,
   type ServiceDependencies,
+  serviceAppOptions,
 } from './app.ts'
 export * from './auth/index.ts'
 export { checkedValue } from './checked-value.ts'
@@ -94,6 +95,13 @@ export {
   type StartServiceOptions,
   startService,
 } from './run-service.ts'
+export {
+  type BuiltService,
+  type DatabaseServiceDeclaration,
+  type ProcessDependencies,
+  runServiceProcess,
+  type StatelessServiceDeclaration,
+} from './service-process.ts'
 export {
   createDiscoveredUpstream,
   type DiscoveredUpstream,

@@ -1,13 +1,14 @@
 // The auth service as a Fastify app: chassis, users, credentials, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
 /// <reference path="./oidc/oidc-provider.d.ts" />
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { createEventMetrics } from '@meridian/events'
+import type { Sql } from '@meridian/db'
+import { registerServiceEvents, type ServiceEvents } from '@meridian/events'
 import {
-  chassisOptions,
   createServiceApp,
   type LogStream,
   registerVersionedApi,
   type ServiceApp,
+  type ServiceClient,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import type { Redis } from 'ioredis'
 import { createConfiguredKeyRing, registerAuthentication } from './authentication.ts'
@@ -49,6 +50,8 @@ export interface AuthDependencies {
    * one that fails to prove a failed delivery is repeated.
    */
   revocationRedis?: Redis
+  /** the event backbone (user events leave through the outbox): main.ts's `true`; none by default */
+  events?: ServiceEvents
 }
 
 export async function buildApp({
@@ -58,17 +61,21 @@ export async function buildApp({
   logStream,
   keyRing,
   revocationRedis,
+  events,
 }: AuthDependencies): Promise<ServiceApp> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description: 'Identity: users, passwords, tokens, sessions, OAuth 2.0 / OpenID Connect, API keys',
-    database: chassisDatabase(sql),
-    ...(logStream ? { logStream } : {}),
-  })
-
-  // outbox lag, published, consumed, retries and dead letters on this service's /metrics
-  createEventMetrics(app.metrics.registry)
+  const app = await createServiceApp(
+    serviceAppOptions(
+      { config, sql, redis, logStream },
+      {
+        name: serviceName,
+        description: 'Identity: users, passwords, tokens, sessions, OAuth 2.0 / OpenID Connect, API keys',
+        // auth verifies its own credentials (registerAuthentication below)
+        authentication: false,
+      },
+    ),
+  )
+  // user.registered leaves through the outbox: one relay per database is active, the others stand by
+  await registerServiceEvents(app, { service: serviceName, config, sql, events })
 
   const apiKeys = createApiKeyUseCases(createApiKeysRepository(sql))
   // login, refresh, logout, JWKS, and app.authenticate / app.requireRole for the routes below
@@ -98,4 +105,22 @@ export async function buildApp({
   // OAuth 2.0 / OpenID Connect at the root: /authorize, /token, /userinfo, discovery, device flow (src/oidc)
   if (keyRing) await app.register(oidcPlugin, { config, sql, redis, keyRing })
   return app
+}
+
+/**
+ * The app as main.ts runs it, on a migrated database: its signing keys loaded (the first instance creates one) and
+ * checked for rotation every minute; the key ring stops after the app has closed, before the stores.
+ */
+export async function buildAuthService(
+  dependencies: Omit<AuthDependencies, 'keyRing'>,
+): Promise<{ app: ServiceApp; clients: ServiceClient[] }> {
+  // logs through the app's logger, which exists by the time the key ring starts
+  let app: ServiceApp | undefined
+  const keyRing = createConfiguredKeyRing(dependencies.config, dependencies.sql, {
+    info: (details, message) => app?.log.info(details, message),
+    error: (details, message) => app?.log.error(details, message),
+  })
+  app = await buildApp({ ...dependencies, keyRing })
+  await keyRing.start()
+  return { app, clients: [keyRing] }
 }

@@ -4,17 +4,17 @@
 // build it.
 
 import { ErrorCode } from '@meridian/contracts'
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
+import type { Sql } from '@meridian/db'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
-  authOptionsFromEnv,
-  chassisOptions,
   createDiscoveredUpstream,
   createServiceApp,
   exactOrigins,
   type ServiceApp,
+  type ServiceAppOptions,
   type ServiceClient,
   type ServiceDependencies,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import { createUserDirectory, type UserDirectory } from './clients/user-directory.ts'
 import type { ContentConfig } from './config.ts'
@@ -22,23 +22,23 @@ import { createPostsRepository } from './data/posts-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
 import { createPostUseCases, type PostAnnouncer, type PostUseCases } from './domain/posts.ts'
 import { createUserUseCases, type UserUseCases } from './domain/users.ts'
-import { type ContentConsumersOptions, contentConsumers } from './events/consumers.ts'
+import { type ContentEventType, contentConsumers } from './events/consumers.ts'
 import { graphqlRoutes } from './graphql/plugin.ts'
 import { createPostCreatedChannel } from './graphql/subscriptions.ts'
 
 export type { UserDirectory } from './clients/user-directory.ts'
 
 export const serviceName = 'content'
+const description: ServiceAppOptions['description'] =
+  'Posts and the GraphQL endpoint (queries, mutations, subscriptions)'
 
-export type ContentDependencies = ServiceDependencies<ContentConfig, Sql> & {
-  /** the consumers' group and topics (tests isolate them); the service's own by default */
-  consumers?: ContentConsumersOptions
-}
+export type ContentDependencies = ServiceDependencies<ContentConfig, Sql> &
+  WithServiceEvents<ContentEventType>
 
-/** The app and what main.ts hands to the event backbone and to runService, built from the use cases. */
+/** The app and what main.ts hands to runService, built from the use cases. */
 export interface ContentService {
   app: ServiceApp
-  /** for eventsPlugin: auth's user events, kept as the users projection */
+  /** what the backbone runs: auth's user events, kept as the users projection */
   consumers: AnyServiceConsumer[]
   /** for runService: the auth client's connections and its discovery */
   clients: ServiceClient[]
@@ -66,25 +66,9 @@ export function createContentUseCases({
   }
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-  consumers: consumerOptions,
-}: ContentDependencies): Promise<ContentService> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description: 'Posts and the GraphQL endpoint (queries, mutations, subscriptions)',
-    database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS), API keys (introspected at auth) and auth's cookie sessions, with auth's
-    // revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
-    ...(logStream ? { logStream } : {}),
-  })
-  // outbox lag, published, consumed, retries and dead letters on /metrics
-  createEventMetrics(app.metrics.registry)
+export async function buildApp(dependencies: ContentDependencies): Promise<ContentService> {
+  const { config, sql, redis } = dependencies
+  const app = await createServiceApp(serviceAppOptions(dependencies, { name: serviceName, description }))
 
   // auth in Consul: createUser creates users there
   const auth = createDiscoveredUpstream({
@@ -121,5 +105,11 @@ export async function buildApp({
     allowedOrigins: exactOrigins('GRAPHQL_ALLOWED_ORIGINS', config.GRAPHQL_ALLOWED_ORIGINS),
   })
 
-  return { app, consumers: contentConsumers(users, consumerOptions), clients: auth.clients, users, posts }
+  // post.created leaves through the outbox; auth's user events come in
+  const consumers = await registerServiceEvents(app, {
+    ...dependencies,
+    service: serviceName,
+    consumers: (options) => contentConsumers(users, options),
+  })
+  return { app, consumers, clients: auth.clients, users, posts }
 }

@@ -3,16 +3,8 @@
 // user.profile_changed (newest version wins, a redelivery changes nothing), user.removed (a tombstone that takes the
 // user's posts and that no later event undoes), and a user seeded from their own token replaced by their event.
 import { randomUUID } from 'node:crypto'
-import type { EventData, EventType } from '@meridian/contracts'
-import {
-  type AnyServiceConsumer,
-  type CatalogueEvent,
-  consume,
-  createEvent,
-  createEventProducer,
-  type EventConsumer,
-  type EventProducer,
-} from '@meridian/events'
+import type { EventData } from '@meridian/contracts'
+import { type CatalogueEvent, createEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import {
   accessToken,
   asAdmin,
@@ -24,7 +16,7 @@ import {
   uniqueName,
 } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ContentEventType, contentConsumers } from '../src/events/consumers.ts'
+import type { ContentEventType } from '../src/events/consumers.ts'
 import { buildContentTestApp, type ContentTestApp } from './support/app.ts'
 import { graphql } from './support/graphql.ts'
 
@@ -34,31 +26,21 @@ let content: ContentTestApp
 let topics: Record<ContentEventType, TestEventTopics>
 let producer: EventProducer
 let group: string
-const running: EventConsumer[] = []
 
 beforeAll(async () => {
-  content = await buildContentTestApp({ ...tokenEnv })
   const made = await Promise.all(eventTypes.map((type) => freshEventTopics(type, 3, 1)))
   topics = Object.fromEntries(eventTypes.map((type, index) => [type, made[index]])) as typeof topics
   producer = await createEventProducer(testKafka())
   group = uniqueName('content')
   const topicNames = Object.fromEntries(eventTypes.map((type) => [type, topics[type].topic]))
-  // generic in the consumer's type, as eventsPlugin starts them, so that each handler keeps its own type
-  const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
-    consume<Type>({
-      ...each,
-      group,
-      kafka: testKafka(),
-      sql: content.sql,
-      logger: content.app.log,
-      retryDelaysMs: [200, 200, 200],
-    })
-  const consumers = contentConsumers(content.users, { group, topics: topicNames })
-  running.push(...(await Promise.all(consumers.map(start))))
+  // the app's own consumers, on this file's topics and group; no relay (post.created is not this file's)
+  content = await buildContentTestApp(
+    { ...tokenEnv },
+    { events: { consumers: { group, topics: topicNames, retryDelaysMs: [200, 200, 200] }, relay: false } },
+  )
 })
 
 afterAll(async () => {
-  for (const each of running) await each.stop()
   await producer?.disconnect()
   for (const each of Object.values(topics ?? {})) await each.delete()
   await content?.close()

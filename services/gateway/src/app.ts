@@ -217,3 +217,13 @@ export async function buildGatewayApp({
   })
   return app
 }
+
+/** How long startup waits for the first instance lists before listening anyway (requests then get 503 meanwhile). */
+const discoveryStartupWaitMs = 5000
+
+/** The app as main.ts runs it: built, then given a few seconds to learn where each service's instances are. */
+export async function buildGatewayService(dependencies: GatewayDependencies): Promise<ServiceApp> {
+  const app = await buildGatewayApp(dependencies)
+  await app.upstreams.ready(discoveryStartupWaitMs)
+  return app
+}

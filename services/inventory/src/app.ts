@@ -2,35 +2,34 @@
 // backbone's metrics; the product catalogue (routes/products), the internal lookup (routes/internal), and the
 // reservation use cases its consumers call (events/). Never listens; main.ts and tests build it.
 import type { Sql } from '@meridian/db'
-import { chassisDatabase } from '@meridian/db'
-import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
-  authOptionsFromEnv,
-  chassisOptions,
   createServiceApp,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import type { InventoryConfig } from './config.ts'
 import { createProductsRepository } from './data/products-repository.ts'
 import { createReservationsRepository } from './data/reservations-repository.ts'
 import { createProductUseCases, type ProductUseCases } from './domain/products.ts'
 import { createReservationUseCases, type ReservationUseCases } from './domain/reservations.ts'
-import { inventoryConsumers } from './events/consumers.ts'
+import { type InventoryEventType, inventoryConsumers } from './events/consumers.ts'
 import { internalRoutes } from './routes/internal/index.ts'
 import { productsGuards } from './routes/products/access.ts'
 import { productsRoutes } from './routes/products/index.ts'
 
 export const serviceName = 'inventory'
 
-export type InventoryDependencies = ServiceDependencies<InventoryConfig, Sql>
+export type InventoryDependencies = ServiceDependencies<InventoryConfig, Sql> &
+  WithServiceEvents<InventoryEventType>
 
-/** The app and what main.ts hands to the event backbone, built from one set of repositories and use cases. */
+/** The app and its consumers (run by its backbone when asked for), built from one set of repositories and use cases. */
 export interface InventoryService {
   app: ServiceApp
   /**
-   * for eventsPlugin: payment.processed and inventory.reservation_requested reserve, inventory.release_requested
+   * what the backbone runs: payment.processed and inventory.reservation_requested reserve, inventory.release_requested
    * releases, shipment.created ships
    */
   consumers: AnyServiceConsumer[]
@@ -38,23 +37,14 @@ export interface InventoryService {
   reservations: ReservationUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-}: InventoryDependencies): Promise<InventoryService> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description: 'Products and stock, reservations and their release',
-    database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
-    ...(logStream ? { logStream } : {}),
-  })
-  // outbox lag, published, consumed, retries and dead letters on /metrics
-  createEventMetrics(app.metrics.registry)
+export async function buildApp(dependencies: InventoryDependencies): Promise<InventoryService> {
+  const { sql } = dependencies
+  const app = await createServiceApp(
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: 'Products and stock, reservations and their release',
+    }),
+  )
 
   const productsRepository = createProductsRepository(sql)
   const products = createProductUseCases(productsRepository, sql)
@@ -67,5 +57,10 @@ export async function buildApp({
   // for the other services: products by id (not routed by the gateway)
   await app.register(internalRoutes, { products })
 
-  return { app, consumers: inventoryConsumers(reservations), products, reservations }
+  const consumers = await registerServiceEvents(app, {
+    ...dependencies,
+    service: serviceName,
+    consumers: (options) => inventoryConsumers(reservations, options),
+  })
+  return { app, consumers, products, reservations }
 }

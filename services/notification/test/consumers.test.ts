@@ -5,18 +5,18 @@
 // order lock between an order's events and its order.placed, and bad events.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { EventType } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
+import { type CatalogueEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import {
-  type AnyServiceConsumer,
-  type CatalogueEvent,
-  consume,
-  createEventProducer,
-  type EventConsumer,
-  type EventProducer,
-} from '@meridian/events'
-import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
+  captureLogs,
+  eventually,
+  freshEventTopics,
+  type TestEventTopics,
+  testKafka,
+  uniqueName,
+} from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp, type NotificationService } from '../src/app.ts'
 import { type NotificationEventType, notificationConsumers } from '../src/events/consumers.ts'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
 import {
@@ -40,7 +40,6 @@ const eventTypes: NotificationEventType[] = [
 let notification: NotificationTestApp
 let topics: Record<NotificationEventType, TestEventTopics>
 let producer: EventProducer
-const running: EventConsumer[] = []
 
 beforeAll(async () => {
   notification = await buildNotificationTestApp()
@@ -50,7 +49,6 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const each of running) await each.stop()
   await producer?.disconnect()
   for (const each of Object.values(topics ?? {})) await each.delete()
   await notification?.close()
@@ -80,21 +78,25 @@ describe('the consumers on the broker', () => {
     ])
   }
 
+  let consuming: NotificationService | undefined
+
   beforeAll(async () => {
     const group = uniqueName('notification')
     const topicNames = Object.fromEntries(eventTypes.map((type) => [type, topics[type].topic]))
-    // generic in the consumer's type, as eventsPlugin starts them, so that each handler keeps its own type
-    const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
-      consume<Type>({
-        ...each,
-        group,
-        kafka: testKafka(),
-        sql: notification.sql,
-        logger: notification.app.log,
-        retryDelaysMs: [200, 200, 200],
-      })
-    const consumers = notificationConsumers(notification.notifications, { group, topics: topicNames })
-    running.push(...(await Promise.all(consumers.map(start))))
+    // a second instance on the same database with the app's own backbone: its consumers on this file's topics and
+    // group, no relay (the outbox is what the tests read)
+    consuming = await buildApp({
+      config: notification.config,
+      sql: notification.sql,
+      redis: notification.redis,
+      logStream: captureLogs().stream,
+      events: { consumers: { group, topics: topicNames, retryDelaysMs: [200, 200, 200] }, relay: false },
+    })
+    await consuming.app.ready()
+  })
+
+  afterAll(async () => {
+    await consuming?.app.close()
   })
 
   it('when an order is placed, paid in vain, shipped and delivered, then its customer gets each notification with its notification.created; a redelivery adds none', async () => {

@@ -3,17 +3,16 @@
 // with their events through the outbox (domain/, data/); the order saga's process manager (domain/saga*.ts), fed
 // by its consumers (events/consumers.ts), timed by its clock (the kit's scheduleRounds) and shown to operators
 // (routes/admin-sagas). Never listens; main.ts and tests build it.
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
+import type { Sql } from '@meridian/db'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
-  authOptionsFromEnv,
-  chassisOptions,
   createServiceApp,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
   type ServiceDependencies,
   scheduleRounds,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
@@ -22,19 +21,19 @@ import { createOrdersRepository } from './data/orders-repository.ts'
 import { createSagasRepository } from './data/sagas-repository.ts'
 import { createOrderUseCases, type OrderUseCases } from './domain/orders.ts'
 import { createSagaProcess, type SagaProcess } from './domain/saga-process.ts'
-import { orderConsumers } from './events/consumers.ts'
+import { type OrderEventType, orderConsumers } from './events/consumers.ts'
 import { adminOnly, adminSagasRoutes } from './routes/admin-sagas/index.ts'
 import { ordersGuards } from './routes/orders/access.ts'
 import { ordersRoutes } from './routes/orders/index.ts'
 
 export const serviceName = 'order'
 
-export type OrderDependencies = ServiceDependencies<OrderConfig, Sql>
+export type OrderDependencies = ServiceDependencies<OrderConfig, Sql> & WithServiceEvents<OrderEventType>
 
-/** The app and what main.ts hands to the event backbone and to runService. */
+/** The app, its consumers (run by its event backbone when asked for) and the clients runService closes. */
 export interface OrderService {
   app: ServiceApp
-  /** for eventsPlugin: the saga's, one per answer it follows */
+  /** what the backbone runs: the saga's, one per answer it follows */
   consumers: AnyServiceConsumer[]
   orders: OrderUseCases
   saga: SagaProcess
@@ -42,18 +41,14 @@ export interface OrderService {
   clients: ServiceClient[]
 }
 
-export async function buildApp({ config, sql, redis, logStream }: OrderDependencies): Promise<OrderService> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description: "Orders with their hypermedia links, and the order saga's process manager",
-    database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
-    ...(logStream ? { logStream } : {}),
-  })
-  // outbox lag, published, consumed, retries and dead letters on /metrics
-  createEventMetrics(app.metrics.registry)
+export async function buildApp(dependencies: OrderDependencies): Promise<OrderService> {
+  const { config, sql } = dependencies
+  const app = await createServiceApp(
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: "Orders with their hypermedia links, and the order saga's process manager",
+    }),
+  )
 
   // the catalogue prices every order: inventory's internal lookup, a healthy instance found in Consul
   const catalogue = createInventoryCatalogue({
@@ -100,16 +95,14 @@ export async function buildApp({ config, sql, redis, logStream }: OrderDependenc
   })
   const orders = createOrderUseCases({ orders: ordersRepository, catalogue, saga, sql })
 
-  const routes = { orders, guards: ordersGuards(app) }
-  await registerVersionedApi(app, ordersRoutes, routes)
+  // also the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
+  await registerVersionedApi(app, ordersRoutes, { orders, guards: ordersGuards(app) }, { atRoot: true })
   await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
-  // the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
-  await app.register(async (root) => {
-    root.addHook('onRoute', (route) => {
-      route.schema = { ...route.schema, hide: true }
-    })
-    await root.register(ordersRoutes, routes)
-  })
 
-  return { app, consumers: orderConsumers(saga), orders, saga, clients: catalogue.clients }
+  const consumers = await registerServiceEvents(app, {
+    ...dependencies,
+    service: serviceName,
+    consumers: (options) => orderConsumers(saga, options),
+  })
+  return { app, consumers, orders, saga, clients: catalogue.clients }
 }

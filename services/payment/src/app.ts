@@ -4,16 +4,15 @@
 // (events/), the orders payment heard of (who may pay each, what is due), and the charge reconciler
 // (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
 // provider did not tell in time. Never listens; main.ts and tests build it.
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
+import type { Sql } from '@meridian/db'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
-  authOptionsFromEnv,
-  chassisOptions,
   createServiceApp,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
   scheduleRounds,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import { createPaymentProvider, type PaymentProvider } from './clients/payment-provider.ts'
@@ -24,7 +23,7 @@ import { createOrdersRepository } from './data/orders-repository.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
-import { paymentConsumers } from './events/consumers.ts'
+import { type PaymentEventType, paymentConsumers } from './events/consumers.ts'
 import { paymentsGuards } from './routes/payments/access.ts'
 import { paymentsRoutes } from './routes/payments/index.ts'
 
@@ -33,12 +32,13 @@ export const serviceName = 'payment'
 /** How often expired Idempotency-Keys are removed. */
 const idempotencyKeySweepMs = 10 * 60_000
 
-export type PaymentDependencies = ServiceDependencies<PaymentConfig, Sql>
+export type PaymentDependencies = ServiceDependencies<PaymentConfig, Sql> &
+  WithServiceEvents<PaymentEventType>
 
-/** The app and what main.ts hands to the event backbone, built from one set of repositories and use cases. */
+/** The app and its consumers (run by its backbone when asked for), built from one set of repositories and use cases. */
 export interface PaymentService {
   app: ServiceApp
-  /** for eventsPlugin: order.placed and payment.requested charge, payment.refund_requested refunds */
+  /** what the backbone runs: order.placed and payment.requested charge, payment.refund_requested refunds */
   consumers: AnyServiceConsumer[]
   payments: PaymentUseCases
   /** settles the charges whose outcome was unknown; its clock runs from ready to close */
@@ -46,23 +46,14 @@ export interface PaymentService {
   provider: PaymentProvider
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-}: PaymentDependencies): Promise<PaymentService> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description: 'Payments with Idempotency-Key, the payment provider, refunds',
-    database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
-    ...(logStream ? { logStream } : {}),
-  })
-  // outbox lag, published, consumed, retries and dead letters on /metrics
-  createEventMetrics(app.metrics.registry)
+export async function buildApp(dependencies: PaymentDependencies): Promise<PaymentService> {
+  const { config, sql } = dependencies
+  const app = await createServiceApp(
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description: 'Payments with Idempotency-Key, the payment provider, refunds',
+    }),
+  )
 
   const provider = createPaymentProvider({
     baseUrl: config.PAYMENT_PROVIDER_URL,
@@ -71,13 +62,12 @@ export async function buildApp({
   app.addHook('onClose', () => provider.close())
   const idempotencyKeys = createIdempotencyKeysRepository(sql)
   // expired keys are taken over when used again; this only keeps the table small
-  const sweep = setInterval(() => {
-    idempotencyKeys
-      .removeExpired()
-      .catch((error) => app.log.warn({ err: error }, 'idempotency key sweep failed'))
-  }, idempotencyKeySweepMs)
-  sweep.unref()
-  app.addHook('onClose', () => clearInterval(sweep))
+  scheduleRounds(app, {
+    name: 'idempotency key sweep',
+    intervalMs: idempotencyKeySweepMs,
+    round: () => idempotencyKeys.removeExpired(),
+    describe: (removed) => (removed > 0 ? { removed } : undefined),
+  })
   const paymentsRepository = createPaymentsRepository(sql)
   const orders = createOrdersRepository(sql)
   const chargeAttempts = createChargeAttemptsRepository(sql)
@@ -117,15 +107,13 @@ export async function buildApp({
     describe: (results) => (results.length > 0 ? { attempts: results.length } : undefined),
   })
 
-  const routesOptions = { payments, guards: paymentsGuards(app) }
-  await registerVersionedApi(app, paymentsRoutes, routesOptions)
-  // the spec's bare POST /payments, which the gateway forwards unchanged; hidden from the docs (an alias)
-  await app.register(async (bare) => {
-    bare.addHook('onRoute', (route) => {
-      route.schema = { ...route.schema, hide: true }
-    })
-    await bare.register(paymentsRoutes, routesOptions)
-  })
+  // also the spec's bare POST /payments, which the gateway forwards unchanged; hidden from the docs (an alias)
+  await registerVersionedApi(app, paymentsRoutes, { payments, guards: paymentsGuards(app) }, { atRoot: true })
 
-  return { app, consumers: paymentConsumers(payments), payments, reconciler, provider }
+  const consumers = await registerServiceEvents(app, {
+    ...dependencies,
+    service: serviceName,
+    consumers: (options) => paymentConsumers(payments, options),
+  })
+  return { app, consumers, payments, reconciler, provider }
 }

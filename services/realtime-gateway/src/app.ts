@@ -4,11 +4,9 @@
 // notifications pushed from notification.created (events/) and read through the notification service (clients/),
 // and the live dashboard of every service found in Consul. Never listens; main.ts and tests build it.
 import { ErrorCode } from '@meridian/contracts'
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
+import type { Sql } from '@meridian/db'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
-  authOptionsFromEnv,
-  chassisOptions,
   createDiscoveredUpstream,
   createServiceApp,
   listOf,
@@ -16,6 +14,7 @@ import {
   type ServiceApp,
   type ServiceClient,
   type ServiceDependencies,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -41,7 +40,7 @@ import { createUserRate } from './data/user-rates.ts'
 import { channelRoomRule } from './domain/channel-rooms.ts'
 import { type ChatUseCases, chatRoomChannel, createChatUseCases } from './domain/chat.ts'
 import { createDocumentUseCases, type DocumentUseCases, documentChannel } from './domain/documents.ts'
-import { realtimeGatewayConsumers } from './events/consumers.ts'
+import { type RealtimeGatewayEventType, realtimeGatewayConsumers } from './events/consumers.ts'
 import { chatRoomsGuards } from './routes/chat-rooms/access.ts'
 import { chatRoomsRoutes } from './routes/chat-rooms/index.ts'
 import { documentsGuards } from './routes/documents/access.ts'
@@ -49,9 +48,10 @@ import { documentsRoutes } from './routes/documents/index.ts'
 
 export const serviceName = 'realtime-gateway'
 
-export type RealtimeGatewayDependencies = ServiceDependencies<RealtimeGatewayConfig, Sql>
+export type RealtimeGatewayDependencies = ServiceDependencies<RealtimeGatewayConfig, Sql> &
+  WithServiceEvents<RealtimeGatewayEventType>
 
-/** The app and what main.ts hands on: the consumers to eventsPlugin, the clients to runService. */
+/** The app, its consumers (run by its event backbone when asked for) and the clients runService closes. */
 export interface RealtimeGatewayService {
   app: ServiceApp
   /** notification.created → notification:new */
@@ -62,24 +62,15 @@ export interface RealtimeGatewayService {
   documents: DocumentUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-}: RealtimeGatewayDependencies): Promise<RealtimeGatewayService> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description:
-      'The realtime channel: Socket.IO namespaces, raw WebSocket, chat rooms, collaborative documents, live dashboard',
-    database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
-    ...(logStream ? { logStream } : {}),
-  })
-  // outbox lag, published, consumed, retries and dead letters on /metrics
-  createEventMetrics(app.metrics.registry)
+export async function buildApp(dependencies: RealtimeGatewayDependencies): Promise<RealtimeGatewayService> {
+  const { config, sql, redis } = dependencies
+  const app = await createServiceApp(
+    serviceAppOptions(dependencies, {
+      name: serviceName,
+      description:
+        'The realtime channel: Socket.IO namespaces, raw WebSocket, chat rooms, collaborative documents, live dashboard',
+    }),
+  )
   const consul = {
     address: config.CONSUL_HTTP_ADDR,
     ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
@@ -218,9 +209,14 @@ export async function buildApp({
   await registerVersionedApi(app, chatRoomsRoutes, { chat, guards: chatRoomsGuards(app) })
   await registerVersionedApi(app, documentsRoutes, { documents, guards: documentsGuards(app) })
 
+  const consumers = await registerServiceEvents(app, {
+    ...dependencies,
+    service: serviceName,
+    consumers: (options) => realtimeGatewayConsumers(realtime.namespace('/notifications'), options),
+  })
   return {
     app,
-    consumers: realtimeGatewayConsumers(realtime.namespace('/notifications')),
+    consumers,
     clients: notificationService.clients,
     chat,
     documents,

@@ -1,27 +1,12 @@
-// The realtime-gateway process: configuration, clients, the app (migrated database, the event backbone and its
-// consumer), Consul.
-import { createDatabase } from '@meridian/db'
-import { createEventMetrics, createKafka, eventsPlugin } from '@meridian/events'
-import { createRedis, runMain, runService } from '@meridian/service-kit'
+// The realtime-gateway process: its configuration, migrated database, Redis and app (with its backbone), in Consul.
+import { runServiceProcess } from '@meridian/service-kit'
 import { buildApp, serviceName } from './app.ts'
 import { loadRealtimeGatewayConfig } from './config.ts'
 import { migrateRealtimeGatewayDatabase } from './migrations.ts'
 
-runMain(serviceName, async () => {
-  const config = loadRealtimeGatewayConfig()
-  const sql = createDatabase(config.DATABASE_URL, {
-    max: config.DATABASE_POOL_MAX,
-    applicationName: serviceName,
-  })
-  const redis = createRedis(config.REDIS_URL, { connectionName: serviceName })
-  const { app, consumers, clients } = await buildApp({ config, sql, redis })
-  await migrateRealtimeGatewayDatabase(sql, app.log)
-  await app.register(eventsPlugin, {
-    sql,
-    kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: serviceName }),
-    namespace: config.KAFKA_NAMESPACE,
-    metrics: createEventMetrics(app.metrics.registry),
-    consumers,
-  })
-  await runService({ app, config, clients: [...clients, sql, redis] })
+runServiceProcess({
+  name: serviceName,
+  loadConfig: loadRealtimeGatewayConfig,
+  migrate: migrateRealtimeGatewayDatabase,
+  buildApp,
 })

@@ -1,11 +1,12 @@
 // The realtime-gateway's consumer on the real broker: notification.created, published on a topic of this file's own,
 // becomes `notification:new` in its user's room of /notifications — on every instance of the channel, not only on the
-// one whose consumer took the event. The first instance is built as main.ts builds it (eventsPlugin registered with
-// the consumers before it listens); the user is connected to the second.
+// one whose consumer took the event. The first instance is built as main.ts builds it (its event backbone, with its
+// consumer on this file's topic and group, registered by buildApp before it listens); the user is connected to the
+// second.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createDatabase } from '@meridian/db'
-import { createEvent, createEventProducer, type EventProducer, eventsPlugin } from '@meridian/events'
+import { createEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import {
   accessToken,
   buildServiceTestApp,
@@ -20,7 +21,6 @@ import type { Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp, serviceName } from '../src/app.ts'
 import { loadRealtimeGatewayConfig } from '../src/config.ts'
-import { realtimeGatewayConsumers } from '../src/events/consumers.ts'
 import { migrateRealtimeGatewayDatabase } from '../src/migrations.ts'
 import { allowedOrigin, connect, heard, type RealtimeInstance, startRealtime } from './support/realtime.ts'
 
@@ -32,7 +32,7 @@ const sockets: Socket[] = []
 
 /**
  * The first instance as main.ts makes it, with its consumer of notification.created on this file's topic and a group
- * of its own: eventsPlugin is registered before the app is ready, so it cannot be added to startRealtime's instance.
+ * of its own: the backbone is registered while the app is built, so it cannot be added to startRealtime's instance.
  */
 async function startConsumingInstance(topic: string): Promise<RealtimeInstance> {
   const built = await buildServiceTestApp({
@@ -47,17 +47,14 @@ async function startConsumingInstance(topic: string): Promise<RealtimeInstance> 
     connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
     migrate: (sql) => migrateRealtimeGatewayDatabase(sql),
     build: async (context) => {
-      const service = await buildApp(context)
+      const service = await buildApp({
+        ...context,
+        events: {
+          consumers: { group: uniqueName('realtime-gateway'), topics: { 'notification.created': topic } },
+        },
+      })
       context.onClose(async () => {
         for (const client of service.clients) if ('stop' in client) await client.stop()
-      })
-      await service.app.register(eventsPlugin, {
-        sql: context.sql,
-        kafka: testKafka(),
-        consumers: realtimeGatewayConsumers(service.app.realtime.namespace('/notifications'), {
-          group: uniqueName('realtime-gateway'),
-          topics: { 'notification.created': topic },
-        }),
       })
       return service
     },

@@ -2,52 +2,40 @@
 // backbone's metrics; shipments (routes/shipments) created by its consumer (events/) of the saga's
 // shipment.requested, and delivered by admins or carriers, every change with its event through the outbox
 // (domain/, data/). Never listens; main.ts and tests build it.
-import { chassisDatabase, type Sql } from '@meridian/db'
-import { type AnyServiceConsumer, createEventMetrics } from '@meridian/events'
+import type { Sql } from '@meridian/db'
+import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
-  authOptionsFromEnv,
-  chassisOptions,
   createServiceApp,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
+  serviceAppOptions,
 } from '@meridian/service-kit'
 import { carrierKeysOf, type ShippingConfig } from './config.ts'
 import { createShipmentsRepository } from './data/shipments-repository.ts'
 import { createShipmentUseCases, type ShipmentUseCases } from './domain/shipments.ts'
-import { shippingConsumers } from './events/consumers.ts'
+import { type ShippingEventType, shippingConsumers } from './events/consumers.ts'
 import { shipmentsGuards } from './routes/shipments/access.ts'
 import { shipmentsRoutes } from './routes/shipments/index.ts'
 
 export const serviceName = 'shipping'
 
-export type ShippingDependencies = ServiceDependencies<ShippingConfig, Sql>
+export type ShippingDependencies = ServiceDependencies<ShippingConfig, Sql> &
+  WithServiceEvents<ShippingEventType>
 
-/** The app and what main.ts hands to the event backbone, built from one repository and its use cases. */
+/** The app and its consumers (run by its backbone when asked for), built from one repository and its use cases. */
 export interface ShippingService {
   app: ServiceApp
-  /** for eventsPlugin: shipment.requested creates the order's shipment */
+  /** what the backbone runs: shipment.requested creates the order's shipment */
   consumers: AnyServiceConsumer[]
   shipments: ShipmentUseCases
 }
 
-export async function buildApp({
-  config,
-  sql,
-  redis,
-  logStream,
-}: ShippingDependencies): Promise<ShippingService> {
-  const app = await createServiceApp({
-    ...chassisOptions(config, redis),
-    name: serviceName,
-    description: 'Shipments and their delivery',
-    database: chassisDatabase(sql),
-    // bearer tokens (auth's JWKS) and auth's cookie sessions, with auth's revocations followed at once
-    authentication: authOptionsFromEnv(config, { sessions: { redis }, revocations: { redis } }),
-    ...(logStream ? { logStream } : {}),
-  })
-  // outbox lag, published, consumed, retries and dead letters on /metrics
-  createEventMetrics(app.metrics.registry)
+export async function buildApp(dependencies: ShippingDependencies): Promise<ShippingService> {
+  const { config, sql } = dependencies
+  const app = await createServiceApp(
+    serviceAppOptions(dependencies, { name: serviceName, description: 'Shipments and their delivery' }),
+  )
 
   const shipments = createShipmentUseCases({ shipments: createShipmentsRepository(sql), sql })
 
@@ -56,5 +44,10 @@ export async function buildApp({
     guards: shipmentsGuards(app, carrierKeysOf(config)),
   })
 
-  return { app, consumers: shippingConsumers(shipments), shipments }
+  const consumers = await registerServiceEvents(app, {
+    ...dependencies,
+    service: serviceName,
+    consumers: (options) => shippingConsumers(shipments, options),
+  })
+  return { app, consumers, shipments }
 }

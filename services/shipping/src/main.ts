@@ -1,27 +1,12 @@
-// The shipping process: configuration, clients, the app (migrated database, the event backbone and its consumers),
-// Consul.
-import { createDatabase } from '@meridian/db'
-import { createEventMetrics, createKafka, eventsPlugin } from '@meridian/events'
-import { createRedis, runMain, runService } from '@meridian/service-kit'
+// The shipping process: its configuration, migrated database, Redis and app (with its event backbone), in Consul.
+import { runServiceProcess } from '@meridian/service-kit'
 import { buildApp, serviceName } from './app.ts'
 import { loadShippingConfig } from './config.ts'
 import { migrateShippingDatabase } from './migrations.ts'
 
-runMain(serviceName, async () => {
-  const config = loadShippingConfig()
-  const sql = createDatabase(config.DATABASE_URL, {
-    max: config.DATABASE_POOL_MAX,
-    applicationName: serviceName,
-  })
-  const redis = createRedis(config.REDIS_URL, { connectionName: serviceName })
-  const { app, consumers } = await buildApp({ config, sql, redis })
-  await migrateShippingDatabase(sql, app.log)
-  await app.register(eventsPlugin, {
-    sql,
-    kafka: createKafka({ brokers: config.KAFKA_BROKERS, clientId: serviceName }),
-    namespace: config.KAFKA_NAMESPACE,
-    metrics: createEventMetrics(app.metrics.registry),
-    consumers,
-  })
-  await runService({ app, config, clients: [sql, redis] })
+runServiceProcess({
+  name: serviceName,
+  loadConfig: loadShippingConfig,
+  migrate: migrateShippingDatabase,
+  buildApp,
 })

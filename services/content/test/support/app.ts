@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { createDatabase, type Sql } from '@meridian/db'
 import { buildServiceTestApp, captureLogs, type ServiceTestApp } from '@meridian/testkit'
-import { buildApp, type ContentService, serviceName } from '../../src/app.ts'
+import { buildApp, type ContentDependencies, type ContentService, serviceName } from '../../src/app.ts'
 import { type ContentConfig, loadContentConfig } from '../../src/config.ts'
 import { migrateContentDatabase } from '../../src/migrations.ts'
 
@@ -16,7 +16,11 @@ export interface StatementLog {
 
 export type ContentTestApp = ServiceTestApp<ContentConfig, Sql, ContentService & { sent: StatementLog }>
 
-export function buildContentTestApp(env: Record<string, string> = {}): Promise<ContentTestApp> {
+/** `events`: the app's event backbone, for a test of its consumers (none by default). */
+export function buildContentTestApp(
+  env: Record<string, string> = {},
+  { events }: Pick<ContentDependencies, 'events'> = {},
+): Promise<ContentTestApp> {
   const sent: StatementLog = {
     statements: [],
     reset() {
@@ -33,7 +37,7 @@ export function buildContentTestApp(env: Record<string, string> = {}): Promise<C
         onQuery: (query) => sent.statements.push(query),
       }),
     migrate: (sql) => migrateContentDatabase(sql),
-    build: async (context) => ({ ...(await buildApp(context)), sent }),
+    build: async (context) => ({ ...(await buildApp({ ...context, ...(events ? { events } : {}) })), sent }),
   })
 }
 

@@ -4,8 +4,12 @@
 // the commands: inventory.reservation_requested (reserve again after a timeout) and inventory.release_requested (the
 // compensation). Each command is always answered (inventory.reserved / inventory.failed, inventory.released).
 // order.cancelled and order.failed are not consumed: the compensation comes as inventory.release_requested.
-import type { EventType } from '@meridian/contracts'
-import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
+import {
+  type AnyServiceConsumer,
+  type ConsumersOptions,
+  consumersOf,
+  type EventHandler,
+} from '@meridian/events'
 import type { ReservationUseCases } from '../domain/reservations.ts'
 
 /** The consumer group of the inventory service: its inbox key and its retries' `consumer-group` header. */
@@ -50,44 +54,21 @@ export type InventoryEventType =
   | 'inventory.release_requested'
   | 'shipment.created'
 
-export interface InventoryConsumersOptions {
-  /** the consumer group; default 'inventory' */
-  group?: string
-  /** topics read instead of the event types, for isolation (tests); a service reads its event types */
-  topics?: Partial<Record<InventoryEventType, string>>
-}
+export type InventoryConsumersOptions = ConsumersOptions<InventoryEventType>
 
-/** What main.ts hands to eventsPlugin: a consumer of each event type inventory reacts to. */
+/** What the app's event backbone runs: a consumer of each event type inventory reacts to. */
 export function inventoryConsumers(
   reservations: ReservationUseCases,
-  { group = consumerGroup, topics = {} }: InventoryConsumersOptions = {},
+  options?: InventoryConsumersOptions,
 ): AnyServiceConsumer<InventoryEventType>[] {
-  const topicOf = <Type extends InventoryEventType & EventType>(type: Type) =>
-    topics[type] === undefined ? {} : { topic: topics[type] }
-  return [
-    consumer({
-      type: 'payment.processed',
-      group,
-      handler: onPaymentProcessed(reservations),
-      ...topicOf('payment.processed'),
-    }),
-    consumer({
-      type: 'inventory.reservation_requested',
-      group,
-      handler: onReservationRequested(reservations),
-      ...topicOf('inventory.reservation_requested'),
-    }),
-    consumer({
-      type: 'inventory.release_requested',
-      group,
-      handler: onReleaseRequested(reservations),
-      ...topicOf('inventory.release_requested'),
-    }),
-    consumer({
-      type: 'shipment.created',
-      group,
-      handler: onShipmentCreated(reservations),
-      ...topicOf('shipment.created'),
-    }),
-  ]
+  return consumersOf(
+    consumerGroup,
+    {
+      'payment.processed': onPaymentProcessed(reservations),
+      'inventory.reservation_requested': onReservationRequested(reservations),
+      'inventory.release_requested': onReleaseRequested(reservations),
+      'shipment.created': onShipmentCreated(reservations),
+    },
+    options,
+  )
 }

@@ -1,8 +1,12 @@
 // Notification's consumers: one typed handler per consumed event type, each a call of a notification use case in the
 // consumer's transaction (the one that records the event in the inbox), so the notification, its notification.created
 // and the record commit together.
-import type { EventType } from '@meridian/contracts'
-import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
+import {
+  type AnyServiceConsumer,
+  type ConsumersOptions,
+  consumersOf,
+  type EventHandler,
+} from '@meridian/events'
 import type { NotificationUseCases } from '../domain/notifications.ts'
 
 /** The consumer group of the notification service: its inbox key and its retries' `consumer-group` header. */
@@ -50,50 +54,22 @@ export type NotificationEventType =
   | 'shipment.delivered'
   | 'user.registered'
 
-export interface NotificationConsumersOptions {
-  /** the consumer group; default 'notification' */
-  group?: string
-  /** topics read instead of the event types, for isolation (tests); a service reads its event types */
-  topics?: Partial<Record<NotificationEventType, string>>
-}
+export type NotificationConsumersOptions = ConsumersOptions<NotificationEventType>
 
-/** What main.ts hands to eventsPlugin: a consumer of each event type notification reacts to. */
+/** What the app's event backbone runs: a consumer of each event type notification reacts to. */
 export function notificationConsumers(
   notifications: NotificationUseCases,
-  { group = consumerGroup, topics = {} }: NotificationConsumersOptions = {},
+  options?: NotificationConsumersOptions,
 ): AnyServiceConsumer<NotificationEventType>[] {
-  const topicOf = <Type extends NotificationEventType & EventType>(type: Type) =>
-    topics[type] === undefined ? {} : { topic: topics[type] }
-  return [
-    consumer({
-      type: 'order.placed',
-      group,
-      handler: onOrderPlaced(notifications),
-      ...topicOf('order.placed'),
-    }),
-    consumer({
-      type: 'payment.failed',
-      group,
-      handler: onPaymentFailed(notifications),
-      ...topicOf('payment.failed'),
-    }),
-    consumer({
-      type: 'shipment.created',
-      group,
-      handler: onShipmentCreated(notifications),
-      ...topicOf('shipment.created'),
-    }),
-    consumer({
-      type: 'shipment.delivered',
-      group,
-      handler: onShipmentDelivered(notifications),
-      ...topicOf('shipment.delivered'),
-    }),
-    consumer({
-      type: 'user.registered',
-      group,
-      handler: onUserRegistered(notifications),
-      ...topicOf('user.registered'),
-    }),
-  ]
+  return consumersOf(
+    consumerGroup,
+    {
+      'order.placed': onOrderPlaced(notifications),
+      'payment.failed': onPaymentFailed(notifications),
+      'shipment.created': onShipmentCreated(notifications),
+      'shipment.delivered': onShipmentDelivered(notifications),
+      'user.registered': onUserRegistered(notifications),
+    },
+    options,
+  )
 }

@@ -2,7 +2,13 @@
 // fact of the state machine and applies it in the consumer's transaction (the one that records the event in the
 // inbox), so the saga, the order's status, the step log and the commands commit together with the event's record.
 import type { EventType } from '@meridian/contracts'
-import { type AnyServiceConsumer, type CatalogueEvent, consumer, type EventHandler } from '@meridian/events'
+import {
+  type AnyServiceConsumer,
+  type CatalogueEvent,
+  type ConsumersOptions,
+  consumersOf,
+  type EventHandler,
+} from '@meridian/events'
 import type { SagaFact } from '../domain/saga.ts'
 import type { SagaProcess } from '../domain/saga-process.ts'
 
@@ -53,67 +59,25 @@ export const onSagaEvent =
     await saga.onEvent(orderId, factOf[type](event.data), tx, { eventType: event.type, eventId: event.id })
   }
 
-export interface OrderConsumersOptions {
-  /** the consumer group; default 'order' */
-  group?: string
-  /** topics read instead of the event types, for isolation (tests); a service reads its event types */
-  topics?: Partial<Record<OrderEventType, string>>
-}
+export type OrderConsumersOptions = ConsumersOptions<OrderEventType>
 
-/** What main.ts hands to eventsPlugin: a consumer of each answer the saga follows. */
+/** What the app's event backbone runs: a consumer of each answer the saga follows. */
 export function orderConsumers(
   saga: Pick<SagaProcess, 'onEvent'>,
-  { group = consumerGroup, topics = {} }: OrderConsumersOptions = {},
+  options?: OrderConsumersOptions,
 ): AnyServiceConsumer<OrderEventType>[] {
-  const topicOf = (type: OrderEventType) => (topics[type] === undefined ? {} : { topic: topics[type] })
-  return [
-    consumer({
-      type: 'payment.processed',
-      group,
-      handler: onSagaEvent(saga, 'payment.processed'),
-      ...topicOf('payment.processed'),
-    }),
-    consumer({
-      type: 'payment.failed',
-      group,
-      handler: onSagaEvent(saga, 'payment.failed'),
-      ...topicOf('payment.failed'),
-    }),
-    consumer({
-      type: 'payment.refunded',
-      group,
-      handler: onSagaEvent(saga, 'payment.refunded'),
-      ...topicOf('payment.refunded'),
-    }),
-    consumer({
-      type: 'inventory.reserved',
-      group,
-      handler: onSagaEvent(saga, 'inventory.reserved'),
-      ...topicOf('inventory.reserved'),
-    }),
-    consumer({
-      type: 'inventory.failed',
-      group,
-      handler: onSagaEvent(saga, 'inventory.failed'),
-      ...topicOf('inventory.failed'),
-    }),
-    consumer({
-      type: 'inventory.released',
-      group,
-      handler: onSagaEvent(saga, 'inventory.released'),
-      ...topicOf('inventory.released'),
-    }),
-    consumer({
-      type: 'shipment.created',
-      group,
-      handler: onSagaEvent(saga, 'shipment.created'),
-      ...topicOf('shipment.created'),
-    }),
-    consumer({
-      type: 'shipment.delivered',
-      group,
-      handler: onSagaEvent(saga, 'shipment.delivered'),
-      ...topicOf('shipment.delivered'),
-    }),
-  ]
+  return consumersOf(
+    consumerGroup,
+    {
+      'payment.processed': onSagaEvent(saga, 'payment.processed'),
+      'payment.failed': onSagaEvent(saga, 'payment.failed'),
+      'payment.refunded': onSagaEvent(saga, 'payment.refunded'),
+      'inventory.reserved': onSagaEvent(saga, 'inventory.reserved'),
+      'inventory.failed': onSagaEvent(saga, 'inventory.failed'),
+      'inventory.released': onSagaEvent(saga, 'inventory.released'),
+      'shipment.created': onSagaEvent(saga, 'shipment.created'),
+      'shipment.delivered': onSagaEvent(saga, 'shipment.delivered'),
+    },
+    options,
+  )
 }

@@ -9,8 +9,12 @@
 // commands: payment.requested (charge again after a timeout) and payment.refund_requested (the compensation). Each
 // command is always answered (payment.processed / payment.failed, payment.refunded). order.cancelled and order.failed
 // are not consumed: the compensation comes as payment.refund_requested.
-import type { EventType } from '@meridian/contracts'
-import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
+import {
+  type AnyServiceConsumer,
+  type ConsumersOptions,
+  consumersOf,
+  type EventHandler,
+} from '@meridian/events'
 import type { PaymentUseCases } from '../domain/payments.ts'
 
 /** The consumer group of the payment service: its inbox key and its retries' `consumer-group` header. */
@@ -43,33 +47,20 @@ export const onRefundRequested =
 
 export type PaymentEventType = 'order.placed' | 'payment.requested' | 'payment.refund_requested'
 
-export interface PaymentConsumersOptions {
-  /** the consumer group; default 'payment' */
-  group?: string
-  /** topics read instead of the event types, for isolation (tests); a service reads its event types */
-  topics?: Partial<Record<PaymentEventType, string>>
-}
+export type PaymentConsumersOptions = ConsumersOptions<PaymentEventType>
 
-/** What main.ts hands to eventsPlugin: a consumer of each event type payment reacts to. */
+/** What the app's event backbone runs: a consumer of each event type payment reacts to. */
 export function paymentConsumers(
   payments: PaymentUseCases,
-  { group = consumerGroup, topics = {} }: PaymentConsumersOptions = {},
+  options?: PaymentConsumersOptions,
 ): AnyServiceConsumer<PaymentEventType>[] {
-  const topicOf = <Type extends PaymentEventType & EventType>(type: Type) =>
-    topics[type] === undefined ? {} : { topic: topics[type] }
-  return [
-    consumer({ type: 'order.placed', group, handler: onOrderPlaced(payments), ...topicOf('order.placed') }),
-    consumer({
-      type: 'payment.requested',
-      group,
-      handler: onPaymentRequested(payments),
-      ...topicOf('payment.requested'),
-    }),
-    consumer({
-      type: 'payment.refund_requested',
-      group,
-      handler: onRefundRequested(payments),
-      ...topicOf('payment.refund_requested'),
-    }),
-  ]
+  return consumersOf(
+    consumerGroup,
+    {
+      'order.placed': onOrderPlaced(payments),
+      'payment.requested': onPaymentRequested(payments),
+      'payment.refund_requested': onRefundRequested(payments),
+    },
+    options,
+  )
 }

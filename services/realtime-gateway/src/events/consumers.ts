@@ -1,8 +1,12 @@
 // The realtime-gateway's consumer: notification.created becomes `notification:new` in the user's room of
 // /notifications. One instance of the group handles each event; the adapter carries the emit to the user's sockets
 // on every instance. Delivery to sockets is at most once (a client that was away fetches the list).
-import type { EventType } from '@meridian/contracts'
-import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
+import {
+  type AnyServiceConsumer,
+  type ConsumersOptions,
+  consumersOf,
+  type EventHandler,
+} from '@meridian/events'
 import type { ChannelNamespace } from '../channels/channel.ts'
 import { notificationsRoom } from '../channels/notifications.ts'
 
@@ -20,24 +24,12 @@ export const onNotificationCreated =
 
 export type RealtimeGatewayEventType = 'notification.created'
 
-export interface RealtimeGatewayConsumersOptions {
-  /** the consumer group; default 'realtime-gateway' */
-  group?: string
-  /** topics read instead of the event types, for isolation (tests) */
-  topics?: Partial<Record<RealtimeGatewayEventType, string>>
-}
+export type RealtimeGatewayConsumersOptions = ConsumersOptions<RealtimeGatewayEventType>
 
-/** What main.ts hands to eventsPlugin. */
+/** What the app's event backbone runs. */
 export function realtimeGatewayConsumers(
   notifications: ChannelNamespace<'/notifications'>,
-  { group = consumerGroup, topics = {} }: RealtimeGatewayConsumersOptions = {},
-): AnyServiceConsumer<RealtimeGatewayEventType & EventType>[] {
-  return [
-    consumer({
-      type: 'notification.created',
-      group,
-      handler: onNotificationCreated(notifications),
-      ...(topics['notification.created'] === undefined ? {} : { topic: topics['notification.created'] }),
-    }),
-  ]
+  options?: RealtimeGatewayConsumersOptions,
+): AnyServiceConsumer<RealtimeGatewayEventType>[] {
+  return consumersOf(consumerGroup, { 'notification.created': onNotificationCreated(notifications) }, options)
 }

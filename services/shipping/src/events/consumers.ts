@@ -3,8 +3,12 @@
 // together. The shipment step is the saga's command, not a reaction to inventory.reserved: the order service sends
 // shipment.requested in the transaction that holds the order's row when its stock is reserved, so a customer's cancel
 // (which takes that row too) and a shipment never both happen.
-import type { EventType } from '@meridian/contracts'
-import { type AnyServiceConsumer, consumer, type EventHandler } from '@meridian/events'
+import {
+  type AnyServiceConsumer,
+  type ConsumersOptions,
+  consumersOf,
+  type EventHandler,
+} from '@meridian/events'
 import type { ShipmentUseCases } from '../domain/shipments.ts'
 
 /** The consumer group of the shipping service: its inbox key and its retries' `consumer-group` header. */
@@ -24,26 +28,12 @@ export const onShipmentRequested =
 
 export type ShippingEventType = 'shipment.requested'
 
-export interface ShippingConsumersOptions {
-  /** the consumer group; default 'shipping' */
-  group?: string
-  /** topics read instead of the event types, for isolation (tests); a service reads its event types */
-  topics?: Partial<Record<ShippingEventType, string>>
-}
+export type ShippingConsumersOptions = ConsumersOptions<ShippingEventType>
 
-/** What main.ts hands to eventsPlugin: a consumer of each event type shipping reacts to. */
+/** What the app's event backbone runs: a consumer of each event type shipping reacts to. */
 export function shippingConsumers(
   shipments: ShipmentUseCases,
-  { group = consumerGroup, topics = {} }: ShippingConsumersOptions = {},
+  options?: ShippingConsumersOptions,
 ): AnyServiceConsumer<ShippingEventType>[] {
-  const topicOf = <Type extends ShippingEventType & EventType>(type: Type) =>
-    topics[type] === undefined ? {} : { topic: topics[type] }
-  return [
-    consumer({
-      type: 'shipment.requested',
-      group,
-      handler: onShipmentRequested(shipments),
-      ...topicOf('shipment.requested'),
-    }),
-  ]
+  return consumersOf(consumerGroup, { 'shipment.requested': onShipmentRequested(shipments) }, options)
 }
