@@ -37,6 +37,14 @@ const accountOf = (payload: AdapterPayload): string | null =>
 export function createPostgresAdapter(sql: Queryable, model: string): Adapter {
   // a fresh fragment per query: postgres.js fragments are not meant to be shared between queries
   const live = () => sql`(expires_at is null or expires_at > now())`
+  /** The live payload of this model whose `column` (a user code or an interaction's uid) is `value`, newest first. */
+  const latestBy = async (column: 'user_code' | 'uid', value: string) => {
+    const [row] = await sql<PayloadRow[]>`
+      select payload, consumed_at from oidc_payloads
+      where model = ${model} and ${sql(column)} = ${value} and ${live()}
+      order by expires_at desc nulls first limit 1`
+    return present(row)
+  }
 
   return {
     async upsert(id, payload, expiresIn) {
@@ -63,21 +71,8 @@ export function createPostgresAdapter(sql: Queryable, model: string): Adapter {
       return present(row)
     },
 
-    async findByUserCode(userCode) {
-      const [row] = await sql<PayloadRow[]>`
-        select payload, consumed_at from oidc_payloads
-        where model = ${model} and user_code = ${userCode} and ${live()}
-        order by expires_at desc nulls first limit 1`
-      return present(row)
-    },
-
-    async findByUid(uid) {
-      const [row] = await sql<PayloadRow[]>`
-        select payload, consumed_at from oidc_payloads
-        where model = ${model} and uid = ${uid} and ${live()}
-        order by expires_at desc nulls first limit 1`
-      return present(row)
-    },
+    findByUserCode: (userCode) => latestBy('user_code', userCode),
+    findByUid: (uid) => latestBy('uid', uid),
 
     async consume(id) {
       await sql`update oidc_payloads set consumed_at = now() where model = ${model} and id = ${id}`
