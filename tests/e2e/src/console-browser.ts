@@ -53,6 +53,17 @@ export async function signIn(page: Page, gatewayUrl: string, email: string, pass
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
 
+/** Signs in on the console's form and waits for its first view, Orders (it fails when that never shows). */
+export async function signInToOrders(
+  page: Page,
+  gatewayUrl: string,
+  email: string,
+  password: string,
+): Promise<void> {
+  await signIn(page, gatewayUrl, email, password)
+  await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+}
+
 // (page scripts are strings: this package is type-checked without the DOM's types)
 
 /** The focused element as `tag#id:text` (its first 40 characters), e.g. `a:Skip to content`, `input#email:`. */

@@ -8,7 +8,7 @@ import { kafkaClient } from '@meridian/infra'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
-import { artifacts, launchChromium, sidewaysScroll, signIn } from '../src/console-browser.ts'
+import { artifacts, launchChromium, sidewaysScroll, signInToOrders } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
@@ -30,8 +30,7 @@ afterAll(async () => {
 /** A page with the system's administrator signed in on the form, showing the first view. */
 async function adminPage(): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
-  await signIn(page, system.gatewayUrl, system.admin.email, system.admin.password)
-  await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+  await signInToOrders(page, system.gatewayUrl, system.admin.email, system.admin.password)
   return page
 }
 
@@ -234,8 +233,7 @@ describe('the console for admins in Chromium', () => {
   it('when the admin reads the operator views on a narrow window, then none of them scrolls sideways', async () => {
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
     try {
-      await signIn(page, system.gatewayUrl, system.admin.email, system.admin.password)
-      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      await signInToOrders(page, system.gatewayUrl, system.admin.email, system.admin.password)
       for (const view of ['Services', 'Dashboard', 'Sagas', 'Dead letters']) {
         await page.getByRole('link', { name: view, exact: true }).click()
         await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })

@@ -14,7 +14,7 @@ import {
   type BrowserCustomer,
   launchChromium,
   newCustomer,
-  signIn,
+  signInToOrders,
 } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
@@ -35,8 +35,7 @@ afterAll(async () => {
 /** Signs the customer in on a page of its own browser context (its own storage, as another person's browser). */
 async function consoleOf(context: BrowserContext, customer: BrowserCustomer): Promise<Page> {
   const page = await context.newPage()
-  await signIn(page, system.gatewayUrl, customer.email, customer.password)
-  await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+  await signInToOrders(page, system.gatewayUrl, customer.email, customer.password)
   await page.getByRole('link', { name: 'Documents' }).click()
   return page
 }

@@ -15,6 +15,7 @@ import {
   newCustomer,
   sidewaysScroll,
   signIn,
+  signInToOrders,
 } from '../src/console-browser.ts'
 import '../src/system-context.ts'
 
@@ -40,12 +41,7 @@ describe('the console in Chromium', () => {
     const product = await client.createProduct(admin, { stock: 5 })
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
-      await signIn(page, system.gatewayUrl, customer.email, customer.password)
-      await expect
-        .poll(() => page.getByRole('heading', { name: 'Orders', exact: true }).isVisible(), {
-          timeout: 15_000,
-        })
-        .toBe(true)
+      await signInToOrders(page, system.gatewayUrl, customer.email, customer.password)
 
       await page.getByLabel('Product').selectOption(product.id)
       await page.getByLabel('Test card').selectOption('4242424242424242')

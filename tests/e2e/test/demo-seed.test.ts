@@ -9,7 +9,7 @@ import { systemRedisDatabase, withRedisDatabase } from '@meridian/infra/system'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { e2eClient } from '../src/client.ts'
-import { artifacts, launchChromium, signIn } from '../src/console-browser.ts'
+import { artifacts, launchChromium, signInToOrders } from '../src/console-browser.ts'
 import { bashBlocksOf, page, paste } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
 
@@ -220,12 +220,7 @@ describe('the demo seed against the whole system', () => {
   it('when the printed customer signs in to the console, then it shows the catalogue, their orders and the chat room', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
-      await signIn(page, system.gatewayUrl, customer.email, customer.password)
-      await expect
-        .poll(() => page.getByRole('heading', { name: 'Orders', exact: true }).isVisible(), {
-          timeout: 15_000,
-        })
-        .toBe(true)
+      await signInToOrders(page, system.gatewayUrl, customer.email, customer.password)
       const statuses = page.locator('td[data-status]')
       await expect.poll(() => statuses.count(), { timeout: 15_000 }).toBe(4)
       expect((await statuses.evaluateAll(statusesOf)).sort()).toEqual([
