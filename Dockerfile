@@ -13,7 +13,7 @@ ARG RUNTIME_BASE=node:24-bookworm-slim
 FROM ${BUILD_BASE} AS manifests
 WORKDIR /src
 COPY . .
-RUN find . -name node_modules -prune -o \( -name package.json -o -name pnpm-lock.yaml -o -name pnpm-workspace.yaml \) -print \
+RUN find . -name node_modules -prune -o \( -name package.json -o -name pnpm-lock.yaml -o -name pnpm-workspace.yaml -o -name .npmrc \) -print \
     | tar -cf /manifests.tar -T - && mkdir /manifests && tar -xf /manifests.tar -C /manifests
 
 FROM ${BUILD_BASE} AS build
