@@ -3,8 +3,8 @@
 #
 #   docker build --build-arg SERVICE=order --build-arg PORT=3002 -t meridian/order:0.1.0 .
 #
-# Stage 1 installs the workspace from the lockfile and runs `./scripts/build <service>`: built JavaScript and only
-# its production dependencies in build/<service>. Stage 2 is that folder on a slim Node base, run by node itself as
+# Stage 1 installs the workspace from the lockfile and runs `./scripts/build`: for each service, built JavaScript and
+# only its production dependencies in build/<service>. Stage 2 is that folder on a slim Node base, run by node itself as
 # an unprivileged user; migrations are the same image with `dist/migrate.js` as its command.
 ARG BUILD_BASE=node:24-bookworm-slim
 ARG RUNTIME_BASE=node:24-bookworm-slim
@@ -31,12 +31,13 @@ RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store --mount=type=se
 COPY . .
 RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store \
     pnpm install --frozen-lockfile --offline
-ARG SERVICE
-RUN test -n "${SERVICE}" || { echo "build with --build-arg SERVICE=<service>" >&2; exit 1; } \
- && ./scripts/build "${SERVICE}"
+# every service at once: this layer is the same for all the images of one source tree, so building the ten images
+# builds once and each image then only copies its folder
+RUN ./scripts/build
 
 FROM ${RUNTIME_BASE}
 ARG SERVICE
+RUN ["node", "-e", "process.env.SERVICE || (console.error('build with --build-arg SERVICE=<service>'), process.exit(1))"]
 ARG PORT
 ARG VERSION=0.0.0
 ARG REVISION=unknown

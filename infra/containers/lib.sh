@@ -88,3 +88,19 @@ build_node_base() {
     -t "$tag" "$context" >&2
   rm -rf "$context"
 }
+
+# The compose command for the engine: `docker compose` with Docker; with podman, podman-compose (pinned, from PyPI,
+# installed once into the cache: Debian's 1.0.3 knows neither profiles nor depends_on conditions).
+MERIDIAN_PODMAN_COMPOSE_VERSION=1.6.0
+compose_command() {
+  local engine="$1"
+  if [ "$engine" = docker ]; then echo "docker compose"; return; fi
+  local prefix="$MERIDIAN_CACHE_DIR/tools/podman-compose-$MERIDIAN_PODMAN_COMPOSE_VERSION"
+  if [ ! -x "$prefix/bin/podman-compose" ]; then
+    command -v python3 >/dev/null 2>&1 || die "podman-compose needs Python 3"
+    say "installing podman-compose $MERIDIAN_PODMAN_COMPOSE_VERSION into $prefix (pip)"
+    python3 -m venv "$prefix" >&2 && "$prefix/bin/pip" install -q "podman-compose==$MERIDIAN_PODMAN_COMPOSE_VERSION" >&2 ||
+      die "installing podman-compose failed"
+  fi
+  echo "$prefix/bin/podman-compose"
+}
