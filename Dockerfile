@@ -33,7 +33,8 @@ RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store \
     pnpm install --frozen-lockfile --offline
 # every service at once: this layer is the same for all the images of one source tree, so building the ten images
 # builds once and each image then only copies its folder
-RUN ./scripts/build
+RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
+    NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca ./scripts/build
 
 FROM ${RUNTIME_BASE}
 ARG SERVICE
