@@ -59,7 +59,9 @@ EXPOSE ${PORT}
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/health/live`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node is PID 1 and receives SIGTERM itself: the service drains (readiness off, Consul deregistration, in-flight
-# requests finished) for up to 30 s, so give `docker stop` a longer timeout than that
+# requests finished) for up to 30 s, so give `docker stop` a longer timeout than that. No entrypoint (the official
+# base's shell script is set aside too): the command is the whole command line, `node dist/migrate.js` migrates.
+# dist/main.js turns source maps on itself, so stack traces name the TypeScript lines.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "--enable-source-maps"]
-CMD ["dist/main.js"]
+ENTRYPOINT []
+CMD ["node", "dist/main.js"]
