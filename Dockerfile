@@ -5,7 +5,7 @@
 #
 # Stage 1 installs the workspace from the lockfile and runs `./scripts/build`: for each service, built JavaScript and
 # only its production dependencies in build/<service>. Stage 2 is that folder on a slim Node base, run by node itself as
-# an unprivileged user; migrations are the same image with `dist/migrate.js` as its command.
+# an unprivileged user; migrations are the same image with `node dist/migrate.js` as its command.
 ARG BUILD_BASE=node:24-bookworm-slim
 ARG RUNTIME_BASE=node:24-bookworm-slim
 
