@@ -125,7 +125,30 @@ function deploymentFindings(deployment: KubeObject, objects: KubeObject[]): stri
   )
   if (budgets.length !== 1)
     findings.push(`${where}: ${budgets.length} PodDisruptionBudgets select it, not one`)
+  for (const budget of budgets) {
+    const { minAvailable, maxUnavailable } = budget.spec as {
+      minAvailable?: unknown
+      maxUnavailable?: unknown
+    }
+    const floor = fewestReplicas(deployment, objects)
+    if (maxUnavailable === 0 || (typeof minAvailable === 'number' && minAvailable >= floor))
+      findings.push(
+        `${where}: its PodDisruptionBudget lets no pod of ${floor} be evicted, so a node drain never ends`,
+      )
+  }
   return findings
+}
+
+/** The fewest instances a Deployment runs: its replicas, or its autoscaler's minReplicas. */
+function fewestReplicas(deployment: KubeObject, objects: KubeObject[]): number {
+  const autoscaler = objects.find(
+    (o) =>
+      o.kind === 'HorizontalPodAutoscaler' &&
+      (o.spec as { scaleTargetRef?: { kind?: string; name?: string } }).scaleTargetRef?.name ===
+        deployment.metadata.name,
+  )
+  if (autoscaler) return (autoscaler.spec as { minReplicas?: number }).minReplicas ?? 1
+  return (deployment.spec as { replicas?: number }).replicas ?? 1
 }
 
 const hookPhases = (object: KubeObject): string[] =>

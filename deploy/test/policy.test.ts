@@ -116,6 +116,47 @@ describe('policy: every Deployment and migration Job', () => {
     ])
   })
 
+  it('when a PodDisruptionBudget keeps every instance, then the policy names it (a node drain would never end)', async () => {
+    const objects = parseManifest(await renderChart(tools, { set: ['services.order.pdb.minAvailable=1'] }))
+    expect(policyFindings(objects)).toEqual([
+      'Deployment meridian-order: its PodDisruptionBudget lets no pod of 1 be evicted, so a node drain never ends',
+    ])
+  })
+
+  it('when examples/scaled-out.yaml renders, then the autoscaled services leave replicas to their autoscaler, whose target exists, and every ServiceMonitor scrapes a Service', async () => {
+    const objects = parseManifest(await renderChart(tools, { valuesFiles: ['examples/scaled-out.yaml'] }))
+    const deployments = new Map(
+      objects.filter((o) => o.kind === 'Deployment').map((o) => [o.metadata.name, o]),
+    )
+    const autoscalers = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler')
+    expect(autoscalers.map((o) => o.metadata.name).sort()).toEqual(
+      ['auth', 'content', 'gateway', 'inventory', 'realtime-gateway'].map((service) => `meridian-${service}`),
+    )
+    for (const autoscaler of autoscalers) {
+      const target = (autoscaler.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name
+      expect(deployments.has(target), target).toBe(true)
+      expect((deployments.get(target)?.spec as { replicas?: number }).replicas, target).toBeUndefined()
+    }
+    // the consumers stay at the partition count
+    expect((deployments.get('meridian-order')?.spec as { replicas?: number }).replicas).toBe(3)
+    const services = objects.filter((o) => o.kind === 'Service')
+    const monitors = objects.filter((o) => o.kind === 'ServiceMonitor')
+    expect(monitors).toHaveLength(9)
+    for (const monitor of monitors) {
+      const spec = monitor.spec as {
+        selector: { matchLabels: Record<string, string> }
+        endpoints: { port: string; path: string }[]
+      }
+      const selected = services.filter((service) =>
+        Object.entries(spec.selector.matchLabels).every(
+          ([key, value]) => service.metadata.labels?.[key] === value,
+        ),
+      )
+      expect(selected.map((service) => service.metadata.name)).toEqual([monitor.metadata.name])
+      expect(spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })])
+    }
+  })
+
   it('when the defaults render, then every migration Job is a pre-install and pre-upgrade hook running the migrate command, and no Service selects its pod', () => {
     const jobs = defaults.filter((o) => o.kind === 'Job')
     expect(jobs).toHaveLength(8)

@@ -181,9 +181,8 @@ never from the chart's values. Arguments: root, name, settings.
 {{- if $v.engines.redis.urlSecretKey }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "REDIS_URL" "key" $v.engines.redis.urlSecretKey) }}
 {{- end }}
-{{- if ne .name "gateway" }}
+{{- /* the gateway calls no /internal/ route, but production refuses its start while the variable is unset */}}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "SERVICE_CREDENTIAL" "key" "service-credential") }}
-{{- end }}
 {{- if .settings.database }}
 {{- $pg := $v.engines.postgres }}
 {{- if eq $pg.mode "credentials" }}
