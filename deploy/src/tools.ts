@@ -57,7 +57,7 @@ async function goBuild(tool: GoTool, binDir: string, progress: Progress): Promis
   if (existsSync(path)) return path
   await run('go', ['version']).catch(() => {
     throw new Error(
-      `${tool.name}: the Go toolchain is needed once to build ${tool.name}; install Go 1.25+ and retry`,
+      `${tool.name}: the Go toolchain is needed once to build ${tool.name}; install Go 1.21+ and retry`,
     )
   })
   progress(
@@ -66,10 +66,17 @@ async function goBuild(tool: GoTool, binDir: string, progress: Progress): Promis
   mkdirSync(binDir, { recursive: true })
   // a name of this process's own, so that two first runs at once do not write one file
   const partial = `${path}.${process.pid}.partial`
-  await run('go', ['build', '-trimpath', '-o', partial, tool.mainPackage], {
+  await run('go', ['build', '-trimpath', '-buildvcs=false', '-o', partial, tool.mainPackage], {
     cwd: join(deployDir, 'tools', tool.name),
     // go.sum pins every module; nothing else is consulted
-    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+    // go.mod asks for a newer Go than many machines have: an older one (1.21+) fetches it from the module proxy,
+    // also where the system's go.env says GOTOOLCHAIN=local (Debian's), unless the caller chose otherwise
+    env: {
+      ...process.env,
+      CGO_ENABLED: '0',
+      GOFLAGS: '-mod=readonly',
+      GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto',
+    },
     timeoutMs: 30 * 60_000,
   })
   renameSync(partial, path)
