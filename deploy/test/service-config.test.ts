@@ -1,6 +1,9 @@
 // The chart's environment for each service, as Kubernetes would assemble it (the ConfigMap, then the env list with
 // its $(VAR) references and the Secret keys), read by the service's own configuration loader in production: the
 // chart sets every variable production insists on, and names none the service does not read.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
   type DeployTools,
@@ -172,6 +175,19 @@ describe("each service's own loader accepts the chart's environment in productio
       'realtime',
       'shipping',
     ])
+  })
+
+  it('when a variable is given as a number in a values file, then its ConfigMap holds the digits the service reads', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meridian-values-'))
+    const file = join(dir, 'numbers.yaml')
+    // a YAML number reaches the templates as a float, which would print 1209600 as 1.2096e+06
+    writeFileSync(file, 'services:\n  auth:\n    env:\n      REFRESH_TOKEN_TTL_SECONDS: 1209600\n')
+    const objects = parseManifest(await renderChart(tools, { valuesFiles: [file] }))
+    const auth = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'meridian-auth')!
+    const { env } = containerEnvironment(auth, objects)
+    expect(env.REFRESH_TOKEN_TTL_SECONDS).toBe('1209600')
+    const { load } = await serviceConfig('auth')
+    expect(load(env)).toMatchObject({ REFRESH_TOKEN_TTL_SECONDS: 1209600 })
   })
 
   it('when a Secret key production needs is missing, then the service refuses to start and names the variable', async () => {

@@ -136,10 +136,20 @@ name, settings. Returns YAML.
 {{- end }}
 {{- if eq .name "realtime-gateway" }}{{ $_ := set $c "REALTIME_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- if eq .name "content" }}{{ $_ := set $c "GRAPHQL_ALLOWED_ORIGINS" $origin }}{{ end }}
-{{- range $key, $value := $v.config.env }}{{ $_ := set $c $key (toString $value) }}{{ end }}
-{{- range $key, $value := .settings.env }}{{ $_ := set $c $key (toString $value) }}{{ end }}
+{{- range $key, $value := $v.config.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
+{{- range $key, $value := .settings.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
 {{- range $key, $value := $c }}
 {{ $key }}: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+A value of values.yaml as a variable's text. YAML numbers reach templates as floats, which print 1209600 as
+1.2096e+06: a whole number prints as its digits.
+*/}}
+{{- define "meridian.envValue" -}}
+{{- if and (kindIs "float64" .) (eq . (float64 (int64 .))) }}{{ int64 . }}
+{{- else }}{{ toString . }}
 {{- end }}
 {{- end }}
 
