@@ -26,6 +26,7 @@ import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export { freePort } from './free-port.ts'
+export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
 export type { ComponentName, Progress } from './native/engine.ts'
 export {
   consulBaseUrl,
@@ -35,6 +36,7 @@ export {
   kafkaClient,
   serviceDatabases,
 } from './probes.ts'
+export { run } from './processes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 
 export type Mode = 'external' | 'docker' | 'native'
