@@ -5,7 +5,7 @@
 
 # The local images, tagged as the official ones are (packages/testkit/src/container-images.ts names the same tags).
 MERIDIAN_ENGINES_BASE=localhost/meridian/engines-base:bookworm
-declare -A MERIDIAN_ENGINE_IMAGES=(
+declare -A MERIDIAN_ENGINE_IMAGE_TAGS=(
   [postgres]=localhost/meridian/postgres:17
   [kafka]=localhost/meridian/kafka:3.9.2
   [consul]=localhost/meridian/consul:1.16.3
@@ -25,13 +25,14 @@ engine_build_options() {
 # ensure_engine_images <engine> [--rebuild]: builds the base and each engine image that is missing (all with --rebuild).
 ensure_engine_images() {
   local engine="$1" rebuild="${2:-}" name missing=()
+  if [ "$engine" = podman ]; then export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"; fi
   for name in "${MERIDIAN_ENGINE_NAMES[@]}"; do
-    if [ "$rebuild" = --rebuild ] || ! "$engine" image inspect "${MERIDIAN_ENGINE_IMAGES[$name]}" >/dev/null 2>&1; then
+    if [ "$rebuild" = --rebuild ] || ! "$engine" image inspect "${MERIDIAN_ENGINE_IMAGE_TAGS[$name]}" >/dev/null 2>&1; then
       missing+=("$name")
     fi
   done
   if [ ${#missing[@]} -eq 0 ]; then
-    say "engine images present: ${MERIDIAN_ENGINE_IMAGES[*]}"
+    say "engine images present: ${MERIDIAN_ENGINE_IMAGE_TAGS[*]}"
     return
   fi
   if [ "$rebuild" = --rebuild ] || ! "$engine" image inspect "$MERIDIAN_ENGINES_BASE" >/dev/null 2>&1; then
@@ -59,8 +60,8 @@ artifact() { node -e "const a = JSON.parse(process.argv[1]); console.log($2)" "$
 
 # build_engine_image <engine> <name> <artifacts json>: the context of one engine image, then the image.
 build_engine_image() {
-  local engine="$1" name="$2" artifacts="$3" tag="${MERIDIAN_ENGINE_IMAGES[$2]}"
-  local context="$MERIDIAN_CACHE_DIR/images/engine-$name" version wanted="${MERIDIAN_ENGINE_IMAGES[$2]##*:}"
+  local engine="$1" name="$2" artifacts="$3" tag="${MERIDIAN_ENGINE_IMAGE_TAGS[$2]}"
+  local context="$MERIDIAN_CACHE_DIR/images/engine-$name" version wanted="${MERIDIAN_ENGINE_IMAGE_TAGS[$2]##*:}"
   rm -rf "$context" && mkdir -p "$context"
   cp -r "$MERIDIAN_CONTAINERS_DIR/engines/$name/." "$context/"
   local args=(--build-arg "ENGINES_BASE=$MERIDIAN_ENGINES_BASE")
@@ -99,16 +100,15 @@ build_engine_image() {
   rm -rf "$context"
 }
 
-# podman_socket_start: podman's Docker-compatible API on a unix socket of our own (no timeout: it serves until stopped),
-# its pid recorded; exports DOCKER_HOST for testcontainers. Reuses a service this helper started that still answers.
+# podman_socket_start: podman's Docker-compatible API on a unix socket of our own, $MERIDIAN_PODMAN_SOCKET (no idle
+# timeout: it serves until stopped), its pid recorded. Reuses a service this helper started that still answers.
 podman_socket_start() {
   mkdir -p "$MERIDIAN_PODMAN_DIR"
   local pidfile="$MERIDIAN_PODMAN_DIR/service.pid" pid
-  export DOCKER_HOST="unix://$MERIDIAN_PODMAN_SOCKET"
   if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && podman_socket_answers; then return; fi
   rm -f "$MERIDIAN_PODMAN_SOCKET"
   CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf" \
-    podman system service --time=0 "$DOCKER_HOST" >"$MERIDIAN_PODMAN_DIR/service.log" 2>&1 &
+    podman system service --time=0 "unix://$MERIDIAN_PODMAN_SOCKET" >"$MERIDIAN_PODMAN_DIR/service.log" 2>&1 &
   pid=$!
   echo "$pid" >"$pidfile"
   local deadline=$((SECONDS + 30))
@@ -117,7 +117,7 @@ podman_socket_start() {
     [ $SECONDS -lt $deadline ] || die "podman system service did not answer on $MERIDIAN_PODMAN_SOCKET within 30 s"
     sleep 0.2
   done
-  say "podman's Docker API answers at $DOCKER_HOST (pid $pid)"
+  say "podman's Docker API answers at unix://$MERIDIAN_PODMAN_SOCKET (pid $pid)"
 }
 
 podman_socket_answers() {
@@ -140,18 +140,26 @@ podman_socket_stop() {
   rm -f "$MERIDIAN_PODMAN_SOCKET"
 }
 
-# with_engine_containers <command...>: the command with the engine images built and testcontainers pointed at them:
-# Docker's own engine where one answers, else podman's socket for the command's duration.
+# with_engine_containers <command...>: the command (a program or a shell function) on the tests' container path, with
+# the engine images built where missing: Docker's own engine where one answers, else podman's socket for the command's
+# duration. Endpoints in the environment are dropped for it (they would win over containers, see infra-path.ts).
 with_engine_containers() {
   local engine status=0
   engine="$(container_engine)"
+  if [ "$engine" = podman ]; then export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"; fi
   ensure_engine_images "$engine"
-  if [ "$engine" = podman ]; then
-    podman_socket_start
-    # no Ryuk (its container needs the bridge network); the engines listen on loopback with host networking
-    export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
-  fi
-  MERIDIAN_INFRA=docker MERIDIAN_ENGINE_IMAGES=local "$@" || status=$?
+  if [ "$engine" = podman ]; then podman_socket_start; fi
+  (
+    # shellcheck disable=SC2046 # names of variables
+    unset DATABASE_URL KAFKA_BROKERS CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN REDIS_URL $(compgen -e | grep '_DATABASE_URL$' || true)
+    export MERIDIAN_INFRA=docker MERIDIAN_ENGINE_IMAGES=local
+    if [ "$engine" = podman ]; then
+      # no Ryuk (its image cannot be pulled either; the setup stops its containers); the engines listen on loopback
+      export DOCKER_HOST="unix://$MERIDIAN_PODMAN_SOCKET" TESTCONTAINERS_RYUK_DISABLED=true \
+        TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
+    fi
+    "$@"
+  ) || status=$?
   if [ "$engine" = podman ]; then podman_socket_stop; fi
   return $status
 }
