@@ -12,8 +12,10 @@ declare -A MERIDIAN_ENGINE_IMAGE_TAGS=(
   [redis]=localhost/meridian/redis:7
 )
 MERIDIAN_ENGINE_NAMES=(postgres kafka consul redis)
+# one socket (and pid file) per script run: runs side by side never share, nor stop each other's
 MERIDIAN_PODMAN_DIR="$MERIDIAN_CACHE_DIR/podman"
-MERIDIAN_PODMAN_SOCKET="$MERIDIAN_PODMAN_DIR/podman.sock"
+MERIDIAN_PODMAN_SOCKET="$MERIDIAN_PODMAN_DIR/podman-$$.sock"
+MERIDIAN_PODMAN_PIDFILE="$MERIDIAN_PODMAN_DIR/service-$$.pid"
 
 # build_options <engine>: what every image build passes (podman keeps HEALTHCHECK only in Docker's image format).
 engine_build_options() {
@@ -101,19 +103,19 @@ build_engine_image() {
 }
 
 # podman_socket_start: podman's Docker-compatible API on a unix socket of our own, $MERIDIAN_PODMAN_SOCKET (no idle
-# timeout: it serves until stopped), its pid recorded. Reuses a service this helper started that still answers.
+# timeout: it serves until stopped), its pid recorded. Reuses the one this run started while it answers.
 podman_socket_start() {
   mkdir -p "$MERIDIAN_PODMAN_DIR"
-  local pidfile="$MERIDIAN_PODMAN_DIR/service.pid" pid
+  local pidfile="$MERIDIAN_PODMAN_PIDFILE" pid
   if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && podman_socket_answers; then return; fi
   rm -f "$MERIDIAN_PODMAN_SOCKET"
   CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf" \
-    podman system service --time=0 "unix://$MERIDIAN_PODMAN_SOCKET" >"$MERIDIAN_PODMAN_DIR/service.log" 2>&1 &
+    podman system service --time=0 "unix://$MERIDIAN_PODMAN_SOCKET" >"$MERIDIAN_PODMAN_DIR/service-$$.log" 2>&1 &
   pid=$!
   echo "$pid" >"$pidfile"
   local deadline=$((SECONDS + 30))
   until podman_socket_answers; do
-    kill -0 "$pid" 2>/dev/null || die "podman system service exited: $(tail -n 5 "$MERIDIAN_PODMAN_DIR/service.log")"
+    kill -0 "$pid" 2>/dev/null || die "podman system service exited: $(tail -n 5 "$MERIDIAN_PODMAN_DIR/service-$$.log")"
     [ $SECONDS -lt $deadline ] || die "podman system service did not answer on $MERIDIAN_PODMAN_SOCKET within 30 s"
     sleep 0.2
   done
@@ -127,7 +129,7 @@ podman_socket_answers() {
 
 # podman_socket_stop: stops the service podman_socket_start recorded (by its pid, nothing else).
 podman_socket_stop() {
-  local pidfile="$MERIDIAN_PODMAN_DIR/service.pid" pid
+  local pidfile="$MERIDIAN_PODMAN_PIDFILE" pid
   [ -s "$pidfile" ] || return 0
   pid="$(cat "$pidfile")"
   rm -f "$pidfile"
@@ -137,7 +139,7 @@ podman_socket_stop() {
     while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
     say "podman's Docker API stopped (pid $pid)"
   fi
-  rm -f "$MERIDIAN_PODMAN_SOCKET"
+  rm -f "$MERIDIAN_PODMAN_SOCKET" "$MERIDIAN_PODMAN_DIR/service-$$.log"
 }
 
 # with_engine_containers <command...>: the command (a program or a shell function) on the tests' container path, with
