@@ -17,7 +17,7 @@ MERIDIAN_PODMAN_DIR="$MERIDIAN_CACHE_DIR/podman"
 MERIDIAN_PODMAN_SOCKET="$MERIDIAN_PODMAN_DIR/podman-$$.sock"
 MERIDIAN_PODMAN_PIDFILE="$MERIDIAN_PODMAN_DIR/service-$$.pid"
 
-# build_options <engine>: what every image build passes (podman keeps HEALTHCHECK only in Docker's image format).
+# engine_build_options <engine>: what every image build passes (podman keeps HEALTHCHECK only in Docker's image format).
 engine_build_options() {
   local engine="$1"
   printf '%s\n' --network host
