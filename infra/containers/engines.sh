@@ -11,6 +11,13 @@ declare -A MERIDIAN_ENGINE_IMAGE_TAGS=(
   [consul]=localhost/meridian/consul:1.16.3
   [redis]=localhost/meridian/redis:7
 )
+# The official images they stand in for (docker-compose.yml's, and container-images.ts' containerImages)
+declare -A MERIDIAN_ENGINE_OFFICIAL_IMAGES=(
+  [postgres]=postgres:17
+  [kafka]=apache/kafka:3.9.2
+  [consul]=hashicorp/consul:1.16.3
+  [redis]=redis:7
+)
 MERIDIAN_ENGINE_NAMES=(postgres kafka consul redis)
 # one socket (and pid file) per script run: runs side by side never share, nor stop each other's
 MERIDIAN_PODMAN_DIR="$MERIDIAN_CACHE_DIR/podman"
@@ -122,9 +129,15 @@ podman_socket_start() {
   say "podman's Docker API answers at unix://$MERIDIAN_PODMAN_SOCKET (pid $pid)"
 }
 
+# True when the socket answers GET /_ping with OK (asked with node, which every script has).
 podman_socket_answers() {
-  [ -S "$MERIDIAN_PODMAN_SOCKET" ] &&
-    [ "$(curl -s --max-time 2 --unix-socket "$MERIDIAN_PODMAN_SOCKET" http://podman/_ping 2>/dev/null)" = OK ]
+  [ -S "$MERIDIAN_PODMAN_SOCKET" ] && node -e '
+    const request = require("node:http").get({ socketPath: process.argv[1], path: "/_ping", timeout: 2000 }, (answer) => {
+      let body = ""
+      answer.on("data", (chunk) => { body += chunk })
+      answer.on("end", () => process.exit(body === "OK" ? 0 : 1))
+    })
+    request.on("error", () => process.exit(1)).on("timeout", () => process.exit(1))' "$MERIDIAN_PODMAN_SOCKET"
 }
 
 # podman_socket_stop: stops the service podman_socket_start recorded (by its pid, nothing else).
@@ -142,19 +155,34 @@ podman_socket_stop() {
   rm -f "$MERIDIAN_PODMAN_SOCKET" "$MERIDIAN_PODMAN_DIR/service-$$.log"
 }
 
-# with_engine_containers <command...>: the command (a program or a shell function) on the tests' container path, with
-# the engine images built where missing: Docker's own engine where one answers, else podman's socket for the command's
-# duration. Endpoints in the environment are dropped for it (they would win over containers, see infra-path.ts).
+# True when a Docker engine has, or can pull, every official engine image.
+official_engine_images_available() {
+  local name
+  for name in "${MERIDIAN_ENGINE_NAMES[@]}"; do
+    image_available "$1" "${MERIDIAN_ENGINE_OFFICIAL_IMAGES[$name]}" || return 1
+  done
+}
+
+# with_engine_containers <command...>: the command (a program or a shell function) on the tests' container path:
+# on a Docker engine that can pull them, the official images; otherwise the engine images built here (where missing),
+# through podman's socket for the command's duration when no Docker engine answers (podman always gets the local ones:
+# without systemd it runs no health checks, which the official images' path waits for). Endpoints in the environment
+# are dropped for the command (they would win over containers, see packages/testkit/src/infra-path.ts).
 with_engine_containers() {
-  local engine status=0
+  local engine status=0 images=local
   engine="$(container_engine)"
   if [ "$engine" = podman ]; then export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"; fi
-  ensure_engine_images "$engine"
+  if [ "$engine" = docker ] && official_engine_images_available "$engine"; then
+    images=official
+    say "engine images: the official ones, from Docker"
+  else
+    ensure_engine_images "$engine"
+  fi
   if [ "$engine" = podman ]; then podman_socket_start; fi
   (
     # shellcheck disable=SC2046 # names of variables
     unset DATABASE_URL KAFKA_BROKERS CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN REDIS_URL $(compgen -e | grep '_DATABASE_URL$' || true)
-    export MERIDIAN_INFRA=docker MERIDIAN_ENGINE_IMAGES=local
+    export MERIDIAN_INFRA=docker MERIDIAN_ENGINE_IMAGES="$images"
     if [ "$engine" = podman ]; then
       # no Ryuk (its image cannot be pulled either; the setup stops its containers); the engines listen on loopback
       export DOCKER_HOST="unix://$MERIDIAN_PODMAN_SOCKET" TESTCONTAINERS_RYUK_DISABLED=true \

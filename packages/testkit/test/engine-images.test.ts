@@ -27,18 +27,25 @@ interface ComposeService {
 const compose = parse(read('docker-compose.yml')) as { services: Record<ComponentName, ComposeService> }
 const containerfile = (name: ComponentName) => read(`infra/containers/engines/${name}/Containerfile`)
 
-/** `[postgres]=localhost/meridian/postgres:17` lines of engines.sh */
-const scriptTags = Object.fromEntries(
-  [...read('infra/containers/engines.sh').matchAll(/^\s*\[(\w+)\]=(localhost\/meridian\/\S+)$/gm)].map(
-    (m) => [m[1], m[2]],
-  ),
-)
+/** The `[postgres]=postgres:17` lines of one associative array of engines.sh */
+function scriptTable(name: string): Record<string, string> {
+  const table = new RegExp(`^declare -A ${name}=\\(\\n([^)]*)\\)`, 'm').exec(
+    read('infra/containers/engines.sh'),
+  )
+  return Object.fromEntries(
+    [...(table?.[1] ?? '').matchAll(/^\s*\[(\w+)\]=(\S+)$/gm)].map((m) => [m[1], m[2]]),
+  )
+}
 
 const tagOf = (image: string) => image.slice(image.lastIndexOf(':') + 1)
 
 describe('engine images: names and versions', () => {
   it('when engines.sh builds the images, then it tags exactly the ones the test setup starts', () => {
-    expect(scriptTags).toEqual(localEngineImages)
+    expect(scriptTable('MERIDIAN_ENGINE_IMAGE_TAGS')).toEqual(localEngineImages)
+  })
+
+  it('when engines.sh asks Docker for the official images, then they are the ones the test setup starts', () => {
+    expect(scriptTable('MERIDIAN_ENGINE_OFFICIAL_IMAGES')).toEqual(containerImages)
   })
 
   it.each(components)(
