@@ -17,7 +17,22 @@ ensure_node() {
     process.exit(major > 22 || (major === 22 && minor >= 12) ? 0 : 1)'
   if command -v node >/dev/null 2>&1 && node -e "$accepts"; then return; fi
   local version prefix
-  version="$(tr -d '[:space:]' <"$MERIDIAN_ROOT/.node-version")"
+  version="$(pinned_node_version)"
+  prefix="$(pinned_node_prefix)"
+  PATH="$prefix/node_modules/.bin:$PATH"
+  export PATH
+  [ -n "${MERIDIAN_NODE_SAID:-}" ] || say "running on Node $version from the cache (the machine's node is older than 22.12)"
+  export MERIDIAN_NODE_SAID=1
+  node -e "$accepts" || die "Node.js $version from $prefix does not run here ($(node --version 2>&1))."
+}
+
+pinned_node_version() { tr -d '[:space:]' <"$MERIDIAN_ROOT/.node-version"; }
+
+# The folder holding the Node of .node-version (node_modules/node/bin/node), installed there once with the machine's
+# npm; the images' local base takes its binary from here too.
+pinned_node_prefix() {
+  local version prefix
+  version="$(pinned_node_version)"
   prefix="$MERIDIAN_CACHE_DIR/tools/node-$version"
   if [ ! -x "$prefix/node_modules/node/bin/node" ]; then
     command -v npm >/dev/null 2>&1 ||
@@ -26,11 +41,7 @@ ensure_node() {
     mkdir -p "$prefix"
     npm install --prefix "$prefix" --no-save --no-fund --no-audit --loglevel=error "node@$version" >&2
   fi
-  PATH="$prefix/node_modules/.bin:$PATH"
-  export PATH
-  [ -n "${MERIDIAN_NODE_SAID:-}" ] || say "running on Node $version from the cache (the machine's node is older than 22.12)"
-  export MERIDIAN_NODE_SAID=1
-  node -e "$accepts" || die "Node.js $version from $prefix does not run here ($(node --version 2>&1))."
+  echo "$prefix"
 }
 
 # The pnpm version pinned in package.json#packageManager, installed once into the cache folder.
@@ -66,24 +77,25 @@ ensure_deps() {
 ensure_chromium() {
   if [ -n "${MERIDIAN_CHROMIUM:-}" ] && [ -x "$MERIDIAN_CHROMIUM" ]; then return; fi
   if command -v chromium >/dev/null 2>&1; then return; fi
-  command -v apt-get >/dev/null 2>&1 ||
-    die "the browser tests need Chromium: install it, or set MERIDIAN_CHROMIUM to its binary."
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  say "installing Debian's chromium for the browser tests (apt-get)"
-  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends chromium >&2 ||
-    die "installing chromium failed: install it, or set MERIDIAN_CHROMIUM to a Chromium binary."
+  apt_install "Debian's chromium for the browser tests (or set MERIDIAN_CHROMIUM to a Chromium binary)" chromium
 }
 
 # README's quick start (run by tests/e2e/test/readme.test.ts) uses curl and jq, as a reader's shell would.
 ensure_jq() {
   if command -v jq >/dev/null 2>&1; then return; fi
-  command -v apt-get >/dev/null 2>&1 || die "the README test needs jq: install it."
+  apt_install "jq for the README test" jq
+}
+
+# Debian packages a script needs, installed with apt-get when it is there to use (root, or sudo); `why` says what for.
+apt_install() {
+  local why="$1"
+  shift
+  command -v apt-get >/dev/null 2>&1 || die "missing: $why; install $* and retry."
   local sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  say "installing jq for the README test (apt-get)"
-  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends jq >&2 ||
-    die "installing jq failed: install it."
+  say "installing $why (apt-get: $*)"
+  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends "$@" >&2 ||
+    die "installing $* failed: install them and retry."
 }
 
 infra() {
