@@ -62,26 +62,34 @@ host_apt_sources() {
   die "mmdebstrap needs Debian's apt sources: none found in /etc/apt"
 }
 
+# bookworm_rootfs <tarball> <mmdebstrap options...>: a Debian bookworm root from this machine's apt sources, without
+# documentation, manual pages and translations (nothing in an image reads them).
+bookworm_rootfs() {
+  local tarball="$1"
+  shift
+  command -v mmdebstrap >/dev/null 2>&1 || apt_install "mmdebstrap, to make the images' Debian base" mmdebstrap
+  mmdebstrap --quiet --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+    "$@" bookworm "$tarball" "$(host_apt_sources)" >&2
+}
+
 # build_node_base <engine> build|runtime <tag>: a bookworm root from mmdebstrap, the pinned Node (and npm for build).
 build_node_base() {
   local engine="$1" kind="$2" tag="$3" version context
   version="$(pinned_node_version)"
-  command -v mmdebstrap >/dev/null 2>&1 || apt_install "mmdebstrap, to make the images' Debian base" mmdebstrap
   context="$MERIDIAN_CACHE_DIR/images/node-base-$kind"
   rm -rf "$context" && mkdir -p "$context"
   cp "$MERIDIAN_CONTAINERS_DIR/base/Containerfile.$kind" "$MERIDIAN_CONTAINERS_DIR/base/passwd" \
     "$MERIDIAN_CONTAINERS_DIR/base/group" "$context/"
   cp "$(readlink -f "$(pinned_node_prefix)/node_modules/node/bin/node")" "$context/node"
-  local exclude=(--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*'
-    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*')
   if [ "$kind" = runtime ]; then
     # only what node links against (and time zones): no dpkg, no shell
-    mmdebstrap --quiet --variant=extract --include=libc6,libgcc-s1,libstdc++6,base-files,netbase,tzdata \
-      "${exclude[@]}" bookworm "$context/rootfs.tar" "$(host_apt_sources)" >&2
+    bookworm_rootfs "$context/rootfs.tar" --variant=extract \
+      --include=libc6,libgcc-s1,libstdc++6,base-files,netbase,tzdata
     # the symbol table is for native debuggers; without it the image is 18 MB smaller
     if command -v strip >/dev/null 2>&1; then strip --strip-all "$context/node"; fi
   else
-    mmdebstrap --quiet --variant=minbase "${exclude[@]}" bookworm "$context/rootfs.tar" "$(host_apt_sources)" >&2
+    bookworm_rootfs "$context/rootfs.tar" --variant=minbase
     (cd "$context" && npm pack --silent "npm@$MERIDIAN_BASE_NPM_VERSION" >/dev/null && mv npm-*.tgz npm.tgz)
   fi
   "$engine" build --network host --build-arg "NODE_VERSION=$version" -f "$context/Containerfile.$kind" \

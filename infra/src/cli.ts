@@ -1,9 +1,10 @@
-// scripts/infra: up | down | status [--check] | env | logs <component> [-f] [-n N]
+// scripts/infra: up | down | status [--check] | env | logs <component> [-f] [-n N] | artifacts
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import {
   type ComponentName,
   components,
+  engineArtifacts,
   ensureInfra,
   infraDown,
   infraEnv,
@@ -17,7 +18,8 @@ const usage = `usage: scripts/infra <command>
   status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy)
   env                      export lines for DATABASE_URL, each service's <SERVICE>_DATABASE_URL, KAFKA_BROKERS,
                            CONSUL_HTTP_ADDR, REDIS_URL
-  logs <component> [-f] [-n N]   the log of a native engine (${components.join(', ')})`
+  logs <component> [-f] [-n N]   the log of a native engine (${components.join(', ')})
+  artifacts                what the engine images are built from (the native path's binaries and jars), as JSON`
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -66,6 +68,9 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'env':
       process.stdout.write(await infraEnv())
+      return 0
+    case 'artifacts':
+      process.stdout.write(`${JSON.stringify(await engineArtifacts(), null, 2)}\n`)
       return 0
     case 'logs': {
       const name = rest.find((arg) => !arg.startsWith('-') && !/^\d+$/.test(arg)) as ComponentName | undefined

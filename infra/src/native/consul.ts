@@ -22,30 +22,31 @@ export function pinnedConsulVersion(): string {
   return match[1]
 }
 
+/** The Consul binary built from infra/consul once per version into `home`/bin (the engine image copies it too). */
+export async function consulBinary(home: string, progress: (m: string) => void): Promise<string> {
+  const version = pinnedConsulVersion()
+  const path = join(home, 'bin', `consul-${version}`)
+  if (existsSync(path)) return path
+  if (!which('go'))
+    throw new Error('consul: the Go toolchain is needed once to build Consul; install Go 1.21+ and retry')
+  progress(
+    `building Consul ${version} from the Go module proxy into ${path}; first run only, takes several minutes`,
+  )
+  mkdirSync(join(home, 'bin'), { recursive: true })
+  await run('go', ['build', '-v', '-trimpath', '-o', `${path}.partial`, 'github.com/hashicorp/consul'], {
+    cwd: wrapperDir,
+    // go.sum in infra/consul pins every module; nothing else is consulted
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
+    showOutput: true,
+  })
+  renameSync(`${path}.partial`, path)
+  return path
+}
+
 export function nativeConsul(layout: Layout): NativeEngine {
   const home = layout.componentDir('consul')
   const logFile = join(home, 'consul.log')
   const pidFile = new PidFile(home)
-
-  async function binary(progress: (m: string) => void): Promise<string> {
-    const version = pinnedConsulVersion()
-    const path = join(home, 'bin', `consul-${version}`)
-    if (existsSync(path)) return path
-    if (!which('go'))
-      throw new Error('consul: the Go toolchain is needed once to build Consul; install Go 1.21+ and retry')
-    progress(
-      `building Consul ${version} from the Go module proxy into ${path}; first run only, takes several minutes`,
-    )
-    mkdirSync(join(home, 'bin'), { recursive: true })
-    await run('go', ['build', '-v', '-trimpath', '-o', `${path}.partial`, 'github.com/hashicorp/consul'], {
-      cwd: wrapperDir,
-      // go.sum in infra/consul pins every module; nothing else is consulted
-      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
-      showOutput: true,
-    })
-    renameSync(`${path}.partial`, path)
-    return path
-  }
 
   return {
     name: 'consul',
@@ -58,7 +59,7 @@ export function nativeConsul(layout: Layout): NativeEngine {
     probe: () => consulVersion(nativeConsulAddr),
 
     async start(progress) {
-      const path = await binary(progress)
+      const path = await consulBinary(home, progress)
       const pid = startDaemon({
         command: path,
         args: [

@@ -38,7 +38,8 @@ log.retention.hours=168
 `
 }
 
-const log4jProperties = `log4j.rootLogger=WARN, stdout
+/** Kafka's logging: warnings, plus the lines that say which version started (the engine image logs the same way). */
+export const kafkaLog4jProperties = `log4j.rootLogger=WARN, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
 log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
@@ -58,6 +59,33 @@ export function loggedKafkaVersion(logFile: string): string | undefined {
   return matches.at(-1)?.[1]
 }
 
+/**
+ * The class path of the broker, resolved by Maven from infra/kafka/pom.xml once per pom (the engine image copies the
+ * same jars); `home` keeps the resolved list.
+ */
+export async function kafkaClassPath(home: string, progress: (m: string) => void): Promise<string> {
+  const pomHash = createHash('sha256').update(readFileSync(pomFile)).digest('hex').slice(0, 12)
+  const classPathFile = join(home, `classpath-${pomHash}.txt`)
+  if (!existsSync(classPathFile)) {
+    for (const tool of ['java', 'mvn']) {
+      if (!which(tool))
+        throw new Error(
+          `kafka: '${tool}' is not on PATH; install a JDK 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)`,
+        )
+    }
+    progress(`resolving Kafka jars from Maven Central with Maven (${pomFile}); first run only`)
+    await run(
+      'mvn',
+      ['-B', '-f', pomFile, 'dependency:build-classpath', `-Dmdep.outputFile=${classPathFile}.partial`],
+      {
+        showOutput: true,
+      },
+    )
+    writeFileSync(classPathFile, readFileSync(`${classPathFile}.partial`))
+  }
+  return readFileSync(classPathFile, 'utf8').trim()
+}
+
 export function nativeKafka(layout: Layout): NativeEngine {
   const home = layout.componentDir('kafka')
   const dataDir = join(home, 'data')
@@ -65,29 +93,6 @@ export function nativeKafka(layout: Layout): NativeEngine {
   const log4jFile = join(home, 'log4j.properties')
   const logFile = join(home, 'kafka.log')
   const pidFile = new PidFile(home)
-
-  async function classPath(progress: (m: string) => void): Promise<string> {
-    const pomHash = createHash('sha256').update(readFileSync(pomFile)).digest('hex').slice(0, 12)
-    const classPathFile = join(home, `classpath-${pomHash}.txt`)
-    if (!existsSync(classPathFile)) {
-      for (const tool of ['java', 'mvn']) {
-        if (!which(tool))
-          throw new Error(
-            `kafka: '${tool}' is not on PATH; install a JDK 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)`,
-          )
-      }
-      progress(`resolving Kafka jars from Maven Central with Maven (${pomFile}); first run only`)
-      await run(
-        'mvn',
-        ['-B', '-f', pomFile, 'dependency:build-classpath', `-Dmdep.outputFile=${classPathFile}.partial`],
-        {
-          showOutput: true,
-        },
-      )
-      writeFileSync(classPathFile, readFileSync(`${classPathFile}.partial`))
-    }
-    return readFileSync(classPathFile, 'utf8').trim()
-  }
 
   return {
     name: 'kafka',
@@ -103,9 +108,9 @@ export function nativeKafka(layout: Layout): NativeEngine {
     },
 
     async start(progress) {
-      const cp = await classPath(progress)
+      const cp = await kafkaClassPath(home, progress)
       writeFileSync(configFile, serverProperties(dataDir))
-      writeFileSync(log4jFile, log4jProperties)
+      writeFileSync(log4jFile, kafkaLog4jProperties)
       if (!existsSync(join(dataDir, 'meta.properties'))) {
         progress(`formatting KRaft storage in ${dataDir}`)
         await run('java', [

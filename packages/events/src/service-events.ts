@@ -21,6 +21,11 @@ export interface ConsumersOptions<Types extends EventType = EventType> {
   topics?: Partial<Record<Types, string>>
   /** the retries' delays (tests shorten them); default the consumer's */
   retryDelaysMs?: readonly number[]
+  /**
+   * only these types' consumers run (tests: one consumer on the broker, the others left alone); default all. The
+   * consumers declared stay the whole list; consumersOf ignores it, registerServiceEvents applies it.
+   */
+  types?: readonly Types[]
 }
 
 /**
@@ -90,13 +95,24 @@ export async function registerServiceEvents<Types extends EventType>(
   const asked = typeof events === 'object' ? events : {}
   const consumers = consumersFor?.(asked.consumers || {}) ?? []
   if (!events) return consumers
+  const running = runningOf(consumers, asked.consumers)
   await app.register(eventsPlugin, {
     sql,
     kafka: asked.kafka ?? createKafka({ brokers: config.KAFKA_BROKERS, clientId: service }),
     namespace: config.KAFKA_NAMESPACE,
     metrics,
     ...(asked.relay === undefined ? {} : { relay: asked.relay }),
-    consumers: asked.consumers === false ? [] : consumers,
+    consumers: running,
   })
   return consumers
+}
+
+/** The declared consumers the backbone runs: none when asked for none, else those of the types asked for (or all). */
+function runningOf<Types extends EventType>(
+  consumers: AnyServiceConsumer[],
+  asked: ConsumersOptions<Types> | false | undefined,
+): AnyServiceConsumer[] {
+  if (asked === false) return []
+  const types: readonly EventType[] | undefined = asked?.types
+  return types === undefined ? consumers : consumers.filter((each) => types.includes(each.type))
 }

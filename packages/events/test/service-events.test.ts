@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto'
 import Fastify from 'fastify'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { kafkaGroupIdOf } from '../src/consumer.ts'
+import { createEvent } from '../src/envelope.ts'
 import { createEventProducer, type EventProducer } from '../src/kafka.ts'
 import { type ConsumersOptions, consumersOf, registerServiceEvents } from '../src/service-events.ts'
 import {
@@ -62,17 +64,21 @@ describe('consumersOf', () => {
 describe('registerServiceEvents', () => {
   let database: EffectsDatabase
   let topics: EventTopics
+  let cancelledTopics: EventTopics
   let producer: EventProducer
 
   beforeAll(async () => {
     database = await effectsDatabase()
-    topics = await eventTopics('service-events')
+    ;[topics, cancelledTopics] = await Promise.all([
+      eventTopics('service-events'),
+      eventTopics('service-events-cancelled'),
+    ])
     producer = await createEventProducer(eventKafka('service-events'))
   })
 
   afterAll(async () => {
     await producer?.disconnect()
-    await topics?.delete()
+    await Promise.all([topics, cancelledTopics].map((each) => each?.delete()))
     await database?.drop()
   })
 
@@ -124,5 +130,70 @@ describe('registerServiceEvents', () => {
       select consumer_group as "consumerGroup" from inbox where event_id = ${event.id}`
     expect(recorded?.consumerGroup).toBe(group)
     await app.close()
+  })
+
+  it('when a test asks for some types only, then only their consumers join the broker and consume, and the declared consumers are still all of them', async () => {
+    const app = metricsApp()
+    const group = `widgets-${randomUUID()}`
+    // the types as a service's buildApp fixes them (WithServiceEvents<...>), not narrowed to those asked for
+    const consumers = await registerServiceEvents<keyof typeof handlers>(app, {
+      service: 'widgets',
+      config: config(),
+      sql: database.sql,
+      events: {
+        consumers: {
+          group,
+          topics: { 'order.completed': topics.topic, 'order.cancelled': cancelledTopics.topic },
+          types: ['order.completed'],
+        },
+        relay: false,
+      },
+      consumers: (options) =>
+        consumersOf(
+          'widgets',
+          {
+            'order.completed': (event, tx) => applyEffect(tx, event),
+            'order.cancelled': (event, tx) => applyEffect(tx, event),
+          },
+          options,
+        ),
+    })
+    await app.ready()
+    try {
+      expect(consumers.map(({ type, topic }) => ({ type, topic }))).toEqual([
+        { type: 'order.completed', topic: topics.topic },
+        { type: 'order.cancelled', topic: cancelledTopics.topic },
+      ])
+      // a consumer resolves once it joined its group, so by ready() each one run has a member and no other has
+      const admin = eventKafka('service-events-admin').admin()
+      await admin.connect()
+      try {
+        const completedGroup = kafkaGroupIdOf(group, topics.topic)
+        const cancelledGroup = kafkaGroupIdOf(group, cancelledTopics.topic)
+        const { groups } = await admin.describeGroups([completedGroup, cancelledGroup])
+        const membersOf = (groupId: string) => groups.find((each) => each.groupId === groupId)?.members.length
+        expect(membersOf(completedGroup)).toBe(1)
+        expect(membersOf(cancelledGroup)).toBe(0)
+      } finally {
+        await admin.disconnect()
+      }
+
+      // the left-out type's event first, then the running type's: only the latter is applied
+      const cancelled = createEvent(
+        'order.cancelled',
+        { orderId: randomUUID(), reason: 'left out' },
+        { source: 'events-test' },
+      )
+      await publishEvents(producer, cancelledTopics.topic, [cancelled])
+      const completed = orderCompleted()
+      await publishEvents(producer, topics.topic, [completed])
+      await waitFor(
+        'the effect is applied',
+        async () => (await database.effectCounts()).get(completed.id) === 1,
+      )
+      expect((await database.effectCounts()).get(cancelled.id)).toBeUndefined()
+    } finally {
+      await app.close()
+    }
   })
 })

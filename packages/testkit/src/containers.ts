@@ -1,9 +1,16 @@
 // The Docker path of the test global setup: the four engines as throwaway containers started with testcontainers,
 // from the images of container-images.ts and configured as docker-compose.yml configures them (a test compares them).
+// With the locally built images (MERIDIAN_ENGINE_IMAGES=local, podman's socket) the containers share the host's network
+// and listen on free loopback ports: nothing is published through a bridge, nothing dials a private-range address.
 // testcontainers is imported only here, and only when containers are started, so the other paths never load it.
 import { type ComponentName, freePort, type Progress } from '@meridian/infra'
-import type { StartedTestContainer } from 'testcontainers'
-import { containerImages } from './container-images.ts'
+import type { StartedTestContainer, WaitStrategy } from 'testcontainers'
+import {
+  containerImages,
+  type EngineImages,
+  localEngineImages,
+  wantedEngineImages,
+} from './container-images.ts'
 
 export interface PublishedPort {
   container: number
@@ -26,6 +33,12 @@ export interface ContainerDefinition {
   healthcheck: HealthTest
   /** also required before the container is ready: GET path on a container port answers a body matching this */
   httpReady?: { path: string; port: number; body: RegExp }
+  /**
+   * `host`: the container shares the host's network and listens on `ports` itself (host = container port), and is
+   * ready once `ready` says so (podman without systemd runs no health checks on its own)
+   */
+  network?: 'host'
+  ready?: { command: string } | { log: RegExp }
 }
 
 /** Where Kafka's client listener is reachable from the tests; the broker must advertise exactly this. */
@@ -107,6 +120,102 @@ export function containerDefinitions(kafka: KafkaListener): Record<ComponentName
   }
 }
 
+/** The loopback ports of the locally built engines on the host's network, each free when chosen. */
+export interface LocalPorts {
+  postgres: number
+  kafka: number
+  kafkaController: number
+  consul: number
+  consulServer: number
+  consulSerfLan: number
+  redis: number
+}
+
+export async function freeLocalPorts(): Promise<LocalPorts> {
+  const [postgres, kafka, kafkaController, consul, consulServer, consulSerfLan, redis] = await Promise.all(
+    Array.from({ length: 7 }, () => freePort()),
+  )
+  return { postgres, kafka, kafkaController, consul, consulServer, consulSerfLan, redis } as LocalPorts
+}
+
+/**
+ * The engines from the images scripts/engine-images builds, on the host's network: compose's configuration, plus only
+ * what puts each engine on its own loopback ports (the native engines keep 5432, 9092, 8500 and 6379) — a listen
+ * address and port, Kafka's controller and Consul's server ports, Consul's DNS, gRPC and WAN ports switched off —
+ * and each health check asked on those ports.
+ */
+export function localContainerDefinitions(ports: LocalPorts): Record<ComponentName, ContainerDefinition> {
+  const compose = containerDefinitions({ host: '127.0.0.1', port: ports.kafka })
+  const onHost = (port: number): PublishedPort[] => [{ container: port, host: port }]
+  const { hostname: _kafkaHost, ...kafka } = compose.kafka
+  const consulReady = `consul info -http-addr=http://127.0.0.1:${ports.consul}`
+  return {
+    postgres: {
+      ...compose.postgres,
+      image: localEngineImages.postgres,
+      command: [
+        ...compose.postgres.command,
+        '-c',
+        `port=${ports.postgres}`,
+        '-c',
+        'listen_addresses=127.0.0.1',
+      ],
+      ports: onHost(ports.postgres),
+      healthcheck: ['CMD-SHELL', `pg_isready -h 127.0.0.1 -p ${ports.postgres} -U postgres`],
+      network: 'host',
+      ready: { command: `pg_isready -h 127.0.0.1 -p ${ports.postgres} -U postgres` },
+    },
+    kafka: {
+      ...kafka,
+      image: localEngineImages.kafka,
+      environment: {
+        ...kafka.environment,
+        // the quorum names the node by address: on the host's network there is no `kafka` to resolve
+        KAFKA_CONTROLLER_QUORUM_VOTERS: `1@127.0.0.1:${ports.kafkaController}`,
+        KAFKA_LISTENERS: `PLAINTEXT://127.0.0.1:${ports.kafka},CONTROLLER://127.0.0.1:${ports.kafkaController}`,
+      },
+      ports: onHost(ports.kafka),
+      healthcheck: [
+        'CMD-SHELL',
+        `/opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server 127.0.0.1:${ports.kafka} >/dev/null 2>&1`,
+      ],
+      network: 'host',
+      // the health check starts a JVM; asked every 100 ms while the broker starts it would take a core from it
+      ready: { log: /\[KafkaRaftServer nodeId=1\] Kafka Server started/ },
+    },
+    consul: {
+      ...compose.consul,
+      image: localEngineImages.consul,
+      command: [
+        ...compose.consul.command.filter((argument) => !argument.startsWith('-client=')),
+        '-client=127.0.0.1',
+        '-bind=127.0.0.1',
+        `-http-port=${ports.consul}`,
+        `-server-port=${ports.consulServer}`,
+        `-serf-lan-port=${ports.consulSerfLan}`,
+        '-serf-wan-port=-1',
+        '-dns-port=-1',
+        '-grpc-port=-1',
+        '-grpc-tls-port=-1',
+      ],
+      ports: onHost(ports.consul),
+      healthcheck: ['CMD-SHELL', `${consulReady} >/dev/null 2>&1`],
+      network: 'host',
+      // services are registered at once, so the agent must have elected itself leader
+      ready: { command: `${consulReady} | grep -q 'leader = true'` },
+    },
+    redis: {
+      ...compose.redis,
+      image: localEngineImages.redis,
+      command: [...compose.redis.command, '--port', String(ports.redis), '--bind', '127.0.0.1'],
+      ports: onHost(ports.redis),
+      healthcheck: ['CMD', 'redis-cli', '-p', String(ports.redis), 'ping'],
+      network: 'host',
+      ready: { command: `redis-cli -p ${ports.redis} ping | grep -q PONG` },
+    },
+  }
+}
+
 /** An address the tests can dial: `localhost` may resolve to ::1 first, where a published port may not answer. */
 export function dialableHost(host: string): string {
   return host === 'localhost' ? '127.0.0.1' : host
@@ -144,20 +253,65 @@ export interface StartedContainers {
 export interface StartOptions {
   /** the engine the probe found (exported as DOCKER_HOST when unset, so testcontainers uses the same one) */
   dockerHost?: string
+  /** which images; MERIDIAN_ENGINE_IMAGES when not given */
+  images?: EngineImages
   progress: Progress
 }
 
-/** Starts the named engines' containers in parallel and waits until each is healthy; on a failure stops them all. */
+type Testcontainers = typeof import('testcontainers')
+
+/** The container of one definition, not yet started: ports published, or the host's network; how to know it is ready. */
+function containerOf(definition: ContainerDefinition, { GenericContainer, Wait }: Testcontainers) {
+  let container = new GenericContainer(definition.image)
+    .withEnvironment(definition.environment)
+    .withStartupTimeout(180_000)
+  if (definition.command.length > 0) container = container.withCommand(definition.command)
+  if (definition.hostname) container = container.withHostname(definition.hostname)
+  if (definition.network === 'host') {
+    const { ready } = definition
+    const wait: WaitStrategy =
+      ready && 'log' in ready
+        ? Wait.forLogMessage(ready.log)
+        : Wait.forSuccessfulCommand(ready?.command ?? definition.healthcheck.slice(1).join(' '))
+    return container.withNetworkMode('host').withWaitStrategy(wait)
+  }
+  const waits = [Wait.forHealthCheck()]
+  if (definition.httpReady) {
+    const { path, port, body } = definition.httpReady
+    waits.push(Wait.forHttp(path, port).forResponsePredicate((text) => body.test(text.trim())))
+  }
+  return container
+    .withExposedPorts(
+      ...definition.ports.map(({ container: port, host: hostPort }) =>
+        hostPort === undefined ? port : { container: port, host: hostPort },
+      ),
+    )
+    .withHealthCheck({ test: definition.healthcheck, interval: 1000, timeout: 10_000, retries: 180 })
+    .withWaitStrategy(Wait.forAll(waits))
+}
+
+/** The definitions to start: compose's with the official images, or the local images on loopback ports. */
+async function definitionsFor(
+  images: EngineImages,
+  runtimeHost: string,
+): Promise<Record<ComponentName, ContainerDefinition>> {
+  if (images === 'local') return localContainerDefinitions(await freeLocalPorts())
+  // a port free here is taken to be free on the engine's host too (the same machine, unless DOCKER_HOST is remote)
+  return containerDefinitions({ host: runtimeHost, port: await freePort() })
+}
+
+/** Starts the named engines' containers in parallel and waits until each is ready; on a failure stops them all. */
 export async function startContainers(
   names: ComponentName[],
   options: StartOptions,
 ): Promise<StartedContainers> {
   if (options.dockerHost && !process.env.DOCKER_HOST) process.env.DOCKER_HOST = options.dockerHost
-  const { GenericContainer, Wait, getContainerRuntimeClient } = await import('testcontainers')
-  const runtime = await getContainerRuntimeClient()
-  const host = dialableHost(runtime.info.containerRuntime.host)
-  // a port free here is taken to be free on the engine's host too (the same machine, unless DOCKER_HOST is remote)
-  const definitions = containerDefinitions({ host, port: await freePort() })
+  const images = options.images ?? wantedEngineImages(process.env)
+  // Ryuk's image cannot be pulled where the engines' cannot: the containers are stopped by stop() instead
+  if (images === 'local') process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true'
+  const testcontainers = await import('testcontainers')
+  const runtime = await testcontainers.getContainerRuntimeClient()
+  const definitions = await definitionsFor(images, dialableHost(runtime.info.containerRuntime.host))
   const started = new Map<ComponentName, StartedTestContainer>()
   const stop = async () => {
     await Promise.allSettled([...started.values()].map((container) => container.stop()))
@@ -167,32 +321,16 @@ export async function startContainers(
       const definition = definitions[name]
       options.progress(`${name}: starting ${definition.image}`)
       const startedAt = Date.now()
-      const waits = [Wait.forHealthCheck()]
-      if (definition.httpReady) {
-        const { path, port, body } = definition.httpReady
-        waits.push(Wait.forHttp(path, port).forResponsePredicate((text) => body.test(text.trim())))
-      }
-      let container = new GenericContainer(definition.image)
-        .withEnvironment(definition.environment)
-        .withExposedPorts(
-          ...definition.ports.map(({ container: port, host: hostPort }) =>
-            hostPort === undefined ? port : { container: port, host: hostPort },
-          ),
-        )
-        .withHealthCheck({ test: definition.healthcheck, interval: 1000, timeout: 10_000, retries: 180 })
-        .withWaitStrategy(Wait.forAll(waits))
-        .withStartupTimeout(180_000)
-      if (definition.command.length > 0) container = container.withCommand(definition.command)
-      if (definition.hostname) container = container.withHostname(definition.hostname)
       try {
-        started.set(name, await container.start())
+        started.set(name, await containerOf(definition, testcontainers).start())
       } catch (error) {
+        const hint = images === 'local' ? ' (build the local images with ./scripts/engine-images)' : ''
         throw new Error(
-          `${name} (${definition.image}): ${error instanceof Error ? error.message : String(error)}`,
+          `${name} (${definition.image}): ${error instanceof Error ? error.message : String(error)}${hint}`,
         )
       }
       options.progress(
-        `${name}: ${definition.image} healthy after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+        `${name}: ${definition.image} ready after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
       )
     }),
   )
@@ -211,12 +349,12 @@ export async function startContainers(
     const container = started.get(name)
     if (!container) continue
     const definition = definitions[name]
-    const containerHost = dialableHost(container.getHost())
-    const endpoint = containerEndpoint(definition, containerHost, (port) => container.getMappedPort(port))
-    endpoints[name] = endpoint
-    summary.push(
-      `${definition.image} at ${containerHost}:${container.getMappedPort(definition.ports[0]?.container ?? 0)}`,
-    )
+    // on the host's network the engine listens on loopback at its own port; otherwise where Docker published it
+    const onHost = definition.network === 'host'
+    const containerHost = onHost ? '127.0.0.1' : dialableHost(container.getHost())
+    const mapped = (port: number) => (onHost ? port : container.getMappedPort(port))
+    endpoints[name] = containerEndpoint(definition, containerHost, mapped)
+    summary.push(`${definition.image} at ${containerHost}:${mapped(definition.ports[0]?.container ?? 0)}`)
   }
   return { endpoints, summary, stop }
 }

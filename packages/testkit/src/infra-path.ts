@@ -61,7 +61,8 @@ export async function chooseInfraPath(
   if (wanted === 'docker') {
     throw new Error(
       `MERIDIAN_INFRA=docker, but no Docker engine answered (${docker.detail}). ` +
-        'Start Docker or point DOCKER_HOST at an engine, or unset MERIDIAN_INFRA to use the native engines.',
+        'Start Docker or point DOCKER_HOST at an engine (./scripts/engine-images run <command> does, with podman), ' +
+        'or unset MERIDIAN_INFRA to use the native engines.',
     )
   }
   return { path: 'native', missing, reason: 'no Docker engine answered', docker }

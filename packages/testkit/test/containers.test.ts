@@ -383,7 +383,7 @@ describe.skipIf(!docker.answered)('containers on a real Docker engine', () => {
     } finally {
       await admin.disconnect()
     }
-    expect(await (await fetch(`${consul}/v1/status/leader`)).text()).toMatch(/^"[^"]+"$/)
+    expect((await (await fetch(`${consul}/v1/status/leader`)).text()).trim()).toMatch(/^"[^"]+"$/)
     const redis = new Redis(redisUrl ?? '', { lazyConnect: true })
     try {
       await redis.connect()

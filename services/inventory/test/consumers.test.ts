@@ -1,18 +1,11 @@
-// Inventory's consumers on the real broker: a payment.processed event published on a topic of this file's own
-// reaches the reserving consumer, and the inventory.reserved event lands in the outbox; delivered again, it changes
-// nothing. The saga's commands (inventory.reservation_requested, inventory.release_requested) on topics of their own,
-// then each handler as the runner calls it: every command is answered.
+// Inventory's consumers on the real broker, run by the app's own backbone in a group of this file's own: a
+// payment.processed event published on a topic of this file's own reaches the reserving consumer, and the
+// inventory.reserved event lands in the outbox; delivered again, it changes nothing. The saga's commands
+// (inventory.reservation_requested, inventory.release_requested) on topics of their own, then each handler as the
+// runner calls it: every command is answered.
 import { randomUUID } from 'node:crypto'
-import type { EventType } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
-import {
-  type AnyServiceConsumer,
-  consume,
-  createEvent,
-  createEventProducer,
-  type EventConsumer,
-  type EventProducer,
-} from '@meridian/events'
+import { createEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inventoryConsumers } from '../src/events/consumers.ts'
@@ -24,42 +17,47 @@ let topics: TestEventTopics
 let requestedTopics: TestEventTopics
 let releaseTopics: TestEventTopics
 let producer: EventProducer
-const running: EventConsumer[] = []
 
 beforeAll(async () => {
-  inventory = await buildInventoryTestApp()
+  // the topics exist before the app's consumers subscribe to them
   ;[topics, requestedTopics, releaseTopics] = await Promise.all([
     freshEventTopics('payment.processed'),
     freshEventTopics('inventory.reservation_requested'),
     freshEventTopics('inventory.release_requested'),
   ])
+  // one group for the three, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf);
+  // shipment.created is left out (the handler tests below call it); no relay (the outbox is what the tests read)
+  inventory = await buildInventoryTestApp(
+    {},
+    {
+      events: {
+        kafka: testKafka(),
+        relay: false,
+        consumers: {
+          group: uniqueName('inventory'),
+          topics: {
+            'payment.processed': topics.topic,
+            'inventory.reservation_requested': requestedTopics.topic,
+            'inventory.release_requested': releaseTopics.topic,
+          },
+          types: ['payment.processed', 'inventory.reservation_requested', 'inventory.release_requested'],
+          retryDelaysMs: [200, 200, 200],
+        },
+      },
+    },
+  )
   producer = await createEventProducer(testKafka())
 })
 
 afterAll(async () => {
-  await Promise.all(running.map((each) => each.stop()))
   await producer?.disconnect()
-  await Promise.all([topics, requestedTopics, releaseTopics].map((each) => each?.delete()))
+  // the app first: its consumers leave their groups before their topics go
   await inventory?.close()
+  await Promise.all([topics, requestedTopics, releaseTopics].map((each) => each?.delete()))
 })
 
 describe('the payment.processed consumer', () => {
   it('when a payment.processed event is published, then the order is reserved and inventory.reserved is in the outbox; a redelivery changes nothing', async () => {
-    const [paymentConsumer] = inventoryConsumers(inventory.reservations, {
-      group: uniqueName('inventory'),
-      topics: { 'payment.processed': topics.topic },
-    }).filter((each) => each.type === 'payment.processed')
-    if (!paymentConsumer) throw new Error('inventory has no payment.processed consumer')
-    running.push(
-      await consume({
-        ...paymentConsumer,
-        kafka: testKafka(),
-        sql: inventory.sql,
-        logger: inventory.app.log,
-        retryDelaysMs: [200, 200, 200],
-      }),
-    )
-
     const product = await createTestProduct(inventory, { price: 19.99, stock: 5 })
     const orderId = randomUUID()
     const customerId = randomUUID()
@@ -125,28 +123,11 @@ describe('the payment.processed consumer', () => {
 
 describe("the saga's commands on the broker", () => {
   it('when inventory.reservation_requested and then inventory.release_requested are published, then the order is reserved, answered, released and answered', async () => {
-    const consumers = inventoryConsumers(inventory.reservations, {
-      topics: {
-        'inventory.reservation_requested': requestedTopics.topic,
-        'inventory.release_requested': releaseTopics.topic,
-      },
-    }).filter((each) => each.type.endsWith('_requested'))
-    expect(consumers.map((each) => each.type)).toEqual([
-      'inventory.reservation_requested',
-      'inventory.release_requested',
+    const consumers = inventory.consumers.filter((each) => each.type.endsWith('_requested'))
+    expect(consumers.map(({ type, topic }) => ({ type, topic }))).toEqual([
+      { type: 'inventory.reservation_requested', topic: requestedTopics.topic },
+      { type: 'inventory.release_requested', topic: releaseTopics.topic },
     ])
-    // one group for both, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf)
-    const group = uniqueName('inventory')
-    const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
-      consume<Type>({
-        ...each,
-        group,
-        kafka: testKafka(),
-        sql: inventory.sql,
-        logger: inventory.app.log,
-        retryDelaysMs: [200, 200, 200],
-      })
-    for (const each of consumers) running.push(await start(each))
     const product = await createTestProduct(inventory, { stock: 5 })
     const orderId = randomUUID()
     const publish = async (

@@ -1,17 +1,12 @@
-// The order saga's process manager on a real database (and, for its consumer, the real broker): every order starts
+// The order saga's process manager on a real database (and, for its consumer, the real broker through the app's own
+// backbone): every order starts
 // an instance; payment's, inventory's and shipping's answers move it and the order's status, with the commands in
 // the outbox in the same transaction; deadlines retry, fail and escalate; operators list, read, retry, compensate.
 // Inventory is the stand-in of orders.test.ts (a small HTTP server in the real Consul); no engine is replaced.
 import { randomUUID } from 'node:crypto'
 import type { ProductSummary } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
-import {
-  consume,
-  createEvent,
-  createEventProducer,
-  type EventConsumer,
-  type EventProducer,
-} from '@meridian/events'
+import { createEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import {
   asAdmin,
   asUser,
@@ -25,21 +20,37 @@ import {
 } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SagaFact } from '../src/domain/saga.ts'
-import { orderConsumers } from '../src/events/consumers.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
 
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 10, active: true }
 
 let inventory: InventoryStandIn
+/** payment.processed of this file's own, which `order`'s consumer of it reads */
+let paymentTopics: TestEventTopics
 let order: OrderTestApp
 /** an order app whose deadlines are short and fired by the tests themselves */
 let hurried: OrderTestApp
 
 beforeAll(async () => {
   inventory = await startInventoryStandIn([mug])
+  // the topic exists before the app's consumer subscribes to it
+  paymentTopics = await freshEventTopics('payment.processed')
   const env = { ...tokenEnv, INVENTORY_SERVICE_NAME: inventory.name }
-  order = await buildOrderTestApp(env)
+  // the app's own backbone runs its payment.processed consumer alone, in a group of this file's own; the other
+  // answers are applied by the tests themselves; no relay (the outbox is what the tests read)
+  order = await buildOrderTestApp(env, {
+    events: {
+      kafka: testKafka(),
+      relay: false,
+      consumers: {
+        group: uniqueName('order'),
+        topics: { 'payment.processed': paymentTopics.topic },
+        types: ['payment.processed'],
+        retryDelaysMs: [200, 200, 200],
+      },
+    },
+  })
   hurried = await buildOrderTestApp({
     ...env,
     SAGA_STEP_TIMEOUT_MS: '100',
@@ -52,7 +63,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await hurried?.close()
+  // the app first: its consumer leaves its group before its topics go
   await order?.close()
+  await paymentTopics?.delete()
   await inventory?.close()
 })
 
@@ -379,52 +392,50 @@ describe('the links of a paid and shipped order', () => {
 })
 
 describe('the consumers on the broker', () => {
-  let topics: TestEventTopics
   let producer: EventProducer
-  let running: EventConsumer | undefined
 
   beforeAll(async () => {
-    topics = await freshEventTopics('payment.processed')
     producer = await createEventProducer(testKafka())
   })
   afterAll(async () => {
-    await running?.stop()
     await producer?.disconnect()
-    await topics?.delete()
   })
 
-  it('when payment.processed is published, then the order is paid; the same event again changes nothing', async () => {
-    const paymentConsumer = orderConsumers(order.saga, {
-      group: uniqueName('order'),
-      topics: { 'payment.processed': topics.topic },
-    }).find((each) => each.type === 'payment.processed')
-    if (!paymentConsumer) throw new Error('order has no payment.processed consumer')
-    running = await consume({ ...paymentConsumer, kafka: testKafka(), sql: order.sql, logger: order.app.log })
-
-    const orderId = await place()
-    const event = createEvent(
+  const paid = (orderId: string, paymentId: string) =>
+    createEvent(
       'payment.processed',
       {
         orderId,
         customerId: randomUUID(),
         total: 39.98,
         items: [{ productId: mug.id, quantity: 2, price: 19.99 }],
-        paymentId: 'pay-kafka',
+        paymentId,
       },
       { source: 'payment' },
     )
+
+  it('when payment.processed is published, then the order is paid; the same event again changes nothing', async () => {
+    const orderId = await place()
+    const event = paid(orderId, 'pay-kafka')
     const message = {
-      topic: topics.topic,
+      topic: paymentTopics.topic,
       key: orderId,
       value: JSON.stringify(event),
       headers: { 'message-id': event.id },
     }
     await producer.publish([message])
     await eventually('the order is paid', async () => (await statusOf(order, orderId)) === 'paid')
-    await producer.publish([message])
     await apply(order, orderId, { kind: 'inventory.reserved', reservationId: randomUUID() })
-    // a redelivery of payment.processed after the reservation leaves the order reserved, logged once
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // a redelivery of payment.processed after the reservation, then a marker order's payment behind it on the same
+    // key (same partition, handled in order): once the marker is paid, the redelivery was handled
+    const marker = await place()
+    const markerEvent = paid(marker, 'pay-kafka-marker')
+    await producer.publish([
+      message,
+      { ...message, value: JSON.stringify(markerEvent), headers: { 'message-id': markerEvent.id } },
+    ])
+    await eventually('the marker order is paid', async () => (await statusOf(order, marker)) === 'paid')
+    // it left the order reserved, logged once
     expect(await statusOf(order, orderId)).toBe('reserved')
     const saga = await sagaOf(order, orderId)
     // the event's lines (the payment succeeded, the inventory step started) were written once

@@ -1,22 +1,15 @@
 // Payment's consumers: order.placed charges the order at the provider (simulator) and appends payment.processed or
 // payment.failed; the saga's commands payment.requested (charge again: answered, charged once) and
 // payment.refund_requested (refund: always answered, and a later charge of the order is refused). Through the real
-// broker on topics of this file's own, then each handler as the runner calls it.
+// broker on topics of this file's own (the app's own backbone, in a group of this file's own), then each handler as
+// the runner calls it.
 import { randomUUID } from 'node:crypto'
-import type { EventType } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
-import {
-  type AnyServiceConsumer,
-  consume,
-  createEvent,
-  createEventProducer,
-  type EventConsumer,
-  type EventProducer,
-} from '@meridian/events'
+import { createEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
 import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { paymentConsumers } from '../src/events/consumers.ts'
+import { type PaymentConsumersOptions, paymentConsumers } from '../src/events/consumers.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
 
@@ -26,24 +19,41 @@ let topics: TestEventTopics
 let requestedTopics: TestEventTopics
 let refundTopics: TestEventTopics
 let producer: EventProducer
-const running: EventConsumer[] = []
+/** the group and topics of this file's own that the app's consumers run on */
+let consumerOptions: PaymentConsumersOptions
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0, delayMs: 1500 })
-  payment = await buildPaymentTestApp({ PAYMENT_PROVIDER_URL: provider.url })
+  // the topics exist before the app's consumers subscribe to them
   ;[topics, requestedTopics, refundTopics] = await Promise.all([
     freshEventTopics('order.placed'),
     freshEventTopics('payment.requested'),
     freshEventTopics('payment.refund_requested'),
   ])
+  // one group for the three, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf);
+  // no relay (the outbox is what the tests read)
+  consumerOptions = {
+    group: uniqueName('payment'),
+    topics: {
+      'order.placed': topics.topic,
+      'payment.requested': requestedTopics.topic,
+      'payment.refund_requested': refundTopics.topic,
+    },
+    types: ['order.placed', 'payment.requested', 'payment.refund_requested'],
+    retryDelaysMs: [200, 200, 200],
+  }
+  payment = await buildPaymentTestApp(
+    { PAYMENT_PROVIDER_URL: provider.url },
+    { events: { kafka: testKafka(), relay: false, consumers: consumerOptions } },
+  )
   producer = await createEventProducer(testKafka())
 })
 
 afterAll(async () => {
-  await Promise.all(running.map((each) => each.stop()))
   await producer?.disconnect()
-  await Promise.all([topics, requestedTopics, refundTopics].map((each) => each?.delete()))
+  // the app first: its consumers leave their groups before their topics go
   await payment?.close()
+  await Promise.all([topics, requestedTopics, refundTopics].map((each) => each?.delete()))
   await provider?.close()
 })
 
@@ -67,21 +77,6 @@ const placed = (token: string | undefined, orderId: string = randomUUID()) => ({
 
 describe('the order.placed consumer on the broker', () => {
   it('when order.placed is published, then the order is charged and payment.processed is in the outbox; a redelivery charges once', async () => {
-    const [placedConsumer] = paymentConsumers(payment.payments, {
-      group: uniqueName('payment'),
-      topics: { 'order.placed': topics.topic },
-    }).filter((each) => each.type === 'order.placed')
-    if (!placedConsumer) throw new Error('payment has no order.placed consumer')
-    running.push(
-      await consume({
-        ...placedConsumer,
-        kafka: testKafka(),
-        sql: payment.sql,
-        logger: payment.app.log,
-        retryDelaysMs: [200, 200, 200],
-      }),
-    )
-
     const data = placed(await providerToken(provider.url, cards.succeeds))
     const event = createEvent('order.placed', data, { source: 'order' })
     const message = {
@@ -116,22 +111,11 @@ describe('the order.placed consumer on the broker', () => {
 
 describe("the saga's commands on the broker", () => {
   it('when payment.requested and then payment.refund_requested are published, then the order is charged, answered, refunded and answered', async () => {
-    const consumers = paymentConsumers(payment.payments, {
-      topics: { 'payment.requested': requestedTopics.topic, 'payment.refund_requested': refundTopics.topic },
-    }).filter((each) => each.type !== 'order.placed')
-    expect(consumers.map((each) => each.type)).toEqual(['payment.requested', 'payment.refund_requested'])
-    // one group for both, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf)
-    const group = uniqueName('payment')
-    const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
-      consume<Type>({
-        ...each,
-        group,
-        kafka: testKafka(),
-        sql: payment.sql,
-        logger: payment.app.log,
-        retryDelaysMs: [200, 200, 200],
-      })
-    for (const each of consumers) running.push(await start(each))
+    const consumers = payment.consumers.filter((each) => each.type !== 'order.placed')
+    expect(consumers.map(({ type, topic }) => ({ type, topic }))).toEqual([
+      { type: 'payment.requested', topic: requestedTopics.topic },
+      { type: 'payment.refund_requested', topic: refundTopics.topic },
+    ])
     const data = placed(await providerToken(provider.url, cards.succeeds))
     const publish = async (
       topic: string,
@@ -184,12 +168,16 @@ describe('the consumers main.ts starts', () => {
   const eventsOf = async (orderId: string) => (await outboxOf(orderId)).map((row) => row.eventType)
   const dataOf = async (orderId: string) => (await outboxOf(orderId)).map((row) => row.payload.data)
 
-  it('when listed, then one per event type payment reacts to, all in the payment group (no order.cancelled nor order.failed)', () => {
-    expect(payment.consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual([
+  it('when listed, then one per event type payment reacts to, all in the payment group (no order.cancelled nor order.failed); buildApp declares the same with the group and topics it was asked for', () => {
+    const listed = ({ type, group, topic }: (typeof payment.consumers)[number]) => ({ type, group, topic })
+    expect(paymentConsumers(payment.payments).map(listed)).toEqual([
       { type: 'order.placed', group: 'payment', topic: undefined },
       { type: 'payment.requested', group: 'payment', topic: undefined },
       { type: 'payment.refund_requested', group: 'payment', topic: undefined },
     ])
+    expect(payment.consumers.map(listed)).toEqual(
+      paymentConsumers(payment.payments, consumerOptions).map(listed),
+    )
   })
 
   it('when the card is declined, then payment.failed with the reason and a failed payment; no charge', async () => {

@@ -1,38 +1,48 @@
-// Shipping's consumer on the real broker: the saga's shipment.requested published on a topic of this file's own
-// creates the order's one shipment with its shipment.created in the outbox, and a redelivery changes nothing; a
+// Shipping's consumer on the real broker, run by the app's own backbone in a group of this file's own: the saga's
+// shipment.requested published on a topic of this file's own creates the order's one shipment with its shipment.created in the outbox, and a redelivery changes nothing; a
 // further request for an order that has its shipment announces it again (same shipment id). inventory.reserved ships
 // nothing: the shipment step is the saga's command. Then the handler as the runner calls it.
 import { randomUUID } from 'node:crypto'
 import { transaction } from '@meridian/db'
-import {
-  consume,
-  createEvent,
-  createEventProducer,
-  type EventConsumer,
-  type EventProducer,
-} from '@meridian/events'
+import { createEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import { eventually, freshEventTopics, type TestEventTopics, testKafka, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ShippingEventType, shippingConsumers } from '../src/events/consumers.ts'
+import {
+  type ShippingConsumersOptions,
+  type ShippingEventType,
+  shippingConsumers,
+} from '../src/events/consumers.ts'
 import { buildShippingTestApp, type ShippingTestApp } from './support/app.ts'
 import { outboxOf, reservedOrder, shipmentsOfOrder, testAddress } from './support/shipments.ts'
 
 let shipping: ShippingTestApp
 let requestedTopics: TestEventTopics
 let producer: EventProducer
-const running: EventConsumer[] = []
+/** the group and topic of this file's own that the app's consumer runs on */
+let consumerOptions: ShippingConsumersOptions
 
 beforeAll(async () => {
-  shipping = await buildShippingTestApp()
+  // the topic exists before the app's consumer subscribes to it
   requestedTopics = await freshEventTopics('shipment.requested')
+  consumerOptions = {
+    group: uniqueName('shipping'),
+    topics: { 'shipment.requested': requestedTopics.topic },
+    types: ['shipment.requested'],
+    retryDelaysMs: [200, 200, 200],
+  }
+  // no relay: the outbox is what the tests read
+  shipping = await buildShippingTestApp(
+    {},
+    { events: { kafka: testKafka(), relay: false, consumers: consumerOptions } },
+  )
   producer = await createEventProducer(testKafka())
 })
 
 afterAll(async () => {
-  for (const each of running) await each.stop()
   await producer?.disconnect()
-  await requestedTopics?.delete()
+  // the app first: its consumer leaves its group before its topics go
   await shipping?.close()
+  await requestedTopics?.delete()
 })
 
 const trackingNumber = expect.stringMatching(/^MP[0-9A-Z]{12}$/)
@@ -44,19 +54,6 @@ async function announcementsOf(orderId: string) {
 
 describe('the shipment.requested consumer', () => {
   it('when shipment.requested is published, then one shipment and one shipment.created; a redelivery changes nothing; a further request announces the same shipment again', async () => {
-    const topics = { 'shipment.requested': requestedTopics.topic }
-    for (const each of shippingConsumers(shipping.shipments, { group: uniqueName('shipping'), topics })) {
-      running.push(
-        await consume({
-          ...each,
-          kafka: testKafka(),
-          sql: shipping.sql,
-          logger: shipping.app.log,
-          retryDelaysMs: [200, 200, 200],
-        }),
-      )
-    }
-
     const order = reservedOrder()
     const reservationId = randomUUID()
     const requested = createEvent(
@@ -147,13 +144,13 @@ describe('the consumers main.ts starts', () => {
     ...overrides,
   })
 
-  it('when listed, then shipment.requested alone (inventory.reserved ships nothing: the saga asks), in the shipping group; buildApp hands the same to main.ts', () => {
-    const consumers = shippingConsumers(shipping.shipments)
-    expect(consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual([
+  it('when listed, then shipment.requested alone (inventory.reserved ships nothing: the saga asks), in the shipping group; buildApp hands the same to main.ts (here with the group and topic it was asked for)', () => {
+    const listed = ({ type, group, topic }: (typeof shipping.consumers)[number]) => ({ type, group, topic })
+    expect(shippingConsumers(shipping.shipments).map(listed)).toEqual([
       { type: 'shipment.requested', group: 'shipping', topic: undefined },
     ])
-    expect(shipping.consumers.map(({ type, group }) => ({ type, group }))).toEqual(
-      consumers.map(({ type, group }) => ({ type, group })),
+    expect(shipping.consumers.map(listed)).toEqual(
+      shippingConsumers(shipping.shipments, consumerOptions).map(listed),
     )
   })
 

@@ -1,14 +1,49 @@
 // The documentation's bash blocks, run as a reader pastes them against the whole system: the run's gateway and
 // simulator in place of the development ports ($A and $SIM), auth's database for create-admin and the seed. The line
 // that starts the system (./scripts/dev …) is left out: it is running already.
-import { execFile } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { E2eSystem } from './system-context.ts'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
-const run = promisify(execFile)
+
+/**
+ * bash -euo pipefail -c `script`, its output collected; rejects with it when the script fails or runs past
+ * `timeoutMs`. Its standard input is /dev/null, not a pipe: Node's pipes are sockets, and bash on a socket with
+ * SHLVL unset or 0 takes itself for a remote shell and reads /etc/bash.bashrc, which fails under -u (a fresh
+ * clone's run failed so, once).
+ */
+export function runBash(
+  script: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      reject(Object.assign(error, { stdout, stderr }))
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      if (code === 0) resolve({ stdout, stderr })
+      else reject(Object.assign(new Error(`bash exited ${code ?? signal}`), { stdout, stderr }))
+    })
+  })
+}
 
 /** A page of the repository, by its path from the root. */
 export const page = (path: string) => readFileSync(`${root}${path}`, 'utf8')
@@ -40,7 +75,7 @@ export async function paste(
   const auth = system.services.auth
   if (!auth?.databaseUrl) throw new Error("the run's auth has no database to make the examples' admin in")
   try {
-    return await run('bash', ['-euo', 'pipefail', '-c', script], {
+    return await runBash(script, {
       cwd: root,
       env: {
         ...process.env,
@@ -50,8 +85,7 @@ export async function paste(
         AUTH_DATABASE_URL: auth.databaseUrl,
         ...env,
       },
-      timeout: 240_000,
-      maxBuffer: 8 * 1024 * 1024,
+      timeoutMs: 240_000,
     })
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string }

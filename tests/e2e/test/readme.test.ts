@@ -4,13 +4,20 @@
 // against the whole system, with the run's gateway and simulator in place of the development ports (the blocks read
 // them from $A and $SIM). Only the line that starts the system is left out: it is running already.
 import { describe, expect, inject, it } from 'vitest'
-import { bashBlocksOf, page, paste as pasteAgainst } from '../src/pasted-docs.ts'
+import { bashBlocksOf, page, paste as pasteAgainst, runBash } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
 const paste = async (blocks: string[]) => (await pasteAgainst(system, blocks)).stdout
 
 describe('the documentation, pasted', () => {
+  it('when blocks run where SHLVL is unset, then bash reads no startup file (it would fail under -u)', async () => {
+    const { SHLVL: _level, ...env } = process.env
+    const { stdout, stderr } = await runBash('echo "level $SHLVL"', { cwd: '/', env, timeoutMs: 10_000 })
+    expect(stdout).toBe('level 1\n')
+    expect(stderr).toBe('')
+  })
+
   it("when README's quick start is pasted against the running system, then the order ships and every step succeeds", async () => {
     const blocks = bashBlocksOf(page('README.md'), '## Quick start')
     expect(blocks.length).toBeGreaterThanOrEqual(2)

@@ -1,13 +1,17 @@
 // The order app on a fresh migrated database of its own, as main.ts builds it, for component tests.
 import { createDatabase, type Sql } from '@meridian/db'
 import { buildServiceTestApp, type ServiceTestApp } from '@meridian/testkit'
-import { buildApp, type OrderService, serviceName } from '../../src/app.ts'
+import { buildApp, type OrderDependencies, type OrderService, serviceName } from '../../src/app.ts'
 import { loadOrderConfig, type OrderConfig } from '../../src/config.ts'
 import { migrateOrderDatabase } from '../../src/migrations.ts'
 
 export type OrderTestApp = ServiceTestApp<OrderConfig, Sql, OrderService>
 
-export function buildOrderTestApp(env: Record<string, string> = {}): Promise<OrderTestApp> {
+/** `events`: the app's event backbone, for a test of its consumers on topics of its own (none by default). */
+export function buildOrderTestApp(
+  env: Record<string, string> = {},
+  { events }: Pick<OrderDependencies, 'events'> = {},
+): Promise<OrderTestApp> {
   return buildServiceTestApp({
     service: serviceName,
     loadConfig: loadOrderConfig,
@@ -15,7 +19,7 @@ export function buildOrderTestApp(env: Record<string, string> = {}): Promise<Ord
     connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
     migrate: (sql) => migrateOrderDatabase(sql),
     build: async (context) => {
-      const built = await buildApp(context)
+      const built = await buildApp({ ...context, events })
       // as runService does: the inventory client and its discovery (no request is in flight by then)
       context.onClose(async () => {
         for (const client of built.clients) if ('stop' in client) await client.stop()

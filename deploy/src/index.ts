@@ -1,0 +1,20 @@
+// Meridian's Kubernetes chart (deploy/helm/meridian) as code can drive it: its tools, rendering and checks.
+export {
+  checkSchemas,
+  customResourceKinds,
+  type KubeObject,
+  lintChart,
+  parseManifest,
+  type RenderOptions,
+  renderChart,
+  type SchemaCheck,
+} from './chart.ts'
+export {
+  type DeclaredTopic,
+  drainSeconds,
+  imageUid,
+  podTemplateOf,
+  policyFindings,
+  strimziTopics,
+} from './policy.ts'
+export { chartDir, type DeployTools, deployDir, ensureDeployTools, kubernetesVersion } from './tools.ts'
