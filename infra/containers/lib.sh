@@ -6,6 +6,9 @@
 # ulimits this kind of machine allows). MERIDIAN_CONTAINER_ENGINE=docker|podman chooses.
 
 MERIDIAN_CONTAINERS_DIR="$MERIDIAN_ROOT/infra/containers"
+# podman's and buildah's settings, for every command of the sourcing script (Docker does not read it). Exported here,
+# not by container_engine, whose callers run it in a subshell: `engine="$(container_engine)"`.
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$MERIDIAN_CONTAINERS_DIR/containers.conf}"
 # The bases the images are built on, as a Docker machine pulls them (build arguments of the Dockerfile)
 MERIDIAN_BUILD_BASE="${MERIDIAN_BUILD_BASE:-node:24-bookworm-slim}"
 MERIDIAN_RUNTIME_BASE="${MERIDIAN_RUNTIME_BASE:-node:24-bookworm-slim}"
@@ -21,7 +24,6 @@ container_engine() {
   if [ "$chosen" = podman ]; then
     command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 ||
       apt_install "podman and buildah (no Docker engine answers here)" podman buildah runc
-    export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"
   fi
   echo "$chosen"
 }
