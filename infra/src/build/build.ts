@@ -9,7 +9,16 @@
 // argon2, packages that find their own files such as swagger-ui's, and the kafkajs patch all keep working).
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { build, type Metafile, type Plugin } from 'esbuild'
@@ -43,7 +52,9 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
   const staging = join(buildDir, `.${target.name}.staging`)
   rmSync(staging, { recursive: true, force: true })
   try {
-    const dependencies = target.workspacePackage ? deployProduction(target.workspacePackage, staging, log) : {}
+    const dependencies = target.workspacePackage
+      ? deployProduction(target.workspacePackage, staging, log)
+      : {}
     log(`${target.name}: bundling ${Object.values(target.entries).join(', ')}`)
     const { metafile, assets } = await bundle(target, join(staging, 'dist'))
     for (const asset of assets) copyAsset(asset, staging)
@@ -108,7 +119,19 @@ function deployProduction(workspacePackage: string, staging: string, log: (line:
 // benchmarks and docs folders at its root.
 const unused = /(\.d\.[cm]?ts|\.map|\.md|\.markdown)$/i
 const kept = /^licen[cs]e/i
-const unusedFolders = new Set(['test', 'tests', '__tests__', 'example', 'examples', 'benchmark', 'benchmarks', 'bench', 'docs', 'coverage', '.github'])
+const unusedFolders = new Set([
+  'test',
+  'tests',
+  '__tests__',
+  'example',
+  'examples',
+  'benchmark',
+  'benchmarks',
+  'bench',
+  'docs',
+  'coverage',
+  '.github',
+])
 
 function pruneNodeModules(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -122,7 +145,8 @@ function pruneNodeModules(dir: string): void {
 
 function prunePackage(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory() && unusedFolders.has(entry.name)) rmSync(join(dir, entry.name), { recursive: true })
+    if (entry.isDirectory() && unusedFolders.has(entry.name))
+      rmSync(join(dir, entry.name), { recursive: true })
   }
   pruneFiles(dir)
 }
@@ -143,11 +167,14 @@ function pruneFiles(dir: string): void {
  * (shared code in chunk files beside them, so that every output is one level below build/<name>), with linked source maps (`node --enable-source-maps` names the .ts lines). Every bare import that is not a
  * workspace package stays an import, resolved at run time from node_modules.
  */
-async function bundle(target: BuildTarget, outdir: string): Promise<{ metafile: Metafile; assets: string[] }> {
+async function bundle(
+  target: BuildTarget,
+  outdir: string,
+): Promise<{ metafile: Metafile; assets: string[] }> {
   const assets = new Set<string>()
   const result = await build({
     entryPoints: Object.fromEntries(
-      Object.entries(target.entries).map(([name, entry]) => [name, join(repoRoot, entry)]),
+      Object.entries(target.entries).map(([name, entry]) => [`${name}.bundle`, join(repoRoot, entry)]),
     ),
     outdir,
     bundle: true,
@@ -160,12 +187,23 @@ async function bundle(target: BuildTarget, outdir: string): Promise<{ metafile: 
     // the maps name the sources; the sources themselves are not shipped
     sourcesContent: false,
     metafile: true,
-    // source maps on without a flag: a stack trace names the .ts lines however node is started
-    banner: { js: 'process.setSourceMapsEnabled(true);' },
     logLevel: 'warning',
     plugins: [workspaceOnly(), fileLocations(assets)],
   })
+  for (const name of Object.keys(target.entries)) writeFileSync(join(outdir, `${name}.js`), launcher(name))
   return { metafile: result.metafile, assets: [...assets] }
+}
+
+/**
+ * dist/<name>.js turns source maps on and then loads dist/<name>.bundle.js: node reads a module's map when it loads
+ * it, so the switch must come before the bundle's first import. A stack trace names the .ts lines however node is
+ * started (`node --enable-source-maps` does the same).
+ */
+function launcher(name: string): string {
+  return `// ${name}: source maps on (stack traces name the .ts lines), then the bundle (./scripts/build)
+process.setSourceMapsEnabled(true)
+await import('./${name}.bundle.js')
+`
 }
 
 function workspaceOnly(): Plugin {
@@ -194,7 +232,8 @@ function fileLocations(assets: Set<string>): Plugin {
     name: 'meridian-file-locations',
     setup(builder) {
       builder.onLoad({ filter: /\.ts$/ }, (args) => {
-        if (args.path.includes(`${sep}node_modules${sep}`) || !args.path.startsWith(repoRoot + sep)) return undefined
+        if (args.path.includes(`${sep}node_modules${sep}`) || !args.path.startsWith(repoRoot + sep))
+          return undefined
         const source = readFileSync(args.path, 'utf8')
         if (!source.includes('import.meta.url')) return undefined
         const fromRoot = relative(repoRoot, args.path)
@@ -217,7 +256,8 @@ function fileLocations(assets: Set<string>): Plugin {
 /** Copies a folder a workspace file points at to the same place under the build, without its readme. */
 function copyAsset(asset: string, staging: string): void {
   const fromRoot = relative(repoRoot, asset)
-  if (fromRoot.startsWith('..') || !existsSync(asset)) throw new Error(`${asset}: not a file of the repository`)
+  if (fromRoot.startsWith('..') || !existsSync(asset))
+    throw new Error(`${asset}: not a file of the repository`)
   cpSync(asset, join(staging, fromRoot), {
     recursive: true,
     filter: (source) => statSync(source).isDirectory() || !/\.(md|ts)$/.test(source),
@@ -246,7 +286,11 @@ function checkExternalsInstalled(name: string, metafile: Metafile, staging: stri
 function buildConsole(outDir: string, log: (line: string) => void): void {
   log('gateway: building the console (apps/console) into build/gateway/console')
   const consoleDir = join(repoRoot, 'apps', 'console')
-  run(join(consoleDir, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn', '--emptyOutDir', '--outDir', outDir], consoleDir)
+  run(
+    join(consoleDir, 'node_modules', '.bin', 'vite'),
+    ['build', '--logLevel', 'warn', '--emptyOutDir', '--outDir', outDir],
+    consoleDir,
+  )
 }
 
 function writePackageJson(target: BuildTarget, staging: string, dependencies: Record<string, string>): void {
@@ -257,8 +301,8 @@ function writePackageJson(target: BuildTarget, staging: string, dependencies: Re
         description: string
       })
     : { name: `@meridian/${target.name}`, version: '0.1.0', description: 'The payment provider simulator.' }
-  const scripts: Record<string, string> = { start: 'node --enable-source-maps dist/main.js' }
-  if (target.entries.migrate) scripts.migrate = 'node --enable-source-maps dist/migrate.js'
+  const scripts: Record<string, string> = { start: 'node dist/main.js' }
+  if (target.entries.migrate) scripts.migrate = 'node dist/migrate.js'
   const manifest = {
     name: source.name,
     version: source.version,
@@ -312,5 +356,6 @@ function readIfExists(path: string): string | undefined {
 function run(command: string, args: string[], cwd: string): void {
   const result = spawnSync(command, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] })
   if (result.error) throw new Error(`${command}: ${result.error.message}`)
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}`)
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}`)
 }

@@ -8,14 +8,18 @@ const say = (line: string) => process.stderr.write(`[build] ${line}\n`)
 async function main(argv: string[]): Promise<void> {
   const targets = buildTargets()
   if (argv.includes('-h') || argv.includes('--help')) {
-    say(`usage: ./scripts/build [--force] [name...]   names: ${targets.map((target) => target.name).join(', ')}`)
+    say(
+      `usage: ./scripts/build [--force] [name...]   names: ${targets.map((target) => target.name).join(', ')}`,
+    )
     return
   }
   const force = argv.includes('--force')
   const names = argv.filter((argument) => argument !== '--force')
   const unknown = names.filter((name) => !targets.some((target) => target.name === name))
   if (unknown.length > 0) {
-    throw new Error(`unknown: ${unknown.join(', ')} (names: ${targets.map((target) => target.name).join(', ')})`)
+    throw new Error(
+      `unknown: ${unknown.join(', ')} (names: ${targets.map((target) => target.name).join(', ')})`,
+    )
   }
   const chosen = names.length === 0 ? targets : targets.filter((target) => names.includes(target.name))
   // one after another: pnpm deploy and esbuild each use the machine's cores

@@ -23,7 +23,8 @@ export function buildTargets(): BuildTarget[] {
   const services = discoverServices(join(repoRoot, 'services')).map((service): BuildTarget => {
     const entries: Record<string, string> = { main: `services/${service.name}/src/main.ts` }
     // a service with a database has `dist/migrate.js`: its migrations, then exit (run before a new version starts)
-    if (existsSync(join(service.dir, 'src', 'migrate.ts'))) entries.migrate = `services/${service.name}/src/migrate.ts`
+    if (existsSync(join(service.dir, 'src', 'migrate.ts')))
+      entries.migrate = `services/${service.name}/src/migrate.ts`
     // auth's `dist/create-admin.js`: the first administrator of a deployment (docs/deploying.md)
     if (existsSync(join(service.dir, 'src', 'create-admin.ts'))) {
       entries['create-admin'] = `services/${service.name}/src/create-admin.ts`
