@@ -52,7 +52,7 @@ describe('./scripts/build order', () => {
       devDependencies?: unknown
     }
     expect(manifest.type).toBe('module')
-    expect(manifest.scripts.start).toBe('node dist/main.js')
+    expect(manifest.scripts.start).toBe('node --max-semi-space-size=8 dist/main.js')
     expect(manifest.devDependencies).toBeUndefined()
     expect(Object.keys(manifest.dependencies)).toContain('fastify')
     expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@meridian/'))).toEqual([])

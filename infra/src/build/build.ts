@@ -23,7 +23,7 @@ import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { build, type Metafile, type Plugin } from 'esbuild'
 import { repoRoot } from '../layout.ts'
-import { type BuildTarget, buildDir } from './targets.ts'
+import { type BuildTarget, buildDir, productionNodeFlags } from './targets.ts'
 
 export interface BuildResult {
   name: string
@@ -301,7 +301,9 @@ function writePackageJson(target: BuildTarget, staging: string, dependencies: Re
         description: string
       })
     : { name: `@meridian/${target.name}`, version: '0.1.0', description: 'The payment provider simulator.' }
-  const scripts: Record<string, string> = { start: 'node dist/main.js' }
+  const scripts: Record<string, string> = {
+    start: ['node', ...productionNodeFlags, 'dist/main.js'].join(' '),
+  }
   if (target.entries.migrate) scripts.migrate = 'node dist/migrate.js'
   const manifest = {
     name: source.name,

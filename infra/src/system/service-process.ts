@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildDir } from '../build/targets.ts'
+import { buildDir, productionNodeFlags } from '../build/targets.ts'
 import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
 import type { SystemService } from './services.ts'
 
@@ -26,6 +26,8 @@ export interface ServiceProcessOptions {
   /** appended to: a restarted service's lines follow the ones of its earlier life */
   logFile: string
   readyTimeoutMs?: number
+  /** how often /health/ready is asked while starting; default 250 ms (a start-time measurement asks more often) */
+  readyPollMs?: number
   /**
    * development (default): src/main.ts under tsx, in the service's folder; production: `node dist/main.js` in
    * build/<name> (./scripts/build), as an image runs it
@@ -53,7 +55,7 @@ function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form:
       `${service.name}: build/${service.name}/dist/main.js is missing (./scripts/build ${service.name})`,
     )
   }
-  return { args: ['dist/main.js'], cwd }
+  return { args: [...productionNodeFlags, 'dist/main.js'], cwd }
 }
 
 /** Starts the service and resolves once it is ready; a service that does not get ready is stopped and reported. */
@@ -92,7 +94,11 @@ export async function startServiceProcess(
         await response.arrayBuffer()
         if (response.status !== 200) throw new Error(`answered ${response.status}`)
       },
-      { timeoutMs: options.readyTimeoutMs ?? 90_000, intervalMs: 250, alive: () => isAlive(pid) },
+      {
+        timeoutMs: options.readyTimeoutMs ?? 90_000,
+        intervalMs: options.readyPollMs ?? 250,
+        alive: () => isAlive(pid),
+      },
     )
   } catch (error) {
     await started.stop()

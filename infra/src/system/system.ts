@@ -41,7 +41,10 @@ export const systemSettings: Readonly<Record<string, string>> = {
 export interface SystemOptions {
   /** first part of the run's database names, `<prefix>_<service>_<run>`; default 'system' */
   prefix?: string
-  /** default 8080; refused when someone listens there already */
+  /**
+   * default 8080 (a production run: a free port, as production auth refuses the console's development address on
+   * 8080); refused when someone listens there already
+   */
   gatewayPort?: number
   /** the payment-provider simulator's port: default 3099, 0 lets the kernel pick one */
   simulatorPort?: number
@@ -64,6 +67,8 @@ export interface SystemOptions {
   startConcurrency?: number
   /** per service; default 90 s */
   readyTimeoutMs?: number
+  /** how often a starting service's /health/ready is asked; default 250 ms */
+  readyPollMs?: number
   /** progress lines; default stderr */
   log?: (line: string) => void
   /** where the endpoints (DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR, REDIS_URL) and PATH come from */
@@ -185,8 +190,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const prefix = options.prefix ?? 'system'
   if (!/^[a-z][a-z0-9_]*$/.test(prefix))
     throw new Error(`prefix must be lower-case letters, digits and _ (got '${prefix}')`)
-  const gatewayPort = options.gatewayPort ?? 8080
   const form = options.form ?? systemFormFromEnv(baseEnv)
+  const gatewayPort = options.gatewayPort ?? (form === 'production' ? await freePort() : 8080)
 
   const services = discoverServices(join(repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
@@ -318,6 +323,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       logFile: member.logFile,
       form,
       ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
+      ...(options.readyPollMs ? { readyPollMs: options.readyPollMs } : {}),
     })
     log(`${member.key}: pid ${member.process.pid} on ${member.process.baseUrl}`)
   }
