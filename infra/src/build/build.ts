@@ -110,7 +110,7 @@ function deployProduction(workspacePackage: string, staging: string, log: (line:
     Object.entries(manifest.dependencies ?? {})
       .filter(([name]) => !name.startsWith('@meridian/'))
       // the deployed manifest writes a version with its peers, `6.3.0(ajv@8.20.0)`: the version is the first part
-      .map(([name, version]) => [name, version.replace(/\(.*$/, '')]),
+      .map(([name, version]) => [name, version.split('(')[0]!]),
   )
 }
 
