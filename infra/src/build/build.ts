@@ -163,9 +163,9 @@ function pruneFiles(dir: string): void {
 }
 
 /**
- * esbuild: the entries and every workspace file they reach into <outdir> as ES modules
- * (shared code in chunk files beside them, so that every output is one level below build/<name>), with linked source maps (`node --enable-source-maps` names the .ts lines). Every bare import that is not a
- * workspace package stays an import, resolved at run time from node_modules.
+ * esbuild: the entries and every workspace file they reach into <outdir> as ES modules, shared code in chunk files
+ * beside them (so that every output is one level below build/<name>), with linked source maps; then a launcher per
+ * entry. Every bare import that is not a workspace package stays an import, resolved at run time from node_modules.
  */
 async function bundle(
   target: BuildTarget,
