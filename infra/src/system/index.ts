@@ -1,8 +1,9 @@
 // The whole system as processes (@meridian/infra/system): startSystem and the pieces it is made of.
 export { type AdministratorRequest, makeAdministrator } from './administrator.ts'
 export { createRunDatabase, type RunDatabase } from './databases.ts'
+export { buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 export { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
-export { type ServiceProcess, startServiceProcess } from './service-process.ts'
+export { type ServiceProcess, type SystemForm, startServiceProcess } from './service-process.ts'
 export { discoverServices, gatewayName, identityProvider, type SystemService } from './services.ts'
 export {
   type MeridianSystem,

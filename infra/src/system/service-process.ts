@@ -1,7 +1,10 @@
-// One service as a process of its own: its main.ts under tsx on a given port, its output appended to a log file,
-// ready when /health/ready answers 200, stopped by the pid recorded at start and by nothing else.
+// One service as a process of its own: its main.ts under tsx (or its production build's dist/main.js under plain node)
+// on a given port, its output appended to a log file, ready when /health/ready answers 200, stopped by the pid
+// recorded at start and by nothing else.
 import { spawn } from 'node:child_process'
-import { closeSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildDir, productionNodeFlags } from '../build/targets.ts'
 import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
 import type { SystemService } from './services.ts'
 
@@ -23,7 +26,17 @@ export interface ServiceProcessOptions {
   /** appended to: a restarted service's lines follow the ones of its earlier life */
   logFile: string
   readyTimeoutMs?: number
+  /** how often /health/ready is asked while starting; default 250 ms (a start-time measurement asks more often) */
+  readyPollMs?: number
+  /**
+   * development (default): src/main.ts under tsx, in the service's folder; production: `node dist/main.js` in
+   * build/<name> (./scripts/build), as an image runs it
+   */
+  form?: SystemForm
 }
+
+/** Which form of the services a run starts: their sources under tsx, or the production build under plain node. */
+export type SystemForm = 'development' | 'production'
 
 export function logTail(logFile: string, lines = 30): string {
   try {
@@ -33,6 +46,18 @@ export function logTail(logFile: string, lines = 30): string {
   }
 }
 
+function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form: SystemForm) {
+  // node --import tsx: one process (the tsx command would put a second one between us and the service)
+  if (form === 'development') return { args: ['--import', 'tsx', service.entry], cwd: service.dir }
+  const cwd = join(buildDir, service.name)
+  if (!existsSync(join(cwd, 'dist', 'main.js'))) {
+    throw new Error(
+      `${service.name}: build/${service.name}/dist/main.js is missing (./scripts/build ${service.name})`,
+    )
+  }
+  return { args: [...productionNodeFlags, 'dist/main.js'], cwd }
+}
+
 /** Starts the service and resolves once it is ready; a service that does not get ready is stopped and reported. */
 export async function startServiceProcess(
   service: Pick<SystemService, 'name' | 'dir' | 'entry'>,
@@ -40,9 +65,9 @@ export async function startServiceProcess(
 ): Promise<ServiceProcess> {
   const { port, logFile } = options
   const log = openSync(logFile, 'a')
-  // node --import tsx: one process (the tsx command would put a second one between us and the service)
-  const child = spawn(process.execPath, ['--import', 'tsx', service.entry], {
-    cwd: service.dir,
+  const { args, cwd } = commandOf(service, options.form ?? 'development')
+  const child = spawn(process.execPath, args, {
+    cwd,
     env: { ...options.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_HOST: '127.0.0.1' },
     stdio: ['ignore', log, log],
   })
@@ -69,7 +94,11 @@ export async function startServiceProcess(
         await response.arrayBuffer()
         if (response.status !== 200) throw new Error(`answered ${response.status}`)
       },
-      { timeoutMs: options.readyTimeoutMs ?? 90_000, intervalMs: 250, alive: () => isAlive(pid) },
+      {
+        timeoutMs: options.readyTimeoutMs ?? 90_000,
+        intervalMs: options.readyPollMs ?? 250,
+        alive: () => isAlive(pid),
+      },
     )
   } catch (error) {
     await started.stop()

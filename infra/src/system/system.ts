@@ -17,8 +17,9 @@ import { makeAdministrator } from './administrator.ts'
 import { type ConsulSettings, deregisterInstance, instanceIds } from './consul-instances.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
+import { buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 import { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
-import { type ServiceProcess, startServiceProcess } from './service-process.ts'
+import { type ServiceProcess, type SystemForm, startServiceProcess } from './service-process.ts'
 import { discoverServices, identityProvider, type SystemService } from './services.ts'
 
 /**
@@ -40,7 +41,10 @@ export const systemSettings: Readonly<Record<string, string>> = {
 export interface SystemOptions {
   /** first part of the run's database names, `<prefix>_<service>_<run>`; default 'system' */
   prefix?: string
-  /** default 8080; refused when someone listens there already */
+  /**
+   * default 8080 (a production run: a free port, as production auth refuses the console's development address on
+   * 8080); refused when someone listens there already
+   */
   gatewayPort?: number
   /** the payment-provider simulator's port: default 3099, 0 lets the kernel pick one */
   simulatorPort?: number
@@ -63,10 +67,18 @@ export interface SystemOptions {
   startConcurrency?: number
   /** per service; default 90 s */
   readyTimeoutMs?: number
+  /** how often a starting service's /health/ready is asked; default 250 ms */
+  readyPollMs?: number
   /** progress lines; default stderr */
   log?: (line: string) => void
   /** where the endpoints (DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR, REDIS_URL) and PATH come from */
   baseEnv?: NodeJS.ProcessEnv
+  /**
+   * development: the sources under tsx; production: each service built (./scripts/build, kept when up to date) and
+   * run as `node dist/main.js` with NODE_ENV=production and the run's own production secrets (production.ts).
+   * Default: MERIDIAN_SYSTEM_BUILD of baseEnv, else development.
+   */
+  form?: SystemForm
 }
 
 export interface SystemServiceInfo {
@@ -82,6 +94,8 @@ export interface SystemServiceInfo {
 
 export interface MeridianSystem {
   runId: string
+  /** which form of the services runs */
+  form: SystemForm
   /** logs of the run (one file per service, simulator.log) */
   runDir: string
   /** `KAFKA_NAMESPACE` of every service, e.g. `e2e-m3x1a2b3.` */
@@ -176,7 +190,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const prefix = options.prefix ?? 'system'
   if (!/^[a-z][a-z0-9_]*$/.test(prefix))
     throw new Error(`prefix must be lower-case letters, digits and _ (got '${prefix}')`)
-  const gatewayPort = options.gatewayPort ?? 8080
+  const form = options.form ?? systemFormFromEnv(baseEnv)
+  const gatewayPort = options.gatewayPort ?? (form === 'production' ? await freePort() : 8080)
 
   const services = discoverServices(join(repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
@@ -188,6 +203,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   if (gateway) {
     const holder = tcpListener(gatewayPort)
     if (holder) throw new PortInUseError(`the system's gateway`, holder)
+  }
+  if (form === 'production') {
+    log(`production form: ./scripts/build ${services.map((service) => service.name).join(' ')}`)
+    buildServices(services.map((service) => service.name))
   }
 
   const runId = `${prefix.replaceAll('_', '-')}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`
@@ -302,7 +321,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       env: member.env,
       port: member.port,
       logFile: member.logFile,
+      form,
       ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
+      ...(options.readyPollMs ? { readyPollMs: options.readyPollMs } : {}),
     })
     log(`${member.key}: pid ${member.process.pid} on ${member.process.baseUrl}`)
   }
@@ -336,6 +357,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     const sharedEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       ...systemSettings,
+      ...(form === 'production' ? productionSettings(`http://127.0.0.1:${gatewayPort}`) : {}),
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
       SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
       // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway
@@ -416,6 +438,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const runningSimulator = simulator
   return {
     runId,
+    form,
     runDir,
     kafkaNamespace,
     gatewayUrl: `http://127.0.0.1:${gatewayPort}`,

@@ -263,11 +263,14 @@ export function findCycles(repository: Repository, rule: string): string[] {
 
 /** Folders never read: installed, built or generated, and dot folders (.git, .turbo). */
 const notOurs = new Set(['node_modules', 'dist', 'coverage'])
+/** ./scripts/build's output at the root: build/<name>/package.json would pass for a workspace */
+const notOursAtRoot = new Set(['build'])
 const typeScriptFile = /\.[cm]?tsx?$/
 
 function* filesUnder(root: string, dir = ''): Generator<string> {
   for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
     if (entry.name.startsWith('.') || notOurs.has(entry.name)) continue
+    if (dir === '' && notOursAtRoot.has(entry.name)) continue
     const relative = dir ? `${dir}/${entry.name}` : entry.name
     if (entry.isDirectory()) yield* filesUnder(root, relative)
     else if (entry.isFile()) yield relative

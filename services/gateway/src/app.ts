@@ -1,5 +1,6 @@
 // The gateway as a Fastify app: the chassis, CORS and edge rate limits, the proxied route table, WebSocket
 // pass-through, health, merged docs and the AsyncAPI document. Never listens; main.ts and tests build it.
+import { resolve } from 'node:path'
 import { createKafka } from '@meridian/events'
 import {
   authOptionsFromEnv,
@@ -201,7 +202,8 @@ export async function buildGatewayApp({
   })
   if (config.CONSOLE_DIR) {
     await app.register(consoleRoutes, {
-      dir: config.CONSOLE_DIR,
+      // relative to the working directory: the production build serves its own copy as CONSOLE_DIR=console
+      dir: resolve(config.CONSOLE_DIR),
       paymentProviderUrl: config.CONSOLE_PAYMENT_PROVIDER_URL,
       signInHint: config.CONSOLE_SIGN_IN_HINT,
     })

@@ -34,7 +34,7 @@ export const GatewayEnv = Type.Object({
   EJECT_MAX_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   /** consecutive failed requests to one service that open its circuit */
   BREAKER_FAILURE_THRESHOLD: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
-  /** the built console (apps/console/dist) to serve at /console/; empty: no console */
+  /** the built console (apps/console/dist; relative: from the working directory) to serve at /console/; empty: none */
   CONSOLE_DIR: Type.String({ default: '' }),
   /** the payment provider as a browser reaches it (the console tokenizes test cards there) */
   CONSOLE_PAYMENT_PROVIDER_URL: Type.String({ default: 'http://127.0.0.1:3099' }),

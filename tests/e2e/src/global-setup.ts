@@ -2,7 +2,7 @@
 // Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
 import { freePort } from '@meridian/infra'
 import { demoSignInHint } from '@meridian/infra/demo'
-import { startSystem } from '@meridian/infra/system'
+import { startSystem, systemFormFromEnv } from '@meridian/infra/system'
 import type { TestProject } from 'vitest/node'
 import { buildConsole, consoleDist } from './console-build.ts'
 import type { E2eSystem } from './system-context.ts'
@@ -59,7 +59,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // a port of its own (a developer's simulator on 3099 does not stop the suite), known before the start: the
   // console's browser tokenizes its cards there
   const simulatorPort = portFromEnv('E2E_SIMULATOR_PORT', 0) || (await freePort())
-  const gatewayPort = portFromEnv('E2E_GATEWAY_PORT', 8080)
+  // MERIDIAN_SYSTEM_BUILD=production (pnpm e2e:production): the services' builds under NODE_ENV=production. The
+  // gateway serves its build's own console; a production gateway refuses the demo's sign-in hint, and production auth
+  // the console's development address on 8080 (it is among the public defaults), so the gateway takes a free port.
+  const production = systemFormFromEnv(process.env) === 'production'
+  const gatewayPort = portFromEnv('E2E_GATEWAY_PORT', production ? 0 : 8080) || (await freePort())
   const system = await startSystem({
     prefix: 'e2e',
     gatewayPort,
@@ -77,10 +81,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // the console signs in with the provider and comes back to itself on the gateway
       auth: { OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/` },
       gateway: {
-        CONSOLE_DIR: consoleDist,
         CONSOLE_PAYMENT_PROVIDER_URL: `http://127.0.0.1:${simulatorPort}`,
-        // what ./scripts/dev --demo shows on the sign-in page (test/console-first-visit.test.ts reads it)
-        CONSOLE_SIGN_IN_HINT: demoSignInHint,
+        ...(production
+          ? {}
+          : {
+              CONSOLE_DIR: consoleDist,
+              // what ./scripts/dev --demo shows on the sign-in page (test/console-first-visit.test.ts reads it)
+              CONSOLE_SIGN_IN_HINT: demoSignInHint,
+            }),
       },
     },
     // two instances of the channel (a client of the one that restarts reconnects to the other) and of content (a
@@ -88,7 +96,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     replicas: { 'realtime-gateway': 2, content: 2 },
   })
   process.stderr.write(
-    `[e2e] system ${system.runId} up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
+    `[e2e] system ${system.runId} (${system.form}) up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
       `simulator ${system.simulatorUrl}, logs ${system.runDir}\n`,
   )
   if (!system.admin) {

@@ -1,5 +1,5 @@
 // The system answers end to end today: through the gateway an administrator stocks a product, a customer orders it
-// with a good card, reads the order back, and the provider charged the order once.
+// with a good card, reads the order back, and the provider charged the order once; the gateway serves the console.
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, type Customer, cards, e2eClient } from '../src/client.ts'
 import '../src/system-context.ts'
@@ -35,5 +35,19 @@ describe('smoke: placing an order through the gateway', () => {
     )
     expect(summary.charges).toBe(1)
     expect(summary.charged).toBe(Math.round(product.price * 100))
+  })
+})
+
+describe('smoke: the console', () => {
+  it('when the console is asked for, then the gateway serves its page and its assets (the build serves its own copy)', async () => {
+    const page = await fetch(`${client.gatewayUrl}/console/`)
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1]
+    expect(script, html).toMatch(/^\/console\/assets\//)
+    const asset = await fetch(`${client.gatewayUrl}${script}`)
+    expect(asset.status).toBe(200)
+    expect(asset.headers.get('content-type')).toMatch(/javascript/)
+    await asset.arrayBuffer()
   })
 })

@@ -1,0 +1,32 @@
+// ./scripts/build [--force] [name...]: the production form of the named services (all nine and the payment
+// simulator when none is named) into build/<name>/; one already built from the same inputs is kept.
+import { buildTarget } from './build.ts'
+import { buildTargets } from './targets.ts'
+
+const say = (line: string) => process.stderr.write(`[build] ${line}\n`)
+
+async function main(argv: string[]): Promise<void> {
+  const targets = buildTargets()
+  if (argv.includes('-h') || argv.includes('--help')) {
+    say(
+      `usage: ./scripts/build [--force] [name...]   names: ${targets.map((target) => target.name).join(', ')}`,
+    )
+    return
+  }
+  const force = argv.includes('--force')
+  const names = argv.filter((argument) => argument !== '--force')
+  const unknown = names.filter((name) => !targets.some((target) => target.name === name))
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown: ${unknown.join(', ')} (names: ${targets.map((target) => target.name).join(', ')})`,
+    )
+  }
+  const chosen = names.length === 0 ? targets : targets.filter((target) => names.includes(target.name))
+  // one after another: pnpm deploy and esbuild each use the machine's cores
+  for (const target of chosen) await buildTarget(target, { force, log: say })
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  say(error instanceof Error ? error.message : String(error))
+  process.exit(1)
+})

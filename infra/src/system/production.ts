@@ -1,0 +1,47 @@
+// The production form of a run (MERIDIAN_SYSTEM_BUILD=production): every service from its build (./scripts/build)
+// under plain node with NODE_ENV=production, which refuses the public development defaults; the run gives each of
+// those variables a value of its own, as a deployment must (docs/deploying.md, "What production refuses").
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { repoRoot } from '../layout.ts'
+import type { SystemForm } from './service-process.ts'
+
+/** MERIDIAN_SYSTEM_BUILD: `production`, or `development` (the default: the sources under tsx). */
+export function systemFormFromEnv(env: NodeJS.ProcessEnv = process.env): SystemForm {
+  const value = env.MERIDIAN_SYSTEM_BUILD
+  if (value === undefined || value === '' || value === 'development') return 'development'
+  if (value === 'production') return 'production'
+  throw new Error(`MERIDIAN_SYSTEM_BUILD must be development or production (got '${value}')`)
+}
+
+/** ./scripts/build of the named services: quick when each is already built from the same inputs. */
+export function buildServices(names: string[]): void {
+  const result = spawnSync(join(repoRoot, 'scripts', 'build'), names, {
+    cwd: repoRoot,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  if (result.error) throw new Error(`./scripts/build: ${result.error.message}`)
+  if (result.status !== 0)
+    throw new Error(`./scripts/build ${names.join(' ')} failed (exit ${result.status ?? result.signal})`)
+}
+
+const secret = () => randomBytes(32).toString('base64url')
+
+/**
+ * What a production run sets beside the system's settings: NODE_ENV, the run's own secrets for auth's key encryption,
+ * cookies and OpenID clients, the clients' addresses on the run's gateway, and the gateway's own copy of the console.
+ */
+export function productionSettings(gatewayUrl: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    SIGNING_KEY_ENCRYPTION_SECRET: secret(),
+    OIDC_COOKIE_KEYS: secret(),
+    OIDC_WEB_CLIENT_SECRET: secret(),
+    OIDC_MACHINE_CLIENT_SECRET: secret(),
+    OIDC_SPA_REDIRECT_URIS: `${gatewayUrl}/console/`,
+    OIDC_WEB_REDIRECT_URIS: `${gatewayUrl}/callback`,
+    // build/gateway/console, from the gateway's working directory
+    CONSOLE_DIR: 'console',
+  }
+}
