@@ -35,9 +35,23 @@ export function parseEnvFile(text: string): Record<string, string> {
   return values
 }
 
-/** The file's values: its secrets as they were when it exists, new ones otherwise; the URLs on `serverUrl`. */
-export function systemEnv(serverUrl: string, previous: Record<string, string>): Record<string, string> {
+/** The engines' addresses besides PostgreSQL's, as `scripts/infra env` gives them. */
+const engineVariables = ['KAFKA_BROKERS', 'CONSUL_HTTP_ADDR', 'REDIS_URL'] as const
+
+/**
+ * The file's values: its secrets as they were when it exists, new ones otherwise; the databases' URLs on `serverUrl`;
+ * the other engines' addresses from `engines` (the environment `scripts/infra env` made).
+ */
+export function systemEnv(
+  serverUrl: string,
+  previous: Record<string, string>,
+  engines: NodeJS.ProcessEnv = {},
+): Record<string, string> {
   const values: Record<string, string> = {}
+  for (const name of engineVariables) {
+    const value = engines[name]
+    if (value) values[name] = value
+  }
   for (const name of secretNames) values[name] = previous[name] || secret()
   const server = new URL(serverUrl)
   server.username = systemRole
@@ -54,9 +68,7 @@ export async function ensureSystemDatabases(serverUrl: string, password: string)
     const [role] = await sql`select 1 from pg_roles where rolname = ${systemRole}`
     // DDL takes no bind parameters: the password is base64url (letters, digits, - and _), quoted as a literal
     if (!/^[A-Za-z0-9_-]+$/.test(password)) throw new Error('the system password must be base64url')
-    await sql.unsafe(
-      `${role ? 'alter' : 'create'} role ${systemRole} with login password '${password}'`,
-    )
+    await sql.unsafe(`${role ? 'alter' : 'create'} role ${systemRole} with login password '${password}'`)
     for (const database of Object.values(databaseOfService)) {
       const name = systemDatabaseOf(database)
       const [exists] = await sql`select 1 from pg_database where datname = ${name}`
@@ -69,10 +81,9 @@ export async function ensureSystemDatabases(serverUrl: string, password: string)
 
 async function main(file: string | undefined): Promise<void> {
   const serverUrl = process.env.DATABASE_URL
-  if (!file || !serverUrl)
-    throw new Error('usage: DATABASE_URL=<server admin URL> system-env.ts <env file>')
+  if (!file || !serverUrl) throw new Error('usage: DATABASE_URL=<server admin URL> system-env.ts <env file>')
   const previous = existsSync(file) ? parseEnvFile(readFileSync(file, 'utf8')) : {}
-  const values = systemEnv(serverUrl, previous)
+  const values = systemEnv(serverUrl, previous, process.env)
   await ensureSystemDatabases(serverUrl, values.MERIDIAN_SYSTEM_DB_PASSWORD ?? '')
   mkdirSync(dirname(file), { recursive: true })
   const lines = Object.entries(values).map(([name, value]) => `${name}=${value}`)
