@@ -61,18 +61,29 @@ export function systemEnv(
   return values
 }
 
+/** The names a system's databases go by: the system's own (a test gives others, so as not to touch those). */
+export interface SystemNames {
+  role: string
+  databaseOf: (database: string) => string
+}
+
 /** The role (its password set to the file's) and the databases it owns, created when missing. */
-export async function ensureSystemDatabases(serverUrl: string, password: string): Promise<void> {
+export async function ensureSystemDatabases(
+  serverUrl: string,
+  password: string,
+  names: SystemNames = { role: systemRole, databaseOf: systemDatabaseOf },
+): Promise<void> {
+  // DDL takes no bind parameters: the password is base64url (letters, digits, - and _), quoted as a literal
+  if (!/^[A-Za-z0-9_-]+$/.test(password)) throw new Error('the system password must be base64url')
+  if (!/^[a-z_][a-z0-9_]*$/.test(names.role)) throw new Error(`not a role name: ${names.role}`)
   const sql = postgres(serverUrl, { max: 1, connect_timeout: 5, onnotice: () => {} })
   try {
-    const [role] = await sql`select 1 from pg_roles where rolname = ${systemRole}`
-    // DDL takes no bind parameters: the password is base64url (letters, digits, - and _), quoted as a literal
-    if (!/^[A-Za-z0-9_-]+$/.test(password)) throw new Error('the system password must be base64url')
-    await sql.unsafe(`${role ? 'alter' : 'create'} role ${systemRole} with login password '${password}'`)
+    const [role] = await sql`select 1 from pg_roles where rolname = ${names.role}`
+    await sql.unsafe(`${role ? 'alter' : 'create'} role ${names.role} with login password '${password}'`)
     for (const database of Object.values(databaseOfService)) {
-      const name = systemDatabaseOf(database)
+      const name = names.databaseOf(database)
       const [exists] = await sql`select 1 from pg_database where datname = ${name}`
-      if (!exists) await sql`create database ${sql(name)} owner ${sql(systemRole)}`
+      if (!exists) await sql`create database ${sql(name)} owner ${sql(names.role)}`
     }
   } finally {
     await sql.end({ timeout: 2 })
