@@ -34,7 +34,6 @@ engine_build_options() {
 # ensure_engine_images <engine> [--rebuild]: builds the base and each engine image that is missing (all with --rebuild).
 ensure_engine_images() {
   local engine="$1" rebuild="${2:-}" name missing=()
-  if [ "$engine" = podman ]; then export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"; fi
   for name in "${MERIDIAN_ENGINE_NAMES[@]}"; do
     if [ "$rebuild" = --rebuild ] || ! "$engine" image inspect "${MERIDIAN_ENGINE_IMAGE_TAGS[$name]}" >/dev/null 2>&1; then
       missing+=("$name")
@@ -171,7 +170,6 @@ official_engine_images_available() {
 with_engine_containers() {
   local engine status=0 images=local
   engine="$(container_engine)"
-  if [ "$engine" = podman ]; then export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"; fi
   if [ "$engine" = docker ] && official_engine_images_available "$engine"; then
     images=official
     say "engine images: the official ones, from Docker"

@@ -6,6 +6,9 @@
 # ulimits this kind of machine allows). MERIDIAN_CONTAINER_ENGINE=docker|podman chooses.
 
 MERIDIAN_CONTAINERS_DIR="$MERIDIAN_ROOT/infra/containers"
+# podman's and buildah's settings, for every command of the sourcing script (Docker does not read it). Exported here,
+# not by container_engine, whose callers run it in a subshell: `engine="$(container_engine)"`.
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$MERIDIAN_CONTAINERS_DIR/containers.conf}"
 # The bases the images are built on, as a Docker machine pulls them (build arguments of the Dockerfile)
 MERIDIAN_BUILD_BASE="${MERIDIAN_BUILD_BASE:-node:24-bookworm-slim}"
 MERIDIAN_RUNTIME_BASE="${MERIDIAN_RUNTIME_BASE:-node:24-bookworm-slim}"
@@ -21,7 +24,6 @@ container_engine() {
   if [ "$chosen" = podman ]; then
     command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 ||
       apt_install "podman and buildah (no Docker engine answers here)" podman buildah runc
-    export CONTAINERS_CONF="$MERIDIAN_CONTAINERS_DIR/containers.conf"
   fi
   echo "$chosen"
 }
@@ -95,4 +97,20 @@ build_node_base() {
   "$engine" build --network host --build-arg "NODE_VERSION=$version" -f "$context/Containerfile.$kind" \
     -t "$tag" "$context" >&2
   rm -rf "$context"
+}
+
+# The compose command for the engine: `docker compose` with Docker; with podman, podman-compose (pinned, from PyPI,
+# installed once into the cache: Debian's 1.0.3 knows neither profiles nor depends_on conditions).
+MERIDIAN_PODMAN_COMPOSE_VERSION=1.6.0
+compose_command() {
+  local engine="$1"
+  if [ "$engine" = docker ]; then echo "docker compose"; return; fi
+  local prefix="$MERIDIAN_CACHE_DIR/tools/podman-compose-$MERIDIAN_PODMAN_COMPOSE_VERSION"
+  if [ ! -x "$prefix/bin/podman-compose" ]; then
+    command -v python3 >/dev/null 2>&1 || die "podman-compose needs Python 3"
+    say "installing podman-compose $MERIDIAN_PODMAN_COMPOSE_VERSION into $prefix (pip)"
+    python3 -m venv "$prefix" >&2 && "$prefix/bin/pip" install -q "podman-compose==$MERIDIAN_PODMAN_COMPOSE_VERSION" >&2 ||
+      die "installing podman-compose failed"
+  fi
+  echo "$prefix/bin/podman-compose"
 }

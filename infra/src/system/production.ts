@@ -7,12 +7,26 @@ import { join } from 'node:path'
 import { repoRoot } from '../layout.ts'
 import type { SystemForm } from './service-process.ts'
 
-/** MERIDIAN_SYSTEM_BUILD: `production`, or `development` (the default: the sources under tsx). */
+/**
+ * MERIDIAN_SYSTEM_BUILD: `production` (the builds under plain node), `images` (the images of ./scripts/images, run by
+ * podman or Docker), or `development` (the default: the sources under tsx).
+ */
 export function systemFormFromEnv(env: NodeJS.ProcessEnv = process.env): SystemForm {
   const value = env.MERIDIAN_SYSTEM_BUILD
   if (value === undefined || value === '' || value === 'development') return 'development'
-  if (value === 'production') return 'production'
-  throw new Error(`MERIDIAN_SYSTEM_BUILD must be development or production (got '${value}')`)
+  if (value === 'production' || value === 'images') return value
+  throw new Error(`MERIDIAN_SYSTEM_BUILD must be development, production or images (got '${value}')`)
+}
+
+/** ./scripts/images of the named services: each image built from the tree as it is (the unchanged layers cached). */
+export function buildImages(names: string[]): void {
+  const result = spawnSync(join(repoRoot, 'scripts', 'images'), names, {
+    cwd: repoRoot,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  if (result.error) throw new Error(`./scripts/images: ${result.error.message}`)
+  if (result.status !== 0)
+    throw new Error(`./scripts/images ${names.join(' ')} failed (exit ${result.status ?? result.signal})`)
 }
 
 /** ./scripts/build of the named services: quick when each is already built from the same inputs. */

@@ -1,10 +1,12 @@
-// One service as a process of its own: its main.ts under tsx (or its production build's dist/main.js under plain node)
-// on a given port, its output appended to a log file, ready when /health/ready answers 200, stopped by the pid
-// recorded at start and by nothing else.
-import { spawn } from 'node:child_process'
+// One service as a process of its own: its main.ts under tsx (or its production build's dist/main.js under plain node,
+// or its image run by podman or Docker) on a given port, its output appended to a log file, ready when /health/ready
+// answers 200, stopped by the pid recorded at start and by nothing else.
+import { spawn, spawnSync } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildDir, productionNodeFlags } from '../build/targets.ts'
+import { infraDir, repoRoot } from '../layout.ts'
+import { which } from '../native/engine.ts'
 import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
 import type { SystemService } from './services.ts'
 
@@ -35,8 +37,11 @@ export interface ServiceProcessOptions {
   form?: SystemForm
 }
 
-/** Which form of the services a run starts: their sources under tsx, or the production build under plain node. */
-export type SystemForm = 'development' | 'production'
+/**
+ * Which form of the services a run starts: their sources under tsx, the production build under plain node, or the
+ * images of ./scripts/images (the same build, on their Node base) in containers with host networking.
+ */
+export type SystemForm = 'development' | 'production' | 'images'
 
 export function logTail(logFile: string, lines = 30): string {
   try {
@@ -44,6 +49,67 @@ export function logTail(logFile: string, lines = 30): string {
   } catch {
     return ''
   }
+}
+
+/** The engine the images form runs: MERIDIAN_CONTAINER_ENGINE, else podman where it is installed, else docker. */
+export function containerEngine(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MERIDIAN_CONTAINER_ENGINE || (which('podman') ? 'podman' : 'docker')
+}
+
+/** The tag scripts/images gives the images of this tree: the release version of the root package.json. */
+export function imageTag(): string {
+  return (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
+}
+
+/** The engines' addresses: set by the test setup or the developer's shell, and needed inside the container too. */
+const endpointVariables = new Set([
+  'DATABASE_URL',
+  'KAFKA_BROKERS',
+  'CONSUL_HTTP_ADDR',
+  'CONSUL_HTTP_TOKEN',
+  'REDIS_URL',
+])
+
+/**
+ * What a container is given of the environment the run composed: the variables the run set (those it did not take
+ * unchanged from this process, whose PATH, HOME or NODE_OPTIONS would replace the image's) and the engines' addresses.
+ */
+export function containerEnv(
+  env: NodeJS.ProcessEnv,
+  host: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const given: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined || !/^[A-Z][A-Z0-9_]*$/.test(key)) continue
+    if (endpointVariables.has(key) || host[key] !== value) given[key] = value
+  }
+  return given
+}
+
+/** `<engine> run` of the service's image as compose runs it: host networking, read-only, uid 10001, /tmp in memory. */
+function containerCommand(
+  service: Pick<SystemService, 'name'>,
+  env: Record<string, string>,
+  containerName: string,
+): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const args = ['run', '--rm', '--name', containerName, '--network', 'host', '--read-only', '--tmpfs', '/tmp']
+  args.push('--user', '10001:10001', '--stop-timeout', '35')
+  for (const [key, value] of Object.entries(env)) args.push('--env', `${key}=${value}`)
+  args.push(`meridian/${service.name}:${imageTag()}`, 'node', 'dist/main.js')
+  return {
+    command: containerEngine(),
+    args,
+    // podman's settings of the project (runc, host networking, this machine's ulimits); Docker does not read it
+    env: { ...process.env, CONTAINERS_CONF: join(infraDir, 'containers', 'containers.conf') },
+  }
+}
+
+/** Removes the container of that name, if there is one (a run that was killed may have left it). */
+function removeContainer(name: string): void {
+  spawnSync(containerEngine(), ['rm', '--force', name], {
+    env: { ...process.env, CONTAINERS_CONF: join(infraDir, 'containers', 'containers.conf') },
+    stdio: 'ignore',
+  })
 }
 
 function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form: SystemForm) {
@@ -64,13 +130,21 @@ export async function startServiceProcess(
   options: ServiceProcessOptions,
 ): Promise<ServiceProcess> {
   const { port, logFile } = options
+  const form = options.form ?? 'development'
+  const env = { ...options.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_HOST: '127.0.0.1' }
   const log = openSync(logFile, 'a')
-  const { args, cwd } = commandOf(service, options.form ?? 'development')
-  const child = spawn(process.execPath, args, {
-    cwd,
-    env: { ...options.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_HOST: '127.0.0.1' },
-    stdio: ['ignore', log, log],
-  })
+  // one container per member: its name says whose it is, and is what a stop removes should the client be killed
+  const containerName = `meridian-system-${service.name}-${port}`
+  let child: ReturnType<typeof spawn>
+  if (form === 'images') {
+    removeContainer(containerName)
+    const container = containerCommand(service, containerEnv(env), containerName)
+    // the engine's client stays in the foreground: its output is the service's, and a signal to it reaches node
+    child = spawn(container.command, container.args, { env: container.env, stdio: ['ignore', log, log] })
+  } else {
+    const { args, cwd } = commandOf(service, form)
+    child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', log, log] })
+  }
   closeSync(log)
   const pid = child.pid
   if (pid === undefined) throw new Error(`${service.name}: the process did not start`)
@@ -84,7 +158,11 @@ export async function startServiceProcess(
     logFile,
     logTail: (lines) => logTail(logFile, lines),
     // a service drains on SIGTERM (it turns not-ready and finishes in-flight requests); 15 s is plenty here
-    stop: (signal = 'SIGTERM', graceMs = 15_000) => stopPid(pid, signal, graceMs),
+    stop: async (signal = 'SIGTERM', graceMs = 15_000) => {
+      await stopPid(pid, signal, graceMs)
+      // a client killed before its container ended leaves it running: removed by the name this member gave it
+      if (form === 'images') removeContainer(containerName)
+    },
   }
   try {
     await waitFor(

@@ -17,7 +17,7 @@ import { makeAdministrator } from './administrator.ts'
 import { type ConsulSettings, deregisterInstance, instanceIds } from './consul-instances.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
-import { buildServices, productionSettings, systemFormFromEnv } from './production.ts'
+import { buildImages, buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 import { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
 import { type ServiceProcess, type SystemForm, startServiceProcess } from './service-process.ts'
 import { discoverServices, identityProvider, type SystemService } from './services.ts'
@@ -191,7 +191,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   if (!/^[a-z][a-z0-9_]*$/.test(prefix))
     throw new Error(`prefix must be lower-case letters, digits and _ (got '${prefix}')`)
   const form = options.form ?? systemFormFromEnv(baseEnv)
-  const gatewayPort = options.gatewayPort ?? (form === 'production' ? await freePort() : 8080)
+  const gatewayPort = options.gatewayPort ?? (form === 'development' ? 8080 : await freePort())
 
   const services = discoverServices(join(repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
@@ -203,6 +203,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   if (gateway) {
     const holder = tcpListener(gatewayPort)
     if (holder) throw new PortInUseError(`the system's gateway`, holder)
+  }
+  if (form === 'images') {
+    log(`images form: ./scripts/images ${services.map((service) => service.name).join(' ')}`)
+    buildImages(services.map((service) => service.name))
   }
   if (form === 'production') {
     log(`production form: ./scripts/build ${services.map((service) => service.name).join(' ')}`)
@@ -357,7 +361,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     const sharedEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       ...systemSettings,
-      ...(form === 'production' ? productionSettings(`http://127.0.0.1:${gatewayPort}`) : {}),
+      ...(form === 'development' ? {} : productionSettings(`http://127.0.0.1:${gatewayPort}`)),
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
       SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
       // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway

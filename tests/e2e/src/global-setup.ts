@@ -59,10 +59,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // a port of its own (a developer's simulator on 3099 does not stop the suite), known before the start: the
   // console's browser tokenizes its cards there
   const simulatorPort = portFromEnv('E2E_SIMULATOR_PORT', 0) || (await freePort())
-  // MERIDIAN_SYSTEM_BUILD=production (pnpm e2e:production): the services' builds under NODE_ENV=production. The
+  // MERIDIAN_SYSTEM_BUILD=production or images (pnpm e2e:production, e2e:images): the services' builds under
+  // NODE_ENV=production, as processes or from their images. The
   // gateway serves its build's own console; a production gateway refuses the demo's sign-in hint, and production auth
   // the console's development address on 8080 (it is among the public defaults), so the gateway takes a free port.
-  const production = systemFormFromEnv(process.env) === 'production'
+  const production = systemFormFromEnv(process.env) !== 'development'
   const gatewayPort = portFromEnv('E2E_GATEWAY_PORT', production ? 0 : 8080) || (await freePort())
   const system = await startSystem({
     prefix: 'e2e',

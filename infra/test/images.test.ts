@@ -1,0 +1,197 @@
+// The system from images, without a container engine: docker-compose.yml's profile `system` declares what
+// scripts/images builds and runs as the Dockerfile and the chart expect; the environment file keeps its secrets and
+// gives a role and databases of the system's own (on the real PostgreSQL); a container is given only what the run set.
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { afterAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { ensureSystemDatabases, parseEnvFile, systemEnv } from '../src/images/system-env.ts'
+import { endpointsOf, planInfra } from '../src/index.ts'
+import { repoRoot } from '../src/layout.ts'
+import { databaseOfService, databaseUrl } from '../src/probes.ts'
+import { containerEnv, imageTag } from '../src/system/service-process.ts'
+
+interface ComposeService {
+  image?: string
+  profiles?: string[]
+  network_mode?: string
+  read_only?: boolean
+  user?: string
+  tmpfs?: string[]
+  command?: string[]
+  stop_grace_period?: string
+  environment?: Record<string, string>
+  depends_on?: Record<string, { condition: string }> | string[]
+}
+
+const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>
+}
+const imagesScript = readFileSync(join(repoRoot, 'scripts', 'images'), 'utf8')
+const withDatabase = Object.keys(databaseOfService)
+const system = [...withDatabase, 'gateway', 'payment-simulator']
+
+/** scripts/images' table of each image's port. */
+function imagePorts(): Record<string, number> {
+  const table = /declare -A ports=\(([\s\S]*?)\)/.exec(imagesScript)?.[1] ?? ''
+  return Object.fromEntries([...table.matchAll(/\[([a-z-]+)\]=(\d+)/g)].map((m) => [m[1], Number(m[2])]))
+}
+
+/** A service's default PORT as its config.ts declares it (the gateway's in its own schema). */
+function configuredPort(name: string): number | undefined {
+  const config = readFileSync(join(repoRoot, 'services', name, 'src', 'config.ts'), 'utf8')
+  const port =
+    /ownStoresEnv\(\{ port: (\d+)/.exec(config) ?? /PORT: Type\.Integer\([^)]*default: (\d+)/.exec(config)
+  return port?.[1] ? Number(port[1]) : undefined
+}
+
+describe("docker-compose.yml's system", () => {
+  it('when read, then the engines have no profile, and the system profile holds every service, its migration and the simulator', () => {
+    for (const engine of ['postgres', 'kafka', 'consul', 'redis'])
+      expect(compose.services[engine]?.profiles, engine).toBeUndefined()
+    const inProfile = Object.entries(compose.services)
+      .filter(([, service]) => service.profiles?.includes('system'))
+      .map(([name]) => name)
+      .sort()
+    expect(inProfile).toEqual([...system, ...withDatabase.map((name) => `${name}-migrate`)].sort())
+    expect(Object.keys(imagePorts()).sort()).toEqual([...system].sort())
+  })
+
+  it("when each service is read, then it runs its image of this tree's version as the chart does: host network, read-only, uid 10001, a tmpfs, a drain's grace", () => {
+    for (const name of system) {
+      const service = compose.services[name]
+      expect(service?.image, name).toBe(`meridian/${name}:\${MERIDIAN_TAG:-${imageTag()}}`)
+      expect(service, name).toMatchObject({
+        network_mode: 'host',
+        read_only: true,
+        user: '10001:10001',
+        tmpfs: ['/tmp'],
+        stop_grace_period: '35s',
+      })
+      expect(service?.environment?.PORT, name).toBe(String(imagePorts()[name]))
+      if (name !== 'payment-simulator') expect(imagePorts()[name], name).toBe(configuredPort(name))
+    }
+    expect(imageTag()).toBe(
+      JSON.parse(readFileSync(join(repoRoot, 'services/order/package.json'), 'utf8')).version,
+    )
+  })
+
+  it('when each migration is read, then it is the same image and configuration running node dist/migrate.js, and its service waits for it to end', () => {
+    for (const name of withDatabase) {
+      const service = compose.services[name]
+      const migrate = compose.services[`${name}-migrate`]
+      expect(migrate?.image, name).toBe(service?.image)
+      expect(migrate?.command, name).toEqual(['node', 'dist/migrate.js'])
+      expect(migrate?.environment, name).toEqual(service?.environment)
+      expect(service?.environment?.DATABASE_URL, name).toMatch(/^\$\{[A-Z_]+_DATABASE_URL:-\}$/)
+      expect(service?.depends_on, name).toEqual({
+        [`${name}-migrate`]: { condition: 'service_completed_successfully' },
+      })
+    }
+  })
+
+  it('when the environment is read, then no secret has a value in the file and no address is a development default production refuses', () => {
+    for (const name of system) {
+      const environment = compose.services[name]?.environment ?? {}
+      for (const [key, value] of Object.entries(environment)) {
+        if (/SECRET|KEYS|CREDENTIAL|DATABASE_URL/.test(key))
+          expect(value, `${name} ${key}`).toMatch(/^\$\{\w+:-\}$/)
+        expect(value, `${name} ${key}`).not.toContain('127.0.0.1:8080/console')
+        expect(value, `${name} ${key}`).not.toContain('127.0.0.1:3099')
+      }
+    }
+  })
+})
+
+describe("the system's environment file", () => {
+  const server = 'postgres://postgres:postgres@127.0.0.1:5432/postgres'
+
+  it('when written the first time, then every secret is new and long, and the databases are its own on its own role', () => {
+    const values = systemEnv(server, {}, { KAFKA_BROKERS: '127.0.0.1:9092', PATH: '/usr/bin' })
+    for (const name of ['SERVICE_CREDENTIAL', 'SIGNING_KEY_ENCRYPTION_SECRET', 'OIDC_COOKIE_KEYS'])
+      expect(values[name], name).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(values.SERVICE_CREDENTIAL).not.toBe(systemEnv(server, {}).SERVICE_CREDENTIAL)
+    expect(values.ORDER_DATABASE_URL).toBe(
+      `postgres://meridian_system:${values.MERIDIAN_SYSTEM_DB_PASSWORD}@127.0.0.1:5432/system_orders`,
+    )
+    expect(values.KAFKA_BROKERS).toBe('127.0.0.1:9092')
+    expect(values.PATH).toBeUndefined()
+  })
+
+  it('when written again from the file it wrote, then the secrets are the same (the data and the signing keys survive a restart)', () => {
+    const first = systemEnv(server, {})
+    const text = Object.entries(first)
+      .map(([key, value]) => `${key}=${value}`)
+      .join('\n')
+    expect(systemEnv(server, parseEnvFile(`# a comment\n${text}\n`))).toEqual(first)
+  })
+
+  describe('on the real PostgreSQL', () => {
+    const suffix = Date.now().toString(36)
+    const names = {
+      role: `images_test_${suffix}`,
+      databaseOf: (database: string) => `images_${suffix}_${database}`,
+    }
+    let serverUrl = ''
+
+    afterAll(async () => {
+      if (!serverUrl) return
+      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} })
+      for (const database of Object.values(databaseOfService))
+        await sql`drop database if exists ${sql(names.databaseOf(database))} with (force)`
+      await sql`drop role if exists ${sql(names.role)}`
+      await sql.end()
+    })
+
+    it('when ensured twice with a new password, then the role logs in with the newest and owns every database; a password that is not base64url is refused', async () => {
+      serverUrl = endpointsOf(await planInfra()).databaseUrl
+      const password = () => randomBytes(24).toString('base64url')
+      await ensureSystemDatabases(serverUrl, password(), names)
+      const newest = password()
+      await ensureSystemDatabases(serverUrl, newest, names)
+      const asRole = new URL(databaseUrl(serverUrl, names.databaseOf('orders')))
+      asRole.username = names.role
+      asRole.password = newest
+      const sql = postgres(asRole.toString(), { max: 1, onnotice: () => {} })
+      try {
+        const owned = await sql<{ datname: string }[]>`
+          select datname from pg_database where pg_get_userbyid(datdba) = ${names.role} order by datname`
+        expect(owned.map((row) => row.datname)).toEqual(
+          Object.values(databaseOfService).map(names.databaseOf).sort(),
+        )
+        await sql`create table made_by_the_role (id int)`
+      } finally {
+        await sql.end()
+      }
+      await expect(ensureSystemDatabases(serverUrl, "x' superuser --", names)).rejects.toThrow(
+        'the system password must be base64url',
+      )
+    })
+  })
+})
+
+describe("a container's environment in the images form", () => {
+  it("when the run's environment is given, then only what the run set and the engines' addresses reach the container", () => {
+    const host = {
+      PATH: '/usr/bin',
+      HOME: '/root',
+      NODE_OPTIONS: '--inspect',
+      KAFKA_BROKERS: '127.0.0.1:9092',
+    }
+    const run = {
+      ...host,
+      KAFKA_NAMESPACE: 'e2e-x.',
+      NODE_ENV: 'production',
+      PORT: '3002',
+      'lower-case': 'x',
+    }
+    expect(containerEnv(run, host)).toEqual({
+      KAFKA_BROKERS: '127.0.0.1:9092',
+      KAFKA_NAMESPACE: 'e2e-x.',
+      NODE_ENV: 'production',
+      PORT: '3002',
+    })
+  })
+})
