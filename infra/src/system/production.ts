@@ -18,27 +18,22 @@ export function systemFormFromEnv(env: NodeJS.ProcessEnv = process.env): SystemF
   throw new Error(`MERIDIAN_SYSTEM_BUILD must be development, production or images (got '${value}')`)
 }
 
-/** ./scripts/images of the named services: each image built from the tree as it is (the unchanged layers cached). */
-export function buildImages(names: string[]): void {
-  const result = spawnSync(join(repoRoot, 'scripts', 'images'), names, {
+/** ./scripts/<script> with these names, its output the caller's; throws when it fails. */
+function runScript(script: 'build' | 'images', names: string[]): void {
+  const result = spawnSync(join(repoRoot, 'scripts', script), names, {
     cwd: repoRoot,
     stdio: ['ignore', 'inherit', 'inherit'],
   })
-  if (result.error) throw new Error(`./scripts/images: ${result.error.message}`)
+  if (result.error) throw new Error(`./scripts/${script}: ${result.error.message}`)
   if (result.status !== 0)
-    throw new Error(`./scripts/images ${names.join(' ')} failed (exit ${result.status ?? result.signal})`)
+    throw new Error(`./scripts/${script} ${names.join(' ')} failed (exit ${result.status ?? result.signal})`)
 }
 
+/** ./scripts/images of the named services: each image built from the tree as it is (the unchanged layers cached). */
+export const buildImages = (names: string[]): void => runScript('images', names)
+
 /** ./scripts/build of the named services: quick when each is already built from the same inputs. */
-export function buildServices(names: string[]): void {
-  const result = spawnSync(join(repoRoot, 'scripts', 'build'), names, {
-    cwd: repoRoot,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
-  if (result.error) throw new Error(`./scripts/build: ${result.error.message}`)
-  if (result.status !== 0)
-    throw new Error(`./scripts/build ${names.join(' ')} failed (exit ${result.status ?? result.signal})`)
-}
+export const buildServices = (names: string[]): void => runScript('build', names)
 
 const secret = () => randomBytes(32).toString('base64url')
 
