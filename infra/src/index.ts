@@ -383,6 +383,13 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
   })
 }
 
+/** Stops the Jaeger `up` started natively from this cache folder (by its recorded pid); false when none runs. */
+export async function stopTraceStore(options: Omit<InfraOptions, 'traceStore'> = {}): Promise<boolean> {
+  const env = options.env ?? process.env
+  const layout = layoutFromEnv(env)
+  return withLock(layout, options.progress ?? stderrProgress, () => nativeJaeger(layout).stop())
+}
+
 /**
  * `export NAME=value` lines for a shell: the engines' endpoints, and each service's own database on the PostgreSQL
  * server (`<SERVICE>_DATABASE_URL`), which the services' dev and migrate scripts read, so that however they are

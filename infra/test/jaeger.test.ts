@@ -1,17 +1,18 @@
 // Jaeger as the development trace store: brought up (or reused) natively, fed one OTLP/HTTP trace, read back through
-// its query API; its status and env lines; an endpoint given instead; a port someone else holds.
+// its query API; its status and env lines; an endpoint given instead; a port someone else holds; stopped again.
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   ensureTraceStore,
   infraEnv,
   infraStatus,
   nativeJaegerUiUrl,
   pinnedJaegerVersion,
+  stopTraceStore,
 } from '../src/index.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (the Docker question settled). */
@@ -54,6 +55,16 @@ interface JaegerTrace {
 }
 
 describe('jaeger, the development trace store', () => {
+  // a Jaeger that ran before this file (a developer's ./scripts/dev) runs after it too; one this file started does not
+  let runningBefore = false
+  beforeAll(async () => {
+    runningBefore = (await infraEnv(nativeEnv())).includes('OTEL_EXPORTER_OTLP_ENDPOINT')
+  })
+  afterAll(async () => {
+    if (runningBefore) await ensureTraceStore({ env: nativeEnv(), progress: () => {} })
+    else await stopTraceStore({ env: nativeEnv(), progress: () => {} })
+  })
+
   it('when the trace store is brought up, then a span posted over OTLP/HTTP is found through the query API by its service and trace id', async () => {
     const messages: string[] = []
     const endpoint = await ensureTraceStore({ env: nativeEnv(), progress: (m) => messages.push(m) })
@@ -162,5 +173,18 @@ describe('jaeger, the development trace store', () => {
       /jaeger: port 4317 is already held by process \d+ \(.*jaeger.*\).*docs\/configuration\.md/s,
     )
     expect(existsSync(join(cache, 'jaeger', 'meridian.pid'))).toBe(false)
+  })
+
+  it('when the Jaeger this cache folder started is stopped, then status says stopped, env exports no OTLP endpoint, and a second stop finds none', async () => {
+    const env = nativeEnv()
+    await ensureTraceStore({ env, progress: () => {} })
+    expect(await stopTraceStore({ env, progress: () => {} })).toBe(true)
+    expect((await infraStatus(env)).find((status) => status.name === 'jaeger')).toMatchObject({
+      healthy: false,
+      detail: 'stopped',
+    })
+    expect(await infraEnv(env)).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT')
+    expect(await stopTraceStore({ env, progress: () => {} })).toBe(false)
+    await expect(fetch(`${nativeJaegerUiUrl}/api/services`)).rejects.toThrow()
   })
 })
