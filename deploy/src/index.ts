@@ -10,6 +10,25 @@ export {
   type SchemaCheck,
 } from './chart.ts'
 export {
+  type Dashboard,
+  dashboardExpressions,
+  dashboardFiles,
+  dashboardsDir,
+  datasourceVariable,
+  type Expression,
+  exposedFamilies,
+  type MissingMetric,
+  metricNamesOf,
+  missingMetrics,
+  observabilityDir,
+  panelsOf,
+  prometheusConfigFile,
+  readDashboard,
+  ruleExpressions,
+  rulesFile,
+  rulesTestFile,
+} from './observability.ts'
+export {
   type DeclaredTopic,
   drainSeconds,
   imageUid,
