@@ -13,6 +13,7 @@ export {
   type Dashboard,
   dashboardExpressions,
   dashboardFiles,
+  dashboardsAsRules,
   dashboardsDir,
   datasourceVariable,
   type Expression,
@@ -27,6 +28,7 @@ export {
   ruleExpressions,
   rulesFile,
   rulesTestFile,
+  withVariablesResolved,
 } from './observability.ts'
 export {
   type DeclaredTopic,

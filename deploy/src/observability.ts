@@ -2,7 +2,7 @@
 // dashboards, the metric names each expression reads, and the families a service's Prometheus text exposes.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parse } from 'yaml'
+import { parse, stringify } from 'yaml'
 import { deployDir } from './tools.ts'
 
 export const observabilityDir = join(deployDir, 'observability')
@@ -187,4 +187,24 @@ export function missingMetrics(
       .filter((name) => !prometheusOwn.has(name) && !recorded.has(name) && !isExposed(name))
       .map((name) => ({ file, where, name })),
   )
+}
+
+/** Grafana's range variables, and any other variable (which only stands inside a matcher's string), given a value. */
+export function withVariablesResolved(expr: string): string {
+  return expr
+    .replace(/\$__(rate_interval|interval|range)\b|\$\{__(rate_interval|interval|range)\}/g, '5m')
+    .replace(/\$\{\w+\}|\$\w+/g, '.*')
+}
+
+/**
+ * A rule file that records each dashboard expression (its variables resolved), so that `promtool check rules` parses
+ * the dashboards' PromQL as it does the rules'. The record names say which panel each came from.
+ */
+export function dashboardsAsRules(expressions: Expression[]): string {
+  const rules = expressions.map(({ file, where, expr }, index) => ({
+    record: `dashboard:expression_${index}`,
+    expr: withVariablesResolved(expr),
+    labels: { dashboard: file.slice(file.lastIndexOf('/') + 1), panel: where },
+  }))
+  return stringify({ groups: [{ name: 'dashboards', rules }] })
 }

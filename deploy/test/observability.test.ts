@@ -11,6 +11,7 @@ import {
   type DeployTools,
   dashboardExpressions,
   dashboardFiles,
+  dashboardsAsRules,
   datasourceVariable,
   ensureDeployTools,
   metricNamesOf,
@@ -21,6 +22,7 @@ import {
   ruleExpressions,
   rulesFile,
   rulesTestFile,
+  withVariablesResolved,
 } from '../src/index.ts'
 
 let tools: DeployTools
@@ -178,6 +180,41 @@ describe('the Grafana dashboards', () => {
       expect(uids.filter((uid) => uid !== datasourceVariable && uid !== dashboard.uid)).toEqual([])
     },
   )
+
+  it("when every panel's and variable's query is given to promtool as a recording rule, then each parses", async () => {
+    const expressions = files.flatMap((file) => dashboardExpressions(file))
+    const rules = join(scratch, 'dashboards.yml')
+    writeFileSync(rules, dashboardsAsRules(expressions))
+    const { ok, output } = await promtool(['check', 'rules', rules])
+    expect(output).toContain(`SUCCESS: ${expressions.length} rules found`)
+    expect(ok).toBe(true)
+  })
+
+  it('when a panel holds a query that is not PromQL, then promtool check rules fails on it', async () => {
+    const file = join(scratch, 'broken-dashboard.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        panels: [
+          { id: 1, title: 'broken', targets: [{ expr: 'sum by (service (rate(up[$__rate_interval]))' }] },
+        ],
+      }),
+    )
+    const rules = join(scratch, 'broken-dashboard.yml')
+    writeFileSync(rules, dashboardsAsRules(dashboardExpressions(file)))
+    const { ok, output } = await promtool(['check', 'rules', rules])
+    expect(ok).toBe(false)
+    expect(output).toContain('FAILED')
+  })
+
+  it("when Grafana's variables are resolved, then ranges get a duration and matchers match anything", () => {
+    expect(
+      withVariablesResolved(
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's ${name} form of a variable, not a template
+        'sum(rate(x{service=~"$service",topic=~"${topic}"}[$__rate_interval])) / sum(increase(y[$__range]))',
+      ),
+    ).toBe('sum(rate(x{service=~".*",topic=~".*"}[5m])) / sum(increase(y[5m]))')
+  })
 })
 
 describe('the PromQL reader of the metric contract', () => {
