@@ -1,7 +1,7 @@
 // The metric names are the contract: every metric that deploy/observability's rules and dashboards read is exposed by
 // a running service. The whole system starts (every service of services/ as a process on the engines, as ./scripts/dev
 // runs them); each instance's /metrics is read as Prometheus text and its families (`# TYPE` lines) collected.
-import { ensureInfra, freePort } from '@meridian/infra'
+import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -27,14 +27,7 @@ beforeAll(async () => {
     // ports of their own: a developer's system (8080, 3099) may be running
     gatewayPort: await freePort(),
     simulatorPort: 0,
-    baseEnv: {
-      ...process.env,
-      DATABASE_URL: endpoints.databaseUrl,
-      KAFKA_BROKERS: endpoints.kafkaBrokers,
-      CONSUL_HTTP_ADDR: endpoints.consulHttpAddr,
-      ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
-      REDIS_URL: endpoints.redisUrl,
-    },
+    baseEnv: { ...process.env, ...endpointsEnv(endpoints) },
     log: (line) => process.stderr.write(`[deploy:metrics] ${line}\n`),
   })
   for (const service of Object.values(system.services)) {
