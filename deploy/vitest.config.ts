@@ -1,5 +1,6 @@
-// The chart's checks need helm, kubeconform and Kubernetes' schemas: the global setup gets them once (built or
-// fetched into the cache folder on first use) before any file runs. No engine is needed.
+// The chart's and the alert rules' checks need helm, kubeconform, promtool and Kubernetes' schemas: the global setup
+// gets them once (built or fetched into the cache folder on first use) before any file runs. Only the metric contract
+// (test/metrics-contract.test.ts) needs the engines: it runs the whole system to read the services' /metrics.
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({

@@ -10,6 +10,27 @@ export {
   type SchemaCheck,
 } from './chart.ts'
 export {
+  type Dashboard,
+  dashboardExpressions,
+  dashboardFiles,
+  dashboardsAsRules,
+  dashboardsDir,
+  datasourceVariable,
+  type Expression,
+  exposedFamilies,
+  type MissingMetric,
+  metricNamesOf,
+  missingMetrics,
+  observabilityDir,
+  panelsOf,
+  prometheusConfigFile,
+  readDashboard,
+  ruleExpressions,
+  rulesFile,
+  rulesTestFile,
+  withVariablesResolved,
+} from './observability.ts'
+export {
   type DeclaredTopic,
   drainSeconds,
   imageUid,

@@ -1,5 +1,5 @@
-// The chart's tools, obtained once into the cache folder and found there afterwards: helm and kubeconform built from
-// the Go module proxy (wrapper modules in deploy/tools, whose go.sum pins every module), and Kubernetes' JSON
+// The chart's and the alert rules' tools, obtained once into the cache folder and found there afterwards: helm,
+// kubeconform and promtool built from the Go module proxy (wrapper modules in deploy/tools, whose go.sum pins every module), and Kubernetes' JSON
 // schemas from the PyPI wheel kubernetes-validate (pinned by version and hash), converted for kubeconform.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -22,13 +22,15 @@ export const kubernetesValidateWheel = {
 export interface DeployTools {
   helm: string
   kubeconform: string
+  /** Prometheus' promtool: checks and unit-tests deploy/observability's rules */
+  promtool: string
   /** kubeconform's -schema-location template, pointing into the cache */
   schemaLocation: string
   kubernetesVersion: string
 }
 
 interface GoTool {
-  name: 'helm' | 'kubeconform'
+  name: 'helm' | 'kubeconform' | 'promtool'
   module: string
   mainPackage: string
 }
@@ -39,6 +41,11 @@ const goTools: readonly GoTool[] = [
     name: 'kubeconform',
     module: 'github.com/yannh/kubeconform',
     mainPackage: 'github.com/yannh/kubeconform/cmd/kubeconform',
+  },
+  {
+    name: 'promtool',
+    module: 'github.com/prometheus/prometheus',
+    mainPackage: 'github.com/prometheus/prometheus/cmd/promtool',
   },
 ]
 
@@ -132,17 +139,19 @@ async function kubernetesSchemas(home: string, progress: Progress): Promise<stri
   return root
 }
 
-/** helm, kubeconform and the schemas, from the cache, obtained first where missing. */
+/** helm, kubeconform, promtool and the schemas, from the cache, obtained first where missing. */
 export async function ensureDeployTools(progress: Progress = () => {}): Promise<DeployTools> {
   const home = layoutFromEnv().componentDir('deploy')
   const binDir = join(home, 'bin')
-  const [helm, kubeconform] = goTools
+  const [helm, kubeconform, promtool] = goTools
   const helmPath = await goBuild(helm!, binDir, progress)
   const kubeconformPath = await goBuild(kubeconform!, binDir, progress)
+  const promtoolPath = await goBuild(promtool!, binDir, progress)
   const schemas = await kubernetesSchemas(home, progress)
   return {
     helm: helmPath,
     kubeconform: kubeconformPath,
+    promtool: promtoolPath,
     schemaLocation: `${schemas}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
     kubernetesVersion,
   }

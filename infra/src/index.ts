@@ -88,6 +88,17 @@ export interface Endpoints {
   otlpEndpoint?: string
 }
 
+/** The engines' addresses as the variables a service and the system runner read them from. */
+export function endpointsEnv(endpoints: Endpoints): Record<string, string> {
+  return {
+    DATABASE_URL: endpoints.databaseUrl,
+    KAFKA_BROKERS: endpoints.kafkaBrokers,
+    CONSUL_HTTP_ADDR: endpoints.consulHttpAddr,
+    ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
+    REDIS_URL: endpoints.redisUrl,
+  }
+}
+
 export interface ComponentPlan {
   name: ComponentName
   mode: Mode

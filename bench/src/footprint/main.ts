@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { ensureInfra, freePort } from '@meridian/infra'
+import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
 import { type MeridianSystem, type SystemForm, startSystem } from '@meridian/infra/system'
 import { benchLifecycle } from '../bench-lifecycle.ts'
 import { processTree, usageOf } from '../gateway/proc-stat.ts'
@@ -89,14 +89,7 @@ function table(
 await lifecycle(async () => {
   const loadBefore = loadavg()[0] ?? 0
   const endpoints = await ensureInfra({ progress: () => {} })
-  const baseEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: endpoints.databaseUrl,
-    KAFKA_BROKERS: endpoints.kafkaBrokers,
-    CONSUL_HTTP_ADDR: endpoints.consulHttpAddr,
-    ...(endpoints.consulToken ? { CONSUL_HTTP_TOKEN: endpoints.consulToken } : {}),
-    REDIS_URL: endpoints.redisUrl,
-  }
+  const baseEnv: NodeJS.ProcessEnv = { ...process.env, ...endpointsEnv(endpoints) }
   const byForm = {} as Record<SystemForm, Record<string, Figures>>
   for (const form of forms) {
     say(`${form}: starting the system`)
