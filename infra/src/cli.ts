@@ -2,23 +2,31 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import {
-  type ComponentName,
   components,
+  type EngineName,
   engineArtifacts,
   ensureInfra,
   infraDown,
   infraEnv,
   infraStatus,
   logFileOf,
+  nativeJaegerUiUrl,
+  nativeOtlpEndpoint,
+  type OptionalComponentName,
+  optionalComponents,
 } from './index.ts'
 
+const engineNames: readonly EngineName[] = [...components, ...optionalComponents]
+
 const usage = `usage: scripts/infra <command>
-  up                       start PostgreSQL, Kafka, Consul and Redis (reuses healthy ones), create databases and topics
+  up                       start PostgreSQL, Kafka, Consul, Redis and Jaeger (reuses healthy ones), create databases
+                           and topics
   down                     stop what 'up' started
-  status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy)
+  status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy;
+                           Jaeger, being optional, may be stopped)
   env                      export lines for DATABASE_URL, each service's <SERVICE>_DATABASE_URL, KAFKA_BROKERS,
-                           CONSUL_HTTP_ADDR, REDIS_URL
-  logs <component> [-f] [-n N]   the log of a native engine (${components.join(', ')})
+                           CONSUL_HTTP_ADDR, REDIS_URL, and OTEL_EXPORTER_OTLP_ENDPOINT while Jaeger runs
+  logs <component> [-f] [-n N]   the log of a native engine (${engineNames.join(', ')})
   artifacts                what the engine images are built from (the native path's binaries and jars), as JSON`
 
 async function main(argv: string[]): Promise<number> {
@@ -26,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'up': {
       const started = Date.now()
-      const endpoints = await ensureInfra()
+      const endpoints = await ensureInfra({ traceStore: true })
       process.stderr.write(`[infra] ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
       process.stdout.write(
         [
@@ -34,6 +42,9 @@ async function main(argv: string[]): Promise<number> {
           `Kafka       ${endpoints.kafkaBrokers}`,
           `Consul      ${endpoints.consulHttpAddr}`,
           `Redis       ${endpoints.redisUrl}`,
+          endpoints.otlpEndpoint === nativeOtlpEndpoint
+            ? `Jaeger      OTLP ${endpoints.otlpEndpoint}, UI ${nativeJaegerUiUrl}`
+            : `OTLP        ${endpoints.otlpEndpoint}`,
           '',
         ].join('\n'),
       )
@@ -64,7 +75,9 @@ async function main(argv: string[]): Promise<number> {
             .trimEnd()}\n`,
         )
       }
-      return rest.includes('--check') && statuses.some((s) => !s.healthy) ? 1 : 0
+      const optional = (name: EngineName) => optionalComponents.includes(name as OptionalComponentName)
+      const failing = statuses.some((s) => !s.healthy && !(optional(s.name) && s.detail === 'stopped'))
+      return rest.includes('--check') && failing ? 1 : 0
     }
     case 'env':
       process.stdout.write(await infraEnv())
@@ -73,9 +86,9 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(await engineArtifacts(), null, 2)}\n`)
       return 0
     case 'logs': {
-      const name = rest.find((arg) => !arg.startsWith('-') && !/^\d+$/.test(arg)) as ComponentName | undefined
-      if (!name || !components.includes(name)) {
-        process.stderr.write(`scripts/infra logs: name one of ${components.join(', ')}\n`)
+      const name = rest.find((arg) => !arg.startsWith('-') && !/^\d+$/.test(arg)) as EngineName | undefined
+      if (!name || !engineNames.includes(name)) {
+        process.stderr.write(`scripts/infra logs: name one of ${engineNames.join(', ')}\n`)
         return 2
       }
       const file = logFileOf(name)

@@ -1,7 +1,7 @@
-// The Docker path: the same four engines from docker-compose.yml, for machines with a reachable Docker engine.
+// The Docker path: the same engines from docker-compose.yml (the four, and Jaeger when asked for), for machines with a reachable Docker engine.
 import { join } from 'node:path'
 import { repoRoot } from './layout.ts'
-import type { ComponentName } from './native/engine.ts'
+import type { EngineName } from './native/engine.ts'
 import { run } from './processes.ts'
 
 const composeFile = join(repoRoot, 'docker-compose.yml')
@@ -19,17 +19,18 @@ export function dockerReachable(): Promise<boolean> {
   return reachable
 }
 
-export async function composeUp(components: ComponentName[], progress: (m: string) => void): Promise<void> {
+export async function composeUp(components: EngineName[], progress: (m: string) => void): Promise<void> {
   progress(`docker: starting ${components.join(', ')} from ${composeFile}`)
   await run('docker', [...composeArgs, 'up', '--detach', '--wait', ...components], { showOutput: true })
 }
 
 export async function composeDown(): Promise<void> {
-  await run('docker', [...composeArgs, 'down'], { showOutput: true })
+  // the profile makes `down` take the trace store (started by naming it) along with the four
+  await run('docker', [...composeArgs, '--profile', 'observability', 'down'], { showOutput: true })
 }
 
 /** Container id of a compose service, or undefined when it is not running. */
-export async function containerOf(component: ComponentName): Promise<string | undefined> {
+export async function containerOf(component: EngineName): Promise<string | undefined> {
   try {
     const id = (
       await run('docker', [...composeArgs, 'ps', '--quiet', component], { timeoutMs: 10_000 })

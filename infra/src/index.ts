@@ -6,7 +6,20 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
 import { consulBinary, nativeConsul, pinnedConsulVersion } from './native/consul.ts'
-import type { ComponentName, NativeEngine, Progress } from './native/engine.ts'
+import type {
+  ComponentName,
+  EngineName,
+  NativeEngine,
+  OptionalComponentName,
+  Progress,
+} from './native/engine.ts'
+import {
+  jaegerVersion,
+  nativeJaeger,
+  nativeJaegerUiUrl,
+  nativeOtlpEndpoint,
+  otlpReceiverVersion,
+} from './native/jaeger.ts'
 import { kafkaClassPath, kafkaLog4jProperties, nativeKafka } from './native/kafka.ts'
 import { nativePostgres, packagedBinaries } from './native/postgres.ts'
 import { nativeRedis } from './native/redis.ts'
@@ -27,7 +40,8 @@ import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export { freePort } from './free-port.ts'
 export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
-export type { ComponentName, Progress } from './native/engine.ts'
+export type { ComponentName, EngineName, OptionalComponentName, Progress } from './native/engine.ts'
+export { jaegerBinary, nativeJaegerUiUrl, nativeOtlpEndpoint, pinnedJaegerVersion } from './native/jaeger.ts'
 export {
   consulBaseUrl,
   databaseOfService,
@@ -43,12 +57,24 @@ export type Mode = 'external' | 'docker' | 'native'
 
 export const components: readonly ComponentName[] = ['postgres', 'kafka', 'consul', 'redis']
 
+/**
+ * Engines started only when asked for (`scripts/infra up` and `./scripts/dev` do; the test setup and the benches do
+ * not, so that no test run waits for them): Jaeger, the development trace store. Kept apart from `components`, which
+ * the test setup, the engine images and testcontainers take as "what every service needs".
+ */
+export const optionalComponents: readonly OptionalComponentName[] = ['jaeger']
+
 /** The environment variable through which each engine's endpoint is given (and printed by `infra env`). */
 export const endpointVariable: Record<ComponentName, string> = {
   postgres: 'DATABASE_URL',
   kafka: 'KAFKA_BROKERS',
   consul: 'CONSUL_HTTP_ADDR',
   redis: 'REDIS_URL',
+}
+
+/** The optional engines' variables: an OTLP endpoint given here is used instead of starting Jaeger. */
+export const optionalEndpointVariable: Record<OptionalComponentName, string> = {
+  jaeger: 'OTEL_EXPORTER_OTLP_ENDPOINT',
 }
 
 export interface Endpoints {
@@ -58,6 +84,8 @@ export interface Endpoints {
   consulHttpAddr: string
   consulToken?: string
   redisUrl: string
+  /** where services export spans (OTLP/HTTP), when the trace store was asked for */
+  otlpEndpoint?: string
 }
 
 /** The engines' addresses as the variables a service and the system runner read them from. */
@@ -77,7 +105,14 @@ export interface ComponentPlan {
   endpoint: string
 }
 
-export interface ComponentStatus extends ComponentPlan {
+/** Where an engine comes from, the optional ones included. */
+export interface EnginePlan {
+  name: EngineName
+  mode: Mode
+  endpoint: string
+}
+
+export interface ComponentStatus extends EnginePlan {
   healthy: boolean
   /** the engine's own version while healthy, otherwise why it is not */
   detail: string
@@ -88,6 +123,8 @@ export interface ComponentStatus extends ComponentPlan {
 export interface InfraOptions {
   env?: NodeJS.ProcessEnv
   progress?: Progress
+  /** bring up Jaeger too (or check the OTLP endpoint given by OTEL_EXPORTER_OTLP_ENDPOINT) */
+  traceStore?: boolean
 }
 
 const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.ProcessEnv) => Promise<string>> = {
@@ -100,12 +137,24 @@ const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.Process
   redis: redisVersion,
 }
 
-function nativeEngines(layout: Layout, env: NodeJS.ProcessEnv): Record<ComponentName, NativeEngine> {
+/** How an engine not run natively is probed: Jaeger in a container by its query API, a given collector by OTLP. */
+function probeOf(component: EnginePlan, env: NodeJS.ProcessEnv): () => Promise<string> {
+  if (component.name === 'jaeger') {
+    return component.mode === 'external'
+      ? () => otlpReceiverVersion(component.endpoint)
+      : () => jaegerVersion(nativeJaegerUiUrl)
+  }
+  const name = component.name
+  return () => versionProbe[name](component.endpoint, env)
+}
+
+function nativeEngines(layout: Layout, env: NodeJS.ProcessEnv): Record<EngineName, NativeEngine> {
   return {
     postgres: nativePostgres(layout, env),
     kafka: nativeKafka(layout),
     consul: nativeConsul(layout),
     redis: nativeRedis(layout),
+    jaeger: nativeJaeger(layout),
   }
 }
 
@@ -136,14 +185,24 @@ export async function planInfra(env: NodeJS.ProcessEnv = process.env): Promise<C
   })
 }
 
-export function endpointsOf(plan: ComponentPlan[], env: NodeJS.ProcessEnv = process.env): Endpoints {
+/** Where the trace store comes from: the OTLP endpoint given, else Jaeger in the local mode the others use. */
+export async function planTraceStore(env: NodeJS.ProcessEnv = process.env): Promise<EnginePlan> {
+  const given = env[optionalEndpointVariable.jaeger]
+  return given
+    ? { name: 'jaeger', mode: 'external', endpoint: given }
+    : { name: 'jaeger', mode: await chooseLocalMode(env), endpoint: nativeOtlpEndpoint }
+}
+
+export function endpointsOf(plan: EnginePlan[], env: NodeJS.ProcessEnv = process.env): Endpoints {
   const endpoint = (name: ComponentName) => plan.find((p) => p.name === name)?.endpoint ?? localEndpoint[name]
+  const traceStore = plan.find((p) => p.name === 'jaeger')
   return {
     databaseUrl: endpoint('postgres'),
     kafkaBrokers: endpoint('kafka'),
     consulHttpAddr: endpoint('consul'),
     ...(env.CONSUL_HTTP_TOKEN ? { consulToken: env.CONSUL_HTTP_TOKEN } : {}),
     redisUrl: endpoint('redis'),
+    ...(traceStore ? { otlpEndpoint: traceStore.endpoint } : {}),
   }
 }
 
@@ -229,12 +288,9 @@ export async function provision(endpoints: Endpoints, progress: Progress): Promi
   )
 }
 
-/** Brings every engine up (idempotent), creates the service databases and the declared topics. */
-export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints> {
-  const env = options.env ?? process.env
-  const progress = options.progress ?? ((message: string) => process.stderr.write(`[infra] ${message}\n`))
+/** Brings the planned engines up (idempotent): native ones started or reused, the others waited for. */
+async function bringUp(plan: EnginePlan[], env: NodeJS.ProcessEnv, progress: Progress): Promise<void> {
   const layout = layoutFromEnv(env)
-  const plan = await planInfra(env)
   await withLock(layout, progress, async () => {
     const engines = nativeEngines(layout, env)
     const dockerized = plan.filter((p) => p.mode === 'docker').map((p) => p.name)
@@ -243,11 +299,9 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
     const results = await Promise.allSettled(
       plan.map(async (component) => {
         if (component.mode === 'native') return ensureNative(engines[component.name], progress)
-        const version = await waitFor(
-          `${component.name} at ${component.endpoint}`,
-          () => versionProbe[component.name](component.endpoint, env),
-          { timeoutMs: component.mode === 'docker' ? 120_000 : 20_000 },
-        )
+        const version = await waitFor(`${component.name} at ${component.endpoint}`, probeOf(component, env), {
+          timeoutMs: component.mode === 'docker' ? 120_000 : 20_000,
+        })
         progress(`${component.name}: using ${version} at ${component.endpoint} (${component.mode})`)
       }),
     )
@@ -256,15 +310,40 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
     )
     if (failures.length > 0) throw new Error(failures.join('\n'))
   })
+}
+
+const stderrProgress: Progress = (message) => process.stderr.write(`[infra] ${message}\n`)
+
+/**
+ * Brings every engine up (idempotent), creates the service databases and the declared topics; with `traceStore`,
+ * Jaeger too (or the OTLP endpoint given is checked).
+ */
+export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints> {
+  const env = options.env ?? process.env
+  const progress = options.progress ?? stderrProgress
+  const plan: EnginePlan[] = [
+    ...(await planInfra(env)),
+    ...(options.traceStore ? [await planTraceStore(env)] : []),
+  ]
+  await bringUp(plan, env, progress)
   const endpoints = endpointsOf(plan, env)
   await provision(endpoints, progress)
   return endpoints
 }
 
+/** Brings the trace store alone up (Jaeger, or the OTLP endpoint given, checked); returns the OTLP endpoint. */
+export async function ensureTraceStore(options: Omit<InfraOptions, 'traceStore'> = {}): Promise<string> {
+  const env = options.env ?? process.env
+  const plan = await planTraceStore(env)
+  await bringUp([plan], env, options.progress ?? stderrProgress)
+  return plan.endpoint
+}
+
+/** Each engine's health, the trace store included (`stopped` when it was not started: it is optional). */
 export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise<ComponentStatus[]> {
   const layout = layoutFromEnv(env)
   const engines = nativeEngines(layout, env)
-  const plan = await planInfra(env)
+  const plan: EnginePlan[] = [...(await planInfra(env)), await planTraceStore(env)]
   return Promise.all(
     plan.map(async (component): Promise<ComponentStatus> => {
       const engine = engines[component.name]
@@ -274,14 +353,12 @@ export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise
           : component.mode === 'docker'
             ? await containerOf(component.name)
             : undefined
-      if (component.mode === 'native' && !processId) {
+      const optional = optionalComponents.includes(component.name as OptionalComponentName)
+      if (!processId && (component.mode === 'native' || (component.mode === 'docker' && optional))) {
         return { ...component, healthy: false, detail: 'stopped' }
       }
       try {
-        const detail =
-          component.mode === 'native'
-            ? await engine.probe()
-            : await versionProbe[component.name](component.endpoint, env)
+        const detail = component.mode === 'native' ? await engine.probe() : await probeOf(component, env)()
         return { ...component, healthy: true, detail, ...(processId ? { process: processId } : {}) }
       } catch (error) {
         return {
@@ -298,7 +375,7 @@ export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise
 /** Stops what `up` started natively (by recorded pid) or through compose; endpoints from the environment are left alone. */
 export async function infraDown(options: InfraOptions = {}): Promise<void> {
   const env = options.env ?? process.env
-  const progress = options.progress ?? ((message: string) => process.stderr.write(`[infra] ${message}\n`))
+  const progress = options.progress ?? stderrProgress
   const layout = layoutFromEnv(env)
   const engines = nativeEngines(layout, env)
   const plan = await planInfra(env)
@@ -306,7 +383,7 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
     if (plan.some((p) => p.mode === 'docker')) await composeDown()
     // whatever the mode now, a native engine we started earlier is ours to stop
     await Promise.all(
-      components.map(async (name) => {
+      [...components, ...optionalComponents].map(async (name) => {
         const pid = engines[name].runningPid()
         const stopped = await engines[name].stop()
         progress(
@@ -317,6 +394,13 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
   })
 }
 
+/** Stops the Jaeger `up` started natively from this cache folder (by its recorded pid); false when none runs. */
+export async function stopTraceStore(options: Omit<InfraOptions, 'traceStore'> = {}): Promise<boolean> {
+  const env = options.env ?? process.env
+  const layout = layoutFromEnv(env)
+  return withLock(layout, options.progress ?? stderrProgress, () => nativeJaeger(layout).stop())
+}
+
 /**
  * `export NAME=value` lines for a shell: the engines' endpoints, and each service's own database on the PostgreSQL
  * server (`<SERVICE>_DATABASE_URL`), which the services' dev and migrate scripts read, so that however they are
@@ -324,6 +408,7 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
  */
 export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const endpoints = endpointsOf(await planInfra(env), env)
+  const traceStore = await runningTraceStore(env)
   const lines = [
     `export DATABASE_URL='${endpoints.databaseUrl}'`,
     ...Object.entries(databaseOfService).map(
@@ -335,10 +420,25 @@ export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<st
     `export REDIS_URL='${endpoints.redisUrl}'`,
   ]
   if (endpoints.consulToken) lines.push(`export CONSUL_HTTP_TOKEN='${endpoints.consulToken}'`)
+  if (traceStore) lines.push(`export ${optionalEndpointVariable.jaeger}='${traceStore}'`)
   return `${lines.join('\n')}\n`
 }
 
-export function logFileOf(name: ComponentName, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The OTLP endpoint services should export to: the one given, or Jaeger's while the one `up` started runs; undefined
+ * otherwise, so that services started without a trace store export nothing (rather than failing to reach one).
+ */
+async function runningTraceStore(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const plan = await planTraceStore(env)
+  if (plan.mode === 'external') return plan.endpoint
+  const running =
+    plan.mode === 'native'
+      ? nativeJaeger(layoutFromEnv(env)).runningPid() !== undefined
+      : (await containerOf('jaeger')) !== undefined
+  return running ? plan.endpoint : undefined
+}
+
+export function logFileOf(name: EngineName, env: NodeJS.ProcessEnv = process.env): string {
   return nativeEngines(layoutFromEnv(env), env)[name].logFile
 }
 

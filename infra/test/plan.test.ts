@@ -1,11 +1,16 @@
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
 import {
   databaseOfService,
   databaseVariableOf,
   endpointsOf,
   infraEnv,
+  pinnedJaegerVersion,
   planInfra,
+  planTraceStore,
   serviceDatabases,
 } from '../src/index.ts'
 
@@ -89,7 +94,13 @@ describe('infrastructure plan', () => {
   })
 
   it('when a Consul token is configured, then env prints it beside the four endpoints', async () => {
-    const env = { ...everyEndpoint, CONSUL_HTTP_TOKEN: 'secret-token' }
+    // a cache folder no Jaeger was started from: env prints no OTLP endpoint
+    const env = {
+      ...everyEndpoint,
+      CONSUL_HTTP_TOKEN: 'secret-token',
+      MERIDIAN_INFRA: 'native',
+      MERIDIAN_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meridian-plan-')),
+    }
     expect(endpointsOf(await planInfra(env), env).consulToken).toBe('secret-token')
     expect(await infraEnv(env)).toBe(
       [
@@ -102,5 +113,37 @@ describe('infrastructure plan', () => {
         '',
       ].join('\n'),
     )
+  })
+
+  it('when OTEL_EXPORTER_OTLP_ENDPOINT is given, then the trace store is that endpoint and env prints it after the four', async () => {
+    const env = { ...everyEndpoint, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318' }
+    expect(await planTraceStore(env)).toEqual({
+      name: 'jaeger',
+      mode: 'external',
+      endpoint: 'http://collector.internal:4318',
+    })
+    expect(endpointsOf([await planTraceStore(env)], env).otlpEndpoint).toBe('http://collector.internal:4318')
+    const lines = (await infraEnv(env)).trimEnd().split('\n')
+    expect(lines.at(-1)).toBe("export OTEL_EXPORTER_OTLP_ENDPOINT='http://collector.internal:4318'")
+  })
+
+  it('when no OTLP endpoint is given, then Jaeger is planned on the fixed loopback port in the mode asked for', async () => {
+    expect(await planTraceStore({ MERIDIAN_INFRA: 'native' })).toEqual({
+      name: 'jaeger',
+      mode: 'native',
+      endpoint: 'http://127.0.0.1:4318',
+    })
+  })
+
+  it('when Jaeger runs from docker-compose.yml, then it is the release infra/jaeger builds, with the same configuration, on loopback', () => {
+    const compose = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8')) as {
+      services: Record<string, { image: string; profiles?: string[]; volumes: string[]; ports: string[] }>
+    }
+    const jaeger = compose.services.jaeger
+    expect(jaeger?.image).toBe(`jaegertracing/jaeger:${pinnedJaegerVersion().release.slice(1)}`)
+    // outside the engines every test setup starts: only `up` of the trace store names it
+    expect(jaeger?.profiles).toEqual(['observability'])
+    expect(jaeger?.volumes).toEqual(['./infra/jaeger/config.yaml:/etc/jaeger/config.yaml:ro'])
+    expect(jaeger?.ports.every((port) => port.startsWith('127.0.0.1:'))).toBe(true)
   })
 })

@@ -3,12 +3,16 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isAlive, processStartTime } from '../processes.ts'
 
+/** The four engines every service needs (the test setup, the engine images and testcontainers know these). */
 export type ComponentName = 'postgres' | 'kafka' | 'consul' | 'redis'
+/** An engine started only when asked for: the development trace store. */
+export type OptionalComponentName = 'jaeger'
+export type EngineName = ComponentName | OptionalComponentName
 
 export type Progress = (message: string) => void
 
 export interface NativeEngine {
-  readonly name: ComponentName
+  readonly name: EngineName
   /** TCP ports the engine listens on; all must be free (or ours) before it starts */
   readonly ports: number[]
   readonly endpoint: string

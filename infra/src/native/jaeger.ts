@@ -1,0 +1,140 @@
+// Jaeger (the v2 binary) built once from the Go module proxy (wrapper module infra/jaeger) and run on loopback with
+// in-memory storage: the development system's trace store, an optional engine (started by `scripts/infra up`, not by
+// the test setup).
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
+import { join } from 'node:path'
+import { infraDir, type Layout } from '../layout.ts'
+import { run, startDaemon, stopPid } from '../processes.ts'
+import { type NativeEngine, PidFile, which } from './engine.ts'
+
+const OTLP_GRPC_PORT = 4317
+const OTLP_HTTP_PORT = 4318
+const QUERY_GRPC_PORT = 16685
+const QUERY_HTTP_PORT = 16686
+/** Where services send their spans (OTLP over HTTP; the SDK appends /v1/traces). */
+export const nativeOtlpEndpoint = `http://127.0.0.1:${OTLP_HTTP_PORT}`
+/** Jaeger's UI and its query API (/api/services, /api/traces). */
+export const nativeJaegerUiUrl = `http://127.0.0.1:${QUERY_HTTP_PORT}`
+
+const wrapperDir = join(infraDir, 'jaeger')
+/** The collector configuration both the native process and the container run (infra/jaeger/config.yaml). */
+export const jaegerConfigFile = join(wrapperDir, 'config.yaml')
+
+/**
+ * The module version infra/jaeger pins, and the Jaeger v2 release it carries (its go.mod names both): Jaeger tags each
+ * release twice on one commit (v1.76.0 / v2.13.0), the v1 tag being the Go module's version and the v2 one the
+ * binary's and the image's.
+ */
+export function pinnedJaegerVersion(): { module: string; release: string } {
+  const goMod = readFileSync(join(wrapperDir, 'go.mod'), 'utf8')
+  const module = /github\.com\/jaegertracing\/jaeger (v1\.[\d.]+)/.exec(goMod)?.[1]
+  const release = /jaeger-release (v2\.[\d.]+)/.exec(goMod)?.[1]
+  if (!module || !release)
+    throw new Error(
+      `jaeger: ${wrapperDir}/go.mod must require github.com/jaegertracing/jaeger and name its jaeger-release`,
+    )
+  return { module, release }
+}
+
+/** The Jaeger binary built from infra/jaeger once per version into `home`/bin. */
+export async function jaegerBinary(home: string, progress: (m: string) => void): Promise<string> {
+  const { module, release } = pinnedJaegerVersion()
+  const path = join(home, 'bin', `jaeger-${module}`)
+  if (existsSync(path)) return path
+  if (!which('go'))
+    throw new Error(`jaeger: the Go toolchain is needed once to build Jaeger; install Go 1.21+ and retry`)
+  progress(
+    `building Jaeger ${release} (module ${module}) from the Go module proxy into ${path}; first run only, takes several minutes`,
+  )
+  mkdirSync(join(home, 'bin'), { recursive: true })
+  await run(
+    'go',
+    [
+      'build',
+      '-trimpath',
+      // what `jaeger version` and the logs report; Jaeger's own build sets it the same way
+      '-ldflags',
+      `-X github.com/jaegertracing/jaeger/internal/version.latestVersion=${release}`,
+      '-o',
+      `${path}.partial`,
+      'github.com/jaegertracing/jaeger/cmd/jaeger',
+    ],
+    {
+      cwd: wrapperDir,
+      // go.sum in infra/jaeger pins every module; nothing else is consulted. Jaeger's module asks for Go 1.24.6,
+      // which Go 1.21+ fetches by itself (as deploy/tools does), also where the system's go.env says local
+      env: {
+        ...process.env,
+        CGO_ENABLED: '0',
+        GOFLAGS: '-mod=readonly',
+        GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto',
+      },
+      showOutput: true,
+    },
+  )
+  renameSync(`${path}.partial`, path)
+  return path
+}
+
+/** Jaeger's query API answers (it lists the services it holds traces of): the probe of a Jaeger started here. */
+export async function jaegerVersion(uiUrl: string): Promise<string> {
+  const response = await fetch(`${uiUrl}/api/services`, { signal: AbortSignal.timeout(3000) })
+  if (!response.ok) throw new Error(`jaeger at ${uiUrl}: /api/services answered ${response.status}`)
+  await response.body?.cancel()
+  return `Jaeger ${pinnedJaegerVersion().release}`
+}
+
+/**
+ * An OTLP/HTTP receiver accepts an empty export (any collector, Jaeger or not): the probe of an endpoint given by
+ * OTEL_EXPORTER_OTLP_ENDPOINT, whose query side (if any) is not ours to know.
+ */
+export async function otlpReceiverVersion(endpoint: string): Promise<string> {
+  const url = `${endpoint.replace(/\/+$/, '')}/v1/traces`
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"resourceSpans":[]}',
+    signal: AbortSignal.timeout(3000),
+  })
+  await response.body?.cancel()
+  if (!response.ok) throw new Error(`OTLP receiver at ${url} answered ${response.status}`)
+  return 'OTLP/HTTP receiver'
+}
+
+export function nativeJaeger(layout: Layout): NativeEngine {
+  const home = layout.componentDir('jaeger')
+  const logFile = join(home, 'jaeger.log')
+  const pidFile = new PidFile(home)
+
+  return {
+    name: 'jaeger',
+    ports: [OTLP_GRPC_PORT, OTLP_HTTP_PORT, QUERY_GRPC_PORT, QUERY_HTTP_PORT],
+    endpoint: nativeOtlpEndpoint,
+    logFile,
+    startTimeoutMs: 30_000,
+    runningPid: () => pidFile.live(),
+    probe: () => jaegerVersion(nativeJaegerUiUrl),
+
+    async start(progress) {
+      const path = await jaegerBinary(home, progress)
+      const pid = startDaemon({
+        command: path,
+        args: ['--config', jaegerConfigFile],
+        logFile,
+        cwd: home,
+        // the configuration's listen host: loopback unless said otherwise (only the container says otherwise)
+        env: { ...process.env, JAEGER_LISTEN_HOST: '127.0.0.1' },
+      })
+      pidFile.write(pid)
+      return pid
+    },
+
+    async stop() {
+      const pid = pidFile.live()
+      pidFile.clear()
+      if (!pid) return false
+      await stopPid(pid, 'SIGTERM', 10_000)
+      return true
+    },
+  }
+}
