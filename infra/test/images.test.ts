@@ -173,12 +173,13 @@ describe("the system's environment file", () => {
 })
 
 describe("a container's environment in the images form", () => {
-  it("when the run's environment is given, then only what the run set and the engines' addresses reach the container", () => {
+  it("when the run's environment is given, then only what the run set and the engines' (and the trace store's) addresses reach the container", () => {
     const host = {
       PATH: '/usr/bin',
       HOME: '/root',
       NODE_OPTIONS: '--inspect',
       KAFKA_BROKERS: '127.0.0.1:9092',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
     }
     const run = {
       ...host,
@@ -189,6 +190,7 @@ describe("a container's environment in the images form", () => {
     }
     expect(containerEnv(run, host)).toEqual({
       KAFKA_BROKERS: '127.0.0.1:9092',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
       KAFKA_NAMESPACE: 'e2e-x.',
       NODE_ENV: 'production',
       PORT: '3002',

@@ -61,13 +61,17 @@ export function imageTag(): string {
   return (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
 }
 
-/** The engines' addresses: set by the test setup or the developer's shell, and needed inside the container too. */
+/**
+ * The engines' addresses (the trace store's too): set by the test setup or the developer's shell, and needed inside
+ * the container too.
+ */
 const endpointVariables = new Set([
   'DATABASE_URL',
   'KAFKA_BROKERS',
   'CONSUL_HTTP_ADDR',
   'CONSUL_HTTP_TOKEN',
   'REDIS_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
 ])
 
 /**

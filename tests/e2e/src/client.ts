@@ -211,11 +211,19 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     /** POST /api/v1/orders as the customer; whatever it answers (the caller checks 201 and Location). */
     async placeOrder(
       customer: Customer,
-      options: { product: Product; quantity?: number; card?: string; paymentToken?: string },
+      options: {
+        product: Product
+        quantity?: number
+        card?: string
+        paymentToken?: string
+        /** extra request headers (e.g. a traceparent that names the order's trace) */
+        headers?: Record<string, string>
+      },
     ): Promise<ApiResponse<PlacedOrder>> {
       const token = options.paymentToken ?? (await client.tokenizeCard(options.card ?? cards.good))
       return call<PlacedOrder>(gatewayUrl, 'POST', '/api/v1/orders', {
         token: customer.token,
+        ...(options.headers ? { headers: options.headers } : {}),
         body: {
           customerId: customer.id,
           items: [
@@ -230,7 +238,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     /** Places the order and fails unless it is accepted (201 with Location); the order's id. */
     async placeOrderOk(
       customer: Customer,
-      options: { product: Product; quantity?: number; card?: string },
+      options: { product: Product; quantity?: number; card?: string; headers?: Record<string, string> },
     ): Promise<string> {
       const placed = await client.placeOrder(customer, options)
       if (placed.status !== 201 || !placed.headers.get('location'))

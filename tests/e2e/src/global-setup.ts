@@ -1,6 +1,6 @@
 // Starts the whole system once for the suite (every service as a process, its own databases, Kafka namespace and
 // Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
-import { freePort } from '@meridian/infra'
+import { ensureTraceStore, freePort, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '@meridian/infra'
 import { demoSignInHint } from '@meridian/infra/demo'
 import { startSystem, systemFormFromEnv } from '@meridian/infra/system'
 import type { TestProject } from 'vitest/node'
@@ -65,12 +65,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // the console's development address on 8080 (it is among the public defaults), so the gateway takes a free port.
   const production = systemFormFromEnv(process.env) !== 'development'
   const gatewayPort = portFromEnv('E2E_GATEWAY_PORT', production ? 0 : 8080) || (await freePort())
+  // every service exports its traces to the development trace store, as under ./scripts/dev (test/tracing.test.ts
+  // reads them back through its query API); one that ran before the suite (a developer's) runs after it too
+  const traceStoreBefore = (await infraEnv()).includes('OTEL_EXPORTER_OTLP_ENDPOINT=')
+  const otlpEndpoint = await ensureTraceStore()
+  const stopTraces = async () => {
+    if (!traceStoreBefore) await stopTraceStore()
+  }
   const system = await startSystem({
     prefix: 'e2e',
     gatewayPort,
     simulatorPort,
     simulator: simulatorSettings,
     env: {
+      '*': { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint },
       order: sagaSettings,
       payment: reconcileSettings,
       // the console's page is on the gateway's origin: the channel and GraphQL's subscriptions accept it
@@ -95,6 +103,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // two instances of the channel (a client of the one that restarts reconnects to the other) and of content (a
     // post made on one reaches the subscribers of both)
     replicas: { 'realtime-gateway': 2, content: 2 },
+  }).catch(async (error: unknown) => {
+    await stopTraces()
+    throw error
   })
   process.stderr.write(
     `[e2e] system ${system.runId} (${system.form}) up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
@@ -102,6 +113,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   )
   if (!system.admin) {
     await system.close()
+    await stopTraces()
     throw new Error('the system has no auth service, so no administrator: the end-to-end tests need one')
   }
   const provided: E2eSystem = {
@@ -111,6 +123,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     simulatorUrl: system.simulatorUrl,
     admin: system.admin,
     kafka: { brokers: process.env.KAFKA_BROKERS ?? '', namespace: system.kafkaNamespace },
+    traces: { otlpEndpoint, queryUrl: process.env.JAEGER_QUERY_URL || nativeJaegerUiUrl },
     services: Object.fromEntries(
       Object.entries(system.services).map(([name, service]) => [
         name,
@@ -125,5 +138,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ),
   }
   project.provide('system', provided)
-  return () => system.close()
+  return async () => {
+    await system.close()
+    await stopTraces()
+  }
 }

@@ -8,6 +8,11 @@ export interface E2eSystem {
   admin: { email: string; password: string }
   /** the broker the run uses, and the prefix of its topics and groups (KAFKA_NAMESPACE) */
   kafka: { brokers: string; namespace: string }
+  /**
+   * where the services send their traces (OTLP/HTTP), and the trace store's query API (Jaeger's, read by
+   * test/tracing.test.ts; JAEGER_QUERY_URL when OTEL_EXPORTER_OTLP_ENDPOINT names a store of your own)
+   */
+  traces: { otlpEndpoint: string; queryUrl: string }
   /** name -> where its process runs and logs (the pid as at the start) */
   services: Record<
     string,
