@@ -89,7 +89,9 @@ export async function jaegerVersion(uiUrl: string): Promise<string> {
  * OTEL_EXPORTER_OTLP_ENDPOINT, whose query side (if any) is not ours to know.
  */
 export async function otlpReceiverVersion(endpoint: string): Promise<string> {
-  const url = `${endpoint.replace(/\/+$/, '')}/v1/traces`
+  // new URL resolves the path against the endpoint's own (a trailing slash or none), with no pattern to backtrack
+  const base = endpoint.endsWith('/') ? endpoint : `${endpoint}/`
+  const url = new URL('v1/traces', base).href
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
