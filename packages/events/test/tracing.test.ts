@@ -2,7 +2,7 @@
 // stored with the row, the relay's publish span and headers, the consumer's process span, retries and dead letters.
 import { transaction } from '@meridian/db'
 import { testKafka, uniqueName } from '@meridian/testkit'
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { consume, type EventConsumer, type EventHandler } from '../src/consumer.ts'
@@ -342,5 +342,26 @@ describe('hostile trace headers', () => {
     }
     const counts = await database.effectCounts()
     for (const event of events) expect(counts.get(event.id)).toBe(1)
+  })
+})
+
+describe('the stored context', () => {
+  it('when the active tracestate is longer than 512 characters, then the row keeps the traceparent and at most 512 characters of whole tracestate entries', async () => {
+    const members = Array.from({ length: 20 }, (_, i) => `v${i}=${'c'.repeat(40)}`).join(',')
+    const remote = propagation.extract(ROOT_CONTEXT, {
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: members,
+    })
+    const event = topicEvent({ key: uniqueName('long-state') })
+    await context.with(remote, () =>
+      tracer().startActiveSpan('use case', async (span) => {
+        await append(event)
+        span.end()
+      }),
+    )
+    const row = await outboxRow(event.id)
+    expect(row?.traceParent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/)
+    expect(row?.traceState?.length).toBeLessThanOrEqual(512)
+    for (const member of row?.traceState?.split(',') ?? []) expect(member).toMatch(/^v\d+=c{40}$/)
   })
 })
