@@ -1,7 +1,15 @@
 // One trace through the outbox and Kafka, on real PostgreSQL and Kafka with an in-memory span exporter: the context
 // stored with the row, the relay's publish span and headers, the consumer's process span, retries and dead letters.
 import { transaction } from '@meridian/db'
-import { testKafka, uniqueName } from '@meridian/testkit'
+import {
+  attributeOf,
+  installTestTracing,
+  parentIdOf,
+  type TestTracing,
+  testKafka,
+  traceparentOf,
+  uniqueName,
+} from '@meridian/testkit'
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -23,13 +31,6 @@ import {
   waitFor,
 } from './consumer-fixtures.ts'
 import { testEvent, testProducer } from './relay-fixtures.ts'
-import {
-  attributeOf,
-  installTracing,
-  parentIdOf,
-  type TestTracing,
-  traceparentOf,
-} from './tracing-fixtures.ts'
 
 let tracing: TestTracing
 let database: EffectsDatabase
@@ -40,7 +41,7 @@ const consumers: EventConsumer[] = []
 const tracer = () => trace.getTracer('tracing-test')
 
 beforeAll(async () => {
-  tracing = installTracing()
+  tracing = installTestTracing()
   database = await effectsDatabase()
   topics = await eventTopics('trace')
   producer = await testProducer()

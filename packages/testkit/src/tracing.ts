@@ -1,5 +1,5 @@
-// A tracing SDK for the tracing tests, as the service kit registers one: a tracer provider recording into memory, the
-// AsyncLocalStorage context manager and the W3C propagator; removed again by uninstall().
+// A tracing SDK for tests of trace propagation, as the service kit registers one: a tracer provider recording into
+// memory, the AsyncLocalStorage context manager and the W3C propagator; removed again by uninstall().
 import { context, propagation, type SpanContext, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
@@ -17,8 +17,11 @@ export interface TestTracing {
   uninstall(): Promise<void>
 }
 
-/** Registers the global tracer provider, context manager and propagator. */
-export function installTracing(): TestTracing {
+/**
+ * Registers the global tracer provider, context manager and propagator for this test file (each file runs in a
+ * worker of its own); uninstall() in afterAll.
+ */
+export function installTestTracing(): TestTracing {
   const exporter = new InMemorySpanExporter()
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
   trace.setGlobalTracerProvider(provider)
