@@ -100,6 +100,21 @@ export function contextFromHeaders(headers: IHeaders | undefined): Context {
   }
 }
 
+/**
+ * A trace context read from a carrier another process wrote (a pub/sub message): kept only when it holds strings within
+ * maxTraceHeaderLength, so anything else is no context rather than an error.
+ */
+export function readTraceContext(value: unknown): StoredTraceContext {
+  if (typeof value !== 'object' || value === null) return noTraceContext
+  const { traceParent, traceState } = value as Record<string, unknown>
+  const parent = typeof traceParent === 'string' ? bounded(traceParent) : undefined
+  if (parent === undefined) return noTraceContext
+  return {
+    traceParent: parent,
+    traceState: (typeof traceState === 'string' ? bounded(traceState) : undefined) ?? null,
+  }
+}
+
 /** The context stored with an outbox row, under the root context (the root when there is none). */
 export function contextFromStored(stored: StoredTraceContext): Context {
   if (stored.traceParent === null) return ROOT_CONTEXT

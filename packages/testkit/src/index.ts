@@ -71,6 +71,7 @@ export {
   attributeOf,
   installTestTracing,
   parentIdOf,
+  type ReadableSpan,
   type TestTracing,
   traceparentOf,
 } from './tracing.ts'

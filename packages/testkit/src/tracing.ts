@@ -10,6 +10,8 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace'
 
+export type { ReadableSpan }
+
 export interface TestTracing {
   exporter: InMemorySpanExporter
   /** every span ended so far */

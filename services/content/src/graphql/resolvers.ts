@@ -2,11 +2,13 @@
 // for the caller where the operation needs one, and calls a use case. Post.author and User.posts are loaders
 // (loaders.ts): batched per operation, so a list with its authors is a fixed number of SQL statements.
 import { CreatePostArgs, CreateUserArgs, PostsArgs, type PostView, UserArgs } from '@meridian/contracts'
+import type { StoredTraceContext } from '@meridian/events'
 import { assertScopes, checkedValue, holdsRole } from '@meridian/service-kit'
 import type { IResolvers, MercuriusContext } from 'mercurius'
 import type { PostUseCases } from '../domain/posts.ts'
 import type { UserRecord, UserUseCases } from '../domain/users.ts'
 import { toMeridianGraphQLError } from './errors.ts'
+import { deliveredInSpans } from './subscriptions.ts'
 
 export interface ResolverDependencies {
   users: UserUseCases
@@ -18,6 +20,8 @@ export interface ResolverDependencies {
 /** What postCreated publishes: the subscription's field, as the resolvers of Post read it. */
 export interface PostCreatedMessage {
   postCreated: PostView
+  /** the creating request's W3C trace context, when traced: a field no client can select, read by deliveredInSpans */
+  traceContext?: StoredTraceContext
 }
 
 type Context = MercuriusContext
@@ -62,7 +66,7 @@ export function contentResolvers({ users, posts, postCreatedTopic }: ResolverDep
           } catch (error) {
             throw toMeridianGraphQLError(error, context.requestId, context.app.log)
           }
-          return context.pubsub.subscribe(postCreatedTopic)
+          return deliveredInSpans(await context.pubsub.subscribe(postCreatedTopic), postCreatedTopic)
         },
       },
     },
