@@ -74,7 +74,7 @@ const topicEvent = (data: Record<string, unknown>): DomainEvent => testEvent(top
 
 async function startConsumer(
   handler: EventHandler<'order.completed'>,
-  options: { retryDelaysMs?: number[] } = {},
+  options: { retryDelaysMs?: number[]; afterCommit?: (event: DomainEvent) => void } = {},
 ): Promise<string> {
   const group = uniqueName('trace-group')
   consumers.push(
@@ -89,6 +89,7 @@ async function startConsumer(
       logger: recordingLogger().logger,
       producer,
       retryDelaysMs: options.retryDelaysMs ?? [100],
+      ...(options.afterCommit ? { afterCommit: options.afterCommit } : {}),
     }),
   )
   return group
@@ -276,6 +277,20 @@ describe('a trace through the outbox and Kafka', () => {
     expect(parentIdOf(replayed)).toBe(second.spanContext().spanId)
     expect(replayed.spanContext().traceId).toBe(originContext.traceId)
     expect(replayed.status.code).not.toBe(SpanStatusCode.ERROR)
+  })
+
+  it('when a consumer has an afterCommit hook, then it runs inside the event’s process span', async () => {
+    const activeSpans = new Map<string, string | undefined>()
+    await startConsumer(async (event, tx) => applyEffect(tx, event), {
+      afterCommit: (event) => activeSpans.set(event.id, trace.getActiveSpan()?.spanContext().spanId),
+    })
+    const event = topicEvent({ key: uniqueName('after-commit') })
+    await tracer().startActiveSpan('use case', async (span) => {
+      await append(event)
+      span.end()
+    })
+    const process = await waitFor('the process span', () => processSpansOf(event.id)[0])
+    expect(activeSpans.get(event.id)).toBe(process.spanContext().spanId)
   })
 
   it('when a message is not an event, then its process span records why and the dead letter keeps its trace', async () => {
