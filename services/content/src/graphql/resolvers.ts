@@ -1,8 +1,7 @@
 // The resolvers: each checks its arguments against their schema in contracts (VALIDATION_ERROR with details), asks
 // for the caller where the operation needs one, and calls a use case. Post.author and User.posts are loaders
 // (loaders.ts): batched per operation, so a list with its authors is a fixed number of SQL statements.
-import { CreatePostArgs, CreateUserArgs, PostsArgs, type PostView, UserArgs } from '@meridian/contracts'
-import type { StoredTraceContext } from '@meridian/events'
+import { CreatePostArgs, CreateUserArgs, PostsArgs, UserArgs } from '@meridian/contracts'
 import { assertScopes, checkedValue, holdsRole } from '@meridian/service-kit'
 import type { IResolvers, MercuriusContext } from 'mercurius'
 import type { PostUseCases } from '../domain/posts.ts'
@@ -15,13 +14,6 @@ export interface ResolverDependencies {
   posts: PostUseCases
   /** the pub/sub topic of postCreated */
   postCreatedTopic: string
-}
-
-/** What postCreated publishes: the subscription's field, as the resolvers of Post read it. */
-export interface PostCreatedMessage {
-  postCreated: PostView
-  /** the creating request's W3C trace context, when traced: a field no client can select, read by deliveredInSpans */
-  traceContext?: StoredTraceContext
 }
 
 type Context = MercuriusContext

@@ -4,13 +4,24 @@
 // The message carries the creating request's trace context beside the post, and each delivery to a subscriber is a
 // `postCreated deliver` span of that trace.
 import type { PostView } from '@meridian/contracts'
-import { activeTraceContext, contextFromStored, readTraceContext } from '@meridian/events'
+import {
+  activeTraceContext,
+  contextFromStored,
+  readTraceContext,
+  type StoredTraceContext,
+} from '@meridian/events'
 import { type Span, SpanKind, trace } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import mqemitterRedis from 'mqemitter-redis'
 import type { PostAnnouncer } from '../domain/posts.ts'
-import type { PostCreatedMessage } from './resolvers.ts'
+
+/** What postCreated publishes: the subscription's field, as the resolvers of Post read it. */
+export interface PostCreatedMessage {
+  postCreated: PostView
+  /** the creating request's W3C trace context, when traced: a field no client can select, read by deliveredInSpans */
+  traceContext?: StoredTraceContext
+}
 
 export interface PostCreatedChannel {
   /** the emitter mercurius's subscriptions read */
