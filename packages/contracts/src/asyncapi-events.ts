@@ -110,9 +110,20 @@ export const eventParties: {
 
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
 
-/** The headers of every event message: the relay's `message-id`; others (tracing) travel on unchanged. */
+/** The headers of every event message: the relay's `message-id` and, when the event was appended in a trace, W3C's. */
 const eventHeaders = Type.Object({
   'message-id': header('outbox-{id}: the outbox row the relay published it from'),
+  traceparent: Type.Optional(
+    header(
+      "W3C Trace Context (https://www.w3.org/TR/trace-context/): the relay's publish span, a child of the span that " +
+        "appended the event; on a retry or dead letter, the failed delivery's span. Absent outside a trace; a " +
+        'malformed one is ignored (the consumer starts a new trace)',
+      Type.String({ maxLength: 512 }),
+    ),
+  ),
+  tracestate: Type.Optional(
+    header('W3C Trace Context vendor entries, with traceparent', Type.String({ maxLength: 512 })),
+  ),
 })
 /** What the consumer runner adds when it moves a failing event to a retry topic. */
 const retryHeaders = Type.Object({

@@ -2,6 +2,7 @@
 // by the handler in one transaction with its inbox record; failed events are handed to the retry routing.
 import type { EventType } from '@meridian/contracts'
 import { isDatabaseUnavailable, transaction } from '@meridian/db'
+import { type Context, context, type Span } from '@opentelemetry/api'
 import type { KafkaMessage } from 'kafkajs'
 import type { ConsumeContext, ConsumeOptions } from './consume-options.ts'
 import {
@@ -14,6 +15,7 @@ import {
 import { type CatalogueEvent, type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
 import { recordInInbox, recordManyInInbox } from './inbox.ts'
 import { retryLevelOf } from './retry.ts'
+import { describeDelivery, recordFailure, startDeliverySpan } from './tracing.ts'
 
 /** What batch handling works with: the consumer's options, its event topic and where its failures go. */
 export interface BatchHandling<Type extends EventType> {
@@ -30,16 +32,25 @@ export interface BatchHandling<Type extends EventType> {
 export type Run<Type extends EventType> =
   | { kind: 'events'; items: EventItem<Type>[] }
   | { kind: 'message'; message: KafkaMessage }
-  /** an event whose handler threw inside a shared transaction: straight to its retry, not run a second time */
-  | { kind: 'failed'; item: EventItem<Type>; error: unknown }
+  /**
+   * an event whose handler threw inside a shared transaction: straight to its retry, not run a second time; its
+   * delivery span is still open, so the retry or dead letter is told in it
+   */
+  | { kind: 'failed'; item: EventItem<Type>; error: unknown; delivery: Delivery }
 
 interface EventItem<Type extends EventType> {
   message: KafkaMessage
   event: CatalogueEvent<Type>
 }
 
+/** A delivery's `<topic> process` span and the context its handler runs in. */
+export interface Delivery {
+  span: Span
+  context: Context
+}
+
 /** How a shared transaction ended when it did not commit: which handler threw, or that something else failed. */
-export type EventsOutcome = 'done' | { failedAt: number; error: unknown } | 'split'
+export type EventsOutcome = 'done' | { failedAt: number; error: unknown; delivery: Delivery } | 'split'
 
 /** A single message either done with, or a retry that is not due yet and must wait `waitMs` at its partition's head. */
 export type MessageOutcome = 'done' | { waitMs: number }
@@ -94,12 +105,12 @@ export function runsAfterRollback<Type extends EventType>(
 ): Run<Type>[] | undefined {
   if (run.kind !== 'events' || outcome === 'done') return undefined
   if (outcome === 'split') return run.items.map(({ message }) => ({ kind: 'message' as const, message }))
-  const { failedAt, error } = outcome
+  const { failedAt, error, delivery } = outcome
   const before = run.items.slice(0, failedAt)
   const after = run.items.slice(failedAt + 1)
   return [
     ...(before.length > 0 ? [{ kind: 'events' as const, items: before }] : []),
-    { kind: 'failed', item: run.items[failedAt] as EventItem<Type>, error },
+    { kind: 'failed', item: run.items[failedAt] as EventItem<Type>, error, delivery },
     ...(after.length > 0 ? [{ kind: 'events' as const, items: after }] : []),
   ]
 }
@@ -122,7 +133,9 @@ export async function applyEvents<Type extends EventType>(
     attempt: 1,
   })
   let applied: EventItem<Type>[]
-  let failure: { failedAt: number; error: unknown } | undefined
+  let failure: { failedAt: number; error: unknown; delivery: Delivery } | undefined
+  // the delivery span of each event whose handler ran, by offset; ended once its outcome is known
+  const deliveries = new Map<string, Delivery>()
   try {
     applied = await transaction(options.sql, async (tx) => {
       const fresh = await recordManyInInbox(tx, {
@@ -134,10 +147,14 @@ export async function applyEvents<Type extends EventType>(
       for (const [index, item] of items.entries()) {
         // delete: an event delivered twice in the same batch is applied once
         if (!fresh.delete(item.event.id)) continue
+        const delivery = startDelivery(handling, topic, partition, item.message, 1)
+        describeDelivery(delivery.span, item.event)
+        deliveries.set(item.message.offset, delivery)
         try {
-          await options.handler(item.event, tx, contextOf(item.message))
+          await context.with(delivery.context, () => options.handler(item.event, tx, contextOf(item.message)))
         } catch (error) {
-          failure = { failedAt: index, error }
+          recordFailure(delivery.span, error)
+          failure = { failedAt: index, error, delivery }
           throw error
         }
         done.push(item)
@@ -145,9 +162,32 @@ export async function applyEvents<Type extends EventType>(
       return done
     })
   } catch (error) {
-    if (isDatabaseUnavailable(error)) throw error
+    // the failing handler's span stays open for its retry; the others' events are applied again, in new spans
+    for (const delivery of deliveries.values()) if (delivery !== failure?.delivery) delivery.span.end()
+    if (isDatabaseUnavailable(error)) {
+      failure?.delivery.span.end()
+      throw error
+    }
     return failure ?? 'split'
   }
+  try {
+    await afterApplied(handling, topic, partition, items, applied, deliveries)
+  } finally {
+    for (const delivery of deliveries.values()) delivery.span.end()
+  }
+  return 'done'
+}
+
+/** After a shared transaction committed: skipped duplicates logged, the metric, and afterCommit in each event's span. */
+async function afterApplied<Type extends EventType>(
+  handling: BatchHandling<Type>,
+  topic: string,
+  partition: number,
+  items: EventItem<Type>[],
+  applied: EventItem<Type>[],
+  deliveries: Map<string, Delivery>,
+): Promise<void> {
+  const { options } = handling
   if (applied.length < items.length) {
     const appliedOffsets = new Set(applied.map(({ message }) => message.offset))
     for (const { message, event } of items) {
@@ -157,10 +197,16 @@ export async function applyEvents<Type extends EventType>(
   }
   if (applied.length > 0)
     options.metrics?.consumed.inc({ topic: handling.topic, group: options.group }, applied.length)
-  if (options.afterCommit) {
-    for (const { message, event } of applied) await options.afterCommit(event, contextOf(message))
+  const { afterCommit } = options
+  if (afterCommit) {
+    for (const { message, event } of applied) {
+      const consumed: ConsumeContext = { topic, partition, offset: message.offset, attempt: 1 }
+      const delivery = deliveries.get(message.offset)
+      await (delivery
+        ? context.with(delivery.context, () => afterCommit(event, consumed))
+        : afterCommit(event, consumed))
+    }
   }
-  return 'done'
 }
 
 /**
@@ -173,7 +219,7 @@ export async function applyMessage<Type extends EventType>(
   partition: number,
   message: KafkaMessage,
 ): Promise<MessageOutcome> {
-  const { options, routing } = handling
+  const { options } = handling
   const level = topic === handling.topic ? 0 : retryLevelOf(topic)
   if (level > 0) {
     // another group's retry: that group's consumer acts on it
@@ -184,14 +230,39 @@ export async function applyMessage<Type extends EventType>(
     if (waitMs > 0) return { waitMs }
   }
 
+  const delivery = startDelivery(handling, topic, partition, message, level + 1)
+  try {
+    return await context.with(delivery.context, () =>
+      applyDelivered(handling, topic, partition, message, level, delivery.span),
+    )
+  } catch (error) {
+    recordFailure(delivery.span, error)
+    throw error
+  } finally {
+    delivery.span.end()
+  }
+}
+
+/** applyMessage for a message that is this consumer's to apply now, inside its delivery span. */
+async function applyDelivered<Type extends EventType>(
+  handling: BatchHandling<Type>,
+  topic: string,
+  partition: number,
+  message: KafkaMessage,
+  level: number,
+  span: Span,
+): Promise<MessageOutcome> {
+  const { options, routing } = handling
   let event: CatalogueEvent<Type>
   try {
     event = parseConsumed(options, message.value)
   } catch (error) {
     if (!(error instanceof InvalidEventError)) throw error
+    recordFailure(span, error)
     await routeInvalidEvent(routing, message, error, level)
     return 'done'
   }
+  describeDelivery(span, event)
 
   const context: ConsumeContext = { topic, partition, offset: message.offset, attempt: level + 1 }
   let processed: boolean
@@ -208,17 +279,39 @@ export async function applyMessage<Type extends EventType>(
     })
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw error
+    recordFailure(span, error)
     await routeFailedEvent(routing, { message, event, level, error })
     return 'done'
   }
 
   if (!processed) {
+    if (span.isRecording()) span.setAttribute('meridian.inbox.duplicate', true)
     logSkipped(handling, event, topic, partition, message)
     return 'done'
   }
   options.metrics?.consumed.inc({ topic: handling.topic, group: options.group })
   if (options.afterCommit) await options.afterCommit(event, context)
   return 'done'
+}
+
+/** Starts the `<topic> process` span of one delivery, continuing the trace its headers carry. */
+function startDelivery<Type extends EventType>(
+  handling: BatchHandling<Type>,
+  topic: string,
+  partition: number,
+  message: KafkaMessage,
+  attempt: number,
+): Delivery {
+  return startDeliverySpan({
+    eventTopic: handling.topic,
+    topic,
+    partition,
+    offset: message.offset,
+    group: handling.options.group,
+    attempt,
+    headers: message.headers,
+    key: message.key,
+  })
 }
 
 function logSkipped<Type extends EventType>(

@@ -1,10 +1,12 @@
 // A consumer's retry and dead-letter routing: where a failed event goes next, with which headers and when it is due,
 // and which messages of its retry topics are its own group's to run.
+import { trace } from '@opentelemetry/api'
 import type { KafkaMessage } from 'kafkajs'
 import { type DeadLetterTarget, sendToDeadLetters } from './dead-letter.ts'
 import type { DomainEvent, InvalidEventError } from './envelope.ts'
 import { headerText } from './kafka.ts'
 import { carriedHeaders, errorMessageOf, RetryHeader, retryTopicOf } from './retry.ts'
+import { withTraceHeaders } from './tracing.ts'
 
 /** Where one consumer sends its failures: its event topic's retry topics and dead-letter topic. */
 export interface FailureRouting extends DeadLetterTarget {
@@ -67,7 +69,11 @@ export async function routeInvalidEvent(
   })
 }
 
-/** Publishes the event, key and value unchanged, to retry topic `level + 1`, due after `delayMs`. */
+/**
+ * Publishes the event, key and value unchanged, to retry topic `level + 1`, due after `delayMs`. Called inside the
+ * failed delivery's span: the span gets a `retry` event, and the retry message's trace headers name that span, so the
+ * next attempt's span is its child.
+ */
 async function scheduleRetry(
   routing: FailureRouting,
   failed: FailedEvent,
@@ -77,7 +83,7 @@ async function scheduleRetry(
   const { message, event, level } = failed
   const retry = level + 1
   const dueAt = Date.now() + delayMs
-  const headers = carriedHeaders(message.headers)
+  const headers = withTraceHeaders(carriedHeaders(message.headers))
   await routing.producer.publish([
     {
       topic: retryTopicOf(routing.topic, retry),
@@ -94,6 +100,13 @@ async function scheduleRetry(
       },
     },
   ])
+  const span = trace.getActiveSpan()
+  if (span?.isRecording())
+    span.addEvent('retry', {
+      'meridian.retry.attempt': retry + 1,
+      'meridian.retry.delay_ms': delayMs,
+      'meridian.retry.topic': retryTopicOf(routing.topic, retry),
+    })
   routing.metrics?.retried.inc({ topic: routing.topic, group: routing.group, attempt: String(retry) })
   routing.logger.warn(
     {

@@ -2,6 +2,7 @@
 // The runner owns the Kafka consumer, its partitions and offsets; what a batch does is consumer-batch.ts, where a
 // failed event goes is consumer-retries.ts.
 import type { EventType } from '@meridian/contracts'
+import { context } from '@opentelemetry/api'
 import type { Consumer, EachBatchPayload } from 'kafkajs'
 import type { ConsumeContext, ConsumeOptions, EventHandler } from './consume-options.ts'
 import {
@@ -209,7 +210,15 @@ class ConsumerRunner<Type extends EventType> {
       if (run.kind === 'events') outcome = await applyEvents(this.handling, topic, partition, run.items)
       else if (run.kind === 'failed') {
         const { message, event } = run.item
-        await routeFailedEvent(this.handling.routing, { message, event, level: 0, error: run.error })
+        const { delivery } = run
+        try {
+          // told in the failed delivery's span: its retry event, and the retry message continues from it
+          await context.with(delivery.context, () =>
+            routeFailedEvent(this.handling.routing, { message, event, level: 0, error: run.error }),
+          )
+        } finally {
+          delivery.span.end()
+        }
         outcome = 'done'
       } else {
         const applied = await applyMessage(this.handling, topic, partition, run.message)

@@ -1,9 +1,11 @@
 // Dead letters: an event that can never succeed, or that failed every retry, is parked in `{topic}.dlt` and alerted.
+import { trace } from '@opentelemetry/api'
 import type { KafkaMessage } from 'kafkajs'
 import type { ConsumerLogger } from './consumer-logger.ts'
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer } from './kafka.ts'
 import { carriedHeaders, deadLetterTopicOf, RetryHeader } from './retry.ts'
+import { withTraceHeaders } from './tracing.ts'
 
 /** `invalid-event`: not JSON, not an envelope, an unknown type or bad data; `retries-exhausted`: the last retry failed. */
 export type DeadLetterReason = 'invalid-event' | 'retries-exhausted'
@@ -52,6 +54,9 @@ export interface DeadLetterCase {
  * Publishes the message, key and value unchanged, to `{topic}.dlt` with `original-topic`, `error-message`,
  * `dead-lettered-at` (ISO 8601), `consumer-group` and `retry-count`, then raises the alert: an error-level log, the
  * deadLettered metric and the hook. A failing hook is logged; it never un-parks the event.
+ *
+ * Called inside the failed delivery's span: the span gets a `dead-lettered` event, and the dead letter's trace headers
+ * name that span, so a replayed event's delivery continues the same trace.
  */
 export async function sendToDeadLetters(
   target: DeadLetterTarget,
@@ -67,7 +72,7 @@ export async function sendToDeadLetters(
       key: key ?? '',
       value: failed.message.value?.toString('utf8') ?? '',
       headers: {
-        ...headers,
+        ...withTraceHeaders(headers),
         [RetryHeader.originalTopic]: failed.topic,
         [RetryHeader.errorMessage]: failed.errorMessage,
         [RetryHeader.deadLetteredAt]: deadLetteredAt,
@@ -89,6 +94,13 @@ export async function sendToDeadLetters(
     key,
     deadLetteredAt,
   }
+  const span = trace.getActiveSpan()
+  if (span?.isRecording())
+    span.addEvent('dead-lettered', {
+      'meridian.dead_letter.topic': deadLetterTopic,
+      'meridian.dead_letter.reason': failed.reason,
+      'meridian.dead_letter.retries': failed.retries,
+    })
   target.metrics?.deadLettered.inc({ topic: failed.topic, group: target.group })
   target.logger.error({ alert: 'event-dead-lettered', ...info }, 'event dead-lettered')
   if (target.onDeadLetter) {

@@ -77,3 +77,11 @@ export {
   type ServiceEvents,
   type WithServiceEvents,
 } from './service-events.ts'
+export {
+  activeTraceContext,
+  contextFromStored,
+  maxTraceHeaderLength,
+  readTraceContext,
+  type StoredTraceContext,
+  TraceHeader,
+} from './tracing.ts'

@@ -1,9 +1,11 @@
 // The active outbox relay's publishing: select a batch in id order, publish it, then delete or mark its rows; the
 // backlog gauges and the removal of marked rows past retention (why it works this way: the comment on createOutboxRelay).
+import type { Span } from '@opentelemetry/api'
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer, OutgoingMessage } from './kafka.ts'
 import { type LeaderStatements, type Leadership, LeadershipLost } from './outbox-leadership.ts'
 import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
+import { recordFailure, startPublishSpan, TraceHeader, withTraceHeaders } from './tracing.ts'
 
 /** A row Kafka has acknowledged, as told to `onPublished`. */
 export interface PublishedOutboxRow {
@@ -44,6 +46,9 @@ interface OutboxRow {
   eventId: string
   payload: string
   createdAt: Date
+  /** the W3C context stored at append time (null: none) */
+  traceParent: string | null
+  traceState: string | null
 }
 
 const maxCleanupIntervalMs = 60_000
@@ -141,10 +146,14 @@ export class OutboxPublisher {
     const ids = rows.map((row) => row.outboxId)
     this.#unfinishedBatch = ids
 
+    const publishing = rows.map((row) => toMessage(row, topicPrefix))
     try {
-      await producer.publish(rows.map((row) => toMessage(row, topicPrefix)))
+      await producer.publish(publishing.map(({ message }) => message))
     } catch (error) {
+      for (const { span } of publishing) if (span) recordFailure(span, error)
       throw new PublishFailed(error)
+    } finally {
+      for (const { span } of publishing) span?.end()
     }
     if (metrics) {
       for (const [type, count] of countByTopic(rows))
@@ -210,23 +219,47 @@ function selectBatch(
     retrying
       ? db<OutboxRow[]>`
           select id::text as "outboxId", event_type as "eventType", aggregate_id as "aggregateId",
-            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt"
+            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt",
+            trace_parent as "traceParent", trace_state as "traceState"
           from outbox where id = any(${db.array(retrying)}::bigint[]) and not published
           order by id for update skip locked`
       : db<OutboxRow[]>`
           select id::text as "outboxId", event_type as "eventType", aggregate_id as "aggregateId",
-            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt"
+            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt",
+            trace_parent as "traceParent", trace_state as "traceState"
           from outbox where not published
           order by id limit ${batchSize} for update skip locked`,
   )
 }
 
-function toMessage(row: OutboxRow, topicPrefix: string): OutgoingMessage {
-  return {
-    topic: `${topicPrefix}${row.eventType}`,
+/**
+ * The message of a row, and its publish span when the row carries a trace context: the message's trace headers then
+ * name that span (a child of the stored context), so the consumer's span is the publish span's child. Without tracing
+ * in this process, the stored headers go out as they were written.
+ */
+function toMessage(
+  row: OutboxRow,
+  topicPrefix: string,
+): { message: OutgoingMessage; span: Span | undefined } {
+  const topic = `${topicPrefix}${row.eventType}`
+  const headers: Record<string, string> = { 'message-id': `outbox-${row.outboxId}` }
+  if (row.traceParent !== null) headers[TraceHeader.parent] = row.traceParent
+  if (row.traceState !== null) headers[TraceHeader.state] = row.traceState
+  const publish = startPublishSpan(row, {
+    topic,
     key: row.aggregateId,
-    value: row.payload,
-    headers: { 'message-id': `outbox-${row.outboxId}` },
+    outboxId: row.outboxId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+  })
+  return {
+    message: {
+      topic,
+      key: row.aggregateId,
+      value: row.payload,
+      headers: publish ? withTraceHeaders(headers, publish.context) : headers,
+    },
+    span: publish?.span,
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Queryable } from '@meridian/db'
 import type { DomainEvent } from './envelope.ts'
 import { newEventId } from './event-id.ts'
+import { activeTraceContext } from './tracing.ts'
 
 /** The LISTEN/NOTIFY channel signalled when outbox rows commit, so the relay need not wait for its next poll. */
 export const OUTBOX_CHANNEL = 'meridian_outbox'
@@ -40,6 +41,10 @@ export interface OutboxEntry {
  * Events of one aggregate are published in the order of their outbox rows: writes to one aggregate must be serialised
  * (e.g. by updating the aggregate's row in the same transaction), as they are anyway to keep the aggregate consistent.
  * The envelope is written as given; createEvent() has already checked a catalogue event against its schema.
+ *
+ * The W3C trace context active now (the request's or the consumer's span) is stored with the rows, and the relay sends
+ * it on as the `traceparent`/`tracestate` headers: the trace continues in the consumers. Nothing is stored when no
+ * span is active or tracing is off.
  */
 export async function appendToOutbox(
   tx: Queryable,
@@ -49,13 +54,14 @@ export async function appendToOutbox(
   const events = [event, ...(options.alsoAs ?? []).map((version) => alsoAsEvent(event, version))]
   checkColumn('aggregate id', options.aggregateId)
   for (const each of events) checkColumn('event type', each.type)
+  const { traceParent, traceState } = activeTraceContext()
 
   // One statement for every row and the signal: a business transaction pays a single round trip for its events.
   // Repeated identical notifications in one transaction are delivered once.
   const rows = await tx<{ id: string; eventId: string }[]>`
     with written as (
-      insert into outbox (event_type, aggregate_id, payload)
-      select entry.event_type, ${options.aggregateId}, entry.payload::jsonb
+      insert into outbox (event_type, aggregate_id, payload, trace_parent, trace_state)
+      select entry.event_type, ${options.aggregateId}, entry.payload::jsonb, ${traceParent}, ${traceState}
       from unnest(${tx.array(events.map((each) => each.type))}::text[],
                   ${tx.array(events.map((each) => JSON.stringify(each)))}::text[])
         with ordinality as entry(event_type, payload, position)

@@ -67,4 +67,12 @@ export {
   type ServiceChassisSuite,
 } from './service-checks.ts'
 export { accessToken, asAdmin, asService, asUser, testServiceCredential, tokenEnv } from './tokens.ts'
+export {
+  attributeOf,
+  installTestTracing,
+  parentIdOf,
+  type ReadableSpan,
+  type TestTracing,
+  traceparentOf,
+} from './tracing.ts'
 export { uniqueName } from './unique-name.ts'

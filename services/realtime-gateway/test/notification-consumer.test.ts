@@ -2,7 +2,7 @@
 // becomes `notification:new` in its user's room of /notifications — on every instance of the channel, not only on the
 // one whose consumer took the event. The first instance is built as main.ts builds it (its event backbone, with its
 // consumer on this file's topic and group, registered by buildApp before it listens); the user is connected to the
-// second.
+// second. Tracing is registered (in memory) for the push span's test.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createDatabase } from '@meridian/db'
@@ -12,11 +12,16 @@ import {
   buildServiceTestApp,
   eventually,
   freshEventTopics,
+  installTestTracing,
+  parentIdOf,
   type TestEventTopics,
+  type TestTracing,
   testKafka,
   tokenEnv,
+  traceparentOf,
   uniqueName,
 } from '@meridian/testkit'
+import { SpanKind, trace } from '@opentelemetry/api'
 import type { Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp, serviceName } from '../src/app.ts'
@@ -28,6 +33,7 @@ let topics: TestEventTopics
 let first: RealtimeInstance
 let second: RealtimeInstance
 let producer: EventProducer
+let tracing: TestTracing
 const sockets: Socket[] = []
 
 /**
@@ -66,6 +72,7 @@ async function startConsumingInstance(topic: string): Promise<RealtimeInstance> 
 }
 
 beforeAll(async () => {
+  tracing = installTestTracing()
   topics = await freshEventTopics('notification.created', 3, 1)
   first = await startConsumingInstance(topics.topic)
   second = await startRealtime({}, { sharing: first })
@@ -78,6 +85,7 @@ afterAll(async () => {
   await second?.close()
   await first?.close()
   await topics?.delete()
+  await tracing?.uninstall()
 })
 
 async function notificationsSocket(instance: RealtimeInstance, userId: string): Promise<Socket> {
@@ -157,5 +165,57 @@ describe('notification.created → notification:new', () => {
     }
     expect(onFirst).toEqual([expected])
     expect(onSecond).toEqual([expected])
+  })
+
+  it('when notification.created arrives with a trace context, then the push is a span of that trace, the child of the consumer span, naming the room by a hash', async () => {
+    const userId = randomUUID()
+    const received = heard(await notificationsSocket(second, userId), 'notification:new')
+    const origin = trace.getTracer('notification-test').startSpan('notification.created publish')
+    origin.end()
+    const event = createEvent(
+      'notification.created',
+      {
+        notificationId: randomUUID(),
+        userId,
+        type: 'order_shipped',
+        title: 'Order shipped',
+        message: 'On its way.',
+        createdAt: new Date().toISOString(),
+      },
+      { source: 'notification' },
+    )
+    await producer.publish([
+      {
+        topic: topics.topic,
+        key: userId,
+        value: JSON.stringify(event),
+        headers: { 'message-id': event.id, traceparent: traceparentOf(origin.spanContext()) },
+      },
+    ])
+    await eventually('notification:new reaches the socket', async () => received.length > 0)
+
+    const consumerSpanOf = () =>
+      tracing
+        .spans()
+        .find(
+          (span) => span.kind === SpanKind.CONSUMER && span.attributes['messaging.message.id'] === event.id,
+        )
+    await eventually('the consumer span ends', async () => consumerSpanOf() !== undefined)
+    const consumerSpan = consumerSpanOf()
+    if (!consumerSpan) throw new Error('no consumer span')
+    expect(parentIdOf(consumerSpan)).toBe(origin.spanContext().spanId)
+    const push = tracing
+      .spans()
+      .find(
+        (span) =>
+          span.name === 'notification:new push' && parentIdOf(span) === consumerSpan.spanContext().spanId,
+      )
+    if (!push) throw new Error('no push span under the consumer span')
+    expect(push.spanContext().traceId).toBe(origin.spanContext().traceId)
+    expect(push.kind).toBe(SpanKind.PRODUCER)
+    expect(push.attributes['meridian.realtime.room_hash']).toMatch(/^[0-9a-f]{16}$/)
+    expect(push.attributes['meridian.notification.type']).toBe('order_shipped')
+    // the user's id is in no attribute of the push
+    expect(JSON.stringify(push.attributes)).not.toContain(userId)
   })
 })

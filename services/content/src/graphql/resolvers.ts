@@ -1,23 +1,19 @@
 // The resolvers: each checks its arguments against their schema in contracts (VALIDATION_ERROR with details), asks
 // for the caller where the operation needs one, and calls a use case. Post.author and User.posts are loaders
 // (loaders.ts): batched per operation, so a list with its authors is a fixed number of SQL statements.
-import { CreatePostArgs, CreateUserArgs, PostsArgs, type PostView, UserArgs } from '@meridian/contracts'
+import { CreatePostArgs, CreateUserArgs, PostsArgs, UserArgs } from '@meridian/contracts'
 import { assertScopes, checkedValue, holdsRole } from '@meridian/service-kit'
 import type { IResolvers, MercuriusContext } from 'mercurius'
 import type { PostUseCases } from '../domain/posts.ts'
 import type { UserRecord, UserUseCases } from '../domain/users.ts'
 import { toMeridianGraphQLError } from './errors.ts'
+import { deliveredInSpans } from './subscriptions.ts'
 
 export interface ResolverDependencies {
   users: UserUseCases
   posts: PostUseCases
   /** the pub/sub topic of postCreated */
   postCreatedTopic: string
-}
-
-/** What postCreated publishes: the subscription's field, as the resolvers of Post read it. */
-export interface PostCreatedMessage {
-  postCreated: PostView
 }
 
 type Context = MercuriusContext
@@ -62,7 +58,7 @@ export function contentResolvers({ users, posts, postCreatedTopic }: ResolverDep
           } catch (error) {
             throw toMeridianGraphQLError(error, context.requestId, context.app.log)
           }
-          return context.pubsub.subscribe(postCreatedTopic)
+          return deliveredInSpans(await context.pubsub.subscribe(postCreatedTopic), postCreatedTopic)
         },
       },
     },
