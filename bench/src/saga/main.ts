@@ -6,26 +6,22 @@
 // Prints: placed -> shipped p50/p99 at BENCH_SAGA_RATE (100) orders/s for BENCH_SAGA_SECONDS (60), the highest
 // sustained rate of BENCH_SAGA_STEPS (25,50,75,125,150 orders/s, BENCH_SAGA_STEP_SECONDS each, from the lowest up), CPU ms per order and
 // memory of each process, lost orders and double charges; writes results/saga-latest.json.
-import { execFile } from 'node:child_process'
-import { writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { cpus, loadavg } from 'node:os'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import { createDatabase, type Sql } from '@meridian/db'
+import { createDatabase } from '@meridian/db'
 import { ensureInfra, freePort } from '@meridian/infra'
-import { type MeridianSystem, startSystem } from '@meridian/infra/system'
+import { startSystem } from '@meridian/infra/system'
 import { benchLifecycle } from '../bench-lifecycle.ts'
-import { clockTicksPerSecond, processTree, type UsageSnapshot, usageOf } from '../gateway/proc-stat.ts'
-import { percentile } from '../load.ts'
-import { machineFigures, toMb } from '../report.ts'
+import { clockTicksPerSecond } from '../gateway/proc-stat.ts'
+import { machineFigures } from '../report.ts'
 import { runKafkaHopsBaseline } from './kafka-hops.ts'
-import type { LoadOutcome, LoadPlan } from './load-process.ts'
-import { api, newProduct, type Setup, setUp } from './system-setup.ts'
+import { type PhaseResult, phase, sustained } from './phase.ts'
+import { setUp } from './system-setup.ts'
 
 const say = (message: string) => process.stderr.write(`[bench:saga] ${message}\n`)
 const resultsFile = fileURLToPath(new URL('../../results/saga-latest.json', import.meta.url))
-const loadProcess = fileURLToPath(new URL('./load-process.ts', import.meta.url))
-const run = promisify(execFile)
 
 const numberFrom = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback)
@@ -47,152 +43,6 @@ const { undo, run: lifecycle } = benchLifecycle(
   say,
   'cleaned up: the system stopped, its databases and topics removed',
 )
-
-/** The processes whose CPU and memory are reported: each service's tree. */
-const measured = ['gateway', 'order', 'payment', 'inventory', 'shipping', 'auth'] as const
-
-interface PhaseResult {
-  rate: number
-  seconds: number
-  sent: number
-  accepted: number
-  refused: Record<string, number>
-  /** placed -> shipped, ms */
-  p50: number
-  p99: number
-  max: number
-  /** POST /api/v1/orders as the clients saw it, ms */
-  answerP50: number
-  answerP99: number
-  /** orders accepted that had not shipped when the wait ended */
-  notShipped: number
-  /** medians of each hop as order saw it: placed -> paid, paid -> reserved, reserved -> shipped, ms */
-  hopMedians: { paid: number; reserved: number; shipped: number }
-  /** orders charged more than once (the provider's count) */
-  doubleCharges: number
-  /** the last order settled this long after the last one was sent, s */
-  drainSeconds: number
-  clientLagMs: number
-  cpuMsPerOrder: Record<string, number>
-  rssMb: Record<string, number>
-}
-
-const usageNow = (system: MeridianSystem, ticks: number): Record<string, UsageSnapshot> =>
-  Object.fromEntries(
-    measured.map((name) => {
-      const pid = system.services[name]?.pid
-      return [name, usageOf(pid ? processTree(pid) : [], ticks)]
-    }),
-  )
-
-async function phase(
-  system: MeridianSystem,
-  setup: Setup,
-  orders: Sql,
-  rate: number,
-  seconds: number,
-  ticks: number,
-): Promise<PhaseResult> {
-  // a product of the phase's own: its orders are this phase's
-  const product = await newProduct(system, setup)
-  const plan: LoadPlan = {
-    gatewayUrl: system.gatewayUrl,
-    customers: setup.customers,
-    product,
-    paymentToken: setup.paymentToken,
-    ratePerSecond: rate,
-    seconds,
-  }
-  const before = usageNow(system, ticks)
-  say(`${rate} orders/s for ${seconds} s`)
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', loadProcess], {
-    env: { ...process.env, BENCH_SAGA_LOAD: JSON.stringify(plan) },
-    maxBuffer: 256 * 1024 * 1024,
-  })
-  const load = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as LoadOutcome
-  const sentAll = Date.now()
-
-  // settled: every order of the phase's product shipped (or the wait gave up)
-  let open = load.accepted.length
-  while (Date.now() - sentAll < 120_000) {
-    const [row] = await orders<{ open: number }[]>`
-      select count(*)::int as open from orders o
-      where o.status <> 'shipped' and exists (select 1 from order_items i where i.order_id = o.id and i.product_id = ${product.id})`
-    open = row?.open ?? 0
-    if (open === 0) break
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-  const drainSeconds = (Date.now() - sentAll) / 1000
-  const after = usageNow(system, ticks)
-
-  const latencies = (
-    await orders<{ ms: number }[]>`
-      select (extract(epoch from (st.at - o.created_at)) * 1000)::float8 as ms
-      from orders o
-      join lateral (
-        select at from saga_steps s where s.order_id = o.id and s.step = 'shipment' and s.outcome = 'succeeded'
-        order by s.id limit 1
-      ) st on true
-      where exists (select 1 from order_items i where i.order_id = o.id and i.product_id = ${product.id})`
-  )
-    .map((row) => row.ms)
-    .sort((a, b) => a - b)
-
-  // where the time goes: each answer as order consumed it, from the step before
-  const hops = await orders<{ paid: number; reserved: number; shipped: number }[]>`
-    select
-      percentile_cont(0.5) within group (order by extract(epoch from (p.at - o.created_at)) * 1000)::float8 as paid,
-      percentile_cont(0.5) within group (order by extract(epoch from (r.at - p.at)) * 1000)::float8 as reserved,
-      percentile_cont(0.5) within group (order by extract(epoch from (sh.at - r.at)) * 1000)::float8 as shipped
-    from orders o
-    join lateral (select min(at) as at from saga_steps where order_id = o.id and step = 'payment' and outcome = 'succeeded') p on true
-    join lateral (select min(at) as at from saga_steps where order_id = o.id and step = 'inventory' and outcome = 'succeeded') r on true
-    join lateral (select min(at) as at from saga_steps where order_id = o.id and step = 'shipment' and outcome = 'succeeded') sh on true
-    where exists (select 1 from order_items i where i.order_id = o.id and i.product_id = ${product.id})`
-  const hopMedians = hops[0] ?? { paid: 0, reserved: 0, shipped: 0 }
-
-  let doubleCharges = 0
-  for (const orderId of load.accepted) {
-    const summary = await api<{ charges: number }>(
-      `${system.simulatorUrl}/v1/orders/${orderId}/summary`,
-      'GET',
-    )
-    if (summary.charges > 1) doubleCharges += 1
-  }
-  const accepted = Math.max(1, load.accepted.length)
-  return {
-    rate,
-    seconds,
-    sent: load.sent,
-    accepted: load.accepted.length,
-    refused: load.refused,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-    max: latencies.at(-1) ?? 0,
-    answerP50: percentile(load.answerMs, 0.5),
-    answerP99: percentile(load.answerMs, 0.99),
-    notShipped: load.accepted.length - latencies.length,
-    hopMedians,
-    doubleCharges,
-    drainSeconds,
-    clientLagMs: load.lagMs,
-    cpuMsPerOrder: Object.fromEntries(
-      measured.map((name) => [
-        name,
-        Math.round((((after[name]?.cpuMs ?? 0) - (before[name]?.cpuMs ?? 0)) / accepted) * 100) / 100,
-      ]),
-    ),
-    rssMb: Object.fromEntries(measured.map((name) => [name, toMb(after[name]?.rss ?? 0)])),
-  }
-}
-
-/** Kept up: every order accepted and shipped, the clients on schedule, the tail under a second, no backlog. */
-const sustained = (result: PhaseResult) =>
-  result.accepted === result.sent &&
-  result.notShipped === 0 &&
-  result.clientLagMs < 1000 &&
-  result.p99 < 1000 &&
-  result.drainSeconds < 5
 
 const ms = (value: number) => value.toFixed(1).padStart(8)
 
@@ -236,11 +86,11 @@ async function main(): Promise<void> {
   })
 
   // a short warm-up (JIT, pools, the first rebalance of nothing): not reported
-  await phase(system, setup, orders, Math.min(config.rate, 50), 5, ticks)
-  const aim = await phase(system, setup, orders, config.rate, config.seconds, ticks)
+  await phase(system, setup, orders, Math.min(config.rate, 50), 5, ticks, say)
+  const aim = await phase(system, setup, orders, config.rate, config.seconds, ticks, say)
   const steps: PhaseResult[] = []
   for (const rate of config.steps) {
-    const result = await phase(system, setup, orders, rate, config.stepSeconds, ticks)
+    const result = await phase(system, setup, orders, rate, config.stepSeconds, ticks, say)
     steps.push(result)
     if (!sustained(result)) break
   }
@@ -260,6 +110,7 @@ async function main(): Promise<void> {
         .join(', ')}\n`,
   )
   const machine = machineFigures(loadBefore, loadavg()[0])
+  await mkdir(dirname(resultsFile), { recursive: true })
   await writeFile(
     resultsFile,
     `${JSON.stringify({ at: new Date().toISOString(), config, machine, cpus: cpus().length, baseline, aim, steps, maxSustained, seconds: (Date.now() - started) / 1000 }, null, 2)}\n`,
