@@ -63,7 +63,7 @@ async function api(path) {
   }
   if (!response.ok) {
     const message = body?.errors?.[0]?.msg ?? `${response.status} ${response.statusText}`
-    throw new Error(`Jaeger answered: ${message}`)
+    throw Object.assign(new Error(`Jaeger answered: ${message}`), { status: response.status })
   }
   return body?.data
 }
@@ -271,7 +271,7 @@ function searchForm(params, onServices) {
       const names = [...(services ?? [])].sort()
       service.replaceChildren(
         el('option', { value: '', text: names.length ? 'choose a service' : 'no services yet' }),
-        names.map((name) => el('option', { value: name, text: name })),
+        ...names.map((name) => el('option', { value: name, text: name })),
       )
       const wanted = params.get('service')
       if (wanted && !names.includes(wanted)) service.append(el('option', { value: wanted, text: wanted }))
@@ -359,24 +359,32 @@ function traceItem(trace, longest) {
       'p',
       { class: 'trace-facts' },
       el('span', { text: `${trace.spans} spans` }),
-      trace.errors > 0 ? el('span', { class: 'error-badge', text: `${trace.errors} errors` }) : null,
+      trace.errors > 0
+        ? el('span', {
+            class: 'error-badge',
+            text: `${trace.errors} ${trace.errors === 1 ? 'error' : 'errors'}`,
+          })
+        : null,
       el('span', { class: 'muted', text: formatTime(trace.start) }),
       el('span', { class: 'muted mono', text: trace.traceID }),
     ),
     el(
       'ul',
       { class: 'service-chips', 'aria-label': 'Services' },
-      [...trace.services].map(([name, count]) => el('li', { text: `${name} (${count})` })),
+      [...trace.services]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, count]) => el('li', { text: `${name} (${count})` })),
     ),
   )
 }
 
-function showSearch(params) {
+function showSearch(params, view) {
   const results = el('section', { class: 'results', 'aria-live': 'polite' })
   let searched = false
   const search = () => {
     if (searched) return
     searched = true
+    if (view !== currentView) return
     runSearch(params, results).catch((error) =>
       results.replaceChildren(el('p', { class: 'error-message', role: 'alert', text: error.message })),
     )
@@ -395,19 +403,25 @@ function showSearch(params) {
 
 // ---------------------------------------------------------------------------------------------- one trace
 
-async function showTrace(traceId) {
+async function showTrace(traceId, view) {
   main.replaceChildren(el('p', { class: 'status', role: 'status', text: `Loading trace ${traceId}…` }))
   let trace
   try {
     ;[trace] = (await api(`traces/${encodeURIComponent(traceId)}`)) ?? []
   } catch (error) {
-    main.replaceChildren(
-      el('h1', { text: 'Trace not loaded' }),
-      el('p', { class: 'error-message', role: 'alert', text: error.message }),
-      navLink('search', { text: 'Back to the search' }),
-    )
-    return
+    // Jaeger answers 404 for a trace it does not hold
+    if (view !== currentView) return
+    if (error.status !== 404) {
+      main.replaceChildren(
+        el('h1', { text: 'Trace not loaded' }),
+        el('p', { class: 'error-message', role: 'alert', text: error.message }),
+        navLink('search', { text: 'Back to the search' }),
+      )
+      return
+    }
   }
+  // the reader moved on while the trace loaded
+  if (view !== currentView) return
   if (!trace?.spans?.length) {
     main.replaceChildren(
       el('h1', { text: 'Trace not found' }),
@@ -670,18 +684,22 @@ function keyValueTable(pairs) {
 
 // ---------------------------------------------------------------------------------------------- routing
 
+/** Counts the views shown: an answer that arrives after the reader moved on is dropped. */
+let currentView = 0
+
 function showError(error) {
   main.prepend(el('p', { class: 'error-message', role: 'alert', text: error.message }))
 }
 
 /** The view an address names: `trace/<id>`, or the search (`search?service=...`, and anything else). */
 function route() {
+  currentView += 1
   const path = location.pathname.startsWith(base.pathname)
     ? location.pathname.slice(base.pathname.length)
     : ''
   const trace = /^trace\/([0-9a-fA-F]{1,32})\/?$/.exec(path)
-  if (trace) showTrace(trace[1].toLowerCase())
-  else showSearch(new URLSearchParams(location.search))
+  if (trace) showTrace(trace[1].toLowerCase(), currentView)
+  else showSearch(new URLSearchParams(location.search), currentView)
 }
 
 function navigate(href) {
