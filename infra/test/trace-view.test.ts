@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../src/free-port.ts'
 import { ensureTraceStore, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '../src/index.ts'
 import { chromiumPath, TraceScreenshotError, traceScreenshot } from '../src/observability/index.ts'
 
@@ -399,12 +400,17 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     }
   })
 
-  it('when the screenshot script is given a trace Jaeger does not hold, a malformed id, or a search that finds nothing, then it fails saying which', async () => {
+  it('when the screenshot script is given a trace Jaeger does not hold, no Jaeger, a malformed id, or a search that finds nothing, then it fails saying which', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'meridian-trace-shot-')), 'none.png')
     const missing = hex(16)
     await expect(traceScreenshot({ jaegerUrl: nativeJaegerUiUrl, traceId: missing, out })).rejects.toThrow(
-      new RegExp(`did not draw trace ${missing}: .*Trace not found`),
+      `did not draw trace ${missing}: Trace not found Jaeger holds no trace ${missing}.`,
     )
+    // a port where nothing listens
+    const nobody = `http://127.0.0.1:${await freePort()}`
+    await expect(
+      traceScreenshot({ jaegerUrl: nobody, traceId: missing, out, timeoutMs: 5_000 }),
+    ).rejects.toThrow(`cannot open ${nobody}/trace/${missing} (page.goto: net::ERR_CONNECTION_REFUSED`)
     await expect(traceScreenshot({ jaegerUrl: nativeJaegerUiUrl, traceId: '../api', out })).rejects.toThrow(
       TraceScreenshotError,
     )

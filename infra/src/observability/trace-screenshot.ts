@@ -87,14 +87,21 @@ export async function traceScreenshot(options: TraceScreenshotOptions): Promise<
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
   try {
     const page = await browser.newPage({ viewport: screenshotViewport, deviceScaleFactor: 1 })
-    await page.goto(new URL(`/trace/${traceId}`, options.jaegerUrl).href, { timeout })
+    const address = new URL(`/trace/${traceId}`, options.jaegerUrl).href
+    try {
+      await page.goto(address, { timeout })
+    } catch (error) {
+      throw new TraceScreenshotError(
+        `cannot open ${address} (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): is Jaeger running (./scripts/dev or ./scripts/infra up)?`,
+      )
+    }
     const drawn = page.locator('.waterfall[data-drawn]')
     const problem = page.locator('main h1:text-is("Trace not found"), main h1:text-is("Trace not loaded")')
     await drawn.or(problem).first().waitFor({ timeout })
     if (!(await drawn.isVisible())) {
-      const says = (await page.locator('main').textContent()) ?? ''
+      const says = await page.locator('main h1, main p').allTextContents()
       throw new TraceScreenshotError(
-        `the trace view did not draw trace ${traceId}: ${says.replace(/\s+/g, ' ')}`,
+        `the trace view did not draw trace ${traceId}: ${says.join(' ').replace(/\s+/g, ' ')}`,
       )
     }
     if (options.open) {
