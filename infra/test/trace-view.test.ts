@@ -32,14 +32,16 @@ const huge = `${hostile}${'y'.repeat(100_000)}`
 
 const traceId = hex(16)
 const otherTraceId = hex(16)
-const ids = { root: hex(8), place: hex(8), insert: hex(8), charge: hex(8), provider: hex(8) }
+const ids = { root: hex(8), place: hex(8), insert: hex(8), charge: hex(8), provider: hex(8), orphan: hex(8) }
+/** A parent that never reached Jaeger (its process died before exporting): its child is drawn at the top level. */
+const lostParent = hex(8)
 
 type Attribute = { key: string; value: { stringValue: string } }
 const attribute = (key: string, value: string): Attribute => ({ key, value: { stringValue: value } })
 
 /**
  * The order's trace: the gateway's request, order's use case and its query, payment's charge (failed, linked to the
- * placed order) and its provider call — plus another order's request, which the tag search must leave out.
+ * placed order) and its provider call, a span whose parent never arrived — plus another order's request, which the tag search must leave out.
  */
 function syntheticTraces(): unknown {
   const t0 = BigInt(Date.now()) * 1_000_000n - 500_000_000n
@@ -96,6 +98,7 @@ function syntheticTraces(): unknown {
           attributes: [attribute('note', hostile), attribute('payload', huge)],
         }),
         span(traceId, ids.provider, ids.charge, 'provider call', 50, 80),
+        span(traceId, ids.orphan, lostParent, 'refund check', 95, 99),
       ]),
     ],
   }
@@ -171,7 +174,7 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
       const response = await fetch(`${nativeJaegerUiUrl}/api/traces/${traceId}`)
       if (!response.ok) return undefined
       const { data } = (await response.json()) as { data: { spans: unknown[] }[] }
-      return data[0]?.spans.length === 5 ? true : undefined
+      return data[0]?.spans.length === 6 ? true : undefined
     })
     browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
@@ -217,12 +220,12 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     expect(await items.first().getAttribute('data-trace-id')).toBe(traceId)
     const text = (await items.first().textContent()) ?? ''
     expect(text).toContain(`${service('gateway')}: POST /api/v1/orders`)
-    expect(text).toContain('5 spans')
+    expect(text).toContain('6 spans')
     expect(text).toContain('1 error')
     expect(await items.first().locator('.service-chips li').allTextContents()).toEqual([
       `${service('gateway')} (1)`,
       `${service('order')} (2)`,
-      `${service('payment')} (2)`,
+      `${service('payment')} (3)`,
     ])
     const address = new URL(page.url())
     expect(address.pathname).toBe('/search')
@@ -254,7 +257,7 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     expect(await page.locator('li.trace-item').count()).toBe(0)
   })
 
-  it('when a trace is opened by its address, then the waterfall has one row per span, parents before children, nested by depth, and the failed span marked', async () => {
+  it('when a trace is opened by its address, then the waterfall has one row per span, parents before children, nested by depth (a span whose parent never arrived at the top level), and the failed span marked', async () => {
     await openTrace(page)
     expect(await rows(page)).toEqual([
       [service('gateway'), 'POST /api/v1/orders', 0, false],
@@ -262,6 +265,7 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
       [service('order'), 'INSERT orders', 2, false],
       [service('payment'), 'charge card', 1, true],
       [service('payment'), 'provider call', 2, false],
+      [service('payment'), 'refund check', 0, false],
     ])
     expect(await page.locator('li.span.error .error-badge').textContent()).toBe('error')
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
@@ -282,7 +286,7 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     expect(colours[1]).toBe(colours[2])
   })
 
-  it('when a span row is clicked, then its attributes, its events and its links show, and a second click hides them', async () => {
+  it('when a span row is clicked, then its attributes, its events and its links (a parent never received said so) show, a second click hides them, and Enter opens one', async () => {
     await openTrace(page)
     const root = await openDetails(page, 'POST /api/v1/orders')
     expect(await root.locator('tr', { hasText: 'order.id' }).locator('td').textContent()).toBe(orderId)
@@ -299,6 +303,11 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     const references = await charge.locator('.references li').allTextContents()
     expect(references).toContain(`child of ${service('gateway')}: POST /api/v1/orders (${ids.root})`)
     expect(references).toContain(`link (follows from) ${service('order')}: place order (${ids.place})`)
+
+    const orphan = await openDetails(page, 'refund check')
+    expect(await orphan.locator('.references li').allTextContents()).toEqual([
+      `child of span ${lostParent}, not in this trace (not received)`,
+    ])
 
     const row = page.locator('li.span', { has: page.locator('.span-operation', { hasText: 'charge card' }) })
     await row.locator('> button').click()

@@ -72,15 +72,21 @@ async function api(path) {
 
 /** A duration given in microseconds, in the unit that reads best. */
 function formatDuration(us) {
+  if (us === 0) return '0'
   if (us < 1000) return `${Math.round(us)}µs`
-  if (us < 1_000_000) return `${(us / 1000).toFixed(us < 10_000 ? 2 : 1)}ms`
+  if (us < 1_000_000) return `${(us / 1000).toFixed(us < 10_000 ? 2 : us < 100_000 ? 1 : 0)}ms`
   if (us < 60_000_000) return `${(us / 1_000_000).toFixed(2)}s`
   return `${(us / 60_000_000).toFixed(1)}min`
 }
 
+/** A moment as local `YYYY-MM-DD HH:MM:SS.mmm`: the same in every browser locale, and sortable by eye. */
 function formatTime(us) {
   const date = new Date(us / 1000)
-  return `${date.toLocaleDateString()} ${date.toLocaleTimeString()}.${String(date.getMilliseconds()).padStart(3, '0')}`
+  const two = (n) => String(n).padStart(2, '0')
+  return (
+    `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ` +
+    `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}.${String(date.getMilliseconds()).padStart(3, '0')}`
+  )
 }
 
 /** An attribute value as text, bounded; an elided value keeps its full length in the note. */
@@ -636,16 +642,20 @@ function referenceItem(trace, layout, ref) {
       : ref.refType === 'FOLLOWS_FROM'
         ? 'link (follows from)'
         : ref.refType
-  const inTrace = ref.traceID === trace.traceID && target
+  const sameTrace = ref.traceID === trace.traceID
+  const inTrace = sameTrace && target
+  // a parent that has not reached Jaeger (yet) leaves its children at the top level: say why
   const text = inTrace
     ? `${serviceOf(trace, target)}: ${target.operationName} (${ref.spanID})`
-    : `span ${ref.spanID} of trace ${ref.traceID}`
+    : sameTrace
+      ? `span ${ref.spanID}, not in this trace (not received)`
+      : `span ${ref.spanID} of trace ${ref.traceID}`
   return el(
     'li',
     {},
     el('span', { class: 'ref-type', text: label }),
     ' ',
-    inTrace || !/^[0-9a-f]{1,32}$/i.test(ref.traceID ?? '')
+    sameTrace || !/^[0-9a-f]{1,32}$/i.test(ref.traceID ?? '')
       ? el('span', { text })
       : navLink(`trace/${ref.traceID}`, { text }),
   )
