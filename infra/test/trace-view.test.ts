@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../src/free-port.ts'
 import { ensureTraceStore, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '../src/index.ts'
 import { chromiumPath, TraceScreenshotError, traceScreenshot } from '../src/observability/index.ts'
+import { holdTraceStore } from './trace-store-lock.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (as jaeger.test.ts). */
 function nativeEnv(): NodeJS.ProcessEnv {
@@ -151,11 +152,14 @@ async function openDetails(page: Page, operation: string) {
 
 describe('the trace view the development Jaeger serves', { timeout: 60_000 }, () => {
   let runningBefore = false
+  let release = () => {}
   let browser: Browser
   let page: Page
   const pageErrors: string[] = []
 
   beforeAll(async () => {
+    // jaeger.test.ts starts and stops this same Jaeger: one file at a time
+    release = await holdTraceStore()
     // a Jaeger that ran before this file runs after it too; one started elsewhere without the view is restarted
     runningBefore = (await infraEnv(nativeEnv())).includes('OTEL_EXPORTER_OTLP_ENDPOINT')
     await ensureTraceStore({ env: nativeEnv(), ...quiet })
@@ -180,12 +184,16 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
     // an uncaught error in the view (or in a script an attribute smuggled in) is kept for the last word
     page.on('pageerror', (error) => pageErrors.push(error.message))
-  }, 120_000)
+  }, 270_000)
 
   afterAll(async () => {
-    await browser?.close()
-    if (runningBefore) await ensureTraceStore({ env: nativeEnv(), ...quiet })
-    else await stopTraceStore({ env: nativeEnv(), ...quiet })
+    try {
+      await browser?.close()
+      if (runningBefore) await ensureTraceStore({ env: nativeEnv(), ...quiet })
+      else await stopTraceStore({ env: nativeEnv(), ...quiet })
+    } finally {
+      release()
+    }
   }, 60_000)
 
   it('when the UI address and an unknown path of it are asked for, then both are the trace view, and its script and style are served', async () => {
