@@ -392,12 +392,12 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     expect(await page.getByRole('link', { name: 'Back to the search' }).getAttribute('href')).toBe('search')
   })
 
-  it('when the screenshot script is given the trace id, or the service and the order tag, then it writes a 1600x1000 PNG of the trace', async () => {
+  it('when the screenshot script is given the trace id, or the service and the order tag, then it writes a 1600x1000 PNG of the trace, making its folder', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'meridian-trace-shot-'))
     const byId = await traceScreenshot({
       jaegerUrl: nativeJaegerUiUrl,
       traceId,
-      out: join(folder, 'by-id.png'),
+      out: join(folder, 'images', 'by-id.png'),
     })
     const byTag = await traceScreenshot({
       jaegerUrl: nativeJaegerUiUrl,

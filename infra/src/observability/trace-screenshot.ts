@@ -1,6 +1,7 @@
 // A PNG of one trace in the trace view the development Jaeger serves (infra/jaeger/ui): headless Chromium at
 // 1600x1000, once the waterfall is drawn. The trace is given by id, or found as a service's latest with given tags.
-import { writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { chromium } from 'playwright-core'
 import { chromiumPath } from './chromium.ts'
 
@@ -111,6 +112,8 @@ export async function traceScreenshot(options: TraceScreenshotOptions): Promise<
       for (const row of await rows.locator('> button').all()) await row.click()
     }
     const png = await page.screenshot({ type: 'png', fullPage: false })
+    // e.g. docs/images/, which exists only once a picture is in it
+    await mkdir(dirname(options.out), { recursive: true })
     await writeFile(options.out, png)
     return { traceId, out: options.out, bytes: png.length }
   } finally {
