@@ -41,7 +41,13 @@ import { expandTopics, loadTopicDeclaration } from './topics.ts'
 export { freePort } from './free-port.ts'
 export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
 export type { ComponentName, EngineName, OptionalComponentName, Progress } from './native/engine.ts'
-export { jaegerBinary, nativeJaegerUiUrl, nativeOtlpEndpoint, pinnedJaegerVersion } from './native/jaeger.ts'
+export {
+  jaegerBinary,
+  jaegerUiAssetsDir,
+  nativeJaegerUiUrl,
+  nativeOtlpEndpoint,
+  pinnedJaegerVersion,
+} from './native/jaeger.ts'
 export {
   consulBaseUrl,
   databaseOfService,

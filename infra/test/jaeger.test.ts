@@ -14,6 +14,7 @@ import {
   pinnedJaegerVersion,
   stopTraceStore,
 } from '../src/index.ts'
+import { holdTraceStore } from './trace-store-lock.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (the Docker question settled). */
 function nativeEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -57,13 +58,20 @@ interface JaegerTrace {
 describe('jaeger, the development trace store', () => {
   // a Jaeger that ran before this file (a developer's ./scripts/dev) runs after it too; one this file started does not
   let runningBefore = false
+  let release = () => {}
   beforeAll(async () => {
+    // trace-view.test.ts (re)starts this same Jaeger: one file at a time
+    release = await holdTraceStore()
     runningBefore = (await infraEnv(nativeEnv())).includes('OTEL_EXPORTER_OTLP_ENDPOINT')
-  })
+  }, 160_000)
   afterAll(async () => {
-    if (runningBefore) await ensureTraceStore({ env: nativeEnv(), progress: () => {} })
-    else await stopTraceStore({ env: nativeEnv(), progress: () => {} })
-  })
+    try {
+      if (runningBefore) await ensureTraceStore({ env: nativeEnv(), progress: () => {} })
+      else await stopTraceStore({ env: nativeEnv(), progress: () => {} })
+    } finally {
+      release()
+    }
+  }, 60_000)
 
   it('when the trace store is brought up, then a span posted over OTLP/HTTP is found through the query API by its service and trace id', async () => {
     const messages: string[] = []

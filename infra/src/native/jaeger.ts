@@ -19,6 +19,11 @@ export const nativeJaegerUiUrl = `http://127.0.0.1:${QUERY_HTTP_PORT}`
 const wrapperDir = join(infraDir, 'jaeger')
 /** The collector configuration both the native process and the container run (infra/jaeger/config.yaml). */
 export const jaegerConfigFile = join(wrapperDir, 'config.yaml')
+/**
+ * Meridian's trace view (index.html, static/): what the native Jaeger serves at its UI address, since a Jaeger built
+ * from the Go module proxy embeds only a placeholder page (jaeger-ui is baked in by Jaeger's release builds alone).
+ */
+export const jaegerUiAssetsDir = join(wrapperDir, 'ui')
 
 /**
  * The module version infra/jaeger pins, and the Jaeger v2 release it carries (its go.mod names both): Jaeger tags each
@@ -124,8 +129,9 @@ export function nativeJaeger(layout: Layout): NativeEngine {
         args: ['--config', jaegerConfigFile],
         logFile,
         cwd: home,
-        // the configuration's listen host: loopback unless said otherwise (only the container says otherwise)
-        env: { ...process.env, JAEGER_LISTEN_HOST: '127.0.0.1' },
+        // the configuration's listen host: loopback unless said otherwise (only the container says otherwise); the UI
+        // assets by absolute path, so config.yaml names no folder of this checkout
+        env: { ...process.env, JAEGER_LISTEN_HOST: '127.0.0.1', JAEGER_UI_ASSETS: jaegerUiAssetsDir },
       })
       pidFile.write(pid)
       return pid

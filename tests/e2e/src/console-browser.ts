@@ -1,24 +1,12 @@
 // What the console's browser tests share: Chromium (where it is, launched headless), where screenshots go, a customer
 // who can sign in with a password, and signing in on the console's form.
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { User } from '@meridian/contracts'
+import { chromiumPath } from '@meridian/infra/observability'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { type E2eClient, UnexpectedAnswer } from './client.ts'
-
-/** Debian's chromium (or MERIDIAN_CHROMIUM): scripts/test installs it. */
-export function chromiumPath(): string {
-  if (process.env.MERIDIAN_CHROMIUM) return process.env.MERIDIAN_CHROMIUM
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim()
-  } catch {
-    throw new Error(
-      "Chromium is missing: run ./scripts/test (it installs Debian's chromium) or set MERIDIAN_CHROMIUM",
-    )
-  }
-}
 
 /** Where the browser tests write their screenshots: tests/e2e/artifacts/ (not committed). */
 export const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
