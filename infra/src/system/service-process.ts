@@ -112,9 +112,15 @@ function removeContainer(name: string): void {
   })
 }
 
+/** The kit's tracing preload as a service resolves it (each service depends on @meridian/service-kit). */
+const tracingPreloadSpecifier = '@meridian/service-kit/tracing/preload'
+
 function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form: SystemForm) {
   // node --import tsx: one process (the tsx command would put a second one between us and the service)
-  if (form === 'development') return { args: ['--import', 'tsx', service.entry], cwd: service.dir }
+  // the kit's tracing preload next: it must be in place before the service's modules load (docs/operations.md)
+  if (form === 'development') {
+    return { args: ['--import', 'tsx', '--import', tracingPreloadSpecifier, service.entry], cwd: service.dir }
+  }
   const cwd = join(buildDir, service.name)
   if (!existsSync(join(cwd, 'dist', 'main.js'))) {
     throw new Error(
