@@ -6,11 +6,10 @@ const tracer = trace.getTracer('@meridian/db')
 
 type Method = (...args: never[]) => unknown
 
-function endWith(span: Span, error: unknown): never {
+function recordFailure(span: Span, error: unknown): void {
   span.recordException(error instanceof Error ? error : String(error))
   span.setStatus({ code: SpanStatusCode.ERROR })
   span.end()
-  throw error
 }
 
 /** The method wrapped: outside a trace (or with tracing off) it is called as it is, with nothing allocated. */
@@ -19,37 +18,31 @@ function tracedMethod<Fn extends Method>(repository: string, name: string, metho
   const wrapped = function (this: unknown, ...args: Parameters<Fn>): ReturnType<Fn> {
     // no parent, no span: queries of background rounds (the relay's polls) would each be a trace of one span
     if (trace.getActiveSpan() === undefined) return method.apply(this, args) as ReturnType<Fn>
-    return tracer.startActiveSpan(
-      spanName,
-      {
-        kind: SpanKind.CLIENT,
-        // never the arguments: they are customers' data
-        attributes: {
+    return tracer.startActiveSpan(spanName, { kind: SpanKind.CLIENT }, (span) => {
+      // never the arguments (customers' data); nothing at all for a span a sampler dropped
+      if (span.isRecording()) {
+        span.setAttributes({
           'db.system.name': 'postgresql',
           'db.operation.name': name,
-          'db.collection.name': repository,
-        },
-      },
-      (span) => {
-        let result: unknown
-        try {
-          result = method.apply(this, args)
-        } catch (error) {
-          endWith(span, error)
-        }
-        if (result instanceof Promise) {
-          return result.then(
-            (value: unknown) => {
-              span.end()
-              return value
-            },
-            (error: unknown) => endWith(span, error),
-          ) as ReturnType<Fn>
-        }
-        span.end()
-        return result as ReturnType<Fn>
-      },
-    )
+          'meridian.repository': repository,
+        })
+      }
+      let result: unknown
+      try {
+        result = method.apply(this, args)
+      } catch (error) {
+        recordFailure(span, error)
+        throw error
+      }
+      // the caller gets the method's own promise (a postgres.js query keeps its methods); the span ends beside it
+      if (result instanceof Promise) {
+        result.then(
+          () => span.end(),
+          (error: unknown) => recordFailure(span, error),
+        )
+      } else span.end()
+      return result as ReturnType<Fn>
+    })
   }
   return wrapped as Fn
 }
