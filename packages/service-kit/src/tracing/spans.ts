@@ -4,6 +4,7 @@ import {
   type Attributes,
   context,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -11,7 +12,8 @@ import {
 } from '@opentelemetry/api'
 import { activeTracing } from './active-tracing.ts'
 
-const tracer = trace.getTracer('@meridian/service-kit')
+/** Asked for at each span, not kept: a tracer kept across a restart of tracing (tests) would stay the old one. */
+const tracer = () => trace.getTracer('@meridian/service-kit')
 
 export interface SpanOptions {
   kind?: 'client' | 'internal'
@@ -29,7 +31,7 @@ export async function inSpan<Result>(
   work: (span: Span | undefined) => Promise<Result>,
 ): Promise<Result> {
   if (activeTracing() === undefined) return work(undefined)
-  return tracer.startActiveSpan(
+  return tracer().startActiveSpan(
     name,
     { kind: options.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL },
     async (span) => {
@@ -45,6 +47,14 @@ export async function inSpan<Result>(
       }
     },
   )
+}
+
+/**
+ * Starts `work` outside any trace: a loop that outlives whatever started it (a discovery's watch) must not make its
+ * calls children of a request that ended long ago.
+ */
+export function detachedFromTrace<Result>(work: () => Result): Result {
+  return activeTracing() === undefined ? work() : context.with(ROOT_CONTEXT, work)
 }
 
 /**
