@@ -2,7 +2,8 @@
 // a trace is active: postgres.js has no OpenTelemetry instrumentation, and a query is known best by its method.
 import { type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 
-const tracer = trace.getTracer('@meridian/db')
+/** Asked for at each span, not kept: a tracer kept across a restart of tracing (tests) would stay the old one. */
+const tracer = () => trace.getTracer('@meridian/db')
 
 type Method = (...args: never[]) => unknown
 
@@ -18,7 +19,7 @@ function tracedMethod<Fn extends Method>(repository: string, name: string, metho
   const wrapped = function (this: unknown, ...args: Parameters<Fn>): ReturnType<Fn> {
     // no parent, no span: queries of background rounds (the relay's polls) would each be a trace of one span
     if (trace.getActiveSpan() === undefined) return method.apply(this, args) as ReturnType<Fn>
-    return tracer.startActiveSpan(spanName, { kind: SpanKind.CLIENT }, (span) => {
+    return tracer().startActiveSpan(spanName, { kind: SpanKind.CLIENT }, (span) => {
       // never the arguments (customers' data); nothing at all for a span a sampler dropped
       if (span.isRecording()) {
         span.setAttributes({

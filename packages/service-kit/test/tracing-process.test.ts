@@ -2,7 +2,7 @@
 // exported to the real trace store (Jaeger) and found through its query API: the request, a Redis command, an undici
 // call and a repository query in one trace, parented under the request, and the log line of the request carrying
 // that trace's ids. The pattern the end-to-end test follows.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -20,6 +20,54 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const fixture = fileURLToPath(new URL('./fixtures/traced-process.ts', import.meta.url))
+const stateFixture = fileURLToPath(new URL('./fixtures/tracing-state.ts', import.meta.url))
+const packageDir = fileURLToPath(new URL('..', import.meta.url))
+
+/** What the preload did to a process started with `env` (tracing-state.ts's line). */
+function preloadState(env: Record<string, string>): Record<string, unknown> {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--import', '@meridian/service-kit/tracing/preload', stateFixture],
+    {
+      cwd: packageDir,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      encoding: 'utf8',
+    },
+  )
+  expect(result.status, result.stderr).toBe(0)
+  return JSON.parse(result.stdout.trim()) as Record<string, unknown>
+}
+
+describe('the tracing preload', () => {
+  it('when no OTLP endpoint is set, then it registers nothing: no tracing, the no-op tracer provider, ioredis and http unpatched', () => {
+    expect(preloadState({})).toEqual({
+      tracing: false,
+      provider: 'NoopTracerProvider',
+      ioredis: false,
+      http: false,
+    })
+  })
+
+  it('when OTEL_SDK_DISABLED is true, then an endpoint changes nothing', () => {
+    expect(
+      preloadState({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_SDK_DISABLED: 'true' }),
+    ).toEqual({ tracing: false, provider: 'NoopTracerProvider', ioredis: false, http: false })
+  })
+
+  it('when an endpoint is set, then tracing is on and ioredis and http are patched as they load', () => {
+    expect(preloadState({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toMatchObject({
+      tracing: true,
+      ioredis: true,
+      http: true,
+    })
+  })
+
+  it('when a tracing variable is malformed, then the preload leaves tracing off (the service's own configuration then refuses it)', () => {
+    expect(
+      preloadState(OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'sometimes' ),
+    ).toMatchObject(tracing: false, ioredis: false )
+  })
+})
 
 interface LogLine {
   msg?: string
@@ -54,7 +102,7 @@ describe('tracing in a service process', () => {
       process.execPath,
       ['--import', 'tsx', '--import', '@meridian/service-kit/tracing/preload', fixture],
       {
-        cwd: fileURLToPath(new URL('..', import.meta.url)),
+        cwd: packageDir,
         env: {
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '',

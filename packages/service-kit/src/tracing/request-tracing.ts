@@ -17,6 +17,8 @@ export async function registerRequestTracing(app: FastifyInstance): Promise<void
     ignorePaths: (route) => isOperationsPath(route.url),
     // a span per hook would outnumber the spans of the work itself (the kit alone has a dozen hooks)
     instrumentHooks: false,
+    // the request span covers the handler; a child for it alone would be named by the plugin chain
+    instrumentHandler: false,
     requestHook(span, request) {
       span.setAttribute(requestIdAttribute, request.id)
       const route = request.routeOptions.url

@@ -1,16 +1,6 @@
 // The standard OpenTelemetry variables the kit reads (opentelemetry.io's SDK configuration), as a TypeBox schema.
 import { type Static, Type } from 'typebox'
 
-/** OTEL_TRACES_SAMPLER's values the kit understands (the specification's, less the vendor ones). */
-export const tracesSamplers = [
-  'always_on',
-  'always_off',
-  'traceidratio',
-  'parentbased_always_on',
-  'parentbased_always_off',
-  'parentbased_traceidratio',
-] as const
-
 const otlpEndpoint = {
   pattern: '^https?://[^\\s]+$',
   maxLength: 2000,
@@ -32,8 +22,16 @@ export const TracingEnv = Type.Object({
   OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   /** further resource attributes, `key=value,key=value` (values percent-encoded) */
   OTEL_RESOURCE_ATTRIBUTES: Type.Optional(Type.String({ maxLength: 4096 })),
+  /** the specification's samplers (the vendor ones aside); default parent-based always-on */
   OTEL_TRACES_SAMPLER: Type.Union(
-    tracesSamplers.map((sampler) => Type.Literal(sampler)),
+    [
+      Type.Literal('always_on'),
+      Type.Literal('always_off'),
+      Type.Literal('traceidratio'),
+      Type.Literal('parentbased_always_on'),
+      Type.Literal('parentbased_always_off'),
+      Type.Literal('parentbased_traceidratio'),
+    ],
     { default: 'parentbased_always_on' },
   ),
   /** the ratio of the traceidratio samplers, 0 to 1 (default 1) */

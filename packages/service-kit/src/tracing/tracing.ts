@@ -44,8 +44,11 @@ export interface TracingOptions {
   processor?: 'batch' | 'simple'
   /** the service when already known (tests); a process tells it later with identify() and registered() */
   service?: TracedService & { instanceId?: string }
-  /** the instrumentations of http, undici, ioredis and Socket.IO; default true */
-  instrumentations?: boolean
+  /**
+   * all (default): http, undici, ioredis and Socket.IO; undici: only undici's, which reads diagnostics channels and so
+   * works whenever it is turned on (an in-process test's); none
+   */
+  instrumentations?: 'all' | 'undici' | 'none'
 }
 
 /** The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name; default parent-based always-on. */
@@ -82,6 +85,9 @@ function later<Value>(fallback: () => Value, fallbackAfterMs: number) {
 /** How long spans wait for the service to name itself before they go out as `unknown_service:node`. */
 const identityWaitMs = 60_000
 
+/** Outgoing undici requests (the kit's upstream client, the gateway's proxy, fetch) inside a trace. */
+const undiciInstrumentation = () => new UndiciInstrumentation({ requireParentforSpans: true })
+
 /** The instrumentations the kit turns on: never kafkajs (the event backbone writes its own spans and headers). */
 function kitInstrumentations(): Instrumentation[] {
   return [
@@ -90,7 +96,7 @@ function kitInstrumentations(): Instrumentation[] {
       // calls made outside any trace (Consul's blocking watches, background rounds) would each be a trace of one span
       requireParentforOutgoingSpans: true,
     }),
-    new UndiciInstrumentation({ requireParentforSpans: true }),
+    undiciInstrumentation(),
     new IORedisInstrumentation({ requireParentSpan: true }),
     new SocketIoInstrumentation(),
   ]
@@ -115,7 +121,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   if (given) {
     name.settle(given.name)
     version.settle(given.version)
-    if (given.instanceId) instance.settle(given.instanceId)
+    instance.settle(given.instanceId ?? `${hostname()}-${process.pid}`)
   }
   const resource = resourceFromAttributes({
     ...resourceAttributesOf(config.OTEL_RESOURCE_ATTRIBUTES),
@@ -139,10 +145,14 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
     new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
   )
   trace.setGlobalTracerProvider(provider)
+  const chosen = options.instrumentations ?? 'all'
   const unregister =
-    options.instrumentations === false
+    chosen === 'none'
       ? () => {}
-      : registerInstrumentations({ tracerProvider: provider, instrumentations: kitInstrumentations() })
+      : registerInstrumentations({
+          tracerProvider: provider,
+          instrumentations: chosen === 'all' ? kitInstrumentations() : [undiciInstrumentation()],
+        })
 
   const bounded = (work: Promise<void>, timeoutMs: number) =>
     Promise.race([work, new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())])
