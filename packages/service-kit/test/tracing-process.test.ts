@@ -62,10 +62,10 @@ describe('the tracing preload', () => {
     })
   })
 
-  it('when a tracing variable is malformed, then the preload leaves tracing off (the service's own configuration then refuses it)', () => {
+  it('when a tracing variable is malformed, then the preload leaves tracing off, for the configuration of the service to refuse', () => {
     expect(
-      preloadState(OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'sometimes' ),
-    ).toMatchObject(tracing: false, ioredis: false )
+      preloadState({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'sometimes' }),
+    ).toMatchObject({ tracing: false, ioredis: false })
   })
 })
 

@@ -10,6 +10,8 @@ export interface TracedService {
 
 export interface Tracing {
   readonly provider: TracerProvider
+  /** which instrumentations are on (tracing.ts): undici's is what puts the trace context on outgoing calls */
+  readonly instrumentations: 'all' | 'undici' | 'none'
   /** the service's name (unless OTEL_SERVICE_NAME) and version: spans wait for them before they are exported */
   identify(service: TracedService): void
   /** the instance id the process registered in Consul (else hostname-pid, given when it did not register) */

@@ -69,6 +69,16 @@ export function injectTraceContext(headers: Record<string, string | string[]>): 
   return headers.traceparent !== undefined
 }
 
+/**
+ * Whether an undici call made now gets the active trace context from the kit's instrumentation (tracing on, undici
+ * instrumented, a span active). A caller then writes no traceparent of its own: two would make the header invalid
+ * for the receiver, which would start a trace of its own.
+ */
+export function undiciCarriesTraceContext(): boolean {
+  const tracing = activeTracing()
+  return tracing !== undefined && tracing.instrumentations !== 'none' && trace.getActiveSpan() !== undefined
+}
+
 /** The active span's ids for a log line, or undefined outside a span (always, with tracing off). */
 export function activeSpanIds(): { trace_id: string; span_id: string } | undefined {
   const span = trace.getActiveSpan()

@@ -159,6 +159,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   let stopping: Promise<void> | undefined
   const tracing: Tracing = {
     provider,
+    instrumentations: chosen,
     identify(service) {
       name.settle(service.name)
       version.settle(service.version)
