@@ -161,7 +161,7 @@ describe('tracing in a service process', () => {
     return false
   }
 
-  it('when a request reads Redis, calls an upstream with undici and queries a repository, then Jaeger holds one trace with each as a span under the request, and its log line carries the trace id', async () => {
+  it('when a request reads Redis, calls an upstream with undici and queries a repository, then Jaeger holds one trace with each as a span under the request, found by its request id, and its log line carries the trace id', async () => {
     await eventually('the traced process listens', () => listeningPort() !== undefined, 60_000)
     const response = await fetch(`http://127.0.0.1:${listeningPort()}/api/v1/traced`, {
       headers: { 'x-request-id': 'traced-request-1' },
@@ -181,7 +181,15 @@ describe('tracing in a service process', () => {
       250,
     )
     const found = trace as StoredTrace
-    const request = spanNamed(found, 'GET /api/v1/traced')
+    const tagsOf = (span: StoredSpan | undefined) =>
+      Object.fromEntries((span?.tags ?? []).map((tag) => [tag.key, tag.value]))
+    // the request span of @fastify/otel (it has the request id) under the http server span, both named by route
+    const request = found.spans.find((span) => tagsOf(span)['meridian.request_id'] === 'traced-request-1')
+    const server = found.spans.find(
+      (span) => span.operationName === 'GET /api/v1/traced' && tagsOf(span)['span.kind'] === 'server',
+    )
+    expect(request?.operationName).toBe('GET /api/v1/traced')
+    expect(request?.references[0]?.spanID).toBe(server?.spanID)
     const redis = spanNamed(found, 'get')
     const undici = spanNamed(found, /^GET$/)
     const repository = spanNamed(found, 'widgets.count')
@@ -196,9 +204,7 @@ describe('tracing in a service process', () => {
         `${what} under the request`,
       ).toBe(true)
     }
-    const requestTags = Object.fromEntries((request as StoredSpan).tags.map((tag) => [tag.key, tag.value]))
-    expect(requestTags['meridian.request_id']).toBe('traced-request-1')
-    expect(requestTags['http.route']).toBe('/api/v1/traced')
+    expect(tagsOf(request)['http.route']).toBe('/api/v1/traced')
     const repositoryTags = Object.fromEntries(
       (repository as StoredSpan).tags.map((tag) => [tag.key, tag.value]),
     )
@@ -210,6 +216,10 @@ describe('tracing in a service process', () => {
     expect(resource['service.version']).toBe('0.1.0')
     expect(String(resource['service.instance.id'])).toMatch(/-\d+$/)
     expect(resource['deployment.environment.name']).toBe('test')
+
+    // an operator holding a request id (an error body's) finds its trace by the request span's tag
+    const byRequestId = await store.tracesOf(serviceName, { 'meridian.request_id': 'traced-request-1' })
+    expect(byRequestId.map((each) => each.traceID)).toEqual([found.traceID])
 
     const logged = logLines().find((line) => line.msg === 'traced work done')
     expect(logged?.requestId).toBe('traced-request-1')

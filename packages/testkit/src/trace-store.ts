@@ -20,8 +20,11 @@ export interface StoredTrace {
 export interface TraceStore {
   /** where services send spans: their OTEL_EXPORTER_OTLP_ENDPOINT */
   otlpEndpoint: string
-  /** the traces Jaeger holds with a span of `service` (its service.name), newest first */
-  tracesOf(service: string): Promise<StoredTrace[]>
+  /**
+   * the traces Jaeger holds with a span of `service` (its service.name), newest first; with `tags`, only those with a
+   * span of the service carrying each of them (`{ 'meridian.request_id': id }`)
+   */
+  tracesOf(service: string, tags?: Record<string, string>): Promise<StoredTrace[]>
   /** stops Jaeger if this store started it */
   release(): Promise<void>
 }
@@ -40,8 +43,10 @@ export async function useTraceStore(): Promise<TraceStore> {
   const otlpEndpoint = await ensureTraceStore({ env, progress: () => {} })
   return {
     otlpEndpoint,
-    async tracesOf(service) {
-      const url = `${nativeJaegerUiUrl}/api/traces?service=${encodeURIComponent(service)}&limit=20&lookback=1h`
+    async tracesOf(service, tags) {
+      const query = new URLSearchParams({ service, limit: '20', lookback: '1h' })
+      if (tags) query.set('tags', JSON.stringify(tags))
+      const url = `${nativeJaegerUiUrl}/api/traces?${query}`
       const response = await fetch(url, { signal: AbortSignal.timeout(5000) })
       // Jaeger answers 404 (or an error list) for a service it has not seen yet
       if (response.status !== 200) return []
