@@ -44,8 +44,15 @@ export function tracesEndpoint(config: TracingEnv): string | undefined {
   if (config.OTEL_SDK_DISABLED) return undefined
   if (config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
   if (config.OTEL_EXPORTER_OTLP_ENDPOINT)
-    return `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`
+    return `${withoutTrailingSlashes(config.OTEL_EXPORTER_OTLP_ENDPOINT)}/v1/traces`
   return undefined
+}
+
+/** The address without its trailing slashes (a loop: `/\/+$/` backtracks on a long run of slashes inside it). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length
+  while (end > 0 && url[end - 1] === '/') end -= 1
+  return url.slice(0, end)
 }
 
 /**
