@@ -72,7 +72,8 @@ const endpointVariables = new Set([
 
 /**
  * What a container is given of the environment the run composed: the variables the run set (those it did not take
- * unchanged from this process, whose PATH, HOME or NODE_OPTIONS would replace the image's) and the engines' addresses.
+ * unchanged from this process, whose PATH, HOME or NODE_OPTIONS would replace the image's), the engines' addresses,
+ * and tracing's OTEL_* (the trace store's address and the sampling a run is traced with, as for the other forms).
  */
 export function containerEnv(
   env: NodeJS.ProcessEnv,
@@ -81,7 +82,7 @@ export function containerEnv(
   const given: Record<string, string> = {}
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined || !/^[A-Z][A-Z0-9_]*$/.test(key)) continue
-    if (endpointVariables.has(key) || host[key] !== value) given[key] = value
+    if (endpointVariables.has(key) || key.startsWith('OTEL_') || host[key] !== value) given[key] = value
   }
   return given
 }
