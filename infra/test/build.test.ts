@@ -106,6 +106,39 @@ describe('./scripts/build order', () => {
     expect(output).toMatch(/packages\/service-kit\/src\/config\.ts:\d+:\d+/)
   })
 
+  it("when dist/main.js loads, then the kit's tracing preload comes first: with an OTLP endpoint ioredis and http are patched as they load, without one nothing is", () => {
+    const launcher = readFileSync(join(orderDir, 'dist/main.js'), 'utf8')
+    expect(launcher.indexOf("import('./tracing.bundle.js')")).toBeGreaterThan(-1)
+    expect(launcher.indexOf("import('./tracing.bundle.js')")).toBeLessThan(
+      launcher.indexOf("import('./main.bundle.js')"),
+    )
+    // what the launcher does, then the modules the service would load next
+    const probe = `await import('./dist/tracing.bundle.js')
+const { Redis } = await import('ioredis')
+const http = (await import('node:http')).default
+console.log(JSON.stringify({
+  tracing: globalThis[Symbol.for('meridian.tracing')] !== undefined,
+  ioredis: Redis.prototype.sendCommand.__wrapped === true,
+  http: http.request.__wrapped === true || http.Server.prototype.emit.__wrapped === true,
+}))`
+    const state = (env: Record<string, string>) => {
+      const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe], {
+        cwd: orderDir,
+        env: { PATH: process.env.PATH ?? '', ...env },
+        encoding: 'utf8',
+        timeout: 30_000,
+      })
+      expect(result.status, result.stderr).toBe(0)
+      return JSON.parse(result.stdout.trim()) as Record<string, boolean>
+    }
+    expect(state({})).toEqual({ tracing: false, ioredis: false, http: false })
+    expect(state({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toEqual({
+      tracing: true,
+      ioredis: true,
+      http: true,
+    })
+  })
+
   it('when the inputs are unchanged, then building again keeps build/order', () => {
     expect(build('order')).toContain('order: up to date (build/order)')
   })

@@ -196,4 +196,19 @@ describe("a container's environment in the images form", () => {
       PORT: '3002',
     })
   })
+
+  it('when tracing is configured in the environment, then its OTEL_* variables reach the container like the engines', () => {
+    const host = {
+      PATH: '/usr/bin',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+    }
+    expect(containerEnv({ ...host, PORT: '3002' }, host)).toEqual({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+      PORT: '3002',
+    })
+  })
 })

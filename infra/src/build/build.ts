@@ -173,9 +173,10 @@ async function bundle(
 ): Promise<{ metafile: Metafile; assets: string[] }> {
   const assets = new Set<string>()
   const result = await build({
-    entryPoints: Object.fromEntries(
-      Object.entries(target.entries).map(([name, entry]) => [`${name}.bundle`, join(repoRoot, entry)]),
-    ),
+    entryPoints: Object.fromEntries([
+      ...Object.entries(target.entries).map(([name, entry]) => [`${name}.bundle`, join(repoRoot, entry)]),
+      ...(target.preload ? [['tracing.bundle', join(repoRoot, target.preload)]] : []),
+    ]),
     outdir,
     bundle: true,
     splitting: true,
@@ -190,19 +191,27 @@ async function bundle(
     logLevel: 'warning',
     plugins: [workspaceOnly(), fileLocations(assets)],
   })
-  for (const name of Object.keys(target.entries)) writeFileSync(join(outdir, `${name}.js`), launcher(name))
+  for (const name of Object.keys(target.entries)) {
+    writeFileSync(join(outdir, `${name}.js`), launcher(name, name === 'main' && target.preload !== undefined))
+  }
   return { metafile: result.metafile, assets: [...assets] }
 }
 
 /**
  * dist/<name>.js turns source maps on and then loads dist/<name>.bundle.js: node reads a module's map when it loads
- * it, so the switch must come before the bundle's first import. A stack trace names the .ts lines however node is
+ * it, so the switch must come before the bundle's first import. A service's main.js loads the kit's tracing preload
+ * between the two, for the same reason: the instrumentations patch modules as they load. A stack trace names the .ts lines however node is
  * started (`node --enable-source-maps` does the same).
  */
-function launcher(name: string): string {
+function launcher(name: string, withTracing: boolean): string {
+  const tracing = withTracing
+    ? `// tracing (when OTEL_EXPORTER_OTLP_ENDPOINT is set) before the modules it instruments load
+await import('./tracing.bundle.js')
+`
+    : ''
   return `// ${name}: source maps on (stack traces name the .ts lines), then the bundle (./scripts/build)
 process.setSourceMapsEnabled(true)
-await import('./${name}.bundle.js')
+${tracing}await import('./${name}.bundle.js')
 `
 }
 

@@ -12,11 +12,18 @@ export interface BuildTarget {
   entries: Record<string, string>
   /** the workspace package `pnpm deploy --prod` installs the production dependencies of; none: the bundle is whole */
   workspacePackage?: string
+  /**
+   * loaded by dist/main.js before the service's own bundle (dist/tracing.bundle.js): the kit's tracing, which must
+   * be in place before the modules it instruments load
+   */
+  preload?: string
   /** the gateway serves the console (apps/console, built by Vite) from build/gateway/console */
   withConsole: boolean
 }
 
 export const simulatorName = 'payment-simulator'
+/** The kit's tracing preload (packages/service-kit/src/tracing/preload.ts): every service's dist/main.js loads it first. */
+export const tracingPreload = 'packages/service-kit/src/tracing/preload.ts'
 export const buildDir = join(repoRoot, 'build')
 
 export function buildTargets(): BuildTarget[] {
@@ -33,6 +40,7 @@ export function buildTargets(): BuildTarget[] {
       name: service.name,
       entries,
       workspacePackage: `@meridian/${service.name}`,
+      preload: tracingPreload,
       withConsole: service.name === gatewayName,
     }
   })

@@ -89,14 +89,19 @@ export async function jaegerVersion(uiUrl: string): Promise<string> {
   return `Jaeger ${pinnedJaegerVersion().release}`
 }
 
+/** The address without its trailing slashes (a loop: `/\/+$/` backtracks on a long run of slashes inside it). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length
+  while (end > 0 && url[end - 1] === '/') end -= 1
+  return url.slice(0, end)
+}
+
 /**
  * An OTLP/HTTP receiver accepts an empty export (any collector, Jaeger or not): the probe of an endpoint given by
  * OTEL_EXPORTER_OTLP_ENDPOINT, whose query side (if any) is not ours to know.
  */
 export async function otlpReceiverVersion(endpoint: string): Promise<string> {
-  // new URL resolves the path against the endpoint's own (a trailing slash or none), with no pattern to backtrack
-  const base = endpoint.endsWith('/') ? endpoint : `${endpoint}/`
-  const url = new URL('v1/traces', base).href
+  const url = `${withoutTrailingSlashes(endpoint)}/v1/traces`
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

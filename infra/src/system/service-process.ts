@@ -61,22 +61,19 @@ export function imageTag(): string {
   return (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
 }
 
-/**
- * The engines' addresses (the trace store's too): set by the test setup or the developer's shell, and needed inside
- * the container too.
- */
+/** The engines' addresses: set by the test setup or the developer's shell, and needed inside the container too. */
 const endpointVariables = new Set([
   'DATABASE_URL',
   'KAFKA_BROKERS',
   'CONSUL_HTTP_ADDR',
   'CONSUL_HTTP_TOKEN',
   'REDIS_URL',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
 ])
 
 /**
  * What a container is given of the environment the run composed: the variables the run set (those it did not take
- * unchanged from this process, whose PATH, HOME or NODE_OPTIONS would replace the image's) and the engines' addresses.
+ * unchanged from this process, whose PATH, HOME or NODE_OPTIONS would replace the image's), the engines' addresses,
+ * and tracing's OTEL_* (the trace store's address and the sampling a run is traced with, as for the other forms).
  */
 export function containerEnv(
   env: NodeJS.ProcessEnv,
@@ -85,7 +82,7 @@ export function containerEnv(
   const given: Record<string, string> = {}
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined || !/^[A-Z][A-Z0-9_]*$/.test(key)) continue
-    if (endpointVariables.has(key) || host[key] !== value) given[key] = value
+    if (endpointVariables.has(key) || key.startsWith('OTEL_') || host[key] !== value) given[key] = value
   }
   return given
 }
@@ -116,9 +113,15 @@ function removeContainer(name: string): void {
   })
 }
 
+/** The kit's tracing preload as a service resolves it (each service depends on @meridian/service-kit). */
+const tracingPreloadSpecifier = '@meridian/service-kit/tracing/preload'
+
 function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form: SystemForm) {
   // node --import tsx: one process (the tsx command would put a second one between us and the service)
-  if (form === 'development') return { args: ['--import', 'tsx', service.entry], cwd: service.dir }
+  // the kit's tracing preload next: it must be in place before the service's modules load (docs/operations.md)
+  if (form === 'development') {
+    return { args: ['--import', 'tsx', '--import', tracingPreloadSpecifier, service.entry], cwd: service.dir }
+  }
   const cwd = join(buildDir, service.name)
   if (!existsSync(join(cwd, 'dist', 'main.js'))) {
     throw new Error(

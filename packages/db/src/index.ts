@@ -42,4 +42,5 @@ export {
 export { type MigrateCommandOptions, runMigrateCommand } from './migrate-command.ts'
 export { MigrationError } from './migration-error.ts'
 export { chassisDatabase, pingDatabase } from './ping.ts'
+export { tracedRepository } from './traced-repository.ts'
 export { lockKey, transaction, tryLockKey } from './transaction.ts'

@@ -22,6 +22,7 @@ import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 import { requestIdFrom } from './request-id.ts'
+import { registerRequestTracing } from './tracing/request-tracing.ts'
 import { ajvOptions, partAwareValidator } from './validation.ts'
 
 export type ServiceApp = FastifyInstance<
@@ -212,6 +213,8 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   app.removeContentTypeParser(['text/plain'])
   // strict UTF-8 and bounded nesting before JSON.parse (json-body.ts)
   useStrictJsonParser(app)
+  // first, so that its request span is active around every hook and route the chassis and the service add
+  await registerRequestTracing(app)
   await app.register(serviceKitPlugin, {
     ...kitOptions,
     ...(database ? { errorMappers: [database.mapError, ...(kitOptions.errorMappers ?? [])] } : {}),

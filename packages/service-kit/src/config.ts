@@ -1,6 +1,7 @@
 // Configuration from the environment, validated against a TypeBox schema at boot: the only reader of process.env.
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { TracingEnv } from './tracing/tracing-env.ts'
 
 /** The schema keyword that marks a variable's default as public and for development only (developmentOnlyDefault). */
 const developmentOnlyKeyword = 'x-development-only-default'
@@ -111,6 +112,8 @@ export const ServiceEnv = Type.Object({
     default: 3000,
     description: 'how long a call to auth waits for the first list of its instances from Consul, ms',
   }),
+  // OpenTelemetry's standard variables (docs/operations.md, Tracing): read first by tracing/preload.ts
+  ...TracingEnv.properties,
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
 

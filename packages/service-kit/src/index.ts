@@ -102,6 +102,18 @@ export {
   runServiceProcess,
   type StatelessServiceDeclaration,
 } from './service-process.ts'
+// tracing as every service sees it; starting it (and the SDK it loads) is @meridian/service-kit/tracing's
+export { activeTracing, type TracedService, type Tracing } from './tracing/active-tracing.ts'
+export { requestIdAttribute } from './tracing/request-tracing.ts'
+export {
+  activeSpanIds,
+  detachedFromTrace,
+  injectTraceContext,
+  inSpan,
+  type SpanOptions,
+  undiciCarriesTraceContext,
+} from './tracing/spans.ts'
+export { TracingEnv, tracesEndpoint } from './tracing/tracing-env.ts'
 export {
   createDiscoveredUpstream,
   type DiscoveredUpstream,

@@ -1,6 +1,8 @@
 // pino options shared by every service: request-id correlation and redaction of credentials and personal data.
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import type { Bindings, ChildLoggerOptions, LoggerOptions } from 'pino'
+import { activeTracing } from './tracing/active-tracing.ts'
+import { activeSpanIds } from './tracing/spans.ts'
 
 /**
  * A request's own log fields (its request id), kept on its child logger and written into each of its lines by the
@@ -25,10 +27,16 @@ export function requestLogger(
   return child
 }
 
-/** The fields of the request a logger belongs to (inherited by its own children), on a fresh object each line. */
+/**
+ * The fields of the request a logger belongs to (inherited by its own children), on a fresh object each line, and,
+ * inside a span, its `trace_id` and `span_id`: read as the line is written, so a request that logs nothing pays
+ * nothing, and with tracing off not even the look-up of the active span.
+ */
 function requestFieldsOf(_line: object, _level: number, logger: object): object {
   const fields = (logger as RequestLogger)[requestFields]
-  return fields === undefined ? {} : { ...fields }
+  const ids = activeTracing() === undefined ? undefined : activeSpanIds()
+  if (ids === undefined) return fields === undefined ? {} : { ...fields }
+  return fields === undefined ? ids : { ...fields, ...ids }
 }
 
 /**

@@ -1,5 +1,6 @@
 // Starting and stopping a service process: listen, register in Consul, and on a signal drain, deregister and close.
 import type { AddressInfo } from 'node:net'
+import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import type { ServiceApp } from './app.ts'
 import { ConfigError, type ServiceEnv } from './config.ts'
@@ -10,6 +11,7 @@ import {
   type ServiceRegistration,
 } from './registry/service-registration.ts'
 import type { ServiceClient } from './service-client.ts'
+import { activeTracing } from './tracing/active-tracing.ts'
 
 export type { ServiceClient }
 
@@ -43,6 +45,9 @@ export interface StartServiceOptions {
   /** shorter checks for tests; the defaults are the spec's */
   registrationTiming?: Partial<RegistrationTiming>
 }
+
+/** How long a stopping service waits for its last spans to reach the collector (within the 30 s of the drain). */
+const tracingFlushMs = 5000
 
 export interface RunningService {
   port: number
@@ -85,6 +90,9 @@ export async function startService({
     })
   }
 
+  // spans name the instance as Consul knows it, so that a trace and the registry agree on which one served it
+  activeTracing()?.registered(registration?.id ?? `${hostname()}-${process.pid}`)
+
   // an instance in Consul also follows its runtime settings there (maintenance, log level), under the name it is
   // registered by: a system run beside another on one Consul (its own CONSUL_SERVICE_NAME) has switches of its own
   const settings = config.CONSUL_REGISTER
@@ -117,6 +125,8 @@ export async function startService({
               app.log.error({ err }, 'closing a client failed'),
             )
           }
+          // the spans of the drain itself (last requests, the relay's last batch) go out before the process ends
+          await activeTracing()?.flush(tracingFlushMs)
         }
       })()
       return stopping
@@ -137,6 +147,7 @@ export async function runService(
     if (err) app.log.error({ err }, 'fatal error; shutting down')
     else app.log.info({ signal }, 'shutting down')
     await running.stop()
+    await activeTracing()?.shutdown(tracingFlushMs)
   })
   return running
 }

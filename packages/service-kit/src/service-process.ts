@@ -7,6 +7,7 @@ import type { ServiceApp } from './app.ts'
 import { loggerOptions } from './logging.ts'
 import { createRedis } from './redis.ts'
 import { runMain, runService, type ServiceClient, type ServiceProcessConfig } from './run-service.ts'
+import { activeTracing } from './tracing/active-tracing.ts'
 
 type ProcessConfig = ServiceProcessConfig & { REDIS_URL: string; LOG_LEVEL: string }
 type DatabaseConfig = { DATABASE_URL: string; DATABASE_POOL_MAX: number }
@@ -69,6 +70,8 @@ export function runServiceProcess<Config extends ProcessConfig>(
   const { name } = declaration
   runMain(name, async () => {
     const config = declaration.loadConfig()
+    // tracing was started by the preload, before this module loaded: it learns now whose spans it sends
+    activeTracing()?.identify({ name, version: config.SERVICE_VERSION })
     const redis = createRedis(config.REDIS_URL, { connectionName: name })
     let sql: Sql | undefined
     let built: BuiltService

@@ -67,6 +67,7 @@ export {
   type ServiceChassisSuite,
 } from './service-checks.ts'
 export { accessToken, asAdmin, asService, asUser, testServiceCredential, tokenEnv } from './tokens.ts'
+export { type StoredSpan, type StoredTrace, type TraceStore, useTraceStore } from './trace-store.ts'
 export {
   attributeOf,
   installTestTracing,

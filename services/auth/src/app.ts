@@ -1,6 +1,6 @@
 // The auth service as a Fastify app: chassis, users, credentials, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
 /// <reference path="./oidc/oidc-provider.d.ts" />
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { registerServiceEvents, type ServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -77,7 +77,7 @@ export async function buildApp({
   // user.registered leaves through the outbox: one relay per database is active, the others stand by
   await registerServiceEvents(app, { service: serviceName, config, sql, events })
 
-  const apiKeys = createApiKeyUseCases(createApiKeysRepository(sql))
+  const apiKeys = createApiKeyUseCases(tracedRepository('api_keys', createApiKeysRepository(sql)))
   // login, refresh, logout, JWKS, and app.authenticate / app.requireRole for the routes below
   const { revoker, signIn } = await registerAuthentication(app, {
     config,
@@ -88,13 +88,13 @@ export async function buildApp({
     revocationRedis,
   })
 
-  const users = createUserUseCases(createUsersRepository(sql), sql, revoker)
+  const users = createUserUseCases(tracedRepository('users', createUsersRepository(sql)), sql, revoker)
   const guards = usersGuards(app)
   await registerVersionedApi(app, usersRoutes, { users, guards })
   const passwordChange = createPasswordChange({
     sql,
-    users: createUsersRepository(sql),
-    passwords: createUserPasswordsRepository(sql),
+    users: tracedRepository('users', createUsersRepository(sql)),
+    passwords: tracedRepository('user_passwords', createUserPasswordsRepository(sql)),
     signIn,
     revoker,
   })

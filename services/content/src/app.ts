@@ -4,7 +4,7 @@
 // build it.
 
 import { ErrorCode } from '@meridian/contracts'
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createDiscoveredUpstream,
@@ -59,10 +59,15 @@ export function createContentUseCases({
   directory: UserDirectory
   announcer: PostAnnouncer
 }): { users: UserUseCases; posts: PostUseCases } {
-  const users = createUsersRepository(sql)
+  const users = tracedRepository('users', createUsersRepository(sql))
   return {
     users: createUserUseCases({ users, directory }),
-    posts: createPostUseCases({ posts: createPostsRepository(sql), users, sql, announcer }),
+    posts: createPostUseCases({
+      posts: tracedRepository('posts', createPostsRepository(sql)),
+      users,
+      sql,
+      announcer,
+    }),
   }
 }
 

@@ -1,7 +1,7 @@
 // The inventory service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; the product catalogue (routes/products), the internal lookup (routes/internal), and the
 // reservation use cases its consumers call (events/). Never listens; main.ts and tests build it.
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -46,11 +46,11 @@ export async function buildApp(dependencies: InventoryDependencies): Promise<Inv
     }),
   )
 
-  const productsRepository = createProductsRepository(sql)
+  const productsRepository = tracedRepository('products', createProductsRepository(sql))
   const products = createProductUseCases(productsRepository, sql)
   const reservations = createReservationUseCases({
     products: productsRepository,
-    reservations: createReservationsRepository(sql),
+    reservations: tracedRepository('reservations', createReservationsRepository(sql)),
   })
 
   await registerVersionedApi(app, productsRoutes, { products, guards: productsGuards(app) })

@@ -2,7 +2,7 @@
 // backbone's metrics; users' notifications (routes/notifications) made by its consumers (events/) from order.placed,
 // payment.failed, shipment.created, shipment.delivered and user.registered, each with its notification.created
 // through the outbox (domain/, data/). Never listens; main.ts and tests build it.
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -42,8 +42,8 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
   )
 
   const notifications = createNotificationUseCases({
-    notifications: createNotificationsRepository(sql),
-    orderCustomers: createOrderCustomersRepository(sql),
+    notifications: tracedRepository('notifications', createNotificationsRepository(sql)),
+    orderCustomers: tracedRepository('order_customers', createOrderCustomersRepository(sql)),
   })
 
   await registerVersionedApi(app, notificationsRoutes, { notifications, guards: notificationsGuards(app) })

@@ -3,7 +3,7 @@
 // with their events through the outbox (domain/, data/); the order saga's process manager (domain/saga*.ts), fed
 // by its consumers (events/consumers.ts), timed by its clock (the kit's scheduleRounds) and shown to operators
 // (routes/admin-sagas). Never listens; main.ts and tests build it.
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -61,7 +61,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     discoveryWaitMs: config.INVENTORY_DISCOVERY_WAIT_MS,
     serviceCredential: config.SERVICE_CREDENTIAL,
   })
-  const ordersRepository = createOrdersRepository(sql)
+  const ordersRepository = tracedRepository('orders', createOrdersRepository(sql))
   const escalations = new Counter({
     name: 'meridian_saga_escalations_total',
     help: 'saga compensations (or late shipments) escalated to operators, by step',
@@ -71,7 +71,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
   const saga = createSagaProcess({
     sql,
     orders: ordersRepository,
-    sagas: createSagasRepository(sql),
+    sagas: tracedRepository('sagas', createSagasRepository(sql)),
     timing: {
       stepTimeoutMs: config.SAGA_STEP_TIMEOUT_MS,
       stepAttempts: config.SAGA_STEP_ATTEMPTS,

@@ -4,7 +4,7 @@
 // (events/), the orders payment heard of (who may pay each, what is due), and the charge reconciler
 // (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
 // provider did not tell in time. Never listens; main.ts and tests build it.
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -60,7 +60,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     timeoutMs: config.PAYMENT_PROVIDER_TIMEOUT_MS,
   })
   app.addHook('onClose', () => provider.close())
-  const idempotencyKeys = createIdempotencyKeysRepository(sql)
+  const idempotencyKeys = tracedRepository('idempotency_keys', createIdempotencyKeysRepository(sql))
   // expired keys are taken over when used again; this only keeps the table small
   scheduleRounds(app, {
     name: 'idempotency key sweep',
@@ -68,9 +68,9 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     round: () => idempotencyKeys.removeExpired(),
     describe: (removed) => (removed > 0 ? { removed } : undefined),
   })
-  const paymentsRepository = createPaymentsRepository(sql)
-  const orders = createOrdersRepository(sql)
-  const chargeAttempts = createChargeAttemptsRepository(sql)
+  const paymentsRepository = tracedRepository('payments', createPaymentsRepository(sql))
+  const orders = tracedRepository('orders', createOrdersRepository(sql))
+  const chargeAttempts = tracedRepository('charge_attempts', createChargeAttemptsRepository(sql))
   const payments = createPaymentUseCases({
     sql,
     payments: paymentsRepository,

@@ -4,7 +4,7 @@
 // notifications pushed from notification.created (events/) and read through the notification service (clients/),
 // and the live dashboard of every service found in Consul. Never listens; main.ts and tests build it.
 import { ErrorCode } from '@meridian/contracts'
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createDiscoveredUpstream,
@@ -147,12 +147,12 @@ export async function buildApp(dependencies: RealtimeGatewayDependencies): Promi
   // instance), and a recovered socket is put back only into rooms it may still be in
   const rooms = createRoomAccess(realtime, app.log)
   const chat = createChatUseCases({
-    chat: createChatRepository(sql),
+    chat: tracedRepository('chat', createChatRepository(sql)),
     sql,
     access: rooms.of('/chat', chatRoomChannel),
   })
   const documents = createDocumentUseCases({
-    documents: createDocumentsRepository(sql),
+    documents: tracedRepository('documents', createDocumentsRepository(sql)),
     sql,
     access: rooms.of('/collab', documentChannel),
   })

@@ -2,7 +2,7 @@
 // backbone's metrics; shipments (routes/shipments) created by its consumer (events/) of the saga's
 // shipment.requested, and delivered by admins or carriers, every change with its event through the outbox
 // (domain/, data/). Never listens; main.ts and tests build it.
-import type { Sql } from '@meridian/db'
+import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -37,7 +37,10 @@ export async function buildApp(dependencies: ShippingDependencies): Promise<Ship
     serviceAppOptions(dependencies, { name: serviceName, description: 'Shipments and their delivery' }),
   )
 
-  const shipments = createShipmentUseCases({ shipments: createShipmentsRepository(sql), sql })
+  const shipments = createShipmentUseCases({
+    shipments: tracedRepository('shipments', createShipmentsRepository(sql)),
+    sql,
+  })
 
   await registerVersionedApi(app, shipmentsRoutes, {
     shipments,

@@ -1,5 +1,6 @@
 // Follows the healthy instances of one service through Consul blocking queries, keeping the last good list on failure.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { detachedFromTrace, inSpan } from '../tracing/spans.ts'
 import { type ConsulClient, type ConsulClientOptions, consulClientFrom } from './consul-client.ts'
 import { consulDurationToMs } from './consul-duration.ts'
 import type { RegistryLogger } from './registry-logger.ts'
@@ -138,17 +139,40 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
     }
   }
 
+  const ask = (index: number) =>
+    consul.get<HealthServiceEntry[]>(path, {
+      query: { passing: true, index, wait },
+      signal: stop.signal,
+      timeoutMs: queryTimeoutMs,
+    })
+
+  /**
+   * One health query. A lookup (index 0: the first, or after Consul's index went back) is a span of its own; a
+   * blocking query that waits for a change is not — it would be a minute-long trace of one span, every minute.
+   */
+  function query(index: number) {
+    if (index !== 0) return ask(index)
+    return inSpan(
+      'consul.discovery',
+      {
+        kind: 'client',
+        attributes: () => ({ 'meridian.discovered_service': name, 'peer.service': 'consul' }),
+      },
+      async (span) => {
+        const response = await ask(index)
+        if (Array.isArray(response.body)) span?.setAttribute('meridian.instances', response.body.length)
+        return response
+      },
+    )
+  }
+
   async function follow(): Promise<void> {
     let index = 0
     let failures = 0
     while (!stop.signal.aborted) {
       const startedAt = Date.now()
       try {
-        const response = await consul.get<HealthServiceEntry[]>(path, {
-          query: { passing: true, index, wait },
-          signal: stop.signal,
-          timeoutMs: queryTimeoutMs,
-        })
+        const response = await query(index)
         if (!Array.isArray(response.body)) throw new Error('Consul answered a health query without a list')
         index = nextBlockingIndex(index, response.index)
         const instances = response.body.map(instanceFromHealthEntry).sort((a, b) => a.id.localeCompare(b.id))
@@ -188,7 +212,7 @@ export function createDiscovery(options: DiscoveryOptions): ServiceDiscovery {
     }
   }
 
-  const following = follow()
+  const following = detachedFromTrace(follow)
   let closing: Promise<void> | undefined
 
   return {

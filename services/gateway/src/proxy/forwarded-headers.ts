@@ -1,7 +1,7 @@
 // The headers a proxied request and its response carry across the gateway (RFC 9110 §7.6.1, W3C Trace Context).
 import { randomFillSync } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { requestIdHeader, serviceCredentialHeader } from '@meridian/service-kit'
+import { requestIdHeader, serviceCredentialHeader, undiciCarriesTraceContext } from '@meridian/service-kit'
 
 /** Hop-by-hop headers: meaningful for one connection only, never forwarded (either direction). */
 export const hopByHopHeaders: readonly string[] = [
@@ -108,24 +108,34 @@ const notPassedUpstream: ReadonlySet<string> = new Set([...hopByHopHeaders, ...s
 
 /**
  * The request headers for the upstream: hop-by-hop ones removed (and those Connection names), X-Request-Id set to
- * the gateway's id, traceparent passed on (with its tracestate) or created, X-Forwarded-For/-Proto/-Host and X-Real-IP
- * set. An untrusted peer's X-Forwarded-* are replaced, never extended.
+ * the gateway's id, X-Forwarded-For/-Proto/-Host and X-Real-IP set. An untrusted peer's X-Forwarded-* are replaced,
+ * never extended.
+ *
+ * The trace context: with tracing on (docs/operations.md, Tracing), the kit's undici instrumentation writes the
+ * gateway's own span into traceparent (and tracestate, baggage) of the proxied call, so the services parent to the
+ * gateway; the client's values, already checked by the propagator when the gateway's span was started from them, are
+ * not copied (a second traceparent would make the header invalid). With tracing off, a well-formed traceparent is
+ * passed on (with its tracestate) or a new one is made.
  */
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,
   context: ForwardingContext,
 ): Record<string, string | string[]> {
   const listed = alsoHopByHop(incoming.connection)
+  const traced = undiciCarriesTraceContext()
   const headers: Record<string, string | string[]> = {}
   for (const name in incoming) {
     const value = incoming[name]
     if (value === undefined || notPassedUpstream.has(name) || listed?.includes(name)) continue
+    if (traced && name === 'baggage') continue
     headers[name] = value
   }
   headers[requestIdHeader] = context.requestId
-  const trace = traceparentFor(incoming.traceparent)
-  headers.traceparent = trace.value
-  if (!trace.created && incoming.tracestate !== undefined) headers.tracestate = incoming.tracestate
+  if (!traced) {
+    const trace = traceparentFor(incoming.traceparent)
+    headers.traceparent = trace.value
+    if (!trace.created && incoming.tracestate !== undefined) headers.tracestate = incoming.tracestate
+  }
 
   const priorChain = context.peerTrusted ? first(incoming['x-forwarded-for']) : undefined
   headers['x-forwarded-for'] = priorChain ? `${priorChain}, ${context.peerAddress}` : context.peerAddress

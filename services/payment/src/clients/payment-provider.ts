@@ -2,9 +2,10 @@
 // talks to it, through the kit's upstream client. Its failures are the kit's AppErrors (spec Errors rule 5):
 // unreachable, unknown host or past the timeout -> 503 SERVICE_UNAVAILABLE; 402 -> 402 PAYMENT_SERVICE_ERROR with
 // the provider's decline message; 429 -> 429 RATE_LIMITED, retryAfter 30; anything else -> 502 PAYMENT_SERVICE_ERROR.
-// A card number only ever travels to the tokenization call: nothing here logs or keeps it.
+// A card number only ever travels to the tokenization call: nothing here logs, keeps or traces it. Each call is a
+// span of its own (`payment_provider.<operation>`) when tracing is on, with the idempotency key, never the card.
 import { AppError, ErrorCode } from '@meridian/contracts'
-import { createUpstreamClient, type UpstreamClient, UpstreamStatusError } from '@meridian/service-kit'
+import { createUpstreamClient, inSpan, type UpstreamClient, UpstreamStatusError } from '@meridian/service-kit'
 
 export interface ProviderCard {
   number: string
@@ -126,46 +127,96 @@ export function createPaymentProvider({
   })
 
   return {
-    async tokenize(card, requestId) {
-      const { body } = await refusingBadSources(
-        client.request<ProviderToken>({
-          method: 'POST',
-          path: '/v1/tokens',
-          body: {
-            card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: card.cvc },
-          },
-          ...withRequestId(requestId),
-        }),
-        refusedCards,
-      )
-      return { token: body.token, brand: body.brand, last4: body.last4 }
-    },
-
-    async charge({ amountCents, currency, orderId, token, idempotencyKey, requestId }) {
-      const { body } = await refusingBadSources(
-        client.request<ProviderCharge>({
-          method: 'POST',
-          path: '/v1/charges',
-          headers: { 'idempotency-key': idempotencyKey },
-          body: { amount: amountCents, currency, source: token, orderId },
-          ...withRequestId(requestId),
-        }),
-        refusedTokens,
-      )
-      return body
-    },
-
-    async refund({ chargeId, amountCents, idempotencyKey, requestId }) {
-      const { body } = await client.request<ProviderRefund>({
-        method: 'POST',
-        path: '/v1/refunds',
-        headers: { 'idempotency-key': idempotencyKey },
-        body: { charge: chargeId, ...(amountCents === undefined ? {} : { amount: amountCents }) },
-        ...withRequestId(requestId),
-      })
-      return body
-    },
-
+    tokenize: (card, requestId) =>
+      inSpan(
+        'payment_provider.tokenize',
+        { kind: 'client', attributes: () => providerAttributes('tokenize') },
+        () => tokenize(card, requestId),
+      ),
+    charge: (request) =>
+      inSpan(
+        'payment_provider.charge',
+        {
+          kind: 'client',
+          attributes: () => ({
+            ...providerAttributes('charge'),
+            'meridian.payment.idempotency_key': request.idempotencyKey,
+            'meridian.order_id': request.orderId,
+          }),
+        },
+        () => charge(request),
+      ),
+    refund: (request) =>
+      inSpan(
+        'payment_provider.refund',
+        {
+          kind: 'client',
+          attributes: () => ({
+            ...providerAttributes('refund'),
+            'meridian.payment.idempotency_key': request.idempotencyKey,
+            'meridian.payment.charge_id': request.chargeId,
+          }),
+        },
+        () => refund(request),
+      ),
     close: () => client.close(),
   }
+
+  async function tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken> {
+    const { body } = await refusingBadSources(
+      client.request<ProviderToken>({
+        method: 'POST',
+        path: '/v1/tokens',
+        body: {
+          card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: card.cvc },
+        },
+        ...withRequestId(requestId),
+      }),
+      refusedCards,
+    )
+    return { token: body.token, brand: body.brand, last4: body.last4 }
+  }
+
+  async function charge({
+    amountCents,
+    currency,
+    orderId,
+    token,
+    idempotencyKey,
+    requestId,
+  }: ChargeRequest): Promise<ProviderCharge> {
+    const { body } = await refusingBadSources(
+      client.request<ProviderCharge>({
+        method: 'POST',
+        path: '/v1/charges',
+        headers: { 'idempotency-key': idempotencyKey },
+        body: { amount: amountCents, currency, source: token, orderId },
+        ...withRequestId(requestId),
+      }),
+      refusedTokens,
+    )
+    return body
+  }
+
+  async function refund({
+    chargeId,
+    amountCents,
+    idempotencyKey,
+    requestId,
+  }: RefundRequest): Promise<ProviderRefund> {
+    const { body } = await client.request<ProviderRefund>({
+      method: 'POST',
+      path: '/v1/refunds',
+      headers: { 'idempotency-key': idempotencyKey },
+      body: { charge: chargeId, ...(amountCents === undefined ? {} : { amount: amountCents }) },
+      ...withRequestId(requestId),
+    })
+    return body
+  }
 }
+
+/** What every provider span says of the call. */
+const providerAttributes = (operation: string) => ({
+  'peer.service': 'payment-provider',
+  'meridian.payment.operation': operation,
+})

@@ -1,0 +1,78 @@
+// The standard OpenTelemetry variables the kit reads (opentelemetry.io's SDK configuration), as a TypeBox schema.
+import { type Static, Type } from 'typebox'
+
+const otlpEndpoint = {
+  pattern: '^https?://[^\\s]+$',
+  maxLength: 2000,
+  expectation: 'must be an http:// or https:// URL',
+}
+
+/**
+ * Tracing's variables, part of every service's ServiceEnv. Unset OTEL_EXPORTER_OTLP_ENDPOINT (and
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_SDK_DISABLED=true: tracing is off and nothing is loaded.
+ */
+export const TracingEnv = Type.Object({
+  /** the collector's base address; traces go to <it>/v1/traces as OTLP HTTP/protobuf */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String(otlpEndpoint)),
+  /** the full traces address, used as it is; wins over OTEL_EXPORTER_OTLP_ENDPOINT */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String(otlpEndpoint)),
+  /** true: tracing off whatever the endpoints say */
+  OTEL_SDK_DISABLED: Type.Boolean({ default: false }),
+  /** the service.name spans carry; default the service's own name */
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  /** further resource attributes, `key=value,key=value` (values percent-encoded) */
+  OTEL_RESOURCE_ATTRIBUTES: Type.Optional(Type.String({ maxLength: 4096 })),
+  /** the specification's samplers (the vendor ones aside); default parent-based always-on */
+  OTEL_TRACES_SAMPLER: Type.Union(
+    [
+      Type.Literal('always_on'),
+      Type.Literal('always_off'),
+      Type.Literal('traceidratio'),
+      Type.Literal('parentbased_always_on'),
+      Type.Literal('parentbased_always_off'),
+      Type.Literal('parentbased_traceidratio'),
+    ],
+    { default: 'parentbased_always_on' },
+  ),
+  /** the ratio of the traceidratio samplers, 0 to 1 (default 1) */
+  OTEL_TRACES_SAMPLER_ARG: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+})
+export type TracingEnv = Static<typeof TracingEnv>
+
+/** Where traces are sent, or undefined when tracing is off. */
+export function tracesEndpoint(config: TracingEnv): string | undefined {
+  if (config.OTEL_SDK_DISABLED) return undefined
+  if (config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  if (config.OTEL_EXPORTER_OTLP_ENDPOINT)
+    return `${withoutTrailingSlashes(config.OTEL_EXPORTER_OTLP_ENDPOINT)}/v1/traces`
+  return undefined
+}
+
+/** The address without its trailing slashes (a loop: `/\/+$/` backtracks on a long run of slashes inside it). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length
+  while (end > 0 && url[end - 1] === '/') end -= 1
+  return url.slice(0, end)
+}
+
+/**
+ * OTEL_RESOURCE_ATTRIBUTES as attributes: `key=value` pairs separated by commas, values percent-decoded. A pair
+ * without `=` or with an empty key is skipped, as the specification asks of a malformed entry.
+ */
+export function resourceAttributesOf(value: string | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {}
+  if (!value) return attributes
+  for (const pair of value.split(',')) {
+    const separator = pair.indexOf('=')
+    if (separator <= 0) continue
+    const key = pair.slice(0, separator).trim()
+    const raw = pair.slice(separator + 1).trim()
+    if (!key) continue
+    try {
+      attributes[key] = decodeURIComponent(raw)
+    } catch {
+      attributes[key] = raw
+    }
+  }
+  return attributes
+}
