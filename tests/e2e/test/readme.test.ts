@@ -1,8 +1,8 @@
 // The documentation's examples, run as a reader would paste them: README's quick start, the walkthrough of
 // docs/api.md then docs/commerce.md (one shell: each block uses what the blocks before it assigned), and the SDK's
 // quick start (docs/realtime-client.md: its tarball in a project outside the repository); their bash blocks in order
-// against the whole system, with the run's gateway and simulator in place of the development ports (the blocks read
-// them from $A and $SIM). Only the line that starts the system is left out: it is running already.
+// against the whole system, with the run's gateway, simulator and trace store in place of the development ports (the
+// blocks read them from $A, $SIM and $J). Only the line that starts the system is left out: it is running already.
 import { describe, expect, inject, it } from 'vitest'
 import { bashBlocksOf, page, paste as pasteAgainst, runBash } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
@@ -18,13 +18,27 @@ describe('the documentation, pasted', () => {
     expect(stderr).toBe('')
   })
 
-  it("when README's quick start is pasted against the running system, then the order ships and every step succeeds", async () => {
+  it("when README's quick start is pasted against the running system, then the order ships and every step succeeds, and its trace is found in the trace store with every service it passed through", async () => {
     const blocks = bashBlocksOf(page('README.md'), '## Quick start')
     expect(blocks.length).toBeGreaterThanOrEqual(2)
-    const stdout = await paste(blocks)
+    const traceBlocks = bashBlocksOf(page('README.md'), '## Seeing an order as one trace')
+    expect(traceBlocks).toHaveLength(1)
+    const stdout = (await pasteAgainst(system, [...blocks, ...traceBlocks], { J: system.traces.queryUrl }))
+      .stdout
     expect(stdout).toMatch(/order [0-9a-f-]{36}: shipped/)
     expect(stdout).toContain('"payment"')
     expect(stdout).toContain('"shipment"')
+    expect(stdout).toMatch(/the order's trace: http:\/\/\S+\/trace\/[0-9a-f]{32}\n/)
+    for (const service of [
+      'gateway',
+      'order',
+      'payment',
+      'inventory',
+      'shipping',
+      'notification',
+      'realtime-gateway',
+    ])
+      expect(stdout).toMatch(new RegExp(`^${service} [1-9][0-9]*$`, 'm'))
   })
 
   it('when the walkthrough of the API and of commerce is pasted in order, then every step answers as it says', async () => {
