@@ -25,7 +25,6 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import {
   activeTracing,
-  isOperationsPath,
   type TracedService,
   type Tracing,
   type TracingHolder,
@@ -92,7 +91,10 @@ const undiciInstrumentation = () => new UndiciInstrumentation({ requireParentfor
 function kitInstrumentations(): Instrumentation[] {
   return [
     new HttpInstrumentation({
-      ignoreIncomingRequestHook: (request) => isOperationsPath(request.url),
+      // a request's span is @fastify/otel's, which takes the caller's trace context from the headers itself: an http
+      // server span above it said nothing more and cost ~30% of tracing's CPU per request, sampled or not (its
+      // attributes are computed before the sampler decides) — bench:tracing, 2026-11-26
+      disableIncomingRequestInstrumentation: true,
       // calls made outside any trace (Consul's blocking watches, background rounds) would each be a trace of one span
       requireParentforOutgoingSpans: true,
     }),
