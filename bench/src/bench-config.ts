@@ -42,3 +42,20 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     inheritedEnv: env,
   }
 }
+
+/** What the chassis and bare servers are given: the run's database and Redis keys, production, the pool size. */
+export function serverEnvOf(
+  config: BenchConfig,
+  run: { databaseUrl: string; redisUrl: string; redisKeyPrefix: string },
+): NodeJS.ProcessEnv {
+  return {
+    ...config.inheritedEnv,
+    NODE_ENV: 'production',
+    DATABASE_URL: run.databaseUrl,
+    REDIS_URL: run.redisUrl,
+    DATABASE_POOL_MAX: String(config.poolMax),
+    BENCH_REDIS_KEY_PREFIX: run.redisKeyPrefix,
+    // one set of secrets for every chassis process of the run: they share its database and its signing key
+    BENCH_SECRET_SEED: run.redisKeyPrefix,
+  }
+}

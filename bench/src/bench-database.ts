@@ -46,3 +46,15 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
     drop,
   }
 }
+
+/** Signs the seeded admin in through a server's /login; the Authorization header of the list. */
+export async function signIn(baseUrl: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(seededAdmin),
+  })
+  if (response.status !== 200) throw new Error(`POST /login: ${response.status} ${await response.text()}`)
+  const { accessToken } = (await response.json()) as { accessToken: string }
+  return `Bearer ${accessToken}`
+}

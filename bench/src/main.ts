@@ -7,8 +7,8 @@ import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureInfra } from '@meridian/infra'
-import { loadBenchConfig } from './bench-config.ts'
-import { createBenchDatabase, seededAdmin } from './bench-database.ts'
+import { loadBenchConfig, serverEnvOf } from './bench-config.ts'
+import { createBenchDatabase, signIn } from './bench-database.ts'
 import { benchLifecycle } from './bench-lifecycle.ts'
 import type { ServerName } from './ipc.ts'
 import { type LoadSample, runLoad, scenarioLabel, summarise } from './load.ts'
@@ -31,17 +31,6 @@ const say = (message: string) => process.stderr.write(`[bench] ${message}\n`)
 
 const { undo, run } = benchLifecycle(say, 'cleaned up: servers stopped, Redis keys and database removed')
 
-async function signIn(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(seededAdmin),
-  })
-  if (response.status !== 200) throw new Error(`POST /login: ${response.status} ${await response.text()}`)
-  const { accessToken } = (await response.json()) as { accessToken: string }
-  return `Bearer ${accessToken}`
-}
-
 async function main(): Promise<void> {
   const config = loadBenchConfig()
   const started = Date.now()
@@ -55,14 +44,11 @@ async function main(): Promise<void> {
 
   const redisKeyPrefix = `bench-${randomBytes(4).toString('hex')}:`
   undo.push({ label: 'delete Redis keys', run: () => deleteKeys(endpoints.redisUrl, redisKeyPrefix) })
-  const serverEnv = {
-    ...config.inheritedEnv,
-    NODE_ENV: 'production',
-    DATABASE_URL: database.url,
-    REDIS_URL: endpoints.redisUrl,
-    DATABASE_POOL_MAX: String(config.poolMax),
-    BENCH_REDIS_KEY_PREFIX: redisKeyPrefix,
-  }
+  const serverEnv = serverEnvOf(config, {
+    databaseUrl: database.url,
+    redisUrl: endpoints.redisUrl,
+    redisKeyPrefix,
+  })
   const servers = {} as Record<ServerName, ServerProcess>
   for (const name of ['chassis', 'bare'] as const) {
     servers[name] = await startServerProcess(name, serverEnv)

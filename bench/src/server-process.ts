@@ -19,7 +19,7 @@ export interface ServerProcess<Name extends string = ServerName> {
 
 // src/servers/*.ts under tsx, dist/servers/*.js once built
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
-const entries: Record<ServerName, string> = {
+export const serverEntries: Record<ServerName, string> = {
   chassis: fileURLToPath(new URL(`./servers/chassis-server${extension}`, import.meta.url)),
   bare: fileURLToPath(new URL(`./servers/bare-server${extension}`, import.meta.url)),
 }
@@ -31,11 +31,11 @@ const exited = (child: ChildProcess) =>
   })
 
 export const startServerProcess = (name: ServerName, env: NodeJS.ProcessEnv): Promise<ServerProcess> =>
-  startProcessOverIpc(name, entries[name], env)
+  startProcessOverIpc(name, serverEntries[name], env)
 
 /**
  * Any server entry that answers over IPC with serveOverIpc (src/servers/serve-over-ipc.ts), e.g. bench:realtime's:
- * forked under tsx, with `execArgv` added to node's flags.
+ * forked under tsx, with `execArgv` added to node's flags after it.
  */
 export async function startProcessOverIpc<Name extends string>(
   name: Name,
@@ -46,8 +46,9 @@ export async function startProcessOverIpc<Name extends string>(
   const child = fork(entry, [], {
     env,
     execArgv: [
-      ...execArgv,
+      // tsx first: an --import of execArgv may be TypeScript too (the kit's tracing preload)
       ...(extension === '.ts' ? ['--import', import.meta.resolve('tsx')] : []),
+      ...execArgv,
       // BENCH_CPU_PROFILE=<dir>: each server writes a V8 CPU profile there when it exits (open in Chrome DevTools)
       ...(process.env.BENCH_CPU_PROFILE
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`]

@@ -2,7 +2,7 @@
 // resource), hosted as auth's main.ts hosts it: a started key ring, the same Redis client.
 import { buildApp, createConfiguredKeyRing, loadAuthConfig } from '@meridian/auth'
 import { createDatabase } from '@meridian/db'
-import { createRedis } from '@meridian/service-kit'
+import { activeTracing, createRedis } from '@meridian/service-kit'
 import { serveOverIpc } from './serve-over-ipc.ts'
 import { readServerEnv } from './server-env.ts'
 
@@ -20,11 +20,11 @@ await serveOverIpc(async () => {
     // far above anything a run sends: the limiter's work is measured, never a 429
     RATE_LIMIT_MAX: '1000000000',
     // production refuses the development secrets; these are the run's own
-    SIGNING_KEY_ENCRYPTION_SECRET: `bench-signing-key-secret-${process.pid}-0123456789abcdef`,
-    OIDC_COOKIE_KEYS: `bench-oidc-cookie-key-${process.pid}-0123456789abcdef`,
-    OIDC_WEB_CLIENT_SECRET: `bench-web-client-secret-${process.pid}-0123456789abcdef`,
-    OIDC_MACHINE_CLIENT_SECRET: `bench-machine-client-secret-${process.pid}-0123456789abcdef`,
-    SERVICE_CREDENTIAL: `bench-service-credential-${process.pid}-0123456789abcdef`,
+    SIGNING_KEY_ENCRYPTION_SECRET: `bench-signing-key-secret-${env.secretSeed}-0123456789abcdef`,
+    OIDC_COOKIE_KEYS: `bench-oidc-cookie-key-${env.secretSeed}-0123456789abcdef`,
+    OIDC_WEB_CLIENT_SECRET: `bench-web-client-secret-${env.secretSeed}-0123456789abcdef`,
+    OIDC_MACHINE_CLIENT_SECRET: `bench-machine-client-secret-${env.secretSeed}-0123456789abcdef`,
+    SERVICE_CREDENTIAL: `bench-service-credential-${env.secretSeed}-0123456789abcdef`,
     // and its development redirect addresses: the bench's clients never redirect
     OIDC_SPA_REDIRECT_URIS: 'https://bench.invalid/callback',
     OIDC_WEB_REDIRECT_URIS: 'https://bench.invalid/callback',
@@ -41,6 +41,9 @@ await serveOverIpc(async () => {
   const keyRing = createConfiguredKeyRing(config, sql)
   await keyRing.start()
   const app = await buildApp({ config, sql, redis, keyRing })
+  // with the kit's tracing preload (bench:tracing), spans are exported once the process says whose they are, as a
+  // service's main does
+  activeTracing()?.identify({ name: 'bench-chassis', version: config.SERVICE_VERSION })
   await app.listen({ host: config.HOST, port: config.PORT })
   const address = app.server.address()
   if (!address || typeof address === 'string') throw new Error('the chassis app is not listening on TCP')
@@ -51,6 +54,7 @@ await serveOverIpc(async () => {
       keyRing.stop()
       await redis.quit()
       await sql.end({ timeout: 5 })
+      await activeTracing()?.shutdown(5000)
     },
   }
 })
