@@ -95,6 +95,8 @@ export function runServiceProcess<Config extends ProcessConfig>(
       throw error
     }
     const { app, clients = [] } = 'listen' in built ? { app: built } : built
+    // every module the app needs is loaded, and those tracing instruments are patched: its require hook comes off
+    activeTracing()?.loaded()
     await runService({ app, config, clients: [...clients, ...(sql ? [sql] : []), redis] })
   })
 }

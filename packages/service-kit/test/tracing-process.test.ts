@@ -45,20 +45,34 @@ describe('the tracing preload', () => {
       provider: 'NoopTracerProvider',
       ioredis: false,
       http: false,
+      requireHooked: false,
+      requireHookedAfterLoaded: false,
+      ioredisAfterLoaded: false,
     })
   })
 
   it('when OTEL_SDK_DISABLED is true, then an endpoint changes nothing', () => {
     expect(
       preloadState({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_SDK_DISABLED: 'true' }),
-    ).toEqual({ tracing: false, provider: 'NoopTracerProvider', ioredis: false, http: false })
+    ).toEqual({
+      tracing: false,
+      provider: 'NoopTracerProvider',
+      ioredis: false,
+      http: false,
+      requireHooked: false,
+      requireHookedAfterLoaded: false,
+      ioredisAfterLoaded: false,
+    })
   })
 
-  it('when an endpoint is set, then tracing is on and ioredis and http are patched as they load', () => {
+  it('when an endpoint is set, then tracing is on, ioredis and http are patched as they load, and once the modules are loaded the require hook comes off and the patches stay', () => {
     expect(preloadState({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toMatchObject({
       tracing: true,
       ioredis: true,
       http: true,
+      requireHooked: true,
+      requireHookedAfterLoaded: false,
+      ioredisAfterLoaded: true,
     })
   })
 

@@ -16,6 +16,13 @@ export interface Tracing {
   identify(service: TracedService): void
   /** the instance id the process registered in Consul (else hostname-pid, given when it did not register) */
   registered(instanceId: string): void
+  /**
+   * The service's modules are loaded (its app is built): the require hook the instrumentations installed comes off.
+   * Every module they patch was loaded, and patched in place, by then; the hook would otherwise resolve every later
+   * require() again — kafkajs requires its protocol files on each fetch, commit and produce, ~12% of a busy
+   * consumer's CPU under tracing (bench:tracing's profiles, 2026-11-26).
+   */
+  loaded(): void
   /** sends what has ended; bounded by timeoutMs */
   flush(timeoutMs?: number): Promise<void>
   /** flushes and stops: every instrumentation off, the global provider, propagator and context manager unset */

@@ -1,5 +1,6 @@
 // OpenTelemetry for one service process: tracer provider, exporter, sampler, propagator, context manager and the
 // instrumentations, set up once (tracing/preload.ts). Loaded only when tracing is on.
+import { Module } from 'node:module'
 import { hostname } from 'node:os'
 import { context, propagation, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
@@ -148,6 +149,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   )
   trace.setGlobalTracerProvider(provider)
   const chosen = options.instrumentations ?? 'all'
+  const loadingBefore = moduleLoading()
   const unregister =
     chosen === 'none'
       ? () => {}
@@ -155,6 +157,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
           tracerProvider: provider,
           instrumentations: chosen === 'all' ? kitInstrumentations() : [undiciInstrumentation()],
         })
+  const loadingHooked = moduleLoading()
 
   const bounded = (work: Promise<void>, timeoutMs: number) =>
     Promise.race([work, new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())])
@@ -168,6 +171,9 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
     },
     registered(instanceId) {
       instance.settle(instanceId)
+    },
+    loaded() {
+      restoreModuleLoading(loadingBefore, loadingHooked)
     },
     flush: (timeoutMs = 5000) => bounded(provider.forceFlush({ timeoutMillis: timeoutMs }), timeoutMs),
     shutdown(timeoutMs = 5000) {
@@ -188,4 +194,29 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   }
   ;(globalThis as TracingHolder)[tracingKey] = tracing
   return tracing
+}
+
+/** How modules are loaded now: what require-in-the-middle replaces when an instrumentation is registered. */
+interface ModuleLoading {
+  require: typeof Module.prototype.require
+  getBuiltinModule: typeof process.getBuiltinModule
+}
+
+const moduleLoading = (): ModuleLoading => ({
+  require: Module.prototype.require,
+  getBuiltinModule: process.getBuiltinModule,
+})
+
+/**
+ * Puts `before` back where `hooked` is still in place: the instrumentations' require hook comes off, and a hook
+ * someone added after it (or nothing, when none was installed) is left as it is.
+ */
+function restoreModuleLoading(before: ModuleLoading, hooked: ModuleLoading): void {
+  if (Module.prototype.require === hooked.require && hooked.require !== before.require)
+    Module.prototype.require = before.require
+  if (
+    process.getBuiltinModule === hooked.getBuiltinModule &&
+    hooked.getBuiltinModule !== before.getBuiltinModule
+  )
+    process.getBuiltinModule = before.getBuiltinModule
 }
