@@ -1,5 +1,6 @@
 // The process's tracing as the rest of the kit sees it: a handle, or undefined when tracing is off. This module loads
 // nothing of the OpenTelemetry SDK, so that a service with tracing off never does.
+import type { FastifyOtelInstrumentation } from '@fastify/otel'
 import type { TracerProvider } from '@opentelemetry/sdk-trace'
 
 /** Who the spans are from: known to the process only once its main has loaded its configuration and registered. */
@@ -10,6 +11,11 @@ export interface TracedService {
 
 export interface Tracing {
   readonly provider: TracerProvider
+  /**
+   * @fastify/otel's instrumentation, made once as tracing starts: each app registers its plugin. Made later, it would
+   * install the require hook of its own copy of the instrumentation package after `loaded()` was prepared for.
+   */
+  readonly requestTracing: FastifyOtelInstrumentation
   /** which instrumentations are on (tracing.ts): undici's is what puts the trace context on outgoing calls */
   readonly instrumentations: 'all' | 'undici' | 'none'
   /** the service's name (unless OTEL_SERVICE_NAME) and version: spans wait for them before they are exported */

@@ -1,4 +1,5 @@
 // Request spans for every service: @fastify/otel registered on the app when tracing is on, named by route.
+import type { FastifyOtelInstrumentationOpts } from '@fastify/otel'
 import type { FastifyInstance } from 'fastify'
 import { activeTracing, isOperationsPath } from './active-tracing.ts'
 
@@ -6,24 +7,30 @@ import { activeTracing, isOperationsPath } from './active-tracing.ts'
 export const requestIdAttribute = 'meridian.request_id'
 
 /**
- * Registers @fastify/otel when tracing is on (before any route or hook, so that it sees them all): a span per
- * request named `<METHOD> <route>` under the http server span, with the request id as `meridian.request_id`. Probes
- * and scrapes (/health, /metrics) are left out. With tracing off, nothing is loaded or registered.
+ * @fastify/otel's settings: a span per request named `<METHOD> <route>`, with the request id as
+ * `meridian.request_id`; probes and scrapes (/health, /metrics) left out. tracing.ts makes the one instrumentation
+ * of the process with them as tracing starts.
+ */
+export const requestTracingOptions: FastifyOtelInstrumentationOpts = {
+  ignorePaths: (route) => isOperationsPath(route.url),
+  // a span per hook would outnumber the spans of the work itself (the kit alone has a dozen hooks)
+  instrumentHooks: false,
+  // the request span covers the handler; a child for it alone would be named by the plugin chain
+  instrumentHandler: false,
+  requestHook(span, request) {
+    span.setAttribute(requestIdAttribute, request.id)
+    const route = request.routeOptions.url
+    if (route !== undefined) span.updateName(`${request.method} ${route}`)
+  },
+}
+
+/**
+ * Registers @fastify/otel's plugin when tracing is on (before any route or hook, so that it sees them all); the
+ * request span is the root of a service's part of a trace, continuing the caller's context from the headers. With
+ * tracing off, nothing is loaded or registered.
  */
 export async function registerRequestTracing(app: FastifyInstance): Promise<void> {
-  if (activeTracing() === undefined) return
-  const { FastifyOtelInstrumentation } = await import('@fastify/otel')
-  const instrumentation = new FastifyOtelInstrumentation({
-    ignorePaths: (route) => isOperationsPath(route.url),
-    // a span per hook would outnumber the spans of the work itself (the kit alone has a dozen hooks)
-    instrumentHooks: false,
-    // the request span covers the handler; a child for it alone would be named by the plugin chain
-    instrumentHandler: false,
-    requestHook(span, request) {
-      span.setAttribute(requestIdAttribute, request.id)
-      const route = request.routeOptions.url
-      if (route !== undefined) span.updateName(`${request.method} ${route}`)
-    },
-  })
-  await app.register(instrumentation.plugin())
+  const tracing = activeTracing()
+  if (tracing === undefined) return
+  await app.register(tracing.requestTracing.plugin())
 }

@@ -2,6 +2,7 @@
 // instrumentations, set up once (tracing/preload.ts). Loaded only when tracing is on.
 import { Module } from 'node:module'
 import { hostname } from 'node:os'
+import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { context, propagation, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
@@ -31,6 +32,7 @@ import {
   type TracingHolder,
   tracingKey,
 } from './active-tracing.ts'
+import { requestTracingOptions } from './request-tracing.ts'
 import { resourceAttributesOf, type TracingEnv, tracesEndpoint } from './tracing-env.ts'
 
 /** The resource attribute of the instance (semantic conventions, still in the incubating set). */
@@ -157,6 +159,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
           tracerProvider: provider,
           instrumentations: chosen === 'all' ? kitInstrumentations() : [undiciInstrumentation()],
         })
+  const requestTracing = new FastifyOtelInstrumentation(requestTracingOptions)
   const loadingHooked = moduleLoading()
 
   const bounded = (work: Promise<void>, timeoutMs: number) =>
@@ -164,6 +167,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   let stopping: Promise<void> | undefined
   const tracing: Tracing = {
     provider,
+    requestTracing,
     instrumentations: chosen,
     identify(service) {
       name.settle(service.name)
@@ -183,6 +187,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
         version.settle(undefined)
         instance.settle(`${hostname()}-${process.pid}`)
         unregister()
+        requestTracing.disable()
         await bounded(provider.shutdown(), timeoutMs)
         trace.disable()
         propagation.disable()
