@@ -13,12 +13,18 @@ function recordFailure(span: Span, error: unknown): void {
   span.end()
 }
 
-/** The method wrapped: outside a trace (or with tracing off) it is called as it is, with nothing allocated. */
+/**
+ * The method wrapped: outside a trace, in a trace the sampler dropped, or with tracing off, it is called as it is, with
+ * nothing allocated.
+ */
 function tracedMethod<Fn extends Method>(repository: string, name: string, method: Fn): Fn {
   const spanName = `${repository}.${name}`
   const wrapped = function (this: unknown, ...args: Parameters<Fn>): ReturnType<Fn> {
-    // no parent, no span: queries of background rounds (the relay's polls) would each be a trace of one span
-    if (trace.getActiveSpan() === undefined) return method.apply(this, args) as ReturnType<Fn>
+    // no parent, no span: queries of background rounds (the relay's polls) would each be a trace of one span; and
+    // none under a parent the sampler dropped: its children are dropped with it (parent-based sampling, or a ratio of
+    // the same trace id), and the context a query would pass on is that parent's anyway
+    const parent = trace.getActiveSpan()
+    if (parent === undefined || !parent.isRecording()) return method.apply(this, args) as ReturnType<Fn>
     return tracer().startActiveSpan(spanName, { kind: SpanKind.CLIENT }, (span) => {
       // never the arguments (customers' data); nothing at all for a span a sampler dropped
       if (span.isRecording()) {
