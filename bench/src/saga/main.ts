@@ -11,7 +11,7 @@ import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createDatabase } from '@meridian/db'
-import { ensureInfra, freePort } from '@meridian/infra'
+import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
 import { startSystem } from '@meridian/infra/system'
 import { benchLifecycle } from '../bench-lifecycle.ts'
 import { clockTicksPerSecond } from '../gateway/proc-stat.ts'
@@ -68,6 +68,8 @@ async function main(): Promise<void> {
     gatewayPort: await freePort(),
     simulatorPort: 0,
     settings: { LOG_LEVEL: 'warn' },
+    // the engines ensured above, whatever the shell exported (a fresh shell exports none)
+    baseEnv: { ...process.env, ...endpointsEnv(endpoints) },
     log: say,
   })
   undo.push({ label: 'stop the system', run: () => system.close() })

@@ -64,6 +64,7 @@ async function main(): Promise<void> {
   if (parts.has('saga')) {
     const results = await sagaUnderTracing({
       modes: tracingModes,
+      endpoints,
       otlpEndpoint,
       queryUrl,
       ...saga,

@@ -2,7 +2,7 @@
 // store at 10% and at 100%, parent-based ratio sampling), each given the same load at a fixed rate, and what tracing
 // costs read as the other phases of bench:saga are: placed -> shipped p50/p99 and CPU per order of every service.
 import { createDatabase } from '@meridian/db'
-import { freePort } from '@meridian/infra'
+import { type Endpoints, endpointsEnv, freePort } from '@meridian/infra'
 import { startSystem } from '@meridian/infra/system'
 import type { UndoStep } from '../bench-lifecycle.ts'
 import { type PhaseResult, phase, sustained } from '../saga/phase.ts'
@@ -31,6 +31,7 @@ async function tracesInStore(queryUrl: string, since: number): Promise<number> {
 
 export async function sagaUnderTracing(options: {
   modes: TracingMode[]
+  endpoints: Endpoints
   otlpEndpoint: string
   queryUrl: string
   rate: number
@@ -48,6 +49,8 @@ export async function sagaUnderTracing(options: {
       gatewayPort: await freePort(),
       simulatorPort: 0,
       settings: { LOG_LEVEL: 'warn' },
+      // the engines this run ensured, whatever the shell exported
+      baseEnv: { ...process.env, ...endpointsEnv(options.endpoints) },
       env: { '*': tracingEnv(mode, options.otlpEndpoint) },
       log: say,
     })
