@@ -103,7 +103,9 @@ function kitInstrumentations(): Instrumentation[] {
     }),
     undiciInstrumentation(),
     new IORedisInstrumentation({ requireParentSpan: true }),
-    new SocketIoInstrumentation(),
+    // the live dashboard's figures go out every interval to whoever watches, outside any request: a trace of one
+    // span each time would bury the traces that say something
+    new SocketIoInstrumentation({ emitIgnoreEventList: ['metrics:update'] }),
   ]
 }
 
