@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
 import { consulVersion } from '../probes.ts'
-import { run, startDaemon, stopPid } from '../processes.ts'
+import { run, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile, which } from './engine.ts'
 
 const HTTP_PORT = 8500
@@ -79,12 +79,7 @@ export function nativeConsul(layout: Layout): NativeEngine {
       return pid
     },
 
-    async stop() {
-      const pid = pidFile.live()
-      pidFile.clear()
-      if (!pid) return false
-      await stopPid(pid, 'SIGINT', 20_000) // SIGINT makes the agent leave gracefully
-      return true
-    },
+    // SIGINT makes the agent leave gracefully
+    stop: () => pidFile.stop('SIGINT', 20_000),
   }
 }

@@ -1,7 +1,7 @@
 // What every natively run engine offers the orchestrator.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { isAlive, processStartTime } from '../processes.ts'
+import { isAlive, processStartTime, stopPid } from '../processes.ts'
 
 /** The four engines every service needs (the test setup, the engine images and testcontainers know these). */
 export type ComponentName = 'postgres' | 'kafka' | 'consul' | 'redis'
@@ -51,6 +51,17 @@ export class PidFile {
   }
   clear(): void {
     rmSync(this.path, { force: true })
+  }
+  /**
+   * Stops the recorded process, if it still runs, by `signal` (the engine's own way of a clean stop), killing it after
+   * graceMs; false when there was none. The record goes first, so a failed stop is not retried on another's pid.
+   */
+  async stop(signal: NodeJS.Signals, graceMs: number): Promise<boolean> {
+    const pid = this.live()
+    this.clear()
+    if (!pid) return false
+    await stopPid(pid, signal, graceMs)
+    return true
   }
 }
 

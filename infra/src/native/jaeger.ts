@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
-import { run, startDaemon, stopPid } from '../processes.ts'
+import { run, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile, which } from './engine.ts'
 
 const OTLP_GRPC_PORT = 4317
@@ -142,12 +142,6 @@ export function nativeJaeger(layout: Layout): NativeEngine {
       return pid
     },
 
-    async stop() {
-      const pid = pidFile.live()
-      pidFile.clear()
-      if (!pid) return false
-      await stopPid(pid, 'SIGTERM', 10_000)
-      return true
-    },
+    stop: () => pidFile.stop('SIGTERM', 10_000),
   }
 }

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
 import { kafkaCluster } from '../probes.ts'
-import { run, startDaemon, stopPid } from '../processes.ts'
+import { run, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile, which } from './engine.ts'
 
 const BROKER_PORT = 9092
@@ -145,12 +145,7 @@ export function nativeKafka(layout: Layout): NativeEngine {
       return pid
     },
 
-    async stop() {
-      const pid = pidFile.live()
-      pidFile.clear()
-      if (!pid) return false
-      await stopPid(pid, 'SIGTERM', 30_000) // controlled shutdown
-      return true
-    },
+    // SIGTERM: a controlled shutdown
+    stop: () => pidFile.stop('SIGTERM', 30_000),
   }
 }

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type { Layout } from '../layout.ts'
 import { postgresVersion } from '../probes.ts'
-import { run, startDaemon, stopPid } from '../processes.ts'
+import { run, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile } from './engine.ts'
 
 const PORT = 5432
@@ -144,12 +144,7 @@ export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.
       return pid
     },
 
-    async stop() {
-      const pid = pidFile.live()
-      pidFile.clear()
-      if (!pid) return false
-      await stopPid(pid, 'SIGINT', 30_000) // SIGINT = PostgreSQL's fast shutdown
-      return true
-    },
+    // SIGINT: PostgreSQL's fast shutdown
+    stop: () => pidFile.stop('SIGINT', 30_000),
   }
 }

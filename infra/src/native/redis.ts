@@ -3,7 +3,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Layout } from '../layout.ts'
 import { redisVersion } from '../probes.ts'
-import { run, startDaemon, stopPid } from '../processes.ts'
+import { run, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile, which } from './engine.ts'
 
 const PORT = 6379
@@ -77,12 +77,6 @@ export function nativeRedis(layout: Layout): NativeEngine {
       return pid
     },
 
-    async stop() {
-      const pid = pidFile.live()
-      pidFile.clear()
-      if (!pid) return false
-      await stopPid(pid, 'SIGTERM', 10_000)
-      return true
-    },
+    stop: () => pidFile.stop('SIGTERM', 10_000),
   }
 }
