@@ -2,13 +2,12 @@
 // /dashboard while requests are made, the Sagas view finding a declined order's failed saga and showing its payment
 // step failing in the step log, and Dead letters replaying an event the realtime channel's consumer gave up on.
 // Screenshots go to tests/e2e/artifacts/ (not committed).
-import { randomUUID } from 'node:crypto'
 import type { DeadLetterTopics } from '@meridian/contracts'
-import { kafkaClient } from '@meridian/infra'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
 import { artifacts, launchChromium, sidewaysScroll, signInToOrders } from '../src/console-browser.ts'
+import { sendUnacceptableNotification } from '../src/dead-letters.ts'
 import '../src/system-context.ts'
 
 const system = inject('system')
@@ -149,32 +148,8 @@ describe('the console for admins in Chromium', () => {
   it('when a consumer dead-letters an event, then the admin finds it in Dead letters, replays it, and the consumer reads it again', async () => {
     // an event the realtime channel cannot take (its data lacks title, message and createdAt): its consumer parks it
     // in notification.created.dlt at once, as it would any event that can never succeed
-    const { namespace, brokers } = system.kafka
-    const eventId = randomUUID()
-    const userId = randomUUID()
-    const producer = kafkaClient(brokers, 'e2e-dead-letters').producer()
-    await producer.connect()
-    try {
-      await producer.send({
-        topic: `${namespace}notification.created`,
-        messages: [
-          {
-            key: userId,
-            value: JSON.stringify({
-              id: eventId,
-              type: 'notification.created',
-              source: 'e2e',
-              schemaVersion: '1.0.0',
-              timestamp: new Date().toISOString(),
-              data: { notificationId: randomUUID(), userId, type: 'welcome' },
-            }),
-            headers: { 'message-id': eventId },
-          },
-        ],
-      })
-    } finally {
-      await producer.disconnect()
-    }
+    const { namespace } = system.kafka
+    const { eventId } = await sendUnacceptableNotification(system.kafka)
     const pending = async () => {
       const { body } = await client.request<DeadLetterTopics>('GET', '/api/v1/admin/dead-letters', {
         token: admin.token,

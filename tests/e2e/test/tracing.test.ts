@@ -2,13 +2,12 @@
 // a traceparent the test chose, then paid, reserved, shipped, notified and pushed to the customer's live client — one
 // trace, every hop parented across Kafka, in causal order; a declined card's and an out-of-stock order's
 // compensations in their traces; and an event dead-lettered by its consumer, visible in the trace it came with.
-import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { RealtimeNotification } from '@meridian/contracts'
-import { kafkaClient } from '@meridian/infra'
 import { createRealtimeClient, type RealtimeClient } from '@meridian/realtime-client'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, type Customer, cards, e2eClient } from '../src/client.ts'
+import { sendUnacceptableNotification } from '../src/dead-letters.ts'
 import {
   ancestry,
   newTraceparent,
@@ -173,32 +172,7 @@ describe('one trace per order, in the trace store', () => {
   it('when a consumer dead-letters an event, then the trace it came with shows the delivery failing and where it was parked', async () => {
     // an event the realtime channel cannot take (its data lacks title, message and createdAt), sent with a traceparent
     const { traceId, traceparent } = newTraceparent()
-    const { namespace, brokers } = system.kafka
-    const eventId = randomUUID()
-    const userId = randomUUID()
-    const producer = kafkaClient(brokers, 'e2e-traced-dead-letter').producer()
-    await producer.connect()
-    try {
-      await producer.send({
-        topic: `${namespace}notification.created`,
-        messages: [
-          {
-            key: userId,
-            value: JSON.stringify({
-              id: eventId,
-              type: 'notification.created',
-              source: 'e2e',
-              schemaVersion: '1.0.0',
-              timestamp: new Date().toISOString(),
-              data: { notificationId: randomUUID(), userId, type: 'welcome' },
-            }),
-            headers: { 'message-id': eventId, traceparent },
-          },
-        ],
-      })
-    } finally {
-      await producer.disconnect()
-    }
+    await sendUnacceptableNotification(system.kafka, { traceparent })
 
     const deadLettered = (span: TraceSpan) =>
       span.service === 'realtime-gateway' && span.events.some((event) => /dead.?letter/i.test(event.name))
