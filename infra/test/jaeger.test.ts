@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   ensureTraceStore,
@@ -14,6 +13,7 @@ import {
   pinnedJaegerVersion,
   stopTraceStore,
 } from '../src/index.ts'
+import { eventually } from './eventually.ts'
 import { holdTraceStore } from './trace-store-lock.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (the Docker question settled). */
@@ -32,21 +32,6 @@ async function getJson<T>(path: string): Promise<T> {
   const response = await fetch(`${nativeJaegerUiUrl}${path}`, { signal: AbortSignal.timeout(5000) })
   expect(response.status, path).toBe(200)
   return (await response.json()) as T
-}
-
-/** Polls until `found` returns a value: Jaeger's batch processor stores a span a moment after it is accepted. */
-async function eventually<T>(
-  what: string,
-  found: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await found()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`)
-    await sleep(200)
-  }
 }
 
 interface JaegerTrace {

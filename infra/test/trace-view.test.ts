@@ -5,12 +5,12 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../src/free-port.ts'
 import { ensureTraceStore, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '../src/index.ts'
 import { chromiumPath, TraceScreenshotError, traceScreenshot } from '../src/observability/index.ts'
+import { eventually } from './eventually.ts'
 import { holdTraceStore } from './trace-store-lock.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (as jaeger.test.ts). */
@@ -102,21 +102,6 @@ function syntheticTraces(): unknown {
         span(traceId, ids.orphan, lostParent, 'refund check', 95, 99),
       ]),
     ],
-  }
-}
-
-/** Polls until `found` returns a value: Jaeger's batch processor stores a span a moment after it is accepted. */
-async function eventually<T>(
-  what: string,
-  found: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await found()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`)
-    await sleep(200)
   }
 }
 
