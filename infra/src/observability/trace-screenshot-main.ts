@@ -11,7 +11,7 @@ its waterfall is drawn.
   --jaeger URL      the Jaeger (default http://127.0.0.1:16686, the one ./scripts/dev runs)
   --trace ID        the trace to show
   --service NAME    or: the latest trace of this service in the last hour ...
-  --tag K=V         ... that has this tag (repeatable), e.g. --tag order.id=ord_123
+  --tag K=V         ... that has this tag (repeatable), e.g. --tag messaging.kafka.message.key=<order id>
   --open TEXT       open the details of the spans whose operation contains TEXT
   --out FILE        where the PNG goes (relative to the directory the command was run from)`
 
