@@ -58,6 +58,7 @@ export {
 } from './probes.ts'
 export { run } from './processes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
+export { holdTraceStore } from './trace-store-lock.ts'
 
 export type Mode = 'external' | 'docker' | 'native'
 

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   ensureTraceStore,
+  holdTraceStore,
   infraEnv,
   infraStatus,
   nativeJaegerUiUrl,
@@ -14,7 +15,6 @@ import {
   stopTraceStore,
 } from '../src/index.ts'
 import { eventually } from './eventually.ts'
-import { holdTraceStore } from './trace-store-lock.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (the Docker question settled). */
 function nativeEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

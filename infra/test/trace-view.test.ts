@@ -8,10 +8,15 @@ import { join } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../src/free-port.ts'
-import { ensureTraceStore, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '../src/index.ts'
+import {
+  ensureTraceStore,
+  holdTraceStore,
+  infraEnv,
+  nativeJaegerUiUrl,
+  stopTraceStore,
+} from '../src/index.ts'
 import { chromiumPath, TraceScreenshotError, traceScreenshot } from '../src/observability/index.ts'
 import { eventually } from './eventually.ts'
-import { holdTraceStore } from './trace-store-lock.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (as jaeger.test.ts). */
 function nativeEnv(): NodeJS.ProcessEnv {

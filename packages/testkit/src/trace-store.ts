@@ -1,6 +1,12 @@
 // The development trace store (Jaeger) for tests: brought up or reused as `scripts/infra up` does, read through its
 // query API, and left as it was found (running for a developer's ./scripts/dev, stopped if this run started it).
-import { ensureTraceStore, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '@meridian/infra'
+import {
+  ensureTraceStore,
+  holdTraceStore,
+  infraEnv,
+  nativeJaegerUiUrl,
+  stopTraceStore,
+} from '@meridian/infra'
 
 export interface StoredSpan {
   traceID: string
@@ -25,7 +31,7 @@ export interface TraceStore {
    * span of the service carrying each of them (`{ 'meridian.request_id': id }`)
    */
   tracesOf(service: string, tags?: Record<string, string>): Promise<StoredTrace[]>
-  /** stops Jaeger if this store started it */
+  /** stops Jaeger if this store started it, and lets the next test that uses it go */
   release(): Promise<void>
 }
 
@@ -36,11 +42,23 @@ function nativeEnv(): NodeJS.ProcessEnv {
   return env
 }
 
-/** Jaeger up (built into the cache on first use: minutes), its OTLP endpoint and query API. */
+/**
+ * Jaeger up (built into the cache on first use: minutes), its OTLP endpoint and query API — held by this test until
+ * `release()`: the tests of every workspace that use it take turns (holdTraceStore), so that none stops it under
+ * another.
+ */
 export async function useTraceStore(): Promise<TraceStore> {
   const env = nativeEnv()
-  const runningBefore = (await infraEnv(env)).includes('OTEL_EXPORTER_OTLP_ENDPOINT')
-  const otlpEndpoint = await ensureTraceStore({ env, progress: () => {} })
+  const letGo = await holdTraceStore()
+  let runningBefore: boolean
+  let otlpEndpoint: string
+  try {
+    runningBefore = (await infraEnv(env)).includes('OTEL_EXPORTER_OTLP_ENDPOINT')
+    otlpEndpoint = await ensureTraceStore({ env, progress: () => {} })
+  } catch (error) {
+    letGo()
+    throw error
+  }
   return {
     otlpEndpoint,
     async tracesOf(service, tags) {
@@ -54,7 +72,11 @@ export async function useTraceStore(): Promise<TraceStore> {
       return data ?? []
     },
     async release() {
-      if (!runningBefore) await stopTraceStore({ env, progress: () => {} })
+      try {
+        if (!runningBefore) await stopTraceStore({ env, progress: () => {} })
+      } finally {
+        letGo()
+      }
     },
   }
 }

@@ -1,6 +1,13 @@
 // Starts the whole system once for the suite (every service as a process, its own databases, Kafka namespace and
 // Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
-import { ensureTraceStore, freePort, infraEnv, nativeJaegerUiUrl, stopTraceStore } from '@meridian/infra'
+import {
+  ensureTraceStore,
+  freePort,
+  holdTraceStore,
+  infraEnv,
+  nativeJaegerUiUrl,
+  stopTraceStore,
+} from '@meridian/infra'
 import { demoSignInHint } from '@meridian/infra/demo'
 import { startSystem, systemFormFromEnv } from '@meridian/infra/system'
 import type { TestProject } from 'vitest/node'
@@ -67,11 +74,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const gatewayPort = portFromEnv('E2E_GATEWAY_PORT', production ? 0 : 8080) || (await freePort())
   // every service exports its traces to the development trace store, as under ./scripts/dev (test/tracing.test.ts
   // reads them back through its query API); one that ran before the suite (a developer's) runs after it too
-  const traceStoreBefore = (await infraEnv()).includes('OTEL_EXPORTER_OTLP_ENDPOINT=')
-  const otlpEndpoint = await ensureTraceStore()
+  // (held for the suite: tests elsewhere that use the same Jaeger take turns with it)
+  const letGoOfTraces = await holdTraceStore()
+  const traceStoreBefore = await infraEnv()
+    .then((lines) => lines.includes('OTEL_EXPORTER_OTLP_ENDPOINT='))
+    .catch((error: unknown) => {
+      letGoOfTraces()
+      throw error
+    })
   const stopTraces = async () => {
-    if (!traceStoreBefore) await stopTraceStore()
+    try {
+      if (!traceStoreBefore) await stopTraceStore()
+    } finally {
+      letGoOfTraces()
+    }
   }
+  const otlpEndpoint = await ensureTraceStore().catch(async (error: unknown) => {
+    letGoOfTraces()
+    throw error
+  })
   const system = await startSystem({
     prefix: 'e2e',
     gatewayPort,

@@ -1,10 +1,11 @@
-// The test files that start, restart and stop the one development Jaeger (its ports are fixed) take turns: vitest
-// runs files in parallel, and one file stopping Jaeger under another's feet fails the other at random.
+// The tests that use the one development Jaeger (its ports are fixed) take turns, across files and workspaces: vitest
+// runs files in parallel and the test command runs two workspaces at once, and one stopping Jaeger (a test that
+// started it leaves it stopped, jaeger.test stops it on purpose) under another's feet failed the other at random.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { isAlive } from '../src/processes.ts'
+import { isAlive } from './processes.ts'
 
 const lockDir = join(tmpdir(), 'meridian-trace-store-tests.lock')
 const ownerFile = join(lockDir, 'pid')
@@ -13,7 +14,7 @@ const ownerFile = join(lockDir, 'pid')
  * Waits (polling, up to `timeoutMs`) until no other test file holds the trace store, then holds it; the returned
  * function lets it go. A holder whose process died is taken over.
  */
-export async function holdTraceStore(timeoutMs = 150_000): Promise<() => void> {
+export async function holdTraceStore(timeoutMs = 300_000): Promise<() => void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
