@@ -3,21 +3,23 @@
 // (load-process.ts), and for each order the time from its placing (the order's commit) to its shipment (the saga's
 // shipment step, committed when order consumed shipment.created): four hops through outbox, Kafka and inbox. Side by
 // side, the bare baseline in the same run: four hops of plain kafkajs (no database, no outbox) at the same rate.
-// Prints: placed -> shipped p50/p99 at BENCH_SAGA_RATE (100) orders/s for BENCH_SAGA_SECONDS (60), the highest
+// The services run in the production form (their builds under node, NODE_ENV=production; MERIDIAN_SYSTEM_BUILD=development
+// measures the sources under tsx instead). Prints: placed -> shipped p50/p99 at BENCH_SAGA_RATE (100) orders/s for BENCH_SAGA_SECONDS (60), the highest
 // sustained rate of BENCH_SAGA_STEPS (25,50,75,125,150 orders/s, BENCH_SAGA_STEP_SECONDS each, from the lowest up), CPU ms per order and
-// memory of each process, lost orders and double charges; writes results/saga-latest.json.
+// memory of each process (every service, PostgreSQL, Kafka, Consul, Redis), the nine services' CPU while idle, lost orders and
+// double charges; writes results/saga-latest.json.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createDatabase } from '@meridian/db'
-import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
+import { endpointsEnv, ensureInfra, freePort, infraStatus } from '@meridian/infra'
 import { startSystem } from '@meridian/infra/system'
 import { benchLifecycle } from '../bench-lifecycle.ts'
 import { clockTicksPerSecond } from '../gateway/proc-stat.ts'
 import { machineFigures } from '../report.ts'
 import { runKafkaHopsBaseline } from './kafka-hops.ts'
-import { type PhaseResult, phase, sustained } from './phase.ts'
+import { type EnginePids, idleUsage, type PhaseResult, phase, sustained } from './phase.ts'
 import { setUp } from './system-setup.ts'
 
 const say = (message: string) => process.stderr.write(`[bench:saga] ${message}\n`)
@@ -37,6 +39,7 @@ const config = {
     .filter((n) => n > 0),
   stepSeconds: numberFrom('BENCH_SAGA_STEP_SECONDS', 20),
   baselineSeconds: numberFrom('BENCH_SAGA_BASELINE_SECONDS', 20),
+  idleSeconds: numberFrom('BENCH_SAGA_IDLE_SECONDS', 30),
 }
 
 const { undo, run: lifecycle } = benchLifecycle(
@@ -63,7 +66,14 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0] ?? 0
   const ticks = clockTicksPerSecond()
   const endpoints = await ensureInfra()
+  const engines: EnginePids = {}
+  for (const engine of await infraStatus())
+    if (engine.mode === 'native' && engine.process && engine.name !== 'jaeger')
+      engines[engine.name] = Number(engine.process)
+  const form = process.env.MERIDIAN_SYSTEM_BUILD === 'development' ? 'development' : 'production'
+  say(`the services in the ${form} form`)
   const system = await startSystem({
+    form,
     prefix: 'bench',
     gatewayPort: await freePort(),
     simulatorPort: 0,
@@ -88,11 +98,15 @@ async function main(): Promise<void> {
   })
 
   // a short warm-up (JIT, pools, the first rebalance of nothing): not reported
-  await phase(system, setup, orders, Math.min(config.rate, 50), 5, ticks, say)
-  const aim = await phase(system, setup, orders, config.rate, config.seconds, ticks, say)
+  await phase(system, setup, orders, Math.min(config.rate, 50), 5, ticks, say, engines)
+  // idle: no order at all; then lone orders (two a second), whose latency is an event's first hop after a quiet spell
+  say(`idle for ${config.idleSeconds} s`)
+  const idle = await idleUsage(system, engines, config.idleSeconds, ticks)
+  const lone = await phase(system, setup, orders, 2, 5, ticks, say, engines)
+  const aim = await phase(system, setup, orders, config.rate, config.seconds, ticks, say, engines)
   const steps: PhaseResult[] = []
   for (const rate of config.steps) {
-    const result = await phase(system, setup, orders, rate, config.stepSeconds, ticks, say)
+    const result = await phase(system, setup, orders, rate, config.stepSeconds, ticks, say, engines)
     steps.push(result)
     if (!sustained(result)) break
   }
@@ -103,10 +117,14 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nhighest sustained rate: ${maxSustained} orders/s (every order accepted and shipped, p99 < 1 s, no backlog)\n` +
       `aim at ${config.rate} orders/s: p99 ${aim.p99.toFixed(1)} ms (aim < 250), lost ${aim.notShipped}, double charges ${aim.doubleCharges}\n` +
-      `hop medians at ${config.rate}/s: placed -> paid ${aim.hopMedians.paid.toFixed(1)} ms, paid -> reserved ${aim.hopMedians.reserved.toFixed(1)} ms, reserved -> shipped ${aim.hopMedians.shipped.toFixed(1)} ms\n` +
+      `hop medians at ${config.rate}/s: placed -> charged ${aim.hopMedians.paid.toFixed(1)} ms, charged -> reserved ${aim.hopMedians.reserved.toFixed(1)} ms, reserved -> shipment ${aim.hopMedians.shipped.toFixed(1)} ms, shipment -> order saw it ${aim.hopMedians.seen.toFixed(1)} ms\n` +
       `CPU ms per order at ${config.rate}/s: ${Object.entries(aim.cpuMsPerOrder)
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')}\n` +
+      `idle, % of one core over ${config.idleSeconds} s: ${Object.entries(idle)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')}\n` +
+      `lone orders (2/s after the idle spell): placed -> shipped p50 ${lone.p50.toFixed(1)} ms, p99 ${lone.p99.toFixed(1)} ms\n` +
       `RSS MB after: ${Object.entries(aim.rssMb)
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')}\n`,
@@ -115,7 +133,7 @@ async function main(): Promise<void> {
   await mkdir(dirname(resultsFile), { recursive: true })
   await writeFile(
     resultsFile,
-    `${JSON.stringify({ at: new Date().toISOString(), config, machine, cpus: cpus().length, baseline, aim, steps, maxSustained, seconds: (Date.now() - started) / 1000 }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), config, machine, cpus: cpus().length, baseline, idle, lone, aim, steps, maxSustained, seconds: (Date.now() - started) / 1000 }, null, 2)}\n`,
   )
   say(`results in ${resultsFile}`)
 }
