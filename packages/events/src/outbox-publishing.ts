@@ -1,5 +1,5 @@
-// The active outbox relay's publishing: select a batch in id order, publish it, then delete or mark its rows; the
-// backlog gauges and the removal of marked rows past retention (why it works this way: the comment on createOutboxRelay).
+// The active outbox relay's publishing: select a batch in id order, publish it, then delete or mark its rows (two
+// statements a pass); the backlog gauges and the removal of marked rows past retention (why it works this way: the comment on createOutboxRelay).
 import type { Span } from '@opentelemetry/api'
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer, OutgoingMessage } from './kafka.ts'
@@ -40,6 +40,8 @@ export interface OutboxPublishingOptions {
 }
 
 interface OutboxRow {
+  /** the backend that read it: the leader's session, or the lock is not ours */
+  pid: number
   outboxId: string
   eventType: string
   aggregateId: string
@@ -52,11 +54,18 @@ interface OutboxRow {
 }
 
 const maxCleanupIntervalMs = 60_000
-const rollbackTimeoutMs = 5000
 // how often the pending-rows and lag gauges are recounted
 const gaugeIntervalMs = 1000
 
-/** Publishes the outbox as the active relay, one pass at a time; keeps the batch to send again after a failure. */
+/**
+ * Publishes the outbox as the active relay, one pass at a time; keeps the batch to send again after a failure.
+ *
+ * A pass costs two statements: the batch's select (which also names the session's backend, so a session that was
+ * replaced without our noticing publishes nothing) and, once Kafka has acknowledged the batch, its delete (or mark).
+ * No transaction and no row locks: only the holder of the advisory lock publishes (outbox-leadership.ts), and a
+ * batch published again after a crash or a lost session is deduplicated by the consumers' inbox, as any redelivery.
+ * The backlog gauges cost a third statement, at most once a second and only while there is a backlog to show.
+ */
 export class OutboxPublisher {
   /**
    * The batch whose publishing failed: sent again, unchanged, before anything newer. Kept across a change of session,
@@ -65,6 +74,8 @@ export class OutboxPublisher {
   #unfinishedBatch: string[] | undefined
   #lastCleanupAt = 0
   #lastMeasuredAt = 0
+  /** the gauges last showed a backlog (or were never set): they are measured again when due */
+  #gaugesShowBacklog = true
   readonly #cleanupIntervalMs: number
 
   constructor(private readonly options: OutboxPublishingOptions) {
@@ -80,61 +91,37 @@ export class OutboxPublisher {
   restartSchedules(): void {
     this.#lastCleanupAt = 0
     this.#lastMeasuredAt = 0
+    this.#gaugesShowBacklog = true
   }
 
   /** One pass as the active relay; resolves to the number of rows published. */
   async publishPending(lead: Leadership): Promise<number> {
-    const { leader, mode } = this.options
-    const { db } = lead.session
-    const pending = await this.#pendingRows(lead)
-    if (mode === 'mark' && Date.now() - this.#lastCleanupAt >= this.#cleanupIntervalMs)
+    if (this.options.mode === 'mark' && Date.now() - this.#lastCleanupAt >= this.#cleanupIntervalMs)
       await this.#removeExpired(lead)
-    if (pending === 0) {
-      this.#unfinishedBatch = undefined
-      return 0
-    }
-
-    await leader.asLeader(lead, () => db`begin`)
-    try {
-      const published = await this.#publishBatch(lead)
-      await leader.asLeader(lead, () => db`commit`)
-      this.#unfinishedBatch = undefined
-      return published
-    } catch (error) {
-      // Only a publishing failure leaves the connection trusted: end the transaction so the rows unlock.
-      if (error instanceof PublishFailed) await rollBackBatch(leader, lead)
-      throw error
-    }
+    const retrying = this.#unfinishedBatch !== undefined
+    const published = await this.#publishBatch(lead)
+    // the batch sent again was all this pass read: what was committed meanwhile follows at once
+    if (retrying) return published + (await this.publishPending(lead))
+    return published
   }
 
-  /**
-   * Whether there is anything to publish (the count of it when the gauges are due), checking on the way that the
-   * session is still the one holding the lock.
-   */
-  async #pendingRows(lead: Leadership): Promise<number> {
+  /** The pending-rows and lag gauges, recounted at most once a second (the count scans the unpublished rows). */
+  async #measureWhenDue(lead: Leadership): Promise<void> {
     const { leader, metrics } = this.options
+    if (!metrics || Date.now() - this.#lastMeasuredAt < gaugeIntervalMs) return
     const { db } = lead.session
-    // Counting the backlog costs a scan of the unpublished rows: the gauges are refreshed at most once a second;
-    // the other passes only ask whether there is anything to publish.
-    const measure = Date.now() - this.#lastMeasuredAt >= gaugeIntervalMs
-    const [state] = await leader.asLeader(lead, () =>
-      measure
-        ? db<{ pid: number; pending: number; lagSeconds: number }[]>`
-            select pg_backend_pid() as pid, count(*)::int as pending,
-              coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "lagSeconds"
-            from outbox where not published`
-        : db<{ pid: number; pending: number; lagSeconds: number }[]>`
-            select pg_backend_pid() as pid,
-              (exists (select 1 from outbox where not published))::int as pending, 0::float8 as "lagSeconds"`,
+    const [state] = await leader.asLeader(
+      lead,
+      () => db<{ pending: number; lagSeconds: number }[]>`
+        select count(*)::int as pending,
+          coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "lagSeconds"
+        from outbox where not published`,
     )
-    // the connection was replaced without our noticing: the lock stayed with the old one
-    if (!state || state.pid !== lead.pid) throw new LeadershipLost('its database connection was replaced')
-    if (measure) {
-      this.#lastMeasuredAt = Date.now()
-      metrics?.outboxPending.set(state.pending)
-      metrics?.outboxLagSeconds.set(Math.max(0, state.lagSeconds))
-    }
-    return state.pending
+    this.#lastMeasuredAt = Date.now()
+    const pending = state?.pending ?? 0
+    this.#gaugesShowBacklog = pending > 0
+    metrics.outboxPending.set(pending)
+    metrics.outboxLagSeconds.set(Math.max(0, state?.lagSeconds ?? 0))
   }
 
   /** Selects the batch (the unfinished one first), publishes it, then deletes or marks its rows. */
@@ -142,7 +129,14 @@ export class OutboxPublisher {
     const { leader, producer, metrics, onPublished, topicPrefix, batchSize, mode } = this.options
     const { db } = lead.session
     const rows = await selectBatch(leader, lead, this.#unfinishedBatch, batchSize)
-    if (rows.length === 0) return 0
+    // the connection was replaced without our noticing: the lock stayed with the old one
+    if (rows.length > 0 && rows[0]?.pid !== lead.pid)
+      throw new LeadershipLost('its database connection was replaced')
+    if (rows.length > 0 || this.#gaugesShowBacklog) await this.#measureWhenDue(lead)
+    if (rows.length === 0) {
+      this.#unfinishedBatch = undefined
+      return 0
+    }
     const ids = rows.map((row) => row.outboxId)
     this.#unfinishedBatch = ids
 
@@ -170,6 +164,7 @@ export class OutboxPublisher {
         ? db`delete from outbox where id = any(${db.array(ids)}::bigint[])`
         : db`update outbox set published = true, published_at = now() where id = any(${db.array(ids)}::bigint[])`,
     )
+    this.#unfinishedBatch = undefined
     return rows.length
   }
 
@@ -188,26 +183,7 @@ export class OutboxPublisher {
   }
 }
 
-/** Ends the failed batch's transaction so its rows unlock; a rollback that does not come in time ends the session. */
-async function rollBackBatch(leader: LeaderStatements, lead: Leadership): Promise<void> {
-  const { db } = lead.session
-  let timer: NodeJS.Timeout | undefined
-  const rolledBack = await Promise.race([
-    leader
-      .asLeader(lead, () => db`rollback`)
-      .then(
-        () => true,
-        () => false,
-      ),
-    new Promise<false>((resolve) => {
-      timer = setTimeout(resolve, rollbackTimeoutMs, false)
-    }),
-  ])
-  clearTimeout(timer)
-  if (!rolledBack) leader.retire()
-}
-
-/** The rows of the batch to send again, or the next `batchSize` rows, in id order, locked for this transaction. */
+/** The rows of the batch to send again, or the next `batchSize` rows, in id order, each with the session's backend. */
 function selectBatch(
   leader: LeaderStatements,
   lead: Leadership,
@@ -218,17 +194,17 @@ function selectBatch(
   return leader.asLeader(lead, () =>
     retrying
       ? db<OutboxRow[]>`
-          select id::text as "outboxId", event_type as "eventType", aggregate_id as "aggregateId",
-            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt",
-            trace_parent as "traceParent", trace_state as "traceState"
+          select pg_backend_pid() as pid, id::text as "outboxId", event_type as "eventType",
+            aggregate_id as "aggregateId", payload->>'id' as "eventId", payload::text as payload,
+            created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState"
           from outbox where id = any(${db.array(retrying)}::bigint[]) and not published
-          order by id for update skip locked`
+          order by id`
       : db<OutboxRow[]>`
-          select id::text as "outboxId", event_type as "eventType", aggregate_id as "aggregateId",
-            payload->>'id' as "eventId", payload::text as payload, created_at as "createdAt",
-            trace_parent as "traceParent", trace_state as "traceState"
+          select pg_backend_pid() as pid, id::text as "outboxId", event_type as "eventType",
+            aggregate_id as "aggregateId", payload->>'id' as "eventId", payload::text as payload,
+            created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState"
           from outbox where not published
-          order by id limit ${batchSize} for update skip locked`,
+          order by id limit ${batchSize}`,
   )
 }
 

@@ -24,7 +24,10 @@ export interface OutboxRelayOptions {
   topicPrefix?: string
   /** rows read and published at once; default 100 */
   batchSize?: number
-  /** how often the active relay looks for rows when nothing wakes it; default 100 ms */
+  /**
+   * how often the active relay looks for rows when nothing wakes it; default 1000 ms while it listens for commits
+   * (a notification lost while its LISTEN connection reconnects waits at most this long), 100 ms when it does not
+   */
   pollIntervalMs?: number
   /** wake at once on LISTEN `meridian_outbox` (signalled by appendToOutbox on commit); default true */
   listen?: boolean
@@ -72,7 +75,8 @@ export interface OutboxRelay {
  * `leadershipRetryMs` and take over when the active relay stops or its process or connection dies (the server then
  * ends the session and releases the lock). We chose this over partitioning rows by key hash among relays: it needs no
  * membership protocol or rebalancing when instances come and go, and one relay publishing in batches keeps up with
- * one service's database. The row locks stay as a second guard against publishing a row twice at once.
+ * one service's database. A pass is two statements and no transaction (outbox-publishing.ts): the batch's select,
+ * which also checks that its session is still the one holding the lock, and the delete once Kafka has acknowledged.
  *
  * The session. The lock and every relay statement use a connection of their own: a one-connection client made from
  * the pool's options, as postgres.js makes its LISTEN connection. Not `sql.reserve()` nor `sql.begin()`: with
@@ -117,7 +121,14 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     mode: options.mode ?? 'delete',
     retentionMs: settings.retentionMs,
   })
-  const relay: RelayParts = { leadership, publisher, wakeup, logger, settings }
+  const relay: RelayParts = {
+    leadership,
+    publisher,
+    wakeup,
+    logger,
+    settings,
+    listening: () => listener !== undefined,
+  }
 
   return {
     start() {
@@ -147,7 +158,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
 interface RelaySettings {
   batchSize: number
+  /** the poll while commits wake the relay */
   pollIntervalMs: number
+  /** the poll while nothing does (listening off, or LISTEN failed) */
+  unwakedPollIntervalMs: number
   leadershipRetryMs: number
   maxBackoffMs: number
   retentionMs: number
@@ -160,7 +174,8 @@ function relaySettings(options: OutboxRelayOptions): RelaySettings {
   const wakeLingerMs = options.wakeLingerMs ?? 5
   const settings: RelaySettings = {
     batchSize: positiveInteger('batchSize', options.batchSize ?? 100),
-    pollIntervalMs: positiveInteger('pollIntervalMs', options.pollIntervalMs ?? 100),
+    pollIntervalMs: positiveInteger('pollIntervalMs', options.pollIntervalMs ?? 1000),
+    unwakedPollIntervalMs: positiveInteger('pollIntervalMs', options.pollIntervalMs ?? 100),
     leadershipRetryMs: positiveInteger('leadershipRetryMs', options.leadershipRetryMs ?? 1000),
     maxBackoffMs: positiveInteger('maxBackoffMs', options.maxBackoffMs ?? 5000),
     retentionMs: positiveInteger('retentionMs', options.retentionMs ?? 7 * 24 * 60 * 60 * 1000),
@@ -179,6 +194,8 @@ interface RelayParts {
   wakeup: RelayWakeup
   logger: OutboxRelayLogger
   settings: RelaySettings
+  /** whether commits wake the relay (its LISTEN is in place) */
+  listening: () => boolean
 }
 
 const initialBackoffMs = 100
@@ -188,7 +205,7 @@ const initialBackoffMs = 100
  * give the session up unless only Kafka failed.
  */
 async function runRelay(relay: RelayParts, firstAttemptDone: () => void): Promise<void> {
-  const { leadership, publisher, wakeup, logger, settings } = relay
+  const { leadership, publisher, wakeup, logger, settings, listening } = relay
   let backoffMs = 0
   let firstAttempt = true
   const attempted = () => {
@@ -213,7 +230,8 @@ async function runRelay(relay: RelayParts, firstAttemptDone: () => void): Promis
       const published = await publisher.publishPending(lead)
       backoffMs = 0
       // a full batch means more rows are probably waiting
-      if (published < settings.batchSize) await wakeup.sleep(settings.pollIntervalMs, true)
+      if (published < settings.batchSize)
+        await wakeup.sleep(listening() ? settings.pollIntervalMs : settings.unwakedPollIntervalMs, true)
     } catch (error) {
       attempted()
       const wasLeading = leadership.current !== undefined
