@@ -23,6 +23,8 @@ const budget = {
   noCommand: 2,
   /** as noCommand, and one outbox statement per command */
   perCommand: 1,
+  /** GET /orders/{id}: the order with its items and its saga's ids (was 3) */
+  read: 1,
   /** a round of the saga's clock: the due instances, then per instance as an event (the read also checks it is due) */
   dueOrders: 1,
 } as const
@@ -121,6 +123,30 @@ describe('statements per order', () => {
     expect(await outboxTypes(orderId)).toEqual(['order.placed', 'shipment.requested', 'order.completed'])
     const [row] = await order.sql`select status from orders where id = ${orderId}`
     expect(row?.status).toBe('delivered')
+  })
+
+  it(`when a paid order is read, then its answer with its items and its payment's link costs ${budget.read} statement`, async () => {
+    const customerId = randomUUID()
+    const orderId = await place(order, customerId)
+    await apply(orderId, { kind: 'payment.processed', paymentId: 'pay-read' })
+    let body: Record<string, unknown> = {}
+    const statements = await statementsOf(async () => {
+      const answer = await order.app.inject({
+        method: 'GET',
+        url: `/api/v1/orders/${orderId}`,
+        headers: asUser(customerId),
+      })
+      expect(answer.statusCode).toBe(200)
+      body = answer.json()
+    })
+    expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(budget.read)
+    expect(body).toMatchObject({
+      id: orderId,
+      status: 'paid',
+      total: 39.98,
+      items: [{ productId: mug.id, quantity: 2, price: 19.99, name: 'Blue mug' }],
+      _links: { payment: { href: '/api/v1/payments/pay-read', method: 'GET' } },
+    })
   })
 
   it('when the stock is short after the charge, then the failure and its two commands cost the read, the write and an outbox statement each', async () => {

@@ -80,6 +80,24 @@ const orderColumns = [
   'updated_at',
 ]
 
+/** An item as itemsJson gives it: a bigint inside JSON is a number. */
+export type ItemJson = Omit<OrderItemRecord, 'priceCents'> & { priceCents: string | number }
+
+export const fromItemJson = (item: ItemJson): OrderItemRecord => ({
+  ...item,
+  priceCents: Number(item.priceCents),
+})
+
+/**
+ * The items of the order aliased `o` in the query it is part of, as a JSON array in line order: a scalar subquery,
+ * so an order and its items are one statement.
+ */
+export const itemsJson = (sql: Queryable) => sql`(
+  select coalesce(json_agg(json_build_object(
+           'productId', i.product_id, 'name', i.name, 'quantity', i.quantity, 'priceCents', i.price_cents)
+         order by i.line), '[]'::json)
+  from order_items i where i.order_id = o.id)`
+
 const toItem = ({ orderId: _orderId, ...row }: ItemRow): OrderItemRecord => ({
   ...row,
   priceCents: Number(row.priceCents),
@@ -146,16 +164,15 @@ export function createOrdersRepository(db: Queryable) {
       }
     },
 
+    /** The order with its items and the ids its saga recorded, in one statement. */
     async findById(id: string, sql: Queryable = db): Promise<OrderRecord | undefined> {
-      const [row] = await sql<OrderRow[]>`select ${sql(orderColumns)} from orders where id = ${id}`
+      const [row] = await sql<(OrderRow & StepIds & { items: ItemJson[] })[]>`
+        select o.id, o.customer_id, o.status, o.total_cents, o.shipping_address, o.created_at, o.updated_at,
+          s.payment_id, s.shipment_id, ${itemsJson(sql)} as items
+        from orders o left join sagas s on s.order_id = o.id
+        where o.id = ${id}`
       if (!row) return undefined
-      const [items, stepIds] = await Promise.all([itemsOf([row.id], sql), stepIdsOf([row.id], sql)])
-      return {
-        ...row,
-        totalCents: Number(row.totalCents),
-        items: items.get(row.id) ?? [],
-        ...(stepIds.get(row.id) ?? noStepIds),
-      }
+      return { ...row, totalCents: Number(row.totalCents), items: row.items.map(fromItemJson) }
     },
 
     /** The statuses of the orders named (those that exist). */

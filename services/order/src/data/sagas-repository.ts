@@ -2,7 +2,7 @@
 // or an open transaction.
 import type { CompensationState, OrderStatus, SagaState, SagaStep, StepOutcome } from '@meridian/contracts'
 import { defineList, type ListInput, type ListRequestOf, type ListResult, type Queryable } from '@meridian/db'
-import type { OrderContent, OrderItemRecord } from './orders-repository.ts'
+import { fromItemJson, type ItemJson, itemsJson, type OrderContent } from './orders-repository.ts'
 
 export interface SagaRecord {
   orderId: string
@@ -43,12 +43,12 @@ export interface LockedSaga {
   order: OrderContent
 }
 
-// bigint columns come back as text from postgres.js, and inside JSON as numbers: read back as numbers
+// bigint columns come back as text from postgres.js: read back as numbers
 type LockedRow = SagaRecord &
   Omit<OrderContent, 'id' | 'status' | 'totalCents' | 'items'> & {
     orderStatus: OrderStatus
     totalCents: string | number
-    items: (Omit<OrderItemRecord, 'priceCents'> & { priceCents: string | number })[]
+    items: ItemJson[]
   }
 
 /** What a decision changes of an instance; the deadline: a date, null (none), or undefined (kept). */
@@ -171,10 +171,7 @@ export function createSagasRepository(db: Queryable) {
         )
         select ${sql(selectedColumns)},
           o.customer_id, o.order_status, o.total_cents, o.shipping_address, o.payment_token,
-          (select coalesce(json_agg(json_build_object(
-                    'productId', i.product_id, 'name', i.name, 'quantity', i.quantity, 'priceCents', i.price_cents)
-                  order by i.line), '[]'::json)
-           from order_items i where i.order_id = o.id) as items
+          ${itemsJson(sql)} as items
         from locked_order o join sagas s on s.order_id = o.id
         where s.order_id = ${orderId}${
           onlyIfDue ? sql` and s.deadline is not null and s.deadline <= now()` : sql``
@@ -191,7 +188,7 @@ export function createSagasRepository(db: Queryable) {
           totalCents: Number(totalCents),
           shippingAddress,
           paymentToken,
-          items: items.map((item) => ({ ...item, priceCents: Number(item.priceCents) })),
+          items: items.map(fromItemJson),
         },
       }
     },
