@@ -25,6 +25,8 @@ const budget = {
   perCommand: 1,
   /** GET /orders/{id}: the order with its items and its saga's ids (was 3) */
   read: 1,
+  /** POST /orders/{id}/cancel: the order's row locked and checked for the caller, then as an event (was 8) */
+  cancelCheck: 1,
   /** a round of the saga's clock: the due instances, then per instance as an event (the read also checks it is due) */
   dueOrders: 1,
 } as const
@@ -159,6 +161,29 @@ describe('statements per order', () => {
     expect(await outboxTypes(orderId)).toEqual([
       'order.placed',
       'order.failed',
+      'inventory.release_requested',
+    ])
+  })
+
+  it(`when a paid order is cancelled, then the check costs ${budget.cancelCheck} statement, the saga's cancel the read, the write and one per command`, async () => {
+    const customerId = randomUUID()
+    const orderId = await place(order, customerId)
+    await apply(orderId, { kind: 'payment.processed', paymentId: 'pay-cancel' })
+    const statements = await statementsOf(async () => {
+      const answer = await order.app.inject({
+        method: 'POST',
+        url: `/api/v1/orders/${orderId}/cancel`,
+        headers: asUser(customerId),
+      })
+      expect(answer.statusCode).toBe(202)
+    })
+    // order.cancelled and inventory.release_requested
+    expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(
+      budget.cancelCheck + budget.noCommand + 2 * budget.perCommand,
+    )
+    expect(await outboxTypes(orderId)).toEqual([
+      'order.placed',
+      'order.cancelled',
       'inventory.release_requested',
     ])
   })
