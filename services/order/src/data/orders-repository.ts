@@ -31,12 +31,29 @@ export interface OrderRecord {
 }
 
 export interface NewOrder {
+  /** chosen by the caller, so the order's saga and events can be written beside it in the same round trip */
+  id: string
   customerId: string
+  status: OrderStatus
   totalCents: number
   shippingAddress: ShippingAddress
   /** the payment provider's token, never card data */
   paymentToken: string | null
   items: readonly OrderItemRecord[]
+}
+
+/** What the saga's step requests carry of an order (never card data: the provider's token at most). */
+export interface OrderContent {
+  id: string
+  customerId: string
+  status: OrderStatus
+  /** exact money: integer minor units */
+  totalCents: number
+  shippingAddress: ShippingAddress
+  /** the payment provider's token the order was placed with */
+  paymentToken: string | null
+  /** in line order */
+  items: OrderItemRecord[]
 }
 
 /** What a state change reads of the order it locked. */
@@ -62,6 +79,24 @@ const orderColumns = [
   'created_at',
   'updated_at',
 ]
+
+/** An item as itemsJson gives it: a bigint inside JSON is a number. */
+export type ItemJson = Omit<OrderItemRecord, 'priceCents'> & { priceCents: string | number }
+
+export const fromItemJson = (item: ItemJson): OrderItemRecord => ({
+  ...item,
+  priceCents: Number(item.priceCents),
+})
+
+/**
+ * The items of the order aliased `o` in the query it is part of, as a JSON array in line order: a scalar subquery,
+ * so an order and its items are one statement.
+ */
+export const itemsJson = (sql: Queryable) => sql`(
+  select coalesce(json_agg(json_build_object(
+           'productId', i.product_id, 'name', i.name, 'quantity', i.quantity, 'priceCents', i.price_cents)
+         order by i.line), '[]'::json)
+  from order_items i where i.order_id = o.id)`
 
 const toItem = ({ orderId: _orderId, ...row }: ItemRow): OrderItemRecord => ({
   ...row,
@@ -95,26 +130,32 @@ export function createOrdersRepository(db: Queryable) {
   const noStepIds: StepIds = { paymentId: null, shipmentId: null }
 
   return {
-    /** Inserts the order and its items (lines numbered in the order given). */
+    /** Inserts the order and its items (lines numbered in the order given), in one statement. */
     async insert(order: NewOrder, sql: Queryable = db): Promise<OrderRecord> {
       const [row] = await sql<OrderRow[]>`
-        insert into orders ${sql({
-          customer_id: order.customerId,
-          total_cents: order.totalCents,
-          shipping_address: sql.json(order.shippingAddress),
-          payment_token: order.paymentToken,
-        })}
-        returning ${sql(orderColumns)}`
+        with inserted as (
+          insert into orders ${sql({
+            id: order.id,
+            customer_id: order.customerId,
+            status: order.status,
+            total_cents: order.totalCents,
+            shipping_address: sql.json(order.shippingAddress),
+            payment_token: order.paymentToken,
+          })}
+          returning ${sql(orderColumns)}
+        ),
+        items as (
+          insert into order_items (order_id, line, product_id, name, quantity, price_cents)
+          select ${order.id}::uuid, item.line - 1, item.product_id, item.name, item.quantity, item.price_cents
+          from unnest(
+            ${sql.array(order.items.map((item) => item.productId))}::uuid[],
+            ${sql.array(order.items.map((item) => item.name))}::text[],
+            ${sql.array(order.items.map((item) => item.quantity))}::int[],
+            ${sql.array(order.items.map((item) => item.priceCents))}::bigint[]
+          ) with ordinality as item(product_id, name, quantity, price_cents, line)
+        )
+        select * from inserted`
       if (!row) throw new Error('insert into orders returned no row')
-      await sql`
-        insert into order_items (order_id, line, product_id, name, quantity, price_cents)
-        select ${row.id}::uuid, item.line - 1, item.product_id, item.name, item.quantity, item.price_cents
-        from unnest(
-          ${sql.array(order.items.map((item) => item.productId))}::uuid[],
-          ${sql.array(order.items.map((item) => item.name))}::text[],
-          ${sql.array(order.items.map((item) => item.quantity))}::int[],
-          ${sql.array(order.items.map((item) => item.priceCents))}::bigint[]
-        ) with ordinality as item(product_id, name, quantity, price_cents, line)`
       return {
         ...row,
         totalCents: Number(row.totalCents),
@@ -123,24 +164,15 @@ export function createOrdersRepository(db: Queryable) {
       }
     },
 
+    /** The order with its items and the ids its saga recorded, in one statement. */
     async findById(id: string, sql: Queryable = db): Promise<OrderRecord | undefined> {
-      const [row] = await sql<OrderRow[]>`select ${sql(orderColumns)} from orders where id = ${id}`
+      const [row] = await sql<(OrderRow & StepIds & { items: ItemJson[] })[]>`
+        select o.id, o.customer_id, o.status, o.total_cents, o.shipping_address, o.created_at, o.updated_at,
+          s.payment_id, s.shipment_id, ${itemsJson(sql)} as items
+        from orders o left join sagas s on s.order_id = o.id
+        where o.id = ${id}`
       if (!row) return undefined
-      const [items, stepIds] = await Promise.all([itemsOf([row.id], sql), stepIdsOf([row.id], sql)])
-      return {
-        ...row,
-        totalCents: Number(row.totalCents),
-        items: items.get(row.id) ?? [],
-        ...(stepIds.get(row.id) ?? noStepIds),
-      }
-    },
-
-    /** The payment provider's token the order was placed with (the saga's payment.requested carries it). */
-    async paymentTokenOf(id: string, sql: Queryable = db): Promise<string | null> {
-      const [row] = await sql<
-        { paymentToken: string | null }[]
-      >`select payment_token from orders where id = ${id}`
-      return row?.paymentToken ?? null
+      return { ...row, totalCents: Number(row.totalCents), items: row.items.map(fromItemJson) }
     },
 
     /** The statuses of the orders named (those that exist). */
@@ -156,11 +188,6 @@ export function createOrdersRepository(db: Queryable) {
       const [row] = await sql<LockedOrder[]>`
         select id, customer_id, status from orders where id = ${id} for update`
       return row
-    },
-
-    async setStatus(id: string, status: OrderStatus, sql: Queryable = db): Promise<void> {
-      await sql`
-        update orders set status = ${status}, version = version + 1, updated_at = now() where id = ${id}`
     },
 
     /** A list query checked against the list's allow-lists (422 VALIDATION_ERROR outside them), for `list`. */

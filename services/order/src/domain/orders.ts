@@ -1,6 +1,7 @@
 // Order use cases: placing an order (priced from the catalogue, in integer cents), reading it in its hypermedia form,
 // listing a customer's orders, and cancelling. Every state change and its event commit in one transaction (outbox).
 // Each takes the caller and decides whether they may (domain/access.ts): the one place order authorizes.
+import { randomUUID } from 'node:crypto'
 import {
   AppError,
   type CancelledOrder,
@@ -20,7 +21,7 @@ import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridia
 import { appendToOutbox, createEvent } from '@meridian/events'
 import type { Principal } from '@meridian/service-kit'
 import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
-import type { OrderItemRecord, OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
+import type { NewOrder, OrderItemRecord, OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
 import { assertCustomerOrAdmin, isCustomerOrAdmin } from './access.ts'
 import {
   isCancellable,
@@ -151,7 +152,7 @@ async function priceOrder(
  * order.placed for a just written order: the full-state variant, with the payment token (a provider token, never card
  * data) for the payment step, and the customer's email when the customer placed it.
  */
-function orderPlacedEvent(created: OrderRecord, input: PlaceOrderBody, principal: Principal) {
+function orderPlacedEvent(created: NewOrder, input: PlaceOrderBody, principal: Principal) {
   return createEvent(
     'order.placed',
     {
@@ -205,20 +206,23 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
   ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
     const { items, totalCents } = await priceOrder(catalogue, input.items, requestId)
 
+    const newOrder: NewOrder = {
+      id: randomUUID(),
+      customerId: input.customerId,
+      status: 'placed',
+      totalCents,
+      shippingAddress: input.shippingAddress,
+      paymentToken: input.payment?.token ?? null,
+      items,
+    }
     const order = await transaction(sql, async (tx) => {
-      const created = await orders.insert(
-        {
-          customerId: input.customerId,
-          totalCents,
-          shippingAddress: input.shippingAddress,
-          paymentToken: input.payment?.token ?? null,
-          items,
-        },
-        tx,
-      )
-      const placedEvent = orderPlacedEvent(created, input, principal)
-      await appendToOutbox(tx, placedEvent, { aggregateId: created.id })
-      await saga.start(created.id, tx)
+      // the order's id is ours: its insert, its saga and its order.placed record go out together, one round trip,
+      // and in this order (the saga's row references the order's)
+      const [created] = await Promise.all([
+        orders.insert(newOrder, tx),
+        saga.start(newOrder.id, tx),
+        appendToOutbox(tx, orderPlacedEvent(newOrder, input, principal), { aggregateId: newOrder.id }),
+      ])
       return created
     })
     return {

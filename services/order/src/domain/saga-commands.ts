@@ -1,20 +1,22 @@
 // The events the saga's commands go out as: the compensations and outcomes from the saga's instance alone, the
 // steps' requests from the order's content too (never card data: a provider token at most).
-import { type EventType, fromMinorUnits } from '@meridian/contracts'
-import type { Queryable } from '@meridian/db'
+import { type EventType, fromMinorUnits, type OrderStatus } from '@meridian/contracts'
 import { type CatalogueEvent, createEvent } from '@meridian/events'
-import type { OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
+import type { OrderContent } from '../data/orders-repository.ts'
 import { serviceSource } from './order-links.ts'
 import type { SagaCommand, SagaInstance } from './saga.ts'
 
-/** The event a command is sent as, built from the order (the steps need its content, never card data). */
-export async function commandEvent(
-  orders: Pick<OrdersRepository, 'findById' | 'paymentTokenOf'>,
+/**
+ * The event a command about `orderId` (as the fact named it) is sent as, built from the order its decision read (the
+ * steps need its content, never card data) and the instance the decision leads to (its ids, and the order's status
+ * once the decision is applied).
+ */
+export function commandEvent(
   command: SagaCommand,
   orderId: string,
+  order: OrderContent,
   instance: SagaInstance,
-  tx: Queryable,
-): Promise<CatalogueEvent<EventType>> {
+): CatalogueEvent<EventType> {
   const event = <Type extends EventType>(type: Type, data: CatalogueEvent<Type>['data']) =>
     createEvent(type, data, { source: serviceSource })
   const reason =
@@ -30,17 +32,14 @@ export async function commandEvent(
       return event('inventory.release_requested', { orderId, reason, attempt: command.attempt })
     case 'payment.refund_requested':
       return event('payment.refund_requested', { orderId, reason, attempt: command.attempt })
-    default:
-  }
-  const order = await orders.findById(orderId, tx)
-  if (!order) throw new Error(`order ${orderId} has a saga but no row`)
-  const placed = placedContent(order, await orders.paymentTokenOf(orderId, tx))
-  switch (command.type) {
     case 'payment.requested':
-      return event('payment.requested', { ...placed, attempt: command.attempt })
+      return event('payment.requested', {
+        ...placedContent(order, instance.orderStatus),
+        attempt: command.attempt,
+      })
     case 'inventory.reservation_requested':
       return event('inventory.reservation_requested', {
-        ...placed,
+        ...placedContent(order, instance.orderStatus),
         paymentId: instance.paymentId ?? 'unknown',
         attempt: command.attempt,
       })
@@ -56,8 +55,11 @@ export async function commandEvent(
   }
 }
 
-/** The order.placed content of an order: what payment.requested and inventory.reservation_requested carry. */
-function placedContent(order: OrderRecord, paymentToken: string | null) {
+/**
+ * The order.placed content of an order: what payment.requested and inventory.reservation_requested carry, with the
+ * order's status as the decision leaves it.
+ */
+function placedContent(order: OrderContent, status: OrderStatus) {
   return {
     orderId: order.id,
     customerId: order.customerId,
@@ -68,8 +70,8 @@ function placedContent(order: OrderRecord, paymentToken: string | null) {
       price: fromMinorUnits(item.priceCents),
       name: item.name,
     })),
-    status: order.status,
+    status,
     shippingAddress: order.shippingAddress,
-    ...(paymentToken ? { payment: { token: paymentToken } } : {}),
+    ...(order.paymentToken ? { payment: { token: order.paymentToken } } : {}),
   }
 }

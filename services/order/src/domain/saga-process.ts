@@ -11,7 +11,7 @@ import {
 import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox } from '@meridian/events'
 import type { OrdersRepository } from '../data/orders-repository.ts'
-import type { SagaRecord, SagasRepository } from '../data/sagas-repository.ts'
+import type { LockedSaga, SagaRecord, SagasRepository } from '../data/sagas-repository.ts'
 import { orderHref } from './order-links.ts'
 import {
   decide,
@@ -100,38 +100,47 @@ export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaPr
     tx: Queryable,
     source?: FactSource,
   ): Promise<SagaDecision | undefined> {
-    const order = await orders.lockById(orderId, tx)
-    const saga = order ? await sagas.lockByOrder(orderId, tx) : undefined
-    if (!order || !saga) return undefined
+    const locked = await sagas.lockForDecision(orderId, {}, tx)
+    return locked ? applyDecision(orderId, locked, fact, tx, source) : undefined
+  }
+
+  /**
+   * The decision on `fact` for the instance `locked` (both rows held in `tx`), applied in one round trip: the
+   * instance, the order's status and the step log in one statement, and its commands' outbox rows sent with it,
+   * in the order of the commands.
+   */
+  async function applyDecision(
+    orderId: string,
+    { saga, order }: LockedSaga,
+    fact: SagaFact,
+    tx: Queryable,
+    source?: FactSource,
+  ): Promise<SagaDecision> {
     const decision = decide(toInstance(saga, order.status), fact, timing)
     const { next } = decision
-    await sagas.update(
-      orderId,
-      {
-        state: next.state,
-        step: next.step,
-        attempt: next.attempt,
-        compensation: next.compensation,
-        failedStep: next.failedStep,
-        failureReason: next.failureReason,
-        paymentId: next.paymentId,
-        reservationId: next.reservationId,
-        shipmentId: next.shipmentId,
-        deadlineInMs: decision.deadlineInMs,
-      },
-      tx,
-    )
-    if (next.orderStatus !== order.status) await orders.setStatus(orderId, next.orderStatus, tx)
-    await sagas.appendLog(
-      orderId,
-      decision.log.map((line) => ({ ...line, ...(source ?? {}) })),
-      tx,
-    )
-    for (const command of decision.commands) {
-      await appendToOutbox(tx, await commandEvent(orders, command, orderId, next, tx), {
-        aggregateId: orderId,
-      })
-    }
+    // built before anything is sent: an event its schema refuses throws here, and the transaction rolls back
+    const events = decision.commands.map((command) => commandEvent(command, orderId, order, next))
+    await Promise.all([
+      sagas.record(
+        orderId,
+        {
+          state: next.state,
+          step: next.step,
+          attempt: next.attempt,
+          compensation: next.compensation,
+          failedStep: next.failedStep,
+          failureReason: next.failureReason,
+          paymentId: next.paymentId,
+          reservationId: next.reservationId,
+          shipmentId: next.shipmentId,
+          deadlineInMs: decision.deadlineInMs,
+        },
+        next.orderStatus === order.status ? null : next.orderStatus,
+        decision.log.map((line) => ({ ...line, ...(source ?? {}) })),
+        tx,
+      ),
+      ...events.map((event) => appendToOutbox(tx, event, { aggregateId: orderId })),
+    ])
     if (decision.escalation) alerts.escalated({ orderId, step: next.step, reason: decision.escalation })
     return decision
   }
@@ -168,15 +177,17 @@ export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaPr
   }
 
   return {
-    /** The instance of an order placed in `tx`: waits for its payment (order.placed asks for it). */
-    async start(orderId: string, tx: Queryable): Promise<void> {
-      await sagas.start(orderId, timing.stepTimeoutMs, tx)
-      await sagas.appendLog(
+    /**
+     * The instance of an order placed in `tx`: waits for its payment (order.placed asks for it). One statement, sent
+     * as it is called: the caller may send it right behind the order's insert without waiting for that.
+     */
+    start: (orderId: string, tx: Queryable): Promise<void> =>
+      sagas.start(
         orderId,
+        timing.stepTimeoutMs,
         [{ step: 'payment', outcome: 'started', attempt: 1, eventType: 'order.placed' }],
         tx,
-      )
-    },
+      ),
 
     /** A step's event (from payment, inventory or shipping), in the consumer's transaction. */
     onEvent: (orderId: string, fact: SagaFact, tx: Queryable, source: FactSource) =>
@@ -197,14 +208,15 @@ export function createSagaProcess({ sql, orders, sagas, timing, alerts }: SagaPr
       let fired = 0
       for (const orderId of await sagas.dueOrders(limit)) {
         const applied = await transaction(sql, async (tx) => {
-          // the order's row first, as every other change of the saga takes them (no two wait in opposite orders)
-          await orders.lockById(orderId, tx)
-          if (!(await sagas.lockIfDue(orderId, tx))) return false
-          const decision = await applyFact(orderId, { kind: 'timeout' }, tx, {
+          // the order's row first, as every other change of the saga takes them (no two wait in opposite orders);
+          // the instance only if its deadline has still passed and no other order process holds it
+          const locked = await sagas.lockForDecision(orderId, { onlyIfDue: true }, tx)
+          if (!locked) return false
+          await applyDecision(orderId, locked, { kind: 'timeout' }, tx, {
             eventType: 'timeout',
             eventId: 'deadline',
           })
-          return decision !== undefined
+          return true
         })
         if (applied) fired += 1
       }

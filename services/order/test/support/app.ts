@@ -7,16 +7,20 @@ import { migrateOrderDatabase } from '../../src/migrations.ts'
 
 export type OrderTestApp = ServiceTestApp<OrderConfig, Sql, OrderService>
 
-/** `events`: the app's event backbone, for a test of its consumers on topics of its own (none by default). */
+/**
+ * `events`: the app's event backbone, for a test of its consumers on topics of its own (none by default);
+ * `onQuery`: told each statement the app's pool sends (a test counting them).
+ */
 export function buildOrderTestApp(
   env: Record<string, string> = {},
-  { events }: Pick<OrderDependencies, 'events'> = {},
+  { events, onQuery }: Pick<OrderDependencies, 'events'> & { onQuery?: (query: string) => void } = {},
 ): Promise<OrderTestApp> {
   return buildServiceTestApp({
     service: serviceName,
     loadConfig: loadOrderConfig,
     env,
-    connect: (url) => createDatabase(url, { applicationName: `${serviceName}-test` }),
+    connect: (url) =>
+      createDatabase(url, { applicationName: `${serviceName}-test`, ...(onQuery ? { onQuery } : {}) }),
     migrate: (sql) => migrateOrderDatabase(sql),
     build: async (context) => {
       const built = await buildApp({ ...context, events })
