@@ -121,6 +121,12 @@ async function main(): Promise<void> {
       `CPU ms per order at ${config.rate}/s: ${Object.entries(aim.cpuMsPerOrder)
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')}\n` +
+      `CPU ms per order, all processes, at each rate (more orders a second share batches, so each costs less): ${rows
+        .map(
+          (row) =>
+            `${row.rate}/s ${row.cpuMsPerOrder.total} (postgres ${row.cpuMsPerOrder.postgres ?? '-'}, kafka ${row.cpuMsPerOrder.kafka ?? '-'})`,
+        )
+        .join(', ')}\n` +
       `idle, % of one core over ${config.idleSeconds} s: ${Object.entries(idle)
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')}\n` +
