@@ -8,13 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
 import { createTestProduct, outboxOf, stockOf } from './support/products.ts'
 
-/** payment.processed (and inventory.reservation_requested) reserving: the order's lock, its reservation and release
- * request read, the stock held in one statement, the outbox row. */
-const reserveBudget = 4
-/** the same, when the order was reserved already (a redelivery, the saga asking again): no stock statement */
+/**
+ * payment.processed (and inventory.reservation_requested) reserving: the order's lock, one statement (what the order
+ * has read, the stock locked, checked and held, the reservation written), the outbox row
+ */
+const reserveBudget = 3
+/** the same when the order was reserved already (a redelivery, the saga asking again): nothing held, answered again */
 const reserveAgainBudget = 3
-/** a line short: the stock statement holds nothing, inventory.failed is appended */
-const reserveShortBudget = 4
+/** a line short: the statement holds nothing, inventory.failed is appended */
+const reserveShortBudget = 3
 /** shipment.created: the held reservation shipped, its stock gone, audited, in one statement */
 const shipBudget = 1
 /** inventory.release_requested: the order's lock, the request recorded, the held stock given back, the outbox row */

@@ -21,12 +21,6 @@ export interface ReservationRecord {
   updatedAt: Date
 }
 
-/** What the order has before it is reserved: its reservation, if any, and whether its release was requested. */
-export interface OrderStanding {
-  reservation: ReservationRecord | undefined
-  releaseRequested: boolean
-}
-
 /** What holding stock read of a product it locked. */
 export interface LockedStock {
   id: string
@@ -35,9 +29,16 @@ export interface LockedStock {
 }
 
 export interface HeldStock {
-  /** the stock of the lines' products that exist, as locked (id order) */
+  /** the order's reservation made before (held, shipped or released): nothing was locked nor written */
+  earlier: ReservationRecord | undefined
+  /** the order's release was requested before: nothing was locked nor written */
+  releaseRequested: boolean
+  /** the stock of the lines' products that exist, as locked (id order); none when the order had either of the above */
   stock: LockedStock[]
-  /** every line could be reserved: each product exists, is active and has the units available */
+  /**
+   * the order had neither, and every line could be reserved: each product exists, is active and has the units
+   * available
+   */
   reservable: boolean
   /** the new held reservation; undefined when not reservable, or when the order has one already (order_id unique) */
   reservationId: string | undefined
@@ -79,23 +80,10 @@ export function createReservationsRepository(db: Queryable) {
       return reservation
     },
 
-    /** The order's reservation with its lines, and whether its release was requested, in one read. */
-    async findStanding(orderId: string, sql: Queryable = db): Promise<OrderStanding> {
-      const [row] = await sql<
-        (Omit<ReservationRecord, 'id'> & { id: string | null; releaseRequested: boolean })[]
-      >`
-        select r.id, r.order_id, r.status, r.created_at, r.updated_at, ${linesOfR(sql)} as lines,
-          exists (select 1 from release_requests where order_id = ${orderId}) as release_requested
-        from (select 1) as one
-        left join reservations r on r.order_id = ${orderId}`
-      if (!row) throw new Error('the standing of an order read no row')
-      const { releaseRequested, id, ...reservation } = row
-      return { releaseRequested, reservation: id === null ? undefined : { id, ...reservation } }
-    },
-
     /**
-     * Holds the lines' stock for the order, all lines or none, in one statement: the lines' products are locked for
-     * update in id order (every writer of several products locks them in this one order, so two reservations, or a
+     * Holds the lines' stock for the order, all lines or none, in one statement. First what the order has: a
+     * reservation made before, or a release requested before, and nothing else is done. Otherwise the lines'
+     * products are locked for update in id order (every writer of several products locks them in this one order, so two reservations, or a
      * reservation and a release, never wait on each other in a cycle) and read; when every line is reservable (the
      * rule of findShortage: the product exists, is active and has the units available) and the order has no
      * reservation yet (order_id is unique: a concurrent one waits for the first to commit, then finds it taken), the
@@ -106,8 +94,20 @@ export function createReservationsRepository(db: Queryable) {
       { orderId, lines, lineCount, reason }: StockToHold,
       sql: Queryable = db,
     ): Promise<HeldStock> {
-      const [row] = await sql<{ stock: LockedStock[]; reservable: boolean; reservationId: string | null }[]>`
-        with wanted as (
+      const [row] = await sql<
+        (Omit<ReservationRecord, 'id'> & {
+          id: string | null
+          releaseRequested: boolean
+          stock: LockedStock[]
+          reservable: boolean
+          reservationId: string | null
+        })[]
+      >`
+        with standing as materialized (
+          select not exists (select 1 from reservations where order_id = ${orderId})
+            and not exists (select 1 from release_requests where order_id = ${orderId}) as free
+        ),
+        wanted as (
           select * from unnest(
             ${sql.array(lines.map((line) => line.productId))}::uuid[],
             ${sql.array(lines.map((line) => line.quantity))}::int[]
@@ -115,12 +115,12 @@ export function createReservationsRepository(db: Queryable) {
         ),
         locked as materialized (
           select id, active, available from products
-          where id in (select product_id from wanted)
+          where id in (select product_id from wanted) and (select free from standing)
           order by id
           for update
         ),
         verdict as materialized (
-          select count(*) = ${lineCount} as reservable
+          select (select free from standing) and count(*) = ${lineCount} as reservable
           from wanted w join locked l on l.id = w.product_id
           where l.active and l.available >= w.quantity
         ),
@@ -149,15 +149,26 @@ export function createReservationsRepository(db: Queryable) {
           select w.product_id, -w.quantity, w.quantity, ${reason}, ${orderId}::uuid
           from wanted w, reservation r
         )
-        select
+        select r.id, r.order_id, r.status, r.created_at, r.updated_at, ${linesOfR(sql)} as lines,
+          exists (select 1 from release_requests where order_id = ${orderId}) as release_requested,
           coalesce(
             (select json_agg(json_build_object('id', id, 'active', active, 'available', available) order by id)
              from locked),
             '[]'::json) as stock,
           (select reservable from verdict) as reservable,
-          (select id from reservation) as reservation_id`
+          (select id from reservation) as reservation_id
+        from (select 1) as one
+        -- the statement's snapshot: the reservation made before, not the one inserted above
+        left join reservations r on r.order_id = ${orderId}`
       if (!row) throw new Error('holding stock read no row')
-      return { stock: row.stock, reservable: row.reservable, reservationId: row.reservationId ?? undefined }
+      const { id, releaseRequested, stock, reservable, reservationId, ...earlier } = row
+      return {
+        earlier: id === null ? undefined : { id, ...earlier },
+        releaseRequested,
+        stock,
+        reservable,
+        reservationId: reservationId ?? undefined,
+      }
     },
 
     /**

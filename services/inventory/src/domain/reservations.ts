@@ -64,8 +64,9 @@ export function createReservationUseCases(deps: { reservations: ReservationsRepo
      *   units available), then available moves to reserved for each line, the reservation and its movements are
      *   written and `inventory.reserved` is appended (with the customer and the shipping address when given, for the
      *   shipment step). If any line fails, nothing changes and `inventory.failed` names the failing lines.
-     * The lock and the read of what the order has go out together (the read runs once the lock is held); the rows'
-     * lock, the check and the writes are one statement, so the rows stay locked only from there to the commit.
+     * The lock and one statement go out together, the statement running once the lock is held: it reads what the
+     * order has and, when it has nothing, locks the rows, checks the lines and writes, so the rows stay locked only
+     * from there to the commit.
      */
     async reserveOrder(order: OrderToReserve, tx: TransactionSql): Promise<ReserveOutcome> {
       assertOrderId(order.orderId)
@@ -99,23 +100,22 @@ export function createReservationUseCases(deps: { reservations: ReservationsRepo
         return { outcome: 'already reserved', reservationId: earlier.id, items }
       }
 
-      const [, standing] = await Promise.all([
-        reservations.lockOrder(order.orderId, tx),
-        reservations.findStanding(order.orderId, tx),
-      ])
-      if (standing.reservation) return answerEarlier(standing.reservation)
-      if (standing.releaseRequested) return refuse(orderCancelled)
-
       const lines = mergeLines(order.items)
-      const held = await reservations.holdStock(
-        {
-          orderId: order.orderId,
-          lines: lines.filter((line) => isUuid(line.productId)),
-          lineCount: lines.length,
-          reason: 'reserved for order',
-        },
-        tx,
-      )
+      const [, held] = await Promise.all([
+        reservations.lockOrder(order.orderId, tx),
+        reservations.holdStock(
+          {
+            orderId: order.orderId,
+            lines: lines.filter((line) => isUuid(line.productId)),
+            lineCount: lines.length,
+            reason: 'reserved for order',
+          },
+          tx,
+        ),
+      ])
+      if (held.earlier) return answerEarlier(held.earlier)
+      if (held.releaseRequested) return refuse(orderCancelled)
+
       const shortage = findShortage(lines, new Map(held.stock.map((product) => [product.id, product])))
       // the statement applies findShortage's rule in SQL: were they ever to disagree, nothing is committed
       if ((shortage === undefined) !== held.reservable) {
