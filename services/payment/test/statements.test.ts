@@ -15,9 +15,9 @@ import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
 
 /** order.placed charged: the order's lock with the read of its refund request, charge and order step (together),
- * the order with the charge attempt (pool), the charge recorded with its attempt settled, the order paid, the
+ * the order with the charge attempt (pool), the charge recorded with its attempt settled and the order paid, the
  * outbox row */
-const chargeBudget = 6
+const chargeBudget = 5
 /** order.placed declined: as charged, but the failed payment and the settled attempt, then the order failed */
 const declineBudget = 7
 /** order.placed again (redelivered under a new id, or payment.requested) when charged: the lock with the read, the

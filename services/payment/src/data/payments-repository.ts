@@ -97,10 +97,12 @@ export function createPaymentsRepository(db: Queryable) {
     },
 
     /**
-     * As recordCharge, and the charge attempt of `attemptKey` settled with the record, in one statement: nothing is
-     * settled when there is no record (the order's charge is another payment: undefined).
+     * The order step's succeeded charge, in one statement: recorded as recordCharge does (or its record found, when
+     * the provider replayed it), the charge attempt of `attemptKey` settled with the record and, when the record
+     * stands succeeded, the order marked paid (as the orders' markPaid). Nothing is written when there is no record
+     * (the order's charge is another payment: undefined).
      */
-    async recordChargeSettling(
+    async recordOrderCharge(
       payment: NewPayment & { providerChargeId: string },
       attemptKey: string,
       sql: Queryable = db,
@@ -126,6 +128,11 @@ export function createPaymentsRepository(db: Queryable) {
         settled as (
           update charge_attempts set status = 'settled', payment_id = (select id from record)
           where idempotency_key = ${attemptKey} and exists (select 1 from record)
+        ),
+        paid as (
+          update orders set payment_state = 'paid', updated_at = now()
+          where order_id = ${payment.orderId} and payment_state <> 'paid'
+            and exists (select 1 from record where status = 'succeeded')
         )
         select ${columns(sql)} from record`
       return row

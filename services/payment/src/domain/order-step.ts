@@ -70,9 +70,8 @@ async function answerFailed(
   ])
 }
 
-/** payment.processed for the order with the payment that paid it. */
-async function answerProcessed(
-  deps: OrderStepDependencies,
+/** payment.processed for the order with the payment that paid it, appended (the order is marked paid already). */
+async function announceProcessed(
   data: EventData<'order.placed'>,
   paymentId: string,
   tx: TransactionSql,
@@ -80,11 +79,18 @@ async function answerProcessed(
   const processed = createEvent('payment.processed', processedData(chargedOrderData(data), paymentId), {
     source: serviceSource,
   })
+  await appendToOutbox(tx, processed, { aggregateId: data.orderId })
+}
+
+/** payment.processed for the order with the payment that paid it. */
+async function answerProcessed(
+  deps: OrderStepDependencies,
+  data: EventData<'order.placed'>,
+  paymentId: string,
+  tx: TransactionSql,
+): Promise<void> {
   // two writes that need nothing of each other: sent together, applied in this order
-  await Promise.all([
-    deps.orders.markPaid(data.orderId, tx),
-    appendToOutbox(tx, processed, { aggregateId: data.orderId }),
-  ])
+  await Promise.all([deps.orders.markPaid(data.orderId, tx), announceProcessed(data, paymentId, tx)])
 }
 
 /**
@@ -181,7 +187,7 @@ export async function chargeOrder(
     }
     throw error
   }
-  const record = await payments.recordChargeSettling(
+  const record = await payments.recordOrderCharge(
     {
       orderId,
       amountCents,
@@ -198,7 +204,9 @@ export async function chargeOrder(
   if (!record) throw new Error(`charge ${charge.id} would be a second charge of order ${orderId}`)
   // the provider replayed a charge recorded already (the lookups above missed it): answer with it
   if (record.status === 'refunded') return fail(orderCancelled)
-  return succeed(record.id)
+  // recorded succeeded: the same statement marked the order paid
+  await announceProcessed(data, record.id, tx)
+  return { outcome: 'processed', paymentId: record.id }
 }
 
 /**
