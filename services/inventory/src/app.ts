@@ -49,7 +49,6 @@ export async function buildApp(dependencies: InventoryDependencies): Promise<Inv
   const productsRepository = tracedRepository('products', createProductsRepository(sql))
   const products = createProductUseCases(productsRepository, sql)
   const reservations = createReservationUseCases({
-    products: productsRepository,
     reservations: tracedRepository('reservations', createReservationsRepository(sql)),
   })
 

@@ -296,6 +296,29 @@ describe('no overselling', () => {
     expect(await stockOf(inventory, a.id)).toEqual({ available: 0, reserved: 20 })
     expect(await stockOf(inventory, b.id)).toEqual({ available: 0, reserved: 20 })
   })
+
+  it('when new orders of two products are reserved while held ones of the same products ship and are released, then none deadlocks and stock adds up', async () => {
+    const a = await createTestProduct(inventory, { stock: 100 })
+    const b = await createTestProduct(inventory, { stock: 100 })
+    const both = (first: string, second: string, quantity: number) => [
+      { productId: first, quantity },
+      { productId: second, quantity },
+    ]
+    const held = Array.from({ length: 10 }, () => randomUUID())
+    for (const orderId of held) await reserve(orderId, both(a.id, b.id, 1))
+    const [reserved, shipped, released] = await Promise.all([
+      Promise.all(Array.from({ length: 10 }, () => reserve(randomUUID(), both(b.id, a.id, 2)))),
+      Promise.all(held.slice(0, 5).map((orderId) => ship(orderId))),
+      Promise.all(held.slice(5).map((orderId) => release(orderId))),
+    ])
+    expect(reserved.map(({ outcome }) => outcome)).toEqual(Array.from({ length: 10 }, () => 'reserved'))
+    expect(shipped.map(({ outcome }) => outcome)).toEqual(Array.from({ length: 5 }, () => 'shipped'))
+    expect(released.map(({ outcome }) => outcome)).toEqual(Array.from({ length: 5 }, () => 'released'))
+    // 100 - 10 held - 20 new + 5 released; 10 held - 5 shipped - 5 released + 20 new
+    for (const product of [a, b]) {
+      expect(await stockOf(inventory, product.id)).toEqual({ available: 75, reserved: 20 })
+    }
+  })
 })
 
 describe('releasing and shipping', () => {

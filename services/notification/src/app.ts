@@ -43,7 +43,7 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
 
   const notifications = createNotificationUseCases({
     notifications: tracedRepository('notifications', createNotificationsRepository(sql)),
-    orderCustomers: tracedRepository('order_customers', createOrderCustomersRepository(sql)),
+    orderCustomers: tracedRepository('order_customers', createOrderCustomersRepository()),
   })
 
   await registerVersionedApi(app, notificationsRoutes, { notifications, guards: notificationsGuards(app) })

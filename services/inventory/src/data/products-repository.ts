@@ -39,23 +39,11 @@ export interface ProductChanges {
   active?: boolean
 }
 
-/** What a reservation reads of a product it locked. */
-export interface LockedStock {
-  id: string
-  active: boolean
-  available: number
-  reserved: number
-}
-
-/** One product's stock change; both deltas are applied together, in one statement for all products. */
-export interface StockChange {
+/** One row of the stock_movements audit: a product's stock change and why. */
+export interface StockMovement {
   productId: string
   deltaAvailable: number
   deltaReserved: number
-}
-
-/** One row of the stock_movements audit. */
-export interface StockMovement extends StockChange {
   reason: string
   orderId?: string
 }
@@ -158,36 +146,6 @@ export function createProductsRepository(db: Queryable) {
         where id = ${id} and available + ${delta} >= 0
         returning ${sql(columns)}`
       return row && toRecord(row)
-    },
-
-    /**
-     * Locks the rows of `ids` for update, in id order, and reads their stock: every writer of several products locks
-     * them in this one order, so two reservations (or a reservation and a release) never wait on each other in a
-     * cycle. Unknown ids are simply absent.
-     */
-    lockStock(ids: readonly string[], sql: Queryable = db): Promise<LockedStock[]> {
-      return sql<LockedStock[]>`
-        select id, active, available, reserved from products
-        where id = any(${sql.array([...ids])}::uuid[])
-        order by id
-        for update`
-    },
-
-    /** Applies stock changes to locked rows in one statement; the check constraints refuse anything below zero. */
-    async applyStockChanges(changes: readonly StockChange[], sql: Queryable = db): Promise<void> {
-      if (changes.length === 0) return
-      await sql`
-        update products as p
-        set available = p.available + c.delta_available,
-            reserved = p.reserved + c.delta_reserved,
-            version = p.version + 1,
-            updated_at = now()
-        from unnest(
-          ${sql.array(changes.map((change) => change.productId))}::uuid[],
-          ${sql.array(changes.map((change) => change.deltaAvailable))}::int[],
-          ${sql.array(changes.map((change) => change.deltaReserved))}::int[]
-        ) as c(product_id, delta_available, delta_reserved)
-        where p.id = c.product_id`
     },
 
     /** Appends rows to the stock_movements audit, in one statement. */

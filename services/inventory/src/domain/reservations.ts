@@ -2,10 +2,11 @@
 // it), releasing it when the saga compensates, and letting it leave when it is shipped. Each runs in the caller's
 // transaction (a consumer's, which also records the event in the inbox), so the stock, the reservation and the
 // outbox row commit together; reserving and releasing one order take its advisory lock, so they never interleave.
+// Each sends as few statements as it can (a consumer's cost is its round trips to PostgreSQL): the lock and the
+// reads that follow it go out together, and the stock's change is one statement.
 import type { EventData } from '@meridian/contracts'
 import type { TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
-import type { ProductsRepository, StockMovement } from '../data/products-repository.ts'
 import type { ReservationRecord, ReservationsRepository } from '../data/reservations-repository.ts'
 import { findShortage, isUuid, mergeLines, type ShortageReason, type StockLine } from './stock-rules.ts'
 
@@ -46,21 +47,8 @@ function assertOrderId(orderId: string): void {
   if (!isUuid(orderId)) throw new Error(`order id '${orderId}' is not a uuid`)
 }
 
-export function createReservationUseCases(deps: {
-  products: ProductsRepository
-  reservations: ReservationsRepository
-}) {
-  const { products, reservations } = deps
-
-  /** Locks the products of a held reservation in id order and applies `movements` to them, audited. */
-  async function moveStock(tx: TransactionSql, movements: StockMovement[]): Promise<void> {
-    await products.lockStock(
-      movements.map((movement) => movement.productId),
-      tx,
-    )
-    await products.applyStockChanges(movements, tx)
-    await products.recordMovements(movements, tx)
-  }
+export function createReservationUseCases(deps: { reservations: ReservationsRepository }) {
+  const { reservations } = deps
 
   return {
     /**
@@ -76,6 +64,9 @@ export function createReservationUseCases(deps: {
      *   units available), then available moves to reserved for each line, the reservation and its movements are
      *   written and `inventory.reserved` is appended (with the customer and the shipping address when given, for the
      *   shipment step). If any line fails, nothing changes and `inventory.failed` names the failing lines.
+     * The lock and one statement go out together, the statement running once the lock is held: it reads what the
+     * order has and, when it has nothing, locks the rows, checks the lines and writes, so the rows stay locked only
+     * from there to the commit.
      */
     async reserveOrder(order: OrderToReserve, tx: TransactionSql): Promise<ReserveOutcome> {
       assertOrderId(order.orderId)
@@ -109,14 +100,27 @@ export function createReservationUseCases(deps: {
         return { outcome: 'already reserved', reservationId: earlier.id, items }
       }
 
-      await reservations.lockOrder(order.orderId, tx)
-      const earlier = await reservations.findByOrder(order.orderId, tx)
-      if (earlier) return answerEarlier(earlier)
-      if (await reservations.releaseRequested(order.orderId, tx)) return refuse(orderCancelled)
-
       const lines = mergeLines(order.items)
-      const locked = await products.lockStock(lines.map((line) => line.productId).filter(isUuid), tx)
-      const shortage = findShortage(lines, new Map(locked.map((product) => [product.id, product])))
+      const [, held] = await Promise.all([
+        reservations.lockOrder(order.orderId, tx),
+        reservations.holdStock(
+          {
+            orderId: order.orderId,
+            lines: lines.filter((line) => isUuid(line.productId)),
+            lineCount: lines.length,
+            reason: 'reserved for order',
+          },
+          tx,
+        ),
+      ])
+      if (held.earlier) return answerEarlier(held.earlier)
+      if (held.releaseRequested) return refuse(orderCancelled)
+
+      const shortage = findShortage(lines, new Map(held.stock.map((product) => [product.id, product])))
+      // the statement applies findShortage's rule in SQL: were they ever to disagree, nothing is committed
+      if ((shortage === undefined) !== held.reservable) {
+        throw new Error(`order ${order.orderId}: the stock check and the held stock disagree`)
+      }
       if (shortage) {
         const failed = createEvent(
           'inventory.failed',
@@ -126,25 +130,14 @@ export function createReservationUseCases(deps: {
         await appendToOutbox(tx, failed, { aggregateId: order.orderId })
         return { outcome: 'failed', ...shortage }
       }
-
-      const reservationId = await reservations.insertHeld(order.orderId, lines, tx)
-      if (reservationId === undefined) {
+      if (held.reservationId === undefined) {
         // a reservation of the order committed meanwhile (not under the order lock): it stands, answer with it
         const recorded = await reservations.findByOrder(order.orderId, tx)
         if (!recorded) throw new Error(`order ${order.orderId} has neither a new nor a recorded reservation`)
         return answerEarlier(recorded)
       }
-      const movements = lines.map((line) => ({
-        productId: line.productId,
-        deltaAvailable: -line.quantity,
-        deltaReserved: line.quantity,
-        reason: 'reserved for order',
-        orderId: order.orderId,
-      }))
-      await products.applyStockChanges(movements, tx)
-      await products.recordMovements(movements, tx)
-      await answerReserved(reservationId, lines)
-      return { outcome: 'reserved', reservationId, items: lines }
+      await answerReserved(held.reservationId, lines)
+      return { outcome: 'reserved', reservationId: held.reservationId, items: lines }
     },
 
     /**
@@ -153,6 +146,7 @@ export function createReservationUseCases(deps: {
      * reservation of the order is not made), the order's held stock goes back (reserved -> available), the
      * reservation is marked released and `inventory.released` is appended with its id. It always answers: when
      * nothing is held (never reserved, released already, or shipped) `inventory.released` has no reservationId.
+     * The lock, the request and the release go out together, run in that order.
      */
     async releaseOrder(
       order: { orderId: string; reason: string },
@@ -175,45 +169,30 @@ export function createReservationUseCases(deps: {
         await answer()
         return { outcome: 'nothing held' }
       }
-      await reservations.lockOrder(order.orderId, tx)
-      await reservations.recordReleaseRequest(order.orderId, order.reason, tx)
-      const reservation = await reservations.findByOrder(order.orderId, tx, { lock: true })
-      if (reservation?.status !== 'held') {
-        await answer()
-        return { outcome: 'nothing held' }
-      }
-      await moveStock(
-        tx,
-        reservation.lines.map((line) => ({
-          productId: line.productId,
-          deltaAvailable: line.quantity,
-          deltaReserved: -line.quantity,
-          reason: `released: ${order.reason}`.slice(0, 300),
-          orderId: order.orderId,
-        })),
-      )
-      await reservations.setStatus(reservation.id, 'released', tx)
-      await answer(reservation.id)
-      return { outcome: 'released', reservationId: reservation.id }
+      const [, , reservationId] = await Promise.all([
+        reservations.lockOrder(order.orderId, tx),
+        reservations.recordReleaseRequest(order.orderId, order.reason, tx),
+        reservations.settleHeld(
+          order.orderId,
+          { status: 'released', reason: `released: ${order.reason}`.slice(0, 300) },
+          tx,
+        ),
+      ])
+      await answer(reservationId)
+      return reservationId === undefined
+        ? { outcome: 'nothing held' }
+        : { outcome: 'released', reservationId }
     },
 
     /** The shipped order's held stock leaves the warehouse (reserved goes down) and the reservation is shipped. */
     async shipOrder(order: { orderId: string }, tx: TransactionSql): Promise<ShipOutcome> {
       if (!isUuid(order.orderId)) return { outcome: 'nothing held' }
-      const reservation = await reservations.findByOrder(order.orderId, tx, { lock: true })
-      if (reservation?.status !== 'held') return { outcome: 'nothing held' }
-      await moveStock(
+      const reservationId = await reservations.settleHeld(
+        order.orderId,
+        { status: 'shipped', reason: 'shipped' },
         tx,
-        reservation.lines.map((line) => ({
-          productId: line.productId,
-          deltaAvailable: 0,
-          deltaReserved: -line.quantity,
-          reason: 'shipped',
-          orderId: order.orderId,
-        })),
       )
-      await reservations.setStatus(reservation.id, 'shipped', tx)
-      return { outcome: 'shipped', reservationId: reservation.id }
+      return reservationId === undefined ? { outcome: 'nothing held' } : { outcome: 'shipped', reservationId }
     },
   }
 }

@@ -1,4 +1,7 @@
 // Notifications in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open transaction.
+// An order's notification finds its user in order_customers (order.placed's projection) within its own insert, and
+// order.placed records its customer, makes its confirmation and resolves the order's pending notifications in one
+// statement: a consumer's cost is its round trips to PostgreSQL.
 import type { NotificationType } from '@meridian/contracts'
 import type { ListResult, Queryable } from '@meridian/db'
 import { type NotificationListRequest, notificationList } from './notification-columns.ts'
@@ -27,7 +30,20 @@ export interface NewNotification {
   sourceEventId: string
 }
 
+/** A notification of an order's event: its user is the order's customer, when known. */
+export type NewOrderNotification = Omit<NewNotification, 'userId' | 'orderId'> & { orderId: string }
+
+export interface OrderPlacedNotifications {
+  /** the confirmation; undefined when the event made it before */
+  confirmation: NotificationRecord | undefined
+  /** the order's notifications that were pending and now have the order's customer, oldest first */
+  resolved: NotificationRecord[]
+}
+
 const columns = ['id', 'user_id', 'order_id', 'type', 'title', 'message', 'created_at', 'read_at']
+
+const oldestFirst = (a: NotificationRecord, b: NotificationRecord) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id)
 
 export function createNotificationsRepository(db: Queryable) {
   return {
@@ -54,19 +70,74 @@ export function createNotificationsRepository(db: Queryable) {
       return row
     },
 
-    /** Gives the order's pending notifications their user; returns them, oldest first. */
-    async assignPendingOfOrder(
-      orderId: string,
-      userId: string,
+    /**
+     * The event's notification of an order, for the order's customer when order.placed recorded one (else pending:
+     * no user); undefined when the event made one already, as insert.
+     */
+    async insertForOrder(
+      notification: NewOrderNotification,
       sql: Queryable = db,
-    ): Promise<NotificationRecord[]> {
-      const rows = await sql<NotificationRecord[]>`
-        update notifications set user_id = ${userId}
-        where order_id = ${orderId} and user_id is null
+    ): Promise<NotificationRecord | undefined> {
+      const { orderId } = notification
+      const [row] = await sql<NotificationRecord[]>`
+        insert into notifications (user_id, order_id, type, title, message, created_at, source_event_id)
+        values (
+          (select customer_id from order_customers where order_id = ${orderId}),
+          ${orderId}, ${notification.type}, ${notification.title}, ${notification.message},
+          ${notification.createdAt}, ${notification.sourceEventId}
+        )
+        on conflict (source_event_id) do nothing
         returning ${sql(columns)}`
-      return [...rows].sort(
-        (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id),
-      )
+      return row
+    },
+
+    /**
+     * order.placed's notifications, in one statement: the order's customer is recorded (the first one recorded
+     * stays the order's, should another order.placed ever say otherwise), the confirmation is inserted for that
+     * owner (none when the event made it before), and the order's pending notifications are given to the owner.
+     */
+    async insertOrderPlaced(
+      confirmation: NewOrderNotification,
+      customerId: string,
+      sql: Queryable = db,
+    ): Promise<OrderPlacedNotifications> {
+      const { orderId } = confirmation
+      const rows = await sql<(NotificationRecord & { made: 'confirmation' | 'resolved' })[]>`
+        with recorded as (
+          insert into order_customers (order_id, customer_id) values (${orderId}, ${customerId})
+          on conflict (order_id) do nothing
+          returning customer_id
+        ),
+        owner as materialized (
+          select coalesce(
+            (select customer_id from recorded),
+            (select customer_id from order_customers where order_id = ${orderId})
+          ) as user_id
+        ),
+        confirmation as (
+          insert into notifications (user_id, order_id, type, title, message, created_at, source_event_id)
+          select owner.user_id, ${orderId}::text, ${confirmation.type}::text, ${confirmation.title}::text,
+            ${confirmation.message}::text, ${confirmation.createdAt}::timestamptz, ${confirmation.sourceEventId}::text
+          from owner
+          on conflict (source_event_id) do nothing
+          returning ${sql(columns)}
+        ),
+        resolved as (
+          update notifications set user_id = (select user_id from owner)
+          where order_id = ${orderId} and user_id is null
+          returning ${sql(columns)}
+        )
+        select 'confirmation' as made, ${sql(columns)} from confirmation
+        union all
+        select 'resolved' as made, ${sql(columns)} from resolved`
+      const records = rows.map(({ made, ...record }) => ({ made, record }))
+      return {
+        confirmation: records.find(({ made }) => made === 'confirmation')?.record,
+        resolved: records
+          .filter(({ made }) => made === 'resolved')
+          .map(({ record }) => record)
+          .sort(oldestFirst),
+      }
     },
 
     async findById(id: string, sql: Queryable = db): Promise<NotificationRecord | undefined> {

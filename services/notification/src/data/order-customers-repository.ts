@@ -1,8 +1,9 @@
-// The orders' customers (a projection of order.placed) in PostgreSQL, and the per-order lock that keeps an order's
-// events and its order.placed from passing each other unseen.
-import { lockKey, type Queryable, type TransactionSql } from '@meridian/db'
+// The per-order lock that keeps an order's events and its order.placed from passing each other unseen. The orders'
+// customers themselves (order_customers, a projection of order.placed) are written and read by the notifications'
+// own statements (notifications-repository.ts), each in one round trip.
+import { lockKey, type TransactionSql } from '@meridian/db'
 
-export function createOrderCustomersRepository(db: Queryable) {
+export function createOrderCustomersRepository() {
   return {
     /**
      * Locks the order for the rest of the transaction. An order's event that finds no customer and stores its
@@ -11,20 +12,6 @@ export function createOrderCustomersRepository(db: Queryable) {
      */
     async lockOrder(orderId: string, tx: TransactionSql): Promise<void> {
       await lockKey(tx, `notification.order:${orderId}`)
-    },
-
-    /** Records the order's customer; the first one recorded stays (order.placed is not told twice differently). */
-    async record(orderId: string, customerId: string, sql: Queryable = db): Promise<void> {
-      await sql`
-        insert into order_customers (order_id, customer_id) values (${orderId}, ${customerId})
-        on conflict (order_id) do nothing`
-    },
-
-    /** The order's customer, when its order.placed has been seen. */
-    async customerOf(orderId: string, sql: Queryable = db): Promise<string | undefined> {
-      const [row] = await sql<{ customerId: string }[]>`
-        select customer_id from order_customers where order_id = ${orderId}`
-      return row?.customerId
     },
   }
 }

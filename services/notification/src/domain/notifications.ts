@@ -94,17 +94,11 @@ export function createNotificationUseCases({
     await appendToOutbox(tx, created, { aggregateId: notification.userId })
   }
 
-  /** Makes the event's notification for `userId` (null: pending) and announces it when it has a user. */
-  async function notify(
-    event: SourceEvent<unknown>,
-    content: NotificationContent,
-    recipient: { userId: string | null; orderId: string | null },
+  /** What the event's insert leads to: announced when it has a user, pending when not, nothing when made before. */
+  async function settle(
+    inserted: NotificationRecord | undefined,
     tx: TransactionSql,
   ): Promise<NotifyOutcome> {
-    const inserted = await notifications.insert(
-      { ...recipient, ...content, createdAt: timeOf(event), sourceEventId: event.id },
-      tx,
-    )
     if (!inserted) return { outcome: 'already notified' }
     if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
     await announce(inserted, tx)
@@ -114,7 +108,7 @@ export function createNotificationUseCases({
   /**
    * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is;
    * otherwise stored pending, never dropped, until that order.placed arrives (under the order's lock, so the two
-   * cannot pass each other).
+   * cannot pass each other). The lock and the insert, which finds the customer itself, go out together.
    */
   async function notifyAboutOrder(
     event: SourceEvent<{ orderId: string }>,
@@ -122,15 +116,21 @@ export function createNotificationUseCases({
     tx: TransactionSql,
   ): Promise<NotifyOutcome> {
     const { orderId } = event.data
-    await orderCustomers.lockOrder(orderId, tx)
-    const customerId = (await orderCustomers.customerOf(orderId, tx)) ?? null
-    return notify(event, content, { userId: customerId, orderId }, tx)
+    const [, inserted] = await Promise.all([
+      orderCustomers.lockOrder(orderId, tx),
+      notifications.insertForOrder(
+        { orderId, ...content, createdAt: timeOf(event), sourceEventId: event.id },
+        tx,
+      ),
+    ])
+    return settle(inserted, tx)
   }
 
   return {
     /**
      * order.placed: records the order's customer, confirms the order to them, and gives them the order's pending
-     * notifications (each announced now), all in the caller's transaction.
+     * notifications (each announced now), all in the caller's transaction. The order's lock and the one statement
+     * that writes all three go out together.
      */
     async notifyOrderPlaced(
       event: SourceEvent<EventData<'order.placed'>>,
@@ -138,14 +138,17 @@ export function createNotificationUseCases({
     ): Promise<OrderPlacedOutcome> {
       const { orderId } = event.data
       const customerId = assertUserId(event.data.customerId, `customer id of order ${orderId}`)
-      await orderCustomers.lockOrder(orderId, tx)
-      await orderCustomers.record(orderId, customerId, tx)
-      // the customer recorded first stays the order's, should another order.placed ever say otherwise
-      const owner = (await orderCustomers.customerOf(orderId, tx)) ?? customerId
-      const confirmation = await notify(event, orderPlaced(event.data), { userId: owner, orderId }, tx)
-      const resolved = await notifications.assignPendingOfOrder(orderId, owner, tx)
-      for (const each of resolved) await announce(each, tx)
-      return { confirmation, resolved }
+      const [, placed] = await Promise.all([
+        orderCustomers.lockOrder(orderId, tx),
+        notifications.insertOrderPlaced(
+          { orderId, ...orderPlaced(event.data), createdAt: timeOf(event), sourceEventId: event.id },
+          customerId,
+          tx,
+        ),
+      ])
+      const confirmation = await settle(placed.confirmation, tx)
+      for (const each of placed.resolved) await announce(each, tx)
+      return { confirmation, resolved: placed.resolved }
     },
 
     notifyPaymentFailed: (event: SourceEvent<EventData<'payment.failed'>>, tx: TransactionSql) =>
@@ -163,7 +166,11 @@ export function createNotificationUseCases({
       tx: TransactionSql,
     ): Promise<NotifyOutcome> {
       const userId = assertUserId(event.data.userId, 'user id')
-      return notify(event, welcome(event.data), { userId, orderId: null }, tx)
+      const inserted = await notifications.insert(
+        { userId, orderId: null, ...welcome(event.data), createdAt: timeOf(event), sourceEventId: event.id },
+        tx,
+      )
+      return settle(inserted, tx)
     },
 
     /** The notification, if the principal may read it; another user's is a 404 (its existence is not told). */

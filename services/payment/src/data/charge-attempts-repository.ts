@@ -4,6 +4,7 @@
 // keeps the provider token only, never card data.
 import type { EventData } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
+import type { NewOrderToPay } from './orders-repository.ts'
 
 export type ChargeAttemptStatus = 'pending' | 'settled'
 
@@ -51,6 +52,28 @@ export function createChargeAttemptsRepository(db: Queryable) {
      */
     async record(attempt: NewChargeAttempt, sql: Queryable = db): Promise<void> {
       await sql`
+        insert into charge_attempts (idempotency_key, order_id, payer_id, amount_cents, currency, token, order_data)
+        values (${attempt.idempotencyKey}, ${attempt.orderId}, ${attempt.payerId ?? null}, ${attempt.amountCents},
+          ${attempt.currency}, ${attempt.token}, ${sql.json(attempt.orderData as Parameters<typeof sql.json>[0])})
+        on conflict (idempotency_key) do update set status = 'pending'`
+    },
+
+    /**
+     * As the orders' record (the order recorded the first time payment hears of it) and record, in one statement:
+     * the order step's charge, right before the provider is called.
+     */
+    async recordWithOrder(
+      attempt: NewChargeAttempt,
+      order: NewOrderToPay,
+      sql: Queryable = db,
+    ): Promise<void> {
+      await sql`
+        with known as (
+          insert into orders (order_id, customer_id, amount_cents, currency, order_data)
+          values (${order.orderId}, ${order.customerId}, ${order.amountCents}, ${order.currency},
+            ${sql.json(order.orderData as Parameters<typeof sql.json>[0])})
+          on conflict (order_id) do nothing
+        )
         insert into charge_attempts (idempotency_key, order_id, payer_id, amount_cents, currency, token, order_data)
         values (${attempt.idempotencyKey}, ${attempt.orderId}, ${attempt.payerId ?? null}, ${attempt.amountCents},
           ${attempt.currency}, ${attempt.token}, ${sql.json(attempt.orderData as Parameters<typeof sql.json>[0])})

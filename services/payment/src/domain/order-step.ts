@@ -62,9 +62,24 @@ async function answerFailed(
   reason: string,
   tx: TransactionSql,
 ): Promise<void> {
-  await deps.orders.markPaymentFailed(orderId, tx)
   const failed = createEvent('payment.failed', { orderId, reason }, { source: serviceSource })
-  await appendToOutbox(tx, failed, { aggregateId: orderId })
+  // two writes that need nothing of each other: sent together, applied in this order
+  await Promise.all([
+    deps.orders.markPaymentFailed(orderId, tx),
+    appendToOutbox(tx, failed, { aggregateId: orderId }),
+  ])
+}
+
+/** payment.processed for the order with the payment that paid it, appended (the order is marked paid already). */
+async function announceProcessed(
+  data: EventData<'order.placed'>,
+  paymentId: string,
+  tx: TransactionSql,
+): Promise<void> {
+  const processed = createEvent('payment.processed', processedData(chargedOrderData(data), paymentId), {
+    source: serviceSource,
+  })
+  await appendToOutbox(tx, processed, { aggregateId: data.orderId })
 }
 
 /** payment.processed for the order with the payment that paid it. */
@@ -74,11 +89,8 @@ async function answerProcessed(
   paymentId: string,
   tx: TransactionSql,
 ): Promise<void> {
-  await deps.orders.markPaid(data.orderId, tx)
-  const processed = createEvent('payment.processed', processedData(chargedOrderData(data), paymentId), {
-    source: serviceSource,
-  })
-  await appendToOutbox(tx, processed, { aggregateId: data.orderId })
+  // two writes that need nothing of each other: sent together, applied in this order
+  await Promise.all([deps.orders.markPaid(data.orderId, tx), announceProcessed(data, paymentId, tx)])
 }
 
 /**
@@ -118,48 +130,64 @@ export async function chargeOrder(
     return { outcome, paymentId } satisfies ChargeOrderOutcome
   }
 
-  await payments.lockOrder(orderId, tx)
+  // the order's lock and what the step reads under it go out together (the read runs once the lock is held)
+  const [, standing] = await Promise.all([
+    payments.lockOrder(orderId, tx),
+    payments.findOrderStepStanding(orderId, tx),
+  ])
   // on the pool, not in tx: the order is known (pending) to POST /payments while its charge is at the provider, and
-  // stays known when tx rolls back
-  await deps.orders.record(orderToPay(chargedOrderData(data)))
-  if (await payments.refundRequested(orderId, tx)) return fail(orderCancelled)
-  const charged = await payments.findChargeOfOrder(orderId, tx)
-  if (charged?.status === 'succeeded') return succeed(charged.id, 'already processed')
-  if (charged?.status === 'refunded') return fail(orderCancelled)
-  const earlier = await payments.findLatestOfOrderStep(orderId, tx)
-  if (earlier?.status === 'failed') return fail(earlier.failureReason ?? 'payment failed', 'already failed')
+  // stays known when tx rolls back; with the charge attempt, when there is a charge to make, in one statement
+  const order = orderToPay(chargedOrderData(data))
+  const refuse = async (reason: string, outcome?: 'failed' | 'already failed') => {
+    await deps.orders.record(order)
+    return fail(reason, outcome)
+  }
+  if (standing.refundRequested) return refuse(orderCancelled)
+  const charged = standing.charge
+  if (charged?.status === 'succeeded') {
+    await deps.orders.record(order)
+    return succeed(charged.id, 'already processed')
+  }
+  if (charged?.status === 'refunded') return refuse(orderCancelled)
+  const earlier = standing.latestOfOrderStep
+  if (earlier?.status === 'failed') return refuse(earlier.failureReason ?? 'payment failed', 'already failed')
 
   const amountCents = toMinorUnits(data.total)
-  if (amountCents === undefined || amountCents === 0) return fail('invalid order total')
+  if (amountCents === undefined || amountCents === 0) return refuse('invalid order total')
   const token = paymentTokenOf(data)
-  if (!token) return fail(noPaymentMethod)
+  if (!token) return refuse(noPaymentMethod)
 
   const idempotencyKey = orderChargeKey(orderId)
   // on the pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
-  await chargeAttempts.record({
-    idempotencyKey,
-    orderId,
-    amountCents,
-    currency: defaultCurrency,
-    token,
-    orderData: chargedOrderData(data),
-  })
+  await chargeAttempts.recordWithOrder(
+    {
+      idempotencyKey,
+      orderId,
+      amountCents,
+      currency: defaultCurrency,
+      token,
+      orderData: chargedOrderData(data),
+    },
+    order,
+  )
   let charge: Awaited<ReturnType<PaymentProvider['charge']>>
   try {
     charge = await provider.charge({ amountCents, currency: defaultCurrency, orderId, token, idempotencyKey })
   } catch (error) {
     // declined, rate-limited, or a payment method the provider refuses: the order's payment failed
     if (error instanceof AppError && definitiveChargeFailures.includes(error.statusCode)) {
-      await payments.insert(
-        { orderId, amountCents, currency: defaultCurrency, status: 'failed', failureReason: error.message },
-        tx,
-      )
-      await chargeAttempts.settle(idempotencyKey, tx)
+      await Promise.all([
+        payments.insert(
+          { orderId, amountCents, currency: defaultCurrency, status: 'failed', failureReason: error.message },
+          tx,
+        ),
+        chargeAttempts.settle(idempotencyKey, tx),
+      ])
       return fail(error.message)
     }
     throw error
   }
-  const record = await payments.recordCharge(
+  const record = await payments.recordOrderCharge(
     {
       orderId,
       amountCents,
@@ -169,14 +197,16 @@ export async function chargeOrder(
       brand: charge.brand,
       last4: charge.last4,
     },
+    idempotencyKey,
     tx,
   )
   // the order's charge was looked up under the lock: another one cannot have come in between
   if (!record) throw new Error(`charge ${charge.id} would be a second charge of order ${orderId}`)
-  await chargeAttempts.settle(idempotencyKey, tx, record.id)
   // the provider replayed a charge recorded already (the lookups above missed it): answer with it
   if (record.status === 'refunded') return fail(orderCancelled)
-  return succeed(record.id)
+  // recorded succeeded: the same statement marked the order paid
+  await announceProcessed(data, record.id, tx)
+  return { outcome: 'processed', paymentId: record.id }
 }
 
 /**
@@ -193,11 +223,13 @@ export async function refundOrder(
   tx: TransactionSql,
 ): Promise<RefundOrderOutcome> {
   const { payments, provider } = deps
-  await payments.lockOrder(order.orderId, tx)
-  await payments.recordRefundRequest(order.orderId, order.reason, tx)
-  const paid = (await payments.lockSucceededOfOrder(order.orderId, tx)).filter(
-    (payment) => payment.providerChargeId !== null,
-  )
+  // the lock, the request and the read of what to refund go out together, run in this order
+  const [, , succeeded] = await Promise.all([
+    payments.lockOrder(order.orderId, tx),
+    payments.recordRefundRequest(order.orderId, order.reason, tx),
+    payments.lockSucceededOfOrder(order.orderId, tx),
+  ])
+  const paid = succeeded.filter((payment) => payment.providerChargeId !== null)
   if (paid.length === 0) {
     const nothing = createEvent(
       'payment.refunded',

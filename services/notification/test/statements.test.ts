@@ -1,0 +1,89 @@
+// The statements each event costs notification in its consumer's transaction, counted as they are sent to
+// PostgreSQL (createDatabase's onQuery): every statement a handler awaits is a socket write and two wakeups on each
+// side, the largest cost of a busy consumer, so each budget is named here and a change that grows it fails. The
+// consumer's own begin, inbox row and commit (the events package's) are not counted: only what the use case sends.
+import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
+import {
+  notificationsOfOrder,
+  orderPlaced,
+  shipmentCreated,
+  userRegistered,
+} from './support/notifications.ts'
+
+/** order.placed: the order's lock, one statement (customer recorded, confirmation made, pending ones resolved), the
+ * confirmation's notification.created; and one more notification.created for each pending notification resolved */
+const orderPlacedBudget = 3
+/** shipment.created (payment.failed, shipment.delivered): the order's lock, the notification (which finds the
+ * order's customer itself), its notification.created */
+const orderEventBudget = 3
+/** the same, before the order's order.placed: the lock and the pending notification, nothing announced */
+const pendingBudget = 2
+/** user.registered: the welcome and its notification.created */
+const welcomeBudget = 2
+
+let notification: NotificationTestApp
+let counted: Sql
+const sent: string[] = []
+
+beforeAll(async () => {
+  notification = await buildNotificationTestApp()
+  counted = createDatabase(notification.config.DATABASE_URL, {
+    max: 1,
+    applicationName: 'notification-test-counted',
+    onQuery: (query) => sent.push(query),
+  })
+  // the connection opened, and postgres.js' one-off read of the array types done, before anything is counted
+  await counted`select 1`
+})
+
+afterAll(async () => {
+  await counted?.end()
+  await notification?.close()
+})
+
+/** The statements `work` sends in a transaction of its own, without the transaction's begin and commit. */
+async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
+  sent.length = 0
+  await transaction(counted, work)
+  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query))
+}
+
+describe('notification: statements per event (the budgets)', () => {
+  it(`when an order is placed and then shipped, then order.placed costs ${orderPlacedBudget} statements and shipment.created ${orderEventBudget}`, async () => {
+    const placed = orderPlaced()
+    const { orderId, customerId } = placed.data
+    const onPlaced = await statementsOf((tx) => notification.notifications.notifyOrderPlaced(placed, tx))
+    expect(onPlaced, onPlaced.join('\n')).toHaveLength(orderPlacedBudget)
+    const onShipped = await statementsOf((tx) =>
+      notification.notifications.notifyShipmentCreated(shipmentCreated(orderId), tx),
+    )
+    expect(onShipped, onShipped.join('\n')).toHaveLength(orderEventBudget)
+    const made = await notificationsOfOrder(notification, orderId)
+    expect(made.map((each) => [each.type, each.userId])).toEqual([
+      ['order_placed', customerId],
+      ['shipment_created', customerId],
+    ])
+  })
+
+  it(`when an order's event comes before its order.placed, then it costs ${pendingBudget} statements, and order.placed one more for it`, async () => {
+    const placed = orderPlaced()
+    const { orderId, customerId } = placed.data
+    const pending = await statementsOf((tx) =>
+      notification.notifications.notifyShipmentCreated(shipmentCreated(orderId), tx),
+    )
+    expect(pending, pending.join('\n')).toHaveLength(pendingBudget)
+    const onPlaced = await statementsOf((tx) => notification.notifications.notifyOrderPlaced(placed, tx))
+    expect(onPlaced, onPlaced.join('\n')).toHaveLength(orderPlacedBudget + 1)
+    const made = await notificationsOfOrder(notification, orderId)
+    expect(made.map((each) => each.userId)).toEqual([customerId, customerId])
+  })
+
+  it(`when a user registers, then the welcome costs ${welcomeBudget} statements`, async () => {
+    const statements = await statementsOf((tx) =>
+      notification.notifications.welcomeUser(userRegistered(), tx),
+    )
+    expect(statements, statements.join('\n')).toHaveLength(welcomeBudget)
+  })
+})

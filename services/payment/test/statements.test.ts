@@ -1,0 +1,98 @@
+// The statements each event costs payment, counted as they are sent to PostgreSQL (createDatabase's onQuery): those
+// of the consumer's transaction and those on the pool (the order and the charge attempt, recorded outside it). Every
+// statement a handler awaits is a socket write and two wakeups on each side, the largest cost of a busy consumer, so
+// each budget is named here and a change that grows it fails. The consumer's own begin, inbox row and commit (the
+// events package's) are not counted: only what the use case sends. The provider is the simulator.
+import { randomUUID } from 'node:crypto'
+import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createChargeAttemptsRepository } from '../src/data/charge-attempts-repository.ts'
+import { createOrdersRepository } from '../src/data/orders-repository.ts'
+import { createPaymentsRepository } from '../src/data/payments-repository.ts'
+import { chargeOrder, type OrderStepDependencies, refundOrder } from '../src/domain/order-step.ts'
+import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
+import { cards, orderSummary, providerToken } from './support/provider.ts'
+
+/** order.placed charged: the order's lock with the read of its refund request, charge and order step (together),
+ * the order with the charge attempt (pool), the charge recorded with its attempt settled and the order paid, the
+ * outbox row */
+const chargeBudget = 5
+/** order.placed declined: as charged, but the failed payment and the settled attempt, then the order failed */
+const declineBudget = 7
+/** order.placed again (redelivered under a new id, or payment.requested) when charged: the lock with the read, the
+ * order (pool), the order paid, the outbox row */
+const chargedAlreadyBudget = 5
+/** payment.refund_requested of a charged order: the lock, the request, the charge locked, whether the order's
+ * first refund key is taken, the payment refunded, the outbox row */
+const refundBudget = 6
+
+let provider: PaymentSimulator
+let payment: PaymentTestApp
+let counted: Sql
+let deps: OrderStepDependencies
+const sent: string[] = []
+
+beforeAll(async () => {
+  provider = await createPaymentSimulator({ port: 0 })
+  payment = await buildPaymentTestApp({ PAYMENT_PROVIDER_URL: provider.url })
+  // two connections: the consumer's transaction, and the pool's own statements beside it
+  counted = createDatabase(payment.config.DATABASE_URL, {
+    max: 2,
+    applicationName: 'payment-test-counted',
+    onQuery: (query) => sent.push(query),
+  })
+  deps = {
+    payments: createPaymentsRepository(counted),
+    orders: createOrdersRepository(counted),
+    chargeAttempts: createChargeAttemptsRepository(counted),
+    provider: payment.provider,
+  }
+})
+
+afterAll(async () => {
+  await counted?.end()
+  await payment?.close()
+  await provider?.close()
+})
+
+/**
+ * The statements `work` sends, in its transaction and on the pool, without the transaction's begin and commit and
+ * postgres.js' own read of the array types on a connection's first use.
+ */
+async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
+  sent.length = 0
+  await transaction(counted, work)
+  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query) && !/\bb\.typarray\b/.test(query))
+}
+
+const placed = (token: string) => ({
+  orderId: randomUUID(),
+  customerId: randomUUID(),
+  total: 39.98,
+  items: [{ productId: randomUUID(), quantity: 2, price: 19.99 }],
+  payment: { token },
+})
+
+describe('payment: statements per event (the budgets)', () => {
+  it(`when an order is charged, then it costs ${chargeBudget} statements; asked again, ${chargedAlreadyBudget}; refunded, ${refundBudget}`, async () => {
+    const data = placed(await providerToken(provider.url, cards.succeeds))
+    const charged = await statementsOf((tx) => chargeOrder(deps, data, tx))
+    expect(charged, charged.join('\n')).toHaveLength(chargeBudget)
+    const again = await statementsOf((tx) => chargeOrder(deps, data, tx))
+    expect(again, again.join('\n')).toHaveLength(chargedAlreadyBudget)
+    const refunded = await statementsOf((tx) =>
+      refundOrder(deps, { orderId: data.orderId, reason: 'out of stock' }, tx),
+    )
+    expect(refunded, refunded.join('\n')).toHaveLength(refundBudget)
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
+  })
+
+  it(`when the card is declined, then it costs ${declineBudget} statements`, async () => {
+    const data = placed(await providerToken(provider.url, cards.declined))
+    const declined = await statementsOf((tx) => chargeOrder(deps, data, tx))
+    expect(declined, declined.join('\n')).toHaveLength(declineBudget)
+    const [row] = await payment.sql`select status from payments where order_id = ${data.orderId}`
+    expect(row).toEqual({ status: 'failed' })
+  })
+})

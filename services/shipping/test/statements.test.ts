@@ -1,0 +1,57 @@
+// The statements shipment.requested costs shipping in its consumer's transaction, counted as they are sent to
+// PostgreSQL (createDatabase's onQuery): every statement a handler awaits is a socket write and two wakeups on each
+// side, the largest cost of a busy consumer, so each budget is named here and a change that grows it fails. The
+// consumer's own begin, inbox row and commit (the events package's) are not counted: only what the use case sends.
+import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildShippingTestApp, type ShippingTestApp } from './support/app.ts'
+import { outboxOf, reservedOrder } from './support/shipments.ts'
+
+/** shipment.requested of a new shipment: the shipment, its shipment.created */
+const createBudget = 2
+/** asked again (the saga heard no shipment.created in time): the insert that finds the order's shipment, its row
+ * locked and read afresh (a shipment committed meanwhile is seen), shipment.created again */
+const announceAgainBudget = 3
+
+let shipping: ShippingTestApp
+let counted: Sql
+const sent: string[] = []
+
+beforeAll(async () => {
+  shipping = await buildShippingTestApp()
+  counted = createDatabase(shipping.config.DATABASE_URL, {
+    max: 1,
+    applicationName: 'shipping-test-counted',
+    onQuery: (query) => sent.push(query),
+  })
+  // the connection opened, and postgres.js' one-off read of the array types done, before anything is counted
+  await counted`select 1`
+})
+
+afterAll(async () => {
+  await counted?.end()
+  await shipping?.close()
+})
+
+/** The statements `work` sends in a transaction of its own, without the transaction's begin and commit. */
+async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
+  sent.length = 0
+  await transaction(counted, work)
+  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query))
+}
+
+describe('shipping: statements per event (the budgets)', () => {
+  it(`when a shipment is requested, then it costs ${createBudget} statements, and ${announceAgainBudget} when requested again`, async () => {
+    const order = reservedOrder()
+    const request = (tx: TransactionSql) =>
+      shipping.shipments.createOrderShipment(order, tx, { announceExisting: true })
+    const created = await statementsOf(request)
+    expect(created, created.join('\n')).toHaveLength(createBudget)
+    const again = await statementsOf(request)
+    expect(again, again.join('\n')).toHaveLength(announceAgainBudget)
+    expect((await outboxOf(shipping, order.orderId)).map((row) => row.eventType)).toEqual([
+      'shipment.created',
+      'shipment.created',
+    ])
+  })
+})
