@@ -99,10 +99,6 @@ async function main(): Promise<void> {
 
   // a short warm-up (JIT, pools, the first rebalance of nothing): not reported
   await phase(system, setup, orders, Math.min(config.rate, 50), 5, ticks, say, engines)
-  // idle: no order at all; then lone orders (two a second), whose latency is an event's first hop after a quiet spell
-  say(`idle for ${config.idleSeconds} s`)
-  const idle = await idleUsage(system, engines, config.idleSeconds, ticks)
-  const lone = await phase(system, setup, orders, 2, 5, ticks, say, engines)
   const aim = await phase(system, setup, orders, config.rate, config.seconds, ticks, say, engines)
   const steps: PhaseResult[] = []
   for (const rate of config.steps) {
@@ -110,6 +106,13 @@ async function main(): Promise<void> {
     steps.push(result)
     if (!sustained(result)) break
   }
+  // Idle last (the aim follows its warm-up directly: a quiet spell first would let the pools' idle connections close
+  // and the aim's first seconds reconnect): no order at all, then lone orders (two a second), whose latency is an
+  // event's first hop after a quiet spell.
+  say(`idle for ${config.idleSeconds} s (after 10 s for the last phase's notifications and vacuums to settle)`)
+  await new Promise((resolve) => setTimeout(resolve, 10_000))
+  const idle = await idleUsage(system, engines, config.idleSeconds, ticks)
+  const lone = await phase(system, setup, orders, 2, 5, ticks, say, engines)
   const maxSustained = [aim, ...steps].filter(sustained).reduce((best, row) => Math.max(best, row.rate), 0)
 
   const rows = [aim, ...steps]
