@@ -109,7 +109,9 @@ async function main(): Promise<void> {
   // Idle last (the aim follows its warm-up directly: a quiet spell first would let the pools' idle connections close
   // and the aim's first seconds reconnect): no order at all, then lone orders (two a second), whose latency is an
   // event's first hop after a quiet spell.
-  say(`idle for ${config.idleSeconds} s (after 10 s for the last phase's notifications and vacuums to settle)`)
+  say(
+    `idle for ${config.idleSeconds} s (after 10 s for the last phase's notifications and vacuums to settle)`,
+  )
   await new Promise((resolve) => setTimeout(resolve, 10_000))
   const idle = await idleUsage(system, engines, config.idleSeconds, ticks)
   const lone = await phase(system, setup, orders, 2, 5, ticks, say, engines)
