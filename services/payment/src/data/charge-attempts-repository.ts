@@ -2,14 +2,12 @@
 // SQL only; every function takes the pool or an open transaction. An attempt is recorded through the pool right
 // before the provider is called (so it outlives a rolled-back transaction) and settled once the outcome is known. It
 // keeps the provider token only, never card data.
-import type { EventData } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
-import type { NewOrderToPay } from './orders-repository.ts'
+import type { ChargedOrderData, NewOrderToPay } from './orders-repository.ts'
+
+export type { ChargedOrderData }
 
 export type ChargeAttemptStatus = 'pending' | 'settled'
-
-/** The order.placed content without its payment token: what payment.processed carries (plus paymentId). */
-export type ChargedOrderData = Omit<EventData<'order.placed'>, 'payment'>
 
 export interface ChargeAttempt {
   /** the provider's Idempotency-Key of the charge: `order-<orderId>`, or a POST /payments request's `pay-…` */

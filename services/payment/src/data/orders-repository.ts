@@ -2,8 +2,11 @@
 // Written from order.placed and payment.requested, and moved on with the payment state that payment.failed and
 // payment.processed announce; read by POST /payments (who may pay it, what is due, whether it awaits payment) and by
 // GET /payments/{id} (the order's customer reads its payment).
+import type { EventData } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
-import type { ChargedOrderData } from './charge-attempts-repository.ts'
+
+/** The order.placed content without its payment token: what payment.processed carries (plus paymentId). */
+export type ChargedOrderData = Omit<EventData<'order.placed'>, 'payment'>
 
 /** Where an order's payment stands, as payment told the saga. */
 export type OrderPaymentState = 'pending' | 'payment_failed' | 'paid'

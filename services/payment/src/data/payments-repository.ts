@@ -96,83 +96,16 @@ export function createPaymentsRepository(db: Queryable) {
       return row
     },
 
-    /**
-     * The order step's succeeded charge, in one statement: recorded as recordCharge does (or its record found, when
-     * the provider replayed it), the charge attempt of `attemptKey` settled with the record and, when the record
-     * stands succeeded, the order marked paid (as the orders' markPaid). Nothing is written when there is no record
-     * (the order's charge is another payment: undefined).
-     */
-    async recordOrderCharge(
+    /** See orderChargeRecorded. */
+    recordOrderCharge: (
       payment: NewPayment & { providerChargeId: string },
       attemptKey: string,
       sql: Queryable = db,
-    ): Promise<PaymentRecord | undefined> {
-      const orderCharge = payment.orderCharge ?? payment.status === 'succeeded'
-      const [row] = await sql<PaymentRecord[]>`
-        with inserted as (
-          insert into payments (order_id, payer_id, amount_cents, currency, status, provider_charge_id, brand, last4,
-            failure_reason, order_charge)
-          values (${payment.orderId}, ${payment.payerId ?? null}, ${payment.amountCents}, ${payment.currency},
-            ${payment.status}, ${payment.providerChargeId}, ${payment.brand ?? null}, ${payment.last4 ?? null},
-            ${payment.failureReason?.slice(0, 500) ?? null}, ${orderCharge})
-          on conflict do nothing
-          returning *
-        ),
-        record as (
-          select * from inserted
-          union all
-          -- a replayed charge: its record (the order's lock keeps any other writer of it committed before this)
-          select * from payments
-          where provider_charge_id = ${payment.providerChargeId} and not exists (select 1 from inserted)
-        ),
-        settled as (
-          update charge_attempts set status = 'settled', payment_id = (select id from record)
-          where idempotency_key = ${attemptKey} and exists (select 1 from record)
-        ),
-        paid as (
-          update orders set payment_state = 'paid', updated_at = now()
-          where order_id = ${payment.orderId} and payment_state <> 'paid'
-            and exists (select 1 from record where status = 'succeeded')
-        )
-        select ${columns(sql)} from record`
-      return row
-    },
+    ): Promise<PaymentRecord | undefined> => orderChargeRecorded(sql, payment, attemptKey),
 
-    /**
-     * The order's refund request, its charge and the latest payment of its order step, in one read (the order step
-     * asks for the three together under the order's lock).
-     */
-    async findOrderStepStanding(orderId: string, sql: Queryable = db): Promise<OrderStepStanding> {
-      const rows = await sql<
-        (Omit<PaymentRecord, 'id'> & {
-          id: string | null
-          refundRequested: boolean
-          isCharge: boolean | null
-          isLatestOfOrderStep: boolean | null
-        })[]
-      >`
-        select f.refund_requested, p.order_charge as is_charge,
-          p.id = (
-            select l.id from payments l
-            where l.order_id = ${orderId} and l.payer_id is null
-            order by l.status = 'failed', l.created_at desc, l.id desc
-            limit 1
-          ) as is_latest_of_order_step,
-          ${columns(sql)}
-        from (select exists (select 1 from refund_requests where order_id = ${orderId}) as refund_requested) as f
-        left join payments p on p.order_id = ${orderId} and (p.order_charge or p.payer_id is null)`
-      const standing: OrderStepStanding = {
-        refundRequested: rows[0]?.refundRequested ?? false,
-        charge: undefined,
-        latestOfOrderStep: undefined,
-      }
-      for (const { refundRequested: _requested, isCharge, isLatestOfOrderStep, id, ...payment } of rows) {
-        if (id === null) continue
-        if (isCharge) standing.charge = { id, ...payment }
-        if (isLatestOfOrderStep) standing.latestOfOrderStep = { id, ...payment }
-      }
-      return standing
-    },
+    /** See orderStepStandingOf. */
+    findOrderStepStanding: (orderId: string, sql: Queryable = db): Promise<OrderStepStanding> =>
+      orderStepStandingOf(sql, orderId),
 
     async findByChargeId(chargeId: string, sql: Queryable = db): Promise<PaymentRecord | undefined> {
       const [row] = await sql<PaymentRecord[]>`
@@ -255,3 +188,81 @@ export function createPaymentsRepository(db: Queryable) {
 }
 
 export type PaymentsRepository = ReturnType<typeof createPaymentsRepository>
+
+/**
+ * The order step's succeeded charge, in one statement: recorded as recordCharge does (or its record found, when
+ * the provider replayed it), the charge attempt of `attemptKey` settled with the record and, when the record
+ * stands succeeded, the order marked paid (as the orders' markPaid). Nothing is written when there is no record
+ * (the order's charge is another payment: undefined).
+ */
+async function orderChargeRecorded(
+  sql: Queryable,
+  payment: NewPayment & { providerChargeId: string },
+  attemptKey: string,
+): Promise<PaymentRecord | undefined> {
+  const orderCharge = payment.orderCharge ?? payment.status === 'succeeded'
+  const [row] = await sql<PaymentRecord[]>`
+    with inserted as (
+      insert into payments (order_id, payer_id, amount_cents, currency, status, provider_charge_id, brand, last4,
+        failure_reason, order_charge)
+      values (${payment.orderId}, ${payment.payerId ?? null}, ${payment.amountCents}, ${payment.currency},
+        ${payment.status}, ${payment.providerChargeId}, ${payment.brand ?? null}, ${payment.last4 ?? null},
+        ${payment.failureReason?.slice(0, 500) ?? null}, ${orderCharge})
+      on conflict do nothing
+      returning *
+    ),
+    record as (
+      select * from inserted
+      union all
+      -- a replayed charge: its record (the order's lock keeps any other writer of it committed before this)
+      select * from payments
+      where provider_charge_id = ${payment.providerChargeId} and not exists (select 1 from inserted)
+    ),
+    settled as (
+      update charge_attempts set status = 'settled', payment_id = (select id from record)
+      where idempotency_key = ${attemptKey} and exists (select 1 from record)
+    ),
+    paid as (
+      update orders set payment_state = 'paid', updated_at = now()
+      where order_id = ${payment.orderId} and payment_state <> 'paid'
+        and exists (select 1 from record where status = 'succeeded')
+    )
+    select ${columns(sql)} from record`
+  return row
+}
+
+/**
+ * The order's refund request, its charge and the latest payment of its order step, in one read (the order step
+ * asks for the three together under the order's lock).
+ */
+async function orderStepStandingOf(sql: Queryable, orderId: string): Promise<OrderStepStanding> {
+  const rows = await sql<
+    (Omit<PaymentRecord, 'id'> & {
+      id: string | null
+      refundRequested: boolean
+      isCharge: boolean | null
+      isLatestOfOrderStep: boolean | null
+    })[]
+  >`
+    select f.refund_requested, p.order_charge as is_charge,
+      p.id = (
+        select l.id from payments l
+        where l.order_id = ${orderId} and l.payer_id is null
+        order by l.status = 'failed', l.created_at desc, l.id desc
+        limit 1
+      ) as is_latest_of_order_step,
+      ${columns(sql)}
+    from (select exists (select 1 from refund_requests where order_id = ${orderId}) as refund_requested) as f
+    left join payments p on p.order_id = ${orderId} and (p.order_charge or p.payer_id is null)`
+  const standing: OrderStepStanding = {
+    refundRequested: rows[0]?.refundRequested ?? false,
+    charge: undefined,
+    latestOfOrderStep: undefined,
+  }
+  for (const { refundRequested: _requested, isCharge, isLatestOfOrderStep, id, ...payment } of rows) {
+    if (id === null) continue
+    if (isCharge) standing.charge = { id, ...payment }
+    if (isLatestOfOrderStep) standing.latestOfOrderStep = { id, ...payment }
+  }
+  return standing
+}
