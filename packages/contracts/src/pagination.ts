@@ -135,15 +135,14 @@ export function paginate(
   // the other parameters are the same in every link: encoded once (a page of a list has up to five links)
   const start = `${path}?${otherParameters(query)}page=`
   const end = `&limit=${limit}`
-  const link = (target: number) => `${start}${target}${end}`
   return {
     meta: { page, limit, total, totalPages },
     links: {
-      self: link(page),
-      first: link(1),
-      prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
-      next: page < totalPages ? link(page + 1) : null,
-      last: link(lastPage),
+      self: `${start}${page}${end}`,
+      first: `${start}1${end}`,
+      prev: page > 1 ? `${start}${Math.min(page - 1, lastPage)}${end}` : null,
+      next: page < totalPages ? `${start}${page + 1}${end}` : null,
+      last: `${start}${lastPage}${end}`,
     },
   }
 }
