@@ -111,6 +111,18 @@ export interface PageRequest {
   limit: number
 }
 
+/** Every parameter of the query but page and limit, form-encoded with a trailing `&` (empty when there is none). */
+function otherParameters(query: Record<string, string | number | undefined>): string {
+  let params: URLSearchParams | undefined
+  for (const key in query) {
+    const value = query[key]
+    if (value === undefined || key === 'page' || key === 'limit' || !Object.hasOwn(query, key)) continue
+    params ??= new URLSearchParams()
+    params.set(key, String(value))
+  }
+  return params === undefined ? '' : `${params.toString()}&`
+}
+
 /** The pagination envelope's meta and links for a page; links keep every other query parameter. */
 export function paginate(
   path: string,
@@ -120,23 +132,17 @@ export function paginate(
 ): { meta: PaginationMeta; links: PaginationLinks } {
   const totalPages = Math.ceil(total / limit)
   const lastPage = Math.max(totalPages, 1)
-  const link = (target: number) => {
-    const params = new URLSearchParams()
-    for (const [key, value] of Object.entries(query)) {
-      if (value !== undefined && key !== 'page' && key !== 'limit') params.set(key, String(value))
-    }
-    params.set('page', String(target))
-    params.set('limit', String(limit))
-    return `${path}?${params.toString()}`
-  }
+  // the other parameters are the same in every link: encoded once (a page of a list has up to five links)
+  const start = `${path}?${otherParameters(query)}page=`
+  const end = `&limit=${limit}`
   return {
     meta: { page, limit, total, totalPages },
     links: {
-      self: link(page),
-      first: link(1),
-      prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
-      next: page < totalPages ? link(page + 1) : null,
-      last: link(lastPage),
+      self: `${start}${page}${end}`,
+      first: `${start}1${end}`,
+      prev: page > 1 ? `${start}${Math.min(page - 1, lastPage)}${end}` : null,
+      next: page < totalPages ? `${start}${page + 1}${end}` : null,
+      last: `${start}${lastPage}${end}`,
     },
   }
 }

@@ -503,10 +503,17 @@ class StatementCache<Selectable extends string, Sortable extends string, Filtera
   readonly #cache = new Map<string, ListStatements>()
   readonly #defaultFieldsShape: string
   readonly #defaultSortShape: string
+  /** the statements of the default fields and order without filters or q, once built */
+  #plain: ListStatements | undefined
 
   constructor(private readonly list: CheckedList<Selectable, Sortable, Filterable>) {
     this.#defaultFieldsShape = list.defaultFields.join(',')
     this.#defaultSortShape = sortShape(list.defaultSort)
+  }
+
+  #anyFilter(request: ListRequest<Selectable, Sortable, Filterable>): boolean {
+    for (const field of this.list.filterable) if (isSet(request.filters[field])) return true
+    return false
   }
 
   /** how many request shapes have their statements cached */
@@ -516,6 +523,10 @@ class StatementCache<Selectable extends string, Sortable extends string, Filtera
 
   statements(request: ListRequest<Selectable, Sortable, Filterable>): ListStatements {
     const { list } = this
+    // the commonest shape (default fields and order, no filter, no q) without building its key
+    const plain =
+      request.fields === list.defaultFields && request.sort === list.defaultSort && !isSet(request.q)
+    if (plain && this.#plain !== undefined && !this.#anyFilter(request)) return this.#plain
     let shape = request.fields === list.defaultFields ? this.#defaultFieldsShape : request.fields.join(',')
     shape += '|'
     shape += request.sort === list.defaultSort ? this.#defaultSortShape : sortShape(request.sort)
@@ -526,6 +537,7 @@ class StatementCache<Selectable extends string, Sortable extends string, Filtera
     if (cached) return cached
 
     const built = buildStatements(list, request)
+    if (plain && !this.#anyFilter(request)) this.#plain = built
     if (this.#cache.size >= list.cacheSize) {
       const oldest = this.#cache.keys().next().value
       if (oldest !== undefined) this.#cache.delete(oldest)

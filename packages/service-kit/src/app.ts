@@ -22,6 +22,7 @@ import { useStrictJsonParser } from './json-body.ts'
 import { loggerOptions, requestLogger } from './logging.ts'
 import { type ServiceKitOptions, serviceKitPlugin } from './plugin.ts'
 import { requestIdFrom } from './request-id.ts'
+import { shapeCheckedSerializer } from './serialization.ts'
 import { registerRequestTracing } from './tracing/request-tracing.ts'
 import { ajvOptions, partAwareValidator } from './validation.ts'
 
@@ -206,8 +207,11 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       // every problem at once, and unknown fields rejected rather than silently dropped (formats come with Fastify's Ajv)
       customOptions: { ...ajvOptions },
     },
-    // query, path and headers coerced from text; the JSON body validated with the types it was sent with
-    schemaController: { compilersFactory: { buildValidator: partAwareValidator() } },
+    // query, path and headers coerced from text; the JSON body validated with the types it was sent with; responses
+    // of exactly their schema's shape written by JSON.stringify (serialization.ts)
+    schemaController: {
+      compilersFactory: { buildValidator: partAwareValidator(), buildSerializer: shapeCheckedSerializer() },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
   // JSON only: a text/plain body is refused with 415 instead of reaching validation as a string
   app.removeContentTypeParser(['text/plain'])

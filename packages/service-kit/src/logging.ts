@@ -16,15 +16,28 @@ interface RequestLogger {
   [requestFields]?: Bindings
 }
 
-/** Fastify's `childLoggerFactory`: a request's logger, its fields (request id) added as each line is written. */
+/**
+ * Fastify's `childLoggerFactory`: a request's logger, its fields (request id) added as each line is written. A route
+ * without a log level or serializers of its own (nearly all) gets an object whose prototype is the service's logger:
+ * what pino's child() makes without bindings, without the options it would check and the formatters it would copy on
+ * every request. Its level, methods and stream are the service's (a runtime level change reaches it); its own
+ * children are pino's.
+ */
 export function requestLogger(
   logger: FastifyBaseLogger,
   bindings: Bindings,
   options: ChildLoggerOptions,
 ): FastifyBaseLogger {
-  const child: FastifyBaseLogger & RequestLogger = logger.child({}, options)
+  const child: FastifyBaseLogger & RequestLogger = hasOwnKeys(options)
+    ? logger.child({}, options)
+    : Object.create(logger)
   child[requestFields] = bindings
   return child
+}
+
+function hasOwnKeys(value: object): boolean {
+  for (const key in value) if (Object.hasOwn(value, key)) return true
+  return false
 }
 
 /**

@@ -168,20 +168,30 @@ export function metricsRoutes(app: FastifyInstance, metrics: ServiceMetrics): vo
     metrics.messagesReceived.inc()
     done()
   })
-  // prom-client hashes the label set on every observe(); one bound child per method, route and status skips that
-  const durations = new Map<string, ReturnType<ServiceMetrics['requestDuration']['labels']>>()
+  // prom-client hashes the label set on every observe(); one bound child per method, route and status skips that.
+  // Found by method, route and status in turn: the method and the route are the same strings on every request (their
+  // hashes kept), where one key joining the three was a new string to hash each time.
+  type Duration = ReturnType<ServiceMetrics['requestDuration']['labels']>
+  const durations = new Map<string, Map<string, Map<number, Duration>>>()
   app.addHook('onResponse', (request, reply, done) => {
     metrics.messagesSent.inc()
+    const { method } = request
     const route = request.routeOptions.url ?? 'unmatched'
-    const key = `${request.method} ${route} ${reply.statusCode}`
-    let duration = durations.get(key)
+    const status = reply.statusCode
+    let byRoute = durations.get(method)
+    if (byRoute === undefined) {
+      byRoute = new Map()
+      durations.set(method, byRoute)
+    }
+    let byStatus = byRoute.get(route)
+    if (byStatus === undefined) {
+      byStatus = new Map()
+      byRoute.set(route, byStatus)
+    }
+    let duration = byStatus.get(status)
     if (duration === undefined) {
-      duration = metrics.requestDuration.labels({
-        method: request.method,
-        route,
-        status: String(reply.statusCode),
-      })
-      durations.set(key, duration)
+      duration = metrics.requestDuration.labels({ method, route, status: String(status) })
+      byStatus.set(status, duration)
     }
     duration.observe(reply.elapsedTime / 1000)
     done()

@@ -41,6 +41,31 @@ interface ValidateFunction {
   schema?: unknown
 }
 
+interface NonFiniteProblem {
+  instancePath: string
+  schemaPath: string
+  keyword: 'type'
+  params: { type: 'number' }
+  message: string
+}
+
+const isNonFinite = (value: unknown): boolean => typeof value === 'number' && !Number.isFinite(value)
+
+/** A non-finite number, or an array (a repeated query parameter) holding one. */
+function isOrHoldsNonFinite(value: unknown): boolean {
+  if (!Array.isArray(value)) return isNonFinite(value)
+  for (const item of value) if (isNonFinite(item)) return true
+  return false
+}
+
+const nonFiniteProblem = (name: string): NonFiniteProblem => ({
+  instancePath: `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+  schemaPath: `#/properties/${name}`,
+  keyword: 'type',
+  params: { type: 'number' },
+  message: 'must be a finite number',
+})
+
 /**
  * Ajv coerces `"1e400"` to Infinity and then checks numeric keywords only on finite numbers, so `?page=1e400` would
  * pass `maximum` and reach the handler (and SQL) as Infinity. A coerced part with a non-finite number is refused
@@ -53,24 +78,18 @@ function refusingNonFiniteNumbers(validate: ValidateFunction): ValidateFunction 
       wrapped.errors = validate.errors ?? null
       return false
     }
-    const problems = Object.entries(data !== null && typeof data === 'object' ? data : {}).flatMap(
-      ([name, value]) =>
-        (Array.isArray(value) ? value : [value]).some(
-          (item) => typeof item === 'number' && !Number.isFinite(item),
-        )
-          ? [
-              {
-                instancePath: `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-                schemaPath: `#/properties/${name}`,
-                keyword: 'type',
-                params: { type: 'number' },
-                message: 'must be a finite number',
-              },
-            ]
-          : [],
-    )
-    wrapped.errors = problems.length > 0 ? problems : null
-    return problems.length === 0
+    // every request passes here: nothing is allocated unless a parameter is not finite
+    let problems: NonFiniteProblem[] | undefined
+    if (data !== null && typeof data === 'object') {
+      const parts = data as Record<string, unknown>
+      for (const name in parts) {
+        if (!Object.hasOwn(parts, name) || !isOrHoldsNonFinite(parts[name])) continue
+        problems ??= []
+        problems.push(nonFiniteProblem(name))
+      }
+    }
+    wrapped.errors = problems ?? null
+    return problems === undefined
   }
   if (validate.schemaEnv !== undefined) wrapped.schemaEnv = validate.schemaEnv
   if (validate.schema !== undefined) wrapped.schema = validate.schema

@@ -3,6 +3,7 @@ import { authNames } from '@meridian/contracts'
 import { expectErrorEnvelope, freshRedis, type TestRedis } from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hasApiKeyInQuery } from '../src/auth/auth-plugin.ts'
 import type { Principal } from '../src/auth/index.ts'
 import { maskSecretsInUrl } from '../src/logging.ts'
 import { type AuthApp, bearer, buildAuthApp, claims, hsSecret, hsToken } from './auth-app.ts'
@@ -160,6 +161,13 @@ describe('auth: sessions, API keys and authorization', () => {
           expect(error.message, `${path}?${query}`).toBe('API keys are accepted only in the X-API-Key header')
         }
       }
+    })
+
+    it('when a key parameter is named with percent-escapes only, then it is still found', () => {
+      for (const query of ['%6B%65%79=k1', '%4BEY=k1', 'api%2Dkey=k1', 'page=2&x%2Dapi%2Dkey=k1']) {
+        expect(hasApiKeyInQuery(`/public?${query}`), query).toBe(true)
+      }
+      expect(hasApiKeyInQuery('/public?page=2&limit=20&sort=createdAt%3Adesc')).toBe(false)
     })
 
     it('when query parameters merely resemble key names, then the request passes', async () => {

@@ -61,6 +61,17 @@ describe('request loggers', () => {
     expect(lines.map((line) => line.msg)).toEqual(['kept'])
   })
 
+  it("when the app logger's level changes after a request logger was made, then the request logger follows it", () => {
+    const { logger, lines } = capturedLogger()
+    const request = requestLogger(logger, { requestId: 'l' }, {})
+    logger.level = 'error'
+    request.warn('dropped')
+    logger.level = 'debug'
+    request.debug('kept')
+
+    expect(lines).toEqual([expect.objectContaining({ requestId: 'l', msg: 'kept' })])
+  })
+
   it('when a request line holds a password, then it is still redacted', () => {
     const { logger, lines } = capturedLogger()
     requestLogger(logger, { requestId: 'r' }, {}).info({ body: { password: 'hunter2' } }, 'login')

@@ -93,17 +93,23 @@ export const authMessages = {
 
 const maxSessionIdLength = 256
 
+/**
+ * Every API-key parameter name holds a 'k', which a name can only decode to from a 'k', a 'K' or a percent-escape
+ * (a URL's characters are bytes, so no other character lower-cases to 'k'): a query without any of them names none.
+ */
+const mayNameApiKey = /[%Kk]/
+
 /** True when the URL's query names an API-key parameter (any case, percent-encoded or not). */
 export function hasApiKeyInQuery(url: string): boolean {
   const queryStart = url.indexOf('?')
   if (queryStart === -1) return false
-  return url
-    .slice(queryStart + 1)
-    .split('&')
-    .some((pair) => {
-      const separator = pair.indexOf('=')
-      return apiKeyQueryParameters.has(queryParameterName(separator === -1 ? pair : pair.slice(0, separator)))
-    })
+  const query = url.slice(queryStart + 1)
+  // checked on every request: most queries (?page=2&limit=20) are passed over without splitting or decoding them
+  if (!mayNameApiKey.test(query)) return false
+  return query.split('&').some((pair) => {
+    const separator = pair.indexOf('=')
+    return apiKeyQueryParameters.has(queryParameterName(separator === -1 ? pair : pair.slice(0, separator)))
+  })
 }
 
 async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
@@ -144,13 +150,18 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
     }
   })
 
+  app.decorateRequest(scopesHeldBy, null)
+
   /**
    * Reads the request's credential once (later checks of the same request reuse the principal), and checks it holds
    * the scopes the route declares.
    */
   async function principalOf(request: FastifyRequest): Promise<Principal> {
+    const checked = checkedPrincipalOf(request)
+    if (checked !== undefined) return checked
     request.principal ??= await readCredential(request, accessTokens, revocations, credentialOptions)
     assertScopes(request.principal, declaredScopes(request.routeOptions.schema?.security).scopes)
+    ;(request as CheckedRequest)[scopesHeldBy] = request.principal
     return request.principal
   }
 
@@ -160,11 +171,13 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
   // connected) and answers in its own terms; principalOf checks the route's scope then.
   // (a callback hook: it runs on every request, and should cost a promise only where a credential is read)
   app.addHook('onRequest', (request, _reply, done) => {
-    const route = declaredScopes(request.routeOptions.schema?.security)
+    // Fastify makes a new object on each read of routeOptions
+    const routeOptions = request.routeOptions
+    const route = declaredScopes(routeOptions.schema?.security)
     const early =
       route.scopes.length > 0 &&
       !route.optional &&
-      !request.routeOptions.config.readsOwnCredential &&
+      !routeOptions.config.readsOwnCredential &&
       !isWebSocketUpgrade(request)
     if (!early || !presentsCredential(request, options)) {
       done()
@@ -173,8 +186,11 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
     principalOf(request).then(() => done(), done)
   })
 
-  const authenticate: preHandlerHookHandler = async (request) => {
-    await principalOf(request)
+  // callback hooks: a request's second and third guard (the early check, authenticate, requireRole) find its principal
+  // checked already, and cost no promise
+  const authenticate: preHandlerHookHandler = (request, _reply, done) => {
+    if (checkedPrincipalOf(request) !== undefined) return done()
+    principalOf(request).then(() => done(), done)
   }
   app.decorate('authenticate', authenticate)
   app.decorate('principalOf', principalOf)
@@ -191,10 +207,25 @@ async function authPluginImpl(app: FastifyInstance, options: AuthPluginOptions):
     }
   })
   app.decorate('requireRole', (...roles: string[]): preHandlerHookHandler => {
-    return async (request) => {
-      if (!holdsRole(await principalOf(request), roles)) throw AppError.forbidden()
+    const roleHeld = (principal: Principal) =>
+      holdsRole(principal, roles) ? undefined : AppError.forbidden()
+    return (request, _reply, done) => {
+      const checked = checkedPrincipalOf(request)
+      if (checked !== undefined) return done(roleHeld(checked))
+      principalOf(request).then((principal) => done(roleHeld(principal)), done)
     }
   })
+}
+
+/** Where a request keeps the principal whose scopes were checked for its route (a request decorator). */
+const scopesHeldBy = Symbol('meridian.scopesHeldBy')
+
+type CheckedRequest = FastifyRequest & { [scopesHeldBy]: Principal | null }
+
+/** The request's principal when it was read and its scopes checked already, for this very principal. */
+function checkedPrincipalOf(request: FastifyRequest): Principal | undefined {
+  const { principal } = request
+  return principal !== null && (request as CheckedRequest)[scopesHeldBy] === principal ? principal : undefined
 }
 
 const noRevocations: CredentialRevocations = {
@@ -261,19 +292,31 @@ async function tokenPrincipal(
     if (error instanceof JwksUnavailableError) throw AppError.serviceUnavailable()
     throw error
   }
-  const principal = principalFromClaims(claims)
-  if (!principal) throw AppError.unauthorized(authMessages.invalidToken)
+  const principal = tokenPrincipals.get(claims) ?? principalOfClaims(claims)
   // iat is in seconds: a token of the revocation's own second counts as issued before it (auth waits for the
   // next second before issuing that user a new one)
-  const issuedAtMs = typeof claims.iat === 'number' ? claims.iat * 1000 : 0
-  if (issuedAtMs < revocations.revokedBefore(principal.subject)) {
+  if ((principal.issuedAt ?? 0) < revocations.revokedBefore(principal.subject)) {
     throw AppError.unauthorized(authMessages.invalidToken)
   }
-  return {
+  return principal
+}
+
+/**
+ * The principal of each verified token's claims (frozen, as the claims are): a client sends the same token with every
+ * request, and the verifier answers the same claims object for it while it remembers the token.
+ */
+const tokenPrincipals = new WeakMap<TokenClaims, Principal>()
+
+function principalOfClaims(claims: TokenClaims): Principal {
+  const principal = principalFromClaims(claims)
+  if (!principal) throw AppError.unauthorized(authMessages.invalidToken)
+  const complete: Principal = Object.freeze({
     ...principal,
     ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp * 1000 } : {}),
-    ...(typeof claims.iat === 'number' ? { issuedAt: issuedAtMs } : {}),
-  }
+    ...(typeof claims.iat === 'number' ? { issuedAt: claims.iat * 1000 } : {}),
+  })
+  tokenPrincipals.set(claims, complete)
+  return complete
 }
 
 async function apiKeyPrincipal(

@@ -68,6 +68,13 @@ export interface KeyRingOptions {
   logger?: KeyRingLogger
 }
 
+/** The keys at a moment: the one that signs, and those a verifier accepts (by kid too). */
+interface KeyView {
+  current: LoadedKey | undefined
+  published: LoadedKey[]
+  byKid: ReadonlyMap<string, KeyObject>
+}
+
 interface LoadedKey {
   kid: string
   activatesAt: number
@@ -142,15 +149,36 @@ export function createKeyRing(options: KeyRingOptions): ManagedKeyRing {
   let reloading: Promise<void> | undefined
   let lastSignature: string | undefined
 
+  /**
+   * The last view, kept while `keys` is the same list and the clock stays between the moments it was computed for:
+   * every authenticated request looks its token's key up, and the view only changes as a key activates or a retired
+   * key's keep ends.
+   */
+  let lastView: { keys: LoadedKey[]; from: number; until: number; view: KeyView } | undefined
+
   /** keys sorted by activation; current = the last one already active */
-  function view(now = clock()) {
+  function view(now = clock()): KeyView {
+    if (lastView && lastView.keys === keys && now >= lastView.from && now < lastView.until)
+      return lastView.view
     const currentIndex = keys.findLastIndex((key) => key.activatesAt <= now)
     const published = keys.filter((_key, i) => {
       if (i >= currentIndex) return true
       const retiredAt = keys[i + 1]?.activatesAt ?? Number.POSITIVE_INFINITY
       return retiredAt + keepMs > now
     })
-    return { current: keys[currentIndex], published }
+    const computed: KeyView = {
+      current: keys[currentIndex],
+      published,
+      byKid: new Map(published.map((key) => [key.kid, key.publicKey])),
+    }
+    // the next moment the answer can change: a key activates, or a retired key's keep ends
+    let until = Number.POSITIVE_INFINITY
+    keys.forEach((key, i) => {
+      const keepEnds = (keys[i + 1]?.activatesAt ?? Number.POSITIVE_INFINITY) + keepMs
+      for (const moment of [key.activatesAt, keepEnds]) if (moment > now && moment < until) until = moment
+    })
+    lastView = { keys, from: now, until, view: computed }
+    return computed
   }
 
   function load(rows: StoredSigningKey[]): void {
@@ -258,11 +286,10 @@ export function createKeyRing(options: KeyRingOptions): ManagedKeyRing {
     },
 
     async verificationKey(kid) {
-      const find = () => view().published.find((key) => key.kid === kid)?.publicKey
-      const found = find()
+      const found = view().byKid.get(kid)
       if (found) return found
       await reloadForUnknownKid()
-      return find()
+      return view().byKid.get(kid)
     },
 
     onChange(listener) {
