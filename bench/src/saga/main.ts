@@ -42,6 +42,12 @@ const config = {
   idleSeconds: numberFrom('BENCH_SAGA_IDLE_SECONDS', 30),
 }
 
+/**
+ * Before the idle spell: the last phase's notifications and vacuums end, and the pools' idle connections (30 s) close —
+ * idle is the steady state of no requests, not the minute after a burst.
+ */
+const settleSeconds = 35
+
 const { undo, run: lifecycle } = benchLifecycle(
   say,
   'cleaned up: the system stopped, its databases and topics removed',
@@ -109,10 +115,8 @@ async function main(): Promise<void> {
   // Idle last (the aim follows its warm-up directly: a quiet spell first would let the pools' idle connections close
   // and the aim's first seconds reconnect): no order at all, then lone orders (two a second), whose latency is an
   // event's first hop after a quiet spell.
-  say(
-    `idle for ${config.idleSeconds} s (after 10 s for the last phase's notifications and vacuums to settle)`,
-  )
-  await new Promise((resolve) => setTimeout(resolve, 10_000))
+  say(`idle for ${config.idleSeconds} s (after ${settleSeconds} s without orders)`)
+  await new Promise((resolve) => setTimeout(resolve, settleSeconds * 1000))
   const idle = await idleUsage(system, engines, config.idleSeconds, ticks)
   const lone = await phase(system, setup, orders, 2, 5, ticks, say, engines)
   const maxSustained = [aim, ...steps].filter(sustained).reduce((best, row) => Math.max(best, row.rate), 0)
