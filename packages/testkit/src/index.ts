@@ -66,6 +66,7 @@ export {
   type InjectableApp,
   type ServiceChassisSuite,
 } from './service-checks.ts'
+export { type StatementCounter, statementCounter } from './statements.ts'
 export { accessToken, asAdmin, asService, asUser, testServiceCredential, tokenEnv } from './tokens.ts'
 export { type StoredSpan, type StoredTrace, type TraceStore, useTraceStore } from './trace-store.ts'
 export {

@@ -3,7 +3,8 @@
 // largest cost of a busy consumer, so each budget is named here and a change that grows it fails. The consumer's own
 // begin, inbox row and commit (the events package's) are not counted: only what the use case sends.
 import { randomUUID } from 'node:crypto'
-import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { createDatabase, transaction } from '@meridian/db'
+import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
 import { createTestProduct, outboxOf, stockOf } from './support/products.ts'
@@ -23,31 +24,26 @@ const shipBudget = 1
 const releaseBudget = 4
 
 let inventory: InventoryTestApp
-let counted: Sql
-const sent: string[] = []
+let counter: StatementCounter<ReturnType<typeof createDatabase>>
 
 beforeAll(async () => {
   inventory = await buildInventoryTestApp()
-  counted = createDatabase(inventory.config.DATABASE_URL, {
-    max: 1,
-    applicationName: 'inventory-test-counted',
-    onQuery: (query) => sent.push(query),
-  })
-  // the connection opened, and postgres.js' one-off read of the array types done, before anything is counted
-  await counted`select 1`
+  counter = await statementCounter((onQuery) =>
+    createDatabase(inventory.config.DATABASE_URL, {
+      max: 1,
+      applicationName: 'inventory-test-counted',
+      onQuery,
+    }),
+  )
 })
 
 afterAll(async () => {
-  await counted?.end()
+  await counter?.end()
   await inventory?.close()
 })
 
-/** The statements `work` sends in a transaction of its own, without the transaction's begin and commit. */
-async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
-  sent.length = 0
-  await transaction(counted, work)
-  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query))
-}
+const statementsOf: StatementCounter<ReturnType<typeof createDatabase>>['statementsOf'] = (work) =>
+  counter.statementsOf(work)
 
 describe('inventory: statements per event (the budgets)', () => {
   it(`when a paid order is reserved, then it costs ${reserveBudget} statements, and ${reserveAgainBudget} when it is asked again`, async () => {

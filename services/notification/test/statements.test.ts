@@ -2,7 +2,8 @@
 // PostgreSQL (createDatabase's onQuery): every statement a handler awaits is a socket write and two wakeups on each
 // side, the largest cost of a busy consumer, so each budget is named here and a change that grows it fails. The
 // consumer's own begin, inbox row and commit (the events package's) are not counted: only what the use case sends.
-import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { createDatabase } from '@meridian/db'
+import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
 import {
@@ -24,31 +25,26 @@ const pendingBudget = 2
 const welcomeBudget = 2
 
 let notification: NotificationTestApp
-let counted: Sql
-const sent: string[] = []
+let counter: StatementCounter<ReturnType<typeof createDatabase>>
 
 beforeAll(async () => {
   notification = await buildNotificationTestApp()
-  counted = createDatabase(notification.config.DATABASE_URL, {
-    max: 1,
-    applicationName: 'notification-test-counted',
-    onQuery: (query) => sent.push(query),
-  })
-  // the connection opened, and postgres.js' one-off read of the array types done, before anything is counted
-  await counted`select 1`
+  counter = await statementCounter((onQuery) =>
+    createDatabase(notification.config.DATABASE_URL, {
+      max: 1,
+      applicationName: 'notification-test-counted',
+      onQuery,
+    }),
+  )
 })
 
 afterAll(async () => {
-  await counted?.end()
+  await counter?.end()
   await notification?.close()
 })
 
-/** The statements `work` sends in a transaction of its own, without the transaction's begin and commit. */
-async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
-  sent.length = 0
-  await transaction(counted, work)
-  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query))
-}
+const statementsOf: StatementCounter<ReturnType<typeof createDatabase>>['statementsOf'] = (work) =>
+  counter.statementsOf(work)
 
 describe('notification: statements per event (the budgets)', () => {
   it(`when an order is placed and then shipped, then order.placed costs ${orderPlacedBudget} statements and shipment.created ${orderEventBudget}`, async () => {

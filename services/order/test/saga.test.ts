@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SagaFact } from '../src/domain/saga.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
+import { placeTestOrder, testAddress } from './support/place.ts'
 
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 10, active: true }
 
@@ -69,23 +70,10 @@ afterAll(async () => {
   await inventory?.close()
 })
 
-const address = { street: '1 Main Street', city: 'Springfield', zip: '12345' }
+const address = testAddress
 
-async function place(app: OrderTestApp = order, customerId = randomUUID()): Promise<string> {
-  const answer = await app.app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    payload: {
-      customerId,
-      items: [{ productId: mug.id, quantity: 2, price: 19.99 }],
-      shippingAddress: address,
-      payment: { token: 'tok_test_visa' },
-    },
-    headers: asUser(customerId),
-  })
-  expect(answer.statusCode).toBe(201)
-  return answer.json().orderId as string
-}
+const place = (app: OrderTestApp = order, customerId = randomUUID()): Promise<string> =>
+  placeTestOrder(app, mug.id, customerId)
 
 /** The fact applied as the consumer applies it: in a transaction, with the event it came with. */
 async function apply(app: OrderTestApp, orderId: string, fact: SagaFact): Promise<void> {

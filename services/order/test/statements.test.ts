@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SagaFact } from '../src/domain/saga.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
+import { placeTestOrder, testAddress } from './support/place.ts'
 
 /**
  * Statements of the order service's own per path, the transaction's begin and commit aside (they are the caller's:
@@ -32,7 +33,7 @@ const budget = {
 } as const
 
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 10, active: true }
-const address = { street: '1 Main Street', city: 'Springfield', zip: '12345' }
+const address = testAddress
 
 let inventory: InventoryStandIn
 let order: OrderTestApp
@@ -66,21 +67,8 @@ async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
   return ownStatements(sent)
 }
 
-async function place(app: OrderTestApp = order, customerId = randomUUID()): Promise<string> {
-  const answer = await app.app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    payload: {
-      customerId,
-      items: [{ productId: mug.id, quantity: 2, price: 19.99 }],
-      shippingAddress: address,
-      payment: { token: 'tok_test_visa' },
-    },
-    headers: asUser(customerId),
-  })
-  expect(answer.statusCode).toBe(201)
-  return answer.json().orderId as string
-}
+const place = (app: OrderTestApp = order, customerId = randomUUID()): Promise<string> =>
+  placeTestOrder(app, mug.id, customerId)
 
 /** The fact applied as the consumer applies it: in a transaction, with the event it came with. */
 const apply = (orderId: string, fact: SagaFact) =>

@@ -4,8 +4,9 @@
 // each budget is named here and a change that grows it fails. The consumer's own begin, inbox row and commit (the
 // events package's) are not counted: only what the use case sends. The provider is the simulator.
 import { randomUUID } from 'node:crypto'
-import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { createDatabase } from '@meridian/db'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
+import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChargeAttemptsRepository } from '../src/data/charge-attempts-repository.ts'
 import { createOrdersRepository } from '../src/data/orders-repository.ts'
@@ -29,42 +30,33 @@ const refundBudget = 6
 
 let provider: PaymentSimulator
 let payment: PaymentTestApp
-let counted: Sql
+let counter: StatementCounter<ReturnType<typeof createDatabase>>
 let deps: OrderStepDependencies
-const sent: string[] = []
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0 })
   payment = await buildPaymentTestApp({ PAYMENT_PROVIDER_URL: provider.url })
   // two connections: the consumer's transaction, and the pool's own statements beside it
-  counted = createDatabase(payment.config.DATABASE_URL, {
-    max: 2,
-    applicationName: 'payment-test-counted',
-    onQuery: (query) => sent.push(query),
-  })
+  counter = await statementCounter((onQuery) =>
+    createDatabase(payment.config.DATABASE_URL, { max: 2, applicationName: 'payment-test-counted', onQuery }),
+  )
   deps = {
-    payments: createPaymentsRepository(counted),
-    orders: createOrdersRepository(counted),
-    chargeAttempts: createChargeAttemptsRepository(counted),
+    payments: createPaymentsRepository(counter.sql),
+    orders: createOrdersRepository(counter.sql),
+    chargeAttempts: createChargeAttemptsRepository(counter.sql),
     provider: payment.provider,
   }
 })
 
 afterAll(async () => {
-  await counted?.end()
+  await counter?.end()
   await payment?.close()
   await provider?.close()
 })
 
-/**
- * The statements `work` sends, in its transaction and on the pool, without the transaction's begin and commit and
- * postgres.js' own read of the array types on a connection's first use.
- */
-async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
-  sent.length = 0
-  await transaction(counted, work)
-  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query) && !/\bb\.typarray\b/.test(query))
-}
+/** The statements `work` sends, in its transaction and on the pool (the charge attempt), without begin and commit. */
+const statementsOf: StatementCounter<ReturnType<typeof createDatabase>>['statementsOf'] = (work) =>
+  counter.statementsOf(work)
 
 const placed = (token: string) => ({
   orderId: randomUUID(),

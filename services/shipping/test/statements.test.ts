@@ -2,7 +2,8 @@
 // PostgreSQL (createDatabase's onQuery): every statement a handler awaits is a socket write and two wakeups on each
 // side, the largest cost of a busy consumer, so each budget is named here and a change that grows it fails. The
 // consumer's own begin, inbox row and commit (the events package's) are not counted: only what the use case sends.
-import { createDatabase, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import { createDatabase, type TransactionSql } from '@meridian/db'
+import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildShippingTestApp, type ShippingTestApp } from './support/app.ts'
 import { outboxOf, reservedOrder } from './support/shipments.ts'
@@ -14,31 +15,26 @@ const createBudget = 2
 const announceAgainBudget = 3
 
 let shipping: ShippingTestApp
-let counted: Sql
-const sent: string[] = []
+let counter: StatementCounter<ReturnType<typeof createDatabase>>
 
 beforeAll(async () => {
   shipping = await buildShippingTestApp()
-  counted = createDatabase(shipping.config.DATABASE_URL, {
-    max: 1,
-    applicationName: 'shipping-test-counted',
-    onQuery: (query) => sent.push(query),
-  })
-  // the connection opened, and postgres.js' one-off read of the array types done, before anything is counted
-  await counted`select 1`
+  counter = await statementCounter((onQuery) =>
+    createDatabase(shipping.config.DATABASE_URL, {
+      max: 1,
+      applicationName: 'shipping-test-counted',
+      onQuery,
+    }),
+  )
 })
 
 afterAll(async () => {
-  await counted?.end()
+  await counter?.end()
   await shipping?.close()
 })
 
-/** The statements `work` sends in a transaction of its own, without the transaction's begin and commit. */
-async function statementsOf(work: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
-  sent.length = 0
-  await transaction(counted, work)
-  return sent.filter((query) => !/^\s*(begin|commit)\s*$/i.test(query))
-}
+const statementsOf: StatementCounter<ReturnType<typeof createDatabase>>['statementsOf'] = (work) =>
+  counter.statementsOf(work)
 
 describe('shipping: statements per event (the budgets)', () => {
   it(`when a shipment is requested, then it costs ${createBudget} statements, and ${announceAgainBudget} when requested again`, async () => {

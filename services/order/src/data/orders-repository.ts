@@ -42,17 +42,11 @@ export interface NewOrder {
   items: readonly OrderItemRecord[]
 }
 
-/** What the saga's step requests carry of an order (never card data: the provider's token at most). */
-export interface OrderContent {
-  id: string
-  customerId: string
-  status: OrderStatus
-  /** exact money: integer minor units */
-  totalCents: number
-  shippingAddress: ShippingAddress
-  /** the payment provider's token the order was placed with */
-  paymentToken: string | null
-  /** in line order */
+/**
+ * What the saga's step requests carry of an order (never card data: the provider's token at most): what was placed,
+ * its items in line order.
+ */
+export interface OrderContent extends Omit<NewOrder, 'items'> {
   items: OrderItemRecord[]
 }
 
