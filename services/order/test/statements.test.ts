@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SagaFact } from '../src/domain/saga.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
-import { placeTestOrder, testAddress } from './support/place.ts'
+import { placeTestOrder } from './support/place.ts'
 
 /**
  * Statements of the order service's own per path, the transaction's begin and commit aside (they are the caller's:
@@ -33,8 +33,6 @@ const budget = {
 } as const
 
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 10, active: true }
-const address = testAddress
-
 let inventory: InventoryStandIn
 let order: OrderTestApp
 /** an app (a database) of its own whose payment step times out at once; its deadlines are fired by the test */
