@@ -135,21 +135,34 @@ export async function startService({
 }
 
 /**
- * For main.ts: starts the service and installs the signal handling. On SIGINT/SIGTERM (or a fatal error) it drains
- * and closes; if that takes longer than the spec's 30 s, the process is forced to exit.
+ * For main.ts: installs the signal handling, then starts the service. On SIGINT/SIGTERM (or a fatal error) it drains
+ * and closes; if that takes longer than the spec's 30 s, the process is forced to exit. The handling is in place
+ * before the service listens: a SIGTERM in the moment after it listens (a deployment stopping a pod that just came up)
+ * drains it like any other, where the default action used to end the process undrained. A signal during the start
+ * waits for the start, then drains; when the start fails, the handling is removed and runMain reports the failure.
  */
 export async function runService(
   options: StartServiceOptions & { shutdownDelayMs?: number },
 ): Promise<RunningService> {
-  const running = await startService(options)
   const { app } = options
-  closeWithGrace({ delay: options.shutdownDelayMs ?? 30_000, logger: app.log }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'fatal error; shutting down')
-    else app.log.info({ signal }, 'shutting down')
-    await running.stop()
-    await activeTracing()?.shutdown(tracingFlushMs)
-  })
-  return running
+  let starting: Promise<RunningService> | undefined
+  const grace = closeWithGrace(
+    { delay: options.shutdownDelayMs ?? 30_000, logger: app.log },
+    async ({ signal, err }) => {
+      if (err) app.log.error({ err }, 'fatal error; shutting down')
+      else app.log.info({ signal }, 'shutting down')
+      const running = await starting?.catch(() => undefined)
+      await running?.stop()
+      await activeTracing()?.shutdown(tracingFlushMs)
+    },
+  )
+  starting = startService(options)
+  try {
+    return await starting
+  } catch (error) {
+    grace.uninstall()
+    throw error
+  }
 }
 
 /** How long a process whose start failed may take to let go of its handles before it is made to exit. */

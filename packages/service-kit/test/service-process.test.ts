@@ -77,6 +77,18 @@ describe('runServiceProcess', () => {
     expect(steps).toEqual(['migrated', 'built, events: true', 'listening', 'app closed', 'client stopped'])
   })
 
+  it('when SIGTERM comes the moment it listens, then it still drains: the app closed before its clients, exit code 0', async () => {
+    running = run({ DATABASE_URL: database.url, WIDGETS_TERM_ON_LISTEN: 'true' })
+    expect(await running.exited).toBe(0)
+    expect(stepsOf(running.output())).toEqual([
+      'migrated',
+      'built, events: true',
+      'listening',
+      'app closed',
+      'client stopped',
+    ])
+  })
+
   it('when its migration fails, then it never builds the app, says why on stderr and exits with code 1', async () => {
     running = run({ DATABASE_URL: database.url, WIDGETS_FAIL: 'migrate' })
     expect(await running.exited).toBe(1)
