@@ -79,7 +79,10 @@ export const ServiceEnv = Type.Object({
   JWT_ALGORITHM: Type.Union([Type.Literal('RS256'), Type.Literal('HS256')], { default: 'RS256' }),
   /** the shared secret of HS256 (small deployments); at least 32 characters; unused with RS256 */
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
-  /** where RS256 public keys are published (auth serves it) */
+  /**
+   * where RS256 public keys are published (auth serves it): one URL, or several comma-separated — auth's instances on
+   * several hosts — asked in turn when one does not answer
+   */
   AUTH_JWKS_URL: Type.String({ minLength: 1, default: 'http://127.0.0.1:3001/.well-known/jwks.json' }),
   /**
    * `iss` of every token auth signs, and the OpenID Connect issuer: the public address clients reach auth by, which

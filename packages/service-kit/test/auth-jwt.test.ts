@@ -2,7 +2,11 @@
 import { randomUUID } from 'node:crypto'
 import { expectErrorEnvelope } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createAccessTokenVerifier, InvalidTokenError } from '../src/auth/access-token.ts'
+import {
+  assertValidJwtVerification,
+  createAccessTokenVerifier,
+  InvalidTokenError,
+} from '../src/auth/access-token.ts'
 import {
   type AuthApp,
   audience,
@@ -371,6 +375,53 @@ describe('auth: JWKS refetches', () => {
     } finally {
       await auth.app.close()
     }
+  })
+})
+
+describe('auth: the JWKS at several addresses (auth on several hosts)', () => {
+  it('when the first address does not answer, then the next is asked and keeps being asked first', async () => {
+    const key = rsaKey()
+    const gone = await startJwksServer([key.jwk])
+    const goneUrl = gone.url
+    await gone.close()
+    const jwks = await startJwksServer([key.jwk])
+    const auth = await buildAuthApp({ jwt: { algorithm: 'RS256', jwksUrl: `${goneUrl}, ${jwks.url}` } })
+    try {
+      expect((await me(auth, bearer(rsToken(key)))).statusCode).toBe(200)
+      expect(jwks.requests).toHaveLength(1)
+      // a new kid: asked where the last answer came from, without waiting for the dead one
+      const next = rsaKey()
+      jwks.keys = [key.jwk, next.jwk]
+      expect((await me(auth, bearer(rsToken(next)))).statusCode).toBe(200)
+      expect(jwks.requests).toHaveLength(2)
+    } finally {
+      await auth.app.close()
+      await jwks.close()
+    }
+  })
+
+  it('when no address answers, then the answer is 503; a kid none of them has is 401', async () => {
+    const first = await startJwksServer([])
+    const second = await startJwksServer([])
+    const urls = `${first.url},${second.url}`
+    await Promise.all([first.close(), second.close()])
+    const down = await buildAuthApp({ jwt: { algorithm: 'RS256', jwksUrl: urls } })
+    const live = await startJwksServer([rsaKey().jwk])
+    const other = await startJwksServer([rsaKey().jwk])
+    const up = await buildAuthApp({ jwt: { algorithm: 'RS256', jwksUrl: `${live.url},${other.url}` } })
+    try {
+      expectErrorEnvelope(await me(down, bearer(rsToken(rsaKey()))), 503, 'SERVICE_UNAVAILABLE')
+      await expectInvalidToken(up, rsToken(rsaKey()))
+      // the first answered (without the kid): the second is not asked for the same set
+      expect(other.requests).toHaveLength(0)
+    } finally {
+      await Promise.all([down.app.close(), up.app.close(), live.close(), other.close()])
+    }
+  })
+
+  it('when an address of the list is not http(s), or the list is empty, then the verifier is refused', () => {
+    for (const jwksUrl of ['http://127.0.0.1:1/jwks.json,file:///etc/passwd', ' , '])
+      expect(() => assertValidJwtVerification({ algorithm: 'RS256', jwksUrl }), jwksUrl).toThrow(/http\(s\)/)
   })
 })
 

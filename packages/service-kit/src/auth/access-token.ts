@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto'
 import { createPublicKey } from 'node:crypto'
 import { createVerifier } from 'fast-jwt'
 import type { FastifyInstance } from 'fastify'
-import { createJwksKeySource, JwksUnavailableError, jwksDefaults } from './jwks-key-source.ts'
+import { createJwksKeySource, JwksUnavailableError, jwksDefaults, jwksUrlsOf } from './jwks-key-source.ts'
 import { type TokenClaims, VerifiedTokens } from './verified-tokens.ts'
 
 export type { TokenClaims } from './verified-tokens.ts'
@@ -64,8 +64,9 @@ export function assertValidJwtVerification(jwt: JwtVerification): void {
       throw new Error(`auth: the HS256 secret must be at least ${minimumSecretLength} characters`)
     }
   } else if (jwt.algorithm === 'RS256') {
-    if ('jwksUrl' in jwt && !/^https?:\/\//.test(jwt.jwksUrl)) {
-      throw new Error('auth: jwksUrl must be an http(s) URL')
+    const urls = 'jwksUrl' in jwt ? jwksUrlsOf(jwt.jwksUrl) : undefined
+    if (urls && (urls.length === 0 || !urls.every((url) => /^https?:\/\//.test(url)))) {
+      throw new Error('auth: jwksUrl must be an http(s) URL, or several comma-separated')
     }
     if (!('jwksUrl' in jwt) && typeof jwt.keys !== 'function') {
       throw new Error('auth: RS256 needs a jwksUrl or a keys resolver')

@@ -1,9 +1,14 @@
-// RS256 public keys of auth, read from its JWKS: cached by kid (get-jwks), refetched for an unknown kid sparingly.
+// RS256 public keys of auth, read from its JWKS: cached by kid (get-jwks), refetched for an unknown kid sparingly; with
+// several addresses (auth's instances on several hosts), the next is asked when one does not answer.
 import { createPublicKey } from 'node:crypto'
 import buildGetJwks from 'get-jwks'
 import { Agent } from 'undici'
 
 export interface JwksKeySourceOptions {
+  /**
+   * where the JWKS is read: one URL, or several comma-separated (each instance of auth, for a deployment across
+   * hosts): a key is looked up at the last one that answered, and at the next when it does not
+   */
   jwksUrl: string
   /** how long a key stays cached by its kid */
   cacheTtlMs: number
@@ -36,7 +41,48 @@ type Jwk = Awaited<ReturnType<ReturnType<typeof buildGetJwks>['getJwk']>>
 /** What a JWKS answer that lacks the kid looks like to get-jwks (as opposed to a failed request). */
 const missingKeyCodes = new Set(['JWK_NOT_FOUND', 'NO_JWKS'])
 
+/** The addresses of a JWKS setting: one URL or several, comma-separated. */
+export const jwksUrlsOf = (jwksUrl: string): string[] =>
+  jwksUrl
+    .split(',')
+    .map((url) => url.trim())
+    .filter(Boolean)
+
 export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySource {
+  const urls = jwksUrlsOf(options.jwksUrl)
+  if (urls.length <= 1) return singleJwksSource(options)
+  return firstAnswering(urls.map((jwksUrl) => singleJwksSource({ ...options, jwksUrl })))
+}
+
+/**
+ * Several copies of one key set (auth's instances share their keys): asked at the one that answered last, then in
+ * turn when it cannot be read. A kid the answering copy does not have is unknown (the copies are the same set).
+ */
+function firstAnswering(sources: JwksKeySource[]): JwksKeySource {
+  let preferred = 0
+  return {
+    async publicKeyPem(kid) {
+      let failure: unknown
+      for (let i = 0; i < sources.length; i++) {
+        const index = (preferred + i) % sources.length
+        try {
+          const pem = await (sources[index] as JwksKeySource).publicKeyPem(kid)
+          preferred = index
+          return pem
+        } catch (error) {
+          if (!(error instanceof JwksUnavailableError)) throw error
+          failure = error
+        }
+      }
+      throw failure
+    },
+    async close() {
+      await Promise.all(sources.map((source) => source.close()))
+    },
+  }
+}
+
+function singleJwksSource(options: JwksKeySourceOptions): JwksKeySource {
   const url = new URL(options.jwksUrl)
   // get-jwks fetches `${domain}${jwksPath}`; the domain is always ours, never a token's `iss` or `jku`
   const domain = `${url.origin}/`
