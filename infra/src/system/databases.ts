@@ -11,7 +11,12 @@ export interface RunDatabase {
 
 const quiet = { onnotice: () => {} }
 
-export async function createRunDatabase(serverUrl: string, name: string): Promise<RunDatabase> {
+/** `urlOf`: the address services are given for it (a multi-host URL across hosts); default on serverUrl */
+export async function createRunDatabase(
+  serverUrl: string,
+  name: string,
+  urlOf?: (database: string) => string,
+): Promise<RunDatabase> {
   const sql = postgres(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
   try {
     await sql`create database ${sql(name)}`
@@ -20,7 +25,7 @@ export async function createRunDatabase(serverUrl: string, name: string): Promis
   }
   return {
     name,
-    url: databaseUrl(serverUrl, name),
+    url: urlOf ? urlOf(name) : databaseUrl(serverUrl, name),
     async drop() {
       const admin = postgres(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
       try {

@@ -7,6 +7,8 @@ export { type ServiceProcess, type SystemForm, startServiceProcess } from './ser
 export { discoverServices, gatewayName, identityProvider, type SystemService } from './services.ts'
 export {
   type MeridianSystem,
+  type SystemCluster,
+  type SystemHost,
   type SystemOptions,
   type SystemServiceInfo,
   startSystem,

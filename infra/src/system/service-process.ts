@@ -35,6 +35,24 @@ export interface ServiceProcessOptions {
    * build/<name> (./scripts/build), as an image runs it
    */
   form?: SystemForm
+  /**
+   * the host it runs on, for a run across hosts (infra/src/cluster): it listens on, and registers, the host's address,
+   * and is started inside the host; default this machine's loopback
+   */
+  host?: ServiceHost
+}
+
+/** Where a service of a run across hosts runs: its address, and how a process is started inside it. */
+export interface ServiceHost {
+  name: string
+  address: string
+  startDaemon(options: {
+    command: string
+    args: string[]
+    logFile: string
+    cwd?: string
+    env?: NodeJS.ProcessEnv
+  }): number
 }
 
 /**
@@ -138,25 +156,35 @@ export async function startServiceProcess(
 ): Promise<ServiceProcess> {
   const { port, logFile } = options
   const form = options.form ?? 'development'
-  const env = { ...options.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_HOST: '127.0.0.1' }
+  const address = options.host?.address ?? '127.0.0.1'
+  const env = { ...options.env, PORT: String(port), HOST: address, SERVICE_HOST: address }
+  if (options.host && form === 'images')
+    throw new Error(
+      `${service.name}: a run across hosts starts the development or production form, not images`,
+    )
   const log = openSync(logFile, 'a')
   // one container per member: its name says whose it is, and is what a stop removes should the client be killed
   const containerName = `meridian-system-${service.name}-${port}`
-  let child: ReturnType<typeof spawn>
+  let child: ReturnType<typeof spawn> | undefined
+  let inHost: number | undefined
   if (form === 'images') {
     removeContainer(containerName)
     const container = containerCommand(service, containerEnv(env), containerName)
     // the engine's client stays in the foreground: its output is the service's, and a signal to it reaches node
     child = spawn(container.command, container.args, { env: container.env, stdio: ['ignore', log, log] })
+  } else if (options.host) {
+    closeSync(log)
+    const { args, cwd } = commandOf(service, form)
+    inHost = options.host.startDaemon({ command: process.execPath, args, cwd, env, logFile })
   } else {
     const { args, cwd } = commandOf(service, form)
     child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', log, log] })
   }
-  closeSync(log)
-  const pid = child.pid
+  if (!options.host) closeSync(log)
+  const pid = inHost ?? child?.pid
   if (pid === undefined) throw new Error(`${service.name}: the process did not start`)
-  child.unref()
-  const baseUrl = `http://127.0.0.1:${port}`
+  child?.unref()
+  const baseUrl = `http://${address}:${port}`
   const started: ServiceProcess = {
     name: service.name,
     pid,

@@ -19,7 +19,12 @@ import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
 import { buildImages, buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 import { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
-import { type ServiceProcess, type SystemForm, startServiceProcess } from './service-process.ts'
+import {
+  type ServiceHost,
+  type ServiceProcess,
+  type SystemForm,
+  startServiceProcess,
+} from './service-process.ts'
 import { discoverServices, identityProvider, type SystemService } from './services.ts'
 
 /**
@@ -79,6 +84,28 @@ export interface SystemOptions {
    * Default: MERIDIAN_SYSTEM_BUILD of baseEnv, else development.
    */
   form?: SystemForm
+  /**
+   * A run across hosts (infra/src/cluster, `cluster`): the services spread over these, instance n of the i-th service on host
+   * (i + n - 1) mod hosts; each listens on its host's address at the service's port (the gateway's 8080 on every
+   * host) and registers with its host's Consul agent. The gateway runs `replicas.gateway` instances too. The engines'
+   * addresses still come from baseEnv (the cluster's).
+   */
+  cluster?: SystemCluster
+}
+
+/** Where a run across hosts runs (infra/src/cluster). */
+export interface SystemCluster {
+  hosts: SystemHost[]
+  /** this machine's address as the hosts reach it: the payment-provider simulator listens there */
+  machineAddress: string
+  /** the DATABASE_URL a service is given for its database's name (a multi-host URL); default on baseEnv's server */
+  databaseUrl?: (database: string) => string
+}
+
+/** A host of a run across hosts: where its services run, and the Consul agent they register with. */
+export interface SystemHost extends ServiceHost {
+  /** its Consul agent's HTTP address */
+  consulAddr: string
 }
 
 export interface SystemServiceInfo {
@@ -90,6 +117,8 @@ export interface SystemServiceInfo {
   logFile: string
   databaseUrl: string | undefined
   consulName: string
+  /** the host it runs on (a run across hosts) */
+  host: string | undefined
 }
 
 export interface MeridianSystem {
@@ -101,6 +130,8 @@ export interface MeridianSystem {
   /** `KAFKA_NAMESPACE` of every service, e.g. `e2e-m3x1a2b3.` */
   kafkaNamespace: string
   gatewayUrl: string
+  /** every gateway instance's address (one, unless the run is across hosts) */
+  gatewayUrls: string[]
   simulatorUrl: string
   /** name (`<name>#<n>` for a replica) -> its process now */
   readonly services: Record<string, SystemServiceInfo>
@@ -127,6 +158,8 @@ interface Member {
   replicaOf?: Member
   service: SystemService
   consulName: string
+  /** the host it runs on (a run across hosts) */
+  host?: SystemHost
   port: number
   logFile: string
   env: NodeJS.ProcessEnv
@@ -200,7 +233,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   if (unknown.length > 0)
     throw new Error(`no such service: ${unknown.join(', ')} (services/<name>/src/main.ts)`)
   const gateway = services.find((service) => service.isGateway)
-  if (gateway) {
+  if (gateway && !options.cluster) {
     const holder = tcpListener(gatewayPort)
     if (holder) throw new PortInUseError(`the system's gateway`, holder)
   }
@@ -221,8 +254,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
   // ports first: every service is told where auth's keys are, and each keeps its port across restarts
   const taken = new Set<number>([gatewayPort])
-  const portFor = async (service: SystemService): Promise<number> => {
+  const hosts = options.cluster?.hosts ?? []
+  const hostOf = (index: number, instance: number): SystemHost | undefined =>
+    hosts.length === 0 ? undefined : hosts[(index + instance - 1) % hosts.length]
+  const portFor = async (service: SystemService, index = 0, instance = 1): Promise<number> => {
     if (service.isGateway) return gatewayPort
+    // across hosts each host has ports of its own: a port per service, and one more set per round of the hosts
+    if (hosts.length > 0) return 3100 + index + 100 * Math.floor((instance - 1) / hosts.length)
     for (;;) {
       const port = await freePort()
       if (!taken.has(port)) {
@@ -232,28 +270,35 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     }
   }
   const members = new Map<string, Member>()
-  for (const service of services) {
+  for (const [index, service] of services.entries()) {
+    const firstHost = hostOf(index, 1)
     const first: Member = {
       key: service.name,
       service,
       consulName: `${service.name}-${runId}`,
-      port: await portFor(service),
+      ...(firstHost ? { host: firstHost } : {}),
+      port: await portFor(service, index, 1),
       logFile: join(runDir, `${service.name}.log`),
       env: {},
     }
     members.set(first.key, first)
-    const instances = service.isGateway ? 1 : (options.replicas?.[service.name] ?? 1)
+    // one gateway on this machine (its port is the run's address); across hosts, one per host asked for
+    const instances = service.isGateway && hosts.length === 0 ? 1 : (options.replicas?.[service.name] ?? 1)
     for (let instance = 2; instance <= instances; instance++) {
       const key = `${service.name}#${instance}`
+      const host = hostOf(index, instance)
       members.set(key, {
         ...first,
         key,
         replicaOf: first,
-        port: await portFor(service),
+        ...(host ? { host } : {}),
+        port: await portFor(service, index, instance),
         logFile: join(runDir, `${service.name}-${instance}.log`),
       })
     }
   }
+  const addressOf = (member: Member) => member.host?.address ?? '127.0.0.1'
+  const baseUrlOf = (member: Member) => `http://${addressOf(member)}:${member.port}`
   /** the first instance of each service: one database, one Consul name, one route each */
   const firsts = () => [...members.values()].filter((member) => !member.replicaOf)
 
@@ -290,9 +335,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       await stopAll(running.filter((member) => member.service.name === identityProvider))
       process.off('exit', killOnExit)
       // a service deregisters itself on SIGTERM; a killed one's registration is still there
+      // (each agent holds its own host's registrations)
+      const agents =
+        hosts.length > 0 ? hosts.map((host) => ({ ...consul, address: host.consulAddr })) : [consul]
       for (const member of firsts()) {
         await attempt(`deregister ${member.consulName}`, async () => {
-          for (const id of await instanceIds(consul, member.consulName)) await deregisterInstance(consul, id)
+          for (const agent of agents)
+            for (const id of await instanceIds(agent, member.consulName)) await deregisterInstance(agent, id)
         })
       }
       for (const member of firsts()) {
@@ -326,6 +375,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       port: member.port,
       logFile: member.logFile,
       form,
+      ...(member.host ? { host: member.host } : {}),
       ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
       ...(options.readyPollMs ? { readyPollMs: options.readyPollMs } : {}),
     })
@@ -347,6 +397,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     const simulatorPort = options.simulatorPort ?? 3099
     try {
       simulator = await createPaymentSimulator({
+        // across hosts the services reach it on the machine's address on their bridge
+        ...(options.cluster ? { host: options.cluster.machineAddress } : {}),
         ...options.simulator,
         port: simulatorPort,
         log: (line) => simulatorLog?.write(`${line}\n`),
@@ -358,21 +410,35 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     }
 
     const auth = members.get(identityProvider)
+    const gatewayMembers = [...members.values()].filter((member) => member.service.isGateway)
+    const publicUrl = gatewayMembers[0] ? baseUrlOf(gatewayMembers[0]) : `http://127.0.0.1:${gatewayPort}`
+    const authInstances = [...members.values()].filter((member) => member.service.name === identityProvider)
     const sharedEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       ...systemSettings,
-      ...(form === 'development' ? {} : productionSettings(`http://127.0.0.1:${gatewayPort}`)),
+      ...(form === 'development' ? {} : productionSettings(publicUrl)),
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
       SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
       // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway
-      JWT_ISSUER: `http://127.0.0.1:${gatewayPort}`,
+      JWT_ISSUER: publicUrl,
+      // across hosts the gateways forward from their hosts' addresses: their X-Forwarded-For is believed
+      ...(hosts.length > 0
+        ? { TRUSTED_PROXIES: ['loopback', ...gatewayMembers.map(addressOf)].join(',') }
+        : {}),
       ...options.settings,
       REDIS_URL: redisUrl,
       KAFKA_NAMESPACE: kafkaNamespace,
       // the realtime channel's Redis keys and adapter stream: the run's own, as its topics are
       REALTIME_REDIS_PREFIX: `${runId}:realtime:`,
       PAYMENT_PROVIDER_URL: simulator.url,
-      ...(auth ? { AUTH_JWKS_URL: `http://127.0.0.1:${auth.port}/.well-known/jwks.json` } : {}),
+      // every instance of auth: a key is read from the next when one is down
+      ...(auth
+        ? {
+            AUTH_JWKS_URL: authInstances
+              .map((member) => `${baseUrlOf(member)}/.well-known/jwks.json`)
+              .join(','),
+          }
+        : {}),
       // a service finds the others under the run's Consul names (<NAME>_SERVICE_NAME, e.g. order's inventory)
       ...Object.fromEntries(firsts().map((member) => [nameVariable(member.service.name), member.consulName])),
       GATEWAY_SERVICE_NAMES: firsts()
@@ -386,6 +452,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
         member.database = await createRunDatabase(
           serverUrl,
           `${prefix}_${name.replaceAll('-', '_')}_${dbSuffix}`,
+          options.cluster?.databaseUrl,
         )
       }
       member.env = {
@@ -396,7 +463,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
         ...options.env?.[name],
       }
     }
-    for (const member of members.values()) if (member.replicaOf) member.env = member.replicaOf.env
+    for (const member of members.values()) {
+      if (member.replicaOf) member.env = member.replicaOf.env
+      // across hosts, each registers with its own host's agent
+      if (member.host) member.env = { ...member.env, CONSUL_HTTP_ADDR: member.host.consulAddr }
+    }
 
     if (auth) {
       await startMember(auth)
@@ -410,18 +481,20 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
         })
       }
     }
-    const rest = [...members.values()].filter((member) => member !== auth && !member.service.isGateway)
+    const rest = [...members.values()].filter(
+      (member) => member.service.name !== identityProvider && !member.service.isGateway,
+    )
+    for (const member of authInstances.filter((each) => each !== auth)) await startMember(member)
     await inBatches(rest, options.startConcurrency ?? 2, startMember)
-    const gatewayMember = gateway ? members.get(gateway.name) : undefined
-    if (gatewayMember) {
+    for (const gatewayMember of gatewayMembers) {
       await startMember(gatewayMember)
       // the gateway routes to what it has found in Consul: wait until its merged document has each service's paths
-      const gatewayUrl = `http://127.0.0.1:${gatewayMember.port}`
+      const gatewayUrl = baseUrlOf(gatewayMember)
       for (const member of rest.concat(auth ? [auth] : []).filter((each) => !each.replicaOf)) {
-        const paths = await ownPaths(`http://127.0.0.1:${member.port}`)
+        const paths = await ownPaths(baseUrlOf(member))
         if (paths.length === 0) continue
         await waitFor(
-          `the gateway to find ${member.consulName} in Consul`,
+          `${gatewayMember.key} to find ${member.consulName} in Consul`,
           async () => {
             const merged = await ownPaths(gatewayUrl)
             if (!paths.some((path) => merged.includes(path)))
@@ -440,12 +513,15 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   )
 
   const runningSimulator = simulator
+  const firstGateway = [...members.values()].find((member) => member.service.isGateway)
+  const publicGatewayUrl = firstGateway ? baseUrlOf(firstGateway) : `http://127.0.0.1:${gatewayPort}`
   return {
     runId,
     form,
     runDir,
     kafkaNamespace,
-    gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    gatewayUrl: publicGatewayUrl,
+    gatewayUrls: [...members.values()].filter((member) => member.service.isGateway).map(baseUrlOf),
     simulatorUrl: runningSimulator.url,
     simulator: runningSimulator,
     admin,
@@ -457,10 +533,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
             name: member.service.name,
             pid: member.process?.pid,
             port: member.port,
-            baseUrl: `http://127.0.0.1:${member.port}`,
+            baseUrl: baseUrlOf(member),
             logFile: member.logFile,
             databaseUrl: (member.replicaOf ?? member).database?.url,
             consulName: member.consulName,
+            host: member.host?.name,
           },
         ]),
       )
