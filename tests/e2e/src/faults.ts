@@ -15,7 +15,9 @@ import type { Product } from '@meridian/contracts'
 import { createDatabase, type Sql } from '@meridian/db'
 import { freePort } from '@meridian/infra'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
-import { type Customer, cards, e2eClient, type ProviderSummary } from './client.ts'
+import { type Customer, cards, e2eClient } from './client.ts'
+import { type Reconciliation, reconcile, report, settle } from './reconcile.ts'
+import { placeSteadily } from './steady-orders.ts'
 
 const say = (line: string) => process.stderr.write(`[faults] ${line}\n`)
 
@@ -92,25 +94,6 @@ const faults: Fault[] = [
   killAndRestart('order', 3),
 ]
 
-interface Reconciliation {
-  fault: string
-  sent: number
-  accepted: number
-  /** refused with an error answer (the client was told: not the system's to keep) */
-  refused: Record<string, number>
-  byStatus: Record<string, number>
-  charges: number
-  refunds: number
-  reservations: Record<string, number>
-  shipments: number
-  lost: string[]
-  duplicated: string[]
-  stock: { initial: number; available: number; reserved: number; shipped: number }
-  settleSeconds: number
-}
-
-const finalStatuses = new Set(['shipped', 'delivered', 'failed', 'payment_failed', 'cancelled'])
-
 async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconciliation> {
   const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
   const admin = await client.loginAdmin()
@@ -123,140 +106,45 @@ async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconcili
   say(
     `${fault.name}: ${fault.what}; ${ordersPerRun} orders at ${ratePerSecond}/s for ${stockPerRun} in stock`,
   )
-  const accepted = new Map<string, Customer>()
-  const refused: Record<string, number> = {}
-  const started = Date.now()
   // a fault that cannot strike fails the run once the orders are placed (never as an unhandled rejection)
   const striking = fault.strike(system).then(
     () => undefined,
     (error: unknown) => error,
   )
-  const placing: Promise<void>[] = []
-  for (let i = 0; i < ordersPerRun; i++) {
-    const due = started + (i * 1000) / ratePerSecond
-    await sleep(Math.max(0, due - Date.now()))
-    const customer = customers[i % customers.length] as Customer
-    placing.push(
-      client
-        .placeOrder(customer, { product, paymentToken: i % 20 === 19 ? declinedToken : goodToken })
-        .then((answer) => {
-          if (answer.status === 201) accepted.set(answer.body.orderId, customer)
-          else refused[String(answer.status)] = (refused[String(answer.status)] ?? 0) + 1
-        })
-        .catch((error: unknown) => {
-          const key = error instanceof Error ? error.name : 'error'
-          refused[key] = (refused[key] ?? 0) + 1
-        }),
-    )
-  }
-  await Promise.all(placing)
+  const { accepted, refused } = await placeSteadily({
+    count: ordersPerRun,
+    ratePerSecond,
+    place: (i) =>
+      client.placeOrder(customers[i % customers.length] as Customer, {
+        product,
+        paymentToken: i % 20 === 19 ? declinedToken : goodToken,
+      }),
+  })
   const strikeFailure = await striking
   if (strikeFailure !== undefined) throw strikeFailure
 
-  const orders = database(system, 'order')
-  const inventory = database(system, 'inventory')
-  const shipping = database(system, 'shipping')
+  const databases = {
+    order: database(system, 'order'),
+    inventory: database(system, 'inventory'),
+    shipping: database(system, 'shipping'),
+  }
   try {
-    // settled: every order final and no compensation still running (the run's database holds this run's only)
-    const ids = [...accepted.keys()]
-    const settleStarted = Date.now()
-    const deadline = settleStarted + 240_000
-    for (;;) {
-      const [row] = await orders<{ open: number }[]>`
-        select count(*)::int as open from orders o join sagas s on s.order_id = o.id
-        where (o.status not in ('shipped', 'delivered', 'failed', 'payment_failed', 'cancelled')
-               or s.compensation = 'running')`
-      if ((row?.open ?? 0) === 0 || Date.now() > deadline) break
-      await sleep(1000)
-    }
-    // the provider's late answers (a charge that was in flight) get the reconciler's rounds
-    await sleep(12_000)
-    const settleSeconds = (Date.now() - settleStarted) / 1000
-
-    const statusRows = await orders<{ id: string; status: string; compensation: string }[]>`
-      select o.id, o.status, s.compensation from orders o left join sagas s on s.order_id = o.id`
-    const statusOf = new Map(statusRows.map((row) => [row.id, row]))
-    const reservationRows = await inventory<{ orderId: string; status: string }[]>`
-      select order_id, status from reservations`
-    const reservationsOf = new Map<string, string[]>()
-    for (const row of reservationRows)
-      reservationsOf.set(row.orderId, [...(reservationsOf.get(row.orderId) ?? []), row.status])
-    const shipmentRows = await shipping<{ orderId: string; n: number }[]>`
-      select order_id, count(*)::int as n from shipments group by order_id`
-    const shipmentsOf = new Map(shipmentRows.map((row) => [row.orderId, row.n]))
-    const [stock] = await inventory<{ available: number; reserved: number }[]>`
-      select available, reserved from products where id = ${product.id}`
-    const summaries = new Map<string, ProviderSummary>()
-    for (const id of ids) summaries.set(id, await client.providerSummary(id))
-
-    const lost: string[] = []
-    const duplicated: string[] = []
-    const byStatus: Record<string, number> = {}
-    const reservations: Record<string, number> = {}
-    let charges = 0
-    let refunds = 0
-    let shippedUnits = 0
-    for (const id of ids) {
-      const order = statusOf.get(id)
-      const summary = summaries.get(id) as ProviderSummary
-      const held = reservationsOf.get(id) ?? []
-      const shipmentCount = shipmentsOf.get(id) ?? 0
-      const status = order?.status ?? 'missing'
-      byStatus[status] = (byStatus[status] ?? 0) + 1
-      for (const each of held) reservations[each] = (reservations[each] ?? 0) + 1
-      charges += summary.charges
-      refunds += summary.refunds
-      if (!order || !finalStatuses.has(status)) lost.push(`${id}: accepted but ${status}`)
-      if (order?.compensation === 'escalated') lost.push(`${id}: a compensation escalated`)
-      if (summary.charges > 1) duplicated.push(`${id}: charged ${summary.charges} times`)
-      if (summary.refunded > summary.charged) duplicated.push(`${id}: refunded beyond its charge`)
-      if (held.length > 1) duplicated.push(`${id}: ${held.length} reservations`)
-      if (shipmentCount > 1) duplicated.push(`${id}: ${shipmentCount} shipments`)
-      if (status === 'shipped' || status === 'delivered') {
-        shippedUnits += 1
-        if (summary.charges !== 1 || summary.refunds !== 0)
-          lost.push(`${id}: shipped with ${summary.charges} charges, ${summary.refunds} refunds`)
-        if (held[0] !== 'shipped') lost.push(`${id}: shipped but its reservation is ${held[0] ?? 'missing'}`)
-        if (shipmentCount !== 1) lost.push(`${id}: shipped with ${shipmentCount} shipments`)
-      } else {
-        if (summary.refunded !== summary.charged)
-          lost.push(`${id}: ${status} with ${summary.charged - summary.refunded} cents not refunded`)
-        if (held.includes('held')) lost.push(`${id}: ${status} with stock still held`)
-        if (shipmentCount > 0) lost.push(`${id}: ${status} with a shipment`)
-      }
-    }
-    // orders the service holds that no client was told about (a duplicate of a refused request)
-    const unknown = statusRows.filter((row) => !accepted.has(row.id))
-    for (const row of unknown)
-      duplicated.push(`${row.id}: an order no client was told was accepted (${row.status})`)
-    const stockNow = {
-      initial: stockPerRun,
-      available: stock?.available ?? -1,
-      reserved: stock?.reserved ?? -1,
-      shipped: shippedUnits,
-    }
-    if (stockNow.available + stockNow.reserved + stockNow.shipped !== stockNow.initial)
-      lost.push(
-        `stock: ${stockNow.available} available + ${stockNow.reserved} reserved + ${shippedUnits} shipped != ${stockPerRun}`,
-      )
-
-    return {
-      fault: fault.name,
-      sent: ordersPerRun,
-      accepted: accepted.size,
-      refused,
-      byStatus,
-      charges,
-      refunds,
-      reservations,
-      shipments: [...shipmentsOf.values()].reduce((sum, n) => sum + n, 0),
-      lost,
-      duplicated,
-      stock: stockNow,
+    const settleSeconds = await settle(databases.order)
+    return await reconcile(
+      databases,
+      (orderId) => client.providerSummary(orderId),
+      {
+        fault: fault.name,
+        sent: ordersPerRun,
+        accepted: new Set(accepted.keys()),
+        refused,
+        productId: product.id,
+        initialStock: stockPerRun,
+      },
       settleSeconds,
-    }
+    )
   } finally {
-    await Promise.all([orders.end(), inventory.end(), shipping.end()])
+    await Promise.all(Object.values(databases).map((sql) => sql.end()))
   }
 }
 
@@ -264,23 +152,6 @@ function database(system: MeridianSystem, service: string): Sql {
   const url = system.services[service]?.databaseUrl
   if (!url) throw new Error(`${service} has no database in this run`)
   return createDatabase(url, { max: 2, applicationName: 'faults' })
-}
-
-function report(result: Reconciliation): string {
-  const pairs = (record: Record<string, number>) =>
-    Object.entries(record)
-      .sort()
-      .map(([key, n]) => `${key} ${n}`)
-      .join(', ') || 'none'
-  return [
-    `== ${result.fault}`,
-    `orders: ${result.sent} sent, ${result.accepted} accepted (201), refused: ${pairs(result.refused)}`,
-    `final states: ${pairs(result.byStatus)} (settled ${result.settleSeconds.toFixed(0)} s after the last order)`,
-    `provider: ${result.charges} charges, ${result.refunds} refunds; reservations: ${pairs(result.reservations)}; shipments: ${result.shipments}`,
-    `stock: ${result.stock.initial} = ${result.stock.available} available + ${result.stock.reserved} reserved + ${result.stock.shipped} shipped`,
-    `lost effects: ${result.lost.length}${result.lost.length ? `\n  ${result.lost.slice(0, 20).join('\n  ')}` : ''}`,
-    `duplicated effects: ${result.duplicated.length}${result.duplicated.length ? `\n  ${result.duplicated.slice(0, 20).join('\n  ')}` : ''}`,
-  ].join('\n')
 }
 
 async function main(): Promise<number> {
