@@ -12,8 +12,17 @@ export interface SteadyOrders {
   refused: Record<string, number>
 }
 
+/** What a request that got no answer is counted as: its cause's code (ECONNREFUSED, …), else the error's name. */
+export function failureKey(error: unknown): string {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined
+  if (typeof cause?.code === 'string') return cause.code
+  return error instanceof Error ? error.name : 'error'
+}
+
 export async function placeSteadily(options: {
-  count: number
+  /** how many; or, without it, as long as `more()` says so */
+  count?: number
+  more?: () => boolean
   ratePerSecond: number
   /** places the i-th order */
   place: (i: number) => Promise<ApiResponse<PlacedOrder>>
@@ -25,7 +34,9 @@ export async function placeSteadily(options: {
   }
   const started = Date.now()
   const placing: Promise<void>[] = []
-  for (let i = 0; i < options.count; i++) {
+  const more = (i: number) => (options.count === undefined ? (options.more?.() ?? false) : i < options.count)
+  let i = 0
+  for (; more(i); i++) {
     const due = started + (i * 1000) / options.ratePerSecond
     await sleep(Math.max(0, due - Date.now()))
     const sentAt = Date.now()
@@ -35,10 +46,10 @@ export async function placeSteadily(options: {
           if (answer.status === 201) accepted.set(answer.body.orderId, sentAt)
           else refuse(String(answer.status))
         },
-        (error: unknown) => refuse(error instanceof Error ? error.name : 'error'),
+        (error: unknown) => refuse(failureKey(error)),
       ),
     )
   }
   await Promise.all(placing)
-  return { sent: options.count, accepted, refused }
+  return { sent: i, accepted, refused }
 }
