@@ -30,3 +30,16 @@ export async function instanceIds(consul: ConsulSettings, consulName: string): P
 export async function deregisterInstance(consul: ConsulSettings, id: string): Promise<void> {
   await consulCall(consul, 'PUT', `/v1/agent/service/deregister/${encodeURIComponent(id)}`)
 }
+
+/** Whether the instance at `address:port` is among the passing instances of `consulName` (as its agent sees them). */
+export async function isPassing(
+  consul: ConsulSettings,
+  consulName: string,
+  address: string,
+  port: number,
+): Promise<boolean> {
+  const entries = JSON.parse(
+    await consulCall(consul, 'GET', `/v1/health/service/${encodeURIComponent(consulName)}?passing=true`),
+  ) as { Service: { Address: string; Port: number } }[]
+  return entries.some((entry) => entry.Service.Address === address && entry.Service.Port === port)
+}

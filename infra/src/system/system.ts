@@ -14,7 +14,7 @@ import {
 } from '../payment-simulator/index.ts'
 import { errorText, isAlive, PortInUseError, tcpListener, waitFor } from '../processes.ts'
 import { makeAdministrator } from './administrator.ts'
-import { type ConsulSettings, deregisterInstance, instanceIds } from './consul-instances.ts'
+import { type ConsulSettings, deregisterInstance, instanceIds, isPassing } from './consul-instances.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
 import { buildImages, buildServices, productionSettings, systemFormFromEnv } from './production.ts'
@@ -379,6 +379,19 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
       ...(options.readyPollMs ? { readyPollMs: options.readyPollMs } : {}),
     })
+    // ready is not yet found: others route to it once Consul lists it as passing (a rolling restart stops the next
+    // instance only then, as a deployment waits for the new one)
+    if (member.env.CONSUL_REGISTER === 'true') {
+      const agent = { ...consul, address: member.host?.consulAddr ?? consul.address }
+      await waitFor(
+        `${member.key} to pass in Consul`,
+        async () => {
+          if (!(await isPassing(agent, member.consulName, addressOf(member), member.port)))
+            throw new Error('not among the passing instances yet')
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      )
+    }
     log(`${member.key}: pid ${member.process.pid} on ${member.process.baseUrl}`)
   }
 

@@ -215,6 +215,7 @@ describe('registerService', () => {
         HTTP: `http://127.0.0.1:${instance.port}/health/ready`,
         Interval: '10s',
         Timeout: '2s',
+        Status: 'passing',
         FailuresBeforeCritical: 3,
         DeregisterCriticalServiceAfter: '60s',
       }),
@@ -238,6 +239,19 @@ describe('registerService', () => {
   it('when readiness resolves true and /health/ready answers 200, then heartbeats make the instance appear among passing instances', async () => {
     const { name, registration } = await registerInstance()
     await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+  })
+
+  it('when a ready instance has registered, then it is among the passing instances at once, before the readiness check’s first round', async () => {
+    const { name, registration } = await registerInstance({
+      timing: { ...shortTiming, httpCheckInterval: '10s' },
+    })
+    // no waiting: Consul runs the HTTP check first at a random moment within its 10 s interval
+    expect(await passingIds(name)).toEqual([registration.id])
+  })
+
+  it('when an instance that is not ready registers, then it is not among the passing instances', async () => {
+    const { name } = await registerInstance({ readiness: async () => false })
+    expect(await passingIds(name)).toEqual([])
   })
 
   it('when readiness turns false, then the TTL check fails with a note and the instance leaves the passing list; when it turns true again, then the instance returns', async () => {

@@ -126,6 +126,10 @@ export function serviceDefinition(
         Method: 'GET',
         Interval: timing.httpCheckInterval,
         Timeout: timing.httpCheckTimeout,
+        // Consul's first round of an HTTP check comes at a random moment within its interval (10 s): until then an
+        // instance would count as down, and a rolling restart that stops the next instance as soon as this one is
+        // ready would leave none. The heartbeat's TTL check, passed only while readiness holds, is what gates it.
+        Status: 'passing',
         FailuresBeforeCritical: timing.failuresBeforeCritical,
         DeregisterCriticalServiceAfter: timing.deregisterCriticalServiceAfter,
       },
