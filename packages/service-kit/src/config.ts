@@ -54,6 +54,12 @@ export const ServiceEnv = Type.Object({
   /** set to false to run without Consul (a single process on a laptop) */
   CONSUL_REGISTER: Type.Boolean({ default: true }),
   /**
+   * On SIGTERM, how long an instance that has turned not-ready and left Consul keeps serving before it stops accepting
+   * connections: callers and load balancers that have not noticed yet still find it answering. 0 where the platform
+   * pauses before SIGTERM (Kubernetes' preStop, as the chart does); a second or two on hosts without one.
+   */
+  DRAIN_PAUSE_MS: Type.Integer({ minimum: 0, maximum: 30_000, default: 0 }),
+  /**
    * The name this instance registers under in Consul; default the service's name. A whole system run of its own
    * (end-to-end tests, fault runs, benchmarks) registers as `<name>-<run>` and points the others at those names
    * (`<NAME>_SERVICE_NAME`, the gateway's `GATEWAY_SERVICE_NAMES`).

@@ -1,6 +1,7 @@
 // Starting and stopping a service process: listen, register in Consul, and on a signal drain, deregister and close.
 import type { AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { ServiceApp } from './app.ts'
 import { ConfigError, type ServiceEnv } from './config.ts'
@@ -28,7 +29,8 @@ export type ServiceProcessConfig = Pick<
   | 'SERVICE_REGION'
   | 'SERVICE_AZ'
   | 'SERVICE_WEIGHT'
->
+> &
+  Partial<Pick<ServiceEnv, 'DRAIN_PAUSE_MS'>>
 
 async function closeClient(client: ServiceClient): Promise<void> {
   if ('end' in client) await client.end({ timeout: 5 })
@@ -117,6 +119,8 @@ export async function startService({
         app.health.draining = true
         await registration?.deregister()
         await settings?.close()
+        // still serving, not ready and out of Consul, until those who route here have noticed
+        if (config.DRAIN_PAUSE_MS) await sleep(config.DRAIN_PAUSE_MS)
         try {
           await app.close()
         } finally {

@@ -46,6 +46,22 @@ describe('startService', () => {
     expect(closed).toHaveLength(3)
   })
 
+  it('when stopped with a drain pause, then it answers not-ready yet still serves for the pause, and only then closes', async () => {
+    const { app } = await buildChassisApp()
+    const running = await startService({ app, config: { ...processConfig, DRAIN_PAUSE_MS: 800 } })
+    stop = running.stop
+    const base = `http://127.0.0.1:${running.port}`
+    const stopping = running.stop()
+    const ready = await fetch(`${base}/health/ready`)
+    expect(ready.status).toBe(503)
+    // a caller that has not noticed yet is still served
+    expect((await fetch(`${base}/health`)).status).toBe(200)
+    expect(app.server.listening).toBe(true)
+    await stopping
+    expect(app.server.listening).toBe(false)
+    await expect(fetch(`${base}/health`)).rejects.toThrow()
+  })
+
   it('when a client fails to close, then the failure is logged and the clients after it still close', async () => {
     const { app, logs } = await buildChassisApp()
     const closed: string[] = []
