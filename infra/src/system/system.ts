@@ -224,7 +224,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   if (!/^[a-z][a-z0-9_]*$/.test(prefix))
     throw new Error(`prefix must be lower-case letters, digits and _ (got '${prefix}')`)
   const form = options.form ?? systemFormFromEnv(baseEnv)
-  const gatewayPort = options.gatewayPort ?? (form === 'development' ? 8080 : await freePort())
+  // across hosts each gateway has its host's 8080
+  const gatewayPort =
+    options.gatewayPort ?? (form === 'development' || options.cluster ? 8080 : await freePort())
 
   const services = discoverServices(join(repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
@@ -434,10 +436,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
       // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway
       JWT_ISSUER: publicUrl,
-      // across hosts the gateways forward from their hosts' addresses: their X-Forwarded-For is believed
-      ...(hosts.length > 0
-        ? { TRUSTED_PROXIES: ['loopback', ...gatewayMembers.map(addressOf)].join(',') }
-        : {}),
+
       ...options.settings,
       REDIS_URL: redisUrl,
       KAFKA_NAMESPACE: kafkaNamespace,
@@ -472,6 +471,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
         ...sharedEnv,
         ...(member.database ? { DATABASE_URL: member.database.url } : {}),
         CONSUL_SERVICE_NAME: member.consulName,
+        // across hosts the gateways forward from their hosts' addresses: a service believes their X-Forwarded-For
+        ...(hosts.length > 0 && !member.service.isGateway
+          ? { TRUSTED_PROXIES: ['loopback', ...gatewayMembers.map(addressOf)].join(',') }
+          : {}),
         ...options.env?.['*'],
         ...options.env?.[name],
       }
