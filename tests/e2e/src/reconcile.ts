@@ -151,7 +151,7 @@ export async function reconcile(
     charges,
     refunds,
     reservations,
-    shipments: [...shipmentsOf.values()].reduce((sum, n) => sum + n, 0),
+    shipments: ids.reduce((sum, id) => sum + (shipmentsOf.get(id) ?? 0), 0),
     lost,
     duplicated,
     stock: stockNow,
