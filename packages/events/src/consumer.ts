@@ -287,8 +287,19 @@ function createGroupConsumer<Type extends EventType>(
     heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
     maxWaitTimeInMs: options.maxWaitTimeMs ?? 500,
     allowAutoTopicCreation: false,
+    retry: consumerRetry,
   })
 }
+
+/**
+ * How long a consumer tries a request again before it gives up — it then crashes and rejoins its group, which
+ * rebalances every member of the group: about 20 s, from 250 ms doubling up to 5 s. A broker that dies is fenced by
+ * the controller after its session timeout (9 s by default) and its partitions get new leaders; with the client's
+ * budget (5 retries from 100 ms, about 3 s) every consumer of the dead leader's partitions crashed first, and the
+ * rebalances of the ~25 groups stalled the saga for ~30 s on a three-broker cluster (docs/scaling-out.md). Producers
+ * keep the short budget: the relay leaves its rows in the outbox and tries again on its next pass.
+ */
+export const consumerRetry = Object.freeze({ initialRetryTime: 250, maxRetryTime: 5000, retries: 8 })
 
 /** Resolves when the consumer joins its group; rejects if it crashes for good before. */
 function groupJoined(consumer: Consumer): Promise<void> {
