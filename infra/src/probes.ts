@@ -76,7 +76,7 @@ const oneHost = 'postgres-url-host.invalid'
 
 /**
  * Changes the database, user or password of a PostgreSQL URL, keeping everything else as written: also a multi-host
- * URL (`postgres://u:p@h1:5432,h2:5432/db?target_session_attrs=read-write`, one a client fails over with), which
+ * URL (`postgres://u:p@h1:5432,h2:5432/db?target_session_attrs=primary`, one a client fails over with), which
  * `new URL()` refuses. The host list is bounded: at most 16 hosts of at most 255 characters each.
  */
 export function editPostgresUrl(serverUrl: string, changes: PostgresUrlChanges): string {

@@ -5,7 +5,7 @@ import { systemEnv } from '../src/images/system-env.ts'
 import { databaseUrl, editPostgresUrl } from '../src/probes.ts'
 
 const multiHost =
-  'postgres://postgres:postgres@198.18.3.11:5432,198.18.3.12:5432/postgres?target_session_attrs=read-write'
+  'postgres://postgres:postgres@198.18.3.11:5432,198.18.3.12:5432/postgres?target_session_attrs=primary'
 
 describe('editPostgresUrl', () => {
   it('when a one-host URL gets a database, then only its path changes', () => {
@@ -16,7 +16,7 @@ describe('editPostgresUrl', () => {
 
   it('when a multi-host URL gets a database, then every host and the query are kept', () => {
     expect(databaseUrl(multiHost, 'orders')).toBe(
-      'postgres://postgres:postgres@198.18.3.11:5432,198.18.3.12:5432/orders?target_session_attrs=read-write',
+      'postgres://postgres:postgres@198.18.3.11:5432,198.18.3.12:5432/orders?target_session_attrs=primary',
     )
   })
 
@@ -35,7 +35,7 @@ describe('editPostgresUrl', () => {
       expect(sql.options.host).toEqual(['198.18.3.11', '198.18.3.12'])
       expect(sql.options.port).toEqual([5432, 5432])
       expect(sql.options.database).toBe('orders')
-      expect((sql.options as { target_session_attrs?: string }).target_session_attrs).toBe('read-write')
+      expect((sql.options as { target_session_attrs?: string }).target_session_attrs).toBe('primary')
     } finally {
       void sql.end({ timeout: 0 })
     }
@@ -47,7 +47,7 @@ describe('editPostgresUrl', () => {
     expect(urls.length).toBeGreaterThan(0)
     for (const [, url] of urls)
       expect(url).toMatch(
-        /^postgres:\/\/[a-z_]+:pw@198\.18\.3\.11:5432,198\.18\.3\.12:5432\/[a-z_]+\?target_session_attrs=read-write$/,
+        /^postgres:\/\/[a-z_]+:pw@198\.18\.3\.11:5432,198\.18\.3\.12:5432\/[a-z_]+\?target_session_attrs=primary$/,
       )
   })
 
