@@ -3,7 +3,9 @@
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHosts, type Hosts } from '../src/cluster/hosts.ts'
+import { destroyLinks, type Links, startLinks } from '../src/cluster/links.ts'
 import { type PostgresCluster, startPostgresCluster } from '../src/cluster/postgres-cluster.ts'
+import { isAlive } from '../src/processes.ts'
 import { eventually } from './eventually.ts'
 
 const prefix = 'mrdpg'
@@ -129,4 +131,147 @@ describe.runIf(isRoot)('PostgreSQL primary and streaming replica', () => {
       await fresh.end()
     }
   }, 90_000)
+})
+
+/** A line echo server (any port the links proxy), run inside a host. */
+const echoServer = `
+const net = require('node:net')
+const [address, port] = process.argv.slice(1)
+net.createServer((socket) => { socket.setNoDelay(true); socket.pipe(socket) }).listen(Number(port), address)
+`
+
+/**
+ * Sends `total` numbered lines, at most `window` unanswered at once, and prints what came back: how many, in order,
+ * and the fastest and middle round trips (ms); or the error, also when nothing answers within timeoutMs.
+ */
+const echoClient = `
+const net = require('node:net')
+const [address, port, total, window, timeoutMs] = process.argv.slice(1).map((v, i) => (i === 0 ? v : Number(v)))
+const done = (result) => { console.log(JSON.stringify(result)); process.exit(0) }
+setTimeout(() => done({ error: 'timeout' }), timeoutMs)
+const socket = net.connect(port, address)
+socket.setNoDelay(true)
+let sent = 0, received = 0, buffer = ''
+const sentAt = [], times = []
+const send = () => { while (sent < total && sent - received < window) { sentAt[sent] = performance.now(); socket.write(sent + '\\n'); sent++ } }
+socket.on('connect', send)
+socket.on('error', (error) => done({ error: error.code ?? error.message }))
+socket.on('data', (chunk) => {
+  buffer += chunk
+  for (let end = buffer.indexOf('\\n'); end >= 0; end = buffer.indexOf('\\n')) {
+    const n = Number(buffer.slice(0, end))
+    buffer = buffer.slice(end + 1)
+    if (n !== received) done({ error: 'out of order', n, received })
+    times.push(performance.now() - sentAt[n])
+    received++
+  }
+  if (received === total) {
+    times.sort((a, b) => a - b)
+    done({ received, min: times[0], median: times[times.length >> 1] })
+  }
+  send()
+})
+`
+
+interface EchoResult {
+  received?: number
+  min?: number
+  median?: number
+  error?: string
+}
+
+describe.runIf(isRoot)('links between hosts through Toxiproxy', () => {
+  const echoPort = 6379
+  let links: Links | undefined
+
+  beforeAll(async () => {
+    host(2).startDaemon({
+      command: process.execPath,
+      args: ['-e', echoServer, host(2).address, String(echoPort)],
+      logFile: '/dev/null',
+    })
+    links = await startLinks(hosts, { servicePorts: [3000] })
+  }, 60_000)
+
+  afterAll(async () => {
+    await links?.close()
+  }, 30_000)
+
+  const echo = async (from: number, to: number, total: number, window: number, timeoutMs = 60_000) =>
+    JSON.parse(
+      await host(from).run(
+        process.execPath,
+        [
+          '-e',
+          echoClient,
+          host(to).address,
+          String(echoPort),
+          String(total),
+          String(window),
+          String(timeoutMs),
+        ],
+        { timeoutMs: timeoutMs + 10_000 },
+      ),
+    ) as EchoResult
+
+  it('when the links are degraded by 100 ms, then a round trip between two hosts takes at least 100 ms, and under 20 ms once restored', async () => {
+    if (!links) throw new Error('no links')
+    // the server may still be starting
+    await eventually('the echo server on h2', async () =>
+      (await echo(1, 2, 1, 1, 2_000)).received ? true : undefined,
+    )
+    const before = await echo(1, 2, 20, 1)
+    expect(before.received).toBe(20)
+
+    await links.degradeLinks({ latencyMs: 100 })
+    const degraded = await echo(1, 2, 10, 1)
+    expect(degraded.received).toBe(10)
+    expect(degraded.min).toBeGreaterThanOrEqual(100)
+
+    await links.restoreLinks()
+    const restored = await echo(1, 2, 20, 1)
+    expect(restored.received).toBe(20)
+    expect(restored.median).toBeLessThan(20)
+  }, 60_000)
+
+  it('when the links lose 1% of packets with 100 ms latency, then a stream of 2000 request/responses all complete, in order', async () => {
+    if (!links) throw new Error('no links')
+    await links.degradeLinks({ latencyMs: 100, lossPercent: 1 })
+    try {
+      const result = await echo(1, 2, 2000, 100)
+      expect(result).toMatchObject({ received: 2000 })
+      // the filter did drop packets: TCP got every one through anyway
+      const counters = await host(1).run('iptables', ['-w', '-L', 'MERIDIAN-LINK-FAULTS', '-v', '-n', '-x'])
+      const dropped = counters
+        .split('\n')
+        .filter((line) => line.includes('DROP') && line.includes('statistic'))
+        .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0)
+      expect(dropped).toBeGreaterThan(0)
+    } finally {
+      await links.restoreLinks()
+    }
+  }, 60_000)
+
+  it('when a host is partitioned through the links, then no connection to or from it gets through, and they do once healed', async () => {
+    if (!links) throw new Error('no links')
+    await links.partition(host(2))
+    try {
+      expect((await echo(1, 2, 1, 1, 1_500)).error).toBeDefined()
+      expect((await echo(3, 2, 1, 1, 1_500)).error).toBeDefined()
+    } finally {
+      await links.heal(host(2))
+    }
+    expect((await echo(1, 2, 1, 1)).received).toBe(1)
+    expect((await echo(3, 2, 1, 1)).received).toBe(1)
+  }, 30_000)
+
+  it('when a run leaves Toxiproxy behind, then destroyLinks stops it by the pid in its pid file', async () => {
+    if (!links) throw new Error('no links')
+    const pid = links.pid()
+    expect(pid).toBeDefined()
+    await destroyLinks(hosts.prefix)
+    expect(isAlive(pid)).toBe(false)
+    expect(links.pid()).toBeUndefined()
+    links = undefined
+  }, 30_000)
 })
