@@ -1,10 +1,15 @@
 // PostgreSQL primary and replica across cluster hosts (a client on the multi-host URL through a failover), and the links
 // between hosts through Toxiproxy (latency and loss added and removed). Needs root; hosts of the prefix mrdpg.
+import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createHosts, type Hosts } from '../src/cluster/hosts.ts'
 import { destroyLinks, type Links, startLinks } from '../src/cluster/links.ts'
-import { type PostgresCluster, startPostgresCluster } from '../src/cluster/postgres-cluster.ts'
+import {
+  type PostgresCluster,
+  type Replication,
+  startPostgresCluster,
+} from '../src/cluster/postgres-cluster.ts'
 import { isAlive } from '../src/processes.ts'
 import { eventually } from './eventually.ts'
 
@@ -35,7 +40,7 @@ describe.runIf(isRoot)('PostgreSQL primary and streaming replica', () => {
     await cluster?.close()
   }, 60_000)
 
-  it('when the primary host loses power and the replica is promoted, then the same client writes to it and every acknowledged commit is there', async () => {
+  it('when the primary host loses power, then a write waits, and once the replica is promoted it and the next writes land there beside every acknowledged commit', async () => {
     cluster = await startPostgresCluster({ primary: host(1), replica: host(2) }, { prefix })
     expect(cluster.primary().name).toBe('h1')
     expect(cluster.replica()?.name).toBe('h2')
@@ -59,27 +64,31 @@ describe.runIf(isRoot)('PostgreSQL primary and streaming replica', () => {
     )
 
     await host(1).killAll()
+    // before the promotion no server takes writes: postgres.js goes round the hosts until one is the primary, so a
+    // write sent now neither fails nor lands on the standby — it waits, and is done on the new primary
+    const waiting = db<{ server: string }[]>`
+      insert into acknowledged values (301) returning host(inet_server_addr()) as server`.then(
+      ([row]) => row?.server,
+    )
+    const outcome = await Promise.race([
+      waiting.then(
+        () => 'done',
+        () => 'failed',
+      ),
+      sleep(2_000).then(() => 'waiting'),
+    ])
+    expect(outcome).toBe('waiting')
     await cluster.promote()
     expect(cluster.primary().name).toBe('h2')
     expect(cluster.replica()).toBeUndefined()
 
-    // the pool's connections to h1 are dead: the next ones go to the only server that takes writes
-    const written = await eventually(
-      'a write through the multi-host URL after the promotion',
-      async () => {
-        try {
-          const [row] = await db<{ server: string }[]>`
-            insert into acknowledged values (301) returning host(inet_server_addr()) as server`
-          return row?.server
-        } catch {
-          return undefined
-        }
-      },
-      15_000,
-    )
-    expect(written).toBe('198.18.3.12')
+    expect(await waiting).toBe('198.18.3.12')
+    // the pool's connections to h1 are dead: the next ones go to the only primary
+    const [written] = await db<{ server: string }[]>`
+      insert into acknowledged values (302) returning host(inet_server_addr()) as server`
+    expect(written?.server).toBe('198.18.3.12')
     const [counted] = await db<{ count: number }[]>`select count(*)::int as count from acknowledged`
-    expect(counted?.count).toBe(301)
+    expect(counted?.count).toBe(302)
 
     // the outbox relay's LISTEN: postgres.js listens again once when its connection closes, and that one attempt
     // can meet the moment no server takes writes — so a listener is made again after the failover, and it hears
@@ -109,11 +118,11 @@ describe.runIf(isRoot)('PostgreSQL primary and streaming replica', () => {
     try {
       const [recovering] = await onReplica<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`
       expect(recovering?.standby).toBe(true)
-      await db`insert into acknowledged values (302)`
+      await db`insert into acknowledged values (303)`
       // synchronous: the commit returned once h1 had it; a hot standby shows it once replayed
       await eventually('the rows on the rejoined replica', async () => {
         const [row] = await onReplica<{ count: number }[]>`select count(*)::int as count from acknowledged`
-        return row?.count === 302 ? true : undefined
+        return row?.count === 303 ? true : undefined
       })
       await expect(onReplica`insert into acknowledged values (0)`).rejects.toThrow(/read-only/)
     } finally {
@@ -125,12 +134,53 @@ describe.runIf(isRoot)('PostgreSQL primary and streaming replica', () => {
     const fresh = postgres(cluster.url('failover'), { max: 1, onnotice: () => {} })
     try {
       const [landed] = await fresh<{ server: string }[]>`
-        insert into acknowledged values (303) returning host(inet_server_addr()) as server`
+        insert into acknowledged values (304) returning host(inet_server_addr()) as server`
       expect(landed?.server).toBe('198.18.3.12')
     } finally {
       await fresh.end()
     }
   }, 90_000)
+})
+
+describe.runIf(isRoot)('synchronous and asynchronous replication', () => {
+  let cluster: PostgresCluster | undefined
+  let client: postgres.Sql | undefined
+
+  afterEach(async () => {
+    await client?.end({ timeout: 1 }).catch(() => {})
+    await cluster?.close()
+    client = cluster = undefined
+  }, 60_000)
+
+  /** a cluster of h3 and h2 (h1's may still be there), its client, and a table to write to */
+  async function clusterWith(replication: Replication) {
+    cluster = await startPostgresCluster({ primary: host(3), replica: host(2) }, { prefix, replication })
+    client = postgres(cluster.url('postgres'), { max: 2, onnotice: () => {} })
+    await client`create table commits (n int primary key)`
+    return { cluster, db: client }
+  }
+
+  /** whether a commit is done within 2 s */
+  const settles = (commit: Promise<unknown>) =>
+    Promise.race([commit.then(() => 'done'), sleep(2_000).then(() => 'waiting')])
+
+  it('when the replica is down and replication is synchronous, then a commit waits until it streams again', async () => {
+    const { cluster, db } = await clusterWith('synchronous')
+    await db`insert into commits values (1)`
+    const replica = cluster.nodes.find((node) => node.host.name === 'h2')
+    await replica?.stop()
+    const commit = db`insert into commits values (2)`
+    expect(await settles(commit)).toBe('waiting')
+    await replica?.start()
+    await commit
+    await cluster.waitReplicating()
+  }, 60_000)
+
+  it('when the replica is down and replication is asynchronous, then commits go on without it', async () => {
+    const { cluster, db } = await clusterWith('asynchronous')
+    await cluster.nodes.find((node) => node.host.name === 'h2')?.stop()
+    expect(await settles(db`insert into commits values (1)`)).toBe('done')
+  }, 60_000)
 })
 
 /** A line echo server (any port the links proxy), run inside a host. */
