@@ -12,8 +12,12 @@ import type { ClusterHost, Hosts } from './hosts.ts'
 export const clusterPorts = [8300, 8301, 8302, 9092, 9093, 5432, 6379]
 /** Toxiproxy's API on the bridge address */
 const API_PORT = 8474
-/** the proxies listen on the bridge address from here: host n's k-th port is FIRST_PROXY_PORT + 100·n + k */
-const FIRST_PROXY_PORT = 47_000
+/**
+ * The proxies listen on the bridge address from here: host n's k-th port is FIRST_PROXY_PORT + 100·n + k. Below
+ * Linux's ephemeral range (32768–60999): a connection from the machine to a host holds a port of that range on the
+ * bridge address, which a proxy could not listen on then.
+ */
+const FIRST_PROXY_PORT = 29_000
 /** the chain in each host's nat table that sends its connections to other hosts through their proxies */
 const natChain = 'MERIDIAN-LINKS'
 /** the chain in each host's filter table that loses packets (degradeLinks) and cuts links (partition) */
