@@ -164,16 +164,28 @@ describe.runIf(isRoot)('synchronous and asynchronous replication', () => {
   const settles = (commit: Promise<unknown>) =>
     Promise.race([commit.then(() => 'done'), sleep(2_000).then(() => 'waiting')])
 
-  it('when the replica is down and replication is synchronous, then a commit waits until it streams again', async () => {
+  it('when the replica’s host loses power and replication is synchronous, then a commit waits until the host’s PostgreSQL is started again', async () => {
     const { cluster, db } = await clusterWith('synchronous')
     await db`insert into commits values (1)`
-    const replica = cluster.nodes.find((node) => node.host.name === 'h2')
-    await replica?.stop()
+    await host(2).killAll()
     const commit = db`insert into commits values (2)`
     expect(await settles(commit)).toBe('waiting')
-    await replica?.start()
+    // the host is back: its engine starts on its data, recovers and streams again
+    await cluster.nodes.find((node) => node.host.name === 'h2')?.start()
     await commit
     await cluster.waitReplicating()
+  }, 60_000)
+
+  it('when the primary’s host loses power and comes back without a promotion, then it is the primary again with every commit and the replica streams from it', async () => {
+    const { cluster, db } = await clusterWith('synchronous')
+    for (let n = 1; n <= 50; n++) await db`insert into commits values (${n})`
+    await host(3).killAll()
+    await cluster.nodes.find((node) => node.host.name === 'h3')?.start()
+    expect(cluster.primary().name).toBe('h3')
+    await cluster.waitReplicating()
+    const [row] = await db<{ count: number }[]>`select count(*)::int as count from commits`
+    expect(row?.count).toBe(50)
+    await db`insert into commits values (51)`
   }, 60_000)
 
   it('when the replica is down and replication is asynchronous, then commits go on without it', async () => {
