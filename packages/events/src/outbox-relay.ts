@@ -4,7 +4,7 @@ import type { Sql } from '@meridian/db'
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer } from './kafka.ts'
 import { OUTBOX_CHANNEL } from './outbox.ts'
-import { LeadershipLost, RelayLeadership } from './outbox-leadership.ts'
+import { LeadershipLost, oneConnectionClient, RelayLeadership } from './outbox-leadership.ts'
 import { OutboxPublisher, type PublishedOutboxRow, PublishFailed } from './outbox-publishing.ts'
 import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
 
@@ -97,17 +97,30 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { sql, logger } = options
   const settings = relaySettings(options)
   const wakeup = new RelayWakeup(settings.wakeLingerMs)
-  let listener: { unlisten(): Promise<void> } | undefined
+  /** the LISTEN of the active relay: a client of its own, made anew at every leadership */
+  let listener: Sql | undefined
+  const stopListening = async () => {
+    const previous = listener
+    listener = undefined
+    await previous?.end({ timeout: 1 }).catch(() => {})
+  }
   let running: Promise<void> | undefined
 
   const leadership: RelayLeadership = new RelayLeadership(sql, logger, async () => {
     publisher.restartSchedules()
-    if (settings.listen && !listener) {
-      try {
-        listener = await sql.listen(OUTBOX_CHANNEL, () => wakeup.wake())
-      } catch (error) {
-        logger.warn({ err: error }, 'cannot listen for outbox commits; relying on polling')
-      }
+    if (!settings.listen) return
+    // A new client at every leadership, which is lost whenever the database went: when its connection closes,
+    // postgres.js listens again once, and if that attempt fails (the server restarting, a failover under way) the
+    // channel stays broken in that client without a word — the relay would wait at its slow poll for wake-ups that
+    // never come, and listening again on the same client meets the broken channel.
+    await stopListening()
+    const client = oneConnectionClient(sql)
+    try {
+      await client.listen(OUTBOX_CHANNEL, () => wakeup.wake())
+      listener = client
+    } catch (error) {
+      await client.end({ timeout: 1 }).catch(() => {})
+      logger.warn({ err: error }, 'cannot listen for outbox commits; relying on polling')
     }
   })
   const publisher = new OutboxPublisher({
@@ -145,8 +158,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async stop() {
       wakeup.stop()
       await running
-      await listener?.unlisten().catch(() => {})
-      listener = undefined
+      await stopListening()
       await leadership.resign()
     },
 

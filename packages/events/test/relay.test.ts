@@ -1,6 +1,9 @@
 // OutboxRelay on real PostgreSQL and Kafka: the NOTIFY wake-up, the lag gauges, marking instead of deleting.
+import { once } from 'node:events'
+import { Socket } from 'node:net'
 import type { Sql } from '@meridian/db'
 import type { TestTopics } from '@meridian/testkit'
+import postgres from 'postgres'
 import { Registry } from 'prom-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createEventMetrics, type EventMetrics } from '../src/event-metrics.ts'
@@ -30,7 +33,7 @@ const cleanups: (() => Promise<void>)[] = []
 beforeAll(async () => {
   database = await outboxDatabase('relay')
   sql = database.sql
-  topics = await outboxTopics(['relay-notify', 'relay-poll', 'relay-lag', 'relay-mark'])
+  topics = await outboxTopics(['relay-notify', 'relay-relisten', 'relay-poll', 'relay-lag', 'relay-mark'])
   counter = await EffectCounter.start(Object.values(topics.names))
   producer = await testProducer()
 })
@@ -54,9 +57,13 @@ function topic(base: string): string {
   return name
 }
 
-async function startRelay(options: Partial<OutboxRelayOptions>): Promise<OutboxRelay> {
+function startRelay(options: Partial<OutboxRelayOptions>): Promise<OutboxRelay> {
+  return startRelayOn(sql, options)
+}
+
+async function startRelayOn(on: Sql, options: Partial<OutboxRelayOptions>): Promise<OutboxRelay> {
   const relay = createOutboxRelay({
-    sql,
+    sql: on,
     producer,
     logger: recordingLogger(),
     leadershipRetryMs: 100,
@@ -90,6 +97,54 @@ describe('OutboxRelay', () => {
     await waitFor('the second event', () => counter.has(second.entries[0]!.event.id), 20_000)
     expect(pollIntervalElapsed).toBe(false)
     expect(counter.account([first, second], topic('relay-notify'))).toEqual({
+      lost: 0,
+      duplicated: 0,
+      unexpected: 0,
+    })
+  })
+
+  it('when the database goes away and comes back (a restart, a failover), then the relay listens again', async () => {
+    // every connection of this client, the relay's session and its LISTEN among them, goes through a switch
+    const sockets = new Set<Socket>()
+    let down = false
+    const switched = postgres(database.url, {
+      max: 2,
+      onnotice: () => {},
+      connection: { application_name: 'relay-relisten' },
+      socket: async ({ host, port }: { host: string[]; port: number[] }) => {
+        if (down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+        const socket = new Socket()
+        socket.connect(port[0] ?? 5432, host[0] ?? '127.0.0.1')
+        await once(socket, 'connect')
+        sockets.add(socket)
+        socket.once('close', () => sockets.delete(socket))
+        return socket
+      },
+    } as postgres.Options<Record<string, postgres.PostgresType>>)
+    cleanups.push(() => switched.end({ timeout: 1 }))
+    /** the server's sessions of this client whose last statement was a LISTEN */
+    const listening = async () => {
+      const [row] = await sql<{ count: number }[]>`
+        select count(*)::int as count from pg_stat_activity
+        where application_name = 'relay-relisten' and query ilike 'listen %'`
+      return row?.count ?? 0
+    }
+    const relay = await startRelayOn(switched, { pollIntervalMs: 200, listen: true })
+    await waitFor('the relay to listen', async () => (await listening()) === 1)
+
+    // the server is gone for a moment: postgres.js's one attempt to listen again is refused
+    down = true
+    for (const socket of sockets) socket.destroy()
+    await waitFor('the relay to notice', () => !relay.isLeader())
+    await waitFor('the server to see the sessions gone', async () => (await listening()) === 0)
+    await delay(500)
+    down = false
+    await waitFor('the relay to lead again', () => relay.isLeader())
+    await waitFor('the relay to listen again', async () => (await listening()) === 1)
+
+    const event = await writeWidget(sql, topic('relay-relisten'), 'l-1', 1)
+    await waitFor('the event after the outage', () => counter.has(event.entries[0]!.event.id))
+    expect(counter.account([event], topic('relay-relisten'))).toEqual({
       lost: 0,
       duplicated: 0,
       unexpected: 0,
