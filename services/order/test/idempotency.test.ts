@@ -267,3 +267,22 @@ describe('a malformed Idempotency-Key', () => {
     )
   })
 })
+
+describe('the OpenAPI document', () => {
+  it('when /docs/json is read, then both ways of placing declare the optional Idempotency-Key header and the 400 in the envelope', async () => {
+    const document = (await order.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    for (const path of ['/api/v1/orders', '/api/v1/users/{userId}/orders']) {
+      const operation = document.paths[path].post
+      const header = operation.parameters.find(
+        (parameter: { in: string; name: string }) =>
+          parameter.in === 'header' && parameter.name.toLowerCase() === 'idempotency-key',
+      )
+      expect(header, path).toMatchObject({
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      })
+      expect(Object.keys(operation.responses), path).toEqual(expect.arrayContaining(['201', '400', '422']))
+      expect(JSON.stringify(operation.responses['400']), path).toContain('error')
+    }
+  })
+})
