@@ -282,7 +282,10 @@ describe('the OpenAPI document', () => {
         schema: { type: 'string', minLength: 1, maxLength: 255 },
       })
       expect(Object.keys(operation.responses), path).toEqual(expect.arrayContaining(['201', '400', '422']))
-      expect(JSON.stringify(operation.responses['400']), path).toContain('error')
+      expect(operation.responses['400'], path).toMatchObject({
+        description: expect.stringContaining('Idempotency-Key'),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+      })
     }
   })
 })
