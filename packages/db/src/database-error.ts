@@ -50,6 +50,16 @@ export function isDatabaseError(error: unknown): boolean {
   )
 }
 
+/**
+ * True when a statement broke the unique constraint (or unique index) named `constraint`: a write that lost a race
+ * the index decides, which the caller answers itself rather than as mapDatabaseError's 409.
+ */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (!isDatabaseError(error)) return false
+  const report = error as ServerError
+  return String(report.code) === uniqueViolation && report.constraint_name === constraint
+}
+
 /** postgres.js / socket failures that mean the database cannot be reached right now. */
 const unreachableCodes = new Set([
   'ECONNREFUSED',

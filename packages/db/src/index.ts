@@ -10,6 +10,7 @@ export {
   databaseErrorMapper,
   isDatabaseError,
   isDatabaseUnavailable,
+  isUniqueViolation,
   mapDatabaseError,
 } from './database-error.ts'
 export {

@@ -7,6 +7,7 @@ import {
   createDatabase,
   isDatabaseError,
   isDatabaseUnavailable,
+  isUniqueViolation,
   mapDatabaseError,
   type Sql,
 } from '../src/index.ts'
@@ -115,6 +116,24 @@ describe('mapDatabaseError, unique violations', () => {
       statusCode: 409,
       details: [{ field: 'login', message: 'already exists' }],
     })
+  })
+  it('when a unique index is named, then isUniqueViolation tells its violation from any other failure', async () => {
+    const first = await insertCustomer(aCustomer())
+    const second = await insertCustomer(aCustomer())
+    await sql`update customers set login = 'grace' where id = ${first}`
+
+    const { raw } = await mappedFailureOf(sql`update customers set login = 'Grace' where id = ${second}`)
+    expect(isUniqueViolation(raw, 'customers_login_lower')).toBe(true)
+    expect(isUniqueViolation(raw, 'customers_email_key')).toBe(false)
+    const taken = aCustomer()
+    await insertCustomer(taken)
+    const { raw: email } = await mappedFailureOf(insertCustomer(aCustomer({ email: taken.email })))
+    expect(isUniqueViolation(email, 'customers_email_key')).toBe(true)
+    const { raw: dangling } = await mappedFailureOf(
+      sql`insert into orders (customer_id) values (${randomUUID()})`,
+    )
+    expect(isUniqueViolation(dangling, 'customers_email_key')).toBe(false)
+    expect(isUniqueViolation(new Error('duplicate key'), 'customers_email_key')).toBe(false)
   })
 })
 

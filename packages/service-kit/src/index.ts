@@ -24,6 +24,7 @@ export {
 } from './config.ts'
 export { sendError, toAppError, validationDetails } from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
+export { canonicalJson, idempotencyKeyChecked, idempotencyKeyOf, requestFingerprint } from './idempotency.ts'
 export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type MetricsFormat, metricsFormat, type ServiceMetrics } from './metrics.ts'
 export {

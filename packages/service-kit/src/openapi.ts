@@ -157,7 +157,7 @@ export function takesCredential(security: unknown): boolean {
 
 /** What each status the chassis can answer means, as the document says it. */
 const statusDescriptions: Record<number, string> = {
-  400: 'Bad request: malformed JSON (or not UTF-8, or nested too deep), or a path that does not decode',
+  400: 'Bad request: malformed JSON (or not UTF-8, or nested too deep), a path that does not decode, or (where a route takes one) a malformed Idempotency-Key header',
   401: 'Missing, invalid or expired credentials',
   403: "Authenticated, but not allowed to do this (FORBIDDEN), or the credential lacks the operation's scope (INSUFFICIENT_SCOPE, the message names it)",
   404: 'Not found',

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SagaFact } from '../src/domain/saga.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
-import { placeTestOrder } from './support/place.ts'
+import { placeTestOrder, testAddress } from './support/place.ts'
 
 /**
  * Statements of the order service's own per path, the transaction's begin and commit aside (they are the caller's:
@@ -20,6 +20,10 @@ import { placeTestOrder } from './support/place.ts'
 const budget = {
   /** the order with its items, the saga with its first log line, order.placed in the outbox */
   place: 3,
+  /** with an Idempotency-Key: the read of the order placed with it (none), then as place */
+  placeWithKey: 4,
+  /** a retry with the same key and body: that read alone (nothing priced or written) */
+  replay: 1,
   /** the read that locks the order and its saga; the write of the saga, the order's status and the log */
   noCommand: 2,
   /** as noCommand, and one outbox statement per command */
@@ -92,6 +96,34 @@ describe('statements per order', () => {
     expect(await outboxTypes(orderId)).toEqual(['order.placed'])
     const [saga] = await order.sql`select state from sagas where order_id = ${orderId}`
     expect(saga?.state).toBe('created')
+  })
+
+  it(`when an order is placed with an Idempotency-Key, then it costs at most ${budget.placeWithKey} statements, and its retry ${budget.replay}`, async () => {
+    const customerId = randomUUID()
+    const request = {
+      method: 'POST' as const,
+      url: '/api/v1/orders',
+      payload: {
+        customerId,
+        items: [{ productId: mug.id, quantity: 2, price: 19.99 }],
+        shippingAddress: testAddress,
+      },
+      headers: { ...asUser(customerId), 'idempotency-key': randomUUID() },
+    }
+    let orderId = ''
+    const first = await statementsOf(async () => {
+      const answer = await order.app.inject(request)
+      expect(answer.statusCode).toBe(201)
+      orderId = answer.json().orderId
+    })
+    expect(first.length, first.join('\n---\n')).toBeLessThanOrEqual(budget.placeWithKey)
+    const retry = await statementsOf(async () => {
+      const answer = await order.app.inject(request)
+      expect(answer.statusCode).toBe(201)
+      expect(answer.json().orderId).toBe(orderId)
+    })
+    expect(retry.length, retry.join('\n---\n')).toBeLessThanOrEqual(budget.replay)
+    expect(await outboxTypes(orderId)).toEqual(['order.placed'])
   })
 
   it(`when payment, reservation, shipment and delivery answer, then each costs at most ${budget.noCommand} statements and ${budget.perCommand} more per command it sends`, async () => {

@@ -119,6 +119,27 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     return answer.body
   }
 
+  /**
+   * The card token each Idempotency-Key placed its order with: a retry under the key sends the same body again (a new
+   * token would be another request, 422), so a card is tokenized once per key.
+   */
+  const tokensOfKeys = new Map<string, string>()
+
+  /** The order's payment token: the one given, the one its key was first sent with, else the card's, tokenized. */
+  async function orderPaymentToken(options: {
+    card?: string
+    paymentToken?: string
+    idempotencyKey?: string
+  }) {
+    if (options.paymentToken) return options.paymentToken
+    const { idempotencyKey } = options
+    const known = idempotencyKey === undefined ? undefined : tokensOfKeys.get(idempotencyKey)
+    if (known) return known
+    const token = await client.tokenizeCard(options.card ?? cards.good)
+    if (idempotencyKey !== undefined) tokensOfKeys.set(idempotencyKey, token)
+    return token
+  }
+
   const client = {
     gatewayUrl,
     simulatorUrl,
@@ -208,7 +229,11 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       return body.token
     },
 
-    /** POST /api/v1/orders as the customer; whatever it answers (the caller checks 201 and Location). */
+    /**
+     * POST /api/v1/orders as the customer; whatever it answers (the caller checks 201 and Location). With an
+     * `idempotencyKey`, the same call again is a safe retry (after a 502/503/504 or a network failure): it sends the
+     * same body under the key and answers the order the key placed, never a second one.
+     */
     async placeOrder(
       customer: Customer,
       options: {
@@ -216,14 +241,20 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
         quantity?: number
         card?: string
         paymentToken?: string
+        /** sent as the Idempotency-Key header (1 to 255 printable ASCII characters) */
+        idempotencyKey?: string
         /** extra request headers (e.g. a traceparent that names the order's trace) */
         headers?: Record<string, string>
       },
     ): Promise<ApiResponse<PlacedOrder>> {
-      const token = options.paymentToken ?? (await client.tokenizeCard(options.card ?? cards.good))
+      const token = await orderPaymentToken(options)
+      const headers = {
+        ...options.headers,
+        ...(options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
+      }
       return call<PlacedOrder>(gatewayUrl, 'POST', '/api/v1/orders', {
         token: customer.token,
-        ...(options.headers ? { headers: options.headers } : {}),
+        headers,
         body: {
           customerId: customer.id,
           items: [

@@ -2,6 +2,7 @@
 // it can go wrong ending in a consistent state — nothing charged that is not refunded, no stock held for an order
 // that will not ship. Timings: the saga's steps time out after 4 s, 3 attempts; the hanging card charges 20 s after
 // the call; payment reconciles a charge of unknown outcome once it is 6 s old, every second (src/global-setup.ts).
+import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, type Customer, cards, e2eClient, type ProviderSummary } from '../src/client.ts'
@@ -47,6 +48,30 @@ describe('the order saga', () => {
       method: 'GET',
     })
     expect((await client.cancelOrder(customer, orderId)).status).toBe(409)
+  })
+
+  it('when placing is retried through the gateway with its Idempotency-Key, then the retry answers the same order, which is charged, reserved and shipped once', async () => {
+    const product = await client.createProduct(admin, { stock: 5 })
+    const idempotencyKey = `retry-${randomUUID()}`
+    const first = await client.placeOrder(customer, { product, quantity: 2, idempotencyKey })
+    expect(first.status).toBe(201)
+    // the client never saw the first answer (a 504): it sends the same request again
+    const retry = await client.placeOrder(customer, { product, quantity: 2, idempotencyKey })
+    expect(retry.status).toBe(201)
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(retry.body).toEqual(first.body)
+    expect(retry.headers.get('location')).toBe(first.headers.get('location'))
+    // another body under the key is refused through the gateway too
+    const other = await client.placeOrder(customer, { product, quantity: 1, idempotencyKey })
+    expect(other.status).toBe(422)
+
+    const orderId = first.body.orderId
+    await client.orderReaches(customer, orderId, 'shipped', patience)
+    expect(await client.providerSummary(orderId)).toMatchObject({
+      charges: 1,
+      charged: cents(product.price) * 2,
+    })
+    expect(await client.readProduct(product.id)).toMatchObject({ available: 3, reserved: 0 })
   })
 
   it('when the card is declined, then the order is payment_failed, nothing is charged and the stock is untouched', async () => {

@@ -1,7 +1,7 @@
 // Orders and their items in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open
 // transaction.
 import type { OrderStatus, ShippingAddress } from '@meridian/contracts'
-import type { ListInput, ListResult, Queryable } from '@meridian/db'
+import { isUniqueViolation, type ListInput, type ListResult, type Queryable } from '@meridian/db'
 import { type OrderListFilter, type OrderListRequest, orderList } from './order-columns.ts'
 
 export type { OrderListRequest }
@@ -40,13 +40,32 @@ export interface NewOrder {
   /** the payment provider's token, never card data */
   paymentToken: string | null
   items: readonly OrderItemRecord[]
+  /** the Idempotency-Key it was placed with, and its request's fingerprint; none without the header */
+  idempotency?: OrderIdempotency
 }
+
+export interface OrderIdempotency {
+  key: string
+  requestHash: string
+}
+
+/** What a retry under an Idempotency-Key finds of the order placed with it: enough to answer it again. */
+export interface KeyedOrder {
+  id: string
+  totalCents: number
+  requestHash: string
+}
+
+const keyedOrderIndex = 'orders_customer_idempotency_key_idx'
+
+/** True when an insert failed because the customer's Idempotency-Key already placed an order (another request). */
+export const isIdempotencyKeyTaken = (error: unknown): boolean => isUniqueViolation(error, keyedOrderIndex)
 
 /**
  * What the saga's step requests carry of an order (never card data: the provider's token at most): what was placed,
  * its items in line order.
  */
-export interface OrderContent extends Omit<NewOrder, 'items'> {
+export interface OrderContent extends Omit<NewOrder, 'items' | 'idempotency'> {
   items: OrderItemRecord[]
 }
 
@@ -135,6 +154,8 @@ export function createOrdersRepository(db: Queryable) {
             total_cents: order.totalCents,
             shipping_address: sql.json(order.shippingAddress),
             payment_token: order.paymentToken,
+            idempotency_key: order.idempotency?.key ?? null,
+            request_hash: order.idempotency?.requestHash ?? null,
           })}
           returning ${sql(orderColumns)}
         ),
@@ -167,6 +188,18 @@ export function createOrdersRepository(db: Queryable) {
         where o.id = ${id}`
       if (!row) return undefined
       return { ...row, totalCents: Number(row.totalCents), items: row.items.map(fromItemJson) }
+    },
+
+    /** The order `customerId` placed with the Idempotency-Key `key`, if any. */
+    async findByIdempotencyKey(
+      customerId: string,
+      key: string,
+      sql: Queryable = db,
+    ): Promise<KeyedOrder | undefined> {
+      const [row] = await sql<(Omit<KeyedOrder, 'totalCents'> & { totalCents: string | number })[]>`
+        select id, total_cents, request_hash from orders
+        where customer_id = ${customerId} and idempotency_key = ${key}`
+      return row ? { ...row, totalCents: Number(row.totalCents) } : undefined
     },
 
     /** The statuses of the orders named (those that exist). */

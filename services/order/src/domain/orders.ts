@@ -19,9 +19,17 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
-import type { Principal } from '@meridian/service-kit'
+import { type Principal, requestFingerprint } from '@meridian/service-kit'
 import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
-import type { NewOrder, OrderItemRecord, OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
+import {
+  isIdempotencyKeyTaken,
+  type KeyedOrder,
+  type NewOrder,
+  type OrderIdempotency,
+  type OrderItemRecord,
+  type OrderRecord,
+  type OrdersRepository,
+} from '../data/orders-repository.ts'
 import { assertCustomerOrAdmin, isCustomerOrAdmin } from './access.ts'
 import {
   isCancellable,
@@ -176,6 +184,42 @@ function orderPlacedEvent(created: NewOrder, input: PlaceOrderBody, principal: P
   )
 }
 
+/** What placing takes of the request besides its body. */
+export interface PlaceRequest {
+  requestId?: string
+  /** the Idempotency-Key header's key (checked by the route), when the request sent one */
+  idempotencyKey?: string
+}
+
+export interface PlaceAnswer {
+  /** the 201's body */
+  placed: PlacedOrder
+  /** true when the order was placed by an earlier request with the same Idempotency-Key and body */
+  replayed: boolean
+}
+
+/** The request fingerprints' purpose (service-kit's requestFingerprint): order's own, never payment's. */
+const fingerprintPurpose = 'meridian-order'
+
+/**
+ * The 201's body of a just placed order. An order is always `placed` when it is written, so a replay answers this
+ * again, exactly as the first request was answered, whatever the order's status is now (its link tells that).
+ */
+function placedAnswer(orderId: string, totalCents: number): PlacedOrder {
+  return {
+    orderId,
+    status: 'placed',
+    total: fromMinorUnits(totalCents),
+    _links: orderLinks(orderId, 'placed'),
+  }
+}
+
+const idempotencyKeyReused = (): AppError =>
+  AppError.validation(
+    [{ field: 'Idempotency-Key', message: 'was already used with a different request body' }],
+    'This Idempotency-Key was already used to place an order with a different request',
+  )
+
 export interface OrderUseCasesDependencies {
   orders: OrdersRepository
   catalogue: ProductCatalogue
@@ -196,14 +240,15 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
 
   /**
    * Prices the items from the catalogue (422 per bad item, 503 when inventory is unreachable), then writes the
-   * order, its items and its order.placed record in one transaction. The caller checked who may place for
-   * `input.customerId`.
+   * order, its items and its order.placed record in one transaction, with the request's Idempotency-Key when it came
+   * with one. The caller checked who may place for `input.customerId`.
    */
   async function priceAndPlace(
     input: PlaceOrderBody,
     principal: Principal,
     requestId?: string,
-  ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
+    idempotency?: OrderIdempotency,
+  ): Promise<PlaceAnswer> {
     const { items, totalCents } = await priceOrder(catalogue, input.items, requestId)
 
     const newOrder: NewOrder = {
@@ -214,6 +259,7 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
       shippingAddress: input.shippingAddress,
       paymentToken: input.payment?.token ?? null,
       items,
+      ...(idempotency ? { idempotency } : {}),
     }
     const order = await transaction(sql, async (tx) => {
       // the order's id is ours: its insert, its saga and its order.placed record go out together, one round trip,
@@ -225,16 +271,52 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
       ])
       return created
     })
-    return {
-      order,
-      placed: {
-        orderId: order.id,
-        status: order.status,
-        total: fromMinorUnits(order.totalCents),
-        _links: orderLinks(order.id, order.status),
-      },
+    return { placed: placedAnswer(order.id, order.totalCents), replayed: false }
+  }
+
+  /**
+   * The answer to a request under an Idempotency-Key that an order was already placed with: the first answer again
+   * (the same body, replayed) when the request is the same, 422 when its body is another.
+   */
+  function replayOf(earlier: KeyedOrder, idempotency: OrderIdempotency): PlaceAnswer {
+    if (earlier.requestHash !== idempotency.requestHash) throw idempotencyKeyReused()
+    return { placed: placedAnswer(earlier.id, earlier.totalCents), replayed: true }
+  }
+
+  /**
+   * Places the order under the customer's Idempotency-Key: the order placed with it before answers again (nothing
+   * is priced or written); otherwise it is placed with the key, and when another request with the key placed its
+   * order meanwhile (the unique index let that one in and failed this one's transaction: nothing of it was written),
+   * that order answers.
+   */
+  async function placeOnce(
+    input: PlaceOrderBody,
+    principal: Principal,
+    requestId: string | undefined,
+    key: string,
+  ): Promise<PlaceAnswer> {
+    const customerId = input.customerId.toLowerCase()
+    const idempotency: OrderIdempotency = {
+      key,
+      requestHash: requestFingerprint(fingerprintPurpose, customerId, key, { ...input, customerId }),
+    }
+    const earlier = await orders.findByIdempotencyKey(customerId, key)
+    if (earlier) return replayOf(earlier, idempotency)
+    try {
+      return await priceAndPlace(input, principal, requestId, idempotency)
+    } catch (error) {
+      if (!isIdempotencyKeyTaken(error)) throw error
+      const winner = await orders.findByIdempotencyKey(customerId, key)
+      if (!winner) throw error
+      return replayOf(winner, idempotency)
     }
   }
+
+  /** Places the order, once per Idempotency-Key when the request came with one. */
+  const place = (input: PlaceOrderBody, principal: Principal, request: PlaceRequest): Promise<PlaceAnswer> =>
+    request.idempotencyKey === undefined
+      ? priceAndPlace(input, principal, request.requestId)
+      : placeOnce(input, principal, request.requestId, request.idempotencyKey)
 
   return {
     /**
@@ -244,10 +326,10 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
     async placeOrder(
       input: PlaceOrderBody,
       principal: Principal,
-      requestId?: string,
-    ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
+      request: PlaceRequest = {},
+    ): Promise<PlaceAnswer> {
       assertCustomerOrAdmin(principal, input.customerId)
-      return priceAndPlace(input, principal, requestId)
+      return place(input, principal, request)
     },
 
     /**
@@ -258,8 +340,8 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
       userId: string,
       input: PlaceUserOrderBody,
       principal: Principal,
-      requestId?: string,
-    ): Promise<{ order: OrderRecord; placed: PlacedOrder }> {
+      request: PlaceRequest = {},
+    ): Promise<PlaceAnswer> {
       assertCustomerOrAdmin(principal, userId)
       const { customerId } = input
       if (customerId !== undefined && customerId.toLowerCase() !== userId.toLowerCase()) {
@@ -267,7 +349,7 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
           { field: 'customerId', message: 'must be the userId of the path', received: customerId },
         ])
       }
-      return priceAndPlace({ ...input, customerId: userId }, principal, requestId)
+      return place({ ...input, customerId: userId }, principal, request)
     },
 
     async getOrder(id: string, principal: Principal): Promise<Order> {

@@ -1,47 +1,29 @@
 // Idempotency-Key rules of POST /payments (IETF httpapi idempotency-key draft, Stripe's storage rules): what a key
 // is, how a request is fingerprinted, which outcomes are stored, and the key sent on to the provider.
-import { createHmac, randomUUID } from 'node:crypto'
-import { AppError, ErrorCode } from '@meridian/contracts'
+import { randomUUID } from 'node:crypto'
+import { AppError, ErrorCode, replayedHeader } from '@meridian/contracts'
+import { requestFingerprint as fingerprintOf, idempotencyKeyOf } from '@meridian/service-kit'
 
-export const idempotencyKeyHeader = 'idempotency-key'
-export const replayedHeader = 'idempotent-replayed'
-export const maxIdempotencyKeyLength = 255
-
-/** The header's key, or 400 BAD_REQUEST when it is missing, empty or longer than 255 characters. */
+/**
+ * The header's key, or 400 BAD_REQUEST when it is missing or blank (payment requires one); a malformed key is 400
+ * VALIDATION_ERROR (service-kit's idempotencyKeyOf: longer than 255 characters, not printable ASCII).
+ */
 export function requireIdempotencyKey(value: string | string[] | undefined): string {
-  const key = Array.isArray(value) ? value[0] : value
-  if (key === undefined || key.trim() === '') {
+  const sent = Array.isArray(value) ? value[0] : value
+  if (sent === undefined || sent.trim() === '') {
     throw AppError.badRequest('An Idempotency-Key header is required', [
       { field: 'Idempotency-Key', message: 'is required' },
     ])
   }
-  if (key.length > maxIdempotencyKeyLength) {
-    throw AppError.badRequest('The Idempotency-Key header is too long', [
-      { field: 'Idempotency-Key', message: `must be 1 to ${maxIdempotencyKeyLength} characters` },
-    ])
-  }
-  return key
-}
-
-/** JSON with object keys sorted at every level: two bodies that differ only in key order are the same request. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, each]) => each !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([name, each]) => `${JSON.stringify(name)}:${canonicalJson(each)}`).join(',')}}`
-  }
-  return JSON.stringify(value)
+  return idempotencyKeyOf(value) as string
 }
 
 /**
  * The fingerprint of a request body, keyed by the caller's scope and key: a body holding a card number is stored
- * only as this HMAC, never as text.
+ * only as this HMAC, never as text (the purpose is the one it always had: stored keys keep matching their retries).
  */
-export function requestFingerprint(scope: string, key: string, body: unknown): string {
-  return createHmac('sha256', `meridian-payment:${scope}:${key}`).update(canonicalJson(body)).digest('hex')
-}
+export const requestFingerprint = (scope: string, key: string, body: unknown): string =>
+  fingerprintOf('meridian-payment', scope, key, body)
 
 /**
  * A new provider Idempotency-Key for a payment request, unique to it. It is kept with the caller's key

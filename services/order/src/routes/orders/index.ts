@@ -4,6 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CancelledOrder,
   CustomerOrderParams,
+  idempotencyKeyHeader,
+  OptionalIdempotencyKeyHeader,
   Order,
   OrderCustomerParams,
   OrderIdParams,
@@ -11,17 +13,36 @@ import {
   PlacedOrder,
   PlaceOrderBody,
   PlaceUserOrderBody,
+  replayedHeader,
   UserOrderListQuery,
 } from '@meridian/contracts'
-import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
-import type { FastifyReply } from 'fastify'
+import {
+  authenticatedPrincipal,
+  errorResponses,
+  idempotencyKeyChecked,
+  idempotencyKeyOf,
+  security,
+} from '@meridian/service-kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { orderHref } from '../../domain/order-links.ts'
-import type { OrderUseCases } from '../../domain/orders.ts'
+import type { OrderUseCases, PlaceAnswer, PlaceRequest } from '../../domain/orders.ts'
 import type { OrdersGuards } from './access.ts'
 
 export interface OrdersRoutesOptions {
   orders: OrderUseCases
   guards?: OrdersGuards
+}
+
+const IdempotencyKeyHeader = OptionalIdempotencyKeyHeader(
+  "optional, 1 to 255 printable ASCII characters, the customer's own: the first request with it places the order; " +
+    'the same key and body again (a retry after a timeout or a lost answer) answer 201 with that same order ' +
+    '(Idempotent-Replayed: true) and place nothing; another body 422. Kept with the order for as long as it is kept.',
+)
+
+/** The request id and the Idempotency-Key of a request placing an order (the key checked in preValidation). */
+const placeRequest = (request: FastifyRequest): PlaceRequest => {
+  const idempotencyKey = idempotencyKeyOf(request.headers[idempotencyKeyHeader])
+  return { requestId: request.id, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }
 }
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (
@@ -31,38 +52,47 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
   const tags = ['orders']
   const onRequest = guards.authenticated ?? []
 
-  /** 201 with the placed order and its Location. */
-  const created = (reply: FastifyReply, { order, placed }: { order: { id: string }; placed: PlacedOrder }) =>
-    reply.code(201).header('location', orderHref(order.id)).send(placed)
+  /** 201 with the placed order and its Location; a replay of an earlier request's says so. */
+  const created = (reply: FastifyReply, { placed, replayed }: PlaceAnswer) => {
+    if (replayed) reply.header(replayedHeader, 'true')
+    return reply.code(201).header('location', orderHref(placed.orderId)).send(placed)
+  }
 
   app.post(
     '/orders',
     {
       onRequest,
+      preValidation: idempotencyKeyChecked,
       schema: {
         tags,
         summary:
           'Place an order (the customer, or an admin for anyone): priced from the catalogue, 201 with Location',
         security: security.requires('orders:write'),
+        headers: IdempotencyKeyHeader,
         body: PlaceOrderBody,
-        response: { 201: PlacedOrder, ...errorResponses(401, 403, 422, 502, 503) },
+        response: { 201: PlacedOrder, ...errorResponses(400, 401, 403, 422, 502, 503) },
       },
     },
     async (request, reply) =>
-      created(reply, await orders.placeOrder(request.body, authenticatedPrincipal(request), request.id)),
+      created(
+        reply,
+        await orders.placeOrder(request.body, authenticatedPrincipal(request), placeRequest(request)),
+      ),
   )
 
   app.post(
     '/users/:userId/orders',
     {
       onRequest,
+      preValidation: idempotencyKeyChecked,
       schema: {
         tags,
         summary: "Place an order for the user (customerId, when sent, must be the path's userId)",
         security: security.requires('orders:write'),
         params: OrderCustomerParams,
+        headers: IdempotencyKeyHeader,
         body: PlaceUserOrderBody,
-        response: { 201: PlacedOrder, ...errorResponses(401, 403, 422, 502, 503) },
+        response: { 201: PlacedOrder, ...errorResponses(400, 401, 403, 422, 502, 503) },
       },
     },
     async (request, reply) =>
@@ -72,7 +102,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = asyn
           request.params.userId,
           request.body,
           authenticatedPrincipal(request),
-          request.id,
+          placeRequest(request),
         ),
       ),
   )

@@ -1,16 +1,18 @@
 // /payments: paying an order under an Idempotency-Key (POST), and reading a payment (GET, its payer, the customer of
 // its order, or an admin).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { AppError, CreatePaymentBody, Payment, PaymentIdParams } from '@meridian/contracts'
+import {
+  AppError,
+  CreatePaymentBody,
+  idempotencyKeyHeader,
+  Payment,
+  PaymentIdParams,
+  RequiredIdempotencyKeyHeader,
+  replayedHeader,
+} from '@meridian/contracts'
 import { errorResponses, security } from '@meridian/service-kit'
 import type { FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify'
-import { Type } from 'typebox'
-import {
-  idempotencyKeyHeader,
-  maxIdempotencyKeyLength,
-  replayedHeader,
-  requireIdempotencyKey,
-} from '../../domain/idempotency.ts'
+import { requireIdempotencyKey } from '../../domain/idempotency.ts'
 import type { Payer, PaymentUseCases } from '../../domain/payments.ts'
 
 /** Who may do what (see access.ts); without guards every route is open (and answers 401 for want of a payer). */
@@ -24,21 +26,15 @@ export interface PaymentsRoutesOptions {
   guards?: PaymentsGuards
 }
 
-const IdempotencyKeyHeaders = Type.Object({
-  [idempotencyKeyHeader]: Type.String({
-    minLength: 1,
-    maxLength: maxIdempotencyKeyLength,
-    pattern: '\\S',
-    description:
-      'required (400 without it), 1 to 255 characters, unique per payment: the same key and body again answer the ' +
-      'stored response (Idempotent-Replayed: true) and never charge twice; another body 422; while the first ' +
-      'runs, 409. Keys are per caller and kept 24 hours.',
-  }),
-})
+const IdempotencyKeyHeaders = RequiredIdempotencyKeyHeader(
+  'required (400 without it), 1 to 255 printable ASCII characters, unique per payment: the same key and body ' +
+    'again answer the stored response (Idempotent-Replayed: true) and never charge twice; another body 422; while ' +
+    'the first runs, 409. Keys are per caller and kept 24 hours.',
+)
 
 /**
- * The key is required, and its absence is a 400 (the idempotency-key draft), checked before the schema would make
- * it a 422 like any other invalid part of a request.
+ * The key is required, and its absence is a 400 (the idempotency-key draft), as a malformed key is: checked before
+ * the schema would make it a 422 like any other invalid part of a request.
  */
 const idempotencyKeyPresent: preValidationHookHandler = async (request) => {
   requireIdempotencyKey(request.headers[idempotencyKeyHeader])
