@@ -36,7 +36,11 @@ export interface ClusterHost {
   /** starts a process inside the host that outlives this one; its pid is the process' own */
   startDaemon(options: DaemonInHost): number
   /** runs a command inside the host to completion */
-  run(command: string, args: string[], options?: { timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<string>
+  run(
+    command: string,
+    args: string[],
+    options?: { timeoutMs?: number; env?: NodeJS.ProcessEnv },
+  ): Promise<string>
   /** every process in the host now */
   pids(): Promise<number[]>
   /** every process in the host, SIGKILLed (a host losing power); resolves once all are gone */
@@ -64,7 +68,9 @@ const partitionChain = 'MERIDIAN-PARTITION'
 function checkPrefix(prefix: string): void {
   // interface names are at most 15 characters: `<prefix>-br`, `<prefix>-v9`
   if (!/^[a-z][a-z0-9]{0,9}$/.test(prefix))
-    throw new Error(`a cluster prefix is 1–10 lower-case letters and digits, starting with a letter (got '${prefix}')`)
+    throw new Error(
+      `a cluster prefix is 1–10 lower-case letters and digits, starting with a letter (got '${prefix}')`,
+    )
 }
 
 async function ip(...args: string[]): Promise<string> {
@@ -94,7 +100,9 @@ async function killNamespace(netns: string): Promise<void> {
     }
     await sleep(100)
   }
-  throw new Error(`${netns}: processes still running after SIGKILL: ${(await namespacePids(netns)).join(' ')}`)
+  throw new Error(
+    `${netns}: processes still running after SIGKILL: ${(await namespacePids(netns)).join(' ')}`,
+  )
 }
 
 /** The namespaces of a cluster with this prefix that exist now (a run's, or one an interrupted run left). */
@@ -113,6 +121,11 @@ export async function destroyHosts(prefix: string): Promise<void> {
     await killNamespace(netns)
     await ip('netns', 'del', netns).catch(() => {})
   }
+  // A namespace outlives its name while the kernel still holds it (its sockets closing): its veth pair then stays,
+  // and the next createHosts could not make `<prefix>-v<n>` again. Deleting our end removes the pair.
+  const links = await ip('-o', 'link', 'show')
+  for (const [, veth] of links.matchAll(new RegExp(`^\\d+: (${prefix}-v\\d+)@`, 'gm')))
+    await ip('link', 'del', veth as string).catch(() => {})
   await ip('link', 'del', bridgeOf(prefix)).catch(() => {})
 }
 
@@ -125,7 +138,8 @@ function hostOf(prefix: string, n: number, address: string, others: () => string
         : []
     return ['netns', 'exec', netns, ...asAccount, command, ...args]
   }
-  const iptables = (...args: string[]) => run('ip', inHost('iptables', ['-w', ...args]), { timeoutMs: 10_000 })
+  const iptables = (...args: string[]) =>
+    run('ip', inHost('iptables', ['-w', ...args]), { timeoutMs: 10_000 })
   return {
     name: `h${n}`,
     netns,
@@ -162,7 +176,9 @@ function hostOf(prefix: string, n: number, address: string, others: () => string
         await iptables('-A', partitionChain, '-d', other, '-j', 'DROP')
       }
       for (const chain of ['INPUT', 'OUTPUT']) {
-        await iptables('-C', chain, '-j', partitionChain).catch(() => iptables('-I', chain, '-j', partitionChain))
+        await iptables('-C', chain, '-j', partitionChain).catch(() =>
+          iptables('-I', chain, '-j', partitionChain),
+        )
       }
     },
     async heal() {
@@ -182,7 +198,8 @@ export async function createHosts(options: HostsOptions): Promise<Hosts> {
   const subnet = options.subnet ?? '198.18.0'
   if (!/^198\.(18|19)\.\d{1,3}$/.test(subnet))
     throw new Error(`hosts live in 198.18.0.0/15, the range reserved for benchmarking (got ${subnet})`)
-  if (process.getuid?.() !== 0) throw new Error('hosts in network namespaces need root (ip netns, veth, bridge)')
+  if (process.getuid?.() !== 0)
+    throw new Error('hosts in network namespaces need root (ip netns, veth, bridge)')
   await destroyHosts(prefix)
   const bridge = bridgeOf(prefix)
   const bridgeAddress = `${subnet}.1`
