@@ -1,0 +1,231 @@
+// Consul servers, Kafka nodes and Redis across three hosts (network namespaces on this machine): one catalog seen from
+// every agent, a leader kept when a host loses power, acks=all writes and a consumer group that outlive the broker
+// leading most partitions, and the lost members rejoining. Needs root; brings everything up on prefix mrdck.
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Kafka, logLevel, type Producer } from 'kafkajs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ConsulCluster, consulView, startConsulCluster } from '../src/cluster/consul-cluster.ts'
+import type { HostEngine } from '../src/cluster/engine.ts'
+import { createHosts, existingNamespaces, type Hosts } from '../src/cluster/hosts.ts'
+import { clusterReplication, type KafkaCluster, startKafkaCluster } from '../src/cluster/kafka-cluster.ts'
+import { startClusterRedis } from '../src/cluster/redis.ts'
+import { redisVersion } from '../src/probes.ts'
+import { isAlive } from '../src/processes.ts'
+import { createNamespaceTopics } from '../src/system/kafka-namespace.ts'
+import { eventually } from './eventually.ts'
+
+const prefix = 'mrdck'
+const subnet = '198.18.2'
+
+describe('Consul, Kafka and Redis clustered on three hosts', () => {
+  let hosts: Hosts
+  let consul: ConsulCluster
+  let kafka: KafkaCluster
+  let redis: HostEngine & { url: string }
+  const namespace = `ck-${randomUUID().slice(0, 8)}.`
+  let topics: string[] = []
+
+  beforeAll(async () => {
+    hosts = await createHosts({ prefix, subnet })
+    const [h1] = hosts.hosts as [(typeof hosts.hosts)[0]]
+    ;[consul, kafka, redis] = await Promise.all([
+      startConsulCluster(hosts.hosts, { prefix }),
+      startKafkaCluster(hosts.hosts, { prefix }),
+      startClusterRedis(h1, { prefix }),
+    ])
+    await Promise.all([consul.waitForLeader(), kafka.waitHealthy()])
+  }, 150_000)
+
+  afterAll(async () => {
+    await Promise.allSettled([consul?.close(), kafka?.close(), redis?.stop()])
+    await hosts?.destroy()
+    expect(await existingNamespaces(prefix)).toEqual([])
+  }, 60_000)
+
+  const host = (n: number) => hosts.hosts[n - 1] as (typeof hosts.hosts)[0]
+
+  describe('Consul', () => {
+    it("when a service registers through h1's agent, then h3's agent's catalog lists it at h1's address", async () => {
+      const name = `ck-probe-${randomUUID().slice(0, 8)}`
+      const registered = await fetch(`${consul.httpAddrOf(host(1))}/v1/agent/service/register`, {
+        method: 'PUT',
+        body: JSON.stringify({ ID: `${name}-1`, Name: name, Address: host(1).address, Port: 3002 }),
+      })
+      expect(registered.status).toBe(200)
+      const seen = await eventually(`${name} in h3's catalog`, async () => {
+        const response = await fetch(`${consul.httpAddrOf(host(3))}/v1/catalog/service/${name}`)
+        const entries = (await response.json()) as {
+          Node: string
+          ServiceAddress: string
+          ServicePort: number
+        }[]
+        return entries.length > 0 ? entries : undefined
+      })
+      expect(seen).toEqual([
+        expect.objectContaining({ Node: 'h1', ServiceAddress: host(1).address, ServicePort: 3002 }),
+      ])
+    })
+
+    it('when h2 loses power, then h1 and h3 keep a leader, and once its engines restart it is the third alive server again', async () => {
+      await host(2).killAll()
+      expect(await host(2).pids()).toEqual([])
+      for (const n of [1, 3]) {
+        const view = await eventually(`h${n} sees h2 gone and a leader`, async () => {
+          const seen = await consulView(host(n)).catch(() => undefined)
+          const elected = seen && seen.leader !== '' && seen.leader !== `${host(2).address}:8300`
+          return elected && !seen.alive.includes('h2') ? seen : undefined
+        })
+        expect(view.alive.sort()).toEqual(['h1', 'h3'])
+      }
+      // a service still registers through a surviving agent: the catalog takes writes with 2 of 3 servers
+      const written = await fetch(`${consul.httpAddrOf(host(3))}/v1/kv/ck-probe`, {
+        method: 'PUT',
+        body: 'kept',
+      })
+      expect(await written.json()).toBe(true)
+
+      await Promise.all([consul.agents[1]?.start(), kafka.nodes[1]?.start()])
+      await consul.waitForLeader()
+      for (const n of [1, 2, 3]) expect((await consulView(host(n))).alive.sort()).toEqual(['h1', 'h2', 'h3'])
+      const read = await fetch(`${consul.httpAddrOf(host(2))}/v1/kv/ck-probe?raw`)
+      expect(await read.text()).toBe('kept')
+    }, 120_000)
+  })
+
+  describe('Kafka', () => {
+    // whatever an earlier test left stopped runs again: each test here starts from three nodes
+    beforeAll(async () => {
+      await Promise.all(kafka.nodes.map((node) => node.start()))
+      await kafka.waitHealthy()
+    }, 120_000)
+
+    it("when a run's namespace is created with the cluster's replication, then every topic has 3 replicas and min.insync.replicas 2", async () => {
+      topics = await createNamespaceTopics(kafka.brokers, namespace, clusterReplication)
+      expect(topics).toContain(`${namespace}order.placed`)
+      await kafka.waitHealthy(topics)
+      const admin = clusterClient().admin()
+      await admin.connect()
+      try {
+        const { topics: described } = await admin.fetchTopicMetadata({ topics })
+        const replicaCounts = new Set(described.flatMap((t) => t.partitions.map((p) => p.replicas.length)))
+        expect(replicaCounts).toEqual(new Set([3]))
+        const configs = await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: topics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
+        })
+        const minIsr = new Set(configs.resources.map((r) => r.configEntries[0]?.configValue))
+        expect(minIsr).toEqual(new Set(['2']))
+      } finally {
+        await admin.disconnect()
+      }
+    })
+
+    it('when the node leading most partitions is killed, then acks=all writes still succeed, the group keeps reading, and the restarted node brings every ISR back to 3', async () => {
+      const topic = `${namespace}order.placed`
+      const client = clusterClient()
+      const producer = client.producer({
+        idempotent: true,
+        maxInFlightRequests: 5,
+        allowAutoTopicCreation: false,
+      })
+      const consumer = client.consumer({ groupId: `${namespace}ck-readers` })
+      const received = new Set<string>()
+      await producer.connect()
+      try {
+        await consumer.connect()
+        await consumer.subscribe({ topic, fromBeginning: true })
+        await consumer.run({
+          eachMessage: async ({ message }) => {
+            received.add(message.value?.toString() ?? '')
+          },
+        })
+        const before = await produce(producer, topic, 'before', 30)
+        await eventually('the group reads what was written before', async () =>
+          before.every((value) => received.has(value)) ? true : undefined,
+        )
+
+        const leaderHost = await kafka.leaderOfMostPartitions(topics)
+        const node = kafka.nodes.find((each) => each.host === leaderHost) as HostEngine
+        const pid = node.pid() as number
+        process.kill(pid, 'SIGKILL')
+        await eventually(`${leaderHost.name}'s node gone`, async () => (isAlive(pid) ? undefined : true))
+
+        // the write waits out the fencing of the dead broker and a new leader: seconds, not a failure
+        const after = await produce(producer, topic, 'after', 30)
+        await eventually(
+          'the group reads what was written after the kill',
+          async () => (after.every((value) => received.has(value)) ? true : undefined),
+          60_000,
+        )
+        await eventually('every partition led by a live node', () =>
+          leadersOnlyOn(
+            topics,
+            kafka.nodes.filter((each) => each !== node).map((each) => each.host),
+          ),
+        )
+
+        await node.start()
+        await kafka.waitHealthy(topics)
+      } finally {
+        await consumer.disconnect()
+        await producer.disconnect()
+      }
+    }, 150_000)
+  })
+
+  describe('Redis', () => {
+    it("when redis runs on h1, then it answers on h1's address, from the machine and from another host", async () => {
+      expect(redis.url).toBe(`redis://${host(1).address}:6379`)
+      expect(await redisVersion(redis.url)).toMatch(/^Redis \d/)
+      expect((await host(3).run('redis-cli', ['-h', host(1).address, 'ping'])).trim()).toBe('PONG')
+    })
+  })
+
+  function clusterClient(): Kafka {
+    // the retry settings of Meridian's own client (packages/events createKafka)
+    return new Kafka({
+      clientId: 'ck-test',
+      brokers: kafka.brokers.split(','),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3000,
+      retry: { initialRetryTime: 100, retries: 5 },
+    })
+  }
+
+  /**
+   * Writes `count` keyed messages with acks=all, each retried until it is acknowledged (as the outbox relay retries
+   * a batch), within 30 s; returns their values.
+   */
+  async function produce(producer: Producer, topic: string, tag: string, count: number): Promise<string[]> {
+    const values = Array.from({ length: count }, (_, i) => `${tag}-${i}`)
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      try {
+        await producer.send({
+          topic,
+          acks: -1,
+          messages: values.map((value, i) => ({ key: `key-${i}`, value })),
+        })
+        return values
+      } catch (error) {
+        if (Date.now() > deadline) throw error
+        await sleep(250)
+      }
+    }
+  }
+
+  /** true once every partition of `names` is led by a node on one of `on` */
+  async function leadersOnlyOn(names: string[], on: (typeof hosts.hosts)[0][]): Promise<true | undefined> {
+    const admin = clusterClient().admin()
+    await admin.connect()
+    try {
+      const { topics: described } = await admin.fetchTopicMetadata({ topics: names })
+      const leaders = new Set(described.flatMap((t) => t.partitions.map((p) => p.leader)))
+      const allowed = on.map((each) => hosts.hosts.indexOf(each) + 1)
+      return [...leaders].every((leader) => allowed.includes(leader)) ? true : undefined
+    } finally {
+      await admin.disconnect()
+    }
+  }
+})
