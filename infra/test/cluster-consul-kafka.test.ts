@@ -65,6 +65,9 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       expect(seen).toEqual([
         expect.objectContaining({ Node: 'h1', ServiceAddress: host(1).address, ServicePort: 3002 }),
       ])
+      // a service on a host may also use the host's own loopback
+      const leader = await host(2).run('curl', ['-sf', 'http://127.0.0.1:8500/v1/status/leader'])
+      expect(leader).toMatch(/^"198\.18\.2\.1[1-3]:8300"$/)
     })
 
     it('when h2 loses power, then h1 and h3 keep a leader, and once its engines restart it is the third alive server again', async () => {
@@ -180,6 +183,17 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       expect(await redisVersion(redis.url)).toMatch(/^Redis \d/)
       expect((await host(3).run('redis-cli', ['-h', host(1).address, 'ping'])).trim()).toBe('PONG')
     })
+  })
+
+  describe('closing', () => {
+    it('when the cluster closes, then every engine has stopped by its pid and the hosts run nothing', async () => {
+      await Promise.all([consul.close(), kafka.close(), redis.stop()])
+      const engines = [...consul.agents, ...kafka.nodes, redis]
+      expect(
+        engines.filter((engine) => engine.pid() !== undefined).map((e) => `${e.host.name} ${e.name}`),
+      ).toEqual([])
+      for (const each of hosts.hosts) expect(await each.pids()).toEqual([])
+    }, 60_000)
   })
 
   function clusterClient(): Kafka {
