@@ -99,6 +99,16 @@ export interface TopicReplication {
   minInsyncReplicas?: number
 }
 
+/**
+ * The replication a cluster of `brokers` brokers gets: on three or more, three copies of which two must hold an
+ * acks=all write (docs/scaling-out.md); on fewer, one copy, as on the development broker.
+ */
+export function replicationForBrokers(brokers: number): Required<TopicReplication> {
+  return brokers >= 3
+    ? { replicationFactor: 3, minInsyncReplicas: 2 }
+    : { replicationFactor: 1, minInsyncReplicas: 1 }
+}
+
 /** Creates every declared topic that is missing; existing topics are left as they are. */
 export async function createTopics(
   brokers: string,
