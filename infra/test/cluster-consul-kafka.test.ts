@@ -151,10 +151,10 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
         process.kill(pid, 'SIGKILL')
         await eventually(`${leaderHost.name}'s node gone`, async () => (isAlive(pid) ? undefined : true))
 
-        // Writes go on as a relay's do: one send after the other for 20 s, across the fencing of the dead broker and
+        // Writes go on as a relay's do: one send after the other for 15 s, across the fencing of the dead broker and
         // the move of its leaderships (a send straddling that moment lost messages before the kafkajs patch). A send
         // waits the move out (seconds, not a failure); what was acknowledged must all be read.
-        const after = await produceFor(producer, topic, 'after', 20_000)
+        const after = await produceFor(producer, topic, 'after', 15_000)
         expect(after.length).toBeGreaterThan(0)
         const unread = () => after.filter((value) => !received.has(value))
         await eventually(
@@ -238,13 +238,21 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     const admin = clusterClient().admin()
     await admin.connect()
     try {
-      const { topics: described } = await admin.fetchTopicMetadata({ topics: names })
+      // a new topic reaches each broker's metadata in its own moment: a broker that has not got it yet answers
+      // UNKNOWN_TOPIC_OR_PARTITION, so each question is asked again until one answers
+      const { topics: described } = await eventually('the topics in the metadata', () =>
+        admin.fetchTopicMetadata({ topics: names }).catch(() => undefined),
+      )
       const replicaCounts = new Set(described.flatMap((t) => t.partitions.map((p) => p.replicas.length)))
       expect(replicaCounts).toEqual(new Set([3]))
-      const configs = await admin.describeConfigs({
-        includeSynonyms: false,
-        resources: names.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
-      })
+      const configs = await eventually("the topics' configuration", () =>
+        admin
+          .describeConfigs({
+            includeSynonyms: false,
+            resources: names.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
+          })
+          .catch(() => undefined),
+      )
       const minIsr = new Set(configs.resources.map((r) => r.configEntries[0]?.configValue))
       expect(minIsr).toEqual(new Set(['2']))
     } finally {
