@@ -140,7 +140,11 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
             received.add(message.value?.toString() ?? '')
           },
         })
-        const before = await produce(producer, topic, 'before', 30)
+        const before = await produceUntilAcknowledged(
+          producer,
+          topic,
+          Array.from({ length: 30 }, (_, i) => `before-${i}`),
+        )
         await eventually('the group reads what was written before', async () =>
           before.every((value) => received.has(value)) ? true : undefined,
         )
@@ -210,28 +214,6 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     })
   }
 
-  /**
-   * Writes `count` keyed messages with acks=all, each retried until it is acknowledged (as the outbox relay retries
-   * a batch), within 30 s; returns their values.
-   */
-  async function produce(producer: Producer, topic: string, tag: string, count: number): Promise<string[]> {
-    const values = Array.from({ length: count }, (_, i) => `${tag}-${i}`)
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      try {
-        await producer.send({
-          topic,
-          acks: -1,
-          messages: values.map((value, i) => ({ key: `key-${i}`, value })),
-        })
-        return values
-      } catch (error) {
-        if (Date.now() > deadline) throw error
-        await sleep(250)
-      }
-    }
-  }
-
   /** true once every partition of `names` is led by a node on one of `on` */
   /** every partition of `names` with 3 replicas, every topic with min.insync.replicas 2 */
   async function expectReplication(names: string[]): Promise<void> {
@@ -260,7 +242,12 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     }
   }
 
-  /** Sends batches of 6 keyed messages (every partition) one after the other for `forMs`; returns what was acknowledged. */
+  /**
+   * Sends batches of 6 keyed messages (every partition) one after the other for `forMs`, each batch again and again
+   * until it is acknowledged, as the outbox relay does: the idempotent producer numbers each partition's messages, and
+   * only the very same batch is recognised as a duplicate of a failed request the broker had written after all.
+   * Returns what was acknowledged.
+   */
   async function produceFor(
     producer: Producer,
     topic: string,
@@ -269,23 +256,32 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   ): Promise<string[]> {
     const acknowledged: string[] = []
     const until = Date.now() + forMs
-    for (let batch = 0; Date.now() < until || acknowledged.length === 0; batch++) {
+    for (let batch = 0; Date.now() < until; batch++) {
       const values = Array.from({ length: 6 }, (_, i) => `${tag}-${batch}-${i}`)
+      acknowledged.push(...(await produceUntilAcknowledged(producer, topic, values)))
+    }
+    return acknowledged
+  }
+
+  async function produceUntilAcknowledged(
+    producer: Producer,
+    topic: string,
+    values: string[],
+  ): Promise<string[]> {
+    const deadline = Date.now() + 30_000
+    for (;;) {
       try {
         await producer.send({
           topic,
           acks: -1,
           messages: values.map((value, i) => ({ key: `key-${i}`, value })),
         })
-        acknowledged.push(...values)
-      } catch {
-        // not acknowledged: the next batch is tried (as the outbox relay tries its batch again)
-        await sleep(100)
+        return values
+      } catch (error) {
+        if (Date.now() > deadline) throw error
+        await sleep(250)
       }
-      if (Date.now() > until + 30_000)
-        throw new Error(`no ${tag} batch acknowledged within ${forMs + 30_000} ms`)
     }
-    return acknowledged
   }
 
   async function leadersOnlyOn(names: string[], on: (typeof hosts.hosts)[0][]): Promise<true | undefined> {
