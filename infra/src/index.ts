@@ -33,6 +33,7 @@ import {
   kafkaCluster,
   postgresVersion,
   redisVersion,
+  replicationForBrokers,
   serviceDatabases,
 } from './probes.ts'
 import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
@@ -288,11 +289,22 @@ export async function provision(endpoints: Endpoints, progress: Progress): Promi
   progress(
     `postgres: ${created.length ? `created databases ${created.join(', ')}` : 'service databases present'}`,
   )
+  await provisionTopics(endpoints.kafkaBrokers, progress)
+}
+
+/**
+ * Creates the declared topics where missing: on three brokers or more with three copies and min.insync.replicas 2,
+ * else with one copy (replicationForBrokers).
+ */
+export async function provisionTopics(brokers: string, progress: Progress): Promise<string[]> {
   const topics = expandTopics(loadTopicDeclaration())
-  const missing = await createTopics(endpoints.kafkaBrokers, topics)
+  const replication = replicationForBrokers((await kafkaCluster(brokers)).brokers)
+  const missing = await createTopics(brokers, topics, replication)
+  const copies = `${replication.replicationFactor} ${replication.replicationFactor === 1 ? 'copy' : 'copies'}`
   progress(
-    `kafka: ${missing.length ? `created ${missing.length} of ${topics.length} topics` : `${topics.length} topics present`}`,
+    `kafka: ${missing.length ? `created ${missing.length} of ${topics.length} topics (${copies})` : `${topics.length} topics present`}`,
   )
+  return missing
 }
 
 /** Brings the planned engines up (idempotent): native ones started or reused, the others waited for. */

@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
+import { waitFor } from './processes.ts'
 import type { TopicSpec } from './topics.ts'
 
 /** The database of each service that has one, by service (docs/architecture.md, "The processes"; the gateway has none). */
@@ -119,8 +120,33 @@ export async function kafkaCluster(brokers: string): Promise<{ brokers: number; 
   }
 }
 
+/** How new topics are replicated: on one broker 1 and 1, on a three-broker cluster 3 and 2. */
+export interface TopicReplication {
+  /** copies of each partition; default 1 */
+  replicationFactor?: number
+  /** in-sync copies an acks=all write needs (the topic's min.insync.replicas); default the broker's */
+  minInsyncReplicas?: number
+}
+
+/**
+ * The replication a cluster of `brokers` brokers gets: on three or more, three copies of which two must hold an
+ * acks=all write (docs/scaling-out.md); on fewer, one copy, as on the development broker.
+ */
+export function replicationForBrokers(brokers: number): Required<TopicReplication> {
+  return brokers >= 3
+    ? { replicationFactor: 3, minInsyncReplicas: 2 }
+    : { replicationFactor: 1, minInsyncReplicas: 1 }
+}
+
 /** Creates every declared topic that is missing; existing topics are left as they are. */
-export async function createTopics(brokers: string, topics: TopicSpec[]): Promise<string[]> {
+export async function createTopics(
+  brokers: string,
+  topics: TopicSpec[],
+  replication: TopicReplication = {},
+): Promise<string[]> {
+  const { replicationFactor = 1, minInsyncReplicas } = replication
+  const configEntries =
+    minInsyncReplicas === undefined ? [] : [{ name: 'min.insync.replicas', value: String(minInsyncReplicas) }]
   const admin = kafkaClient(brokers).admin()
   await admin.connect()
   try {
@@ -128,13 +154,26 @@ export async function createTopics(brokers: string, topics: TopicSpec[]): Promis
     const missing = topics.filter((topic) => !existing.has(topic.name))
     if (missing.length > 0) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // kafkajs' own wait asks one broker once per retry: on a cluster, a broker the new topic has not reached yet
+        // answers UNKNOWN_TOPIC_OR_PARTITION and the wait fails although the topic was made. We wait below instead.
+        waitForLeaders: false,
         topics: missing.map((topic) => ({
           topic: topic.name,
           numPartitions: topic.partitions,
-          replicationFactor: 1,
+          replicationFactor,
+          configEntries,
         })),
       })
+      const names = missing.map((topic) => topic.name)
+      await waitFor(
+        'the new topics to have leaders',
+        async () => {
+          const { topics: described } = await admin.fetchTopicMetadata({ topics: names })
+          if (described.some((topic) => topic.partitions.some((partition) => partition.leader < 0)))
+            throw new Error('a partition has no leader yet')
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      )
     }
     return missing.map((topic) => topic.name)
   } finally {

@@ -121,6 +121,11 @@ export async function destroyHosts(prefix: string): Promise<void> {
     await killNamespace(netns)
     await ip('netns', 'del', netns).catch(() => {})
   }
+  // A namespace outlives its name while the kernel still holds it (its sockets closing): its veth pair then stays,
+  // and the next createHosts could not make `<prefix>-v<n>` again. Deleting our end removes the pair.
+  const links = await ip('-o', 'link', 'show')
+  for (const [, veth] of links.matchAll(new RegExp(`^\\d+: (${prefix}-v\\d+)@`, 'gm')))
+    await ip('link', 'del', veth as string).catch(() => {})
   await ip('link', 'del', bridgeOf(prefix)).catch(() => {})
 }
 

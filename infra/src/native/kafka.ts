@@ -7,32 +7,52 @@ import { kafkaCluster } from '../probes.ts'
 import { run, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile, which } from './engine.ts'
 
-const BROKER_PORT = 9092
-const CONTROLLER_PORT = 9093
+/** the standard ports, on 127.0.0.1 natively and on each host's address in a cluster */
+export const kafkaBrokerPort = 9092
+export const kafkaControllerPort = 9093
+const BROKER_PORT = kafkaBrokerPort
+const CONTROLLER_PORT = kafkaControllerPort
 export const nativeKafkaBrokers = `127.0.0.1:${BROKER_PORT}`
 
 const pomFile = join(infraDir, 'kafka', 'pom.xml')
 
-function serverProperties(dataDir: string): string {
-  return `# written by scripts/infra on every start; edit infra/src/native/kafka.ts instead
+/** What differs between one node of a KRaft cluster and another, and between the native node and a cluster's. */
+export interface KafkaNodeSettings {
+  nodeId: number
+  /** the address the broker and the controller listen on and advertise */
+  address: string
+  /** `controller.quorum.voters`: `<id>@<address>:9093`, comma-separated */
+  voters: string
+  dataDir: string
+  /** the default for new topics and for the offsets and transaction-state topics */
+  replicationFactor: number
+  /** the default min.insync.replicas, and the transaction-state log's */
+  minInsyncReplicas: number
+}
+
+/** A node's server.properties: broker and controller in one process (KRaft combined mode). */
+export function kafkaServerProperties(node: KafkaNodeSettings): string {
+  return `# written on every start by infra/src/native/kafka.ts (kafkaServerProperties); edit it there
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:${CONTROLLER_PORT}
-listeners=PLAINTEXT://127.0.0.1:${BROKER_PORT},CONTROLLER://127.0.0.1:${CONTROLLER_PORT}
-advertised.listeners=PLAINTEXT://127.0.0.1:${BROKER_PORT}
+node.id=${node.nodeId}
+controller.quorum.voters=${node.voters}
+listeners=PLAINTEXT://${node.address}:${BROKER_PORT},CONTROLLER://${node.address}:${CONTROLLER_PORT}
+advertised.listeners=PLAINTEXT://${node.address}:${BROKER_PORT}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs=${dataDir}
+log.dirs=${node.dataDir}
 # topics come only from infra/topics.json
 auto.create.topics.enable=false
 num.partitions=3
-default.replication.factor=1
-offsets.topic.replication.factor=1
+default.replication.factor=${node.replicationFactor}
+offsets.topic.replication.factor=${node.replicationFactor}
 offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-min.insync.replicas=1
+transaction.state.log.replication.factor=${node.replicationFactor}
+transaction.state.log.min.isr=${node.minInsyncReplicas}
+min.insync.replicas=${node.minInsyncReplicas}
+# a replica that fell out of sync never becomes leader: acknowledged messages are never lost to an election
+unclean.leader.election.enable=false
 group.initial.rebalance.delay.ms=0
 log.retention.hours=168
 `
@@ -50,7 +70,7 @@ log4j.logger.kafka.server.BrokerServer=INFO
 `
 
 /** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
-const newClusterId = (): string => randomBytes(16).toString('base64url')
+export const newKafkaClusterId = (): string => randomBytes(16).toString('base64url')
 
 /** The version the broker itself logged when it started. */
 export function loggedKafkaVersion(logFile: string): string | undefined {
@@ -86,6 +106,38 @@ export async function kafkaClassPath(home: string, progress: (m: string) => void
   return readFileSync(classPathFile, 'utf8').trim()
 }
 
+/** The java arguments that format a node's KRaft storage; every node of one cluster is formatted with its id. */
+export const kafkaFormatArgs = (classPath: string, configFile: string, clusterId: string): string[] => [
+  '-cp',
+  classPath,
+  'kafka.tools.StorageTool',
+  'format',
+  '-t',
+  clusterId,
+  '-c',
+  configFile,
+]
+
+/** The java arguments of a node: `jvm` (heap, collector) first, its log4j configuration, the class path, its config. */
+export function kafkaServerArgs(options: {
+  classPath: string
+  configFile: string
+  log4jFile: string
+  logsDir: string
+  jvm: string[]
+}): string[] {
+  return [
+    ...options.jvm,
+    '-Djava.awt.headless=true',
+    `-Dlog4j.configuration=file:${options.log4jFile}`,
+    `-Dkafka.logs.dir=${options.logsDir}`,
+    '-cp',
+    options.classPath,
+    'kafka.Kafka',
+    options.configFile,
+  ]
+}
+
 export function nativeKafka(layout: Layout): NativeEngine {
   const home = layout.componentDir('kafka')
   const dataDir = join(home, 'data')
@@ -109,35 +161,31 @@ export function nativeKafka(layout: Layout): NativeEngine {
 
     async start(progress) {
       const cp = await kafkaClassPath(home, progress)
-      writeFileSync(configFile, serverProperties(dataDir))
+      writeFileSync(
+        configFile,
+        kafkaServerProperties({
+          nodeId: 1,
+          address: '127.0.0.1',
+          voters: `1@127.0.0.1:${CONTROLLER_PORT}`,
+          dataDir,
+          replicationFactor: 1,
+          minInsyncReplicas: 1,
+        }),
+      )
       writeFileSync(log4jFile, kafkaLog4jProperties)
       if (!existsSync(join(dataDir, 'meta.properties'))) {
         progress(`formatting KRaft storage in ${dataDir}`)
-        await run('java', [
-          '-cp',
-          cp,
-          'kafka.tools.StorageTool',
-          'format',
-          '-t',
-          newClusterId(),
-          '-c',
-          configFile,
-        ])
+        await run('java', kafkaFormatArgs(cp, configFile, newKafkaClusterId()))
       }
       const pid = startDaemon({
         command: 'java',
-        args: [
-          '-Xms256m',
-          '-Xmx768m',
-          '-XX:+UseG1GC',
-          '-Djava.awt.headless=true',
-          `-Dlog4j.configuration=file:${log4jFile}`,
-          `-Dkafka.logs.dir=${home}`,
-          '-cp',
-          cp,
-          'kafka.Kafka',
+        args: kafkaServerArgs({
+          classPath: cp,
           configFile,
-        ],
+          log4jFile,
+          logsDir: home,
+          jvm: ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC'],
+        }),
         logFile,
         cwd: home,
       })

@@ -9,8 +9,29 @@ import { type NativeEngine, PidFile, which } from './engine.ts'
 const PORT = 6379
 export const nativeRedisUrl = `redis://127.0.0.1:${PORT}`
 
+/**
+ * The arguments of a redis-server on the standard port: in the foreground, nothing written to disk (what it holds is
+ * derived state the services rebuild: docs/scaling-out.md, "Redis").
+ */
+export function redisServerArgs(options: { bind: string[]; dir: string }): string[] {
+  return [
+    '--port',
+    String(PORT),
+    '--bind',
+    options.bind.join(' '),
+    '--dir',
+    options.dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+  ]
+}
+
 /** Installs Debian's redis-server without letting its maintainer scripts start a system-wide server. */
-async function installRedis(progress: (m: string) => void): Promise<void> {
+export async function installRedis(progress: (m: string) => void): Promise<void> {
   if (process.getuid?.() !== 0 || !which('apt-get')) {
     throw new Error(
       'redis: redis-server is not installed. Install it from your operating system packages ' +
@@ -56,20 +77,7 @@ export function nativeRedis(layout: Layout): NativeEngine {
       if (!which('redis-server')) await installRedis(progress)
       const pid = startDaemon({
         command: 'redis-server',
-        args: [
-          '--port',
-          String(PORT),
-          '--bind',
-          '127.0.0.1',
-          '--dir',
-          home,
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--daemonize',
-          'no',
-        ],
+        args: redisServerArgs({ bind: ['127.0.0.1'], dir: home }),
         logFile,
         cwd: home,
       })

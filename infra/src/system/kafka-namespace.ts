@@ -1,15 +1,20 @@
 // A run's Kafka namespace (KAFKA_NAMESPACE): every declared topic (infra/topics.json, with its retry and dead-letter
 // topics) under the run's prefix, created before the services start (the broker creates no topic by itself) and
 // deleted with the run's consumer groups at the end.
-import { createTopics, kafkaClient } from '../probes.ts'
+import { createTopics, kafkaClient, type TopicReplication } from '../probes.ts'
 import { expandTopics, loadTopicDeclaration } from '../topics.ts'
 
-export async function createNamespaceTopics(brokers: string, namespace: string): Promise<string[]> {
+/** `replication`: a run on a three-broker cluster asks for 3 copies and min.insync.replicas 2; the default is 1. */
+export async function createNamespaceTopics(
+  brokers: string,
+  namespace: string,
+  replication: TopicReplication = {},
+): Promise<string[]> {
   const topics = expandTopics(loadTopicDeclaration()).map((topic) => ({
     ...topic,
     name: `${namespace}${topic.name}`,
   }))
-  await createTopics(brokers, topics)
+  await createTopics(brokers, topics, replication)
   return topics.map((topic) => topic.name)
 }
 

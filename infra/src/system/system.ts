@@ -12,6 +12,7 @@ import {
   type PaymentSimulator,
   type PaymentSimulatorOptions,
 } from '../payment-simulator/index.ts'
+import type { TopicReplication } from '../probes.ts'
 import { errorText, isAlive, PortInUseError, tcpListener, waitFor } from '../processes.ts'
 import { makeAdministrator } from './administrator.ts'
 import { type ConsulSettings, deregisterInstance, instanceIds, isPassing } from './consul-instances.ts'
@@ -62,6 +63,8 @@ export interface SystemOptions {
    * name, environment and database, each on a port of its own (a service run as a replicated deployment)
    */
   replicas?: Record<string, number>
+  /** how the run's topics are replicated: default 1 copy; on a three-broker cluster 3 copies, min.insync.replicas 2 */
+  topicReplication?: TopicReplication
   /** overrides of systemSettings for every service (rate limits, LOG_LEVEL, ...) */
   settings?: Record<string, string>
   /** extra environment per service name (e.g. order: {SAGA_STEP_TIMEOUT_MS: '4000'}); '*' for every service */
@@ -405,7 +408,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
   let admin: MeridianSystem['admin']
   try {
-    await createNamespaceTopics(brokers, kafkaNamespace)
+    await createNamespaceTopics(brokers, kafkaNamespace, options.topicReplication)
     topicsCreated = true
 
     simulatorLog = createWriteStream(join(runDir, 'simulator.log'), { flags: 'a' })

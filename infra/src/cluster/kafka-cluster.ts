@@ -1,0 +1,195 @@
+// Three Kafka nodes in KRaft combined mode, one on each cluster host: every node a broker and a controller, topics
+// with three copies of which two must hold a write, and no election of a replica that fell behind.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { layoutFromEnv } from '../layout.ts'
+import type { Progress } from '../native/engine.ts'
+import {
+  kafkaBrokerPort,
+  kafkaClassPath,
+  kafkaControllerPort,
+  kafkaFormatArgs,
+  kafkaLog4jProperties,
+  kafkaServerArgs,
+  kafkaServerProperties,
+  newKafkaClusterId,
+} from '../native/kafka.ts'
+import { kafkaClient } from '../probes.ts'
+import { run, waitFor } from '../processes.ts'
+import { clusterStateDir, daemonEngine } from './daemon.ts'
+import type { HostEngine } from './engine.ts'
+import type { ClusterHost } from './hosts.ts'
+
+/** Copies of each partition, and how many of them must be in sync for an acks=all write (docs/scaling-out.md). */
+export const clusterReplication = Object.freeze({ replicationFactor: 3, minInsyncReplicas: 2 })
+
+/**
+ * Three JVMs share two cores with everything else: a small heap, and one thread for each of the collector's phases
+ * (the default is one per core for each of them, and they would all compete at once).
+ */
+const clusterJvm = ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-XX:ParallelGCThreads=1', '-XX:ConcGCThreads=1']
+
+export interface KafkaClusterOptions {
+  prefix: string
+  /** keep the nodes' data from an earlier run with this prefix; default false (a new cluster) */
+  keepData?: boolean
+  progress?: Progress
+}
+
+export interface KafkaCluster {
+  /** `<h1>:9092,<h2>:9092,<h3>:9092`: what every service gets as KAFKA_BROKERS */
+  brokers: string
+  /** node n (node.id n) on host n, in the hosts' order */
+  nodes: HostEngine[]
+  /** every broker registered and, for `topics`, every partition with all its replicas in sync */
+  waitHealthy(topics?: string[], timeoutMs?: number): Promise<void>
+  /** the host whose broker leads the most partitions of `topics` */
+  leaderOfMostPartitions(topics: string[]): Promise<ClusterHost>
+  /** stops every node by its pid */
+  close(): Promise<void>
+}
+
+/** The cluster id a node's storage was formatted with, when it was. */
+function formattedClusterId(dataDir: string): string | undefined {
+  const file = join(dataDir, 'meta.properties')
+  if (!existsSync(file)) return undefined
+  return /^cluster\.id=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]?.trim()
+}
+
+/** Whether the broker at `address` answers and counts itself among the cluster's live brokers. */
+async function brokerAnswers(address: string, nodeId: number): Promise<void> {
+  const admin = kafkaClient(`${address}:${kafkaBrokerPort}`, 'meridian-cluster').admin()
+  await admin.connect()
+  try {
+    const { brokers } = await admin.describeCluster()
+    if (!brokers.some((broker) => broker.nodeId === nodeId))
+      throw new Error(`broker ${nodeId} is not registered yet`)
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/** Partition leaders and in-sync replicas of `topics`, asked of the cluster. */
+async function partitionsOf(
+  brokers: string,
+  topics: string[],
+): Promise<{ topic: string; partition: number; leader: number; replicas: number[]; isr: number[] }[]> {
+  const admin = kafkaClient(brokers, 'meridian-cluster').admin()
+  await admin.connect()
+  try {
+    const metadata = await admin.fetchTopicMetadata({ topics })
+    return metadata.topics.flatMap((topic) =>
+      topic.partitions.map((partition) => ({
+        topic: topic.name,
+        partition: partition.partitionId,
+        leader: partition.leader,
+        replicas: partition.replicas,
+        isr: partition.isr,
+      })),
+    )
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+/**
+ * Starts a Kafka node on each host (node.id 1…n, every one a voter of the controller quorum), its storage formatted
+ * with one cluster id, and resolves once every broker is registered.
+ */
+export async function startKafkaCluster(
+  hosts: ClusterHost[],
+  options: KafkaClusterOptions,
+): Promise<KafkaCluster> {
+  const progress = options.progress ?? (() => {})
+  const classPath = await kafkaClassPath(layoutFromEnv().componentDir('kafka'), progress)
+  const voters = hosts.map((host, i) => `${i + 1}@${host.address}:${kafkaControllerPort}`).join(',')
+  const brokers = hosts.map((host) => `${host.address}:${kafkaBrokerPort}`).join(',')
+  const dirs = hosts.map((host) => clusterStateDir(options.prefix, host, 'kafka', !options.keepData))
+  const clusterId =
+    dirs.map((dir) => formattedClusterId(join(dir, 'data'))).find((id) => id !== undefined) ??
+    newKafkaClusterId()
+
+  const nodes = hosts.map((host, i) => {
+    const nodeId = i + 1
+    const dir = dirs[i] as string
+    const dataDir = join(dir, 'data')
+    const configFile = join(dir, 'server.properties')
+    const log4jFile = join(dir, 'log4j.properties')
+    return daemonEngine({
+      name: 'kafka',
+      host,
+      dir,
+      logFile: join(dir, 'kafka.log'),
+      async daemon() {
+        writeFileSync(
+          configFile,
+          kafkaServerProperties({ nodeId, address: host.address, voters, dataDir, ...clusterReplication }),
+        )
+        writeFileSync(log4jFile, kafkaLog4jProperties)
+        // formatting touches only files: it runs outside the host
+        if (formattedClusterId(dataDir) === undefined)
+          await run('java', kafkaFormatArgs(classPath, configFile, clusterId), { timeoutMs: 60_000 })
+        return {
+          command: 'java',
+          args: kafkaServerArgs({ classPath, configFile, log4jFile, logsDir: dir, jvm: clusterJvm }),
+          cwd: dir,
+        }
+      },
+      ready: () => brokerAnswers(host.address, nodeId),
+      readyTimeoutMs: 120_000,
+      // SIGTERM: a controlled shutdown, which hands the node's partition leaderships over first
+      stopSignal: 'SIGTERM',
+      stopGraceMs: 30_000,
+    })
+  })
+
+  const cluster: KafkaCluster = {
+    brokers,
+    nodes,
+    async waitHealthy(topics = [], timeoutMs = 90_000) {
+      await waitFor(
+        `kafka cluster ${options.prefix}`,
+        async () => {
+          const admin = kafkaClient(brokers, 'meridian-cluster').admin()
+          await admin.connect()
+          try {
+            const { brokers: registered } = await admin.describeCluster()
+            if (registered.length !== hosts.length)
+              throw new Error(`${registered.length} of ${hosts.length} brokers registered`)
+          } finally {
+            await admin.disconnect()
+          }
+          if (topics.length === 0) return
+          const short = (await partitionsOf(brokers, topics)).filter(
+            (partition) => partition.isr.length < hosts.length || partition.leader < 0,
+          )
+          if (short.length > 0)
+            throw new Error(
+              `${short.length} partitions short of ${hosts.length} in-sync replicas, e.g. ` +
+                `${short[0]?.topic}/${short[0]?.partition} isr [${short[0]?.isr.join(',')}]`,
+            )
+        },
+        { timeoutMs, intervalMs: 500 },
+      )
+    },
+    async leaderOfMostPartitions(topics) {
+      const led = new Map<number, number>()
+      for (const { leader } of await partitionsOf(brokers, topics))
+        led.set(leader, (led.get(leader) ?? 0) + 1)
+      const [nodeId] = [...led].sort((a, b) => b[1] - a[1])[0] ?? []
+      const host = nodeId === undefined ? undefined : hosts[nodeId - 1]
+      if (!host) throw new Error(`no broker of ${options.prefix} leads a partition of ${topics.join(', ')}`)
+      return host
+    },
+    async close() {
+      await Promise.all(nodes.map((node) => node.stop()))
+    },
+  }
+  try {
+    await Promise.all(nodes.map((node) => node.start()))
+  } catch (error) {
+    await cluster.close()
+    throw error
+  }
+  return cluster
+}
