@@ -1,0 +1,126 @@
+// A cluster on one machine (@meridian/infra/cluster): three hosts in network namespaces, each with a Consul server and
+// a Kafka broker (KRaft, three controllers), PostgreSQL's primary on the first host and its streaming replica on the
+// second, Redis on the first, and every connection between hosts through Toxiproxy so a fault can slow it. What a
+// run across hosts of the system (startSystem's `cluster`) is given, and what a fault campaign breaks.
+import { join } from 'node:path'
+import { layoutFromEnv } from '../layout.ts'
+import type { SystemCluster, SystemHost } from '../system/system.ts'
+import { type ConsulCluster, startConsulCluster } from './consul-cluster.ts'
+import type { HostEngine } from './engine.ts'
+import { type ClusterHost, createHosts, destroyHosts, type Hosts } from './hosts.ts'
+import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.ts'
+import { destroyLinks, type Links, startLinks } from './links.ts'
+import { type PostgresCluster, startPostgresCluster } from './postgres-cluster.ts'
+import { startClusterRedis } from './redis.ts'
+
+export interface ClusterOptions {
+  /** names every namespace, the bridge and the state folder; default `mrdc` */
+  prefix?: string
+  /** the hosts' /24 in 198.18.0.0/15, as three octets; default 198.18.0 */
+  subnet?: string
+  /** the ports services listen on between hosts (Toxiproxy carries them too) */
+  servicePorts?: number[]
+  log?: (line: string) => void
+}
+
+export interface Cluster {
+  prefix: string
+  hosts: ClusterHost[]
+  /** the machine's address on the hosts' bridge */
+  machineAddress: string
+  consul: ConsulCluster
+  kafka: KafkaCluster
+  postgres: PostgresCluster
+  redis: HostEngine & { url: string }
+  links: Links
+  /** the engines' addresses for startSystem's baseEnv: DATABASE_URL (the primary, to create databases), ... */
+  env: Record<'DATABASE_URL' | 'KAFKA_BROKERS' | 'CONSUL_HTTP_ADDR' | 'REDIS_URL', string>
+  /** startSystem's `cluster`: the hosts with their Consul agents, the multi-host database URL */
+  system: SystemCluster
+  /** the engines of one host, in the order they start */
+  enginesOf(host: ClusterHost): HostEngine[]
+  /** starts the engines of a host again (after killAll); resolves once each answers */
+  restartEngines(host: ClusterHost): Promise<void>
+  /** stops everything: the hosts' processes, the namespaces, the bridge, Toxiproxy */
+  destroy(): Promise<void>
+}
+
+/** Removes whatever a cluster with this prefix left (an interrupted run): Toxiproxy by its pid file, then the hosts. */
+export async function destroyCluster(prefix = 'mrdc'): Promise<void> {
+  await destroyLinks(prefix)
+  await destroyHosts(prefix)
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const prefix = options.prefix ?? 'mrdc'
+  const log = options.log ?? ((line: string) => process.stderr.write(`[cluster] ${line}\n`))
+  const started = Date.now()
+  await destroyCluster(prefix)
+  const made: Hosts = await createHosts({ prefix, ...(options.subnet ? { subnet: options.subnet } : {}) })
+  const { hosts } = made
+  const [h1, h2] = hosts as [ClusterHost, ClusterHost, ClusterHost]
+  let links: Links | undefined
+  try {
+    log(`hosts ${hosts.map((host) => `${host.name} ${host.address}`).join(', ')} on ${made.bridgeAddress}`)
+    links = await startLinks(made, { servicePorts: options.servicePorts ?? [], progress: log })
+    const consul = await startConsulCluster(hosts, { prefix, progress: log })
+    await consul.waitForLeader()
+    log('consul: three servers, a leader')
+    const kafka = await startKafkaCluster(hosts, { prefix, progress: log })
+    await kafka.waitHealthy()
+    log(`kafka: three brokers (${kafka.brokers})`)
+    const postgres = await startPostgresCluster({ primary: h1, replica: h2 }, { prefix, progress: log })
+    await postgres.waitReplicating()
+    log(`postgres: primary on ${postgres.primary().name}, streaming replica on ${postgres.replica()?.name}`)
+    const redis = await startClusterRedis(h1, { prefix, progress: log })
+    log(`redis on ${h1.name}`)
+    log(
+      `cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s (state in ${join(layoutFromEnv().componentDir('cluster'), prefix)})`,
+    )
+
+    const enginesOf = (host: ClusterHost): HostEngine[] =>
+      [...consul.agents, ...kafka.nodes, ...postgres.nodes, redis].filter((engine) => engine.host === host)
+    const systemHosts: SystemHost[] = hosts.map((host) => ({
+      name: host.name,
+      address: host.address,
+      consulAddr: consul.httpAddrOf(host),
+      startDaemon: (daemon) => host.startDaemon(daemon),
+    }))
+    const runningLinks = links
+    return {
+      prefix,
+      hosts,
+      machineAddress: made.bridgeAddress,
+      consul,
+      kafka,
+      postgres,
+      redis,
+      links: runningLinks,
+      env: {
+        // the multi-host URL: whichever server is the primary (the run's databases are dropped after a failover too)
+        DATABASE_URL: postgres.url('postgres'),
+        KAFKA_BROKERS: kafka.brokers,
+        CONSUL_HTTP_ADDR: consul.httpAddrOf(h1),
+        REDIS_URL: redis.url,
+      },
+      system: {
+        hosts: systemHosts,
+        machineAddress: made.bridgeAddress,
+        databaseUrl: (name) => postgres.url(name),
+      },
+      enginesOf,
+      async restartEngines(host) {
+        for (const engine of enginesOf(host)) if (engine.pid() === undefined) await engine.start()
+      },
+      async destroy() {
+        await runningLinks.close().catch(() => {})
+        await postgres.close().catch(() => {})
+        await made.destroy()
+      },
+    }
+  } catch (error) {
+    await links?.close().catch(() => {})
+    await made.destroy()
+    throw error
+  }
+}
