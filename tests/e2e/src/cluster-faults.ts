@@ -1,0 +1,156 @@
+// The six faults of the cluster campaign (`pnpm --filter @meridian/e2e cluster`). Each strikes while orders are being
+// placed through both gateways: it waits `leadMs` (the "before" phase), breaks something, repairs it, and resolves with
+// the window it was broken in (the "during" phase; what follows is "after").
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Cluster } from '@meridian/infra/cluster'
+import type { MeridianSystem } from '@meridian/infra/system'
+
+export interface FaultContext {
+  cluster: Cluster
+  system: MeridianSystem
+  /** the run's topics (the Kafka namespace's) */
+  topics: string[]
+  say(line: string): void
+}
+
+export interface FaultWindow {
+  startedAt: number
+  endedAt: number
+}
+
+export interface ClusterFault {
+  name: string
+  what: string
+  /** no request may fail during it (a deployment's rolling restart) */
+  failsNoRequest?: boolean
+  strike(context: FaultContext, leadMs: number): Promise<FaultWindow>
+}
+
+/** The members (service instances) running on a host, by the run's names (`order`, `order#2`, …). */
+const membersOn = (system: MeridianSystem, hostName: string): string[] =>
+  Object.entries(system.services)
+    .filter(([, info]) => info.host === hostName)
+    .map(([key]) => key)
+
+/** Starts members again, auth first (the others read its keys), gateways last (they route to the others). */
+async function startMembers(system: MeridianSystem, keys: string[]): Promise<void> {
+  const rank = (key: string) => {
+    const name = system.services[key]?.name
+    return name === 'auth' ? 0 : name === 'gateway' ? 2 : 1
+  }
+  for (const key of [...keys].sort((a, b) => rank(a) - rank(b))) await system.start(key)
+}
+
+/** The third host: neither PostgreSQL nor Redis runs there (those have faults of their own). */
+const hostOfServices = (cluster: Cluster) => cluster.hosts[2] as Cluster['hosts'][number]
+
+export const clusterFaults: ClusterFault[] = [
+  {
+    name: 'rolling-restart',
+    what: 'every service instance stopped (SIGTERM: drained) and started again, one at a time, gateways included',
+    failsNoRequest: true,
+    async strike({ system, say }, leadMs) {
+      await sleep(leadMs)
+      const startedAt = Date.now()
+      const keys = Object.keys(system.services)
+      const rank = (key: string) => (system.services[key]?.name === 'gateway' ? 1 : 0)
+      for (const key of [...keys].sort((a, b) => rank(a) - rank(b))) {
+        await system.stop(key, 'SIGTERM')
+        await system.start(key)
+        say(`rolling restart: ${key} back`)
+      }
+      return { startedAt, endedAt: Date.now() }
+    },
+  },
+  {
+    name: 'broker-kill',
+    what: 'the Kafka broker leading most of the run’s partitions SIGKILLed, started again 15 s later',
+    async strike({ cluster, topics, say }, leadMs) {
+      await sleep(leadMs)
+      const leader = await cluster.kafka.leaderOfMostPartitions(topics)
+      const node = cluster.kafka.nodes.find((each) => each.host === leader)
+      const pid = node?.pid()
+      if (!node || pid === undefined) throw new Error(`no running broker on ${leader.name}`)
+      const startedAt = Date.now()
+      process.kill(pid, 'SIGKILL')
+      say(`broker on ${leader.name} (pid ${pid}) killed`)
+      await sleep(15_000)
+      await node.start()
+      await cluster.kafka.waitHealthy(topics)
+      say(`broker on ${leader.name} back, every partition with 3 in sync`)
+      return { startedAt, endedAt: Date.now() }
+    },
+  },
+  {
+    name: 'partition',
+    what: 'the third host cut off from the other two for 20 s by a packet filter in its namespace, then healed',
+    async strike({ cluster, say }, leadMs) {
+      await sleep(leadMs)
+      const host = hostOfServices(cluster)
+      const startedAt = Date.now()
+      await cluster.links.partition(host)
+      say(`${host.name} partitioned`)
+      await sleep(20_000)
+      await cluster.links.heal(host)
+      say(`${host.name} healed`)
+      await cluster.consul.waitForLeader()
+      return { startedAt, endedAt: Date.now() }
+    },
+  },
+  {
+    name: 'slow-links',
+    what: '100 ms latency each way and 1% packet loss between every pair of hosts for 60 s (Toxiproxy and iptables)',
+    async strike({ cluster, say }, leadMs) {
+      await sleep(leadMs)
+      const startedAt = Date.now()
+      await cluster.links.degradeLinks({ latencyMs: 100, lossPercent: 1 })
+      say('links degraded')
+      await sleep(60_000)
+      await cluster.links.restoreLinks()
+      say('links restored')
+      return { startedAt, endedAt: Date.now() }
+    },
+  },
+  {
+    name: 'host-kill',
+    what: 'the third host killed (every process in it: Consul server, Kafka broker, service instances, a gateway), restarted 15 s later',
+    async strike({ cluster, system, topics, say }, leadMs) {
+      await sleep(leadMs)
+      const host = hostOfServices(cluster)
+      const members = membersOn(system, host.name)
+      const startedAt = Date.now()
+      await host.killAll()
+      // the run's own record of its members: each is gone (kill resolves at once for a process already dead)
+      await Promise.all(members.map((key) => system.kill(key)))
+      say(`${host.name} killed (${members.join(', ')})`)
+      await sleep(15_000)
+      await cluster.restartEngines(host)
+      await cluster.consul.waitForLeader()
+      await cluster.kafka.waitHealthy(topics)
+      await startMembers(system, members)
+      say(`${host.name} back`)
+      return { startedAt, endedAt: Date.now() }
+    },
+  },
+  {
+    name: 'postgres-failover',
+    what: 'the PostgreSQL primary SIGKILLed, the streaming replica promoted; the old primary rejoins as its replica',
+    async strike({ cluster, say }, leadMs) {
+      await sleep(leadMs)
+      const primary = cluster.postgres.primary()
+      const node = cluster.postgres.nodes.find((each) => each.host === primary)
+      const pid = node?.pid()
+      if (!node || pid === undefined) throw new Error(`no running PostgreSQL on ${primary.name}`)
+      const startedAt = Date.now()
+      process.kill(pid, 'SIGKILL')
+      say(`postgres primary on ${primary.name} (pid ${pid}) killed`)
+      await cluster.postgres.promote()
+      say(`postgres on ${cluster.postgres.primary().name} promoted`)
+      const endedAt = Date.now()
+      await cluster.postgres.rejoin()
+      await cluster.postgres.waitReplicating()
+      say(`postgres on ${primary.name} streams from the new primary`)
+      return { startedAt, endedAt }
+    },
+  },
+]
