@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import { closeSync, openSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { isAlive, run } from '../processes.ts'
+import { type DaemonOptions, isAlive, run } from '../processes.ts'
 
 export interface HostsOptions {
   /** the cluster's prefix: namespaces `<prefix>-h1`…, the bridge `<prefix>-br`; lower-case letters and digits */
@@ -16,16 +16,8 @@ export interface HostsOptions {
   subnet?: string
 }
 
-export interface DaemonInHost {
-  command: string
-  args: string[]
-  logFile: string
-  cwd?: string
-  env?: NodeJS.ProcessEnv
-  /** runs as this account (setpriv inside the namespace): PostgreSQL refuses root */
-  uid?: number
-  gid?: number
-}
+/** A process started in a host: as processes.ts starts one, `uid`/`gid` through setpriv inside the namespace. */
+export type DaemonInHost = DaemonOptions
 
 export interface ClusterHost {
   /** `h1`, `h2`, … */

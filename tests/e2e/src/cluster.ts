@@ -300,9 +300,9 @@ async function main(): Promise<number> {
   const results: FaultResult[] = []
   let failed = false
   try {
-    const serviceCount = discoverServices(join(repoRoot, 'services')).length
+    const services = discoverServices(join(repoRoot, 'services'))
     // the gateway's 8080 and the services' ports of a run across hosts (startSystem's cluster: 3100 + n)
-    const servicePorts = [8080, ...Array.from({ length: serviceCount }, (_, n) => 3100 + n)]
+    const servicePorts = [8080, ...services.map((_, n) => 3100 + n)]
     cluster = await startCluster({ prefix, subnet, servicePorts, log: say })
     const topicNames = (namespace: string) =>
       expandTopics(loadTopicDeclaration()).map((topic) => `${namespace}${topic.name}`)
@@ -311,19 +311,8 @@ async function main(): Promise<number> {
       baseEnv: { ...process.env, ...cluster.env },
       cluster: cluster.system,
       topicReplication: clusterReplication,
-      replicas: Object.fromEntries(
-        [
-          'auth',
-          'order',
-          'payment',
-          'inventory',
-          'shipping',
-          'notification',
-          'realtime-gateway',
-          'content',
-          'gateway',
-        ].map((name) => [name, 2]),
-      ),
+      // two instances of every service, the gateway's too
+      replicas: Object.fromEntries(services.map((service) => [service.name, 2])),
       form: 'production',
       env,
       // no platform pauses before SIGTERM here: each instance keeps serving 1 s after leaving Consul
