@@ -220,6 +220,15 @@ const idempotencyKeyReused = (): AppError =>
     'This Idempotency-Key was already used to place an order with a different request',
   )
 
+/**
+ * The answer to a request under an Idempotency-Key that an order was already placed with: the first answer again (the
+ * same body, replayed) when the request is the same, 422 when its body is another.
+ */
+function replayOf(earlier: KeyedOrder, idempotency: OrderIdempotency): PlaceAnswer {
+  if (earlier.requestHash !== idempotency.requestHash) throw idempotencyKeyReused()
+  return { placed: placedAnswer(earlier.id, earlier.totalCents), replayed: true }
+}
+
 export interface OrderUseCasesDependencies {
   orders: OrdersRepository
   catalogue: ProductCatalogue
@@ -272,15 +281,6 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
       return created
     })
     return { placed: placedAnswer(order.id, order.totalCents), replayed: false }
-  }
-
-  /**
-   * The answer to a request under an Idempotency-Key that an order was already placed with: the first answer again
-   * (the same body, replayed) when the request is the same, 422 when its body is another.
-   */
-  function replayOf(earlier: KeyedOrder, idempotency: OrderIdempotency): PlaceAnswer {
-    if (earlier.requestHash !== idempotency.requestHash) throw idempotencyKeyReused()
-    return { placed: placedAnswer(earlier.id, earlier.totalCents), replayed: true }
   }
 
   /**
