@@ -49,7 +49,12 @@ export const eventParties: {
   'payment.refunded': {
     producer: 'payment',
     consumers: ['order'],
-    summary: "the order's payments were refunded",
+    summary: "the order's payments were refunded (a compensation), or a return's lines were (cause: return)",
+  },
+  'payment.refund_failed': {
+    producer: 'payment',
+    consumers: ['order'],
+    summary: "the provider declined a return's refund: the return's process retries, then escalates",
   },
   'inventory.reserved': { producer: 'inventory', consumers: ['order'], summary: "the order's stock is held" },
   'inventory.failed': {
@@ -85,7 +90,38 @@ export const eventParties: {
   'payment.refund_requested': {
     producer: 'order',
     consumers: ['payment'],
-    summary: "compensation: the saga asks to refund the order's payments",
+    summary:
+      "compensation: the saga asks to refund the order's payments; or a return's process its returned lines",
+  },
+  'return.requested': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: 'a customer asked to return lines of a shipped or delivered order',
+  },
+  'return.received': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: "the return's goods were received: the stock goes back, then the refund",
+  },
+  'return.completed': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: "the return's stock is back and its lines are refunded",
+  },
+  'return.rejected': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: 'the return was refused before its goods were received',
+  },
+  'inventory.restock_requested': {
+    producer: 'order',
+    consumers: ['inventory'],
+    summary: "a return's process asks to put its received lines back in stock",
+  },
+  'inventory.restocked': {
+    producer: 'inventory',
+    consumers: ['order'],
+    summary: "the return's lines are back in stock",
   },
   'shipment.created': {
     producer: 'shipping',

@@ -87,14 +87,39 @@ export type OrderPlacedData = Static<typeof OrderPlacedData>
 export const PaymentProcessedData = Type.Object({ ...OrderPlacedData.properties, paymentId: Id })
 export const PaymentFailedData = Type.Object({ orderId: Id, reason: Type.String() })
 /**
- * payment.refunded — the answer to the saga's refund (payment.refund_requested): each refunded payment, or, when the
- * order had no succeeded payment, one event without paymentId and with amount 0 (nothing was charged).
+ * Why a refund is made (1.1.0 of payment.refund_requested, 1.2.0 of payment.refunded): `compensation` (the order saga
+ * undoes a failed or cancelled order: the whole order; absent in older events) or `return` (a return's returned lines:
+ * the amount asked, under the return's own key). The order saga reads only compensations' refunds.
+ */
+export const refundCauses = ['compensation', 'return'] as const
+export type RefundCause = (typeof refundCauses)[number]
+const RefundCause = Type.Union(
+  refundCauses.map((cause) => Type.Literal(cause)),
+  { description: 'why the refund is made; absent: compensation' },
+)
+/**
+ * payment.refunded — the answer to a refund (payment.refund_requested): each refunded payment, or, when the order had
+ * no succeeded payment, one event without paymentId and with amount 0 (nothing was charged). A return's refund names
+ * its `returnId` and `cause: return`.
  */
 export const PaymentRefundedData = Type.Object({
   orderId: Id,
   paymentId: Type.Optional(Id),
   amount: Money,
   reason: Type.Optional(Type.String()),
+  cause: Type.Optional(RefundCause),
+  returnId: Type.Optional(Id),
+})
+/**
+ * payment.refund_failed — a return's refund the provider declined (the answer to payment.refund_requested with
+ * `cause: return` when it cannot be made): the return's process retries it, then escalates it to operators.
+ */
+export const PaymentRefundFailedData = Type.Object({
+  orderId: Id,
+  returnId: Id,
+  reason: Type.String(),
+  cause: RefundCause,
+  attempt: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 })
 const ReservedItem = Type.Object({ productId: Id, quantity: Type.Integer({ minimum: 1 }) })
 /** inventory.reserved — with the customer and the address from payment.processed, for the shipment step. */
@@ -154,11 +179,74 @@ export const InventoryReleaseRequestedData = Type.Object({
   reason: Type.String(),
   attempt: Attempt,
 })
-/** payment.refund_requested — compensation: refund the order's payments (payment.refunded). */
+/**
+ * payment.refund_requested — compensation: refund the order's payments (payment.refunded). A return's refund (1.1.0)
+ * has `cause: return`, its `returnId` and the `amount` of its returned lines: that amount is refunded once, under the
+ * provider key `refund-return-<returnId>`, and answered with payment.refunded (or payment.refund_failed when declined).
+ */
 export const PaymentRefundRequestedData = Type.Object({
   orderId: Id,
   reason: Type.String(),
   attempt: Attempt,
+  cause: Type.Optional(RefundCause),
+  returnId: Type.Optional(Id),
+  amount: Type.Optional(Money),
+})
+const ReturnedItem = Type.Object({ productId: Id, quantity: Type.Integer({ minimum: 1 }) })
+const PricedReturnedItem = Type.Object({
+  ...ReturnedItem.properties,
+  price: Money,
+  name: Type.Optional(Type.String()),
+})
+/**
+ * return.requested — order: a customer (or an admin) asked to return lines of a shipped or delivered order; the
+ * `refundAmount` is exactly the returned lines (price × quantity, summed in integer cents).
+ */
+export const ReturnRequestedData = Type.Object({
+  returnId: Id,
+  orderId: Id,
+  customerId: Id,
+  items: Type.Array(PricedReturnedItem),
+  refundAmount: Money,
+  reason: Type.String(),
+})
+/** return.received — order: the goods came back (an admin or a carrier said so); the stock goes back next. */
+export const ReturnReceivedData = Type.Object({
+  returnId: Id,
+  orderId: Id,
+  customerId: Id,
+  items: Type.Array(ReturnedItem),
+})
+/** return.completed — order: the stock is back and the returned lines are refunded. */
+export const ReturnCompletedData = Type.Object({
+  returnId: Id,
+  orderId: Id,
+  customerId: Id,
+  refundAmount: Money,
+  paymentId: Type.Optional(Id),
+})
+/** return.rejected — order: the return was refused before its goods were received. */
+export const ReturnRejectedData = Type.Object({
+  returnId: Id,
+  orderId: Id,
+  customerId: Id,
+  reason: Type.String(),
+})
+/**
+ * inventory.restock_requested — a return's process asks inventory to put its received lines back in stock, once per
+ * return whatever the attempt (answer inventory.restocked).
+ */
+export const InventoryRestockRequestedData = Type.Object({
+  returnId: Id,
+  orderId: Id,
+  items: Type.Array(ReturnedItem),
+  attempt: Attempt,
+})
+/** inventory.restocked — the return's lines are back in stock (once per return; asked again, answered again). */
+export const InventoryRestockedData = Type.Object({
+  returnId: Id,
+  orderId: Id,
+  items: Type.Array(ReturnedItem),
 })
 export const OrderCancelledData = Type.Object({ orderId: Id, reason: Type.String() })
 export const OrderCompletedData = Type.Object({ orderId: Id })
@@ -184,7 +272,8 @@ export const eventCatalogue = {
   'order.placed': { version: '1.0.0', data: OrderPlacedData },
   'payment.processed': { version: '1.0.0', data: PaymentProcessedData },
   'payment.failed': { version: '1.0.0', data: PaymentFailedData },
-  'payment.refunded': { version: '1.1.0', data: PaymentRefundedData },
+  'payment.refunded': { version: '1.2.0', data: PaymentRefundedData },
+  'payment.refund_failed': { version: '1.0.0', data: PaymentRefundFailedData },
   'inventory.reserved': { version: '1.1.0', data: InventoryReservedData },
   'inventory.failed': { version: '1.0.0', data: InventoryFailedData },
   'inventory.released': { version: '1.1.0', data: InventoryReleasedData },
@@ -192,7 +281,13 @@ export const eventCatalogue = {
   'inventory.reservation_requested': { version: '1.0.0', data: InventoryReservationRequestedData },
   'shipment.requested': { version: '1.0.0', data: ShipmentRequestedData },
   'inventory.release_requested': { version: '1.0.0', data: InventoryReleaseRequestedData },
-  'payment.refund_requested': { version: '1.0.0', data: PaymentRefundRequestedData },
+  'payment.refund_requested': { version: '1.1.0', data: PaymentRefundRequestedData },
+  'return.requested': { version: '1.0.0', data: ReturnRequestedData },
+  'return.received': { version: '1.0.0', data: ReturnReceivedData },
+  'return.completed': { version: '1.0.0', data: ReturnCompletedData },
+  'return.rejected': { version: '1.0.0', data: ReturnRejectedData },
+  'inventory.restock_requested': { version: '1.0.0', data: InventoryRestockRequestedData },
+  'inventory.restocked': { version: '1.0.0', data: InventoryRestockedData },
   'shipment.created': { version: '1.0.0', data: ShipmentCreatedData },
   'shipment.delivered': { version: '1.0.0', data: ShipmentDeliveredData },
   'order.cancelled': { version: '1.0.0', data: OrderCancelledData },

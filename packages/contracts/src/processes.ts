@@ -1,0 +1,122 @@
+// Long-running processes as operators see them (GET /api/v1/admin/processes): every instance of every process type a
+// service declares (the order saga is type `order`, a return type `return`), its state, the step it waits for, its
+// compensations, its step log, and the actions an operator can take. The order saga's own view (/admin/sagas) stays.
+import { type Static, Type } from 'typebox'
+import { OrderLinks } from './orders.ts'
+import { pageParameters, QueryObject } from './pagination.ts'
+import { CompensationState, stepOutcomes } from './sagas.ts'
+import { StringEnum } from './schema-kinds.ts'
+
+const Timestamp = Type.String({ format: 'date-time' })
+const Name = Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', description: 'a declared name' })
+
+/** One line of an instance's step log: what happened to which step, when, on which event. */
+export const ProcessLogEntry = Type.Object(
+  {
+    step: Type.String({ description: 'a step of the process, or the process type for the instance itself' }),
+    outcome: StringEnum(stepOutcomes),
+    attempt: Type.Optional(Type.Integer({ minimum: 1 })),
+    eventType: Type.Optional(Type.String()),
+    eventId: Type.Optional(Type.String()),
+    detail: Type.Optional(Type.String()),
+    at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type ProcessLogEntry = Static<typeof ProcessLogEntry>
+
+export const ProcessInstance = Type.Object(
+  {
+    type: Name,
+    id: Type.String({ description: "the instance's key within its type (the order's id, the return's id)" }),
+    state: Type.String({ description: "one of its type's states (GET /admin/processes/types)" }),
+    step: Type.Union([Type.String(), Type.Null()], {
+      description: 'the step awaited now; null when none is',
+    }),
+    attempt: Type.Integer({ minimum: 1, description: "the awaited step's attempt" }),
+    deadline: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'when the awaited step times out (asked again, or failed / escalated after its last attempt)',
+    }),
+    compensation: CompensationState,
+    failedStep: Type.Union([Type.String(), Type.Null()]),
+    failureReason: Type.Union([Type.String(), Type.Null()]),
+    escalated: Type.Boolean({
+      description: 'a step or a compensation failed after its retries: an operator must act',
+    }),
+    data: Type.Record(
+      Type.String(),
+      Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]),
+      {
+        description: "the instance's own fields (the ids its steps answered with, …)",
+      },
+    ),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    /** in GET /admin/processes/{type}/{id} only */
+    log: Type.Optional(Type.Array(ProcessLogEntry)),
+    _links: OrderLinks,
+  },
+  { additionalProperties: false },
+)
+export type ProcessInstance = Static<typeof ProcessInstance>
+
+/** A declared process type: what its instances can be, for filters and views. */
+export const ProcessType = Type.Object(
+  {
+    type: Name,
+    description: Type.String(),
+    states: Type.Array(Type.String()),
+    finalStates: Type.Array(Type.String()),
+    steps: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          kind: StringEnum(['forward', 'compensation'] as const),
+          attempts: Type.Integer({ minimum: 1 }),
+          deadlineMs: Type.Integer({ minimum: 0 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ProcessType = Static<typeof ProcessType>
+
+export const ProcessTypes = Type.Object({ data: Type.Array(ProcessType) }, { additionalProperties: false })
+export type ProcessTypes = Static<typeof ProcessTypes>
+
+export const processSortFields = ['createdAt', 'updatedAt'] as const
+
+/** GET /api/v1/admin/processes: filter by type, state, compensation, escalated. */
+export const ProcessListQuery = QueryObject(
+  {
+    ...pageParameters,
+    sort: Type.Optional(
+      Type.String({
+        pattern: `^(${processSortFields.join('|')}):(asc|desc)(,(${processSortFields.join('|')}):(asc|desc))*$`,
+        description: `field:asc or field:desc, comma-separated; fields: ${processSortFields.join(', ')}`,
+      }),
+    ),
+    type: Type.Optional(Name),
+    state: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$' })),
+    compensation: Type.Optional(CompensationState),
+    escalated: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export type ProcessListQuery = Static<typeof ProcessListQuery>
+
+export const ProcessParams = Type.Object({
+  type: Name,
+  id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' }),
+})
+export type ProcessParams = Static<typeof ProcessParams>
+
+/** POST /admin/processes/{type}/{id}/compensate: why (kept in the step log). */
+export const CompensateProcessBody = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })) },
+  { additionalProperties: false },
+)
+export type CompensateProcessBody = Static<typeof CompensateProcessBody>

@@ -1,0 +1,79 @@
+// Returns (POST /api/v1/orders/{orderId}/returns): a customer sends lines of a shipped or delivered order back; an
+// admin (or a carrier with its key) marks the goods received, the stock goes back to inventory and exactly the
+// returned lines are refunded at the provider; or an admin rejects the return before receipt.
+import { type Static, Type } from 'typebox'
+import { Money } from './money.ts'
+import { OrderLinks } from './orders.ts'
+import { pageParameters, QueryObject } from './pagination.ts'
+import { StringEnum } from './schema-kinds.ts'
+
+const Uuid = Type.String({ format: 'uuid' })
+const Timestamp = Type.String({ format: 'date-time' })
+const Reason = Type.String({ minLength: 1, maxLength: 500 })
+
+/**
+ * A return's status:
+ * - `requested`: asked for; return.requested is out; waits for its goods (or a rejection)
+ * - `received`: the goods came back; the stock goes back to inventory, then the returned lines are refunded
+ * - `completed`: stock back and refund made; final
+ * - `rejected`: refused before receipt; final (its lines may be returned again)
+ */
+export const returnStatuses = ['requested', 'received', 'completed', 'rejected'] as const
+export type ReturnStatus = (typeof returnStatuses)[number]
+export const ReturnStatus = StringEnum(returnStatuses)
+
+export const ReturnItemRequest = Type.Object(
+  { productId: Uuid, quantity: Type.Integer({ minimum: 1, maximum: 1000 }) },
+  { additionalProperties: false },
+)
+export type ReturnItemRequest = Static<typeof ReturnItemRequest>
+
+/** POST /orders/{orderId}/returns: which lines, how many of each (each product once), and why. */
+export const RequestReturnBody = Type.Object(
+  {
+    items: Type.Array(ReturnItemRequest, { minItems: 1, maxItems: 100 }),
+    reason: Reason,
+  },
+  { additionalProperties: false },
+)
+export type RequestReturnBody = Static<typeof RequestReturnBody>
+
+/** A returned line: the order's unit price, so the refund is exactly price × quantity. */
+export const ReturnItem = Type.Object(
+  { productId: Uuid, quantity: Type.Integer({ minimum: 1 }), price: Money, name: Type.String() },
+  { additionalProperties: false },
+)
+export type ReturnItem = Static<typeof ReturnItem>
+
+export const Return = Type.Object(
+  {
+    returnId: Uuid,
+    orderId: Uuid,
+    customerId: Uuid,
+    status: ReturnStatus,
+    items: Type.Array(ReturnItem),
+    refundAmount: Type.Number({
+      minimum: 0,
+      description: 'the returned lines: sum of price × quantity, computed in integer cents',
+    }),
+    reason: Type.String(),
+    rejectionReason: Type.Optional(Type.String()),
+    paymentId: Type.Optional(Type.String({ description: 'the refunded payment, once refunded' })),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    _links: OrderLinks,
+  },
+  { additionalProperties: false },
+)
+export type Return = Static<typeof Return>
+
+export const ReturnParams = Type.Object({ returnId: Uuid })
+export type ReturnParams = Static<typeof ReturnParams>
+
+/** GET /orders/{orderId}/returns: the order's returns, newest first. */
+export const ReturnListQuery = QueryObject({ ...pageParameters }, { additionalProperties: false })
+export type ReturnListQuery = Static<typeof ReturnListQuery>
+
+/** POST /returns/{returnId}/reject: why (told to the customer). */
+export const RejectReturnBody = Type.Object({ reason: Reason }, { additionalProperties: false })
+export type RejectReturnBody = Static<typeof RejectReturnBody>
