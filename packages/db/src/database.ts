@@ -5,6 +5,8 @@ export type Sql = postgres.Sql
 export type TransactionSql = postgres.TransactionSql
 /** What a repository function takes, so its caller may pass the pool or an open transaction. */
 export type Queryable = Sql | TransactionSql
+/** A piece of SQL built with a tagged template, to be composed into a statement (or sent as one). */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>
 
 export interface DatabaseOptions {
   /** pool size; default 10 */

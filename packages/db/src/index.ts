@@ -2,6 +2,7 @@
 export {
   createDatabase,
   type DatabaseOptions,
+  type Fragment,
   type Queryable,
   type Sql,
   type TransactionSql,

@@ -10,6 +10,7 @@ export {
   serviceAppOptions,
 } from './app.ts'
 export * from './auth/index.ts'
+export { carrierKeyMatcher, carrierKeysIn, carrierKeysVariable } from './carrier-keys.ts'
 export { checkedValue } from './checked-value.ts'
 export {
   ConfigError,

@@ -5,26 +5,33 @@
 // (routes/admin-sagas). Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
+import { createProcessStore, type ProcessManager, registerProcesses } from '@meridian/process'
 import {
+  carrierKeysIn,
   createServiceApp,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
   type ServiceDependencies,
-  scheduleRounds,
   serviceAppOptions,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
 import type { OrderConfig } from './config.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
+import { createReturnsRepository } from './data/returns-repository.ts'
 import { createSagasRepository } from './data/sagas-repository.ts'
+import { orderProcess, orderProcessType } from './domain/order-process.ts'
 import { createOrderUseCases, type OrderUseCases } from './domain/orders.ts'
+import { returnProcess } from './domain/return-process.ts'
+import { createReturnUseCases, type ReturnUseCases } from './domain/returns.ts'
 import { createSagaProcess, type SagaProcess } from './domain/saga-process.ts'
 import { type OrderEventType, orderConsumers } from './events/consumers.ts'
 import { adminOnly, adminSagasRoutes } from './routes/admin-sagas/index.ts'
 import { ordersGuards } from './routes/orders/access.ts'
 import { ordersRoutes } from './routes/orders/index.ts'
+import { returnsGuards } from './routes/returns/access.ts'
+import { returnsRoutes } from './routes/returns/index.ts'
 
 export const serviceName = 'order'
 
@@ -37,6 +44,9 @@ export interface OrderService {
   consumers: AnyServiceConsumer[]
   orders: OrderUseCases
   saga: SagaProcess
+  returns: ReturnUseCases
+  /** the process module's manager: the order saga and returns */
+  processes: ProcessManager
   /** for runService's clients, closed after the app: the inventory upstream client and its Consul discovery */
   clients: ServiceClient[]
 }
@@ -68,41 +78,59 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     labelNames: ['step'] as const,
     registers: [app.metrics.registry],
   })
-  const saga = createSagaProcess({
+  const timing = {
+    stepTimeoutMs: config.SAGA_STEP_TIMEOUT_MS,
+    stepAttempts: config.SAGA_STEP_ATTEMPTS,
+    compensationBackoffMs: config.SAGA_COMPENSATION_BACKOFF_MS,
+    compensationAttempts: config.SAGA_COMPENSATION_ATTEMPTS,
+  }
+  // the order saga and returns on the process module: its manager, its clock (row locks: several instances may run
+  // it), its escalations counted and logged, and the operators' /admin/processes
+  const processes = await registerProcesses(app, {
     sql,
-    orders: ordersRepository,
-    sagas: tracedRepository('sagas', createSagasRepository(sql)),
-    timing: {
-      stepTimeoutMs: config.SAGA_STEP_TIMEOUT_MS,
-      stepAttempts: config.SAGA_STEP_ATTEMPTS,
-      compensationBackoffMs: config.SAGA_COMPENSATION_BACKOFF_MS,
-      compensationAttempts: config.SAGA_COMPENSATION_ATTEMPTS,
-    },
+    processes: [
+      orderProcess(timing),
+      returnProcess({
+        stepTimeoutMs: config.RETURN_STEP_TIMEOUT_MS,
+        stepAttempts: config.RETURN_STEP_ATTEMPTS,
+      }),
+    ],
+    sweepIntervalMs: config.SAGA_SWEEP_INTERVAL_MS,
+    adminOnly: adminOnly(app),
+    store: tracedRepository('processes', createProcessStore(sql)),
     alerts: {
-      // the saga's row stays `escalated` (GET /admin/sagas?compensation=escalated) until an operator acts
-      escalated: ({ orderId, step, reason }) => {
-        escalations.inc({ step: step ?? 'none' })
-        app.log.error({ orderId, step, alert: 'saga-escalated' }, `saga escalated to operators: ${reason}`)
+      // the saga's own counter (its dashboard and alert read it); the saga stays escalated until an operator acts
+      escalated: ({ type, step }) => {
+        if (type === orderProcessType) escalations.inc({ step: step ?? 'none' })
       },
     },
   })
-  // the saga's clock: steps past their deadline asked again, failed or escalated (row locks: several instances may)
-  scheduleRounds(app, {
-    name: 'saga deadlines',
-    intervalMs: config.SAGA_SWEEP_INTERVAL_MS,
-    round: () => saga.fireDeadlines(),
-    describe: (fired) => (fired > 0 ? { fired } : undefined),
+  const saga = createSagaProcess({
+    orders: ordersRepository,
+    sagas: tracedRepository('sagas', createSagasRepository(sql)),
+    timing,
+    processes,
   })
   const orders = createOrderUseCases({ orders: ordersRepository, catalogue, saga, sql })
+  const returns = createReturnUseCases({
+    sql,
+    orders: ordersRepository,
+    returns: tracedRepository('returns', createReturnsRepository(sql)),
+    processes,
+  })
 
   // also the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
   await registerVersionedApi(app, ordersRoutes, { orders, guards: ordersGuards(app) }, { atRoot: true })
   await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
+  await registerVersionedApi(app, returnsRoutes, {
+    returns,
+    guards: returnsGuards(app, carrierKeysIn(config.RETURNS_CARRIER_KEYS)),
+  })
 
   const consumers = await registerServiceEvents(app, {
     ...dependencies,
     service: serviceName,
-    consumers: (options) => orderConsumers(saga, options),
+    consumers: (options) => orderConsumers(processes, options),
   })
-  return { app, consumers, orders, saga, clients: catalogue.clients }
+  return { app, consumers, orders, saga, returns, processes, clients: catalogue.clients }
 }

@@ -1,5 +1,5 @@
 // The order service's environment.
-import { loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import { carrierKeysVariable, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 export const OrderEnv = serviceEnv({
@@ -18,6 +18,12 @@ export const OrderEnv = serviceEnv({
   SAGA_COMPENSATION_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   /** how often the saga's clock looks for steps past their deadline, ms */
   SAGA_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  /** how long a return's restock or refund may go unanswered before it is asked again, ms (doubled each attempt) */
+  RETURN_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  /** attempts of a return's restock and of its refund before they are escalated to operators */
+  RETURN_STEP_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  /** carriers' keys that may mark a return's goods received (POST /returns/{id}/receive with X-Carrier-Key) */
+  RETURNS_CARRIER_KEYS: carrierKeysVariable("mark a return's goods received"),
 })
 export type OrderConfig = Static<typeof OrderEnv>
 

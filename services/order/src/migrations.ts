@@ -1,11 +1,15 @@
-// How order's database is brought up to date: its numbered migrations, then the event tables. The one way it
-// migrates: main.ts, `pnpm migrate` and the tests.
+// How order's database is brought up to date: the process tables (its saga and its returns run on
+// @meridian/process), its numbered migrations, then the event tables. The one way it migrates: main.ts,
+// `pnpm migrate` and the tests.
 import { fileURLToPath } from 'node:url'
 import type { MigrateResult, MigrationLogger, Sql } from '@meridian/db'
 import { migrateServiceDatabase } from '@meridian/events'
+import { migrateProcessTables } from '@meridian/process'
 
 export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url))
 
-export function migrateOrderDatabase(sql: Sql, logger?: MigrationLogger): Promise<MigrateResult> {
+export async function migrateOrderDatabase(sql: Sql, logger?: MigrationLogger): Promise<MigrateResult> {
+  // first: 0004 moves the saga's rows into them
+  await migrateProcessTables(sql, logger)
   return migrateServiceDatabase(sql, { dir: migrationsDir, ...(logger ? { logger } : {}) })
 }

@@ -14,7 +14,15 @@
 // Events of different topics arrive in any order: a forward event moves the saga as far as it proves (a reservation
 // proves the payment), and a forward success that arrives after the saga failed or was cancelled is undone again —
 // except a payment of an order whose payment failed (the customer paid it with POST /payments): the saga goes on.
-import type { CompensationState, OrderStatus, SagaState, SagaStep, StepOutcome } from '@meridian/contracts'
+import type { CompensationState, OrderStatus, SagaState, SagaStep } from '@meridian/contracts'
+import {
+  type Decision,
+  type LogLine,
+  ProcessConflict,
+  type StepMechanics,
+  type Steps,
+  stepMechanics,
+} from '@meridian/process'
 
 export type ForwardStep = Extract<SagaStep, 'payment' | 'inventory' | 'shipment'>
 export type CompensationStep = Extract<SagaStep, 'release' | 'refund'>
@@ -63,12 +71,7 @@ export type SagaCommand =
   | { type: 'order.cancelled'; reason: string }
   | { type: 'order.completed' }
 
-export interface SagaLogLine {
-  step: string
-  outcome: StepOutcome
-  attempt?: number
-  detail?: string
-}
+export type SagaLogLine = LogLine
 
 export interface SagaTiming {
   /** how long a forward step may take before it is asked again */
@@ -81,20 +84,12 @@ export interface SagaTiming {
   compensationAttempts: number
 }
 
-export interface SagaDecision {
-  next: SagaInstance
-  /** when the awaited step times out, in ms from now; null: nothing awaited; 'keep': unchanged */
-  deadlineInMs: number | null | 'keep'
-  commands: SagaCommand[]
-  log: SagaLogLine[]
-  /** why operators must act (logged as an error, counted, dead-lettered) */
-  escalation?: string
-}
+/** A decision of the process module's kind: the next instance, its deadline, commands, log lines, escalation. */
+export type SagaDecision = Decision<SagaInstance, SagaCommand>
 
-/** The refusal of a customer's or an operator's request in the saga's current state. */
-export class SagaConflict extends Error {
-  override readonly name = 'SagaConflict'
-}
+/** The refusal of a customer's or an operator's request in the saga's current state (the module's conflict). */
+export const SagaConflict = ProcessConflict
+export type SagaConflict = ProcessConflict
 
 const forwardRank: Partial<Record<SagaState, number>> = {
   created: 0,
@@ -128,13 +123,62 @@ const requestOf: Record<SagaStep, StepRequest> = {
   refund: 'payment.refund_requested',
 }
 
-const isForward = (step: SagaStep | null): step is ForwardStep =>
-  step === 'payment' || step === 'inventory' || step === 'shipment'
 const isRunning = (state: SagaState): state is ForwardState => forwardRank[state] !== undefined
+
+/**
+ * The saga's steps as the process module declares them: the forward steps wait `stepTimeoutMs` per attempt, the
+ * compensations the backoff, doubled for each further attempt; each asked with its request command.
+ */
+export function sagaSteps(timing: SagaTiming): Steps<SagaInstance, SagaCommand> {
+  const forwardStep = (type: StepRequest) => ({
+    kind: 'forward' as const,
+    deadlineMs: timing.stepTimeoutMs,
+    attempts: timing.stepAttempts,
+    ask: (_instance: SagaInstance, attempt: number): SagaCommand => ({ type, attempt }),
+  })
+  const compensationStep = (type: StepRequest) => ({
+    kind: 'compensation' as const,
+    deadlineMs: timing.compensationBackoffMs,
+    attempts: timing.compensationAttempts,
+    backoff: 'doubling' as const,
+    ask: (instance: SagaInstance, attempt: number): SagaCommand => ({
+      type,
+      attempt,
+      reason: instance.failureReason ?? 'compensation',
+    }),
+  })
+  return {
+    payment: forwardStep(requestOf.payment),
+    inventory: forwardStep(requestOf.inventory),
+    shipment: forwardStep(requestOf.shipment),
+    release: compensationStep(requestOf.release),
+    refund: compensationStep(requestOf.refund),
+  }
+}
+
+/** The compensations, in the order they run. */
+const compensationOrder = ['release', 'refund'] as const
+
+const mechanicsByTiming = new WeakMap<SagaTiming, StepMechanics<SagaInstance, SagaCommand>>()
+
+/** The module's step mechanics for the saga's steps at `timing` (made once per timing). */
+function mechanicsOf(timing: SagaTiming): StepMechanics<SagaInstance, SagaCommand> {
+  let mechanics = mechanicsByTiming.get(timing)
+  if (!mechanics) {
+    mechanics = stepMechanics(sagaSteps(timing), {
+      noun: 'the saga of this order',
+      forwardActive: (instance) => isRunning(instance.state),
+      onForwardExhausted: (instance, step, attempt) =>
+        fail(instance, timing, step, `no answer from the ${step} step after ${attempt} attempts`),
+    })
+    mechanicsByTiming.set(timing, mechanics)
+  }
+  return mechanics
+}
 
 /** A compensation's wait for its answer: the backoff, doubled for each further attempt. */
 export const compensationWaitMs = (timing: SagaTiming, attempt: number): number =>
-  timing.compensationBackoffMs * 2 ** (attempt - 1)
+  mechanicsOf(timing).waitMs('release', attempt)
 
 const unchanged = (instance: SagaInstance, log: SagaLogLine[]): SagaDecision => ({
   next: instance,
@@ -244,97 +288,13 @@ function compensated(
   step: CompensationStep,
   detail: string,
 ): SagaDecision {
-  if (instance.compensation !== 'running' || instance.step !== step) {
-    return unchanged(instance, [{ step, outcome: 'succeeded', detail: `${detail} (not awaited)` }])
+  const decision = mechanicsOf(timing).compensated(instance, compensationOrder, step, detail)
+  if (decision.next.compensation !== 'done' || instance.compensation === 'done') {
+    return decision.deadlineInMs === 'keep' ? unchanged(instance, decision.log) : decision
   }
-  if (step === 'release') {
-    return {
-      next: { ...instance, step: 'refund', attempt: 1 },
-      deadlineInMs: compensationWaitMs(timing, 1),
-      commands: [
-        { type: 'payment.refund_requested', attempt: 1, reason: instance.failureReason ?? 'compensation' },
-      ],
-      log: [
-        { step, outcome: 'succeeded', attempt: instance.attempt, detail },
-        { step: 'refund', outcome: 'requested', attempt: 1 },
-      ],
-    }
-  }
-  return {
-    next: {
-      ...instance,
-      step: null,
-      attempt: 1,
-      compensation: 'done',
-      orderStatus: instance.state === 'cancelled' ? 'cancelled' : instance.orderStatus,
-    },
-    deadlineInMs: null,
-    commands: [],
-    log: [{ step, outcome: 'succeeded', attempt: instance.attempt, detail }],
-  }
-}
-
-/** The awaited step timed out: asked again, or, after its last attempt, the saga fails / the compensation escalates. */
-function timedOut(instance: SagaInstance, timing: SagaTiming): SagaDecision {
-  const { step, attempt } = instance
-  if (step === null) return { next: instance, deadlineInMs: null, commands: [], log: [] }
-  const timeout: SagaLogLine = { step, outcome: 'timed_out', attempt }
-  if (isForward(step)) {
-    if (!isRunning(instance.state)) return { next: instance, deadlineInMs: null, commands: [], log: [] }
-    if (attempt < timing.stepAttempts) {
-      return {
-        next: { ...instance, attempt: attempt + 1 },
-        deadlineInMs: timing.stepTimeoutMs,
-        commands: [{ type: requestOf[step], attempt: attempt + 1 }],
-        log: [timeout, { step, outcome: 'requested', attempt: attempt + 1 }],
-      }
-    }
-    const decision = fail(instance, timing, step, `no answer from the ${step} step after ${attempt} attempts`)
-    return { ...decision, log: [timeout, ...decision.log] }
-  }
-  if (instance.compensation !== 'running')
-    return { next: instance, deadlineInMs: null, commands: [], log: [] }
-  if (attempt < timing.compensationAttempts) {
-    return {
-      next: { ...instance, attempt: attempt + 1 },
-      deadlineInMs: compensationWaitMs(timing, attempt + 1),
-      commands: [
-        { type: requestOf[step], attempt: attempt + 1, reason: instance.failureReason ?? 'compensation' },
-      ],
-      log: [timeout, { step, outcome: 'requested', attempt: attempt + 1 }],
-    }
-  }
-  return {
-    next: { ...instance, compensation: 'escalated' },
-    deadlineInMs: null,
-    commands: [],
-    log: [timeout, { step, outcome: 'escalated', attempt, detail: 'no answer after the last attempt' }],
-    escalation: `the ${step} compensation did not answer after ${attempt} attempts`,
-  }
-}
-
-/** An operator asks the awaited step again (an escalated compensation starts its attempts over). */
-function retried(instance: SagaInstance, timing: SagaTiming): SagaDecision {
-  const { step } = instance
-  if (step === null || (!isForward(step) && instance.compensation === 'done')) {
-    throw new SagaConflict(`the saga of this order waits for no step (${instance.state})`)
-  }
-  if (isForward(step) && !isRunning(instance.state)) {
-    throw new SagaConflict(`the saga ${instance.state}: its forward steps are over`)
-  }
-  const attempt = instance.compensation === 'escalated' ? 1 : instance.attempt + 1
-  return {
-    next: { ...instance, attempt, compensation: isForward(step) ? instance.compensation : 'running' },
-    deadlineInMs: isForward(step) ? timing.stepTimeoutMs : compensationWaitMs(timing, attempt),
-    commands: [
-      {
-        type: requestOf[step],
-        attempt,
-        ...(isForward(step) ? {} : { reason: instance.failureReason ?? 'compensation' }),
-      },
-    ],
-    log: [{ step, outcome: 'operator', attempt, detail: 'retried by an operator' }],
-  }
+  // the last compensation answered: a cancelled order is cancelled now
+  const orderStatus = instance.state === 'cancelled' ? 'cancelled' : instance.orderStatus
+  return { ...decision, next: { ...decision.next, orderStatus } }
 }
 
 /** An operator runs the compensations: a running saga fails now; a failed or cancelled one undoes everything again. */
@@ -477,9 +437,9 @@ export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTimin
     }
 
     case 'timeout':
-      return timedOut(instance, timing)
+      return mechanicsOf(timing).timedOut(instance)
     case 'operator.retry':
-      return retried(instance, timing)
+      return mechanicsOf(timing).retried(instance)
     case 'operator.compensate':
       return compensatedByOperator(instance, timing, fact.reason)
   }

@@ -1,82 +1,60 @@
-// Order's consumers: the saga's process manager follows every step's answer. Each handler turns its event into a
-// fact of the state machine and applies it in the consumer's transaction (the one that records the event in the
-// inbox), so the saga, the order's status, the step log and the commands commit together with the event's record.
+// Order's consumers: its processes (the order saga, returns) follow every answer of payment, inventory and shipping.
+// Each event is routed by the process module to the instance it names and applied in the consumer's transaction (the
+// one that records the event in the inbox), so the instance, the order's status, the step log and the commands
+// commit together with the event's record.
 import type { EventType } from '@meridian/contracts'
 import {
   type AnyServiceConsumer,
-  type CatalogueEvent,
   type ConsumersOptions,
   consumersOf,
   type EventHandler,
 } from '@meridian/events'
-import type { SagaFact } from '../domain/saga.ts'
-import type { SagaProcess } from '../domain/saga-process.ts'
+import type { ProcessManager } from '@meridian/process'
 
 /** The consumer group of the order service: its inbox key and its retries' `consumer-group` header. */
 export const consumerGroup = 'order'
 
-/** The saga's answers: payment's, inventory's and shipping's events about an order. */
-export const sagaEventTypes = [
+/** The answers the order's processes follow. */
+export const orderEventTypes = [
   'payment.processed',
   'payment.failed',
   'payment.refunded',
+  'payment.refund_failed',
   'inventory.reserved',
   'inventory.failed',
   'inventory.released',
+  'inventory.restocked',
   'shipment.created',
   'shipment.delivered',
 ] as const satisfies readonly EventType[]
-export type OrderEventType = (typeof sagaEventTypes)[number]
-
-/** What each event tells the state machine. */
-const factOf: { [Type in OrderEventType]: (data: CatalogueEvent<Type>['data']) => SagaFact } = {
-  'payment.processed': (data) => ({ kind: 'payment.processed', paymentId: data.paymentId }),
-  'payment.failed': (data) => ({ kind: 'payment.failed', reason: data.reason }),
-  'payment.refunded': (data) => ({
-    kind: 'payment.refunded',
-    amount: data.amount,
-    ...(data.paymentId ? { paymentId: data.paymentId } : {}),
-  }),
-  'inventory.reserved': (data) => ({ kind: 'inventory.reserved', reservationId: data.reservationId }),
-  'inventory.failed': (data) => ({ kind: 'inventory.failed', reason: data.reason }),
-  'inventory.released': (data) => ({
-    kind: 'inventory.released',
-    ...(data.reservationId ? { reservationId: data.reservationId } : {}),
-  }),
-  'shipment.created': (data) => ({ kind: 'shipment.created', shipmentId: data.shipmentId }),
-  'shipment.delivered': (data) => ({ kind: 'shipment.delivered', shipmentId: data.shipmentId }),
-}
-
-/** An order id that is not a uuid names no order of ours: nothing to apply. */
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** The handler of one event type: the event's fact applied to its order's saga. */
-export const onSagaEvent =
-  <Type extends OrderEventType>(saga: Pick<SagaProcess, 'onEvent'>, type: Type): EventHandler<Type> =>
-  async (event, tx) => {
-    const { orderId } = event.data
-    if (!uuid.test(orderId)) return
-    await saga.onEvent(orderId, factOf[type](event.data), tx, { eventType: event.type, eventId: event.id })
-  }
+export type OrderEventType = (typeof orderEventTypes)[number]
 
 export type OrderConsumersOptions = ConsumersOptions<OrderEventType>
 
-/** What the app's event backbone runs: a consumer of each answer the saga follows. */
+/** What the app's event backbone runs: a consumer of each answer, handled by the processes that declare it. */
 export function orderConsumers(
-  saga: Pick<SagaProcess, 'onEvent'>,
+  processes: Pick<ProcessManager, 'handlers'>,
   options?: OrderConsumersOptions,
 ): AnyServiceConsumer<OrderEventType>[] {
+  const handlers = processes.handlers()
+  const handle = <Type extends OrderEventType>(type: Type): EventHandler<Type> => {
+    const handler = handlers[type]
+    if (!handler) throw new Error(`no process of the order service follows ${type}`)
+    return handler as EventHandler<Type>
+  }
   return consumersOf(
     consumerGroup,
     {
-      'payment.processed': onSagaEvent(saga, 'payment.processed'),
-      'payment.failed': onSagaEvent(saga, 'payment.failed'),
-      'payment.refunded': onSagaEvent(saga, 'payment.refunded'),
-      'inventory.reserved': onSagaEvent(saga, 'inventory.reserved'),
-      'inventory.failed': onSagaEvent(saga, 'inventory.failed'),
-      'inventory.released': onSagaEvent(saga, 'inventory.released'),
-      'shipment.created': onSagaEvent(saga, 'shipment.created'),
-      'shipment.delivered': onSagaEvent(saga, 'shipment.delivered'),
+      'payment.processed': handle('payment.processed'),
+      'payment.failed': handle('payment.failed'),
+      'payment.refunded': handle('payment.refunded'),
+      'payment.refund_failed': handle('payment.refund_failed'),
+      'inventory.reserved': handle('inventory.reserved'),
+      'inventory.failed': handle('inventory.failed'),
+      'inventory.released': handle('inventory.released'),
+      'inventory.restocked': handle('inventory.restocked'),
+      'shipment.created': handle('shipment.created'),
+      'shipment.delivered': handle('shipment.delivered'),
     },
     options,
   )

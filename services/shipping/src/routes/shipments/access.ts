@@ -1,28 +1,14 @@
 // Who may do what with shipments: reading needs a credential (which shipments a caller sees is the use case's to
 // decide); delivering is for admins, or for a carrier presenting one of the configured keys in X-Carrier-Key.
 // Both run in onRequest, so a caller without credentials is 401 before any validation answers.
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { AppError, carrierKeyHeader } from '@meridian/contracts'
+import { carrierKeyMatcher } from '@meridian/service-kit'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import { isAdmin } from '../../domain/access.ts'
 import type { ShipmentsGuards } from './index.ts'
 
-const digestOf = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest()
-
-/**
- * Whether a presented key is one of the carriers' keys. SHA-256 digests are compared (equal lengths whatever was
- * sent), each with timingSafeEqual and every one of them, so neither the answer's time nor an early exit tells how
- * much of a key was right, or which key.
- */
-export function carrierKeyMatcher(keys: readonly string[]): (presented: string) => boolean {
-  const digests = keys.map(digestOf)
-  return (presented) => {
-    const digest = digestOf(presented)
-    let matched = false
-    for (const each of digests) matched = timingSafeEqual(digest, each) || matched
-    return matched
-  }
-}
+/** Re-exported where shipping's tests and guards have always found it; the kit owns it. */
+export { carrierKeyMatcher }
 
 export const carrierKeyMessages = { invalid: 'Invalid carrier key' } as const
 

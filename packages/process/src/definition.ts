@@ -1,0 +1,162 @@
+// What a long-running process is, declared: its states, the steps that move it (forward steps and compensations,
+// each with its deadline and attempts), the events that feed it and the commands it sends, the owner row it locks
+// first, and its decision — a pure function from an instance and a fact to the next instance, the commands, the log
+// lines and any escalation. The manager (manager.ts) persists and applies it; nothing here does I/O.
+import type { CompensationState, EventData, EventType, StepOutcome } from '@meridian/contracts'
+import type { Fragment, Queryable } from '@meridian/db'
+import type { CatalogueEvent } from '@meridian/events'
+
+/** Where every instance stands; a process's own fields come beside these. */
+export interface InstanceBase {
+  state: string
+  /** the step awaited now; null: none */
+  step: string | null
+  /** the awaited step's attempt */
+  attempt: number
+  compensation: CompensationState
+  failedStep: string | null
+  failureReason: string | null
+  /** a forward step that failed after its last attempt is escalated (compensations: compensation `escalated`) */
+  escalated?: boolean | undefined
+}
+
+export interface LogLine {
+  step: string
+  outcome: StepOutcome
+  attempt?: number
+  detail?: string
+}
+
+export interface Decision<Instance, Command> {
+  next: Instance
+  /** when the awaited step times out, in ms from now; null: nothing awaited; 'keep': unchanged */
+  deadlineInMs: number | null | 'keep'
+  commands: Command[]
+  log: LogLine[]
+  /** why operators must act (logged as an error, counted, listed with `escalated=true`) */
+  escalation?: string
+}
+
+/** The facts every process understands besides its own: its clock and its operators. */
+export type ClockFact = { kind: 'timeout' }
+export type OperatorFact = { kind: 'operator.retry' } | { kind: 'operator.compensate'; reason: string }
+export type StandardFact = ClockFact | OperatorFact
+
+/** A request of a customer or an operator that the instance's state refuses (HTTP 409). */
+export class ProcessConflict extends Error {
+  override readonly name: string = 'ProcessConflict'
+}
+
+export interface StepDeclaration<Instance, Command> {
+  kind: 'forward' | 'compensation'
+  /** how long an attempt may go unanswered; with backoff `doubling`, doubled for each further attempt */
+  deadlineMs: number
+  /** attempts before the step is exhausted (a forward step fails or escalates; a compensation escalates) */
+  attempts: number
+  backoff?: 'fixed' | 'doubling'
+  /** the command that asks the step (again) */
+  ask(instance: Instance, attempt: number): Command
+}
+
+export type Steps<Instance, Command> = Readonly<Record<string, StepDeclaration<Instance, Command>>>
+
+/** A JSON scalar: what a process keeps of its own fields. */
+export type Scalar = string | number | boolean | null
+
+/** An instance's row as the store reads it. */
+export interface StoredInstance {
+  type: string
+  key: string
+  state: string
+  step: string | null
+  attempt: number
+  deadline: Date | null
+  compensation: CompensationState
+  failedStep: string | null
+  failureReason: string | null
+  escalation: string | null
+  data: Record<string, Scalar>
+  createdAt: Date
+  updatedAt: Date
+}
+
+/**
+ * The row an instance belongs to (an order), locked before the instance by every decision as the owner's own writes
+ * lock it, so the two never wait on each other in opposite orders; read with the instance in one statement.
+ */
+export interface OwnerDeclaration<Instance, Owner> {
+  /** a select of the owner's one row for the key, ending `for update`; its columns are what `read` gets */
+  lock(key: string, sql: Queryable): Fragment
+  /** the owner from the lock's row (as to_jsonb gives it: numbers, strings, arrays) */
+  read(row: Record<string, unknown>): Owner
+  /** a data-modifying statement (no trailing semicolon) writing what `next` changed of `owner`; null: nothing */
+  write?(key: string, owner: Owner, next: Instance, sql: Queryable): Fragment | null
+}
+
+/** Which instance an event moves, and with what fact; undefined: the event is not this process's. */
+export type EventRoute<Type extends EventType, Fact> = (
+  data: EventData<Type>,
+) => { key: string; fact: Fact } | undefined
+
+export type EventRoutes<Fact> = { [Type in EventType]?: EventRoute<Type, Fact> }
+
+export interface ProcessDefinition<
+  Instance extends InstanceBase,
+  Fact extends { kind: string },
+  Command extends { type: string },
+  Owner = undefined,
+> {
+  /** the type's name: lower case, digits and `_`; the key of its instances is unique within it */
+  type: string
+  description: string
+  states: readonly Instance['state'][]
+  /** states in which nothing is awaited any more */
+  finalStates: readonly Instance['state'][]
+  steps: Steps<Instance, Command>
+  /** the events that move its instances */
+  events: EventRoutes<Fact>
+  /** the decision: pure, no I/O; throws ProcessConflict for a request the state refuses */
+  decide(instance: Instance, fact: Fact | StandardFact): Decision<Instance, Command>
+  /** the instance from its row and its owner */
+  restore(stored: StoredInstance, owner: Owner): Instance
+  /** the process's own fields of an instance, kept in the row's `data` (the owner's are the owner's) */
+  persist(instance: Instance): Record<string, Scalar>
+  /** the event a command goes out as (built before anything is written: a schema refusal rolls back) */
+  commandEvent(command: Command, context: CommandContext<Instance, Owner>): CatalogueEvent<EventType>
+  /** the Kafka key of its commands' events; default: the instance's key */
+  aggregateId?(context: CommandContext<Instance, Owner>): string
+  owner?: OwnerDeclaration<Instance, Owner>
+  /** where operators read an instance (its `_links.self`), default /api/v1/admin/processes/{type}/{key} */
+  links?(key: string, stored: StoredInstance): Record<string, { href: string; method: string }>
+}
+
+export interface CommandContext<Instance, Owner> {
+  key: string
+  instance: Instance
+  owner: Owner
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the manager holds definitions of any instance, fact and command types
+export type AnyProcessDefinition = ProcessDefinition<any, any, any, any>
+
+/** Declares a process (an identity: it checks the declaration and keeps its types). */
+export function defineProcess<
+  Instance extends InstanceBase,
+  Fact extends { kind: string },
+  Command extends { type: string },
+  Owner = undefined,
+>(
+  definition: ProcessDefinition<Instance, Fact, Command, Owner>,
+): ProcessDefinition<Instance, Fact, Command, Owner> {
+  if (!/^[a-z][a-z0-9_]{0,39}$/.test(definition.type)) {
+    throw new Error(`process type '${definition.type}' must be lower case letters, digits and _ (at most 40)`)
+  }
+  for (const state of definition.finalStates) {
+    if (!definition.states.includes(state)) throw new Error(`final state '${state}' is not one of the states`)
+  }
+  for (const [name, step] of Object.entries(definition.steps)) {
+    if (step.attempts < 1 || step.deadlineMs < 0)
+      throw new Error(`step '${name}' needs attempts ≥ 1, deadline ≥ 0`)
+  }
+  return definition
+}

@@ -1,0 +1,44 @@
+// @meridian/process: long-running processes declared on one module — states, steps with deadlines, retries and
+// compensations, a pure decision — persisted with the outbox in the owning service's database, timed by one clock,
+// and shown to operators through one API for every type.
+export {
+  type AnyProcessDefinition,
+  type ClockFact,
+  type CommandContext,
+  type Decision,
+  defineProcess,
+  type EventRoute,
+  type EventRoutes,
+  type InstanceBase,
+  type LogLine,
+  type OperatorFact,
+  type OwnerDeclaration,
+  ProcessConflict,
+  type ProcessDefinition,
+  type Scalar,
+  type StandardFact,
+  type StepDeclaration,
+  type Steps,
+  type StoredInstance,
+} from './definition.ts'
+export {
+  createProcessManager,
+  type FactSource,
+  type ProcessAlerts,
+  type ProcessManager,
+  type ProcessManagerOptions,
+  processHref,
+} from './manager.ts'
+export { type MechanicsOptions, type StepMechanics, stepMechanics } from './mechanics.ts'
+export { migrateProcessTables, processMigrationsDir } from './migrate.ts'
+export { type RegisterProcessesOptions, registerProcesses } from './register.ts'
+export { type AdminProcessesRoutesOptions, adminProcessesRoutes } from './routes.ts'
+export {
+  createProcessStore,
+  type InstanceChange,
+  type NewLogLine,
+  type ProcessListRequest,
+  type ProcessStore,
+  processList,
+  type StoredLogLine,
+} from './store.ts'

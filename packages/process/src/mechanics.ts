@@ -1,0 +1,219 @@
+// The step mechanics every process shares, as pure functions over its declared steps: how long an attempt waits, a
+// step asked (again) when its deadline passes, what happens once its attempts are spent (a compensation escalates;
+// a forward step fails or escalates as its process says), an operator's retry, and compensations run one after the
+// other in a declared order, each retried and escalated on its own. A process's decide() composes these with its own
+// moves; the order saga and a return both do.
+import type { Decision, InstanceBase, LogLine, StepDeclaration, Steps } from './definition.ts'
+import { ProcessConflict } from './definition.ts'
+
+export interface MechanicsOptions<Instance extends InstanceBase, Command> {
+  /**
+   * Whether the instance's forward steps still run (false once it failed, was cancelled or finished): a forward
+   * step's timeout or retry then does nothing / is refused. Default: always.
+   */
+  forwardActive?(instance: Instance): boolean
+  /**
+   * A forward step's attempts are spent: what the process does (e.g. fail and compensate). Default: escalate to
+   * operators, the instance staying where it is.
+   */
+  onForwardExhausted?(instance: Instance, step: string, attempt: number): Decision<Instance, Command>
+  /** how refusals name the instance, e.g. "the saga of this order" (default "the process") */
+  noun?: string
+}
+
+export function stepMechanics<Instance extends InstanceBase, Command>(
+  steps: Steps<Instance, Command>,
+  options: MechanicsOptions<Instance, Command> = {},
+) {
+  const noun = options.noun ?? 'the process'
+  const declared = (step: string): StepDeclaration<Instance, Command> => {
+    const declaration = steps[step]
+    if (!declaration) throw new Error(`no step '${step}' is declared`)
+    return declaration
+  }
+  const isForward = (step: string | null): step is string =>
+    step !== null && declared(step).kind === 'forward'
+  const forwardActive = (instance: Instance) => options.forwardActive?.(instance) ?? true
+  const nothing = (instance: Instance): Decision<Instance, Command> => ({
+    next: instance,
+    deadlineInMs: null,
+    commands: [],
+    log: [],
+  })
+
+  /** An attempt's wait for its answer: the deadline, doubled for each further attempt with backoff `doubling`. */
+  const waitMs = (step: string, attempt: number): number => {
+    const { deadlineMs, backoff } = declared(step)
+    return backoff === 'doubling' ? deadlineMs * 2 ** (attempt - 1) : deadlineMs
+  }
+
+  /** The step asked (its first attempt): awaited from now until its deadline. */
+  function ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command> {
+    const next = { ...instance, step, attempt: 1 }
+    return {
+      next,
+      deadlineInMs: waitMs(step, 1),
+      commands: [declared(step).ask(next, 1)],
+      log: [{ step, outcome: 'requested', attempt: 1, ...(detail ? { detail } : {}) }],
+    }
+  }
+
+  /** The awaited step's attempts are spent: escalated to operators, the instance staying where it is. */
+  function escalate(instance: Instance, lines: LogLine[], reason: string): Decision<Instance, Command> {
+    const step = instance.step ?? 'none'
+    const compensation = instance.step !== null && !isForward(instance.step)
+    return {
+      next: compensation ? { ...instance, compensation: 'escalated' } : { ...instance, escalated: true },
+      deadlineInMs: null,
+      commands: [],
+      log: [
+        ...lines,
+        { step, outcome: 'escalated', attempt: instance.attempt, detail: 'no answer after the last attempt' },
+      ],
+      escalation: reason,
+    }
+  }
+
+  /** The awaited step timed out: asked again while attempts remain; then exhausted. */
+  function timedOut(instance: Instance): Decision<Instance, Command> {
+    const { step, attempt } = instance
+    if (step === null) return nothing(instance)
+    const declaration = declared(step)
+    const timeout: LogLine = { step, outcome: 'timed_out', attempt }
+    const forward = declaration.kind === 'forward'
+    if (forward ? !forwardActive(instance) || instance.escalated : instance.compensation !== 'running') {
+      return nothing(instance)
+    }
+    if (attempt < declaration.attempts) {
+      const next = { ...instance, attempt: attempt + 1 }
+      return {
+        next,
+        deadlineInMs: waitMs(step, attempt + 1),
+        commands: [declaration.ask(next, attempt + 1)],
+        log: [timeout, { step, outcome: 'requested', attempt: attempt + 1 }],
+      }
+    }
+    if (forward && options.onForwardExhausted) {
+      const decision = options.onForwardExhausted(instance, step, attempt)
+      return { ...decision, log: [timeout, ...decision.log] }
+    }
+    return escalate(
+      instance,
+      [timeout],
+      forward
+        ? `the ${step} step did not answer after ${attempt} attempts`
+        : `the ${step} compensation did not answer after ${attempt} attempts`,
+    )
+  }
+
+  /**
+   * An answer that says the awaited step failed this attempt (e.g. the provider declined): asked again after its
+   * wait while attempts remain, escalated after the last. The instance keeps waiting; the clock asks again.
+   */
+  function attemptFailed(instance: Instance, step: string, detail: string): Decision<Instance, Command> {
+    if (instance.step !== step || instance.escalated) {
+      return {
+        next: instance,
+        deadlineInMs: 'keep',
+        commands: [],
+        log: [{ step, outcome: 'failed', detail: `${detail} (not awaited)` }],
+      }
+    }
+    const failed: LogLine = { step, outcome: 'failed', attempt: instance.attempt, detail }
+    if (instance.attempt < declared(step).attempts) {
+      // the next attempt comes when this one's wait is over (the clock asks again): a decline is not hammered
+      return { next: instance, deadlineInMs: 'keep', commands: [], log: [failed] }
+    }
+    return escalate(
+      instance,
+      [failed],
+      `the ${step} step failed after ${instance.attempt} attempts: ${detail}`,
+    )
+  }
+
+  /** An operator asks the awaited step again; an escalated step starts its attempts over. */
+  function retried(instance: Instance): Decision<Instance, Command> {
+    const { step } = instance
+    if (step === null || (!isForward(step) && instance.compensation === 'done')) {
+      throw new ProcessConflict(`${noun} waits for no step (${instance.state})`)
+    }
+    const forward = isForward(step)
+    if (forward && !forwardActive(instance)) {
+      throw new ProcessConflict(`${noun} ${instance.state}: its forward steps are over`)
+    }
+    const restart = instance.compensation === 'escalated' || instance.escalated === true
+    const attempt = restart ? 1 : instance.attempt + 1
+    const next = {
+      ...instance,
+      attempt,
+      compensation: forward ? instance.compensation : 'running',
+      ...(instance.escalated === undefined ? {} : { escalated: false }),
+    }
+    return {
+      next,
+      deadlineInMs: waitMs(step, attempt),
+      commands: [declared(step).ask(next, attempt)],
+      log: [{ step, outcome: 'operator', attempt, detail: 'retried by an operator' }],
+    }
+  }
+
+  /** The compensations start from the first of `order` (each asked, answered, then the next). */
+  function startCompensations(instance: Instance, order: readonly string[], before: Command[] = []) {
+    const [first] = order
+    if (first === undefined) throw new Error('no compensation to start')
+    const next = { ...instance, compensation: 'running' as const, step: first, attempt: 1 }
+    return {
+      next,
+      deadlineInMs: waitMs(first, 1),
+      commands: [...before, declared(first).ask(next, 1)],
+    }
+  }
+
+  /**
+   * The awaited compensation answered: the next of `order` is asked, or, after the last, the compensations are
+   * done. An answer that is not the awaited one changes nothing.
+   */
+  function compensated(
+    instance: Instance,
+    order: readonly string[],
+    step: string,
+    detail: string,
+  ): Decision<Instance, Command> {
+    if (instance.compensation !== 'running' || instance.step !== step) {
+      return {
+        next: instance,
+        deadlineInMs: 'keep',
+        commands: [],
+        log: [{ step, outcome: 'succeeded', detail: `${detail} (not awaited)` }],
+      }
+    }
+    const succeeded: LogLine = { step, outcome: 'succeeded', attempt: instance.attempt, detail }
+    const following = order[order.indexOf(step) + 1]
+    if (following !== undefined) {
+      const asked = ask(instance, following)
+      return { ...asked, log: [succeeded, ...asked.log] }
+    }
+    return {
+      next: { ...instance, step: null, attempt: 1, compensation: 'done' },
+      deadlineInMs: null,
+      commands: [],
+      log: [succeeded],
+    }
+  }
+
+  return {
+    waitMs,
+    isForward,
+    ask,
+    escalate,
+    timedOut,
+    attemptFailed,
+    retried,
+    startCompensations,
+    compensated,
+  }
+}
+
+export type StepMechanics<Instance extends InstanceBase, Command> = ReturnType<
+  typeof stepMechanics<Instance, Command>
+>
