@@ -43,8 +43,11 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/users/:userId/orders', service: 'order' },
   // a user's orders belong to order, not to auth's /api/v1/users (the longer, more specific route wins)
   { prefix: '/api/v1/users/:userId/orders', service: 'order' },
-  // operators' view of the order sagas
+  // returns (POST /api/v1/orders/{id}/returns is under the orders' prefix)
+  { prefix: '/api/v1/returns', service: 'order' },
+  // operators' view of the order sagas, and of every process the order service runs (the saga, returns)
   { prefix: '/api/v1/admin/sagas', service: 'order' },
+  { prefix: '/api/v1/admin/processes', service: 'order' },
   // payments
   { prefix: '/payments', service: 'payment' },
   { prefix: '/api/v1/payments', service: 'payment' },
