@@ -127,6 +127,11 @@ export const OrderResourceLinks = Type.Object(
         'GET /api/v1/shipments/{shipmentId}: the shipment of the order, once shipment.created named it',
       ),
     ),
+    returns: Type.Optional(
+      NamedLink(
+        'POST: return lines of the order, once it shipped (shipped, delivered); GET lists its returns',
+      ),
+    ),
   },
   { additionalProperties: false },
 )

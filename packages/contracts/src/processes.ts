@@ -44,6 +44,7 @@ export const ProcessInstance = Type.Object(
     escalated: Type.Boolean({
       description: 'a step or a compensation failed after its retries: an operator must act',
     }),
+    escalation: Type.Optional(Type.String({ description: 'why operators must act, while they must' })),
     data: Type.Record(
       Type.String(),
       Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]),

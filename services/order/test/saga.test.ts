@@ -366,6 +366,8 @@ describe('the links of a paid and shipped order', () => {
       self: { href: `/api/v1/orders/${orderId}`, method: 'GET' },
       payment,
       shipment: { href: `/api/v1/shipments/${shipmentId}`, method: 'GET' },
+      // issue 32: a shipped order can be returned
+      returns: { href: `/api/v1/orders/${orderId}/returns`, method: 'POST' },
     }
     for (const url of [
       `/api/v1/orders/${orderId}`,

@@ -37,6 +37,7 @@ describe('paying an order through the gateway', () => {
       self: { href: `/api/v1/orders/${orderId}`, method: 'GET' },
       payment: { href: `/api/v1/payments/${paymentId}`, method: 'GET' },
       shipment: { href: `/api/v1/shipments/${shipment.id}`, method: 'GET' },
+      returns: { href: `/api/v1/orders/${orderId}/returns`, method: 'POST' },
     })
     // the customer follows the links
     const payment = await client.request<Payment>('GET', shipped._links.payment?.href ?? '', {

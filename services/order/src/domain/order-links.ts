@@ -11,6 +11,10 @@ export const shipmentHref = (shipmentId: string) => `/api/v1/shipments/${shipmen
 
 export const isCancellable = (status: OrderStatus): boolean => cancellableOrderStatuses.includes(status)
 
+/** The statuses an order can be returned in (POST /orders/{id}/returns). */
+export const returnableStatuses: readonly OrderStatus[] = ['shipped', 'delivered']
+export const isReturnable = (status: OrderStatus): boolean => returnableStatuses.includes(status)
+
 /** `self`, and `cancel` while the order can still be cancelled. */
 export function orderLinks(id: string, status: OrderStatus): OrderLinks {
   const links: OrderLinks = { self: { href: orderHref(id), method: 'GET' } }

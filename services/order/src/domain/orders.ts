@@ -33,6 +33,7 @@ import {
 import { assertCustomerOrAdmin, isCustomerOrAdmin } from './access.ts'
 import {
   isCancellable,
+  isReturnable,
   orderHref,
   orderLinks,
   paymentHref,
@@ -46,8 +47,9 @@ import type { SagaProcess } from './saga-process.ts'
 export const customerCancelReason = 'cancelled by the customer'
 
 /**
- * An order's links: `self`, `cancel` while it can be cancelled, and `payment` and `shipment` once its saga heard of
- * them (the ids payment.processed and shipment.created carried).
+ * An order's links: `self`, `cancel` while it can be cancelled, `payment` and `shipment` once its saga heard of
+ * them (the ids payment.processed and shipment.created carried), and `returns` once it can be returned (shipped,
+ * delivered).
  */
 export function orderResourceLinks(
   record: Pick<OrderRecord, 'id' | 'status' | 'paymentId' | 'shipmentId'>,
@@ -56,6 +58,7 @@ export function orderResourceLinks(
   if (isCancellable(record.status)) links.cancel = { href: `${orderHref(record.id)}/cancel`, method: 'POST' }
   if (record.paymentId) links.payment = { href: paymentHref(record.paymentId), method: 'GET' }
   if (record.shipmentId) links.shipment = { href: shipmentHref(record.shipmentId), method: 'GET' }
+  if (isReturnable(record.status)) links.returns = { href: `${orderHref(record.id)}/returns`, method: 'POST' }
   return links
 }
 

@@ -19,15 +19,10 @@ import type { Principal } from '@meridian/service-kit'
 import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { ReturnItemRecord, ReturnRecord, ReturnsRepository } from '../data/returns-repository.ts'
 import { isCustomerOrAdmin } from './access.ts'
-import { orderHref } from './order-links.ts'
+import { isReturnable, orderHref } from './order-links.ts'
 import { requestedReturn, returnProcessType } from './return-process.ts'
 
 export const returnHref = (returnId: string) => `/api/v1/returns/${returnId}`
-
-/** The statuses an order can be returned in. */
-export const returnableStatuses = ['shipped', 'delivered'] as const
-export const isReturnable = (status: string): boolean =>
-  (returnableStatuses as readonly string[]).includes(status)
 
 export interface ReturnUseCasesDependencies {
   sql: Sql

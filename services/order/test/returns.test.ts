@@ -1,0 +1,595 @@
+// Returns at the order service: asking for one (who may, which order, how much of each line), reading them, the
+// goods received (an admin or a carrier) and rejected, and the return's process on the module: the stock asked back,
+// then exactly the returned lines refunded under the return's own cause, completed — never read by the order saga as
+// a compensation; a declined refund retried then escalated to operators; deadlines; two returns racing for the rest.
+import { randomUUID } from 'node:crypto'
+import type { EventType, ProductSummary } from '@meridian/contracts'
+import { transaction } from '@meridian/db'
+import { type CatalogueEvent, createEvent } from '@meridian/events'
+import { asAdmin, asUser, eventually, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SagaFact } from '../src/domain/saga.ts'
+import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
+import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
+import { testAddress } from './support/place.ts'
+
+const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 100, active: true }
+const plate: ProductSummary = { id: randomUUID(), name: 'Plate', price: 5.5, available: 100, active: true }
+const carrierKey = 'returns-carrier-key-0123456789'
+
+let inventory: InventoryStandIn
+let order: OrderTestApp
+/** deadlines of 100 ms, two attempts, fired by the tests themselves */
+let hurried: OrderTestApp
+
+beforeAll(async () => {
+  inventory = await startInventoryStandIn([mug, plate])
+  const env = { ...tokenEnv, INVENTORY_SERVICE_NAME: inventory.name, RETURNS_CARRIER_KEYS: carrierKey }
+  order = await buildOrderTestApp({ ...env, RETURN_STEP_ATTEMPTS: '2' })
+  hurried = await buildOrderTestApp({
+    ...env,
+    RETURN_STEP_TIMEOUT_MS: '100',
+    RETURN_STEP_ATTEMPTS: '2',
+    SAGA_SWEEP_INTERVAL_MS: '60000',
+  })
+})
+
+afterAll(async () => {
+  await hurried?.close()
+  await order?.close()
+  await inventory?.close()
+})
+
+/** Three mugs and one plate: 3 × 19.99 + 5.50 = 65.47. */
+async function placeOrder(app: OrderTestApp, customerId: string): Promise<string> {
+  const answer = await app.app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    payload: {
+      customerId,
+      items: [
+        { productId: mug.id, quantity: 3, price: mug.price },
+        { productId: plate.id, quantity: 1, price: plate.price },
+      ],
+      shippingAddress: testAddress,
+      payment: { token: 'tok_test_visa' },
+    },
+    headers: asUser(customerId),
+  })
+  expect(answer.statusCode, answer.body).toBe(201)
+  return answer.json().orderId as string
+}
+
+async function applySaga(app: OrderTestApp, orderId: string, fact: SagaFact): Promise<void> {
+  await transaction(app.sql, (tx) =>
+    app.saga.onEvent(orderId, fact, tx, { eventType: fact.kind, eventId: randomUUID() }),
+  )
+}
+
+/** An order of `customerId` taken through its saga to shipped. */
+async function shippedOrder(app: OrderTestApp = order, customerId = randomUUID()) {
+  const orderId = await placeOrder(app, customerId)
+  const paymentId = randomUUID()
+  await applySaga(app, orderId, { kind: 'payment.processed', paymentId })
+  await applySaga(app, orderId, { kind: 'inventory.reserved', reservationId: randomUUID() })
+  await applySaga(app, orderId, { kind: 'shipment.created', shipmentId: randomUUID() })
+  return { orderId, customerId, paymentId }
+}
+
+/** An event delivered as order's consumer delivers it: through the processes' handler, in a transaction. */
+async function deliver<Type extends EventType>(
+  app: OrderTestApp,
+  type: Type,
+  data: CatalogueEvent<Type>['data'],
+) {
+  const event = createEvent(type, data, { source: 'test' })
+  const handler = app.processes.handlers()[type]
+  if (!handler) throw new Error(`no handler of ${type}`)
+  await transaction(app.sql, (tx) =>
+    handler(event as never, tx, { topic: type, partition: 0, offset: '0', attempt: 1 } as never),
+  )
+}
+
+const requestReturn = (
+  app: OrderTestApp,
+  orderId: string,
+  headers: Record<string, string>,
+  payload: object,
+  prefix = '/api/v1',
+) => app.app.inject({ method: 'POST', url: `${prefix}/orders/${orderId}/returns`, headers, payload })
+
+async function outboxOf(app: OrderTestApp, aggregateId: string) {
+  return app.sql<{ eventType: string; payload: { data: Record<string, unknown> } }[]>`
+    select event_type, payload from outbox where aggregate_id = ${aggregateId} order by id`
+}
+const eventsOfReturn = async (app: OrderTestApp, orderId: string, returnId: string) =>
+  (await outboxOf(app, orderId)).filter((row) => row.payload.data.returnId === returnId)
+
+const processOf = async (app: OrderTestApp, type: string, id: string) =>
+  (
+    await app.app.inject({ method: 'GET', url: `/api/v1/admin/processes/${type}/${id}`, headers: asAdmin() })
+  ).json()
+
+describe('asking for a return', () => {
+  it('when the customer returns two of three mugs of a shipped order, then 202 with the return, its Location, exactly those lines refunded-to-be, and return.requested', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const read = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/orders/${orderId}`,
+      headers: asUser(customerId),
+    })
+    expect(read.json()._links.returns).toEqual({ href: `/api/v1/orders/${orderId}/returns`, method: 'POST' })
+
+    const answer = await requestReturn(order, orderId, asUser(customerId), {
+      items: [{ productId: mug.id, quantity: 2 }],
+      reason: 'chipped',
+    })
+    expect(answer.statusCode, answer.body).toBe(202)
+    const created = answer.json()
+    expect(answer.headers.location).toBe(`/api/v1/returns/${created.returnId}`)
+    expect(created).toMatchObject({
+      orderId,
+      customerId,
+      status: 'requested',
+      items: [{ productId: mug.id, quantity: 2, price: 19.99, name: 'Blue mug' }],
+      refundAmount: 39.98,
+      reason: 'chipped',
+    })
+    expect(created._links.self).toEqual({ href: `/api/v1/returns/${created.returnId}`, method: 'GET' })
+    expect(created._links.receive).toEqual({
+      href: `/api/v1/returns/${created.returnId}/receive`,
+      method: 'POST',
+    })
+    expect(Date.parse(created.createdAt)).not.toBeNaN()
+
+    const events = await eventsOfReturn(order, orderId, created.returnId)
+    expect(events.map((row) => row.eventType)).toEqual(['return.requested'])
+    expect(events[0]?.payload.data).toMatchObject({ customerId, refundAmount: 39.98, reason: 'chipped' })
+
+    const again = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/returns/${created.returnId}`,
+      headers: asUser(customerId),
+    })
+    expect(again.json()).toEqual(created)
+    const process = await processOf(order, 'return', created.returnId)
+    expect(process).toMatchObject({ type: 'return', id: created.returnId, state: 'requested', step: null })
+    expect(process.log[0]).toMatchObject({ step: 'return', outcome: 'started', detail: 'requested' })
+  })
+
+  it('when the order has not shipped, then 409 and nothing is written; under /api too', async () => {
+    const customerId = randomUUID()
+    const orderId = await placeOrder(order, customerId)
+    for (const prefix of ['/api/v1', '/api']) {
+      const answer = await requestReturn(
+        order,
+        orderId,
+        asUser(customerId),
+        { items: [{ productId: mug.id, quantity: 1 }], reason: 'changed my mind' },
+        prefix,
+      )
+      expectErrorEnvelope(answer, 409, 'CONFLICT')
+    }
+    expect(await order.sql`select 1 from returns where order_id = ${orderId}`).toHaveLength(0)
+  })
+
+  it('when a line is asked beyond what was ordered and not yet returned, then 422 names it and nothing is written', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const tooMany = await requestReturn(order, orderId, asUser(customerId), {
+      items: [
+        { productId: plate.id, quantity: 1 },
+        { productId: mug.id, quantity: 4 },
+      ],
+      reason: 'all of it',
+    })
+    const error = expectErrorEnvelope(tooMany, 422, 'VALIDATION_ERROR')
+    expect(error.details).toEqual([
+      expect.objectContaining({
+        field: 'items.1.quantity',
+        received: '4',
+        message: expect.stringContaining('at most 3'),
+      }),
+    ])
+    const unknown = randomUUID()
+    const notOrdered = await requestReturn(order, orderId, asUser(customerId), {
+      items: [{ productId: unknown, quantity: 1 }],
+      reason: 'not mine',
+    })
+    expect(expectErrorEnvelope(notOrdered, 422, 'VALIDATION_ERROR').details).toEqual([
+      expect.objectContaining({ field: 'items.0.productId', received: unknown }),
+    ])
+    const twice = await requestReturn(order, orderId, asUser(customerId), {
+      items: [
+        { productId: mug.id, quantity: 1 },
+        { productId: mug.id, quantity: 1 },
+      ],
+      reason: 'twice',
+    })
+    expect(expectErrorEnvelope(twice, 422, 'VALIDATION_ERROR').details).toEqual([
+      expect.objectContaining({ field: 'items.1.productId' }),
+    ])
+    expect(await order.sql`select 1 from returns where order_id = ${orderId}`).toHaveLength(0)
+
+    // two now, then only one is left: three is 422, one is 202; a rejected return gives its lines back
+    const first = await requestReturn(order, orderId, asUser(customerId), {
+      items: [{ productId: mug.id, quantity: 2 }],
+      reason: 'chipped',
+    })
+    expect(first.statusCode).toBe(202)
+    const beyond = await requestReturn(order, orderId, asUser(customerId), {
+      items: [{ productId: mug.id, quantity: 2 }],
+      reason: 'more',
+    })
+    expect(expectErrorEnvelope(beyond, 422, 'VALIDATION_ERROR').details?.[0]?.message).toContain('at most 1')
+    const rejected = await order.app.inject({
+      method: 'POST',
+      url: `/api/v1/returns/${first.json().returnId}/reject`,
+      headers: asAdmin(),
+      payload: { reason: 'not chipped on the photo' },
+    })
+    expect(rejected.statusCode).toBe(202)
+    const all = await requestReturn(order, orderId, asUser(customerId), {
+      items: [{ productId: mug.id, quantity: 3 }],
+      reason: 'all three, then',
+    })
+    expect(all.statusCode, all.body).toBe(202)
+  })
+
+  it("when another customer asks for a return of someone's order, then 404; without credentials 401; a malformed body is refused and nothing is written", async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const body = { items: [{ productId: mug.id, quantity: 1 }], reason: 'x' }
+    expectErrorEnvelope(await requestReturn(order, orderId, asUser(randomUUID()), body), 404, 'NOT_FOUND')
+    expectErrorEnvelope(await requestReturn(order, orderId, {}, body), 401, 'UNAUTHORIZED')
+    expectErrorEnvelope(await requestReturn(order, randomUUID(), asUser(customerId), body), 404, 'NOT_FOUND')
+    for (const bad of [
+      { items: [], reason: 'x' },
+      { items: [{ productId: mug.id, quantity: 0 }], reason: 'x' },
+      { items: [{ productId: mug.id, quantity: 1 }] },
+      { items: [{ productId: mug.id, quantity: 1 }], reason: '' },
+      { items: [{ productId: mug.id, quantity: 1 }], reason: 'x', refundAmount: 1000 },
+      { items: [{ productId: 'not-a-uuid', quantity: 1 }], reason: 'x' },
+      { items: [{ productId: mug.id, quantity: 1 }], reason: 'x'.repeat(501) },
+    ]) {
+      const answer = await requestReturn(order, orderId, asUser(customerId), bad)
+      expect([400, 422], JSON.stringify(bad)).toContain(answer.statusCode)
+      expect(answer.json().error.code).toMatch(/VALIDATION_ERROR|BAD_REQUEST/)
+    }
+    expect(await order.sql`select 1 from returns where order_id = ${orderId}`).toHaveLength(0)
+    // an admin may return for the customer
+    expect((await requestReturn(order, orderId, asAdmin(), body)).statusCode).toBe(202)
+  })
+
+  it('when two returns of the last mugs race, then one is accepted and the other is 422 (the order is locked)', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const body = { items: [{ productId: mug.id, quantity: 3 }], reason: 'race' }
+    const answers = await Promise.all([
+      requestReturn(order, orderId, asUser(customerId), body),
+      requestReturn(order, orderId, asUser(customerId), body),
+    ])
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([202, 422])
+  })
+})
+
+describe('reading returns', () => {
+  it("when the customer lists an order's returns, then newest first, paginated; another customer's order is 404", async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const ids: string[] = []
+    for (const productId of [mug.id, plate.id]) {
+      const answer = await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId, quantity: 1 }],
+        reason: 'one each',
+      })
+      ids.push(answer.json().returnId)
+    }
+    const page = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/orders/${orderId}/returns?limit=1`,
+      headers: asUser(customerId),
+    })
+    expect(page.statusCode).toBe(200)
+    const listed = page.json()
+    expect(listed.meta).toEqual({ page: 1, limit: 1, total: 2, totalPages: 2 })
+    expect(listed.data.map((each: { returnId: string }) => each.returnId)).toEqual([ids[1]])
+    expect(listed.links.next).toContain('page=2')
+    const other = asUser(randomUUID())
+    expectErrorEnvelope(
+      await order.app.inject({ method: 'GET', url: `/api/v1/orders/${orderId}/returns`, headers: other }),
+      404,
+      'NOT_FOUND',
+    )
+    expectErrorEnvelope(
+      await order.app.inject({ method: 'GET', url: `/api/v1/returns/${ids[0]}`, headers: other }),
+      404,
+      'NOT_FOUND',
+    )
+    expectErrorEnvelope(
+      await order.app.inject({
+        method: 'GET',
+        url: `/api/v1/orders/${orderId}/returns?limit=0`,
+        headers: asUser(customerId),
+      }),
+      422,
+      'VALIDATION_ERROR',
+    )
+    const admin = await order.app.inject({ method: 'GET', url: `/api/returns/${ids[0]}`, headers: asAdmin() })
+    expect(admin.json().returnId).toBe(ids[0])
+  })
+})
+
+describe('receiving and rejecting', () => {
+  it('when an admin marks the goods received, then received, return.received and the restock go out; the same receipt again answers the same and sends nothing', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: mug.id, quantity: 2 }],
+        reason: 'r',
+      })
+    ).json()
+    const receive = (headers: Record<string, string>) =>
+      order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers })
+    expectErrorEnvelope(await receive(asUser(customerId)), 403, 'FORBIDDEN')
+    expectErrorEnvelope(await receive({}), 401, 'UNAUTHORIZED')
+    expectErrorEnvelope(await receive({ 'x-carrier-key': 'wrong-key-0123456789' }), 401, 'UNAUTHORIZED')
+    expect(await eventsOfReturn(order, orderId, returnId)).toHaveLength(1)
+
+    const first = await receive(asAdmin())
+    expect(first.statusCode, first.body).toBe(202)
+    expect(first.json()).toMatchObject({ status: 'received' })
+    expect(first.json()._links.receive).toBeUndefined()
+    const second = await receive({ 'x-carrier-key': carrierKey })
+    expect(second.statusCode).toBe(202)
+    expect(second.json().status).toBe('received')
+    const events = await eventsOfReturn(order, orderId, returnId)
+    expect(events.map((row) => row.eventType)).toEqual([
+      'return.requested',
+      'return.received',
+      'inventory.restock_requested',
+    ])
+    expect(events[2]?.payload.data).toMatchObject({ items: [{ productId: mug.id, quantity: 2 }], attempt: 1 })
+
+    // received: no longer rejected
+    const reject = await order.app.inject({
+      method: 'POST',
+      url: `/api/v1/returns/${returnId}/reject`,
+      headers: asAdmin(),
+      payload: { reason: 'late' },
+    })
+    expectErrorEnvelope(reject, 409, 'CONFLICT')
+    expectErrorEnvelope(
+      await order.app.inject({
+        method: 'POST',
+        url: `/api/v1/returns/${randomUUID()}/receive`,
+        headers: asAdmin(),
+      }),
+      404,
+      'NOT_FOUND',
+    )
+  })
+
+  it('when an admin rejects a requested return, then rejected with its reason and return.rejected; receiving it then is 409; only admins reject', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: plate.id, quantity: 1 }],
+        reason: 'r',
+      })
+    ).json()
+    const reject = (headers: Record<string, string>, payload: object) =>
+      order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/reject`, headers, payload })
+    expectErrorEnvelope(await reject(asUser(customerId), { reason: 'mine' }), 403, 'FORBIDDEN')
+    expectErrorEnvelope(
+      await reject({ 'x-carrier-key': carrierKey }, { reason: 'carrier' }),
+      401,
+      'UNAUTHORIZED',
+    )
+    expect([400, 422]).toContain((await reject(asAdmin(), {})).statusCode)
+    const answer = await reject(asAdmin(), { reason: 'outside the return window' })
+    expect(answer.statusCode).toBe(202)
+    expect(answer.json()).toMatchObject({ status: 'rejected', rejectionReason: 'outside the return window' })
+    expect((await reject(asAdmin(), { reason: 'again' })).json().status).toBe('rejected')
+    expectErrorEnvelope(
+      await order.app.inject({
+        method: 'POST',
+        url: `/api/v1/returns/${returnId}/receive`,
+        headers: asAdmin(),
+      }),
+      409,
+      'CONFLICT',
+    )
+    const events = await eventsOfReturn(order, orderId, returnId)
+    expect(events.map((row) => row.eventType)).toEqual(['return.requested', 'return.rejected'])
+    expect(events[1]?.payload.data).toMatchObject({ customerId, reason: 'outside the return window' })
+  })
+})
+
+describe("the return's process", () => {
+  it('when the stock is back and the refund answers, then exactly the returned lines are asked refunded under the return, it completes, and the order saga hears nothing', async () => {
+    const { orderId, customerId, paymentId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [
+          { productId: mug.id, quantity: 1 },
+          { productId: plate.id, quantity: 1 },
+        ],
+        reason: 'r',
+      })
+    ).json()
+    await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
+    const items = [
+      { productId: mug.id, quantity: 1 },
+      { productId: plate.id, quantity: 1 },
+    ]
+    await deliver(order, 'inventory.restocked', { returnId, orderId, items })
+    const refund = (await eventsOfReturn(order, orderId, returnId)).at(-1)
+    expect(refund?.eventType).toBe('payment.refund_requested')
+    expect(refund?.payload.data).toMatchObject({
+      orderId,
+      returnId,
+      cause: 'return',
+      amount: 25.49,
+      attempt: 1,
+    })
+
+    const sagaBefore = (await processOf(order, 'order', orderId)).log.length
+    await deliver(order, 'payment.refunded', { orderId, paymentId, amount: 25.49, cause: 'return', returnId })
+    const read = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/returns/${returnId}`,
+      headers: asUser(customerId),
+    })
+    expect(read.json()).toMatchObject({ status: 'completed', paymentId, refundAmount: 25.49 })
+    const completed = (await eventsOfReturn(order, orderId, returnId)).at(-1)
+    expect(completed?.eventType).toBe('return.completed')
+    expect(completed?.payload.data).toMatchObject({ customerId, refundAmount: 25.49, paymentId })
+    // the saga of the order: neither its log nor the order's status moved
+    expect((await processOf(order, 'order', orderId)).log).toHaveLength(sagaBefore)
+    const status = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/orders/${orderId}`,
+      headers: asAdmin(),
+    })
+    expect(status.json().status).toBe('shipped')
+
+    // a late second answer changes nothing
+    await deliver(order, 'payment.refunded', { orderId, paymentId, amount: 25.49, cause: 'return', returnId })
+    expect((await eventsOfReturn(order, orderId, returnId)).at(-1)?.eventType).toBe('return.completed')
+  })
+
+  it('when the provider declines the refund on every attempt, then the return is escalated and listed for operators; a retry asks again from the first attempt', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: plate.id, quantity: 1 }],
+        reason: 'r',
+      })
+    ).json()
+    await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
+    await deliver(order, 'inventory.restocked', {
+      returnId,
+      orderId,
+      items: [{ productId: plate.id, quantity: 1 }],
+    })
+    const declined = { orderId, returnId, reason: 'charge_already_refunded', cause: 'return' as const }
+    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 1 })
+    expect(await processOf(order, 'return', returnId)).toMatchObject({
+      step: 'refund',
+      attempt: 1,
+      escalated: false,
+    })
+    // the clock asks again (RETURN_STEP_ATTEMPTS is 2 here): attempt 2 declined too
+    await order.sql`update process_instances set deadline = now() where type = 'return' and key = ${returnId}`
+    await eventually('the refund asked again', async () => {
+      await order.saga.fireDeadlines()
+      return (await processOf(order, 'return', returnId)).attempt === 2
+    })
+    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 2 })
+    const escalated = await processOf(order, 'return', returnId)
+    expect(escalated).toMatchObject({ step: 'refund', attempt: 2, escalated: true, deadline: null })
+    expect(escalated.escalation).toContain('charge_already_refunded')
+    const listed = await order.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/processes?type=return&escalated=true&limit=100',
+      headers: asAdmin(),
+    })
+    expect(listed.json().data.map((each: { id: string }) => each.id)).toContain(returnId)
+    const metrics = await order.app.inject({ method: 'GET', url: '/metrics' })
+    expect(metrics.body).toMatch(
+      /meridian_process_escalations_total\{[^}]*type="return"[^}]*step="refund"[^}]*\} [1-9]/,
+    )
+
+    const retried = await order.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/processes/return/${returnId}/retry`,
+      headers: asAdmin(),
+    })
+    expect(retried.statusCode, retried.body).toBe(202)
+    expect(retried.json()).toMatchObject({ step: 'refund', attempt: 1, escalated: false })
+    const asked = (await eventsOfReturn(order, orderId, returnId)).filter(
+      (row) => row.eventType === 'payment.refund_requested',
+    )
+    expect(asked.map((row) => row.payload.data.attempt)).toEqual([1, 2, 1])
+    // compensating a received return is refused: its stock and refund are not undone
+    expectErrorEnvelope(
+      await order.app.inject({
+        method: 'POST',
+        url: `/api/v1/admin/processes/return/${returnId}/compensate`,
+        headers: asAdmin(),
+        payload: {},
+      }),
+      409,
+      'CONFLICT',
+    )
+  })
+
+  it('when the restock does not answer, then it is asked again after its deadline and escalated after the last attempt', async () => {
+    const { orderId, customerId } = await shippedOrder(hurried)
+    const { returnId } = (
+      await requestReturn(hurried, orderId, asUser(customerId), {
+        items: [{ productId: mug.id, quantity: 1 }],
+        reason: 'r',
+      })
+    ).json()
+    await hurried.app.inject({
+      method: 'POST',
+      url: `/api/v1/returns/${returnId}/receive`,
+      headers: asAdmin(),
+    })
+    await eventually('the restock escalated', async () => {
+      await hurried.saga.fireDeadlines()
+      const process = await processOf(hurried, 'return', returnId)
+      return process.step === 'restock' && process.escalated === true
+    })
+    const asked = (await eventsOfReturn(hurried, orderId, returnId)).filter(
+      (row) => row.eventType === 'inventory.restock_requested',
+    )
+    expect(asked.map((row) => row.payload.data.attempt)).toEqual([1, 2])
+    const log = (await processOf(hurried, 'return', returnId)).log.map(
+      (line: { step: string; outcome: string }) => `${line.step} ${line.outcome}`,
+    )
+    expect(log).toEqual([
+      'return started',
+      'return succeeded',
+      'restock requested',
+      'restock timed_out',
+      'restock requested',
+      'restock timed_out',
+      'restock escalated',
+    ])
+  })
+
+  it('when an operator compensates a requested return, then it is rejected with the reason; the saga list still lists orders only', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: mug.id, quantity: 1 }],
+        reason: 'r',
+      })
+    ).json()
+    const compensated = await order.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/processes/return/${returnId}/compensate`,
+      headers: asAdmin(),
+      payload: { reason: 'fraud suspected' },
+    })
+    expect(compensated.statusCode, compensated.body).toBe(202)
+    expect(compensated.json().state).toBe('rejected')
+    const read = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/returns/${returnId}`,
+      headers: asAdmin(),
+    })
+    expect(read.json()).toMatchObject({ status: 'rejected', rejectionReason: 'fraud suspected' })
+    const sagas = await order.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/sagas?limit=100',
+      headers: asAdmin(),
+    })
+    expect(sagas.json().data.every((saga: { orderId: string }) => saga.orderId !== returnId)).toBe(true)
+    const types = await order.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/processes/types',
+      headers: asAdmin(),
+    })
+    expect(types.json().data.map((each: { type: string }) => each.type)).toEqual(['order', 'return'])
+  })
+})
