@@ -148,6 +148,7 @@ describe("the saga's commands on the broker", () => {
       paymentId: processed?.payload.data.paymentId,
       amount: 39.98,
       reason: 'out of stock',
+      cause: 'compensation',
     })
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
   })
@@ -274,7 +275,13 @@ describe('the consumers main.ts starts', () => {
       expect((await outboxOf(data.orderId)).at(-1)?.payload).toMatchObject({
         type: 'payment.refunded',
         source: 'payment',
-        data: { orderId: data.orderId, paymentId, amount: 39.98, reason: 'customer cancelled' },
+        data: {
+          orderId: data.orderId,
+          paymentId,
+          amount: 39.98,
+          reason: 'customer cancelled',
+          cause: 'compensation',
+        },
       })
       expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
       const [row] = await payment.sql`
@@ -292,6 +299,7 @@ describe('the consumers main.ts starts', () => {
         orderId: data.orderId,
         amount: 0,
         reason: 'customer cancelled',
+        cause: 'compensation',
       })
       expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
     })
@@ -302,7 +310,9 @@ describe('the consumers main.ts starts', () => {
       expect(await outboxOf(never)).toEqual([
         expect.objectContaining({
           eventType: 'payment.refunded',
-          payload: expect.objectContaining({ data: { orderId: never, amount: 0, reason: 'out of stock' } }),
+          payload: expect.objectContaining({
+            data: { orderId: never, amount: 0, reason: 'out of stock', cause: 'compensation' },
+          }),
         }),
       ])
 
@@ -313,6 +323,7 @@ describe('the consumers main.ts starts', () => {
         orderId: declined.orderId,
         amount: 0,
         reason: 'payment failed',
+        cause: 'compensation',
       })
       expect(await orderSummary(provider.url, declined.orderId)).toMatchObject({ refunds: 0 })
     })
@@ -323,7 +334,7 @@ describe('the consumers main.ts starts', () => {
       await handle('order.placed', data)
       await handle('payment.requested', { ...data, attempt: 2 })
       expect(await dataOf(data.orderId)).toEqual([
-        { orderId: data.orderId, amount: 0, reason: 'customer cancelled' },
+        { orderId: data.orderId, amount: 0, reason: 'customer cancelled', cause: 'compensation' },
         { orderId: data.orderId, reason: 'the order was cancelled' },
         { orderId: data.orderId, reason: 'the order was cancelled' },
       ])
@@ -371,6 +382,7 @@ describe('the consumers main.ts starts', () => {
         paymentId: processed?.paymentId,
         amount: 39.98,
         reason: 'customer cancelled',
+        cause: 'compensation',
       })
       expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
     })
