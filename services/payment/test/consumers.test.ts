@@ -154,6 +154,74 @@ describe("the saga's commands on the broker", () => {
   })
 })
 
+describe("a return's refund on the broker", () => {
+  it("when payment.refund_requested with cause 'return' is published twice (the same event, then the next attempt), then its amount is refunded once and payment.refunded names the return each time", async () => {
+    const data = placed(await providerToken(provider.url, cards.succeeds))
+    const charged = createEvent('order.placed', data, { source: 'order' })
+    await producer.publish([
+      {
+        topic: topics.topic,
+        key: data.orderId,
+        value: JSON.stringify(charged),
+        headers: { 'message-id': charged.id },
+      },
+    ])
+    await eventually('payment.processed is in the outbox', async () =>
+      (await outboxOf(data.orderId)).some((row) => row.eventType === 'payment.processed'),
+    )
+    const returnId = randomUUID()
+    const ask = (attempt: number) =>
+      createEvent(
+        'payment.refund_requested',
+        { orderId: data.orderId, reason: 'wrong size', attempt, cause: 'return', returnId, amount: 19.99 },
+        { source: 'order' },
+      )
+    const first = ask(1)
+    const message = (event: ReturnType<typeof ask>) => ({
+      topic: refundTopics.topic,
+      key: data.orderId,
+      value: JSON.stringify(event),
+      headers: { 'message-id': event.id },
+    })
+    // the same event twice (a redelivery: the inbox keeps it to once), the process's next attempt, then a marker
+    // behind them on the same key (same partition): a compensation of an order never charged
+    const marker = randomUUID()
+    const markerEvent = createEvent(
+      'payment.refund_requested',
+      { orderId: marker, reason: 'marker', attempt: 1 },
+      { source: 'order' },
+    )
+    await producer.publish([
+      message(first),
+      message(first),
+      message(ask(2)),
+      { ...message(first), value: JSON.stringify(markerEvent), headers: { 'message-id': markerEvent.id } },
+    ])
+    await eventually('the marker is answered', async () => (await outboxOf(marker)).length > 0)
+    const rows = await outboxOf(data.orderId)
+    expect(rows.map((row) => row.eventType)).toEqual([
+      'payment.processed',
+      'payment.refunded',
+      'payment.refunded',
+    ])
+    const paymentId = rows[0]?.payload.data.paymentId
+    for (const row of rows.slice(1))
+      expect(row.payload.data).toEqual({
+        orderId: data.orderId,
+        paymentId,
+        amount: 19.99,
+        reason: 'wrong size',
+        cause: 'return',
+        returnId,
+      })
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({
+      charges: 1,
+      refunds: 1,
+      refunded: 1999,
+    })
+  })
+})
+
 describe('the consumers main.ts starts', () => {
   const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
   async function handle(type: string, data: Record<string, unknown>): Promise<void> {
