@@ -390,6 +390,72 @@ describe('payment simulator', () => {
       expect((await summary(orderId)).body).toMatchObject({ refunds: 0, refunded: 0 })
     })
 
+    it('when refunds are set to decline (POST /v1/faults), then a refund answers 402 refund_declined and refunds nothing; set back to succeed, the same key refunds once', async () => {
+      const { orderId, id } = await succeededCharge(1000)
+      const set = await post('/v1/faults', { refunds: 'decline' })
+      expect(set.status).toBe(200)
+      expect(set.body).toEqual({ refunds: 'decline' })
+      expect((await get('/v1/faults')).body).toEqual({ refunds: 'decline' })
+      const key = newKey()
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const declined = await post('/v1/refunds', { charge: id, amount: 400 }, key)
+        expect(declined.status).toBe(402)
+        expect(declined.body.error).toEqual({
+          code: 'refund_declined',
+          message: 'The refund was declined by the payment provider.',
+        })
+        // a decline is not kept for the key: each ask is declined anew
+        expect(declined.headers.get('idempotent-replayed')).toBeNull()
+      }
+      expect((await get(`/v1/charges/${id}`)).body).toMatchObject({ amountRefunded: 0, refunded: false })
+      expect((await summary(orderId)).body).toMatchObject({ refunds: 0, refunded: 0 })
+      expect(sim.stats()).toMatchObject({ refunds: 0, refunded: 0, declinedRefunds: 2 })
+
+      expect((await post('/v1/faults', { refunds: 'succeed' })).body).toEqual({ refunds: 'succeed' })
+      const made = await post('/v1/refunds', { charge: id, amount: 400 }, key)
+      expect(made.status).toBe(201)
+      expect(made.body).toMatchObject({ charge: id, amount: 400 })
+      const replayed = await post('/v1/refunds', { charge: id, amount: 400 }, key)
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true')
+      expect((await summary(orderId)).body).toMatchObject({ refunds: 1, refunded: 400 })
+      expect(sim.stats()).toMatchObject({ refunds: 1, refunded: 400, declinedRefunds: 2 })
+    })
+
+    it('when refunds are set to fail (setFaults), then a refund answers 500 provider_error while charges succeed; reset restores the faults', async () => {
+      const { orderId, id } = await succeededCharge(800)
+      expect(sim.setFaults({ refunds: 'fail' })).toEqual({ refunds: 'fail' })
+      const key = newKey()
+      const failed = await post('/v1/refunds', { charge: id }, key)
+      expect(failed.status).toBe(500)
+      expect(failed.body.error?.code).toBe('provider_error')
+      expect((await succeededCharge(100)).id).toMatch(/^ch_/)
+      expect(sim.stats()).toMatchObject({ providerErrors: 1, refunds: 0, declinedRefunds: 0 })
+
+      sim.reset()
+      expect(sim.faults()).toEqual({ refunds: 'succeed' })
+      expect((await get('/v1/faults')).body).toEqual({ refunds: 'succeed' })
+      // the charge went with the reset: a new one refunds as asked
+      const again = await succeededCharge(800)
+      expect((await post('/v1/refunds', { charge: again.id }, key)).status).toBe(201)
+      expect((await summary(again.orderId)).body).toMatchObject({ refunds: 1, refunded: 800 })
+      expect((await summary(orderId)).body).toMatchObject({ refunds: 0 })
+    })
+
+    it('when POST /v1/faults names an unknown fault or setting, or another method is used, then 400 or 405 and the faults stay', async () => {
+      sim.setFaults({ refunds: 'decline' })
+      for (const body of [{ refunds: 'sometimes' }, { charges: 'decline' }, { refunds: 1 }]) {
+        const reply = await post('/v1/faults', body)
+        expect(reply.status).toBe(400)
+        expect(reply.body.error?.code).toBe('invalid_request')
+      }
+      const notJson = await call(sim.url, 'POST', '/v1/faults', '[1]', { 'content-type': 'application/json' })
+      expect(notJson.status).toBe(400)
+      expect((await call(sim.url, 'DELETE', '/v1/faults')).status).toBe(405)
+      expect(sim.faults()).toEqual({ refunds: 'decline' })
+      expect(() => sim.setFaults({ refunds: 'never' as never })).toThrow(/refunds must be one of/)
+      expect((await post('/v1/faults', {})).body).toEqual({ refunds: 'decline' })
+    })
+
     it('when the charge is unknown, failed, or the key is missing, then 404, 422 or 400', async () => {
       const unknown = await post('/v1/refunds', { charge: 'ch_nope' }, newKey())
       expect(unknown.status).toBe(404)
@@ -557,6 +623,26 @@ describe('payment simulator fault settings', () => {
     expect(sim.stats()).toMatchObject({ charges: 0, failedCharges: 1, providerErrors: 2 })
   })
 
+  it('when the simulator starts with refunds declining, then refunds decline until told otherwise, and again after reset', async () => {
+    const sim = await open({ refunds: 'decline' })
+    expect(sim.faults()).toEqual({ refunds: 'decline' })
+    const charged = await call(
+      sim.url,
+      'POST',
+      '/v1/charges',
+      { amount: 100, currency: 'usd', orderId: 'declining', source: { card: card('4242424242424242') } },
+      { 'idempotency-key': newKey() },
+    )
+    expect(charged.status).toBe(201)
+    const refund = () =>
+      call(sim.url, 'POST', '/v1/refunds', { charge: charged.body.id }, { 'idempotency-key': newKey() })
+    expect((await refund()).status).toBe(402)
+    sim.setFaults({ refunds: 'succeed' })
+    expect((await refund()).status).toBe(201)
+    sim.reset()
+    expect(sim.faults()).toEqual({ refunds: 'decline' })
+  })
+
   it('when the client gives up on a hanging charge, then the provider still charges it, and a retry with the key replays that charge', async () => {
     const sim = await open({ hangMs: 400 })
     const key = newKey()
@@ -624,6 +710,7 @@ describe('payment simulator fault settings', () => {
     await expect(createPaymentSimulator({ port: 0, latencyMs: { min: 10, max: 5 } })).rejects.toThrow(
       /latencyMs/,
     )
+    await expect(createPaymentSimulator({ port: 0, refunds: 'maybe' as never })).rejects.toThrow(/refunds/)
     expect(optionsFromEnv({})).toEqual({ port: defaultPort, host: '127.0.0.1' })
     expect(defaultPort).toBe(3099)
     expect(
@@ -635,6 +722,7 @@ describe('payment simulator fault settings', () => {
         PAYMENT_SIM_SEED: '9',
         PAYMENT_SIM_DELAY_MS: '1500',
         PAYMENT_SIM_HANG_MS: '6000',
+        PAYMENT_SIM_REFUNDS: 'decline',
       }),
     ).toEqual({
       port: 4000,
@@ -644,11 +732,13 @@ describe('payment simulator fault settings', () => {
       seed: 9,
       delayMs: 1500,
       hangMs: 6000,
+      refunds: 'decline',
     })
     expect(optionsFromEnv({ PAYMENT_SIM_LATENCY_MS: '75' }).latencyMs).toEqual({ min: 75, max: 75 })
     expect(() => optionsFromEnv({ PAYMENT_SIM_FAILURE_RATE: 'often' })).toThrow(/PAYMENT_SIM_FAILURE_RATE/)
     expect(() => optionsFromEnv({ PAYMENT_SIM_LATENCY_MS: '1-2-3' })).toThrow(/PAYMENT_SIM_LATENCY_MS/)
     expect(() => optionsFromEnv({ PORT: '70000' })).toThrow(/PORT/)
+    expect(() => optionsFromEnv({ PAYMENT_SIM_REFUNDS: 'sometimes' })).toThrow(/PAYMENT_SIM_REFUNDS/)
   })
 })
 

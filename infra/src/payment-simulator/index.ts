@@ -7,10 +7,13 @@ export {
   type LatencyRange,
   optionsFromEnv,
   type PaymentSimulatorOptions,
+  type RefundBehavior,
+  refundBehaviors,
 } from './options.ts'
 export {
   createPaymentSimulator,
   type OrderSummary,
   type PaymentSimulator,
+  type SimulatorFaults,
   type SimulatorStats,
 } from './simulator.ts'

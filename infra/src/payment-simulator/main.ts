@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     options.latencyMs ? `latency ${options.latencyMs.min}-${options.latencyMs.max} ms` : '',
     options.failureRate ? `failure rate ${options.failureRate}` : '',
     options.seed !== undefined ? `seed ${options.seed}` : '',
+    options.refunds && options.refunds !== 'succeed' ? `refunds ${options.refunds}` : '',
   ].filter(Boolean)
   say(`listening on ${simulator.url}${faults.length ? ` (${faults.join(', ')})` : ''}`)
   let stopping = false

@@ -5,6 +5,16 @@ export interface LatencyRange {
   max: number
 }
 
+/**
+ * How the provider answers refunds: as asked (`succeed`), declined (`decline`: 402 `refund_declined`, not kept for the
+ * key, so the same key refunds once the setting is back to `succeed`), or failing (`fail`: 500 `provider_error`).
+ */
+export const refundBehaviors = ['succeed', 'decline', 'fail'] as const
+export type RefundBehavior = (typeof refundBehaviors)[number]
+
+export const isRefundBehavior = (value: unknown): value is RefundBehavior =>
+  refundBehaviors.includes(value as RefundBehavior)
+
 export interface PaymentSimulatorOptions {
   /** 3099 by default; 0 lets the kernel pick one (tests) */
   port?: number
@@ -18,6 +28,11 @@ export interface PaymentSimulatorOptions {
   latencyMs?: LatencyRange
   /** the share (0..1) of charges and refunds that answer 500 provider_error, drawn from the seeded PRNG */
   failureRate?: number
+  /**
+   * how refunds answer from the start and after each reset, until told otherwise (POST /v1/faults, setFaults);
+   * 'succeed' by default
+   */
+  refunds?: RefundBehavior
   /** the seed of latency and failure draws; reset() starts the sequences again. 1 by default */
   seed?: number
   /** receives one JSON line per request (never a card number); nothing is logged without it */
@@ -40,7 +55,7 @@ const nonNegativeInteger = (value: number) => Number.isInteger(value) && value >
 
 /** Checks options given in code, with the same rules as the environment's. */
 export function validateOptions(options: PaymentSimulatorOptions): void {
-  const { delayMs, hangMs, latencyMs, failureRate, seed, port } = options
+  const { delayMs, hangMs, latencyMs, failureRate, seed, port, refunds } = options
   if (port !== undefined && (!nonNegativeInteger(port) || port > 65535))
     throw new Error(`port must be an integer 0..65535 (got ${port})`)
   if (delayMs !== undefined && !nonNegativeInteger(delayMs))
@@ -59,11 +74,14 @@ export function validateOptions(options: PaymentSimulatorOptions): void {
   if (failureRate !== undefined && !(failureRate >= 0 && failureRate <= 1))
     throw new Error(`failureRate must be between 0 and 1 (got ${failureRate})`)
   if (seed !== undefined && !Number.isInteger(seed)) throw new Error(`seed must be an integer (got ${seed})`)
+  if (refunds !== undefined && !isRefundBehavior(refunds))
+    throw new Error(`refunds must be one of ${refundBehaviors.join(', ')} (got ${String(refunds)})`)
 }
 
 /**
  * The settings of the environment: PORT, HOST, PAYMENT_SIM_DELAY_MS, PAYMENT_SIM_HANG_MS,
- * PAYMENT_SIM_LATENCY_MS ('50-200', or '100' for a fixed latency), PAYMENT_SIM_FAILURE_RATE (0..1), PAYMENT_SIM_SEED.
+ * PAYMENT_SIM_LATENCY_MS ('50-200', or '100' for a fixed latency), PAYMENT_SIM_FAILURE_RATE (0..1), PAYMENT_SIM_SEED,
+ * PAYMENT_SIM_REFUNDS (succeed, decline or fail).
  */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): PaymentSimulatorOptions {
   const options: PaymentSimulatorOptions = { port: defaultPort, host: env.HOST || defaultHost }
@@ -104,6 +122,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): PaymentSim
     )
   if (set('PAYMENT_SIM_SEED'))
     options.seed = parseNumber('PAYMENT_SIM_SEED', env.PAYMENT_SIM_SEED!, Number.isInteger, 'an integer')
+  if (set('PAYMENT_SIM_REFUNDS')) {
+    const raw = env.PAYMENT_SIM_REFUNDS!
+    if (!isRefundBehavior(raw))
+      throw new Error(`PAYMENT_SIM_REFUNDS must be one of ${refundBehaviors.join(', ')} (got '${raw}')`)
+    options.refunds = raw
+  }
   validateOptions(options)
   return options
 }

@@ -1,7 +1,7 @@
 // The payment provider simulator: a small Stripe-like JSON API over node:http (tokens, charges, refunds, an order's
 // summary), with the provider's own idempotency (Idempotency-Key), test cards that decline, rate-limit, fail, delay
-// or hang (cards.ts), and seeded latency and failure injection for fault runs. State lives in memory only. See
-// README.md for the API and the rules.
+// or hang (cards.ts), seeded latency and failure injection for fault runs, and refunds that decline or fail until told
+// otherwise (its faults). State lives in memory only. See README.md for the API and the rules.
 import { createHmac, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -13,7 +13,10 @@ import {
   defaultHangMs,
   defaultHost,
   defaultPort,
+  isRefundBehavior,
   type PaymentSimulatorOptions,
+  type RefundBehavior,
+  refundBehaviors,
   validateOptions,
 } from './options.ts'
 import { mulberry32, type Random } from './random.ts'
@@ -27,6 +30,8 @@ export interface SimulatorStats {
   /** charge attempts that failed (402, 429, 500): never counted as charged */
   failedCharges: number
   refunds: number
+  /** refunds the provider declined (402 refund_declined, while its refunds are set to decline): never refunded */
+  declinedRefunds: number
   /** minor units charged by succeeded charges */
   charged: number
   /** minor units refunded */
@@ -46,11 +51,21 @@ export interface OrderSummary {
   refunded: number
 }
 
+/** What the simulator is told to get wrong, until told otherwise (POST /v1/faults, setFaults); reset() restores it. */
+export interface SimulatorFaults {
+  /** how every refund answers: succeed (as asked), decline (402 refund_declined) or fail (500 provider_error) */
+  refunds: RefundBehavior
+}
+
 export interface PaymentSimulator {
   url: string
   port: number
   close(): Promise<void>
   stats(): SimulatorStats
+  /** the faults in force */
+  faults(): SimulatorFaults
+  /** changes the faults in force (as POST /v1/faults does); answers them */
+  setFaults(changes: Partial<SimulatorFaults>): SimulatorFaults
   /** forgets every token, charge, refund and idempotency key, starts the seeded sequences again, drops calls in flight */
   reset(): void
 }
@@ -166,6 +181,7 @@ const emptyStats = (): SimulatorStats => ({
   charges: 0,
   failedCharges: 0,
   refunds: 0,
+  declinedRefunds: 0,
   charged: 0,
   refunded: 0,
   replays: 0,
@@ -247,6 +263,16 @@ function parseCard(value: unknown, now: Date): Omit<Token, 'id'> {
   return { ...summary, expMonth, expYear }
 }
 
+/** The body of POST /v1/faults, checked: only known faults, each one of its settings. */
+function parseFaults(body: Record<string, unknown>): Partial<SimulatorFaults> {
+  const unknown = Object.keys(body).filter((key) => key !== 'refunds')
+  if (unknown.length > 0) throw invalid(`unknown fault: ${redact(unknown.join(', ').slice(0, 200))}`)
+  const { refunds } = body
+  if (refunds === undefined) return {}
+  if (!isRefundBehavior(refunds)) throw invalid(`refunds must be one of ${refundBehaviors.join(', ')}`)
+  return { refunds }
+}
+
 function isAbort(error: unknown): boolean {
   return error instanceof Error && error.name === 'AbortError'
 }
@@ -263,6 +289,8 @@ export async function createPaymentSimulator(
   const fingerprintSecret = randomBytes(32)
 
   let state = newState()
+  const initialFaults = (): SimulatorFaults => ({ refunds: options.refunds ?? 'succeed' })
+  let faults = initialFaults()
   let inFlight = new AbortController()
   // two sequences, so that how many calls had latency never changes which charge fails
   let latencyRandom: Random = mulberry32(seed)
@@ -413,7 +441,8 @@ export async function createPaymentSimulator(
       throw invalid('amount must be a positive integer number of minor units')
     log.charge = redact(chargeId)
     await latency(signal)
-    if (injectedFailure()) return providerError(current).outcome(false)
+    // the draw is made whatever the faults, so that setting them never shifts the seeded sequence
+    if (injectedFailure() || faults.refunds === 'fail') return providerError(current).outcome(false)
     // checked after the latency, right before the change: two refunds in flight never refund more than the charge
     const charge = current.charges.get(chargeId)
     if (!charge) throw new ApiError(404, 'resource_missing', `No such charge: '${redact(chargeId)}'`)
@@ -439,6 +468,11 @@ export async function createPaymentSimulator(
         `Refund amount (${refundAmount}) is greater than the unrefunded amount of the charge (${remaining}).`,
         { remaining },
       )
+    // thrown, so not kept for the key: the same refund asked again once refunds succeed is made then
+    if (faults.refunds === 'decline') {
+      current.stats.declinedRefunds++
+      throw new ApiError(402, 'refund_declined', 'The refund was declined by the payment provider.')
+    }
     const refund: Refund = {
       id: newId('re'),
       object: 'refund',
@@ -551,6 +585,11 @@ export async function createPaymentSimulator(
       reset()
       return ok(200, { reset: true })
     }
+    if (path === '/v1/faults') {
+      if (method === 'GET') return ok(200, { ...faults })
+      if (method !== 'POST') throw notAllowed()
+      return ok(200, setFaults(parseFaults(parseJson(await readBody(req)))))
+    }
     if (path === '/v1/tokens') {
       if (method !== 'POST') throw notAllowed()
       return createToken(parseJson(await readBody(req)), log, current, signal)
@@ -651,10 +690,22 @@ export async function createPaymentSimulator(
     )
   })
 
+  function setFaults(changes: Partial<SimulatorFaults>): SimulatorFaults {
+    if (changes.refunds !== undefined) {
+      if (!isRefundBehavior(changes.refunds))
+        throw new Error(
+          `refunds must be one of ${refundBehaviors.join(', ')} (got ${String(changes.refunds)})`,
+        )
+      faults = { ...faults, refunds: changes.refunds }
+    }
+    return { ...faults }
+  }
+
   function reset(): void {
     inFlight.abort()
     inFlight = new AbortController()
     state = newState()
+    faults = initialFaults()
     latencyRandom = mulberry32(seed)
     failureRandom = mulberry32(seed ^ 0x5bd1e995)
   }
@@ -666,6 +717,8 @@ export async function createPaymentSimulator(
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     stats: () => ({ ...state.stats }),
+    faults: () => ({ ...faults }),
+    setFaults,
     reset,
     async close() {
       inFlight.abort()

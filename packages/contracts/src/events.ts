@@ -93,6 +93,7 @@ export const PaymentFailedData = Type.Object({ orderId: Id, reason: Type.String(
  */
 export const refundCauses = ['compensation', 'return'] as const
 export type RefundCause = (typeof refundCauses)[number]
+// written out: a union of a mapped array has the Static never (no cause would type-check)
 const RefundCause = Type.Union([Type.Literal('compensation'), Type.Literal('return')], {
   description: 'why the refund is made; absent: compensation',
 })

@@ -1,7 +1,7 @@
 // The payment service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; payments of orders under an Idempotency-Key (routes/payments, at /api/v1, /api and the bare
 // /payments the gateway forwards unchanged), the provider adapter, the payment use cases its consumers call
-// (events/), the orders payment heard of (who may pay each, what is due), and the charge reconciler
+// (events/: charges, the saga's refunds and returns' refunds), the orders payment heard of (who may pay each, what is due), and the charge reconciler
 // (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
 // provider did not tell in time. Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
@@ -21,6 +21,7 @@ import { createChargeAttemptsRepository } from './data/charge-attempts-repositor
 import { createIdempotencyKeysRepository } from './data/idempotency-keys-repository.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
+import { createReturnRefundsRepository } from './data/return-refunds-repository.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
 import { type PaymentEventType, paymentConsumers } from './events/consumers.ts'
@@ -38,7 +39,10 @@ export type PaymentDependencies = ServiceDependencies<PaymentConfig, Sql> &
 /** The app and its consumers (run by its backbone when asked for), built from one set of repositories and use cases. */
 export interface PaymentService {
   app: ServiceApp
-  /** what the backbone runs: order.placed and payment.requested charge, payment.refund_requested refunds */
+  /**
+   * what the backbone runs: order.placed and payment.requested charge, payment.refund_requested refunds (the order,
+   * or a return's lines)
+   */
   consumers: AnyServiceConsumer[]
   payments: PaymentUseCases
   /** settles the charges whose outcome was unknown; its clock runs from ready to close */
@@ -51,7 +55,8 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   const app = await createServiceApp(
     serviceAppOptions(dependencies, {
       name: serviceName,
-      description: 'Payments with Idempotency-Key, the payment provider, refunds',
+      description:
+        "Payments with Idempotency-Key, the payment provider, refunds (compensations and returns' lines)",
     }),
   )
 
@@ -71,11 +76,13 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   const paymentsRepository = tracedRepository('payments', createPaymentsRepository(sql))
   const orders = tracedRepository('orders', createOrdersRepository(sql))
   const chargeAttempts = tracedRepository('charge_attempts', createChargeAttemptsRepository(sql))
+  const returnRefunds = tracedRepository('return_refunds', createReturnRefundsRepository(sql))
   const payments = createPaymentUseCases({
     sql,
     payments: paymentsRepository,
     orders,
     chargeAttempts,
+    returnRefunds,
     idempotencyKeys,
     provider,
     idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,

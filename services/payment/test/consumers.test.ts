@@ -148,8 +148,77 @@ describe("the saga's commands on the broker", () => {
       paymentId: processed?.payload.data.paymentId,
       amount: 39.98,
       reason: 'out of stock',
+      cause: 'compensation',
     })
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
+  })
+})
+
+describe("a return's refund on the broker", () => {
+  it("when payment.refund_requested with cause 'return' is published twice (the same event, then the next attempt), then its amount is refunded once and payment.refunded names the return each time", async () => {
+    const data = placed(await providerToken(provider.url, cards.succeeds))
+    const charged = createEvent('order.placed', data, { source: 'order' })
+    await producer.publish([
+      {
+        topic: topics.topic,
+        key: data.orderId,
+        value: JSON.stringify(charged),
+        headers: { 'message-id': charged.id },
+      },
+    ])
+    await eventually('payment.processed is in the outbox', async () =>
+      (await outboxOf(data.orderId)).some((row) => row.eventType === 'payment.processed'),
+    )
+    const returnId = randomUUID()
+    const ask = (attempt: number) =>
+      createEvent(
+        'payment.refund_requested',
+        { orderId: data.orderId, reason: 'wrong size', attempt, cause: 'return', returnId, amount: 19.99 },
+        { source: 'order' },
+      )
+    const first = ask(1)
+    const message = (event: ReturnType<typeof ask>) => ({
+      topic: refundTopics.topic,
+      key: data.orderId,
+      value: JSON.stringify(event),
+      headers: { 'message-id': event.id },
+    })
+    // the same event twice (a redelivery: the inbox keeps it to once), the process's next attempt, then a marker
+    // behind them on the same key (same partition): a compensation of an order never charged
+    const marker = randomUUID()
+    const markerEvent = createEvent(
+      'payment.refund_requested',
+      { orderId: marker, reason: 'marker', attempt: 1 },
+      { source: 'order' },
+    )
+    await producer.publish([
+      message(first),
+      message(first),
+      message(ask(2)),
+      { ...message(first), value: JSON.stringify(markerEvent), headers: { 'message-id': markerEvent.id } },
+    ])
+    await eventually('the marker is answered', async () => (await outboxOf(marker)).length > 0)
+    const rows = await outboxOf(data.orderId)
+    expect(rows.map((row) => row.eventType)).toEqual([
+      'payment.processed',
+      'payment.refunded',
+      'payment.refunded',
+    ])
+    const paymentId = rows[0]?.payload.data.paymentId
+    for (const row of rows.slice(1))
+      expect(row.payload.data).toEqual({
+        orderId: data.orderId,
+        paymentId,
+        amount: 19.99,
+        reason: 'wrong size',
+        cause: 'return',
+        returnId,
+      })
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({
+      charges: 1,
+      refunds: 1,
+      refunded: 1999,
+    })
   })
 })
 
@@ -274,7 +343,13 @@ describe('the consumers main.ts starts', () => {
       expect((await outboxOf(data.orderId)).at(-1)?.payload).toMatchObject({
         type: 'payment.refunded',
         source: 'payment',
-        data: { orderId: data.orderId, paymentId, amount: 39.98, reason: 'customer cancelled' },
+        data: {
+          orderId: data.orderId,
+          paymentId,
+          amount: 39.98,
+          reason: 'customer cancelled',
+          cause: 'compensation',
+        },
       })
       expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
       const [row] = await payment.sql`
@@ -292,6 +367,7 @@ describe('the consumers main.ts starts', () => {
         orderId: data.orderId,
         amount: 0,
         reason: 'customer cancelled',
+        cause: 'compensation',
       })
       expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
     })
@@ -302,7 +378,9 @@ describe('the consumers main.ts starts', () => {
       expect(await outboxOf(never)).toEqual([
         expect.objectContaining({
           eventType: 'payment.refunded',
-          payload: expect.objectContaining({ data: { orderId: never, amount: 0, reason: 'out of stock' } }),
+          payload: expect.objectContaining({
+            data: { orderId: never, amount: 0, reason: 'out of stock', cause: 'compensation' },
+          }),
         }),
       ])
 
@@ -313,6 +391,7 @@ describe('the consumers main.ts starts', () => {
         orderId: declined.orderId,
         amount: 0,
         reason: 'payment failed',
+        cause: 'compensation',
       })
       expect(await orderSummary(provider.url, declined.orderId)).toMatchObject({ refunds: 0 })
     })
@@ -323,7 +402,7 @@ describe('the consumers main.ts starts', () => {
       await handle('order.placed', data)
       await handle('payment.requested', { ...data, attempt: 2 })
       expect(await dataOf(data.orderId)).toEqual([
-        { orderId: data.orderId, amount: 0, reason: 'customer cancelled' },
+        { orderId: data.orderId, amount: 0, reason: 'customer cancelled', cause: 'compensation' },
         { orderId: data.orderId, reason: 'the order was cancelled' },
         { orderId: data.orderId, reason: 'the order was cancelled' },
       ])
@@ -371,6 +450,7 @@ describe('the consumers main.ts starts', () => {
         paymentId: processed?.paymentId,
         amount: 39.98,
         reason: 'customer cancelled',
+        cause: 'compensation',
       })
       expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
     })

@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChargeAttemptsRepository } from '../src/data/charge-attempts-repository.ts'
 import { createOrdersRepository } from '../src/data/orders-repository.ts'
 import { createPaymentsRepository } from '../src/data/payments-repository.ts'
+import { createReturnRefundsRepository } from '../src/data/return-refunds-repository.ts'
 import { chargeOrder, type OrderStepDependencies, refundOrder } from '../src/domain/order-step.ts'
+import { refundReturn } from '../src/domain/return-refund.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
 
@@ -27,11 +29,16 @@ const chargedAlreadyBudget = 5
 /** payment.refund_requested of a charged order: the lock, the request, the charge locked, whether the order's
  * first refund key is taken, the payment refunded, the outbox row */
 const refundBudget = 6
+/** payment.refund_requested of a return: the lock with the reads of the return's refund and the order's payments
+ * (together), the refund recorded with the payment's refunded cents, the outbox row */
+const returnRefundBudget = 5
+/** ... asked again (refunded already): the lock with the two reads, the outbox row */
+const returnRefundedAlreadyBudget = 4
 
 let provider: PaymentSimulator
 let payment: PaymentTestApp
 let counter: StatementCounter<ReturnType<typeof createDatabase>>
-let deps: OrderStepDependencies
+let deps: OrderStepDependencies & Parameters<typeof refundReturn>[0]
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0 })
@@ -44,6 +51,7 @@ beforeAll(async () => {
     payments: createPaymentsRepository(counter.sql),
     orders: createOrdersRepository(counter.sql),
     chargeAttempts: createChargeAttemptsRepository(counter.sql),
+    returnRefunds: createReturnRefundsRepository(counter.sql),
     provider: payment.provider,
   }
 })
@@ -78,6 +86,24 @@ describe('payment: statements per event (the budgets)', () => {
     )
     expect(refunded, refunded.join('\n')).toHaveLength(refundBudget)
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 1 })
+  })
+
+  it(`when a return's lines are refunded, then it costs ${returnRefundBudget} statements; asked again, ${returnRefundedAlreadyBudget}`, async () => {
+    const data = placed(await providerToken(provider.url, cards.succeeds))
+    await statementsOf((tx) => chargeOrder(deps, data, tx))
+    const asked = {
+      orderId: data.orderId,
+      reason: 'return',
+      attempt: 1,
+      cause: 'return' as const,
+      returnId: randomUUID(),
+      amount: 19.99,
+    }
+    const refunded = await statementsOf((tx) => refundReturn(deps, asked, tx))
+    expect(refunded, refunded.join('\n')).toHaveLength(returnRefundBudget)
+    const again = await statementsOf((tx) => refundReturn(deps, { ...asked, attempt: 2 }, tx))
+    expect(again, again.join('\n')).toHaveLength(returnRefundedAlreadyBudget)
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 1999 })
   })
 
   it(`when the card is declined, then it costs ${declineBudget} statements`, async () => {

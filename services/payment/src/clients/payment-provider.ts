@@ -115,6 +115,23 @@ export function isProviderFailure(error: unknown): boolean {
   return cause instanceof UpstreamStatusError && cause.status >= 500
 }
 
+/** Refused answers a later call with the same key may not get again: a timeout, the same key still running, a rate limit. */
+const passingRefusals: readonly number[] = [408, 409, 429]
+
+/**
+ * Why the provider declined a refund, when it did: a 4xx answer it will give again to the same refund (declined,
+ * amount too large, charge not refundable or unknown) — the provider's own message for a 402, its code otherwise.
+ * Undefined for anything a later call may change (unreachable, timed out, a 5xx, 408, 409, 429) and for errors that
+ * are not the provider's answer.
+ */
+export function refundDeclineOf(error: unknown): string | undefined {
+  const cause = error instanceof AppError ? error.cause : undefined
+  if (!(cause instanceof UpstreamStatusError)) return undefined
+  if (cause.status < 400 || cause.status >= 500 || passingRefusals.includes(cause.status)) return undefined
+  if (cause.status === 402 && error instanceof AppError) return error.message.slice(0, 500)
+  return `the payment provider refused the refund (${cause.upstreamCode?.slice(0, 100) ?? cause.status})`
+}
+
 export function createPaymentProvider({
   baseUrl,
   timeoutMs = 5000,

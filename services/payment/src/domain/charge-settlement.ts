@@ -40,7 +40,10 @@ export const lateRefundKey = (orderId: string, chargeId: string) => `refund-${or
 /** Why a charge of an order that has its charge already is given back. */
 export const secondChargeReason = 'the order was paid by another payment'
 
-/** Refunds a recorded charge in full now, marks it refunded and appends payment.refunded. */
+/**
+ * Refunds a recorded charge in full now, marks it refunded and appends payment.refunded — cause 'compensation': the
+ * order cannot use the charge (cancelled, failed, or paid by another), which is what the saga reads.
+ */
 async function refundNow(
   deps: ChargeSettlementDependencies,
   record: PaymentRecord,
@@ -56,7 +59,13 @@ async function refundNow(
   await deps.payments.markRefunded(record.id, refundedCents, tx)
   const refunded = createEvent(
     'payment.refunded',
-    { orderId: record.orderId, paymentId: record.id, amount: fromMinorUnits(refund.amount), reason },
+    {
+      orderId: record.orderId,
+      paymentId: record.id,
+      amount: fromMinorUnits(refund.amount),
+      reason,
+      cause: 'compensation',
+    },
     { source: serviceSource },
   )
   await appendToOutbox(tx, refunded, { aggregateId: record.orderId })

@@ -5,10 +5,12 @@
 // call timed out rolls back but leaves its charge attempt (recorded outside the transaction): the charge reconciler
 // (domain/reconciler.ts, on its clock in app.ts) settles it even when no retry ever calls again
 // (the saga compensated first).
-// The forward step is choreographed (order.placed charges); the order saga's process manager (in order) sends the
-// commands: payment.requested (charge again after a timeout) and payment.refund_requested (the compensation). Each
-// command is always answered (payment.processed / payment.failed, payment.refunded). order.cancelled and order.failed
-// are not consumed: the compensation comes as payment.refund_requested.
+// The forward step is choreographed (order.placed charges); the order service's processes send the commands:
+// payment.requested (the saga charges again after a timeout), payment.refund_requested (the saga's compensation, or,
+// with cause 'return', a return's refund of its returned lines under the key `refund-return-<returnId>`). Each command
+// is always answered (payment.processed / payment.failed, payment.refunded, or payment.refund_failed when the provider
+// declines a return's refund). order.cancelled and order.failed are not consumed: the compensation comes as
+// payment.refund_requested.
 import {
   type AnyServiceConsumer,
   type ConsumersOptions,
@@ -38,11 +40,16 @@ export const onPaymentRequested =
     await payments.chargeOrder(order, tx)
   }
 
-/** payment.refund_requested: the saga's compensation, the order's payments are refunded; payment.refunded answers. */
+/**
+ * payment.refund_requested: the saga's compensation refunds the order's payments (payment.refunded, cause
+ * 'compensation'); a return's (cause 'return') refunds its amount once (payment.refunded with its returnId, or
+ * payment.refund_failed).
+ */
 export const onRefundRequested =
   (payments: PaymentUseCases): EventHandler<'payment.refund_requested'> =>
   async (event, tx) => {
-    await payments.refundOrder({ orderId: event.data.orderId, reason: event.data.reason }, tx)
+    if (event.data.cause === 'return') await payments.refundReturn(event.data, tx)
+    else await payments.refundOrder({ orderId: event.data.orderId, reason: event.data.reason }, tx)
   }
 
 export type PaymentEventType = 'order.placed' | 'payment.requested' | 'payment.refund_requested'

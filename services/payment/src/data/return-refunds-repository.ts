@@ -1,0 +1,61 @@
+// The refunds of returns in PostgreSQL (migrations/0005): SQL only; every function takes the pool or an open
+// transaction. One row per return refunded, written with the refunded payment's refunded cents in one statement.
+import type { Queryable } from '@meridian/db'
+
+export interface ReturnRefundRecord {
+  returnId: string
+  orderId: string
+  paymentId: string
+  /** integer minor units (cents), what the provider refunded */
+  amountCents: number
+  providerRefundId: string
+  createdAt: Date
+}
+
+export type NewReturnRefund = Omit<ReturnRefundRecord, 'createdAt'>
+
+const columns = (sql: Queryable) =>
+  sql`return_id, order_id, payment_id, amount_cents::float8 as amount_cents, provider_refund_id, created_at`
+
+export function createReturnRefundsRepository(db: Queryable) {
+  return {
+    /** The return's refund; undefined while the return was never refunded. */
+    async findByReturnId(returnId: string, sql: Queryable = db): Promise<ReturnRefundRecord | undefined> {
+      const [row] = await sql<ReturnRefundRecord[]>`
+        select ${columns(sql)} from return_refunds where return_id = ${returnId}`
+      return row
+    },
+
+    /** See returnRefundRecorded. */
+    record: (refund: NewReturnRefund, sql: Queryable = db): Promise<ReturnRefundRecord> =>
+      returnRefundRecorded(sql, refund),
+  }
+}
+
+export type ReturnRefundsRepository = ReturnType<typeof createReturnRefundsRepository>
+
+/**
+ * The return's refund recorded and its amount added to the payment's refunded cents, in one statement; the payment
+ * refunded in full is marked refunded. A return recorded already (its id is the key) fails the statement: the caller
+ * reads it first, under the order's lock.
+ */
+async function returnRefundRecorded(sql: Queryable, refund: NewReturnRefund): Promise<ReturnRefundRecord> {
+  const [row] = await sql<ReturnRefundRecord[]>`
+    with inserted as (
+      insert into return_refunds (return_id, order_id, payment_id, amount_cents, provider_refund_id)
+      values (${refund.returnId}, ${refund.orderId}, ${refund.paymentId}, ${refund.amountCents},
+        ${refund.providerRefundId})
+      returning *
+    ),
+    refunded as (
+      -- the right-hand sides read the row as it was: refunded_cents before this refund
+      update payments set
+        refunded_cents = refunded_cents + ${refund.amountCents},
+        status = case when refunded_cents + ${refund.amountCents} = amount_cents then 'refunded' else status end,
+        updated_at = now()
+      where id = ${refund.paymentId} and exists (select 1 from inserted)
+    )
+    select ${columns(sql)} from inserted`
+  if (!row) throw new Error(`the refund of return ${refund.returnId} was not recorded`)
+  return row
+}
