@@ -1,6 +1,7 @@
 // Notification use cases: making a user's notification from a domain event (pending while the order's customer is not
-// known, resolved by that order's order.placed), reading and listing a user's notifications, and marking them read.
-// A notification that reaches its user and its notification.created commit in one transaction (outbox).
+// known, resolved by that order's order.placed; a return's events name their customer), reading and listing a user's
+// notifications, and marking them read. A notification that reaches its user and its notification.created commit in
+// one transaction (outbox).
 import { AppError, type EventData, type Notification, type NotificationListQuery } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
@@ -13,6 +14,10 @@ import {
   type NotificationContent,
   orderPlaced,
   paymentFailed,
+  returnCompleted,
+  returnReceived,
+  returnRejected,
+  returnRequested,
   shipmentCreated,
   shipmentDelivered,
   welcome,
@@ -126,6 +131,24 @@ export function createNotificationUseCases({
     return settle(inserted, tx)
   }
 
+  /**
+   * A return's event (return.*): for the return's customer, whom the event names (never pending), about its order.
+   * The notification and its notification.created go out one after the other.
+   */
+  async function notifyAboutReturn(
+    event: SourceEvent<{ orderId: string; customerId: string }>,
+    content: NotificationContent,
+    tx: TransactionSql,
+  ): Promise<NotifyOutcome> {
+    const { orderId } = event.data
+    const userId = assertUserId(event.data.customerId, `customer id of order ${orderId}`)
+    const inserted = await notifications.insert(
+      { userId, orderId, ...content, createdAt: timeOf(event), sourceEventId: event.id },
+      tx,
+    )
+    return settle(inserted, tx)
+  }
+
   return {
     /**
      * order.placed: records the order's customer, confirms the order to them, and gives them the order's pending
@@ -159,6 +182,18 @@ export function createNotificationUseCases({
 
     notifyShipmentDelivered: (event: SourceEvent<EventData<'shipment.delivered'>>, tx: TransactionSql) =>
       notifyAboutOrder(event, shipmentDelivered(event.data), tx),
+
+    notifyReturnRequested: (event: SourceEvent<EventData<'return.requested'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnRequested(event.data), tx),
+
+    notifyReturnReceived: (event: SourceEvent<EventData<'return.received'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnReceived(event.data), tx),
+
+    notifyReturnCompleted: (event: SourceEvent<EventData<'return.completed'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnCompleted(event.data), tx),
+
+    notifyReturnRejected: (event: SourceEvent<EventData<'return.rejected'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnRejected(event.data), tx),
 
     /** user.registered: the new user's welcome. */
     async welcomeUser(
