@@ -76,40 +76,37 @@ function timeOf(event: SourceEvent<unknown>): Date {
   return Number.isNaN(time.getTime()) ? new Date() : time
 }
 
+/** Appends notification.created for a notification that has its user, keyed by the user. */
+async function announce(notification: NotificationRecord, tx: TransactionSql): Promise<void> {
+  if (notification.userId === null)
+    throw new Error(`notification ${notification.id} has no user to announce to`)
+  const created = createEvent(
+    'notification.created',
+    {
+      notificationId: notification.id,
+      userId: notification.userId,
+      type: notification.type,
+      title: notification.title,
+      message: notification.message,
+      createdAt: notification.createdAt.toISOString(),
+    },
+    { source: serviceSource },
+  )
+  await appendToOutbox(tx, created, { aggregateId: notification.userId })
+}
+
+/** What the event's insert leads to: announced when it has a user, pending when not, nothing when made before. */
+async function settle(inserted: NotificationRecord | undefined, tx: TransactionSql): Promise<NotifyOutcome> {
+  if (!inserted) return { outcome: 'already notified' }
+  if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
+  await announce(inserted, tx)
+  return { outcome: 'created', notification: inserted }
+}
+
 export function createNotificationUseCases({
   notifications,
   orderCustomers,
 }: NotificationUseCasesDependencies) {
-  /** Appends notification.created for a notification that has its user, keyed by the user. */
-  async function announce(notification: NotificationRecord, tx: TransactionSql): Promise<void> {
-    if (notification.userId === null)
-      throw new Error(`notification ${notification.id} has no user to announce to`)
-    const created = createEvent(
-      'notification.created',
-      {
-        notificationId: notification.id,
-        userId: notification.userId,
-        type: notification.type,
-        title: notification.title,
-        message: notification.message,
-        createdAt: notification.createdAt.toISOString(),
-      },
-      { source: serviceSource },
-    )
-    await appendToOutbox(tx, created, { aggregateId: notification.userId })
-  }
-
-  /** What the event's insert leads to: announced when it has a user, pending when not, nothing when made before. */
-  async function settle(
-    inserted: NotificationRecord | undefined,
-    tx: TransactionSql,
-  ): Promise<NotifyOutcome> {
-    if (!inserted) return { outcome: 'already notified' }
-    if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
-    await announce(inserted, tx)
-    return { outcome: 'created', notification: inserted }
-  }
-
   /**
    * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is;
    * otherwise stored pending, never dropped, until that order.placed arrives (under the order's lock, so the two
