@@ -1,6 +1,6 @@
 // The notification resource of the notification service: a user's notifications, made from domain events (an order
-// placed, a payment failed, a shipment sent or delivered, a new account), listed with the pagination envelope and
-// marked read one by one or many at once (the realtime gateway's notifications:read).
+// placed, a payment failed, a shipment sent or delivered, a return's steps, a new account), listed with the pagination
+// envelope and marked read one by one or many at once (the realtime gateway's notifications:read).
 import { type Static, Type } from 'typebox'
 import { pageParameters, QueryObject } from './pagination.ts'
 import { Nullable, StringEnum } from './schema-kinds.ts'
@@ -11,6 +11,7 @@ import { Nullable, StringEnum } from './schema-kinds.ts'
  * - `payment_failed`: payment.failed
  * - `shipment_created`: shipment.created
  * - `shipment_delivered`: shipment.delivered
+ * - `return_requested`, `return_received`, `return_completed`, `return_rejected`: return.* (to the return's customer)
  * - `welcome`: user.registered (to the new user)
  */
 export const notificationTypes = [
@@ -18,12 +19,16 @@ export const notificationTypes = [
   'payment_failed',
   'shipment_created',
   'shipment_delivered',
+  'return_requested',
+  'return_received',
+  'return_completed',
+  'return_rejected',
   'welcome',
 ] as const
 export type NotificationType = (typeof notificationTypes)[number]
 export const NotificationType = StringEnum(notificationTypes, {
   description:
-    'order_placed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), welcome (user.registered)',
+    'order_placed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), return_requested (return.requested), return_received (return.received), return_completed (return.completed), return_rejected (return.rejected), welcome (user.registered)',
 })
 
 const Uuid = Type.String({ format: 'uuid' })

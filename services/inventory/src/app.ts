@@ -1,6 +1,6 @@
 // The inventory service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; the product catalogue (routes/products), the internal lookup (routes/internal), and the
-// reservation use cases its consumers call (events/). Never listens; main.ts and tests build it.
+// reservation and restock use cases its consumers call (events/). Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
@@ -13,8 +13,10 @@ import {
 import type { InventoryConfig } from './config.ts'
 import { createProductsRepository } from './data/products-repository.ts'
 import { createReservationsRepository } from './data/reservations-repository.ts'
+import { createRestocksRepository } from './data/restocks-repository.ts'
 import { createProductUseCases, type ProductUseCases } from './domain/products.ts'
 import { createReservationUseCases, type ReservationUseCases } from './domain/reservations.ts'
+import { createRestockUseCases, type RestockUseCases } from './domain/restocks.ts'
 import { type InventoryEventType, inventoryConsumers } from './events/consumers.ts'
 import { internalRoutes } from './routes/internal/index.ts'
 import { productsGuards } from './routes/products/access.ts'
@@ -30,11 +32,12 @@ export interface InventoryService {
   app: ServiceApp
   /**
    * what the backbone runs: payment.processed and inventory.reservation_requested reserve, inventory.release_requested
-   * releases, shipment.created ships
+   * releases, shipment.created ships, inventory.restock_requested restocks a return
    */
   consumers: AnyServiceConsumer[]
   products: ProductUseCases
   reservations: ReservationUseCases
+  restocks: RestockUseCases
 }
 
 export async function buildApp(dependencies: InventoryDependencies): Promise<InventoryService> {
@@ -51,6 +54,9 @@ export async function buildApp(dependencies: InventoryDependencies): Promise<Inv
   const reservations = createReservationUseCases({
     reservations: tracedRepository('reservations', createReservationsRepository(sql)),
   })
+  const restocks = createRestockUseCases({
+    restocks: tracedRepository('restocks', createRestocksRepository(sql)),
+  })
 
   await registerVersionedApi(app, productsRoutes, { products, guards: productsGuards(app) })
   // for the other services: products by id (not routed by the gateway)
@@ -59,7 +65,7 @@ export async function buildApp(dependencies: InventoryDependencies): Promise<Inv
   const consumers = await registerServiceEvents(app, {
     ...dependencies,
     service: serviceName,
-    consumers: (options) => inventoryConsumers(reservations, options),
+    consumers: (options) => inventoryConsumers({ reservations, restocks }, options),
   })
-  return { app, consumers, products, reservations }
+  return { app, consumers, products, reservations, restocks }
 }

@@ -1,8 +1,9 @@
 // Inventory's consumers on the real broker, run by the app's own backbone in a group of this file's own: a
 // payment.processed event published on a topic of this file's own reaches the reserving consumer, and the
 // inventory.reserved event lands in the outbox; delivered again, it changes nothing. The saga's commands
-// (inventory.reservation_requested, inventory.release_requested) on topics of their own, then each handler as the
-// runner calls it: every command is answered.
+// (inventory.reservation_requested, inventory.release_requested) and a return's inventory.restock_requested on topics
+// of their own (a malformed restock dead-lettered, changing nothing), then each handler as the runner calls it: every
+// command is answered.
 import { randomUUID } from 'node:crypto'
 import { transaction } from '@meridian/db'
 import { createEvent, createEventProducer, type EventProducer } from '@meridian/events'
@@ -16,16 +17,18 @@ let inventory: InventoryTestApp
 let topics: TestEventTopics
 let requestedTopics: TestEventTopics
 let releaseTopics: TestEventTopics
+let restockTopics: TestEventTopics
 let producer: EventProducer
 
 beforeAll(async () => {
   // the topics exist before the app's consumers subscribe to them
-  ;[topics, requestedTopics, releaseTopics] = await Promise.all([
+  ;[topics, requestedTopics, releaseTopics, restockTopics] = await Promise.all([
     freshEventTopics('payment.processed'),
     freshEventTopics('inventory.reservation_requested'),
     freshEventTopics('inventory.release_requested'),
+    freshEventTopics('inventory.restock_requested'),
   ])
-  // one group for the three, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf);
+  // one group for the four, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf);
   // shipment.created is left out (the handler tests below call it); no relay (the outbox is what the tests read)
   inventory = await buildInventoryTestApp(
     {},
@@ -39,8 +42,14 @@ beforeAll(async () => {
             'payment.processed': topics.topic,
             'inventory.reservation_requested': requestedTopics.topic,
             'inventory.release_requested': releaseTopics.topic,
+            'inventory.restock_requested': restockTopics.topic,
           },
-          types: ['payment.processed', 'inventory.reservation_requested', 'inventory.release_requested'],
+          types: [
+            'payment.processed',
+            'inventory.reservation_requested',
+            'inventory.release_requested',
+            'inventory.restock_requested',
+          ],
           retryDelaysMs: [200, 200, 200],
         },
       },
@@ -53,7 +62,7 @@ afterAll(async () => {
   await producer?.disconnect()
   // the app first: its consumers leave their groups before their topics go
   await inventory?.close()
-  await Promise.all([topics, requestedTopics, releaseTopics].map((each) => each?.delete()))
+  await Promise.all([topics, requestedTopics, releaseTopics, restockTopics].map((each) => each?.delete()))
 })
 
 describe('the payment.processed consumer', () => {
@@ -127,6 +136,7 @@ describe("the saga's commands on the broker", () => {
     expect(consumers.map(({ type, topic }) => ({ type, topic }))).toEqual([
       { type: 'inventory.reservation_requested', topic: requestedTopics.topic },
       { type: 'inventory.release_requested', topic: releaseTopics.topic },
+      { type: 'inventory.restock_requested', topic: restockTopics.topic },
     ])
     const product = await createTestProduct(inventory, { stock: 5 })
     const orderId = randomUUID()
@@ -171,6 +181,108 @@ describe("the saga's commands on the broker", () => {
   })
 })
 
+interface DeadLetter {
+  messageId: string | undefined
+  retryCount: string | undefined
+  errorMessage: string | undefined
+}
+
+/** Reads a topic from its beginning in a group of its own, collecting each message's failure headers. */
+async function readTopic(topic: string): Promise<{ messages: DeadLetter[]; stop: () => Promise<void> }> {
+  const consumer = testKafka().consumer({ groupId: uniqueName('dead-letters') })
+  const messages: DeadLetter[] = []
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const header = (headers: Record<string, unknown> | undefined, name: string) => headers?.[name]?.toString()
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      messages.push({
+        messageId: header(message.headers, 'message-id'),
+        retryCount: header(message.headers, 'retry-count'),
+        errorMessage: header(message.headers, 'error-message'),
+      })
+    },
+  })
+  return { messages, stop: () => consumer.disconnect() }
+}
+
+describe("a return's restock on the broker", () => {
+  const publishRestock = async (key: string, value: string, id: string) => {
+    await producer.publish([{ topic: restockTopics.topic, key, value, headers: { 'message-id': id } }])
+  }
+  const restockRequested = (data: Record<string, unknown>) =>
+    createEvent('inventory.restock_requested', data as never, { source: 'order' })
+
+  it('when inventory.restock_requested is published, then the lines go back in stock and inventory.restocked answers; asked again (attempt 2), answered again, the stock unchanged', async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const returnId = randomUUID()
+    const items = [{ productId: product.id, quantity: 2 }]
+    const first = restockRequested({ returnId, orderId, items, attempt: 1 })
+    await publishRestock(orderId, JSON.stringify(first), first.id)
+    await eventually('inventory.restocked is in the outbox', async () =>
+      (await outboxOf(inventory, orderId)).some((row) => row.eventType === 'inventory.restocked'),
+    )
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
+
+    const again = restockRequested({ returnId, orderId, items, attempt: 2 })
+    await publishRestock(orderId, JSON.stringify(again), again.id)
+    await eventually(
+      'inventory.restocked is answered again',
+      async () => (await outboxOf(inventory, orderId)).length === 2,
+    )
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
+    for (const row of await outboxOf(inventory, orderId)) {
+      expect(row).toMatchObject({
+        eventType: 'inventory.restocked',
+        payload: { source: 'inventory', data: { returnId, orderId, items } },
+      })
+    }
+  })
+
+  it('when a malformed inventory.restock_requested comes (a quantity of 0, not an event), then it is dead-lettered as invalid and changes nothing; the restock behind it is made', async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    // made valid, then spoilt: createEvent refuses a quantity of 0
+    const spoilt = restockRequested({
+      returnId: randomUUID(),
+      orderId,
+      items: [{ productId: product.id, quantity: 1 }],
+      attempt: 1,
+    })
+    const bad = { ...spoilt, data: { ...spoilt.data, items: [{ productId: product.id, quantity: 0 }] } }
+    const good = restockRequested({
+      returnId: randomUUID(),
+      orderId,
+      items: [{ productId: product.id, quantity: 1 }],
+      attempt: 1,
+    })
+    const deadLetters = await readTopic(restockTopics.deadLetterTopic)
+    try {
+      await publishRestock(orderId, JSON.stringify(bad), bad.id)
+      await publishRestock(orderId, '{"not": "an event"', randomUUID())
+      await publishRestock(orderId, JSON.stringify(good), good.id)
+      await eventually(
+        'the good restock is answered',
+        async () => (await outboxOf(inventory, orderId)).length > 0,
+      )
+      await eventually('both bad messages are dead-lettered', async () => deadLetters.messages.length === 2)
+      // dead-lettered at once (no retry: an invalid event never succeeds), as they came
+      expect(deadLetters.messages).toEqual([
+        expect.objectContaining({ messageId: bad.id, retryCount: '0' }),
+        expect.objectContaining({ retryCount: '0' }),
+      ])
+      expect(deadLetters.messages[0]?.errorMessage).toMatch(/quantity/)
+    } finally {
+      await deadLetters.stop()
+    }
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 6, reserved: 0 })
+    expect((await outboxOf(inventory, orderId)).map((row) => row.payload.data.returnId)).toEqual([
+      good.data.returnId,
+    ])
+  })
+})
+
 describe('the consumers main.ts starts', () => {
   const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
   const handle = async (type: string, data: Record<string, unknown>) => {
@@ -195,12 +307,13 @@ describe('the consumers main.ts starts', () => {
     (await outboxOf(inventory, orderId)).map((row) => row.payload.data)
 
   it('when listed, then one per event type inventory reacts to, all in the inventory group (no order.cancelled nor order.failed)', () => {
-    const consumers = inventoryConsumers(inventory.reservations)
+    const consumers = inventoryConsumers(inventory)
     expect(consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual([
       { type: 'payment.processed', group: 'inventory', topic: undefined },
       { type: 'inventory.reservation_requested', group: 'inventory', topic: undefined },
       { type: 'inventory.release_requested', group: 'inventory', topic: undefined },
       { type: 'shipment.created', group: 'inventory', topic: undefined },
+      { type: 'inventory.restock_requested', group: 'inventory', topic: undefined },
     ])
     expect(inventory.consumers.map(({ type }) => type)).toEqual(consumers.map(({ type }) => type))
   })

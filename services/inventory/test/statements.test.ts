@@ -22,6 +22,12 @@ const reserveShortBudget = 3
 const shipBudget = 1
 /** inventory.release_requested: the order's lock, the request recorded, the held stock given back, the outbox row */
 const releaseBudget = 4
+/**
+ * inventory.restock_requested: one statement (the products locked, the return recorded, its lines put back, audited),
+ * the outbox row; the same when the return was restocked before (nothing moves, inventory.restocked again)
+ */
+const restockBudget = 2
+const restockAgainBudget = 2
 
 let inventory: InventoryTestApp
 let counter: StatementCounter<ReturnType<typeof createDatabase>>
@@ -92,5 +98,20 @@ describe('inventory: statements per event (the budgets)', () => {
     )
     expect(statements, statements.join('\n')).toHaveLength(releaseBudget)
     expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
+  })
+
+  it(`when a return is restocked, then it costs ${restockBudget} statements, and ${restockAgainBudget} when it is asked again`, async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const request = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 2 }] }
+    const first = await statementsOf((tx) => inventory.restocks.restockReturn(request, tx))
+    expect(first, first.join('\n')).toHaveLength(restockBudget)
+    const again = await statementsOf((tx) => inventory.restocks.restockReturn(request, tx))
+    expect(again, again.join('\n')).toHaveLength(restockAgainBudget)
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
+    expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual([
+      'inventory.restocked',
+      'inventory.restocked',
+    ])
   })
 })

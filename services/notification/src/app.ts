@@ -1,7 +1,7 @@
 // The notification service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; users' notifications (routes/notifications) made by its consumers (events/) from order.placed,
-// payment.failed, shipment.created, shipment.delivered and user.registered, each with its notification.created
-// through the outbox (domain/, data/). Never listens; main.ts and tests build it.
+// payment.failed, shipment.created, shipment.delivered, return.* and user.registered, each with its
+// notification.created through the outbox (domain/, data/). Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {

@@ -1,5 +1,6 @@
-// Notification's consumers on the real broker: each of the five event types, published on a topic of this file's own,
-// makes its notification with its notification.created in the outbox; a redelivery makes no second one; a
+// Notification's consumers on the real broker: each of the nine event types (a return's four among them), published
+// on a topic of this file's own, makes its notification with its notification.created in the outbox; a redelivery
+// makes no second one; a
 // payment.failed that comes before its order's order.placed waits pending and reaches the customer when the
 // order.placed comes. Then each handler as the runner calls it: the natural key beyond the inbox, the content, the
 // order lock between an order's events and its order.placed, and bad events.
@@ -24,6 +25,7 @@ import {
   orderPlaced,
   outboxOf,
   paymentFailed,
+  returnEvents,
   shipmentCreated,
   shipmentDelivered,
   userRegistered,
@@ -34,6 +36,10 @@ const eventTypes: NotificationEventType[] = [
   'payment.failed',
   'shipment.created',
   'shipment.delivered',
+  'return.requested',
+  'return.received',
+  'return.completed',
+  'return.rejected',
   'user.registered',
 ]
 
@@ -180,6 +186,66 @@ describe('the consumers on the broker', () => {
     expect((await notificationsOf(customerId)).filter((each) => each.type === 'payment_failed')).toHaveLength(
       2,
     )
+  })
+
+  it("when a return is requested, received and completed, and another rejected, then the customer gets each step's notification with its notification.created; a redelivery adds none", async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const returned = returnEvents(orderId, customerId, new Date(Date.now() - 20_000))
+    const refused = returnEvents(orderId, customerId, new Date(Date.now() - 10_000))
+    const steps = [
+      returned.requested,
+      returned.received,
+      returned.completed,
+      refused.requested,
+      refused.rejected,
+    ]
+    for (const [index, event] of steps.entries()) {
+      await publish(event, orderId)
+      await eventually(
+        `${event.type} is announced`,
+        async () => (await announcementsOf(customerId)).length === index + 1,
+      )
+    }
+    const stored = await notificationsOf(customerId)
+    expect(stored.map(({ type, title }) => ({ type, title }))).toEqual([
+      { type: 'return_requested', title: 'Return requested' },
+      { type: 'return_received', title: 'Return received' },
+      { type: 'return_completed', title: 'Return refunded' },
+      { type: 'return_requested', title: 'Return requested' },
+      { type: 'return_rejected', title: 'Return rejected' },
+    ])
+    expect(stored[2]?.message).toBe(
+      `Your return ${returned.completed.data.returnId} for order ${orderId} is complete: 39.98 refunded.`,
+    )
+    expect(stored[4]?.message).toBe(
+      `Your return ${refused.rejected.data.returnId} for order ${orderId} was rejected: the goods were worn.`,
+    )
+    expect((await announcementsOf(customerId)).map((row) => row.payload)).toEqual(
+      stored.map((each) =>
+        expect.objectContaining({
+          type: 'notification.created',
+          source: 'notification',
+          data: {
+            notificationId: each.id,
+            userId: customerId,
+            type: each.type,
+            title: each.title,
+            message: each.message,
+            createdAt: each.createdAt.toISOString(),
+          },
+        }),
+      ),
+    )
+
+    // return.completed again (a redelivery), then a marker behind it on the same key and topic (one partition)
+    const marker = returnEvents(orderId, customerId, new Date()).completed
+    await publish(returned.completed, orderId)
+    await publish(marker, orderId)
+    await eventually('the marker is announced', async () => (await announcementsOf(customerId)).length === 6)
+    expect(
+      (await notificationsOf(customerId)).filter((each) => each.type === 'return_completed'),
+    ).toHaveLength(2)
   })
 
   it('when a user registers, then a welcome to them (by name, never their e-mail) with its notification.created', async () => {
@@ -348,6 +414,35 @@ describe('the consumers main.ts starts', () => {
     expect(failed?.message).toBe(
       `The payment for your order ${placed.data.orderId} failed: declined for card [redacted] ([redacted]) of [redacted].`,
     )
+  })
+
+  it("when each of a return's events comes again after the inbox forgot it, then each made one notification for the return's customer and one notification.created", async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const returned = returnEvents(orderId, customerId)
+    const events = [returned.requested, returned.received, returned.completed, returned.rejected]
+    for (const event of [...events, ...events]) await handle(event)
+    const stored = await notificationsOfOrder(notification, orderId)
+    expect(stored.map(({ userId, type, sourceEventId }) => ({ userId, type, sourceEventId }))).toEqual(
+      events.map((event) => ({
+        userId: customerId,
+        type: event.type.replace('.', '_'),
+        sourceEventId: event.id,
+      })),
+    )
+    expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
+      'return_requested',
+      'return_received',
+      'return_completed',
+      'return_rejected',
+    ])
+  })
+
+  it("when a return's customer id is not a uuid, then the handler fails (retried, then dead-lettered) and nothing is written", async () => {
+    const orderId = randomUUID()
+    const { requested } = returnEvents(orderId, 'customer-42')
+    await expect(handle(requested)).rejects.toThrow(/not a uuid/)
+    expect(await notificationsOfOrder(notification, orderId)).toEqual([])
   })
 
   it('when an id is not a uuid, then the handler fails (the runner retries, then dead-letters) and nothing is written', async () => {

@@ -1,6 +1,7 @@
 // Notification's migration 0002 on a database that held notifications made before it: order.placed's
 // `order_confirmed` ("Order confirmed", "... is confirmed: ...") becomes `order_placed` ("Order placed", "... was
-// placed: ..."), the other notifications are left as they were, and the old type is refused from then on.
+// placed: ..."), the other notifications are left as they were, and the old type is refused from then on. Then 0003:
+// the return notifications' types are taken, the rows made before it kept, and a type of none still refused.
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,6 +61,62 @@ describe('migration 0002 on the notifications made before it', () => {
       sql`
         insert into notifications (user_id, order_id, type, title, message, source_event_id)
         values (${user}, ${order}, 'order_confirmed', 'Order confirmed', 'old', gen_random_uuid())`,
+    ).rejects.toMatchObject({ code: '23514' })
+  })
+})
+
+describe('migration 0003 (the return notifications)', () => {
+  let returns: TestDatabase
+  let returnsSql: Sql
+  let upTo0002: string
+
+  beforeAll(async () => {
+    returns = await freshDatabase('notification-migrations-0003')
+    returnsSql = createDatabase(returns.url, { applicationName: 'notification-migrations-test' })
+    upTo0002 = await mkdtemp(join(tmpdir(), 'notification-migrations-'))
+    for (const file of await readdir(migrationsDir)) {
+      if (/^000[12]_.*\.sql$/.test(file)) await cp(join(migrationsDir, file), join(upTo0002, file))
+    }
+  })
+
+  afterAll(async () => {
+    await returnsSql?.end({ timeout: 5 })
+    await returns?.drop()
+    if (upTo0002) await rm(upTo0002, { recursive: true, force: true })
+  })
+
+  it('when notifications were stored before it, then they stay as they were; the four return types are taken and a type of none is refused', async () => {
+    await migrate(returnsSql, { dir: upTo0002 })
+    await returnsSql`
+      insert into notifications (user_id, order_id, type, title, message, source_event_id)
+      values (${user}, ${order}, 'shipment_delivered', 'Order delivered', ${`Your order ${order} was delivered.`},
+        gen_random_uuid())`
+    await expect(
+      returnsSql`
+        insert into notifications (user_id, order_id, type, title, message, source_event_id)
+        values (${user}, ${order}, 'return_requested', 'Return requested', 'early', gen_random_uuid())`,
+    ).rejects.toMatchObject({ code: '23514' })
+
+    await migrate(returnsSql, { dir: migrationsDir })
+
+    for (const type of ['return_requested', 'return_received', 'return_completed', 'return_rejected']) {
+      await returnsSql`
+        insert into notifications (user_id, order_id, type, title, message, source_event_id)
+        values (${user}, ${order}, ${type}, 'A return', 'a step of a return', gen_random_uuid())`
+    }
+    expect(await returnsSql`select type from notifications order by type`).toEqual(
+      [
+        'return_completed',
+        'return_received',
+        'return_rejected',
+        'return_requested',
+        'shipment_delivered',
+      ].map((type) => ({ type })),
+    )
+    await expect(
+      returnsSql`
+        insert into notifications (user_id, order_id, type, title, message, source_event_id)
+        values (${user}, ${order}, 'return_lost', 'Lost', 'no such type', gen_random_uuid())`,
     ).rejects.toMatchObject({ code: '23514' })
   })
 })

@@ -1,10 +1,14 @@
-// What notifications say, as pure rules: each event's title and message, and free text from other services cleaned
+// What notifications say, as pure rules: each event's title and message (a return's steps among them), and free text from other services cleaned
 // of card numbers, tokens, secrets, e-mail addresses and control characters.
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
   orderPlaced,
   paymentFailed,
+  returnCompleted,
+  returnReceived,
+  returnRejected,
+  returnRequested,
   safeText,
   shipmentCreated,
   shipmentDelivered,
@@ -89,5 +93,65 @@ describe('the messages', () => {
     expect(
       welcome({ userId: randomUUID(), email: 'new@example.com', name: '  ', role: 'user' }).message,
     ).toBe('Welcome to Meridian. Your account is ready.')
+  })
+})
+
+describe("a return's messages", () => {
+  const returnId = randomUUID()
+  const customerId = randomUUID()
+
+  it('when a return is requested, then its units and the refund it will make once received', () => {
+    const items = [
+      { productId: randomUUID(), quantity: 2, price: 19.99, name: 'Mug' },
+      { productId: randomUUID(), quantity: 1, price: 20 },
+    ]
+    expect(
+      returnRequested({ returnId, orderId, customerId, items, refundAmount: 59.98, reason: 'too small' }),
+    ).toEqual({
+      type: 'return_requested',
+      title: 'Return requested',
+      message: `Your return ${returnId} for order ${orderId} was requested: 3 items, refund 59.98 once they are received.`,
+    })
+  })
+
+  it('when the goods are received, then their units (one unit reads "1 item") and that the refund follows', () => {
+    expect(
+      returnReceived({ returnId, orderId, customerId, items: [{ productId: randomUUID(), quantity: 1 }] }),
+    ).toEqual({
+      type: 'return_received',
+      title: 'Return received',
+      message: `The 1 item of your return ${returnId} for order ${orderId} arrived; your refund follows.`,
+    })
+  })
+
+  it('when the return is completed, then the amount refunded, with two decimals', () => {
+    expect(
+      returnCompleted({ returnId, orderId, customerId, refundAmount: 19.9, paymentId: randomUUID() }),
+    ).toEqual({
+      type: 'return_completed',
+      title: 'Return refunded',
+      message: `Your return ${returnId} for order ${orderId} is complete: 19.90 refunded.`,
+    })
+  })
+
+  it('when the return is rejected, then the reason, cleaned (no e-mail address, one line), as one sentence; none given, said so', () => {
+    expect(
+      returnRejected({
+        returnId,
+        orderId,
+        customerId,
+        reason: 'worn, write to returns@example.com\nfor help',
+      }),
+    ).toEqual({
+      type: 'return_rejected',
+      title: 'Return rejected',
+      message: `Your return ${returnId} for order ${orderId} was rejected: worn, write to [redacted] for help.`,
+    })
+    expect(returnRejected({ returnId, orderId, customerId, reason: 'Opened.' }).message).toBe(
+      `Your return ${returnId} for order ${orderId} was rejected: Opened.`,
+    )
+    expect(returnRejected({ returnId, orderId, customerId, reason: ' ' }).message).toBe(
+      `Your return ${returnId} for order ${orderId} was rejected: no reason given.`,
+    )
   })
 })

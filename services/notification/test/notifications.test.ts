@@ -1,11 +1,13 @@
 // Notifications over HTTP on a real database and Redis: the list (own only, newest first, paged, unread and type
-// filters, an admin's userId, a user's foreign userId 403), reading one (a foreign one is 404), marking read one by
-// one and many at once (idempotent, foreign ids left out), the validation and credential errors, and the /api alias.
+// filters, a return's notifications among them, an admin's userId, a user's foreign userId 403), reading one (a foreign
+// one is 404), marking read one by one and many at once (idempotent, foreign ids left out), the validation and
+// credential errors, and the /api alias.
 import { randomUUID } from 'node:crypto'
+import { transaction } from '@meridian/db'
 import { asAdmin, asUser, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
-import { createTestNotification, createTestNotifications } from './support/notifications.ts'
+import { createTestNotification, createTestNotifications, returnEvents } from './support/notifications.ts'
 
 let notification: NotificationTestApp
 
@@ -98,6 +100,41 @@ describe('GET /api/v1/notifications', () => {
     expect(read.json().data[0].readAt).toEqual(expect.any(String))
     expect(ids(await get('/api/v1/notifications?type=welcome', asUser(userId)))).toHaveLength(3)
     expect(ids(await get('/api/v1/notifications?type=payment_failed', asUser(userId)))).toEqual([])
+  })
+
+  it("when a return's steps made notifications, then the list shows them as any other and the type filter picks each", async () => {
+    const userId = randomUUID()
+    const orderId = randomUUID()
+    const returned = returnEvents(orderId, userId)
+    const { notifications } = notification
+    await transaction(notification.sql, async (tx) => {
+      await notifications.notifyReturnRequested(returned.requested, tx)
+      await notifications.notifyReturnReceived(returned.received, tx)
+      await notifications.notifyReturnCompleted(returned.completed, tx)
+      await notifications.notifyReturnRejected(returned.rejected, tx)
+    })
+
+    const answer = await get('/api/v1/notifications', asUser(userId))
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json().data.map((each: { type: string }) => each.type)).toEqual([
+      'return_rejected',
+      'return_completed',
+      'return_received',
+      'return_requested',
+    ])
+    for (const type of ['return_requested', 'return_received', 'return_completed', 'return_rejected']) {
+      const filtered = await get(`/api/v1/notifications?type=${type}`, asUser(userId))
+      expect(filtered.json().data.map((each: { type: string }) => each.type)).toEqual([type])
+    }
+    const [completed] = (await get('/api/v1/notifications?type=return_completed', asUser(userId))).json().data
+    expect(completed).toEqual({
+      id: expect.any(String),
+      type: 'return_completed',
+      title: 'Return refunded',
+      message: `Your return ${returned.completed.data.returnId} for order ${orderId} is complete: 39.98 refunded.`,
+      createdAt: returned.completed.timestamp,
+      readAt: null,
+    })
   })
 
   it("when an admin passes userId, then that user's notifications; without it, the admin's own (none)", async () => {

@@ -2,6 +2,7 @@
 // PostgreSQL (createDatabase's onQuery): every statement a handler awaits is a socket write and two wakeups on each
 // side, the largest cost of a busy consumer, so each budget is named here and a change that grows it fails. The
 // consumer's own begin, inbox row and commit (the events package's) are not counted: only what the use case sends.
+import { randomUUID } from 'node:crypto'
 import { createDatabase } from '@meridian/db'
 import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,6 +10,7 @@ import { buildNotificationTestApp, type NotificationTestApp } from './support/ap
 import {
   notificationsOfOrder,
   orderPlaced,
+  returnEvents,
   shipmentCreated,
   userRegistered,
 } from './support/notifications.ts'
@@ -23,6 +25,8 @@ const orderEventBudget = 3
 const pendingBudget = 2
 /** user.registered: the welcome and its notification.created */
 const welcomeBudget = 2
+/** return.* (each of the four): the notification for the customer the event names, its notification.created */
+const returnEventBudget = 2
 
 let notification: NotificationTestApp
 let counter: StatementCounter<ReturnType<typeof createDatabase>>
@@ -81,5 +85,22 @@ describe('notification: statements per event (the budgets)', () => {
       notification.notifications.welcomeUser(userRegistered(), tx),
     )
     expect(statements, statements.join('\n')).toHaveLength(welcomeBudget)
+  })
+
+  it(`when a return is requested, received, completed or rejected, then each costs ${returnEventBudget} statements`, async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const returned = returnEvents(orderId, customerId)
+    const { notifications } = notification
+    const costs = [
+      await statementsOf((tx) => notifications.notifyReturnRequested(returned.requested, tx)),
+      await statementsOf((tx) => notifications.notifyReturnReceived(returned.received, tx)),
+      await statementsOf((tx) => notifications.notifyReturnCompleted(returned.completed, tx)),
+      await statementsOf((tx) => notifications.notifyReturnRejected(returned.rejected, tx)),
+    ]
+    for (const statements of costs) expect(statements, statements.join('\n')).toHaveLength(returnEventBudget)
+    expect((await notificationsOfOrder(notification, orderId)).map((each) => each.userId)).toEqual(
+      Array.from({ length: 4 }, () => customerId),
+    )
   })
 })

@@ -4,6 +4,8 @@
 // the commands: inventory.reservation_requested (reserve again after a timeout) and inventory.release_requested (the
 // compensation). Each command is always answered (inventory.reserved / inventory.failed, inventory.released).
 // order.cancelled and order.failed are not consumed: the compensation comes as inventory.release_requested.
+// A return's process (in order) sends inventory.restock_requested once the return's goods came back: answered with
+// inventory.restocked, the stock put back once per return.
 import {
   type AnyServiceConsumer,
   type ConsumersOptions,
@@ -11,6 +13,7 @@ import {
   type EventHandler,
 } from '@meridian/events'
 import type { ReservationUseCases } from '../domain/reservations.ts'
+import type { RestockUseCases } from '../domain/restocks.ts'
 
 /** The consumer group of the inventory service: its inbox key and its retries' `consumer-group` header. */
 export const consumerGroup = 'inventory'
@@ -48,17 +51,29 @@ export const onShipmentCreated =
     await reservations.shipOrder(event.data, tx)
   }
 
+/**
+ * inventory.restock_requested: a return's goods came back; its lines go back in stock once per return, and every
+ * request (the process asking again, attempt 2, 3…) is answered with inventory.restocked.
+ */
+export const onRestockRequested =
+  (restocks: RestockUseCases): EventHandler<'inventory.restock_requested'> =>
+  async (event, tx) => {
+    const { attempt: _attempt, ...restock } = event.data
+    await restocks.restockReturn(restock, tx)
+  }
+
 export type InventoryEventType =
   | 'payment.processed'
   | 'inventory.reservation_requested'
   | 'inventory.release_requested'
   | 'shipment.created'
+  | 'inventory.restock_requested'
 
 export type InventoryConsumersOptions = ConsumersOptions<InventoryEventType>
 
 /** What the app's event backbone runs: a consumer of each event type inventory reacts to. */
 export function inventoryConsumers(
-  reservations: ReservationUseCases,
+  { reservations, restocks }: { reservations: ReservationUseCases; restocks: RestockUseCases },
   options?: InventoryConsumersOptions,
 ): AnyServiceConsumer<InventoryEventType>[] {
   return consumersOf(
@@ -68,6 +83,7 @@ export function inventoryConsumers(
       'inventory.reservation_requested': onReservationRequested(reservations),
       'inventory.release_requested': onReleaseRequested(reservations),
       'shipment.created': onShipmentCreated(reservations),
+      'inventory.restock_requested': onRestockRequested(restocks),
     },
     options,
   )

@@ -99,6 +99,45 @@ export function shipmentDelivered(data: EventData<'shipment.delivered'>): Notifi
   }
 }
 
+const unitsOf = (items: readonly { quantity: number }[]) =>
+  items.reduce((sum, item) => sum + item.quantity, 0)
+
+/** return.requested: the customer's return was taken, with its units and the refund it will make once received. */
+export function returnRequested(data: EventData<'return.requested'>): NotificationContent {
+  return {
+    type: 'return_requested',
+    title: 'Return requested',
+    message: `Your return ${data.returnId} for order ${data.orderId} was requested: ${plural(unitsOf(data.items), 'item', 'items')}, refund ${formatAmount(data.refundAmount)} once they are received.`,
+  }
+}
+
+/** return.received: the returned goods arrived; the stock goes back and the refund follows. */
+export function returnReceived(data: EventData<'return.received'>): NotificationContent {
+  return {
+    type: 'return_received',
+    title: 'Return received',
+    message: `The ${plural(unitsOf(data.items), 'item', 'items')} of your return ${data.returnId} for order ${data.orderId} arrived; your refund follows.`,
+  }
+}
+
+/** return.completed: the returned lines are refunded, with the amount. */
+export function returnCompleted(data: EventData<'return.completed'>): NotificationContent {
+  return {
+    type: 'return_completed',
+    title: 'Return refunded',
+    message: `Your return ${data.returnId} for order ${data.orderId} is complete: ${formatAmount(data.refundAmount)} refunded.`,
+  }
+}
+
+/** return.rejected: the return was refused before its goods were received, with the reason (cleaned). */
+export function returnRejected(data: EventData<'return.rejected'>): NotificationContent {
+  return {
+    type: 'return_rejected',
+    title: 'Return rejected',
+    message: `Your return ${data.returnId} for order ${data.orderId} was rejected: ${sentence(safeText(data.reason, 'no reason given'))}`,
+  }
+}
+
 /** user.registered: the new user is greeted by name (never their e-mail address). */
 export function welcome(data: EventData<'user.registered'>): NotificationContent {
   const name = safeText(data.name, '', 100)

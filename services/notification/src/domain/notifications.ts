@@ -1,6 +1,7 @@
 // Notification use cases: making a user's notification from a domain event (pending while the order's customer is not
-// known, resolved by that order's order.placed), reading and listing a user's notifications, and marking them read.
-// A notification that reaches its user and its notification.created commit in one transaction (outbox).
+// known, resolved by that order's order.placed; a return's events name their customer), reading and listing a user's
+// notifications, and marking them read. A notification that reaches its user and its notification.created commit in
+// one transaction (outbox).
 import { AppError, type EventData, type Notification, type NotificationListQuery } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
@@ -13,6 +14,10 @@ import {
   type NotificationContent,
   orderPlaced,
   paymentFailed,
+  returnCompleted,
+  returnReceived,
+  returnRejected,
+  returnRequested,
   shipmentCreated,
   shipmentDelivered,
   welcome,
@@ -71,40 +76,37 @@ function timeOf(event: SourceEvent<unknown>): Date {
   return Number.isNaN(time.getTime()) ? new Date() : time
 }
 
+/** Appends notification.created for a notification that has its user, keyed by the user. */
+async function announce(notification: NotificationRecord, tx: TransactionSql): Promise<void> {
+  if (notification.userId === null)
+    throw new Error(`notification ${notification.id} has no user to announce to`)
+  const created = createEvent(
+    'notification.created',
+    {
+      notificationId: notification.id,
+      userId: notification.userId,
+      type: notification.type,
+      title: notification.title,
+      message: notification.message,
+      createdAt: notification.createdAt.toISOString(),
+    },
+    { source: serviceSource },
+  )
+  await appendToOutbox(tx, created, { aggregateId: notification.userId })
+}
+
+/** What the event's insert leads to: announced when it has a user, pending when not, nothing when made before. */
+async function settle(inserted: NotificationRecord | undefined, tx: TransactionSql): Promise<NotifyOutcome> {
+  if (!inserted) return { outcome: 'already notified' }
+  if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
+  await announce(inserted, tx)
+  return { outcome: 'created', notification: inserted }
+}
+
 export function createNotificationUseCases({
   notifications,
   orderCustomers,
 }: NotificationUseCasesDependencies) {
-  /** Appends notification.created for a notification that has its user, keyed by the user. */
-  async function announce(notification: NotificationRecord, tx: TransactionSql): Promise<void> {
-    if (notification.userId === null)
-      throw new Error(`notification ${notification.id} has no user to announce to`)
-    const created = createEvent(
-      'notification.created',
-      {
-        notificationId: notification.id,
-        userId: notification.userId,
-        type: notification.type,
-        title: notification.title,
-        message: notification.message,
-        createdAt: notification.createdAt.toISOString(),
-      },
-      { source: serviceSource },
-    )
-    await appendToOutbox(tx, created, { aggregateId: notification.userId })
-  }
-
-  /** What the event's insert leads to: announced when it has a user, pending when not, nothing when made before. */
-  async function settle(
-    inserted: NotificationRecord | undefined,
-    tx: TransactionSql,
-  ): Promise<NotifyOutcome> {
-    if (!inserted) return { outcome: 'already notified' }
-    if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
-    await announce(inserted, tx)
-    return { outcome: 'created', notification: inserted }
-  }
-
   /**
    * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is;
    * otherwise stored pending, never dropped, until that order.placed arrives (under the order's lock, so the two
@@ -123,6 +125,24 @@ export function createNotificationUseCases({
         tx,
       ),
     ])
+    return settle(inserted, tx)
+  }
+
+  /**
+   * A return's event (return.*): for the return's customer, whom the event names (never pending), about its order.
+   * The notification and its notification.created go out one after the other.
+   */
+  async function notifyAboutReturn(
+    event: SourceEvent<{ orderId: string; customerId: string }>,
+    content: NotificationContent,
+    tx: TransactionSql,
+  ): Promise<NotifyOutcome> {
+    const { orderId } = event.data
+    const userId = assertUserId(event.data.customerId, `customer id of order ${orderId}`)
+    const inserted = await notifications.insert(
+      { userId, orderId, ...content, createdAt: timeOf(event), sourceEventId: event.id },
+      tx,
+    )
     return settle(inserted, tx)
   }
 
@@ -159,6 +179,18 @@ export function createNotificationUseCases({
 
     notifyShipmentDelivered: (event: SourceEvent<EventData<'shipment.delivered'>>, tx: TransactionSql) =>
       notifyAboutOrder(event, shipmentDelivered(event.data), tx),
+
+    notifyReturnRequested: (event: SourceEvent<EventData<'return.requested'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnRequested(event.data), tx),
+
+    notifyReturnReceived: (event: SourceEvent<EventData<'return.received'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnReceived(event.data), tx),
+
+    notifyReturnCompleted: (event: SourceEvent<EventData<'return.completed'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnCompleted(event.data), tx),
+
+    notifyReturnRejected: (event: SourceEvent<EventData<'return.rejected'>>, tx: TransactionSql) =>
+      notifyAboutReturn(event, returnRejected(event.data), tx),
 
     /** user.registered: the new user's welcome. */
     async welcomeUser(

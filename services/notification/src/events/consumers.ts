@@ -40,6 +40,34 @@ export const onShipmentDelivered =
     await notifications.notifyShipmentDelivered(event, tx)
   }
 
+/** return.requested: the return's customer's return_requested. */
+export const onReturnRequested =
+  (notifications: NotificationUseCases): EventHandler<'return.requested'> =>
+  async (event, tx) => {
+    await notifications.notifyReturnRequested(event, tx)
+  }
+
+/** return.received: the return's customer's return_received. */
+export const onReturnReceived =
+  (notifications: NotificationUseCases): EventHandler<'return.received'> =>
+  async (event, tx) => {
+    await notifications.notifyReturnReceived(event, tx)
+  }
+
+/** return.completed: the return's customer's return_completed (the amount refunded). */
+export const onReturnCompleted =
+  (notifications: NotificationUseCases): EventHandler<'return.completed'> =>
+  async (event, tx) => {
+    await notifications.notifyReturnCompleted(event, tx)
+  }
+
+/** return.rejected: the return's customer's return_rejected (the reason). */
+export const onReturnRejected =
+  (notifications: NotificationUseCases): EventHandler<'return.rejected'> =>
+  async (event, tx) => {
+    await notifications.notifyReturnRejected(event, tx)
+  }
+
 /** user.registered: the new user's welcome. */
 export const onUserRegistered =
   (notifications: NotificationUseCases): EventHandler<'user.registered'> =>
@@ -52,6 +80,10 @@ export type NotificationEventType =
   | 'payment.failed'
   | 'shipment.created'
   | 'shipment.delivered'
+  | 'return.requested'
+  | 'return.received'
+  | 'return.completed'
+  | 'return.rejected'
   | 'user.registered'
 
 export type NotificationConsumersOptions = ConsumersOptions<NotificationEventType>
@@ -68,6 +100,10 @@ export function notificationConsumers(
       'payment.failed': onPaymentFailed(notifications),
       'shipment.created': onShipmentCreated(notifications),
       'shipment.delivered': onShipmentDelivered(notifications),
+      'return.requested': onReturnRequested(notifications),
+      'return.received': onReturnReceived(notifications),
+      'return.completed': onReturnCompleted(notifications),
+      'return.rejected': onReturnRejected(notifications),
       'user.registered': onUserRegistered(notifications),
     },
     options,

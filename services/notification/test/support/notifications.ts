@@ -44,6 +44,41 @@ export const shipmentDelivered = (orderId: string) =>
     { source: 'shipping' },
   )
 
+/**
+ * The four events of one return of `orderId` by `customerId` (two units, 39.98 refunded), a second apart from `at`
+ * (default: four seconds ago) in the order requested, received, completed, rejected.
+ */
+export function returnEvents(orderId: string, customerId: string, at = new Date(Date.now() - 4000)) {
+  const returnId = randomUUID()
+  const items = [{ productId: randomUUID(), quantity: 2 }]
+  const second = (index: number) => ({ source: 'order', now: new Date(at.getTime() + index * 1000) })
+  return {
+    requested: createEvent(
+      'return.requested',
+      {
+        returnId,
+        orderId,
+        customerId,
+        items: items.map((item) => ({ ...item, price: 19.99, name: 'Mug' })),
+        refundAmount: 39.98,
+        reason: 'too small',
+      },
+      second(0),
+    ),
+    received: createEvent('return.received', { returnId, orderId, customerId, items }, second(1)),
+    completed: createEvent(
+      'return.completed',
+      { returnId, orderId, customerId, refundAmount: 39.98, paymentId: randomUUID() },
+      second(2),
+    ),
+    rejected: createEvent(
+      'return.rejected',
+      { returnId, orderId, customerId, reason: 'the goods were worn' },
+      second(3),
+    ),
+  }
+}
+
 export const userRegistered = (overrides: Partial<EventData<'user.registered'>> = {}, now?: Date) =>
   createEvent(
     'user.registered',
