@@ -18,13 +18,20 @@ describe('the documentation, pasted', () => {
     expect(stderr).toBe('')
   })
 
-  it("when README's quick start is pasted against the running system, then the order ships and every step succeeds, and its trace is found in the trace store with every service it passed through", async () => {
+  it("when README's quick start is pasted against the running system, then the order ships and every step succeeds, its trace is found in the trace store with every service it passed through, and its return completes with exactly its line refunded", async () => {
     const blocks = bashBlocksOf(page('README.md'), '## Quick start')
     expect(blocks.length).toBeGreaterThanOrEqual(2)
     const traceBlocks = bashBlocksOf(page('README.md'), '## Seeing an order as one trace')
     expect(traceBlocks).toHaveLength(1)
-    const stdout = (await pasteAgainst(system, [...blocks, ...traceBlocks], { J: system.traces.queryUrl }))
-      .stdout
+    // then, in the same shell, the order is returned and the processes' operator API read
+    const returnBlocks = [
+      ...bashBlocksOf(page('README.md'), '## Returns'),
+      ...bashBlocksOf(page('README.md'), '## Long-running processes'),
+    ]
+    expect(returnBlocks).toHaveLength(2)
+    const stdout = (
+      await pasteAgainst(system, [...blocks, ...traceBlocks, ...returnBlocks], { J: system.traces.queryUrl })
+    ).stdout
     expect(stdout).toMatch(/order [0-9a-f-]{36}: shipped/)
     expect(stdout).toContain('"payment"')
     expect(stdout).toContain('"shipment"')
@@ -39,6 +46,13 @@ describe('the documentation, pasted', () => {
       'realtime-gateway',
     ])
       expect(stdout).toMatch(new RegExp(`^${service} [1-9][0-9]*$`, 'm'))
+    // the return: completed, exactly the mug refunded once at the provider, the mug back in stock, its process' log
+    expect(stdout).toContain('{"href":"/api/v1/orders/')
+    expect(stdout).toMatch(/return [0-9a-f-]{36}: completed/)
+    expect(stdout).toContain('{"charged":1250,"refunded":1250}')
+    expect(stdout).toMatch(/^\{"available":10,"reserved":0\}$/m)
+    expect(stdout).toMatch(/^order\nreturn$/m)
+    expect(stdout).toMatch(/^refund succeeded$/m)
   })
 
   it('when the walkthrough of the API and of commerce is pasted in order, then every step answers as it says', async () => {

@@ -224,6 +224,9 @@ never from the chart's values. Arguments: root, name, settings.
 {{- if eq .name "shipping" }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "SHIPPING_CARRIER_KEYS" "key" "shipping-carrier-keys" "optional" true) }}
 {{- end }}
+{{- if eq .name "order" }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "RETURNS_CARRIER_KEYS" "key" "returns-carrier-keys" "optional" true) }}
+{{- end }}
 {{- with .settings.extraEnv }}
 {{ toYaml . }}
 {{- end }}
