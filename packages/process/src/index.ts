@@ -22,15 +22,16 @@ export {
   type StoredInstance,
 } from './definition.ts'
 export {
+  createProcessCore,
   createProcessManager,
   type FactSource,
   type ProcessAlerts,
   type ProcessManager,
   type ProcessManagerOptions,
-  processHref,
 } from './manager.ts'
 export { type MechanicsOptions, type StepMechanics, stepMechanics } from './mechanics.ts'
 export { migrateProcessTables, processMigrationsDir } from './migrate.ts'
+export { presentInstance, processHref, processOperators, processTypes } from './operators.ts'
 export { type RegisterProcessesOptions, registerProcesses } from './register.ts'
 export { type AdminProcessesRoutesOptions, adminProcessesRoutes } from './routes.ts'
 export {

@@ -1,24 +1,11 @@
 // The process manager: applies the declared processes' decisions (definition.ts) to what happens — an event, the
 // clock, an operator — each in one transaction with its instance, its owner's row, its step log and its commands in
 // the outbox; fires the deadlines of steps that did not answer; and answers the operators' API for every type.
-import {
-  AppError,
-  type EventType,
-  type ProcessInstance,
-  type ProcessListQuery,
-  type ProcessLogEntry,
-  type ProcessType,
-} from '@meridian/contracts'
-import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
+import { AppError, type EventType } from '@meridian/contracts'
+import { type Queryable, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, type EventHandler } from '@meridian/events'
-import {
-  type AnyProcessDefinition,
-  type Decision,
-  type InstanceBase,
-  ProcessConflict,
-  type StandardFact,
-  type StoredInstance,
-} from './definition.ts'
+import type { AnyProcessDefinition, Decision, InstanceBase, StandardFact } from './definition.ts'
+import { processOperators } from './operators.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -40,13 +27,11 @@ export interface ProcessManagerOptions {
   store?: ProcessStore
 }
 
-export const processHref = (type: string, key: string) =>
-  `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
-
 const escalatedOf = (instance: InstanceBase) =>
   instance.escalated === true || instance.compensation === 'escalated'
 
-export function createProcessManager({ sql, processes, alerts, store: given }: ProcessManagerOptions) {
+/** Starts, applies, routes and times the declared processes' instances. */
+export function createProcessCore({ sql, processes, alerts, store: given }: ProcessManagerOptions) {
   const store = given ?? createProcessStore(sql)
   const byType = new Map<string, AnyProcessDefinition>()
   for (const definition of processes) {
@@ -206,118 +191,13 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     return fired
   }
 
-  function present(stored: StoredInstance, log?: ProcessLogEntry[]): ProcessInstance {
-    const definition = byType.get(stored.type)
-    const self = processHref(stored.type, stored.key)
-    const escalated = stored.escalation !== null || stored.compensation === 'escalated'
-    const links: ProcessInstance['_links'] = {
-      self: { href: self, method: 'GET' },
-      ...(definition?.links?.(stored.key, stored) ?? {}),
-    }
-    if (stored.step !== null && stored.compensation !== 'done')
-      links.retry = { href: `${self}/retry`, method: 'POST' }
-    if (!definition?.finalStates.includes(stored.state) || escalated) {
-      links.compensate = { href: `${self}/compensate`, method: 'POST' }
-    }
-    return {
-      type: stored.type,
-      id: stored.key,
-      state: stored.state,
-      step: stored.step,
-      attempt: stored.attempt,
-      deadline: stored.deadline ? stored.deadline.toISOString() : null,
-      compensation: stored.compensation,
-      failedStep: stored.failedStep,
-      failureReason: stored.failureReason,
-      escalated,
-      ...(stored.escalation === null ? {} : { escalation: stored.escalation }),
-      data: stored.data,
-      createdAt: stored.createdAt.toISOString(),
-      updatedAt: stored.updatedAt.toISOString(),
-      ...(log ? { log } : {}),
-      _links: links,
-    }
-  }
+  return { store, processes, definitionOf, start, apply, handlers, fireDeadlines }
+}
 
-  async function logOf(type: string, key: string): Promise<ProcessLogEntry[]> {
-    return (await store.logOf(type, key)).map(
-      (line): ProcessLogEntry => ({
-        step: line.step,
-        outcome: line.outcome,
-        ...(line.attempt === null ? {} : { attempt: line.attempt }),
-        ...(line.eventType === null ? {} : { eventType: line.eventType }),
-        ...(line.eventId === null ? {} : { eventId: line.eventId }),
-        ...(line.detail === null ? {} : { detail: line.detail }),
-        at: line.at.toISOString(),
-      }),
-    )
-  }
-
-  async function get(type: string, key: string): Promise<ProcessInstance> {
-    definitionOf(type)
-    const stored = await store.find(type, key)
-    if (!stored) throw AppError.notFound(`No ${type} process ${key}`)
-    return present(stored, await logOf(type, key))
-  }
-
-  /** An operator's action on one instance: 404 without one, 409 when its state refuses it; the instance after. */
-  async function operatorAction(type: string, key: string, fact: StandardFact): Promise<ProcessInstance> {
-    definitionOf(type)
-    try {
-      await transaction(sql, async (tx) => {
-        const applied = await apply(type, key, fact, tx, { eventType: 'operator', eventId: fact.kind })
-        if (!applied) throw AppError.notFound(`No ${type} process ${key}`)
-      })
-    } catch (error) {
-      if (error instanceof ProcessConflict) throw AppError.conflict(error.message)
-      throw error
-    }
-    return get(type, key)
-  }
-
-  return {
-    store,
-    start,
-    apply,
-    handlers,
-    fireDeadlines,
-    present,
-    logOf,
-    get,
-
-    /** The declared types, their states and steps (for filters and views). */
-    types: (): ProcessType[] =>
-      processes.map((definition) => ({
-        type: definition.type,
-        description: definition.description,
-        states: [...definition.states],
-        finalStates: [...definition.finalStates],
-        steps: Object.entries(definition.steps).map(([name, step]) => ({
-          name,
-          kind: step.kind,
-          attempts: step.attempts,
-          deadlineMs: step.deadlineMs,
-        })),
-      })),
-
-    async list(query: ProcessListQuery, path: string): Promise<ListEnvelope<ProcessInstance>> {
-      if (query.type !== undefined) definitionOf(query.type)
-      const request = store.listRequest(query)
-      const { rows, total } = await store.list(request)
-      return listEnvelope(
-        path,
-        query,
-        request,
-        rows.map((row) => present(row)),
-        total,
-      )
-    },
-
-    retry: (type: string, key: string) => operatorAction(type, key, { kind: 'operator.retry' }),
-
-    compensate: (type: string, key: string, reason = 'compensated by an operator') =>
-      operatorAction(type, key, { kind: 'operator.compensate', reason }),
-  }
+/** The process manager: its core (core.ts' moves) and the operators' API over it (operators.ts). */
+export function createProcessManager(options: ProcessManagerOptions) {
+  const core = createProcessCore(options)
+  return { ...core, ...processOperators(core, options.sql) }
 }
 
 export type ProcessManager = ReturnType<typeof createProcessManager>

@@ -21,16 +21,28 @@ export interface MechanicsOptions<Instance extends InstanceBase, Command> {
   noun?: string
 }
 
+/** The declaration of `step`; a step the process did not declare is a programming error. */
+function declaredIn<Instance, Command>(
+  steps: Steps<Instance, Command>,
+  step: string,
+): StepDeclaration<Instance, Command> {
+  const declaration = steps[step]
+  if (!declaration) throw new Error(`no step '${step}' is declared`)
+  return declaration
+}
+
+/** An attempt's wait for its answer: the deadline, doubled for each further attempt with backoff `doubling`. */
+function waitIn<Instance, Command>(steps: Steps<Instance, Command>, step: string, attempt: number): number {
+  const { deadlineMs, backoff } = declaredIn(steps, step)
+  return backoff === 'doubling' ? deadlineMs * 2 ** (attempt - 1) : deadlineMs
+}
+
 export function stepMechanics<Instance extends InstanceBase, Command>(
   steps: Steps<Instance, Command>,
   options: MechanicsOptions<Instance, Command> = {},
 ) {
   const noun = options.noun ?? 'the process'
-  const declared = (step: string): StepDeclaration<Instance, Command> => {
-    const declaration = steps[step]
-    if (!declaration) throw new Error(`no step '${step}' is declared`)
-    return declaration
-  }
+  const declared = (step: string): StepDeclaration<Instance, Command> => declaredIn(steps, step)
   const isForward = (step: string | null): step is string =>
     step !== null && declared(step).kind === 'forward'
   const forwardActive = (instance: Instance) => options.forwardActive?.(instance) ?? true
@@ -41,11 +53,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     log: [],
   })
 
-  /** An attempt's wait for its answer: the deadline, doubled for each further attempt with backoff `doubling`. */
-  const waitMs = (step: string, attempt: number): number => {
-    const { deadlineMs, backoff } = declared(step)
-    return backoff === 'doubling' ? deadlineMs * 2 ** (attempt - 1) : deadlineMs
-  }
+  const waitMs = (step: string, attempt: number): number => waitIn(steps, step, attempt)
 
   /** The step asked (its first attempt): awaited from now until its deadline. */
   function ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command> {
@@ -169,37 +177,8 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
-  /**
-   * The awaited compensation answered: the next of `order` is asked, or, after the last, the compensations are
-   * done. An answer that is not the awaited one changes nothing.
-   */
-  function compensated(
-    instance: Instance,
-    order: readonly string[],
-    step: string,
-    detail: string,
-  ): Decision<Instance, Command> {
-    if (instance.compensation !== 'running' || instance.step !== step) {
-      return {
-        next: instance,
-        deadlineInMs: 'keep',
-        commands: [],
-        log: [{ step, outcome: 'succeeded', detail: `${detail} (not awaited)` }],
-      }
-    }
-    const succeeded: LogLine = { step, outcome: 'succeeded', attempt: instance.attempt, detail }
-    const following = order[order.indexOf(step) + 1]
-    if (following !== undefined) {
-      const asked = ask(instance, following)
-      return { ...asked, log: [succeeded, ...asked.log] }
-    }
-    return {
-      next: { ...instance, step: null, attempt: 1, compensation: 'done' },
-      deadlineInMs: null,
-      commands: [],
-      log: [succeeded],
-    }
-  }
+  const compensated = (instance: Instance, order: readonly string[], step: string, detail: string) =>
+    compensatedIn(instance, order, step, detail, ask)
 
   return {
     waitMs,
@@ -211,6 +190,39 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     retried,
     startCompensations,
     compensated,
+  }
+}
+
+/**
+ * The awaited compensation answered: the next of `order` is asked, or, after the last, the compensations are done.
+ * An answer that is not the awaited one changes nothing.
+ */
+function compensatedIn<Instance extends InstanceBase, Command>(
+  instance: Instance,
+  order: readonly string[],
+  step: string,
+  detail: string,
+  ask: (instance: Instance, step: string) => Decision<Instance, Command>,
+): Decision<Instance, Command> {
+  if (instance.compensation !== 'running' || instance.step !== step) {
+    return {
+      next: instance,
+      deadlineInMs: 'keep',
+      commands: [],
+      log: [{ step, outcome: 'succeeded', detail: `${detail} (not awaited)` }],
+    }
+  }
+  const succeeded: LogLine = { step, outcome: 'succeeded', attempt: instance.attempt, detail }
+  const following = order[order.indexOf(step) + 1]
+  if (following !== undefined) {
+    const asked = ask(instance, following)
+    return { ...asked, log: [succeeded, ...asked.log] }
+  }
+  return {
+    next: { ...instance, step: null, attempt: 1, compensation: 'done' },
+    deadlineInMs: null,
+    commands: [],
+    log: [succeeded],
   }
 }
 
