@@ -180,10 +180,15 @@ export function sagasView({ session }: ViewContext): View {
       })
       const button = h('button', { type: 'button' }, compensateLabel(types, instance.type))
       const body = () => (reason.value.trim() ? { reason: reason.value.trim() } : {})
+      // the reason goes with its button: on a narrow window they wrap together
       actions.push(
-        h('label', { for: 'compensate-reason' }, 'Reason (optional)'),
-        reason,
-        run(button, () => api(compensate.method, compensate.href, { token: session.token, body: body() })),
+        h(
+          'span',
+          { class: 'inline saga-actions' },
+          h('label', { for: 'compensate-reason' }, 'Reason (optional)'),
+          reason,
+          run(button, () => api(compensate.method, compensate.href, { token: session.token, body: body() })),
+        ),
       )
     }
     return actions
