@@ -180,6 +180,15 @@ describe('the console for admins in Chromium', () => {
         .evaluateAll((options) => options.map((option) => option.getAttribute('value')))
       expect(states).toEqual(['', ...returnStatuses])
 
+      // a requested return waits on no step: escalated only leaves it out, and the whole list shows it again
+      const escalatedOnly = page.getByLabel('Escalated only')
+      await escalatedOnly.check()
+      const escalated = page.locator('div[data-type="return"][data-escalated="true"][aria-busy="false"]')
+      await escalated.waitFor({ timeout: 15_000 })
+      expect(await escalated.locator(`tr[data-process-id="${returnId}"]`).count()).toBe(0)
+      await escalatedOnly.uncheck()
+      await row.waitFor({ timeout: 15_000 })
+
       await row.getByRole('button', { name: returnId }).click()
       const instance = page.locator(`section[data-process-type="return"][data-process-id="${returnId}"]`)
       await instance.waitFor({ timeout: 15_000 })
