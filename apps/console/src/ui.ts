@@ -56,10 +56,15 @@ export function panel(name: string, title: string, ...children: Child[]): HTMLEl
   )
 }
 
-/** Marks the row whose `attribute` is `value` as the current one (aria-current), and no other in `container`. */
-export function markCurrent(container: Element, attribute: string, value: string): void {
-  for (const row of container.querySelectorAll(`tr[${attribute}]`)) {
-    if (row.getAttribute(attribute) === value) row.setAttribute('aria-current', 'true')
+/**
+ * Marks the row whose attributes have the values of `match` ({ 'data-topic': topic }) as the current one
+ * (aria-current), and no other in `container`.
+ */
+export function markCurrent(container: Element, match: Record<string, string>): void {
+  const attributes = Object.entries(match)
+  for (const row of container.querySelectorAll('tr')) {
+    if (attributes.length > 0 && attributes.every(([name, value]) => row.getAttribute(name) === value))
+      row.setAttribute('aria-current', 'true')
     else row.removeAttribute('aria-current')
   }
 }

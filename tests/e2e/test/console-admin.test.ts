@@ -1,8 +1,9 @@
 // The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
 // /dashboard while requests are made, the Sagas view finding a declined order's failed saga and showing its payment
-// step failing in the step log, and Dead letters replaying an event the realtime channel's consumer gave up on.
+// step failing in the step log (and, with the type `return` chosen, a return's process and its log), and Dead letters
+// replaying an event the realtime channel's consumer gave up on.
 // Screenshots go to tests/e2e/artifacts/ (not committed).
-import type { DeadLetterTopics } from '@meridian/contracts'
+import { type DeadLetterTopics, type Return, returnStatuses } from '@meridian/contracts'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
@@ -140,6 +141,64 @@ describe('the console for admins in Chromium', () => {
         .poll(() => client.readOrder(customer, orderId).then((order) => order.status), { timeout: patience })
         .toBe('failed')
       await page.screenshot({ path: `${artifacts}saga-actions.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+
+  it("when a customer returns part of a shipped order, then the admin picks type return in Sagas and finds the return's instance requested, with its log", async () => {
+    const customer = await client.registerCustomer()
+    const product = await client.createProduct(admin, { stock: 3 })
+    const orderId = await client.placeOrderOk(customer, { product, quantity: 2 })
+    await client.orderReaches(customer, orderId, ['shipped', 'delivered'], patience)
+    const requested = await client.request<Return>('POST', `/api/v1/orders/${orderId}/returns`, {
+      token: customer.token,
+      body: { items: [{ productId: product.id, quantity: 1 }], reason: 'One was enough' },
+    })
+    expect(requested.status, JSON.stringify(requested.body)).toBe(202)
+    const { returnId } = requested.body
+
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Sagas' }).click()
+      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByLabel('Type', { exact: true }).selectOption('return')
+
+      // the list of returns once it has arrived: only returns, and the state filter offers a return's states
+      const returns = page.locator('div[data-type="return"][aria-busy="false"]')
+      const row = returns.locator(`tr[data-process-type="return"][data-process-id="${returnId}"]`)
+      await row.waitFor({ timeout: 15_000 })
+      expect(await row.locator('td[data-state]').getAttribute('data-state')).toBe('requested')
+      expect(await row.getAttribute('data-order-id')).toBeNull()
+      const types = await returns
+        .locator('table.sagas tr[data-process-type]')
+        .evaluateAll((rows) => rows.map((each) => each.getAttribute('data-process-type')))
+      expect(new Set(types)).toEqual(new Set(['return']))
+      const states = await page
+        .getByLabel('State', { exact: true })
+        .locator('option')
+        .evaluateAll((options) => options.map((option) => option.getAttribute('value')))
+      expect(states).toEqual(['', ...returnStatuses])
+
+      // a requested return waits on no step: escalated only leaves it out, and the whole list shows it again
+      const escalatedOnly = page.getByLabel('Escalated only')
+      await escalatedOnly.check()
+      const escalated = page.locator('div[data-type="return"][data-escalated="true"][aria-busy="false"]')
+      await escalated.waitFor({ timeout: 15_000 })
+      expect(await escalated.locator(`tr[data-process-id="${returnId}"]`).count()).toBe(0)
+      await escalatedOnly.uncheck()
+      await row.waitFor({ timeout: 15_000 })
+
+      await row.getByRole('button', { name: returnId }).click()
+      const instance = page.locator(`section[data-process-type="return"][data-process-id="${returnId}"]`)
+      await instance.waitFor({ timeout: 15_000 })
+      expect(await instance.locator('h2').textContent()).toBe(`Return ${returnId}`)
+      const started = instance.locator('table.step-log tr[data-step="return"][data-outcome="started"]')
+      await started.waitFor({ timeout: 15_000 })
+      expect(await started.textContent()).toContain('requested')
+      // the return's own fields name its order
+      expect(await instance.locator('dl.facts').textContent()).toContain(orderId)
+      await page.screenshot({ path: `${artifacts}sagas-return.png`, fullPage: true })
     } finally {
       await page.close()
     }

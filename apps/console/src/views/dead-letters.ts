@@ -38,7 +38,7 @@ export function deadLettersView({ session }: ViewContext): View {
 
   async function open(topic: string): Promise<void> {
     opened = topic
-    markCurrent(list, 'data-topic', topic)
+    markCurrent(list, { 'data-topic': topic })
     show(detail, loading(`the events of ${topic}`))
     try {
       const answer = await api<DeadLetterEvents>('GET', `${deadLettersPath}/${topic}/events?limit=50`, {

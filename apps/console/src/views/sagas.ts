@@ -1,8 +1,28 @@
-// Sagas (admins): the order saga's instances through the order service's /api/v1/admin/sagas — filtered by state,
-// most recently updated first — and one of them with its step log and the actions its links offer (retry the
-// awaited step, run the compensations). After an action the saga and the list are read again.
-import { type PaginationMeta, type Saga, type SagaLogEntry, sagaStates } from '@meridian/contracts'
+// Sagas (admins): every long-running process the services declare (the order saga is type `order`, a return type
+// `return`) through /api/v1/admin/processes — filtered by type, by that type's states and to the escalated ones, most
+// recently updated first — and one instance with its step log and the actions its links offer (ask the awaited step
+// again, run the compensations). After an action the instance and the list are read again.
+import type {
+  PaginationMeta,
+  ProcessInstance,
+  ProcessLogEntry,
+  ProcessType,
+  ProcessTypes,
+} from '@meridian/contracts'
 import { api } from '../api.ts'
+import {
+  compensateLabel,
+  filterInWords,
+  filterKey,
+  instancePath,
+  type ProcessFilter,
+  processesPath,
+  processListQuery,
+  spaced,
+  stateKept,
+  statesOf,
+  typeTitle,
+} from '../processes.ts'
 import { busy, dataTable, errorBox, h, loading, markCurrent, panel, show, timeOf } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
@@ -11,183 +31,288 @@ interface Page<Item> {
   meta: PaginationMeta
 }
 
-const sagasPath = '/api/v1/admin/sagas'
-const spaced = (name: string) => name.replaceAll('_', ' ')
+/** The instance shown below the list. */
+interface Opened {
+  type: string
+  id: string
+}
+
+/** What an instance's section and row carry to be found: its type and id, and an order saga's order id. */
+const instanceAttributes = ({ type, id }: Opened) => ({
+  'data-process-type': type,
+  'data-process-id': id,
+  'data-order-id': type === 'order' ? id : undefined,
+})
 
 export function sagasView({ session }: ViewContext): View {
-  const state = h(
-    'select',
-    { id: 'saga-state', name: 'state' },
-    h('option', { value: '' }, 'All states'),
-    ...sagaStates.map((name) => h('option', { value: name }, spaced(name))),
-  )
-  const reload = h('button', { type: 'button', class: 'secondary' }, 'Refresh')
-  // aria-busy while a list is being read; data-state names the filter of the list shown (empty: every state)
-  const list = h('div', { 'aria-busy': 'true' }, loading('the sagas'))
+  const filters = filterControls()
+  // aria-busy while a list is being read; data-state, data-type and data-escalated name the filter of the list shown
+  const list = h('div', { 'aria-busy': 'true' }, loading('the processes'))
   const detail = h('div', { class: 'saga' })
-  const errors = h('div', { 'aria-live': 'assertive' })
-  /** the saga shown below the list; an answer for another one (clicked before) is dropped */
-  let opened: string | undefined
-
+  const listErrors = h('div', { 'aria-live': 'assertive' })
+  const actionErrors = h('div', { 'aria-live': 'assertive' })
+  /** the declared types (GET /admin/processes/types): the filters' options and the actions' labels */
+  let types: ProcessType[] = []
+  /** the instance shown below the list; an answer for another one (clicked before) is dropped */
+  let opened: Opened | undefined
   /** the latest read of the list: an answer to an earlier one (another filter, or a slower refresh) is dropped */
   let latestRead = 0
 
+  async function readTypes(): Promise<void> {
+    try {
+      types = (await api<ProcessTypes>('GET', `${processesPath}/types`, { token: session.token })).data
+    } catch (error) {
+      show(listErrors, errorBox(error))
+      return
+    }
+    const chosen = filters.type.value
+    show(
+      filters.type,
+      h('option', { value: '' }, 'All types'),
+      ...types.map((each) => h('option', { value: each.type, title: each.description }, spaced(each.type))),
+    )
+    filters.type.value = types.some((each) => each.type === chosen) ? chosen : ''
+    if (offerStates()) await readList()
+  }
+
+  /** Fills the state filter with the chosen type's states; true when the chosen state is no longer offered. */
+  function offerStates(): boolean {
+    const states = statesOf(types, filters.type.value)
+    const chosen = filters.state.value
+    show(
+      filters.state,
+      h('option', { value: '' }, 'All states'),
+      ...states.map((name) => h('option', { value: name }, spaced(name))),
+    )
+    filters.state.value = stateKept(states, chosen)
+    return filters.state.value !== chosen
+  }
+
+  const filter = (): ProcessFilter => ({
+    type: filters.type.value,
+    state: filters.state.value,
+    escalatedOnly: filters.escalated.checked,
+  })
+
   async function readList(): Promise<void> {
     const read = ++latestRead
-    const wanted = state.value
-    const query = new URLSearchParams({ limit: '50', sort: 'updatedAt:desc' })
-    if (wanted) query.set('state', wanted)
+    const wanted = filter()
     list.setAttribute('aria-busy', 'true')
     // a list of another filter is not left on show while this one loads: it would read as this filter's
-    if (list.dataset.state !== wanted)
-      show(list, loading(wanted ? `the ${spaced(wanted)} sagas` : 'the sagas'))
+    if (list.dataset.filter !== filterKey(wanted)) show(list, loading(`the ${filterInWords(wanted)}`))
     let shown: HTMLElement
     try {
-      shown = table(await api<Page<Saga>>('GET', `${sagasPath}?${query}`, { token: session.token }))
+      const page = await api<Page<ProcessInstance>>('GET', `${processesPath}?${processListQuery(wanted)}`, {
+        token: session.token,
+      })
+      shown = page.data.length === 0 ? h('p', {}, `No ${filterInWords(wanted)}.`) : table(page)
     } catch (error) {
       shown = errorBox(error)
     }
     if (read !== latestRead) return
     show(list, shown)
-    list.dataset.state = wanted
+    Object.assign(list.dataset, {
+      filter: filterKey(wanted),
+      type: wanted.type,
+      state: wanted.state,
+      escalated: String(wanted.escalatedOnly),
+    })
     list.setAttribute('aria-busy', 'false')
   }
 
-  async function open(orderId: string): Promise<void> {
-    opened = orderId
-    markCurrent(list, 'data-order-id', orderId)
-    show(errors)
-    show(detail, loading('the saga'))
+  async function open(instance: Opened): Promise<void> {
+    opened = instance
+    const isOpened = () => opened?.type === instance.type && opened.id === instance.id
+    markCurrent(list, { 'data-process-type': instance.type, 'data-process-id': instance.id })
+    show(actionErrors)
+    show(detail, loading(`the ${spaced(instance.type)} process`))
     try {
-      const saga = await api<Saga>('GET', `${sagasPath}/${orderId}`, { token: session.token })
-      if (opened === orderId) show(detail, sagaDetail(saga))
+      const read = await api<ReadInstance>('GET', instancePath(instance.type, instance.id), {
+        token: session.token,
+      })
+      if (isOpened()) show(detail, instanceDetail(read, actionsOf(read), actionErrors))
     } catch (error) {
-      if (opened === orderId) show(detail, errorBox(error))
+      if (isOpened()) show(detail, errorBox(error))
     }
   }
 
-  function table({ data, meta }: Page<Saga>): HTMLElement {
-    if (data.length === 0) return h('p', {}, 'No saga in this state.')
+  function table({ data, meta }: Page<ProcessInstance>): HTMLElement {
     return dataTable(
       'sagas',
-      `Sagas, most recently updated first (${data.length} of ${meta.total})`,
-      ['Order', 'State', 'Step', 'Updated'],
-      data.map((saga) =>
+      `Processes, most recently updated first (${data.length} of ${meta.total})`,
+      ['Type', 'Id', 'State', 'Step', 'Attempt', 'Compensation', 'Escalated', 'Updated'],
+      data.map((instance) =>
+        instanceRow(
+          instance,
+          opened?.type === instance.type && opened.id === instance.id,
+          () => void open(instance),
+        ),
+      ),
+    )
+  }
+
+  /** The buttons of the actions the instance's links offer: each runs, then the instance and the list are read again. */
+  function actionsOf(instance: ProcessInstance): HTMLElement[] {
+    const { retry, compensate } = instance._links
+    const run = (button: HTMLButtonElement, work: () => Promise<unknown>) => {
+      button.addEventListener(
+        'click',
+        () =>
+          void busy(button, actionErrors, async () => {
+            await work()
+            await Promise.all([readList(), open(instance)])
+          }),
+      )
+      return button
+    }
+    const actions: HTMLElement[] = []
+    if (retry) {
+      const label = `Retry ${instance.step ?? 'the awaited step'}`
+      const button = h('button', { type: 'button' }, label)
+      actions.push(run(button, () => api(retry.method, retry.href, { token: session.token })))
+    }
+    if (compensate) {
+      const reason = h('input', {
+        id: 'compensate-reason',
+        type: 'text',
+        maxlength: 300,
+        placeholder: 'compensated by an operator',
+      })
+      const button = h('button', { type: 'button' }, compensateLabel(types, instance.type))
+      const body = () => (reason.value.trim() ? { reason: reason.value.trim() } : {})
+      // the reason goes with its button: on a narrow window they wrap together
+      actions.push(
         h(
-          'tr',
-          { 'data-order-id': saga.orderId, 'aria-current': saga.orderId === opened ? 'true' : undefined },
-          h(
-            'td',
-            {},
-            h(
-              'button',
-              { type: 'button', class: 'link', onclick: () => void open(saga.orderId) },
-              h('code', {}, saga.orderId),
-            ),
-          ),
-          h('td', { class: `status status-${saga.state}`, 'data-state': saga.state }, spaced(saga.state)),
-          h('td', {}, saga.step ?? saga.failedStep ?? '—'),
-          h('td', {}, timeOf(saga.updatedAt)),
+          'span',
+          { class: 'inline saga-actions' },
+          h('label', { for: 'compensate-reason' }, 'Reason (optional)'),
+          reason,
+          run(button, () => api(compensate.method, compensate.href, { token: session.token, body: body() })),
         ),
-      ),
-    )
+      )
+    }
+    return actions
   }
 
-  /** A button for one of the saga's actions: it runs, then the saga and the list are read again. */
-  function action(label: string, work: () => Promise<unknown>, orderId: string): HTMLButtonElement {
-    const button = h('button', { type: 'button' }, label)
-    button.addEventListener(
-      'click',
-      () =>
-        void busy(button, errors, async () => {
-          await work()
-          await Promise.all([readList(), open(orderId)])
-        }),
-    )
-    return button
-  }
-
-  function sagaDetail(saga: Saga): HTMLElement {
-    const path = `${sagasPath}/${saga.orderId}`
-    const fact = (term: string, value: string | Node) => [h('dt', {}, term), h('dd', {}, value)]
-    const actions = [
-      saga._links.retry
-        ? action(
-            `Retry ${saga.step ?? 'the awaited step'}`,
-            () => api('POST', `${path}/retry`, { token: session.token }),
-            saga.orderId,
-          )
-        : null,
-      saga._links.compensate
-        ? action(
-            'Compensate (release the stock, refund)',
-            () => api('POST', `${path}/compensate`, { token: session.token, body: {} }),
-            saga.orderId,
-          )
-        : null,
-    ].filter((button) => button !== null)
-    return h(
-      'section',
-      { 'aria-labelledby': 'saga-title', 'data-order-id': saga.orderId },
-      h('h2', { id: 'saga-title' }, 'Order ', h('code', {}, saga.orderId)),
-      h(
-        'dl',
-        { class: 'facts' },
-        ...fact('State', h('span', { class: `status status-${saga.state}` }, spaced(saga.state))),
-        ...fact('Order status', spaced(saga.orderStatus)),
-        ...fact(
-          'Awaited step',
-          saga.step ? `${saga.step} (attempt ${saga.attempt}${deadline(saga)})` : 'none',
-        ),
-        ...fact('Compensation', saga.compensation),
-        ...(saga.failedStep ? fact('Failed step', saga.failedStep) : []),
-        ...(saga.failureReason ? fact('Reason', saga.failureReason) : []),
-        ...fact('Updated', timeOf(saga.updatedAt)),
-      ),
-      actions.length > 0
-        ? h('div', { class: 'inline' }, ...actions)
-        : h('p', {}, 'No action is offered in this state.'),
-      errors,
-      stepLog(saga.log ?? []),
-    )
-  }
-
-  function deadline(saga: Saga): string {
-    return saga.deadline ? `, times out ${new Date(saga.deadline).toLocaleTimeString()}` : ''
-  }
-
-  function stepLog(log: SagaLogEntry[]): HTMLElement {
-    if (log.length === 0) return h('p', {}, 'The step log is empty.')
-    return dataTable(
-      'step-log',
-      'Step log, oldest first',
-      ['When', 'Step', 'Outcome', 'Attempt', 'Detail'],
-      log.map((entry) =>
-        h(
-          'tr',
-          { 'data-step': entry.step, 'data-outcome': entry.outcome },
-          h('td', {}, timeOf(entry.at)),
-          h('td', {}, entry.step),
-          h('td', { class: `outcome outcome-${entry.outcome}` }, spaced(entry.outcome)),
-          h('td', {}, entry.attempt ?? ''),
-          h('td', {}, entry.detail ?? entry.eventType ?? ''),
-        ),
-      ),
-    )
-  }
-
-  state.addEventListener('change', () => void readList())
-  reload.addEventListener('click', () => void busy(reload, errors, readList))
+  filters.type.addEventListener('change', () => {
+    offerStates()
+    void readList()
+  })
+  filters.state.addEventListener('change', () => void readList())
+  filters.escalated.addEventListener('change', () => void readList())
+  filters.reload.addEventListener('click', () => void busy(filters.reload, listErrors, readList))
+  void readTypes()
   void readList()
 
   return {
-    element: panel(
-      'sagas',
-      'Sagas',
-      h('div', { class: 'inline saga-filter' }, h('label', { for: 'saga-state' }, 'State'), state, reload),
-      list,
-      detail,
-    ),
+    element: panel('sagas', 'Sagas', filters.element, listErrors, list, detail),
     refresh: () => void Promise.all([readList(), opened ? open(opened) : undefined]),
   }
+}
+
+/** The filter bar: the type, the state (its options follow the type), escalated only, and Refresh. */
+function filterControls() {
+  const type = h('select', { id: 'process-type', name: 'type' }, h('option', { value: '' }, 'All types'))
+  const state = h('select', { id: 'saga-state', name: 'state' }, h('option', { value: '' }, 'All states'))
+  const escalated = h('input', { id: 'process-escalated', name: 'escalated', type: 'checkbox' })
+  const reload = h('button', { type: 'button', class: 'secondary' }, 'Refresh')
+  const element = h(
+    'div',
+    { class: 'inline saga-filter' },
+    h('label', { for: 'process-type' }, 'Type'),
+    type,
+    h('label', { for: 'saga-state' }, 'State'),
+    state,
+    h('span', { class: 'inline' }, escalated, h('label', { for: 'process-escalated' }, 'Escalated only')),
+    reload,
+  )
+  return { element, type, state, escalated, reload }
+}
+
+/** One instance in the list: its id opens it below. */
+function instanceRow(instance: ProcessInstance, current: boolean, onOpen: () => void): HTMLTableRowElement {
+  return h(
+    'tr',
+    {
+      ...instanceAttributes(instance),
+      'data-escalated': String(instance.escalated),
+      'aria-current': current ? 'true' : undefined,
+    },
+    h('td', {}, spaced(instance.type)),
+    h('td', {}, h('button', { type: 'button', class: 'link', onclick: onOpen }, h('code', {}, instance.id))),
+    h(
+      'td',
+      { class: `status status-${instance.state}`, 'data-state': instance.state },
+      spaced(instance.state),
+    ),
+    h('td', {}, instance.step ?? instance.failedStep ?? '—'),
+    h('td', {}, instance.step === null ? '—' : instance.attempt),
+    h('td', {}, spaced(instance.compensation)),
+    h('td', { class: instance.escalated ? 'escalated' : undefined }, instance.escalated ? 'yes' : 'no'),
+    h('td', {}, timeOf(instance.updatedAt)),
+  )
+}
+
+/** An instance as GET /admin/processes/{type}/{id} answers it; `escalation` (why) where the service sends it. */
+type ReadInstance = ProcessInstance & { escalation?: string | undefined }
+
+/** One instance: its facts, its own fields, the actions offered, and its step log. */
+function instanceDetail(instance: ReadInstance, actions: HTMLElement[], errors: HTMLElement): HTMLElement {
+  const fact = (term: string, value: string | Node) => [h('dt', {}, term), h('dd', {}, value)]
+  const awaited = instance.step
+    ? `${instance.step} (attempt ${instance.attempt}${deadlineOf(instance)})`
+    : 'none'
+  return h(
+    'section',
+    { 'aria-labelledby': 'saga-title', ...instanceAttributes(instance) },
+    h('h2', { id: 'saga-title' }, `${typeTitle(instance.type)} `, h('code', {}, instance.id)),
+    h(
+      'dl',
+      { class: 'facts' },
+      ...fact('Type', spaced(instance.type)),
+      ...fact('State', h('span', { class: `status status-${instance.state}` }, spaced(instance.state))),
+      ...fact('Awaited step', awaited),
+      ...fact('Compensation', spaced(instance.compensation)),
+      ...fact(
+        'Escalated',
+        instance.escalated ? `yes: ${instance.escalation ?? 'an operator must act'}` : 'no',
+      ),
+      ...(instance.failedStep ? fact('Failed step', instance.failedStep) : []),
+      ...(instance.failureReason ? fact('Reason', instance.failureReason) : []),
+      ...Object.entries(instance.data).flatMap(([name, value]) =>
+        fact(name, h('code', {}, value === null ? 'null' : String(value))),
+      ),
+      ...fact('Started', timeOf(instance.createdAt)),
+      ...fact('Updated', timeOf(instance.updatedAt)),
+    ),
+    actions.length > 0
+      ? h('div', { class: 'inline saga-actions' }, ...actions)
+      : h('p', {}, 'No action is offered in this state.'),
+    errors,
+    stepLog(instance.log ?? []),
+  )
+}
+
+function deadlineOf(instance: ProcessInstance): string {
+  return instance.deadline ? `, times out ${new Date(instance.deadline).toLocaleTimeString()}` : ''
+}
+
+function stepLog(log: ProcessLogEntry[]): HTMLElement {
+  if (log.length === 0) return h('p', {}, 'The step log is empty.')
+  return dataTable(
+    'step-log',
+    'Step log, oldest first',
+    ['When', 'Step', 'Outcome', 'Attempt', 'Detail'],
+    log.map((entry) =>
+      h(
+        'tr',
+        { 'data-step': entry.step, 'data-outcome': entry.outcome },
+        h('td', {}, timeOf(entry.at)),
+        h('td', {}, entry.step),
+        h('td', { class: `outcome outcome-${entry.outcome}` }, spaced(entry.outcome)),
+        h('td', {}, entry.attempt ?? ''),
+        h('td', {}, entry.detail ?? entry.eventType ?? ''),
+      ),
+    ),
+  )
 }
