@@ -127,7 +127,7 @@ export function sagasView({ session }: ViewContext): View {
     show(actionErrors)
     show(detail, loading(`the ${spaced(instance.type)} process`))
     try {
-      const read = await api<ReadInstance>('GET', instancePath(instance.type, instance.id), {
+      const read = await api<ProcessInstance>('GET', instancePath(instance.type, instance.id), {
         token: session.token,
       })
       if (isOpened()) show(detail, instanceDetail(read, actionsOf(read), actionErrors))
@@ -253,11 +253,8 @@ function instanceRow(instance: ProcessInstance, current: boolean, onOpen: () => 
   )
 }
 
-/** An instance as GET /admin/processes/{type}/{id} answers it; `escalation` (why) where the service sends it. */
-type ReadInstance = ProcessInstance & { escalation?: string | undefined }
-
 /** One instance: its facts, its own fields, the actions offered, and its step log. */
-function instanceDetail(instance: ReadInstance, actions: HTMLElement[], errors: HTMLElement): HTMLElement {
+function instanceDetail(instance: ProcessInstance, actions: HTMLElement[], errors: HTMLElement): HTMLElement {
   const fact = (term: string, value: string | Node) => [h('dt', {}, term), h('dd', {}, value)]
   const awaited = instance.step
     ? `${instance.step} (attempt ${instance.attempt}${deadlineOf(instance)})`
