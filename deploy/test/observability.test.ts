@@ -49,6 +49,7 @@ const alerts = [
   'MeridianDeadLetters',
   'MeridianOutboxBacklog',
   'MeridianSagaEscalated',
+  'MeridianProcessEscalated',
   'MeridianRealtimeSaturation',
 ]
 

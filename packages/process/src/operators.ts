@@ -8,14 +8,30 @@ import {
   type ProcessLogEntry,
   type ProcessType,
 } from '@meridian/contracts'
-import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
+import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
 import {
   type AnyProcessDefinition,
+  type Decision,
+  type InstanceBase,
   ProcessConflict,
   type StandardFact,
   type StoredInstance,
 } from './definition.ts'
-import type { createProcessCore } from './manager.ts'
+import type { ProcessStore } from './store.ts'
+
+/** What the operators' API needs of the manager's core (manager.ts). */
+export interface ProcessCoreParts {
+  store: ProcessStore
+  processes: readonly AnyProcessDefinition[]
+  definitionOf(type: string): AnyProcessDefinition
+  apply(
+    type: string,
+    key: string,
+    fact: { kind: string },
+    tx: Queryable,
+    source?: { eventType: string; eventId: string },
+  ): Promise<Decision<InstanceBase, unknown> | undefined>
+}
 
 export const processHref = (type: string, key: string) =>
   `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
@@ -72,7 +88,7 @@ export const processTypes = (processes: readonly AnyProcessDefinition[]): Proces
     })),
   }))
 
-export function processOperators(core: ReturnType<typeof createProcessCore>, sql: Sql) {
+export function processOperators(core: ProcessCoreParts, sql: Sql) {
   const { store, processes, definitionOf, apply } = core
 
   async function logOf(type: string, key: string): Promise<ProcessLogEntry[]> {
