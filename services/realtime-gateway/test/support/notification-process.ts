@@ -22,6 +22,10 @@ const consumedTypes = [
   'shipment.created',
   'shipment.delivered',
   'user.registered',
+  'return.requested',
+  'return.received',
+  'return.completed',
+  'return.rejected',
 ] as const
 const publishedTypes = ['notification.created'] as const
 const retries = 3
