@@ -34,6 +34,15 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
   const isForward = (step: string | null): step is string =>
     step !== null && declared(step).kind === 'forward'
   const forwardActive = (instance: Instance) => options.forwardActive?.(instance) ?? true
+  /**
+   * Whether the instance waits for `step`'s answer now: it is the step awaited, and (forward) the forward steps still
+   * run and it is not escalated, or (compensation) the compensations are running.
+   */
+  const awaits = (instance: Instance, step: string): boolean =>
+    instance.step === step &&
+    (isForward(step)
+      ? forwardActive(instance) && instance.escalated !== true
+      : instance.compensation === 'running')
   const nothing = (instance: Instance): Decision<Instance, Command> => ({
     next: instance,
     deadlineInMs: null,
@@ -81,9 +90,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     const declaration = declared(step)
     const timeout: LogLine = { step, outcome: 'timed_out', attempt }
     const forward = declaration.kind === 'forward'
-    if (forward ? !forwardActive(instance) || instance.escalated : instance.compensation !== 'running') {
-      return nothing(instance)
-    }
+    if (!awaits(instance, step)) return nothing(instance)
     if (attempt < declaration.attempts) {
       const next = { ...instance, attempt: attempt + 1 }
       return {
@@ -108,10 +115,12 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
 
   /**
    * An answer that says the awaited step failed this attempt (e.g. the provider declined): asked again after its
-   * wait while attempts remain, escalated after the last. The instance keeps waiting; the clock asks again.
+   * wait while attempts remain, escalated after the last. The instance keeps waiting; the clock asks again. An answer
+   * the instance does not wait for (another step's, a late one after the process failed, or after the step was
+   * escalated already) is only logged: it escalates nothing a second time.
    */
   function attemptFailed(instance: Instance, step: string, detail: string): Decision<Instance, Command> {
-    if (instance.step !== step || instance.escalated) {
+    if (!awaits(instance, step)) {
       return {
         next: instance,
         deadlineInMs: 'keep',
