@@ -46,6 +46,17 @@ export const processHref = (type: string, key: string) =>
 const escalatedOf = (instance: InstanceBase) =>
   instance.escalated === true || instance.compensation === 'escalated'
 
+/**
+ * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): a restored
+ * instance that does not say whether it is escalated gets it from there, so the mechanics see what the operators see
+ * (a retry starts its attempts over, a late failure escalates nothing again) whether or not `restore` maps it.
+ */
+function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): InstanceBase {
+  if (restored.escalated !== undefined) return restored
+  if (stored.escalation === null || stored.compensation === 'escalated') return restored
+  return { ...restored, escalated: true }
+}
+
 export function createProcessManager({ sql, processes, alerts, store: given }: ProcessManagerOptions) {
   const store = given ?? createProcessStore(sql)
   const byType = new Map<string, AnyProcessDefinition>()
@@ -127,7 +138,7 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     if (!locked) return undefined
     const { owner: ownerRow, ...stored } = locked
     const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
-    const before: InstanceBase = definition.restore(stored, owner)
+    const before = escalatedFromRow(definition.restore(stored, owner), stored)
     const decision: Decision<InstanceBase, unknown> = definition.decide(before, fact)
     const { next } = decision
     const events = eventsOf(definition, key, decision, owner)
@@ -187,21 +198,36 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     return result
   }
 
-  /** Fires the deadlines that have passed: each due instance decided on in a transaction of its own. */
+  /**
+   * Fires the deadlines that have passed: each due instance decided on in a transaction of its own. One that cannot be
+   * decided on (its decision throws, its command's event is refused) stays due and does not hold up the others: they
+   * fire, then the round fails naming it (the clock logs it and tries again next round).
+   */
   async function fireDeadlines(limit = 50): Promise<number> {
     let fired = 0
+    const failures: Error[] = []
     for (const { type, key } of await store.due([...byType.keys()], limit)) {
-      const applied = await transaction(sql, (tx) =>
-        apply(
-          type,
-          key,
-          { kind: 'timeout' } satisfies StandardFact,
-          tx,
-          { eventType: 'timeout', eventId: 'deadline' },
-          { onlyIfDue: true },
-        ),
+      try {
+        const applied = await transaction(sql, (tx) =>
+          apply(
+            type,
+            key,
+            { kind: 'timeout' } satisfies StandardFact,
+            tx,
+            { eventType: 'timeout', eventId: 'deadline' },
+            { onlyIfDue: true },
+          ),
+        )
+        if (applied) fired += 1
+      } catch (error) {
+        failures.push(new Error(`the deadline of ${type} process ${key} failed to fire`, { cause: error }))
+      }
+    }
+    if (failures.length > 0) {
+      throw new AggregateError(
+        failures,
+        `${failures.length} due process deadline(s) failed to fire; ${fired} fired`,
       )
-      if (applied) fired += 1
     }
     return fired
   }
