@@ -43,9 +43,6 @@ export interface ProcessManagerOptions {
 export const processHref = (type: string, key: string) =>
   `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
 
-const escalatedOf = (instance: InstanceBase) =>
-  instance.escalated === true || instance.compensation === 'escalated'
-
 /**
  * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): a restored
  * instance that does not say whether it is escalated gets it from there, so the mechanics see what the operators see
@@ -142,8 +139,11 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     const decision: Decision<InstanceBase, unknown> = definition.decide(before, fact)
     const { next } = decision
     const events = eventsOf(definition, key, decision, owner)
-    // the escalation stays while the instance is escalated; a move on (an answer, an operator) clears it
-    const escalation = decision.escalation ?? (escalatedOf(next) ? stored.escalation : null)
+    // the escalation stays while the instance is escalated at the same step; a move on (an answer that leads to
+    // another step or none, an operator) clears it
+    const stillEscalated =
+      next.compensation === 'escalated' || (next.escalated === true && next.step === before.step)
+    const escalation = decision.escalation ?? (stillEscalated ? stored.escalation : null)
     await Promise.all([
       store.record(
         type,

@@ -43,6 +43,9 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     (isForward(step)
       ? forwardActive(instance) && instance.escalated !== true
       : instance.compensation === 'running')
+  /** A step asked anew is not escalated (an instance that never says whether it is keeps not saying so). */
+  const notEscalated = (instance: Instance): Instance =>
+    instance.escalated === undefined ? instance : { ...instance, escalated: false }
   const nothing = (instance: Instance): Decision<Instance, Command> => ({
     next: instance,
     deadlineInMs: null,
@@ -58,7 +61,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
 
   /** The step asked (its first attempt): awaited from now until its deadline. */
   function ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command> {
-    const next = { ...instance, step, attempt: 1 }
+    const next = { ...notEscalated(instance), step, attempt: 1 }
     return {
       next,
       deadlineInMs: waitMs(step, 1),
@@ -153,10 +156,9 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     const restart = instance.compensation === 'escalated' || instance.escalated === true
     const attempt = restart ? 1 : instance.attempt + 1
     const next = {
-      ...instance,
+      ...notEscalated(instance),
       attempt,
       compensation: forward ? instance.compensation : 'running',
-      ...(instance.escalated === undefined ? {} : { escalated: false }),
     }
     return {
       next,
@@ -170,7 +172,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
   function startCompensations(instance: Instance, order: readonly string[], before: Command[] = []) {
     const [first] = order
     if (first === undefined) throw new Error('no compensation to start')
-    const next = { ...instance, compensation: 'running' as const, step: first, attempt: 1 }
+    const next = { ...notEscalated(instance), compensation: 'running' as const, step: first, attempt: 1 }
     return {
       next,
       deadlineInMs: waitMs(first, 1),

@@ -350,6 +350,17 @@ describe('deadlines', () => {
     })
   })
 
+  it('when a late answer moves an escalated renewal on to its next step, then the escalation is over and that step runs on its clock', async () => {
+    const id = await escalatedRenewal()
+    await charged(id)
+    const moved = await instanceOf(id)
+    expect(moved).toMatchObject({ state: 'charged', step: 'extend', attempt: 1, escalated: false })
+    expect(moved.escalation).toBeUndefined()
+    expect(moved.deadline).not.toBeNull()
+    await timeOut(id)
+    expect(await instanceOf(id)).toMatchObject({ step: 'extend', attempt: 2, escalated: false })
+  })
+
   it('when one due instance cannot be decided on, then the others still fire and the round fails naming it', async () => {
     const [broken, healthy] = [await begin(), await begin()]
     // a step a newer declaration no longer has: its decision throws

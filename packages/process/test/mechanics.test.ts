@@ -70,6 +70,11 @@ describe('ask', () => {
       log: [{ step: 'store', outcome: 'requested', attempt: 1, detail: 'first' }],
     })
   })
+
+  it('when an escalated instance is asked a step, then it is no longer escalated', () => {
+    const decision = mechanics.ask(instance({ step: 'fetch', attempt: 3, escalated: true }), 'store')
+    expect(decision.next).toEqual(instance({ step: 'store', attempt: 1, escalated: false }))
+  })
 })
 
 describe('timedOut', () => {
@@ -235,6 +240,11 @@ describe('compensations', () => {
         { type: 'unstore', attempt: 1 },
       ],
     })
+  })
+
+  it('when the compensations start after a forward step was escalated, then the instance is no longer escalated', () => {
+    const started = mechanics.startCompensations({ ...failed, escalated: true }, compensationOrder)
+    expect(started.next).toMatchObject({ step: 'unstore', compensation: 'running', escalated: false })
   })
 
   it('when no compensation is given, then starting them throws', () => {

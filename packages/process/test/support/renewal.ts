@@ -106,7 +106,7 @@ const unchanged = (instance: Renewal, step: string, detail: string): Decision<Re
 
 function refunding(instance: Renewal, failedStep: string, reason: string): Decision<Renewal, RenewalCommand> {
   const started = mechanics.startCompensations(
-    { ...instance, state: 'refunding', failedStep, failureReason: reason, escalated: false },
+    { ...instance, state: 'refunding', failedStep, failureReason: reason },
     ['refund'],
   )
   return {
@@ -126,10 +126,7 @@ export function decideRenewal(
   switch (fact.kind) {
     case 'charged': {
       if (instance.state !== 'renewing') return unchanged(instance, 'charge', `${fact.paymentId} again`)
-      const asked = mechanics.ask(
-        { ...instance, state: 'charged', paymentId: fact.paymentId, escalated: false },
-        'extend',
-      )
+      const asked = mechanics.ask({ ...instance, state: 'charged', paymentId: fact.paymentId }, 'extend')
       return {
         ...asked,
         log: [{ step: 'charge', outcome: 'succeeded', detail: fact.paymentId }, ...asked.log],
@@ -161,7 +158,7 @@ export function decideRenewal(
       if (instance.state === 'renewing') {
         // nothing was charged: nothing to undo
         return {
-          next: { ...instance, state: 'cancelled', step: null, attempt: 1, escalated: false },
+          next: { ...instance, state: 'cancelled', step: null, attempt: 1 },
           deadlineInMs: null,
           commands: [],
           log: [{ step: 'renewal', outcome: 'operator', detail: fact.reason }],
