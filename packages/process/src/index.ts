@@ -27,10 +27,10 @@ export {
   type ProcessAlerts,
   type ProcessManager,
   type ProcessManagerOptions,
-  processHref,
 } from './manager.ts'
 export { type MechanicsOptions, type StepMechanics, stepMechanics } from './mechanics.ts'
 export { migrateProcessTables, processMigrationsDir } from './migrate.ts'
+export { processHref } from './operators.ts'
 export { type RegisterProcessesOptions, registerProcesses } from './register.ts'
 export { type AdminProcessesRoutesOptions, adminProcessesRoutes } from './routes.ts'
 export {

@@ -1,24 +1,17 @@
 // The process manager: applies the declared processes' decisions (definition.ts) to what happens — an event, the
 // clock, an operator — each in one transaction with its instance, its owner's row, its step log and its commands in
-// the outbox; fires the deadlines of steps that did not answer; and answers the operators' API for every type.
-import {
-  AppError,
-  type EventType,
-  type ProcessInstance,
-  type ProcessListQuery,
-  type ProcessLogEntry,
-  type ProcessType,
-} from '@meridian/contracts'
-import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
+// the outbox; fires the deadlines of steps that did not answer; and composes the operators' view (operators.ts).
+import { AppError, type EventType } from '@meridian/contracts'
+import { type Queryable, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, type EventHandler } from '@meridian/events'
-import {
-  type AnyProcessDefinition,
-  type Decision,
-  type InstanceBase,
-  ProcessConflict,
-  type StandardFact,
-  type StoredInstance,
+import type {
+  AnyProcessDefinition,
+  Decision,
+  InstanceBase,
+  StandardFact,
+  StoredInstance,
 } from './definition.ts'
+import { operatorsView } from './operators.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -32,6 +25,22 @@ export interface FactSource {
   eventId: string
 }
 
+/** What a start's log lines came with (a start may have no event id: a request began it). */
+type LogSource = { eventType: string; eventId?: string }
+
+/**
+ * A fact decided on for one instance in `tx`: the decision applied, or undefined when there is no such instance (or,
+ * with `onlyIfDue`, it is not due or another transaction holds it).
+ */
+export type ApplyDecision = (
+  type: string,
+  key: string,
+  fact: { kind: string },
+  tx: Queryable,
+  source?: FactSource,
+  options?: { onlyIfDue?: boolean },
+) => Promise<Decision<InstanceBase, unknown> | undefined>
+
 export interface ProcessManagerOptions {
   sql: Sql
   processes: readonly AnyProcessDefinition[]
@@ -39,9 +48,6 @@ export interface ProcessManagerOptions {
   /** the store (tests and services may wrap it, e.g. traced); default: over `sql` */
   store?: ProcessStore
 }
-
-export const processHref = (type: string, key: string) =>
-  `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
 
 /**
  * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): a restored
@@ -52,6 +58,65 @@ function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): Insta
   if (restored.escalated !== undefined) return restored
   if (stored.escalation === null || stored.compensation === 'escalated') return restored
   return { ...restored, escalated: true }
+}
+
+/** The commands' events, built before anything is written (a schema refusal throws, the transaction rolls back). */
+function eventsOf(
+  definition: AnyProcessDefinition,
+  key: string,
+  decision: Decision<InstanceBase, unknown>,
+  owner: unknown,
+) {
+  const context = { key, instance: decision.next, owner }
+  const aggregateId = definition.aggregateId ? definition.aggregateId(context) : key
+  return decision.commands.map((command) => ({
+    event: definition.commandEvent(command, context),
+    aggregateId,
+  }))
+}
+
+/** What a decision's next instance writes of its row (the escalation and the deadline are the caller's). */
+const rowOf = (definition: AnyProcessDefinition, next: InstanceBase) => ({
+  state: next.state,
+  step: next.step,
+  attempt: next.attempt,
+  compensation: next.compensation,
+  failedStep: next.failedStep,
+  failureReason: next.failureReason,
+  data: definition.persist(next),
+})
+
+const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: LogSource) =>
+  decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) }))
+
+/** The event handlers of every event type a declared process follows: each routed to the instance it names. */
+function routedHandlers(
+  processes: readonly AnyProcessDefinition[],
+  apply: ApplyDecision,
+): Partial<Record<EventType, EventHandler<EventType>>> {
+  const routed = new Map<EventType, AnyProcessDefinition[]>()
+  for (const definition of processes) {
+    for (const type of Object.keys(definition.events) as EventType[]) {
+      routed.set(type, [...(routed.get(type) ?? []), definition])
+    }
+  }
+  const result: Partial<Record<EventType, EventHandler<EventType>>> = {}
+  for (const [type, definitions] of routed) {
+    result[type] = async (event, tx) => {
+      for (const definition of definitions) {
+        const route = definition.events[type] as
+          | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
+          | undefined
+        const target = route?.(event.data)
+        if (target)
+          await apply(definition.type, target.key, target.fact, tx, {
+            eventType: event.type,
+            eventId: event.id,
+          })
+      }
+    }
+  }
+  return result
 }
 
 export function createProcessManager({ sql, processes, alerts, store: given }: ProcessManagerOptions) {
@@ -67,21 +132,6 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     return definition
   }
 
-  /** The commands' events, built before anything is written (a schema refusal throws, the transaction rolls back). */
-  function eventsOf(
-    definition: AnyProcessDefinition,
-    key: string,
-    decision: Decision<InstanceBase, unknown>,
-    owner: unknown,
-  ) {
-    const context = { key, instance: decision.next, owner }
-    const aggregateId = definition.aggregateId ? definition.aggregateId(context) : key
-    return decision.commands.map((command) => ({
-      event: definition.commandEvent(command, context),
-      aggregateId,
-    }))
-  }
-
   /**
    * Starts an instance of `type` under `key` in `tx` with its first decision (its state, what it awaits until when,
    * its log lines, its commands in the outbox). One statement, plus one per command, sent as called.
@@ -91,26 +141,19 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     key: string,
     decision: Decision<InstanceBase, unknown>,
     tx: Queryable,
-    { owner, source }: { owner?: unknown; source?: { eventType: string; eventId?: string } } = {},
+    { owner, source }: { owner?: unknown; source?: LogSource } = {},
   ): Promise<void> {
     const definition = definitionOf(type)
     const events = eventsOf(definition, key, decision, owner)
-    const { next } = decision
     await Promise.all([
       store.start(
         type,
         key,
         {
-          state: next.state,
-          step: next.step,
-          attempt: next.attempt,
-          compensation: next.compensation,
-          failedStep: next.failedStep,
-          failureReason: next.failureReason,
-          data: definition.persist(next),
+          ...rowOf(definition, decision.next),
           deadlineInMs: decision.deadlineInMs === 'keep' ? null : decision.deadlineInMs,
         },
-        decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) })),
+        logLinesOf(decision, source),
         tx,
       ),
       ...events.map(({ event, aggregateId }) => appendToOutbox(tx, event, { aggregateId })),
@@ -122,14 +165,7 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
    * instance (one statement); then the instance, the owner's change and the log in one statement, with the
    * commands' outbox rows sent beside it. Undefined: no such instance (or, with `onlyIfDue`, not due / held).
    */
-  async function apply(
-    type: string,
-    key: string,
-    fact: { kind: string },
-    tx: Queryable,
-    source?: FactSource,
-    { onlyIfDue = false }: { onlyIfDue?: boolean } = {},
-  ): Promise<Decision<InstanceBase, unknown> | undefined> {
+  const apply: ApplyDecision = async (type, key, fact, tx, source, { onlyIfDue = false } = {}) => {
     const definition = definitionOf(type)
     const locked = await store.lock(type, key, definition.owner?.lock(key, tx), { onlyIfDue }, tx)
     if (!locked) return undefined
@@ -148,19 +184,9 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
       store.record(
         type,
         key,
-        {
-          state: next.state,
-          step: next.step,
-          attempt: next.attempt,
-          compensation: next.compensation,
-          failedStep: next.failedStep,
-          failureReason: next.failureReason,
-          escalation,
-          data: definition.persist(next),
-          deadlineInMs: decision.deadlineInMs,
-        },
+        { ...rowOf(definition, next), escalation, deadlineInMs: decision.deadlineInMs },
         definition.owner?.write?.(key, owner, next, tx) ?? null,
-        decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) })),
+        logLinesOf(decision, source),
         tx,
       ),
       ...events.map(({ event, aggregateId }) => appendToOutbox(tx, event, { aggregateId })),
@@ -169,33 +195,6 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
       alerts?.escalated({ type, key, step: next.step, reason: decision.escalation })
     }
     return decision
-  }
-
-  /** The event handlers of every event type a declared process follows: each routed to the instance it names. */
-  function handlers(): Partial<Record<EventType, EventHandler<EventType>>> {
-    const routed = new Map<EventType, AnyProcessDefinition[]>()
-    for (const definition of processes) {
-      for (const type of Object.keys(definition.events) as EventType[]) {
-        routed.set(type, [...(routed.get(type) ?? []), definition])
-      }
-    }
-    const result: Partial<Record<EventType, EventHandler<EventType>>> = {}
-    for (const [type, definitions] of routed) {
-      result[type] = async (event, tx) => {
-        for (const definition of definitions) {
-          const route = definition.events[type] as
-            | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
-            | undefined
-          const target = route?.(event.data)
-          if (target)
-            await apply(definition.type, target.key, target.fact, tx, {
-              eventType: event.type,
-              eventId: event.id,
-            })
-        }
-      }
-    }
-    return result
   }
 
   /**
@@ -232,117 +231,13 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     return fired
   }
 
-  function present(stored: StoredInstance, log?: ProcessLogEntry[]): ProcessInstance {
-    const definition = byType.get(stored.type)
-    const self = processHref(stored.type, stored.key)
-    const escalated = stored.escalation !== null || stored.compensation === 'escalated'
-    const links: ProcessInstance['_links'] = {
-      self: { href: self, method: 'GET' },
-      ...(definition?.links?.(stored.key, stored) ?? {}),
-    }
-    if (stored.step !== null && stored.compensation !== 'done')
-      links.retry = { href: `${self}/retry`, method: 'POST' }
-    if (!definition?.finalStates.includes(stored.state) || escalated) {
-      links.compensate = { href: `${self}/compensate`, method: 'POST' }
-    }
-    return {
-      type: stored.type,
-      id: stored.key,
-      state: stored.state,
-      step: stored.step,
-      attempt: stored.attempt,
-      deadline: stored.deadline ? stored.deadline.toISOString() : null,
-      compensation: stored.compensation,
-      failedStep: stored.failedStep,
-      failureReason: stored.failureReason,
-      escalated,
-      ...(stored.escalation === null ? {} : { escalation: stored.escalation }),
-      data: stored.data,
-      createdAt: stored.createdAt.toISOString(),
-      updatedAt: stored.updatedAt.toISOString(),
-      ...(log ? { log } : {}),
-      _links: links,
-    }
-  }
-
-  async function logOf(type: string, key: string): Promise<ProcessLogEntry[]> {
-    return (await store.logOf(type, key)).map(
-      (line): ProcessLogEntry => ({
-        step: line.step,
-        outcome: line.outcome,
-        ...(line.attempt === null ? {} : { attempt: line.attempt }),
-        ...(line.eventType === null ? {} : { eventType: line.eventType }),
-        ...(line.eventId === null ? {} : { eventId: line.eventId }),
-        ...(line.detail === null ? {} : { detail: line.detail }),
-        at: line.at.toISOString(),
-      }),
-    )
-  }
-
-  async function get(type: string, key: string): Promise<ProcessInstance> {
-    definitionOf(type)
-    const stored = await store.find(type, key)
-    if (!stored) throw AppError.notFound(`No ${type} process ${key}`)
-    return present(stored, await logOf(type, key))
-  }
-
-  /** An operator's action on one instance: 404 without one, 409 when its state refuses it; the instance after. */
-  async function operatorAction(type: string, key: string, fact: StandardFact): Promise<ProcessInstance> {
-    definitionOf(type)
-    try {
-      await transaction(sql, async (tx) => {
-        const applied = await apply(type, key, fact, tx, { eventType: 'operator', eventId: fact.kind })
-        if (!applied) throw AppError.notFound(`No ${type} process ${key}`)
-      })
-    } catch (error) {
-      if (error instanceof ProcessConflict) throw AppError.conflict(error.message)
-      throw error
-    }
-    return get(type, key)
-  }
-
   return {
     store,
     start,
     apply,
-    handlers,
+    handlers: () => routedHandlers(processes, apply),
     fireDeadlines,
-    present,
-    logOf,
-    get,
-
-    /** The declared types, their states and steps (for filters and views). */
-    types: (): ProcessType[] =>
-      processes.map((definition) => ({
-        type: definition.type,
-        description: definition.description,
-        states: [...definition.states],
-        finalStates: [...definition.finalStates],
-        steps: Object.entries(definition.steps).map(([name, step]) => ({
-          name,
-          kind: step.kind,
-          attempts: step.attempts,
-          deadlineMs: step.deadlineMs,
-        })),
-      })),
-
-    async list(query: ProcessListQuery, path: string): Promise<ListEnvelope<ProcessInstance>> {
-      if (query.type !== undefined) definitionOf(query.type)
-      const request = store.listRequest(query)
-      const { rows, total } = await store.list(request)
-      return listEnvelope(
-        path,
-        query,
-        request,
-        rows.map((row) => present(row)),
-        total,
-      )
-    },
-
-    retry: (type: string, key: string) => operatorAction(type, key, { kind: 'operator.retry' }),
-
-    compensate: (type: string, key: string, reason = 'compensated by an operator') =>
-      operatorAction(type, key, { kind: 'operator.compensate', reason }),
+    ...operatorsView({ sql, store, processes, definitionOf, apply }),
   }
 }
 

@@ -168,6 +168,36 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
+  const { startCompensations, compensated } = compensationMechanics({ declared, waitMs, ask, notEscalated })
+
+  return {
+    waitMs,
+    isForward,
+    ask,
+    escalate,
+    timedOut,
+    attemptFailed,
+    retried,
+    startCompensations,
+    compensated,
+  }
+}
+
+/** What the compensations need of a process's step mechanics. */
+interface StepBasics<Instance extends InstanceBase, Command> {
+  declared(step: string): StepDeclaration<Instance, Command>
+  waitMs(step: string, attempt: number): number
+  ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command>
+  notEscalated(instance: Instance): Instance
+}
+
+/** Compensations run one after the other in a declared order, each asked, answered, then the next. */
+function compensationMechanics<Instance extends InstanceBase, Command>({
+  declared,
+  waitMs,
+  ask,
+  notEscalated,
+}: StepBasics<Instance, Command>) {
   /** The compensations start from the first of `order` (each asked, answered, then the next). */
   function startCompensations(instance: Instance, order: readonly string[], before: Command[] = []) {
     const [first] = order
@@ -212,17 +242,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
-  return {
-    waitMs,
-    isForward,
-    ask,
-    escalate,
-    timedOut,
-    attemptFailed,
-    retried,
-    startCompensations,
-    compensated,
-  }
+  return { startCompensations, compensated }
 }
 
 export type StepMechanics<Instance extends InstanceBase, Command> = ReturnType<

@@ -1,0 +1,154 @@
+// What operators see of the declared processes and may do to them, for every type alike: the types, the instances
+// (listed, or one with its step log and the links of what applies to it), and the two actions — ask the awaited step
+// again, or compensate — each decided on by the instance's own process (a refusal is 409).
+import {
+  AppError,
+  type ProcessInstance,
+  type ProcessListQuery,
+  type ProcessLogEntry,
+  type ProcessType,
+} from '@meridian/contracts'
+import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
+import {
+  type AnyProcessDefinition,
+  ProcessConflict,
+  type StandardFact,
+  type StoredInstance,
+} from './definition.ts'
+import type { ApplyDecision } from './manager.ts'
+import type { ProcessStore, StoredLogLine } from './store.ts'
+
+export const processHref = (type: string, key: string) =>
+  `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
+
+/** An instance as operators read it: its row, its links (retry and compensate where they apply), its log if given. */
+export function presentInstance(
+  definition: AnyProcessDefinition | undefined,
+  stored: StoredInstance,
+  log?: ProcessLogEntry[],
+): ProcessInstance {
+  const self = processHref(stored.type, stored.key)
+  const escalated = stored.escalation !== null || stored.compensation === 'escalated'
+  const links: ProcessInstance['_links'] = {
+    self: { href: self, method: 'GET' },
+    ...(definition?.links?.(stored.key, stored) ?? {}),
+  }
+  if (stored.step !== null && stored.compensation !== 'done')
+    links.retry = { href: `${self}/retry`, method: 'POST' }
+  if (!definition?.finalStates.includes(stored.state) || escalated) {
+    links.compensate = { href: `${self}/compensate`, method: 'POST' }
+  }
+  return {
+    type: stored.type,
+    id: stored.key,
+    state: stored.state,
+    step: stored.step,
+    attempt: stored.attempt,
+    deadline: stored.deadline ? stored.deadline.toISOString() : null,
+    compensation: stored.compensation,
+    failedStep: stored.failedStep,
+    failureReason: stored.failureReason,
+    escalated,
+    ...(stored.escalation === null ? {} : { escalation: stored.escalation }),
+    data: stored.data,
+    createdAt: stored.createdAt.toISOString(),
+    updatedAt: stored.updatedAt.toISOString(),
+    ...(log ? { log } : {}),
+    _links: links,
+  }
+}
+
+const logEntryOf = (line: StoredLogLine): ProcessLogEntry => ({
+  step: line.step,
+  outcome: line.outcome,
+  ...(line.attempt === null ? {} : { attempt: line.attempt }),
+  ...(line.eventType === null ? {} : { eventType: line.eventType }),
+  ...(line.eventId === null ? {} : { eventId: line.eventId }),
+  ...(line.detail === null ? {} : { detail: line.detail }),
+  at: line.at.toISOString(),
+})
+
+/** The declared types, their states and steps (for filters and views). */
+export const processTypes = (processes: readonly AnyProcessDefinition[]): ProcessType[] =>
+  processes.map((definition) => ({
+    type: definition.type,
+    description: definition.description,
+    states: [...definition.states],
+    finalStates: [...definition.finalStates],
+    steps: Object.entries(definition.steps).map(([name, step]) => ({
+      name,
+      kind: step.kind,
+      attempts: step.attempts,
+      deadlineMs: step.deadlineMs,
+    })),
+  }))
+
+export interface OperatorsViewOptions {
+  sql: Sql
+  store: ProcessStore
+  processes: readonly AnyProcessDefinition[]
+  /** the declaration of a type; 404 for an unknown one */
+  definitionOf(type: string): AnyProcessDefinition
+  apply: ApplyDecision
+}
+
+/** The operators' reads and actions over the manager's store and decisions. */
+export function operatorsView({ sql, store, processes, definitionOf, apply }: OperatorsViewOptions) {
+  const present = (stored: StoredInstance, log?: ProcessLogEntry[]): ProcessInstance =>
+    presentInstance(
+      processes.find((definition) => definition.type === stored.type),
+      stored,
+      log,
+    )
+
+  const logOf = async (type: string, key: string): Promise<ProcessLogEntry[]> =>
+    (await store.logOf(type, key)).map(logEntryOf)
+
+  async function get(type: string, key: string): Promise<ProcessInstance> {
+    definitionOf(type)
+    const stored = await store.find(type, key)
+    if (!stored) throw AppError.notFound(`No ${type} process ${key}`)
+    return present(stored, await logOf(type, key))
+  }
+
+  /** An operator's action on one instance: 404 without one, 409 when its state refuses it; the instance after. */
+  async function operatorAction(type: string, key: string, fact: StandardFact): Promise<ProcessInstance> {
+    definitionOf(type)
+    try {
+      await transaction(sql, async (tx) => {
+        const applied = await apply(type, key, fact, tx, { eventType: 'operator', eventId: fact.kind })
+        if (!applied) throw AppError.notFound(`No ${type} process ${key}`)
+      })
+    } catch (error) {
+      if (error instanceof ProcessConflict) throw AppError.conflict(error.message)
+      throw error
+    }
+    return get(type, key)
+  }
+
+  return {
+    present,
+    logOf,
+    get,
+
+    types: (): ProcessType[] => processTypes(processes),
+
+    async list(query: ProcessListQuery, path: string): Promise<ListEnvelope<ProcessInstance>> {
+      if (query.type !== undefined) definitionOf(query.type)
+      const request = store.listRequest(query)
+      const { rows, total } = await store.list(request)
+      return listEnvelope(
+        path,
+        query,
+        request,
+        rows.map((row) => present(row)),
+        total,
+      )
+    },
+
+    retry: (type: string, key: string) => operatorAction(type, key, { kind: 'operator.retry' }),
+
+    compensate: (type: string, key: string, reason = 'compensated by an operator') =>
+      operatorAction(type, key, { kind: 'operator.compensate', reason }),
+  }
+}
