@@ -11,7 +11,7 @@ import type {
   StandardFact,
   StoredInstance,
 } from './definition.ts'
-import { operatorsView } from './operators.ts'
+import { type ApplyDecision, operatorsView } from './operators.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -27,19 +27,6 @@ export interface FactSource {
 
 /** What a start's log lines came with (a start may have no event id: a request began it). */
 type LogSource = { eventType: string; eventId?: string }
-
-/**
- * A fact decided on for one instance in `tx`: the decision applied, or undefined when there is no such instance (or,
- * with `onlyIfDue`, it is not due or another transaction holds it).
- */
-export type ApplyDecision = (
-  type: string,
-  key: string,
-  fact: { kind: string },
-  tx: Queryable,
-  source?: FactSource,
-  options?: { onlyIfDue?: boolean },
-) => Promise<Decision<InstanceBase, unknown> | undefined>
 
 export interface ProcessManagerOptions {
   sql: Sql

@@ -8,15 +8,29 @@ import {
   type ProcessLogEntry,
   type ProcessType,
 } from '@meridian/contracts'
-import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
+import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
 import {
   type AnyProcessDefinition,
+  type Decision,
+  type InstanceBase,
   ProcessConflict,
   type StandardFact,
   type StoredInstance,
 } from './definition.ts'
-import type { ApplyDecision } from './manager.ts'
 import type { ProcessStore, StoredLogLine } from './store.ts'
+
+/**
+ * The manager's decision on a fact for one instance in `tx` (manager.ts): the decision applied, or undefined when there
+ * is no such instance (or, with `onlyIfDue`, it is not due or another transaction holds it).
+ */
+export type ApplyDecision = (
+  type: string,
+  key: string,
+  fact: { kind: string },
+  tx: Queryable,
+  source?: { eventType: string; eventId: string },
+  options?: { onlyIfDue?: boolean },
+) => Promise<Decision<InstanceBase, unknown> | undefined>
 
 export const processHref = (type: string, key: string) =>
   `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
