@@ -44,7 +44,9 @@ export const ProcessInstance = Type.Object(
     escalated: Type.Boolean({
       description: 'a step or a compensation failed after its retries: an operator must act',
     }),
-    escalation: Type.Optional(Type.String({ description: 'why operators must act, while they must' })),
+    escalation: Type.Optional(
+      Type.String({ description: 'why an operator must act; present while the instance is escalated' }),
+    ),
     data: Type.Record(
       Type.String(),
       Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]),

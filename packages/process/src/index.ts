@@ -22,7 +22,6 @@ export {
   type StoredInstance,
 } from './definition.ts'
 export {
-  createProcessCore,
   createProcessManager,
   type FactSource,
   type ProcessAlerts,
@@ -31,7 +30,7 @@ export {
 } from './manager.ts'
 export { type MechanicsOptions, type StepMechanics, stepMechanics } from './mechanics.ts'
 export { migrateProcessTables, processMigrationsDir } from './migrate.ts'
-export { presentInstance, processHref, processOperators, processTypes } from './operators.ts'
+export { processHref } from './operators.ts'
 export { type RegisterProcessesOptions, registerProcesses } from './register.ts'
 export { type AdminProcessesRoutesOptions, adminProcessesRoutes } from './routes.ts'
 export {

@@ -1,11 +1,17 @@
 // The process manager: applies the declared processes' decisions (definition.ts) to what happens — an event, the
 // clock, an operator — each in one transaction with its instance, its owner's row, its step log and its commands in
-// the outbox; fires the deadlines of steps that did not answer; and answers the operators' API for every type.
+// the outbox; fires the deadlines of steps that did not answer; and composes the operators' view (operators.ts).
 import { AppError, type EventType } from '@meridian/contracts'
 import { type Queryable, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, type EventHandler } from '@meridian/events'
-import type { AnyProcessDefinition, Decision, InstanceBase, StandardFact } from './definition.ts'
-import { processOperators } from './operators.ts'
+import type {
+  AnyProcessDefinition,
+  Decision,
+  InstanceBase,
+  StandardFact,
+  StoredInstance,
+} from './definition.ts'
+import { type ApplyDecision, operatorsView } from './operators.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -19,6 +25,9 @@ export interface FactSource {
   eventId: string
 }
 
+/** What a start's log lines came with (a start may have no event id: a request began it). */
+type LogSource = { eventType: string; eventId?: string }
+
 export interface ProcessManagerOptions {
   sql: Sql
   processes: readonly AnyProcessDefinition[]
@@ -27,11 +36,77 @@ export interface ProcessManagerOptions {
   store?: ProcessStore
 }
 
-const escalatedOf = (instance: InstanceBase) =>
-  instance.escalated === true || instance.compensation === 'escalated'
+/**
+ * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): a restored
+ * instance that does not say whether it is escalated gets it from there, so the mechanics see what the operators see
+ * (a retry starts its attempts over, a late failure escalates nothing again) whether or not `restore` maps it.
+ */
+function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): InstanceBase {
+  if (restored.escalated !== undefined) return restored
+  if (stored.escalation === null || stored.compensation === 'escalated') return restored
+  return { ...restored, escalated: true }
+}
 
-/** Starts, applies, routes and times the declared processes' instances. */
-export function createProcessCore({ sql, processes, alerts, store: given }: ProcessManagerOptions) {
+/** The commands' events, built before anything is written (a schema refusal throws, the transaction rolls back). */
+function eventsOf(
+  definition: AnyProcessDefinition,
+  key: string,
+  decision: Decision<InstanceBase, unknown>,
+  owner: unknown,
+) {
+  const context = { key, instance: decision.next, owner }
+  const aggregateId = definition.aggregateId ? definition.aggregateId(context) : key
+  return decision.commands.map((command) => ({
+    event: definition.commandEvent(command, context),
+    aggregateId,
+  }))
+}
+
+/** What a decision's next instance writes of its row (the escalation and the deadline are the caller's). */
+const rowOf = (definition: AnyProcessDefinition, next: InstanceBase) => ({
+  state: next.state,
+  step: next.step,
+  attempt: next.attempt,
+  compensation: next.compensation,
+  failedStep: next.failedStep,
+  failureReason: next.failureReason,
+  data: definition.persist(next),
+})
+
+const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: LogSource) =>
+  decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) }))
+
+/** The event handlers of every event type a declared process follows: each routed to the instance it names. */
+function routedHandlers(
+  processes: readonly AnyProcessDefinition[],
+  apply: ApplyDecision,
+): Partial<Record<EventType, EventHandler<EventType>>> {
+  const routed = new Map<EventType, AnyProcessDefinition[]>()
+  for (const definition of processes) {
+    for (const type of Object.keys(definition.events) as EventType[]) {
+      routed.set(type, [...(routed.get(type) ?? []), definition])
+    }
+  }
+  const result: Partial<Record<EventType, EventHandler<EventType>>> = {}
+  for (const [type, definitions] of routed) {
+    result[type] = async (event, tx) => {
+      for (const definition of definitions) {
+        const route = definition.events[type] as
+          | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
+          | undefined
+        const target = route?.(event.data)
+        if (target)
+          await apply(definition.type, target.key, target.fact, tx, {
+            eventType: event.type,
+            eventId: event.id,
+          })
+      }
+    }
+  }
+  return result
+}
+
+export function createProcessManager({ sql, processes, alerts, store: given }: ProcessManagerOptions) {
   const store = given ?? createProcessStore(sql)
   const byType = new Map<string, AnyProcessDefinition>()
   for (const definition of processes) {
@@ -44,21 +119,6 @@ export function createProcessCore({ sql, processes, alerts, store: given }: Proc
     return definition
   }
 
-  /** The commands' events, built before anything is written (a schema refusal throws, the transaction rolls back). */
-  function eventsOf(
-    definition: AnyProcessDefinition,
-    key: string,
-    decision: Decision<InstanceBase, unknown>,
-    owner: unknown,
-  ) {
-    const context = { key, instance: decision.next, owner }
-    const aggregateId = definition.aggregateId ? definition.aggregateId(context) : key
-    return decision.commands.map((command) => ({
-      event: definition.commandEvent(command, context),
-      aggregateId,
-    }))
-  }
-
   /**
    * Starts an instance of `type` under `key` in `tx` with its first decision (its state, what it awaits until when,
    * its log lines, its commands in the outbox). One statement, plus one per command, sent as called.
@@ -68,26 +128,19 @@ export function createProcessCore({ sql, processes, alerts, store: given }: Proc
     key: string,
     decision: Decision<InstanceBase, unknown>,
     tx: Queryable,
-    { owner, source }: { owner?: unknown; source?: { eventType: string; eventId?: string } } = {},
+    { owner, source }: { owner?: unknown; source?: LogSource } = {},
   ): Promise<void> {
     const definition = definitionOf(type)
     const events = eventsOf(definition, key, decision, owner)
-    const { next } = decision
     await Promise.all([
       store.start(
         type,
         key,
         {
-          state: next.state,
-          step: next.step,
-          attempt: next.attempt,
-          compensation: next.compensation,
-          failedStep: next.failedStep,
-          failureReason: next.failureReason,
-          data: definition.persist(next),
+          ...rowOf(definition, decision.next),
           deadlineInMs: decision.deadlineInMs === 'keep' ? null : decision.deadlineInMs,
         },
-        decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) })),
+        logLinesOf(decision, source),
         tx,
       ),
       ...events.map(({ event, aggregateId }) => appendToOutbox(tx, event, { aggregateId })),
@@ -99,42 +152,28 @@ export function createProcessCore({ sql, processes, alerts, store: given }: Proc
    * instance (one statement); then the instance, the owner's change and the log in one statement, with the
    * commands' outbox rows sent beside it. Undefined: no such instance (or, with `onlyIfDue`, not due / held).
    */
-  async function apply(
-    type: string,
-    key: string,
-    fact: { kind: string },
-    tx: Queryable,
-    source?: FactSource,
-    { onlyIfDue = false }: { onlyIfDue?: boolean } = {},
-  ): Promise<Decision<InstanceBase, unknown> | undefined> {
+  const apply: ApplyDecision = async (type, key, fact, tx, source, { onlyIfDue = false } = {}) => {
     const definition = definitionOf(type)
     const locked = await store.lock(type, key, definition.owner?.lock(key, tx), { onlyIfDue }, tx)
     if (!locked) return undefined
     const { owner: ownerRow, ...stored } = locked
     const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
-    const before: InstanceBase = definition.restore(stored, owner)
+    const before = escalatedFromRow(definition.restore(stored, owner), stored)
     const decision: Decision<InstanceBase, unknown> = definition.decide(before, fact)
     const { next } = decision
     const events = eventsOf(definition, key, decision, owner)
-    // the escalation stays while the instance is escalated; a move on (an answer, an operator) clears it
-    const escalation = decision.escalation ?? (escalatedOf(next) ? stored.escalation : null)
+    // the escalation stays while the instance is escalated at the same step; a move on (an answer that leads to
+    // another step or none, an operator) clears it
+    const stillEscalated =
+      next.compensation === 'escalated' || (next.escalated === true && next.step === before.step)
+    const escalation = decision.escalation ?? (stillEscalated ? stored.escalation : null)
     await Promise.all([
       store.record(
         type,
         key,
-        {
-          state: next.state,
-          step: next.step,
-          attempt: next.attempt,
-          compensation: next.compensation,
-          failedStep: next.failedStep,
-          failureReason: next.failureReason,
-          escalation,
-          data: definition.persist(next),
-          deadlineInMs: decision.deadlineInMs,
-        },
+        { ...rowOf(definition, next), escalation, deadlineInMs: decision.deadlineInMs },
         definition.owner?.write?.(key, owner, next, tx) ?? null,
-        decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) })),
+        logLinesOf(decision, source),
         tx,
       ),
       ...events.map(({ event, aggregateId }) => appendToOutbox(tx, event, { aggregateId })),
@@ -145,59 +184,48 @@ export function createProcessCore({ sql, processes, alerts, store: given }: Proc
     return decision
   }
 
-  /** The event handlers of every event type a declared process follows: each routed to the instance it names. */
-  function handlers(): Partial<Record<EventType, EventHandler<EventType>>> {
-    const routed = new Map<EventType, AnyProcessDefinition[]>()
-    for (const definition of processes) {
-      for (const type of Object.keys(definition.events) as EventType[]) {
-        routed.set(type, [...(routed.get(type) ?? []), definition])
-      }
-    }
-    const result: Partial<Record<EventType, EventHandler<EventType>>> = {}
-    for (const [type, definitions] of routed) {
-      result[type] = async (event, tx) => {
-        for (const definition of definitions) {
-          const route = definition.events[type] as
-            | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
-            | undefined
-          const target = route?.(event.data)
-          if (target)
-            await apply(definition.type, target.key, target.fact, tx, {
-              eventType: event.type,
-              eventId: event.id,
-            })
-        }
-      }
-    }
-    return result
-  }
-
-  /** Fires the deadlines that have passed: each due instance decided on in a transaction of its own. */
+  /**
+   * Fires the deadlines that have passed: each due instance decided on in a transaction of its own. One that cannot be
+   * decided on (its decision throws, its command's event is refused) stays due and does not hold up the others: they
+   * fire, then the round fails naming it (the clock logs it and tries again next round).
+   */
   async function fireDeadlines(limit = 50): Promise<number> {
     let fired = 0
+    const failures: Error[] = []
     for (const { type, key } of await store.due([...byType.keys()], limit)) {
-      const applied = await transaction(sql, (tx) =>
-        apply(
-          type,
-          key,
-          { kind: 'timeout' } satisfies StandardFact,
-          tx,
-          { eventType: 'timeout', eventId: 'deadline' },
-          { onlyIfDue: true },
-        ),
+      try {
+        const applied = await transaction(sql, (tx) =>
+          apply(
+            type,
+            key,
+            { kind: 'timeout' } satisfies StandardFact,
+            tx,
+            { eventType: 'timeout', eventId: 'deadline' },
+            { onlyIfDue: true },
+          ),
+        )
+        if (applied) fired += 1
+      } catch (error) {
+        failures.push(new Error(`the deadline of ${type} process ${key} failed to fire`, { cause: error }))
+      }
+    }
+    if (failures.length > 0) {
+      throw new AggregateError(
+        failures,
+        `${failures.length} due process deadline(s) failed to fire; ${fired} fired`,
       )
-      if (applied) fired += 1
     }
     return fired
   }
 
-  return { store, processes, definitionOf, start, apply, handlers, fireDeadlines }
-}
-
-/** The process manager: its core (core.ts' moves) and the operators' API over it (operators.ts). */
-export function createProcessManager(options: ProcessManagerOptions) {
-  const core = createProcessCore(options)
-  return { ...core, ...processOperators(core, options.sql) }
+  return {
+    store,
+    start,
+    apply,
+    handlers: () => routedHandlers(processes, apply),
+    fireDeadlines,
+    ...operatorsView({ sql, store, processes, definitionOf, apply }),
+  }
 }
 
 export type ProcessManager = ReturnType<typeof createProcessManager>

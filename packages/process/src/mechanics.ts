@@ -46,6 +46,18 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
   const isForward = (step: string | null): step is string =>
     step !== null && declared(step).kind === 'forward'
   const forwardActive = (instance: Instance) => options.forwardActive?.(instance) ?? true
+  /**
+   * Whether the instance waits for `step`'s answer now: it is the step awaited, and (forward) the forward steps still
+   * run and it is not escalated, or (compensation) the compensations are running.
+   */
+  const awaits = (instance: Instance, step: string): boolean =>
+    instance.step === step &&
+    (isForward(step)
+      ? forwardActive(instance) && instance.escalated !== true
+      : instance.compensation === 'running')
+  /** A step asked anew is not escalated (an instance that never says whether it is keeps not saying so). */
+  const notEscalated = (instance: Instance): Instance =>
+    instance.escalated === undefined ? instance : { ...instance, escalated: false }
   const nothing = (instance: Instance): Decision<Instance, Command> => ({
     next: instance,
     deadlineInMs: null,
@@ -57,7 +69,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
 
   /** The step asked (its first attempt): awaited from now until its deadline. */
   function ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command> {
-    const next = { ...instance, step, attempt: 1 }
+    const next = { ...notEscalated(instance), step, attempt: 1 }
     return {
       next,
       deadlineInMs: waitMs(step, 1),
@@ -89,9 +101,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     const declaration = declared(step)
     const timeout: LogLine = { step, outcome: 'timed_out', attempt }
     const forward = declaration.kind === 'forward'
-    if (forward ? !forwardActive(instance) || instance.escalated : instance.compensation !== 'running') {
-      return nothing(instance)
-    }
+    if (!awaits(instance, step)) return nothing(instance)
     if (attempt < declaration.attempts) {
       const next = { ...instance, attempt: attempt + 1 }
       return {
@@ -116,10 +126,12 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
 
   /**
    * An answer that says the awaited step failed this attempt (e.g. the provider declined): asked again after its
-   * wait while attempts remain, escalated after the last. The instance keeps waiting; the clock asks again.
+   * wait while attempts remain, escalated after the last. The instance keeps waiting; the clock asks again. An answer
+   * the instance does not wait for (another step's, a late one after the process failed, or after the step was
+   * escalated already) is only logged: it escalates nothing a second time.
    */
   function attemptFailed(instance: Instance, step: string, detail: string): Decision<Instance, Command> {
-    if (instance.step !== step || instance.escalated) {
+    if (!awaits(instance, step)) {
       return {
         next: instance,
         deadlineInMs: 'keep',
@@ -152,10 +164,9 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     const restart = instance.compensation === 'escalated' || instance.escalated === true
     const attempt = restart ? 1 : instance.attempt + 1
     const next = {
-      ...instance,
+      ...notEscalated(instance),
       attempt,
       compensation: forward ? instance.compensation : 'running',
-      ...(instance.escalated === undefined ? {} : { escalated: false }),
     }
     return {
       next,
@@ -165,20 +176,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
-  /** The compensations start from the first of `order` (each asked, answered, then the next). */
-  function startCompensations(instance: Instance, order: readonly string[], before: Command[] = []) {
-    const [first] = order
-    if (first === undefined) throw new Error('no compensation to start')
-    const next = { ...instance, compensation: 'running' as const, step: first, attempt: 1 }
-    return {
-      next,
-      deadlineInMs: waitMs(first, 1),
-      commands: [...before, declared(first).ask(next, 1)],
-    }
-  }
-
-  const compensated = (instance: Instance, order: readonly string[], step: string, detail: string) =>
-    compensatedIn(instance, order, step, detail, ask)
+  const { startCompensations, compensated } = compensationMechanics({ declared, waitMs, ask, notEscalated })
 
   return {
     waitMs,
@@ -191,6 +189,39 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     startCompensations,
     compensated,
   }
+}
+
+/** What the compensations need of a process's step mechanics. */
+interface StepBasics<Instance extends InstanceBase, Command> {
+  declared(step: string): StepDeclaration<Instance, Command>
+  waitMs(step: string, attempt: number): number
+  ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command>
+  notEscalated(instance: Instance): Instance
+}
+
+/** Compensations run one after the other in a declared order, each asked, answered, then the next. */
+function compensationMechanics<Instance extends InstanceBase, Command>({
+  declared,
+  waitMs,
+  ask,
+  notEscalated,
+}: StepBasics<Instance, Command>) {
+  /** The compensations start from the first of `order` (each asked, answered, then the next). */
+  function startCompensations(instance: Instance, order: readonly string[], before: Command[] = []) {
+    const [first] = order
+    if (first === undefined) throw new Error('no compensation to start')
+    const next = { ...notEscalated(instance), compensation: 'running' as const, step: first, attempt: 1 }
+    return {
+      next,
+      deadlineInMs: waitMs(first, 1),
+      commands: [...before, declared(first).ask(next, 1)],
+    }
+  }
+
+  const compensated = (instance: Instance, order: readonly string[], step: string, detail: string) =>
+    compensatedIn(instance, order, step, detail, ask)
+
+  return { startCompensations, compensated }
 }
 
 /**

@@ -1,6 +1,6 @@
-// The operators' API over the process manager's core, for every declared type: the types, the instances (filtered,
-// paginated), one with its step log, and the two actions — retry the awaited step, run the compensations — each a
-// decision applied in a transaction of its own (404 without the instance, 409 when its state refuses).
+// What operators see of the declared processes and may do to them, for every type alike: the types, the instances
+// (listed, or one with its step log and the links of what applies to it), and the two actions — ask the awaited step
+// again, or compensate — each decided on by the instance's own process (a refusal is 409).
 import {
   AppError,
   type ProcessInstance,
@@ -17,26 +17,25 @@ import {
   type StandardFact,
   type StoredInstance,
 } from './definition.ts'
-import type { ProcessStore } from './store.ts'
+import type { ProcessStore, StoredLogLine } from './store.ts'
 
-/** What the operators' API needs of the manager's core (manager.ts). */
-export interface ProcessCoreParts {
-  store: ProcessStore
-  processes: readonly AnyProcessDefinition[]
-  definitionOf(type: string): AnyProcessDefinition
-  apply(
-    type: string,
-    key: string,
-    fact: { kind: string },
-    tx: Queryable,
-    source?: { eventType: string; eventId: string },
-  ): Promise<Decision<InstanceBase, unknown> | undefined>
-}
+/**
+ * The manager's decision on a fact for one instance in `tx` (manager.ts): the decision applied, or undefined when there
+ * is no such instance (or, with `onlyIfDue`, it is not due or another transaction holds it).
+ */
+export type ApplyDecision = (
+  type: string,
+  key: string,
+  fact: { kind: string },
+  tx: Queryable,
+  source?: { eventType: string; eventId: string },
+  options?: { onlyIfDue?: boolean },
+) => Promise<Decision<InstanceBase, unknown> | undefined>
 
 export const processHref = (type: string, key: string) =>
   `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
 
-/** An instance as operators read it: where it stands, whether it is escalated, its links (and its log). */
+/** An instance as operators read it: its row, its links (retry and compensate where they apply), its log if given. */
 export function presentInstance(
   definition: AnyProcessDefinition | undefined,
   stored: StoredInstance,
@@ -73,6 +72,16 @@ export function presentInstance(
   }
 }
 
+const logEntryOf = (line: StoredLogLine): ProcessLogEntry => ({
+  step: line.step,
+  outcome: line.outcome,
+  ...(line.attempt === null ? {} : { attempt: line.attempt }),
+  ...(line.eventType === null ? {} : { eventType: line.eventType }),
+  ...(line.eventId === null ? {} : { eventId: line.eventId }),
+  ...(line.detail === null ? {} : { detail: line.detail }),
+  at: line.at.toISOString(),
+})
+
 /** The declared types, their states and steps (for filters and views). */
 export const processTypes = (processes: readonly AnyProcessDefinition[]): ProcessType[] =>
   processes.map((definition) => ({
@@ -88,28 +97,32 @@ export const processTypes = (processes: readonly AnyProcessDefinition[]): Proces
     })),
   }))
 
-export function processOperators(core: ProcessCoreParts, sql: Sql) {
-  const { store, processes, definitionOf, apply } = core
+export interface OperatorsViewOptions {
+  sql: Sql
+  store: ProcessStore
+  processes: readonly AnyProcessDefinition[]
+  /** the declaration of a type; 404 for an unknown one */
+  definitionOf(type: string): AnyProcessDefinition
+  apply: ApplyDecision
+}
 
-  async function logOf(type: string, key: string): Promise<ProcessLogEntry[]> {
-    return (await store.logOf(type, key)).map(
-      (line): ProcessLogEntry => ({
-        step: line.step,
-        outcome: line.outcome,
-        ...(line.attempt === null ? {} : { attempt: line.attempt }),
-        ...(line.eventType === null ? {} : { eventType: line.eventType }),
-        ...(line.eventId === null ? {} : { eventId: line.eventId }),
-        ...(line.detail === null ? {} : { detail: line.detail }),
-        at: line.at.toISOString(),
-      }),
+/** The operators' reads and actions over the manager's store and decisions. */
+export function operatorsView({ sql, store, processes, definitionOf, apply }: OperatorsViewOptions) {
+  const present = (stored: StoredInstance, log?: ProcessLogEntry[]): ProcessInstance =>
+    presentInstance(
+      processes.find((definition) => definition.type === stored.type),
+      stored,
+      log,
     )
-  }
+
+  const logOf = async (type: string, key: string): Promise<ProcessLogEntry[]> =>
+    (await store.logOf(type, key)).map(logEntryOf)
 
   async function get(type: string, key: string): Promise<ProcessInstance> {
-    const definition = definitionOf(type)
+    definitionOf(type)
     const stored = await store.find(type, key)
     if (!stored) throw AppError.notFound(`No ${type} process ${key}`)
-    return presentInstance(definition, stored, await logOf(type, key))
+    return present(stored, await logOf(type, key))
   }
 
   /** An operator's action on one instance: 404 without one, 409 when its state refuses it; the instance after. */
@@ -128,26 +141,23 @@ export function processOperators(core: ProcessCoreParts, sql: Sql) {
   }
 
   return {
+    present,
     logOf,
     get,
-    present: (stored: StoredInstance, log?: ProcessLogEntry[]) =>
-      presentInstance(
-        processes.find((each) => each.type === stored.type),
-        stored,
-        log,
-      ),
+
     types: (): ProcessType[] => processTypes(processes),
 
     async list(query: ProcessListQuery, path: string): Promise<ListEnvelope<ProcessInstance>> {
       if (query.type !== undefined) definitionOf(query.type)
       const request = store.listRequest(query)
       const { rows, total } = await store.list(request)
-      const present = (row: StoredInstance) =>
-        presentInstance(
-          processes.find((each) => each.type === row.type),
-          row,
-        )
-      return listEnvelope(path, query, request, rows.map(present), total)
+      return listEnvelope(
+        path,
+        query,
+        request,
+        rows.map((row) => present(row)),
+        total,
+      )
     },
 
     retry: (type: string, key: string) => operatorAction(type, key, { kind: 'operator.retry' }),

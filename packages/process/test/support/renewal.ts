@@ -1,0 +1,324 @@
+// A third process that no service has, declared in the tests alone to show that a new process is a declaration and
+// needs no code in the module: a subscription's renewal — charge the period, then extend the subscription; when the
+// extension fails, the charge is refunded (its compensation). Its owner is the `subscriptions` row. It speaks through
+// catalogue events whose data can carry the subscription's id as their `orderId` (stand-ins for a billing service's
+// own events: the tests add no catalogue types).
+import type { EventData } from '@meridian/contracts'
+import { type Fragment, type Queryable, type Sql, transaction } from '@meridian/db'
+import { createEvent } from '@meridian/events'
+import {
+  type Decision,
+  defineProcess,
+  type InstanceBase,
+  ProcessConflict,
+  type StandardFact,
+  type Steps,
+  stepMechanics,
+} from '../../src/index.ts'
+
+export const renewalType = 'renewal'
+
+export const renewalStates = ['renewing', 'charged', 'renewed', 'cancelled', 'refunding', 'refunded'] as const
+export type RenewalState = (typeof renewalStates)[number]
+
+export interface Renewal extends InstanceBase {
+  state: RenewalState
+  step: 'charge' | 'extend' | 'refund' | null
+  paymentId: string | null
+  /** periods paid so far: the owner's column, written with the instance */
+  periods: number
+}
+
+export type RenewalFact =
+  | { kind: 'charged'; paymentId: string }
+  | { kind: 'charge_declined'; reason: string }
+  | { kind: 'extended' }
+  | { kind: 'extend_failed'; reason: string }
+  | { kind: 'refunded'; amount: number }
+
+export type RenewalCommand = { type: 'charge' | 'extend' | 'refund'; attempt: number; reason?: string }
+
+/** The subscription: the row every decision locks first and whose status and periods it writes. */
+export interface Subscription {
+  id: string
+  customerId: string
+  plan: string
+  priceCents: number
+  status: string
+  periods: number
+}
+
+/** A step's wait per attempt: long, so that only a test's own `makeDue` makes a deadline pass. */
+export const stepWaitMs = 60_000
+
+export const renewalSteps: Steps<Renewal, RenewalCommand> = {
+  charge: {
+    kind: 'forward',
+    deadlineMs: stepWaitMs,
+    attempts: 3,
+    backoff: 'doubling',
+    ask: (_, attempt) => ({ type: 'charge', attempt }),
+  },
+  extend: {
+    kind: 'forward',
+    deadlineMs: stepWaitMs,
+    attempts: 2,
+    ask: (_, attempt) => ({ type: 'extend', attempt }),
+  },
+  refund: {
+    kind: 'compensation',
+    deadlineMs: stepWaitMs,
+    attempts: 2,
+    backoff: 'doubling',
+    ask: (instance, attempt) => ({ type: 'refund', attempt, reason: instance.failureReason ?? 'undone' }),
+  },
+}
+
+const forwardStates: readonly RenewalState[] = ['renewing', 'charged']
+const mechanics = stepMechanics(renewalSteps, {
+  noun: 'the renewal',
+  forwardActive: (instance) => forwardStates.includes(instance.state),
+})
+
+/** A renewal just begun: its charge asked. */
+export function renewalStarted(periods: number): Decision<Renewal, RenewalCommand> {
+  return mechanics.ask(
+    {
+      state: 'renewing',
+      step: null,
+      attempt: 1,
+      compensation: 'none',
+      failedStep: null,
+      failureReason: null,
+      paymentId: null,
+      periods,
+    },
+    'charge',
+  )
+}
+
+const unchanged = (instance: Renewal, step: string, detail: string): Decision<Renewal, RenewalCommand> => ({
+  next: instance,
+  deadlineInMs: 'keep',
+  commands: [],
+  log: [{ step, outcome: 'late', detail }],
+})
+
+function refunding(instance: Renewal, failedStep: string, reason: string): Decision<Renewal, RenewalCommand> {
+  const started = mechanics.startCompensations(
+    { ...instance, state: 'refunding', failedStep, failureReason: reason },
+    ['refund'],
+  )
+  return {
+    ...started,
+    log: [
+      { step: failedStep, outcome: 'failed', detail: reason },
+      { step: 'refund', outcome: 'requested', attempt: 1 },
+    ],
+  }
+}
+
+/** The renewal's decision: pure. */
+export function decideRenewal(
+  instance: Renewal,
+  fact: RenewalFact | StandardFact,
+): Decision<Renewal, RenewalCommand> {
+  switch (fact.kind) {
+    case 'charged': {
+      if (instance.state !== 'renewing') return unchanged(instance, 'charge', `${fact.paymentId} again`)
+      const asked = mechanics.ask({ ...instance, state: 'charged', paymentId: fact.paymentId }, 'extend')
+      return {
+        ...asked,
+        log: [{ step: 'charge', outcome: 'succeeded', detail: fact.paymentId }, ...asked.log],
+      }
+    }
+    case 'charge_declined':
+      return mechanics.attemptFailed(instance, 'charge', fact.reason)
+    case 'extended':
+      if (instance.state !== 'charged') return unchanged(instance, 'extend', 'not awaited')
+      return {
+        next: { ...instance, state: 'renewed', step: null, attempt: 1, periods: instance.periods + 1 },
+        deadlineInMs: null,
+        commands: [],
+        log: [{ step: 'extend', outcome: 'succeeded', attempt: instance.attempt }],
+      }
+    case 'extend_failed':
+      if (instance.state !== 'charged') return unchanged(instance, 'extend', fact.reason)
+      return refunding(instance, 'extend', fact.reason)
+    case 'refunded': {
+      const decision = mechanics.compensated(instance, ['refund'], 'refund', fact.amount.toFixed(2))
+      if (decision.next.compensation !== 'done' || instance.compensation === 'done') return decision
+      return { ...decision, next: { ...decision.next, state: 'refunded' } }
+    }
+    case 'timeout':
+      return mechanics.timedOut(instance)
+    case 'operator.retry':
+      return mechanics.retried(instance)
+    case 'operator.compensate':
+      if (instance.state === 'renewing') {
+        // nothing was charged: nothing to undo
+        return {
+          next: { ...instance, state: 'cancelled', step: null, attempt: 1 },
+          deadlineInMs: null,
+          commands: [],
+          log: [{ step: 'renewal', outcome: 'operator', detail: fact.reason }],
+        }
+      }
+      if (instance.state === 'charged') return refunding(instance, 'operator', fact.reason)
+      if (instance.state === 'refunding' && instance.compensation === 'escalated') {
+        return {
+          ...mechanics.retried(instance),
+          log: [{ step: 'refund', outcome: 'operator', detail: fact.reason }],
+        }
+      }
+      throw new ProcessConflict(`the renewal is ${instance.state}: there is nothing to compensate`)
+  }
+}
+
+/** A subscription's key: `sub-` and lower case letters, digits or dashes (an order's uuid is not one). */
+const subscriptionKey = /^sub-[a-z0-9-]{1,60}$/
+
+const aboutSubscription =
+  <Data extends { orderId: string }>(fact: (data: Data) => RenewalFact | undefined) =>
+  (data: Data) => {
+    if (!subscriptionKey.test(data.orderId)) return undefined
+    const made = fact(data)
+    return made ? { key: data.orderId, fact: made } : undefined
+  }
+
+const source = 'renewal-test'
+const lineOf = (owner: Subscription) => ({
+  productId: owner.plan,
+  quantity: 1,
+  price: owner.priceCents / 100,
+})
+
+export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand, Subscription>({
+  type: renewalType,
+  description:
+    "A subscription's renewal: charge the period, extend it; refund the charge when extending fails",
+  states: renewalStates,
+  finalStates: ['renewed', 'cancelled', 'refunded'],
+  steps: renewalSteps,
+  events: {
+    'payment.processed': aboutSubscription<EventData<'payment.processed'>>((data) => ({
+      kind: 'charged',
+      paymentId: data.paymentId,
+    })),
+    'payment.failed': aboutSubscription<EventData<'payment.failed'>>((data) => ({
+      kind: 'charge_declined',
+      reason: data.reason,
+    })),
+    'inventory.reserved': aboutSubscription<EventData<'inventory.reserved'>>(() => ({ kind: 'extended' })),
+    'inventory.failed': aboutSubscription<EventData<'inventory.failed'>>((data) => ({
+      kind: 'extend_failed',
+      reason: data.reason,
+    })),
+    'payment.refunded': aboutSubscription<EventData<'payment.refunded'>>((data) => ({
+      kind: 'refunded',
+      amount: data.amount,
+    })),
+  },
+  decide: decideRenewal,
+  restore: (stored, owner) => ({
+    state: stored.state as RenewalState,
+    step: stored.step as Renewal['step'],
+    attempt: stored.attempt,
+    compensation: stored.compensation,
+    failedStep: stored.failedStep,
+    failureReason: stored.failureReason,
+    paymentId: typeof stored.data.paymentId === 'string' ? stored.data.paymentId : null,
+    periods: owner.periods,
+  }),
+  persist: (instance) => ({ ...(instance.paymentId === null ? {} : { paymentId: instance.paymentId }) }),
+  commandEvent: (command, { key, instance, owner }) => {
+    const charge = { orderId: key, customerId: owner.customerId, total: owner.priceCents / 100 }
+    switch (command.type) {
+      case 'charge':
+        return createEvent(
+          'payment.requested',
+          { ...charge, items: [lineOf(owner)], attempt: command.attempt },
+          { source },
+        )
+      case 'extend':
+        return createEvent(
+          'inventory.reservation_requested',
+          {
+            ...charge,
+            items: [lineOf(owner)],
+            paymentId: instance.paymentId ?? 'none',
+            attempt: command.attempt,
+          },
+          { source },
+        )
+      case 'refund':
+        return createEvent(
+          'payment.refund_requested',
+          {
+            orderId: key,
+            reason: command.reason ?? 'undone',
+            attempt: command.attempt,
+            cause: 'compensation',
+          },
+          { source },
+        )
+    }
+  },
+  owner: {
+    lock: (key, sql) => sql`
+      select id, customer_id, plan, price_cents, status, periods from subscriptions where id = ${key} for update`,
+    read: (row) => ({
+      id: String(row.id),
+      customerId: String(row.customer_id),
+      plan: String(row.plan),
+      priceCents: Number(row.price_cents),
+      status: String(row.status),
+      periods: Number(row.periods),
+    }),
+    write: (key, owner, next, sql): Fragment | null =>
+      next.state === owner.status && next.periods === owner.periods
+        ? null
+        : sql`update subscriptions set status = ${next.state}, periods = ${next.periods} where id = ${key}`,
+  },
+  links: (key) => ({ subscription: { href: `/api/v1/subscriptions/${key}`, method: 'GET' } }),
+})
+
+/** The owner's table, as the service that owns subscriptions would migrate it. */
+export async function createSubscriptionsTable(sql: Queryable): Promise<void> {
+  await sql`
+    create table subscriptions (
+      id text primary key,
+      customer_id text not null,
+      plan text not null,
+      price_cents integer not null,
+      status text not null,
+      periods integer not null default 0
+    )`
+}
+
+/**
+ * A subscription and its renewal begun, in one transaction (as the owning service's use case would write them):
+ * its row, the instance waiting for the charge, the charge's command in the outbox.
+ */
+export async function beginRenewal(
+  sql: Sql,
+  start: (tx: Queryable, owner: Subscription) => Promise<void>,
+  key: string,
+  { priceCents = 990, periods = 0 }: { priceCents?: number; periods?: number } = {},
+): Promise<Subscription> {
+  const owner: Subscription = {
+    id: key,
+    customerId: 'customer-1',
+    plan: 'plan-monthly',
+    priceCents,
+    status: 'renewing',
+    periods,
+  }
+  await transaction(sql, async (tx) => {
+    await tx`
+      insert into subscriptions (id, customer_id, plan, price_cents, status, periods)
+      values (${owner.id}, ${owner.customerId}, ${owner.plan}, ${owner.priceCents}, ${owner.status}, ${owner.periods})`
+    await start(tx, owner)
+  })
+  return owner
+}
