@@ -4,22 +4,17 @@
 import { type Static, Type } from 'typebox'
 import { OrderLinks } from './orders.ts'
 import { pageParameters, QueryObject } from './pagination.ts'
-import { CompensationState, stepOutcomes } from './sagas.ts'
+import { CompensationState, SagaLogEntry } from './sagas.ts'
 import { StringEnum } from './schema-kinds.ts'
 
 const Timestamp = Type.String({ format: 'date-time' })
 const Name = Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', description: 'a declared name' })
 
-/** One line of an instance's step log: what happened to which step, when, on which event. */
+/** One line of an instance's step log: what happened to which step, when, on which event (the saga's lines' shape). */
 export const ProcessLogEntry = Type.Object(
   {
+    ...SagaLogEntry.properties,
     step: Type.String({ description: 'a step of the process, or the process type for the instance itself' }),
-    outcome: StringEnum(stepOutcomes),
-    attempt: Type.Optional(Type.Integer({ minimum: 1 })),
-    eventType: Type.Optional(Type.String()),
-    eventId: Type.Optional(Type.String()),
-    detail: Type.Optional(Type.String()),
-    at: Timestamp,
   },
   { additionalProperties: false },
 )

@@ -1,6 +1,6 @@
-// The order saga's instances and step log as operators read them: the `sagas` and `saga_steps` views of the process
+// The order saga's instances and step log as operators read them: the `sagas` view of the process
 // module's tables (migration 0004; the module writes them). SQL only, plain objects out.
-import type { CompensationState, SagaState, SagaStep, StepOutcome } from '@meridian/contracts'
+import type { CompensationState, SagaState, SagaStep } from '@meridian/contracts'
 import { defineList, type ListInput, type ListRequestOf, type ListResult, type Queryable } from '@meridian/db'
 
 export interface SagaRecord {
@@ -17,16 +17,6 @@ export interface SagaRecord {
   shipmentId: string | null
   createdAt: Date
   updatedAt: Date
-}
-
-export interface SagaLogRecord {
-  step: string
-  outcome: StepOutcome
-  attempt: number | null
-  eventType: string | null
-  eventId: string | null
-  detail: string | null
-  at: Date
 }
 
 const sagaColumns = {
@@ -68,12 +58,6 @@ export function createSagasRepository(db: Queryable) {
         SagaRecord[]
       >`select ${sql(selectedColumns)} from sagas where order_id = ${orderId}`
       return row
-    },
-
-    async logOf(orderId: string, sql: Queryable = db): Promise<SagaLogRecord[]> {
-      return sql<SagaLogRecord[]>`
-        select step, outcome, attempt, event_type, event_id, detail, at
-        from saga_steps where order_id = ${orderId} order by id`
     },
 
     /** A list query checked against the list's allow-lists (422 VALIDATION_ERROR outside them), for `list`. */

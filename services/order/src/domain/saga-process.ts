@@ -85,17 +85,7 @@ export function createSagaProcess({ orders, sagas, timing, processes }: SagaProc
   async function getSaga(orderId: string): Promise<Saga> {
     const [saga, order] = await Promise.all([sagas.findByOrder(orderId), orders.findById(orderId)])
     if (!saga || !order) throw AppError.notFound(`No saga for order ${orderId}`)
-    const log = (await sagas.logOf(orderId)).map(
-      (line): SagaLogEntry => ({
-        step: line.step,
-        outcome: line.outcome,
-        ...(line.attempt === null ? {} : { attempt: line.attempt }),
-        ...(line.eventType === null ? {} : { eventType: line.eventType }),
-        ...(line.eventId === null ? {} : { eventId: line.eventId }),
-        ...(line.detail === null ? {} : { detail: line.detail }),
-        at: line.at.toISOString(),
-      }),
-    )
+    const log: SagaLogEntry[] = await processes.logOf(orderProcessType, orderId)
     return presentSaga(saga, order.status, log)
   }
 
