@@ -1,5 +1,5 @@
-// The order saga's instances and step log as operators read them: the `sagas` view of the process
-// module's tables (migration 0004; the module writes them). SQL only, plain objects out.
+// The order saga's instances as operators list and read them (GET /admin/sagas): the `sagas` view of the process
+// module's table (migration 0004; the module writes it, and reads the step log). SQL only, plain objects out.
 import type { CompensationState, SagaState, SagaStep } from '@meridian/contracts'
 import { defineList, type ListInput, type ListRequestOf, type ListResult, type Queryable } from '@meridian/db'
 
