@@ -5,11 +5,16 @@ import { randomBytes } from 'node:crypto'
 import type {
   CancelledOrder,
   DeliveredShipment,
+  Notification,
+  NotificationType,
   Order,
   OrderStatus,
   Payment,
   PlacedOrder,
+  ProcessInstance,
   Product,
+  Return,
+  ReturnStatus,
   Shipment,
   TokenPair,
   User,
@@ -67,8 +72,174 @@ export interface Customer extends Caller {
 }
 
 const finalStatuses: readonly OrderStatus[] = ['delivered', 'cancelled', 'failed']
+const finalReturnStatuses: readonly ReturnStatus[] = ['completed', 'rejected']
+
+/** How the simulator answers refunds until told otherwise (POST /v1/faults). */
+export type RefundFault = 'succeed' | 'decline' | 'fail'
+
+/** A line of an order: this many of the product, at its price. */
+export interface OrderLine {
+  product: Product
+  quantity: number
+}
 
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
+
+/** What the client's helpers send with: any call, a gateway call that must answer as expected, the simulator's. */
+interface Transport {
+  gatewayUrl: string
+  call<Body>(
+    base: string,
+    method: string,
+    path: string,
+    init?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<ApiResponse<Body>>
+  gateway<Body>(
+    method: string,
+    path: string,
+    init?: { token?: string; body?: unknown; expected?: number },
+  ): Promise<ApiResponse<Body>>
+  simulator<Body>(method: string, path: string, body?: unknown): Promise<Body>
+}
+
+/**
+ * Returns as a client and an operator see them: asking for one, reading it, receiving or rejecting it, waiting for its
+ * status; the customer's notifications; the operators' process API; and the provider's refund faults.
+ */
+function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
+  const helpers = {
+    /** POST /api/v1/orders/:id/returns as the caller; whatever it answers (202 with Location when taken). */
+    requestReturn: (
+      caller: Caller,
+      orderId: string,
+      items: readonly { productId: string; quantity: number }[],
+      reason = 'does not fit',
+    ) =>
+      call<Return>(gatewayUrl, 'POST', `/api/v1/orders/${orderId}/returns`, {
+        token: caller.token,
+        body: { items, reason },
+      }),
+
+    /** Asks for the return and fails unless it is taken (202 with its Location); the return. */
+    async requestReturnOk(
+      caller: Caller,
+      orderId: string,
+      items: readonly { productId: string; quantity: number }[],
+      reason?: string,
+    ): Promise<Return> {
+      const asked = await helpers.requestReturn(caller, orderId, items, reason)
+      if (asked.status !== 202 || asked.headers.get('location') !== `/api/v1/returns/${asked.body.returnId}`)
+        throw new UnexpectedAnswer(`POST /api/v1/orders/${orderId}/returns`, asked.status, asked.body)
+      return asked.body
+    },
+
+    async readReturn(caller: Caller, returnId: string): Promise<Return> {
+      return (await gateway<Return>('GET', `/api/v1/returns/${returnId}`, { token: caller.token })).body
+    },
+
+    /**
+     * POST /api/v1/returns/:id/receive as an admin, or as a carrier with its key (X-Carrier-Key); whatever it
+     * answers (202 with the return).
+     */
+    receiveReturn: (by: Caller | { carrierKey: string }, returnId: string) =>
+      call<Return>(gatewayUrl, 'POST', `/api/v1/returns/${returnId}/receive`, {
+        ...('carrierKey' in by ? { headers: { 'x-carrier-key': by.carrierKey } } : { token: by.token }),
+      }),
+
+    /** POST /api/v1/returns/:id/reject as the caller; whatever it answers (202 with the return before receipt). */
+    rejectReturn: (caller: Caller, returnId: string, reason: string) =>
+      call<Return>(gatewayUrl, 'POST', `/api/v1/returns/${returnId}/reject`, {
+        token: caller.token,
+        body: { reason },
+      }),
+
+    /**
+     * Polls the return until its status is `wanted`; fails at once when it reached another final status, else
+     * after `timeoutMs`. The return as last read.
+     */
+    async returnReaches(
+      caller: Caller,
+      returnId: string,
+      wanted: ReturnStatus,
+      timeoutMs = 60_000,
+    ): Promise<Return> {
+      let found: Return | undefined
+      try {
+        await eventually(
+          `return ${returnId} is ${wanted}`,
+          async () => {
+            found = await helpers.readReturn(caller, returnId)
+            if (found.status === wanted) return true
+            if (finalReturnStatuses.includes(found.status))
+              throw new Error(`return ${returnId} ended ${found.status}, not ${wanted}`)
+            return false
+          },
+          timeoutMs,
+        )
+      } catch (error) {
+        const last = found ? ` (last seen ${found.status})` : ''
+        throw new Error(`${error instanceof Error ? error.message : String(error)}${last}`)
+      }
+      return found as Return
+    },
+
+    /** The customer's notifications of a type, newest first (GET /api/v1/notifications?type=). */
+    async notificationsOf(caller: Caller, type: NotificationType): Promise<Notification[]> {
+      const { body } = await gateway<{ data: Notification[] }>(
+        'GET',
+        `/api/v1/notifications?type=${type}&limit=100`,
+        { token: caller.token },
+      )
+      return body.data
+    },
+
+    /** Polls until the caller has a notification of the type whose message names `about` (an id); that one. */
+    async notificationReaches(
+      caller: Caller,
+      type: NotificationType,
+      about: string,
+      timeoutMs = 60_000,
+    ): Promise<Notification> {
+      let found: Notification | undefined
+      await eventually(
+        `a ${type} notification about ${about}`,
+        async () => {
+          found = (await helpers.notificationsOf(caller, type)).find((each) => each.message.includes(about))
+          return found !== undefined
+        },
+        timeoutMs,
+      )
+      return found as Notification
+    },
+
+    /** GET /api/v1/admin/processes with the query (type, state, escalated, …), as an admin: the instances. */
+    async processes(admin: Caller, query: string): Promise<ProcessInstance[]> {
+      const { body } = await gateway<{ data: ProcessInstance[] }>('GET', `/api/v1/admin/processes?${query}`, {
+        token: admin.token,
+      })
+      return body.data
+    },
+
+    /** One process instance with its step log (GET /api/v1/admin/processes/:type/:id). */
+    async process(admin: Caller, type: string, id: string): Promise<ProcessInstance> {
+      return (
+        await gateway<ProcessInstance>('GET', `/api/v1/admin/processes/${type}/${id}`, { token: admin.token })
+      ).body
+    },
+
+    /** An operator's retry of the instance's awaited step (POST /api/v1/admin/processes/:type/:id/retry). */
+    retryProcess: (admin: Caller, type: string, id: string) =>
+      call<ProcessInstance>(gatewayUrl, 'POST', `/api/v1/admin/processes/${type}/${id}/retry`, {
+        token: admin.token,
+      }),
+
+    /** How the provider answers refunds from now on, until told otherwise (the simulator's POST /v1/faults). */
+    async setRefunds(refunds: RefundFault): Promise<void> {
+      await simulator<{ refunds: RefundFault }>('POST', '/v1/faults', { refunds })
+    },
+  }
+  return helpers
+}
 
 export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' | 'admin'>) {
   const { gatewayUrl, simulatorUrl } = system
@@ -144,8 +315,11 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     gatewayUrl,
     simulatorUrl,
     /** any request through the gateway, whatever it answers */
-    request: <Body = unknown>(method: string, path: string, init: { token?: string; body?: unknown } = {}) =>
-      call<Body>(gatewayUrl, method, path, init),
+    request: <Body = unknown>(
+      method: string,
+      path: string,
+      init: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+    ) => call<Body>(gatewayUrl, method, path, init),
 
     async login(email: string, password: string): Promise<string> {
       const { body } = await gateway<TokenPair>('POST', '/login', {
@@ -239,6 +413,8 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       options: {
         product: Product
         quantity?: number
+        /** the order's lines, when it has more than the one of `product` × `quantity` */
+        lines?: readonly OrderLine[]
         card?: string
         paymentToken?: string
         /** sent as the Idempotency-Key header (1 to 255 printable ASCII characters) */
@@ -252,14 +428,17 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
         ...options.headers,
         ...(options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
       }
+      const lines = options.lines ?? [{ product: options.product, quantity: options.quantity ?? 1 }]
       return call<PlacedOrder>(gatewayUrl, 'POST', '/api/v1/orders', {
         token: customer.token,
         headers,
         body: {
           customerId: customer.id,
-          items: [
-            { productId: options.product.id, quantity: options.quantity ?? 1, price: options.product.price },
-          ],
+          items: lines.map(({ product, quantity }) => ({
+            productId: product.id,
+            quantity,
+            price: product.price,
+          })),
           shippingAddress: { street: '1 Test Street', city: 'Testville', zip: '12345' },
           payment: { token },
         },
@@ -269,7 +448,13 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     /** Places the order and fails unless it is accepted (201 with Location); the order's id. */
     async placeOrderOk(
       customer: Customer,
-      options: { product: Product; quantity?: number; card?: string; headers?: Record<string, string> },
+      options: {
+        product: Product
+        quantity?: number
+        lines?: readonly OrderLine[]
+        card?: string
+        headers?: Record<string, string>
+      },
     ): Promise<string> {
       const placed = await client.placeOrder(customer, options)
       if (placed.status !== 201 || !placed.headers.get('location'))
@@ -393,6 +578,8 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       })
       return body
     },
+
+    ...returnHelpers({ call, gateway, simulator, gatewayUrl }),
   }
   return client
 }

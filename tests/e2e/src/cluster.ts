@@ -26,7 +26,7 @@ import { type ClusterFault, clusterFaults, type FaultWindow } from './cluster-fa
 import { createGatewayBalancer } from './gateway-balancer.ts'
 import { realtimeSettings } from './global-setup.ts'
 import { type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
-import { pairs, type Reconciliation, reconcile, report, settle } from './reconcile.ts'
+import { pairs, type Reconciliation, reconcile, report, settle, stockAccounted } from './reconcile.ts'
 import { isUnanswered, type Retries, withRetries } from './retrying-client.ts'
 import { placeSteadily } from './steady-orders.ts'
 
@@ -260,7 +260,7 @@ function table(results: FaultResult[]): string {
   ]
   for (const { reconciliation: r, retries, placedLate, latency, realtime } of results) {
     const doubleCharges = r.duplicated.filter((line) => /charged \d+ times/.test(line)).length
-    const stockOk = r.stock.available + r.stock.reserved + r.stock.shipped === r.stock.initial
+    const stockOk = stockAccounted(r.stock) === r.stock.initial
     lines.push(
       `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} |`,
     )

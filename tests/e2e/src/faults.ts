@@ -5,18 +5,20 @@
 // stock. Lost effects (an accepted order not settled, a charge not refunded for an order that did not ship, stock
 // held for an order that will not ship, a shipped order without its charge, reservation or shipment) and duplicated
 // ones (two charges, a refund beyond its charge, two shipments) must both be 0; the process exits 1 otherwise.
+// Its returns part (src/return-faults.ts): returns of shipped orders received while payment, then inventory, is
+// SIGKILLed and restarted; each completed return refunded once, exactly its lines, and its units back in stock.
 //
-// Knobs: FAULTS_ORDERS (200), FAULTS_RATE (orders/s, 20), FAULTS_ONLY (comma-separated: payment-kill, kafka-freeze,
-// order-kill).
+// Knobs: FAULTS_ORDERS (200), FAULTS_RATE (orders/s, 20), FAULTS_RETURNS (returns per returns fault, 40),
+// FAULTS_ONLY (comma-separated: payment-kill, kafka-freeze, order-kill, return-payment-kill, return-inventory-kill).
 import { execFileSync } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { Product } from '@meridian/contracts'
-import { createDatabase, type Sql } from '@meridian/db'
 import { freePort } from '@meridian/infra'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
 import { type Customer, cards, e2eClient } from './client.ts'
 import { type Reconciliation, reconcile, report, settle } from './reconcile.ts'
+import { type CampaignFault, database, runReturnFault } from './return-faults.ts'
 import { placeSteadily } from './steady-orders.ts'
 
 const say = (line: string) => process.stderr.write(`[faults] ${line}\n`)
@@ -24,8 +26,12 @@ const say = (line: string) => process.stderr.write(`[faults] ${line}\n`)
 const ordersPerRun = Number(process.env.FAULTS_ORDERS ?? 200)
 const ratePerSecond = Number(process.env.FAULTS_RATE ?? 20)
 const stockPerRun = Math.round(ordersPerRun * 0.75)
+const returnsPerRun = Number(process.env.FAULTS_RETURNS ?? 40)
 
-/** The saga's and the reconciler's timings for the campaign: long enough not to give up on a 10 s outage. */
+/**
+ * The saga's, the returns' and the reconciler's timings for the campaign: long enough not to give up on a 10 s
+ * outage (a return's step waits 5, 10, 20, … s, 6 attempts).
+ */
 const env = {
   order: {
     SAGA_STEP_TIMEOUT_MS: '15000',
@@ -33,15 +39,15 @@ const env = {
     SAGA_COMPENSATION_BACKOFF_MS: '2000',
     SAGA_COMPENSATION_ATTEMPTS: '8',
     SAGA_SWEEP_INTERVAL_MS: '500',
+    RETURN_STEP_TIMEOUT_MS: '5000',
+    RETURN_STEP_ATTEMPTS: '6',
   },
   payment: { PAYMENT_RECONCILE_INTERVAL_MS: '2000', PAYMENT_RECONCILE_AFTER_MS: '10000' },
 }
 
-interface Fault {
-  name: string
-  what: string
-  /** strikes while the orders are being placed (started with the first one) */
-  strike(system: MeridianSystem): Promise<void>
+interface Fault extends CampaignFault {
+  /** strikes while returns' goods are received (src/return-faults.ts), not while orders are placed */
+  returns?: true
 }
 
 /** The Kafka broker's pid when this machine's infra runs it natively (scripts/infra status), else undefined. */
@@ -92,6 +98,8 @@ const faults: Fault[] = [
     },
   },
   killAndRestart('order', 3),
+  { ...killAndRestart('payment', 5), name: 'return-payment-kill', returns: true },
+  { ...killAndRestart('inventory', 5), name: 'return-inventory-kill', returns: true },
 ]
 
 async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconciliation> {
@@ -148,12 +156,6 @@ async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconcili
   }
 }
 
-function database(system: MeridianSystem, service: string): Sql {
-  const url = system.services[service]?.databaseUrl
-  if (!url) throw new Error(`${service} has no database in this run`)
-  return createDatabase(url, { max: 2, applicationName: 'faults' })
-}
-
 async function main(): Promise<number> {
   const only = process.env.FAULTS_ONLY?.split(',').filter(Boolean)
   const chosen = faults.filter((fault) => !only || only.includes(fault.name))
@@ -169,7 +171,9 @@ async function main(): Promise<number> {
       log: say,
     })
     try {
-      const result = await runFault(system, fault)
+      const result = fault.returns
+        ? await runReturnFault(system, fault, { orders: returnsPerRun, ratePerSecond: 4, say })
+        : await runFault(system, fault)
       process.stdout.write(`${report(result)}\n`)
       if (result.lost.length > 0 || result.duplicated.length > 0) failed = true
     } catch (error) {

@@ -26,6 +26,18 @@ export const sagaSettings = {
 }
 
 /**
+ * A return's steps (its restock, its refund), shortened so that a refund the provider declines is asked again and
+ * escalated within a test's patience: waits of 1, 2, 4 and 8 s (doubling), 4 attempts — a declined refund is escalated
+ * about 7 s after the first, a step without answer about 15 s. And the carrier's key that may mark a return's goods
+ * received (test/returns.test.ts sends it through the gateway).
+ */
+export const returnSettings = {
+  RETURN_STEP_TIMEOUT_MS: '1000',
+  RETURN_STEP_ATTEMPTS: '4',
+  RETURNS_CARRIER_KEYS: 'e2e-carrier-returns-key-0001',
+}
+
+/**
  * The simulator's hanging card answers (and charges) after 20 s: past every deadline of the saga above (it fails the
  * order and compensates at about 12 s), so that only payment's charge reconciler can find the late charge.
  */
@@ -100,7 +112,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     simulator: simulatorSettings,
     env: {
       '*': { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint },
-      order: sagaSettings,
+      order: { ...sagaSettings, ...returnSettings },
       payment: reconcileSettings,
       // the console's page is on the gateway's origin: the channel and GraphQL's subscriptions accept it
       'realtime-gateway': {

@@ -1,0 +1,151 @@
+// The returns part of the commerce fault campaign (`faults`; FAULTS_ONLY=return-payment-kill,return-inventory-kill):
+// orders of 2 units shipped before the fault, a return asked for each (1 or 2 units), then the returns' goods received
+// at a steady pace while the fault strikes (payment or inventory SIGKILLed and restarted: a receipt's refund or restock
+// asked while its service is down or killed in its middle), every fourth receipt sent twice at once. Once every
+// return has settled, the reconciliation (src/reconcile.ts): each completed return refunded once at the provider,
+// exactly its lines, and its units back in stock; a return left received, or escalated, is lost.
+import type { Product } from '@meridian/contracts'
+import { createDatabase, type Sql } from '@meridian/db'
+import type { MeridianSystem } from '@meridian/infra/system'
+import { type Customer, cards, e2eClient } from './client.ts'
+import { type Reconciliation, reconcile, settle } from './reconcile.ts'
+import { failureKey, placeSteadily } from './steady-orders.ts'
+
+export interface CampaignFault {
+  name: string
+  what: string
+  /** strikes while the work is under way (started with its first request) */
+  strike(system: MeridianSystem): Promise<void>
+}
+
+/** A pool of the run's service database (order, inventory, shipping) for the reconciliation. */
+export function database(system: MeridianSystem, service: string): Sql {
+  const url = system.services[service]?.databaseUrl
+  if (!url) throw new Error(`${service} has no database in this run`)
+  return createDatabase(url, { max: 2, applicationName: 'faults' })
+}
+
+interface AskedReturn {
+  returnId: string
+  orderId: string
+}
+
+/** Sends each receipt at its slot (a fourth of them twice at once); the answers that were not 202, by status. */
+async function receiveSteadily(
+  client: ReturnType<typeof e2eClient>,
+  admin: { email: string; token: string },
+  returns: readonly AskedReturn[],
+  ratePerSecond: number,
+): Promise<Record<string, number>> {
+  const refused: Record<string, number> = {}
+  const count = (key: string) => {
+    refused[key] = (refused[key] ?? 0) + 1
+  }
+  const started = Date.now()
+  const sending: Promise<void>[] = []
+  for (const [i, asked] of returns.entries()) {
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, started + (i * 1000) / ratePerSecond - Date.now())),
+    )
+    for (let copy = 0; copy < (i % 4 === 3 ? 2 : 1); copy++)
+      sending.push(
+        client.receiveReturn(admin, asked.returnId).then(
+          (answer) => {
+            if (answer.status !== 202) count(`receive ${answer.status}`)
+          },
+          (error: unknown) => count(`receive ${failureKey(error)}`),
+        ),
+      )
+  }
+  await Promise.all(sending)
+  return refused
+}
+
+/**
+ * How long the run's returns took from their receipt to their completion (p50 and the longest, from their process's
+ * log), and how many had a step asked again after its wait ran out: what the fault cost them.
+ */
+async function returnTimes(order: Sql): Promise<string> {
+  const [row] = await order<{ p50: number | null; longest: number | null; askedAgain: number }[]>`
+    with spans as (
+      select r.id,
+        extract(epoch from (max(s.at) filter (where s.detail = 'completed')
+                            - min(s.at) filter (where s.detail = 'received'))) as seconds,
+        count(*) filter (where s.outcome = 'timed_out') as timeouts
+      from returns r join process_steps s on s.type = 'return' and s.key = r.id::text
+      group by r.id)
+    select percentile_cont(0.5) within group (order by seconds) as p50, max(seconds) as longest,
+      count(*) filter (where timeouts > 0)::int as asked_again
+    from spans`
+  const seconds = (value: number | null | undefined) => (value == null ? '–' : Number(value).toFixed(1))
+  return `received → completed p50 ${seconds(row?.p50)} s, longest ${seconds(row?.longest)} s; ${row?.askedAgain ?? 0} returns had a step asked again after its wait`
+}
+
+export async function runReturnFault(
+  system: MeridianSystem,
+  fault: CampaignFault,
+  options: { orders: number; ratePerSecond: number; say: (line: string) => void },
+): Promise<Reconciliation> {
+  const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
+  const admin = await client.loginAdmin()
+  const customers: Customer[] = []
+  for (let i = 0; i < 5; i++) customers.push(await client.registerCustomer())
+  const initialStock = options.orders * 2
+  const product: Product = await client.createProduct(admin, { stock: initialStock, price: 12.34 })
+  const token = await client.tokenizeCard(cards.good)
+  const ownerOf = (i: number) => customers[i % customers.length] as Customer
+
+  const placed = await placeSteadily({
+    count: options.orders,
+    ratePerSecond: 10,
+    place: (i) => client.placeOrder(ownerOf(i), { product, quantity: 2, paymentToken: token }),
+  })
+  const orderIds = [...placed.accepted.keys()]
+  await Promise.all(
+    orderIds.map((orderId, i) => client.orderReaches(ownerOf(i), orderId, 'shipped', 120_000)),
+  )
+  const owners = new Map(orderIds.map((orderId, i) => [orderId, ownerOf(i)]))
+  const returns: AskedReturn[] = []
+  for (const [i, orderId] of orderIds.entries()) {
+    const asked = await client.requestReturnOk(owners.get(orderId) as Customer, orderId, [
+      { productId: product.id, quantity: 1 + (i % 2) },
+    ])
+    returns.push({ returnId: asked.returnId, orderId })
+  }
+
+  options.say(
+    `${fault.name}: ${fault.what}; ${returns.length} returns of ${orderIds.length} shipped orders received at ${options.ratePerSecond}/s`,
+  )
+  const striking = fault.strike(system).then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  const receiptsRefused = await receiveSteadily(client, admin, returns, options.ratePerSecond)
+  const strikeFailure = await striking
+  if (strikeFailure !== undefined) throw strikeFailure
+
+  const databases = {
+    order: database(system, 'order'),
+    inventory: database(system, 'inventory'),
+    shipping: database(system, 'shipping'),
+  }
+  try {
+    const settleSeconds = await settle(databases.order)
+    options.say(`${fault.name}: ${await returnTimes(databases.order)}`)
+    return await reconcile(
+      databases,
+      (orderId) => client.providerSummary(orderId),
+      {
+        fault: fault.name,
+        sent: placed.sent,
+        accepted: new Set(orderIds),
+        refused: { ...placed.refused, ...receiptsRefused },
+        productId: product.id,
+        initialStock,
+      },
+      settleSeconds,
+    )
+  } finally {
+    await Promise.all(Object.values(databases).map((sql) => sql.end()))
+  }
+}
