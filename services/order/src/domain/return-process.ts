@@ -42,7 +42,7 @@ export type ReturnFact =
   | { kind: 'rejected'; reason: string }
   | { kind: 'inventory.restocked' }
   | { kind: 'payment.refunded'; amount: number; paymentId?: string }
-  | { kind: 'payment.refund_failed'; reason: string }
+  | { kind: 'payment.refund_failed'; reason: string; attempt?: number }
 
 export type ReturnCommand =
   | { type: 'return.requested' | 'return.received' | 'return.completed' | 'return.rejected' }
@@ -175,6 +175,15 @@ export function decideReturn(
       }
     }
     case 'payment.refund_failed':
+      // a decline of an earlier attempt, arriving after the step was asked again, is not this attempt's failure
+      if (instance.step === 'refund' && fact.attempt !== undefined && fact.attempt !== instance.attempt) {
+        return unchanged(instance, {
+          step: 'refund',
+          outcome: 'failed',
+          attempt: fact.attempt,
+          detail: `${fact.reason} (an earlier attempt's answer)`,
+        })
+      }
       return mechanics.attemptFailed(instance, 'refund', fact.reason)
     case 'timeout':
       return mechanics.timedOut(instance)
@@ -278,7 +287,11 @@ export function returnProcess(timing: ReturnTiming) {
         (data) => (data.cause === 'return' ? data.returnId : undefined),
       ),
       'payment.refund_failed': aboutReturn<'payment.refund_failed'>(
-        (data) => ({ kind: 'payment.refund_failed', reason: data.reason }),
+        (data) => ({
+          kind: 'payment.refund_failed',
+          reason: data.reason,
+          ...(data.attempt === undefined ? {} : { attempt: data.attempt }),
+        }),
         (data) => data.returnId,
       ),
     },
