@@ -72,30 +72,11 @@ ensure_deps() {
   fi
 }
 
-# The browser tests drive Debian's Chromium with playwright-core (no browser download): `chromium` on PATH, or
-# MERIDIAN_CHROMIUM naming it. Installed with apt-get when missing and apt-get is there to use (root, or sudo).
-ensure_chromium() {
-  if [ -n "${MERIDIAN_CHROMIUM:-}" ] && [ -x "$MERIDIAN_CHROMIUM" ]; then return; fi
-  if command -v chromium >/dev/null 2>&1; then return; fi
-  apt_install "Debian's chromium for the browser tests (or set MERIDIAN_CHROMIUM to a Chromium binary)" chromium
-}
-
-# README's quick start (run by tests/e2e/test/readme.test.ts) uses curl and jq, as a reader's shell would.
-ensure_jq() {
-  if command -v jq >/dev/null 2>&1; then return; fi
-  apt_install "jq for the README test" jq
-}
-
-# Debian packages a script needs, installed with apt-get when it is there to use (root, or sudo); `why` says what for.
-apt_install() {
-  local why="$1"
-  shift
-  command -v apt-get >/dev/null 2>&1 || die "missing: $why; install $* and retry."
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  say "installing $why (apt-get: $*)"
-  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends "$@" >&2 ||
-    die "installing $* failed: install them and retry."
+# Obtains what the purposes need (./scripts/prepare --for <purposes>: dev, test, or some of engines, trace-store, e2e,
+# containers, engine-images, cluster, deploy, fuzz); quick when everything is there. Inside ./scripts/test, after its
+# preparation (MERIDIAN_PREPARED=1), it only checks: nothing a test starts obtains anything.
+prepare_for() {
+  infra prepare --for "$1"
 }
 
 infra() {

@@ -38,4 +38,4 @@ export {
   policyFindings,
   strimziTopics,
 } from './policy.ts'
-export { chartDir, type DeployTools, deployDir, ensureDeployTools, kubernetesVersion } from './tools.ts'
+export { chartDir, type DeployTools, deployDir, deployTools, kubernetesVersion } from './tools.ts'

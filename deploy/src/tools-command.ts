@@ -1,7 +1,8 @@
-// `pnpm --filter @meridian/deploy tools`: obtains helm, kubeconform, promtool and the schemas, and prints where they are.
-import { ensureDeployTools } from './tools.ts'
+// `pnpm --filter @meridian/deploy tools`: prints where helm, kubeconform, promtool and the schemas are (./scripts/prepare
+// obtains them).
+import { deployTools } from './tools.ts'
 
-const tools = await ensureDeployTools((message) => process.stderr.write(`[deploy] ${message}\n`))
+const tools = deployTools()
 process.stdout.write(
   `helm=${tools.helm}\nkubeconform=${tools.kubeconform}\npromtool=${tools.promtool}\nschema-location=${tools.schemaLocation}\nkubernetes-version=${tools.kubernetesVersion}\n`,
 )

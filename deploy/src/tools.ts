@@ -1,10 +1,12 @@
-// The chart's and the alert rules' tools, obtained once into the cache folder and found there afterwards: helm,
-// kubeconform and promtool built from the Go module proxy (wrapper modules in deploy/tools, whose go.sum pins every module), and Kubernetes' JSON
-// schemas from the PyPI wheel kubernetes-validate (pinned by version and hash), converted for kubeconform.
+// The chart's and the alert rules' tools, obtained once into the cache folder by ./scripts/prepare (src/prerequisites.ts
+// declares them) and found there afterwards: helm, kubeconform and promtool built from the Go module proxy (wrapper
+// modules in deploy/tools, whose go.sum pins every module), and Kubernetes' JSON schemas from the PyPI wheel
+// kubernetes-validate (pinned by version and hash), converted for kubeconform.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { layoutFromEnv, type Progress, run } from '@meridian/infra'
+import { layoutFromEnv, MissingPrerequisite, runLogged } from '@meridian/infra'
+import { builtGoBinary, type GoBuild } from '@meridian/infra/prepare'
 import { convertSchemaFolder } from './kubernetes-schemas.ts'
 
 export const deployDir = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -35,7 +37,7 @@ interface GoTool {
   mainPackage: string
 }
 
-const goTools: readonly GoTool[] = [
+export const goTools: readonly GoTool[] = [
   { name: 'helm', module: 'helm.sh/helm/v3', mainPackage: 'helm.sh/helm/v3/cmd/helm' },
   {
     name: 'kubeconform',
@@ -58,78 +60,75 @@ export function pinnedToolVersion(tool: GoTool): string {
   return match[1]
 }
 
-async function goBuild(tool: GoTool, binDir: string, progress: Progress): Promise<string> {
+const deployHome = () => layoutFromEnv().componentDir('deploy')
+
+/** How a tool is built from its wrapper module in deploy/tools, once per version, into the cache's deploy/bin. */
+export function goToolBuild(tool: GoTool): GoBuild {
   const version = pinnedToolVersion(tool)
-  const path = join(binDir, `${tool.name}-${version}`)
-  if (existsSync(path)) return path
-  await run('go', ['version']).catch(() => {
-    throw new Error(
-      `${tool.name}: the Go toolchain is needed once to build ${tool.name}; install Go 1.21+ and retry`,
-    )
-  })
-  progress(
-    `building ${tool.name} ${version} from the Go module proxy into ${path}; first run only, takes minutes`,
-  )
-  mkdirSync(binDir, { recursive: true })
-  // a name of this process's own, so that two first runs at once do not write one file
-  const partial = `${path}.${process.pid}.partial`
-  await run('go', ['build', '-trimpath', '-buildvcs=false', '-o', partial, tool.mainPackage], {
-    cwd: join(deployDir, 'tools', tool.name),
-    // go.sum pins every module; nothing else is consulted
+  return {
+    name: tool.name,
+    title: `${tool.name} ${version}`,
+    version,
+    wrapperDir: join(deployDir, 'tools', tool.name),
+    mainPackage: tool.mainPackage,
     // go.mod asks for a newer Go than many machines have: an older one (1.21+) fetches it from the module proxy,
     // also where the system's go.env says GOTOOLCHAIN=local (Debian's), unless the caller chose otherwise
-    env: {
-      ...process.env,
-      CGO_ENABLED: '0',
-      GOFLAGS: '-mod=readonly',
-      GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto',
-    },
-    timeoutMs: 30 * 60_000,
-  })
-  renameSync(partial, path)
-  return path
+    toolchain: process.env.GOTOOLCHAIN ?? 'auto',
+    binDir: join(deployHome(), 'bin'),
+  }
 }
 
-/** The kubeconform layout of one Kubernetes version's strict schemas, fetched and converted on first use. */
-async function kubernetesSchemas(home: string, progress: Progress): Promise<string> {
+/** Where one Kubernetes version's strict schemas are, in kubeconform's layout (present or not). */
+export function kubernetesSchemasDir(): { root: string; target: string } {
+  const root = join(deployHome(), `kubernetes-validate-${kubernetesValidateWheel.version}`)
+  return { root, target: join(root, `v${kubernetesVersion}-standalone-strict`) }
+}
+
+/** Fetches the wheel and converts its one version's folder of schemas (pip's output into `logFile`). */
+export async function fetchKubernetesSchemas(logFile: string): Promise<string> {
   const { version, sha256 } = kubernetesValidateWheel
-  const root = join(home, `kubernetes-validate-${version}`)
-  const target = join(root, `v${kubernetesVersion}-standalone-strict`)
+  const home = deployHome()
+  const { root, target } = kubernetesSchemasDir()
   if (existsSync(target)) return root
-  progress(
-    `fetching Kubernetes ${kubernetesVersion}'s schemas (PyPI wheel kubernetes-validate ${version}) into ${root}; first run only`,
-  )
   const work = join(home, `kubernetes-validate-${version}.${process.pid}.partial`)
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
-  // a virtual environment of our own, so that pip is there whatever the system Python has (as scripts/api-fuzz does)
+  // a virtual environment of our own, so that pip is there whatever the system Python has
   const venv = join(home, 'python')
-  if (!existsSync(join(venv, 'bin', 'pip'))) await run('python3', ['-m', 'venv', venv])
+  if (!existsSync(join(venv, 'bin', 'pip'))) await runLogged('python3', ['-m', 'venv', venv], { logFile })
   const requirements = join(work, 'requirements.txt')
   writeFileSync(requirements, `kubernetes-validate==${version} --hash=sha256:${sha256}\n`)
-  await run(join(venv, 'bin', 'pip'), [
-    'download',
-    '--quiet',
-    '--disable-pip-version-check',
-    '--no-input',
-    '--no-deps',
-    '--only-binary=:all:',
-    '--require-hashes',
-    '-r',
-    requirements,
-    '-d',
-    work,
-  ])
+  await runLogged(
+    join(venv, 'bin', 'pip'),
+    [
+      'download',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-input',
+      '--no-deps',
+      '--only-binary=:all:',
+      '--require-hashes',
+      '-r',
+      requirements,
+      '-d',
+      work,
+    ],
+    { logFile },
+  )
   const wheel = join(work, `kubernetes_validate-${version}-py3-none-any.whl`)
   const folder = `kubernetes_validate/kubernetes-json-schema/v${kubernetesVersion}-local-strict/`
   // only the one version's folder of the wheel's 26
-  await run('python3', [
-    '-c',
-    'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nfor n in z.namelist():\n  if n.startswith(sys.argv[3]): z.extract(n, sys.argv[2])',
-    wheel,
-    join(work, 'wheel'),
-    folder,
-  ])
+  await runLogged(
+    'python3',
+    [
+      '-c',
+      'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nfor n in z.namelist():\n  if n.startswith(sys.argv[3]): z.extract(n, sys.argv[2])',
+      wheel,
+      join(work, 'wheel'),
+      folder,
+    ],
+    { logFile },
+  )
   const converted = join(work, 'out')
   const written = convertSchemaFolder(join(work, 'wheel', folder), converted)
   if (written < 50) throw new Error(`kubernetes schemas: only ${written} kinds found in ${wheel}`)
@@ -139,20 +138,20 @@ async function kubernetesSchemas(home: string, progress: Progress): Promise<stri
   return root
 }
 
-/** helm, kubeconform, promtool and the schemas, from the cache, obtained first where missing. */
-export async function ensureDeployTools(progress: Progress = () => {}): Promise<DeployTools> {
-  const home = layoutFromEnv().componentDir('deploy')
-  const binDir = join(home, 'bin')
-  const [helm, kubeconform, promtool] = goTools
-  const helmPath = await goBuild(helm!, binDir, progress)
-  const kubeconformPath = await goBuild(kubeconform!, binDir, progress)
-  const promtoolPath = await goBuild(promtool!, binDir, progress)
-  const schemas = await kubernetesSchemas(home, progress)
+/** helm, kubeconform, promtool and the schemas, from the cache; MissingPrerequisite before ./scripts/prepare. */
+export function deployTools(): DeployTools {
+  const [helm, kubeconform, promtool] = goTools.map((tool) => builtGoBinary(goToolBuild(tool)))
+  const { root, target } = kubernetesSchemasDir()
+  if (!existsSync(target))
+    throw new MissingPrerequisite(
+      `Kubernetes ${kubernetesVersion}'s schemas`,
+      `fetches them once from the PyPI wheel kubernetes-validate ${kubernetesValidateWheel.version}`,
+    )
   return {
-    helm: helmPath,
-    kubeconform: kubeconformPath,
-    promtool: promtoolPath,
-    schemaLocation: `${schemas}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+    helm: helm!,
+    kubeconform: kubeconform!,
+    promtool: promtool!,
+    schemaLocation: `${root}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
     kubernetesVersion,
   }
 }

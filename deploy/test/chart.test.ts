@@ -8,7 +8,7 @@ import {
   checkSchemas,
   customResourceKinds,
   type DeployTools,
-  ensureDeployTools,
+  deployTools,
   lintChart,
   parseManifest,
   renderChart,
@@ -29,7 +29,7 @@ const services = [
 
 let tools: DeployTools
 beforeAll(async () => {
-  tools = await ensureDeployTools()
+  tools = deployTools()
 })
 
 describe('the chart renders and lints', () => {

@@ -1,7 +1,7 @@
-// Gets helm, kubeconform, promtool and Kubernetes' schemas before any test file runs: built or fetched into the cache
-// folder on a machine's first run (minutes, said in one line each), found there afterwards.
-import { ensureDeployTools } from '../src/tools.ts'
+// Finds helm, kubeconform, promtool and Kubernetes' schemas before any test file runs: ./scripts/prepare obtains them
+// (src/prerequisites.ts declares them); a machine without them fails here, once, saying so.
+import { deployTools } from '../src/tools.ts'
 
-export default async function setup(): Promise<void> {
-  await ensureDeployTools((message) => process.stderr.write(`[deploy] ${message}\n`))
+export default function setup(): void {
+  deployTools()
 }

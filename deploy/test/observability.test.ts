@@ -13,7 +13,7 @@ import {
   dashboardFiles,
   dashboardsAsRules,
   datasourceVariable,
-  ensureDeployTools,
+  deployTools,
   metricNamesOf,
   missingMetrics,
   panelsOf,
@@ -28,7 +28,7 @@ import {
 let tools: DeployTools
 const scratch = mkdtempSync(join(tmpdir(), 'meridian-observability-'))
 beforeAll(async () => {
-  tools = await ensureDeployTools()
+  tools = deployTools()
 })
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 

@@ -2,7 +2,7 @@ import { expandTopics, loadTopicDeclaration } from '@meridian/infra'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
   type DeployTools,
-  ensureDeployTools,
+  deployTools,
   type KubeObject,
   parseManifest,
   podTemplateOf,
@@ -15,7 +15,7 @@ import { valueSets } from './render.ts'
 let tools: DeployTools
 let defaults: KubeObject[]
 beforeAll(async () => {
-  tools = await ensureDeployTools()
+  tools = deployTools()
   defaults = parseManifest(await renderChart(tools))
 })
 

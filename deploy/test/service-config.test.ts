@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
   type DeployTools,
-  ensureDeployTools,
+  deployTools,
   type KubeObject,
   parseManifest,
   podTemplateOf,
@@ -96,7 +96,7 @@ const podOnly = ['POD_IP', 'HOST_IP', 'DATABASE_USER', 'DATABASE_PASSWORD']
 
 let tools: DeployTools
 beforeAll(async () => {
-  tools = await ensureDeployTools()
+  tools = deployTools()
 })
 
 describe("each service's own loader accepts the chart's environment in production", () => {

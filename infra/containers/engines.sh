@@ -31,6 +31,14 @@ engine_build_options() {
   if [ "$engine" = podman ]; then printf '%s\n' --format docker; fi
 }
 
+# True when the engine has every engine image.
+engine_images_present() {
+  local engine="$1" name
+  for name in "${MERIDIAN_ENGINE_NAMES[@]}"; do
+    "$engine" image inspect "${MERIDIAN_ENGINE_IMAGE_TAGS[$name]}" >/dev/null 2>&1 || return 1
+  done
+}
+
 # ensure_engine_images <engine> [--rebuild]: builds the base and each engine image that is missing (all with --rebuild).
 ensure_engine_images() {
   local engine="$1" rebuild="${2:-}" name missing=()
@@ -163,7 +171,7 @@ official_engine_images_available() {
 }
 
 # with_engine_containers <command...>: the command (a program or a shell function) on the tests' container path:
-# on a Docker engine that can pull them, the official images; otherwise the engine images built here (where missing),
+# on a Docker engine that can pull them, the official images; otherwise the engine images the preparation built,
 # through podman's socket for the command's duration when no Docker engine answers (podman always gets the local ones:
 # without systemd it runs no health checks, which the official images' path waits for). Endpoints in the environment
 # are dropped for the command (they would win over containers, see packages/testkit/src/infra-path.ts).
@@ -174,7 +182,8 @@ with_engine_containers() {
     images=official
     say "engine images: the official ones, from Docker"
   else
-    ensure_engine_images "$engine"
+    engine_images_present "$engine" ||
+      die "the engine images are missing: run ./scripts/prepare (or scripts/engine-images), which builds them once"
   fi
   if [ "$engine" = podman ]; then podman_socket_start; fi
   (

@@ -2,8 +2,8 @@
 # Sourced after scripts/lib.sh, not run.
 #
 # The engine: Docker where a Docker engine answers; otherwise Debian's podman (with buildah inside `podman build`),
-# installed with apt-get when missing, configured by infra/containers/containers.conf (runc, host networking, the
-# ulimits this kind of machine allows). MERIDIAN_CONTAINER_ENGINE=docker|podman chooses.
+# installed by ./scripts/prepare, configured by infra/containers/containers.conf (runc, host networking, the ulimits
+# this kind of machine allows). MERIDIAN_CONTAINER_ENGINE=docker|podman chooses.
 
 MERIDIAN_CONTAINERS_DIR="$MERIDIAN_ROOT/infra/containers"
 # podman's and buildah's settings, for every command of the sourcing script (Docker does not read it). Exported here,
@@ -15,7 +15,7 @@ MERIDIAN_RUNTIME_BASE="${MERIDIAN_RUNTIME_BASE:-node:24-bookworm-slim}"
 # npm in the locally built build base (the official image carries an npm 11 too)
 MERIDIAN_BASE_NPM_VERSION=11.21.2
 
-# Prints docker or podman, installing and configuring podman when no Docker engine answers.
+# Prints docker or podman (podman when no Docker engine answers); podman must be there (./scripts/prepare).
 container_engine() {
   local chosen="${MERIDIAN_CONTAINER_ENGINE:-}"
   if [ -z "$chosen" ]; then
@@ -23,7 +23,7 @@ container_engine() {
   fi
   if [ "$chosen" = podman ]; then
     command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 ||
-      apt_install "podman and buildah (no Docker engine answers here)" podman buildah runc
+      die "podman and runc are missing (no Docker engine answers here): run ./scripts/prepare (it installs them with apt-get)"
   fi
   echo "$chosen"
 }
@@ -33,6 +33,17 @@ image_available() {
   local engine="$1" image="$2"
   "$engine" image inspect "$image" >/dev/null 2>&1 && return 0
   timeout 300 "$engine" pull -q "$image" >/dev/null 2>&1
+}
+
+# True when the engine has both bases the images would be built on (the official ones or those built here), without
+# pulling or building anything.
+node_bases_present() {
+  local engine="$1" version
+  version="$(pinned_node_version)"
+  { "$engine" image inspect "$MERIDIAN_BUILD_BASE" >/dev/null 2>&1 ||
+    "$engine" image inspect "localhost/meridian/node:$version-bookworm" >/dev/null 2>&1; } &&
+    { "$engine" image inspect "$MERIDIAN_RUNTIME_BASE" >/dev/null 2>&1 ||
+      "$engine" image inspect "localhost/meridian/node:$version-bookworm-slim" >/dev/null 2>&1; }
 }
 
 # Sets MERIDIAN_BUILD_BASE and MERIDIAN_RUNTIME_BASE to images the engine has: the official ones when they can be
@@ -69,7 +80,7 @@ host_apt_sources() {
 bookworm_rootfs() {
   local tarball="$1"
   shift
-  command -v mmdebstrap >/dev/null 2>&1 || apt_install "mmdebstrap, to make the images' Debian base" mmdebstrap
+  command -v mmdebstrap >/dev/null 2>&1 || die "mmdebstrap is missing: run ./scripts/prepare (it installs it with apt-get)"
   mmdebstrap --quiet --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     "$@" bookworm "$tarball" "$(host_apt_sources)" >&2
@@ -100,17 +111,9 @@ build_node_base() {
 }
 
 # The compose command for the engine: `docker compose` with Docker; with podman, podman-compose (pinned, from PyPI,
-# installed once into the cache: Debian's 1.0.3 knows neither profiles nor depends_on conditions).
-MERIDIAN_PODMAN_COMPOSE_VERSION=1.6.0
+# installed once into the cache by ./scripts/prepare: Debian's 1.0.3 knows neither profiles nor depends_on conditions).
 compose_command() {
   local engine="$1"
   if [ "$engine" = docker ]; then echo "docker compose"; return; fi
-  local prefix="$MERIDIAN_CACHE_DIR/tools/podman-compose-$MERIDIAN_PODMAN_COMPOSE_VERSION"
-  if [ ! -x "$prefix/bin/podman-compose" ]; then
-    command -v python3 >/dev/null 2>&1 || die "podman-compose needs Python 3"
-    say "installing podman-compose $MERIDIAN_PODMAN_COMPOSE_VERSION into $prefix (pip)"
-    python3 -m venv "$prefix" >&2 && "$prefix/bin/pip" install -q "podman-compose==$MERIDIAN_PODMAN_COMPOSE_VERSION" >&2 ||
-      die "installing podman-compose failed"
-  fi
-  echo "$prefix/bin/podman-compose"
+  infra where podman-compose
 }

@@ -15,12 +15,17 @@ import {
   type OptionalComponentName,
   optionalComponents,
 } from './index.ts'
+import { parsePurposes, prepare, purposeSets, pythonToolPath } from './prepare/index.ts'
 
 const engineNames: readonly EngineName[] = [...components, ...optionalComponents]
 
 const usage = `usage: scripts/infra <command>
-  up                       start PostgreSQL, Kafka, Consul, Redis and Jaeger (reuses healthy ones), create databases
-                           and topics
+  prepare [--for P] [--check]  obtain what the purposes P need on this machine (dev, test, or some of engines,
+                           trace-store, e2e, containers, engine-images, cluster, deploy, fuzz, comma-separated; default
+                           test); --check only finds, and fails naming what is missing (./scripts/prepare runs this)
+  where <tool>             the path of a prepared Python tool (schemathesis, podman-compose)
+  up                       start PostgreSQL, Kafka, Consul, Redis and Jaeger (reuses healthy ones; obtains what they
+                           need first, as prepare --for dev does), create databases and topics
   down                     stop what 'up' started
   status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy;
                            Jaeger, being optional, may be stopped)
@@ -29,11 +34,34 @@ const usage = `usage: scripts/infra <command>
   logs <component> [-f] [-n N]   the log of a native engine (${engineNames.join(', ')})
   artifacts                what the engine images are built from (the native path's binaries and jars), as JSON`
 
+/**
+ * Inside ./scripts/test, after its preparation (MERIDIAN_PREPARED=1), what runs only finds its prerequisites: nothing
+ * a test starts obtains anything, and a missing one fails naming ./scripts/prepare.
+ */
+const prepared = () => process.env.MERIDIAN_PREPARED === '1'
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   switch (command) {
+    case 'prepare': {
+      const forIndex = rest.indexOf('--for')
+      const chosen = parsePurposes(forIndex >= 0 ? (rest[forIndex + 1] ?? '') : 'test')
+      const report = await prepare({ purposes: chosen, check: rest.includes('--check') || prepared() })
+      return report.ok ? 0 : 1
+    }
+    case 'where': {
+      const name = rest[0]
+      if (name !== 'schemathesis' && name !== 'podman-compose') {
+        process.stderr.write('scripts/infra where: name schemathesis or podman-compose\n')
+        return 2
+      }
+      process.stdout.write(`${pythonToolPath(name)}\n`)
+      return 0
+    }
     case 'up': {
       const started = Date.now()
+      const ready = await prepare({ purposes: [...purposeSets.dev], check: prepared() })
+      if (!ready.ok) return 1
       const endpoints = await ensureInfra({ traceStore: true })
       process.stderr.write(`[infra] ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
       process.stdout.write(

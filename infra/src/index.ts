@@ -41,6 +41,7 @@ import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export { freePort } from './free-port.ts'
 export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
+export { MissingPrerequisite, prepareCommand } from './missing-prerequisite.ts'
 export type { ComponentName, EngineName, OptionalComponentName, Progress } from './native/engine.ts'
 export {
   jaegerBinary,
@@ -57,7 +58,7 @@ export {
   kafkaClient,
   serviceDatabases,
 } from './probes.ts'
-export { run } from './processes.ts'
+export { run, runLogged } from './processes.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 export { holdTraceStore } from './trace-store-lock.ts'
 
@@ -471,16 +472,12 @@ export interface EngineArtifacts {
   consul: { version: string; binary: string }
 }
 
-/** Prepares (first time only: Maven, the Go build) and names the artifacts of PostgreSQL, Kafka and Consul. */
-export async function engineArtifacts(options: InfraOptions = {}): Promise<EngineArtifacts> {
-  const env = options.env ?? process.env
-  const progress = options.progress ?? ((message: string) => process.stderr.write(`[infra] ${message}\n`))
-  const layout = layoutFromEnv(env)
-  const [postgres, classPath, binary] = await Promise.all([
-    packagedBinaries(),
-    kafkaClassPath(layout.componentDir('kafka'), progress),
-    consulBinary(layout.componentDir('consul'), progress),
-  ])
+/** Names the artifacts of PostgreSQL, Kafka and Consul (the preparation obtained the jars and built Consul). */
+export async function engineArtifacts(options: Pick<InfraOptions, 'env'> = {}): Promise<EngineArtifacts> {
+  const layout = layoutFromEnv(options.env ?? process.env)
+  const postgres = await packagedBinaries()
+  const classPath = kafkaClassPath(layout)
+  const binary = consulBinary(layout)
   return {
     postgres: { version: postgres.version, dir: postgres.nativeDir },
     kafka: { jars: classPath.split(':').filter(Boolean), log4jProperties: kafkaLog4jProperties },

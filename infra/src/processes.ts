@@ -1,6 +1,6 @@
 // Native processes: start detached daemons, tell whether a pid lives, stop it by that pid, find who holds a port.
 import { type SpawnOptions, spawn } from 'node:child_process'
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface DaemonOptions {
@@ -68,6 +68,42 @@ export function run(command: string, args: string[], options: RunOptions = {}): 
     child.on('close', (code) => {
       if (code === 0) resolvePromise(output)
       else reject(new Error(`${command} ${args.join(' ')} exited with ${code}\n${output.slice(-4000)}`))
+    })
+  })
+}
+
+/**
+ * Runs a command to completion with its output (both streams) appended to `logFile`, for long steps whose every line
+ * nobody reads unless they fail: rejects with the log's last lines then.
+ */
+export function runLogged(
+  command: string,
+  args: string[],
+  options: Omit<RunOptions, 'showOutput'> & { logFile: string },
+): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const log = openSync(options.logFile, 'a')
+    const spawnOptions: SpawnOptions = {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', log, log],
+    }
+    if (options.timeoutMs !== undefined) spawnOptions.timeout = options.timeoutMs
+    if (options.uid !== undefined) spawnOptions.uid = options.uid
+    if (options.gid !== undefined) spawnOptions.gid = options.gid
+    const child = spawn(command, args, spawnOptions)
+    closeSync(log)
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      if (code === 0) return resolvePromise()
+      const tail = existsSync(options.logFile)
+        ? readFileSync(options.logFile, 'utf8').trimEnd().split('\n').slice(-25).join('\n')
+        : ''
+      reject(
+        new Error(
+          `${command} ${args.join(' ')} exited with ${code ?? signal}; the last lines of ${options.logFile}:\n${tail}`,
+        ),
+      )
     })
   })
 }

@@ -62,17 +62,17 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let links: Links | undefined
   try {
     log(`hosts ${hosts.map((host) => `${host.name} ${host.address}`).join(', ')} on ${made.bridgeAddress}`)
-    links = await startLinks(made, { servicePorts: options.servicePorts ?? [], progress: log })
-    const consul = await startConsulCluster(hosts, { prefix, progress: log })
+    links = await startLinks(made, { servicePorts: options.servicePorts ?? [] })
+    const consul = await startConsulCluster(hosts, { prefix })
     await consul.waitForLeader()
     log('consul: three servers, a leader')
-    const kafka = await startKafkaCluster(hosts, { prefix, progress: log })
+    const kafka = await startKafkaCluster(hosts, { prefix })
     await kafka.waitHealthy()
     log(`kafka: three brokers (${kafka.brokers})`)
     const postgres = await startPostgresCluster({ primary: h1, replica: h2 }, { prefix, progress: log })
     await postgres.waitReplicating()
     log(`postgres: primary on ${postgres.primary().name}, streaming replica on ${postgres.replica()?.name}`)
-    const redis = await startClusterRedis(h1, { prefix, progress: log })
+    const redis = await startClusterRedis(h1, { prefix })
     log(`redis on ${h1.name}`)
     log(
       `cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s (state in ${join(layoutFromEnv().componentDir('cluster'), prefix)})`,

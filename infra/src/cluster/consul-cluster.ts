@@ -3,7 +3,6 @@
 import { join } from 'node:path'
 import { layoutFromEnv } from '../layout.ts'
 import { consulBinary } from '../native/consul.ts'
-import type { Progress } from '../native/engine.ts'
 import { waitFor } from '../processes.ts'
 import { clusterStateDir, daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
@@ -15,7 +14,6 @@ export interface ConsulClusterOptions {
   prefix: string
   /** keep the servers' data from an earlier run with this prefix; default false (a new cluster) */
   keepData?: boolean
-  progress?: Progress
 }
 
 export interface ConsulCluster {
@@ -62,8 +60,7 @@ export async function startConsulCluster(
   hosts: ClusterHost[],
   options: ConsulClusterOptions,
 ): Promise<ConsulCluster> {
-  const progress = options.progress ?? (() => {})
-  const binary = await consulBinary(layoutFromEnv().componentDir('consul'), progress)
+  const binary = consulBinary(layoutFromEnv())
   const agents = hosts.map((host) => {
     const dir = clusterStateDir(options.prefix, host, 'consul', !options.keepData)
     return daemonEngine({

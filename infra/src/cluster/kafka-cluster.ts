@@ -3,7 +3,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { layoutFromEnv } from '../layout.ts'
-import type { Progress } from '../native/engine.ts'
 import {
   kafkaBrokerPort,
   kafkaClassPath,
@@ -33,7 +32,6 @@ export interface KafkaClusterOptions {
   prefix: string
   /** keep the nodes' data from an earlier run with this prefix; default false (a new cluster) */
   keepData?: boolean
-  progress?: Progress
 }
 
 export interface KafkaCluster {
@@ -100,8 +98,7 @@ export async function startKafkaCluster(
   hosts: ClusterHost[],
   options: KafkaClusterOptions,
 ): Promise<KafkaCluster> {
-  const progress = options.progress ?? (() => {})
-  const classPath = await kafkaClassPath(layoutFromEnv().componentDir('kafka'), progress)
+  const classPath = kafkaClassPath(layoutFromEnv())
   const voters = hosts.map((host, i) => `${i + 1}@${host.address}:${kafkaControllerPort}`).join(',')
   const brokers = hosts.map((host) => `${host.address}:${kafkaBrokerPort}`).join(',')
   const dirs = hosts.map((host) => clusterStateDir(options.prefix, host, 'kafka', !options.keepData))

@@ -2,9 +2,9 @@
 // machine's kernel has no netem qdisc (docs/scaling-out.md, "Network faults on one machine").
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { infraDir, layoutFromEnv } from '../layout.ts'
-import { PidFile, type Progress } from '../native/engine.ts'
-import { goBinary, requiredVersion } from '../native/go-build.ts'
+import { infraDir, type Layout, layoutFromEnv } from '../layout.ts'
+import { PidFile } from '../native/engine.ts'
+import { builtGoBinary, type GoBuild, requiredVersion } from '../native/go-build.ts'
 import { isAlive, startDaemon, waitFor } from '../processes.ts'
 import type { ClusterHost, Hosts } from './hosts.ts'
 
@@ -28,7 +28,6 @@ const toxiproxyModule = 'github.com/Shopify/toxiproxy/v2'
 export interface LinksOptions {
   /** ports the services listen on that other hosts connect to (besides clusterPorts) */
   servicePorts?: number[]
-  progress?: Progress
 }
 
 export interface LinkFault {
@@ -70,21 +69,18 @@ export async function destroyLinks(prefix: string): Promise<void> {
   await new PidFile(stateDir(prefix)).stop('SIGTERM', 5_000)
 }
 
-/** The Toxiproxy server built from infra/toxiproxy once per version into the cache's toxiproxy/bin. */
-export function toxiproxyBinary(progress: Progress): Promise<string> {
+/** How the Toxiproxy server is built from infra/toxiproxy, once per version, into the cache's toxiproxy/bin. */
+export function toxiproxyBuild(layout: Layout): GoBuild {
   const version = requiredVersion(wrapperDir, toxiproxyModule)
-  return goBinary(
-    {
-      name: 'toxiproxy',
-      title: `Toxiproxy ${version}`,
-      version,
-      wrapperDir,
-      mainPackage: `${toxiproxyModule}/cmd/server`,
-      toolchain: 'local',
-    },
-    join(layoutFromEnv().componentDir('toxiproxy'), 'bin'),
-    progress,
-  )
+  return {
+    name: 'toxiproxy',
+    title: `Toxiproxy ${version}`,
+    version,
+    wrapperDir,
+    mainPackage: `${toxiproxyModule}/cmd/server`,
+    toolchain: 'local',
+    binDir: join(layout.componentDir('toxiproxy'), 'bin'),
+  }
 }
 
 interface Proxy {
@@ -125,7 +121,6 @@ async function ownChain(host: ClusterHost, table: string, chain: string, from: s
  * toxic: a fault only adds toxics, so connections made before it are slowed down too.
  */
 export async function startLinks(hosts: Hosts, options: LinksOptions = {}): Promise<Links> {
-  const progress = options.progress ?? (() => {})
   const ports = [...new Set([...clusterPorts, ...(options.servicePorts ?? [])])]
   if (ports.length > 99) throw new Error('links: at most 99 ports per host')
   await destroyLinks(hosts.prefix)
@@ -143,7 +138,7 @@ export async function startLinks(hosts: Hosts, options: LinksOptions = {}): Prom
   const proxyPorts = `${FIRST_PROXY_PORT}:${FIRST_PROXY_PORT + 100 * (hosts.hosts.length + 1)}`
 
   const pid = startDaemon({
-    command: await toxiproxyBinary(progress),
+    command: builtGoBinary(toxiproxyBuild(layoutFromEnv())),
     args: ['-host', hosts.bridgeAddress, '-port', String(API_PORT)],
     logFile: join(dir, 'toxiproxy.log'),
     cwd: dir,

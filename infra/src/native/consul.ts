@@ -4,7 +4,7 @@ import { infraDir, type Layout } from '../layout.ts'
 import { consulVersion } from '../probes.ts'
 import { startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile } from './engine.ts'
-import { goBinary, requiredVersion } from './go-build.ts'
+import { builtGoBinary, type GoBuild, requiredVersion } from './go-build.ts'
 
 const HTTP_PORT = 8500
 const DNS_PORT = 8600
@@ -17,22 +17,22 @@ export function pinnedConsulVersion(): string {
   return requiredVersion(wrapperDir, 'github.com/hashicorp/consul')
 }
 
-/** The Consul binary built from infra/consul once per version into `home`/bin (the engine image copies it too). */
-export function consulBinary(home: string, progress: (m: string) => void): Promise<string> {
+/** How Consul is built from infra/consul, once per version, into the component's `bin` (the engine image copies it). */
+export function consulBuild(layout: Layout): GoBuild {
   const version = pinnedConsulVersion()
-  return goBinary(
-    {
-      name: 'consul',
-      title: `Consul ${version}`,
-      version,
-      wrapperDir,
-      mainPackage: 'github.com/hashicorp/consul',
-      toolchain: 'local',
-    },
-    join(home, 'bin'),
-    progress,
-  )
+  return {
+    name: 'consul',
+    title: `Consul ${version}`,
+    version,
+    wrapperDir,
+    mainPackage: 'github.com/hashicorp/consul',
+    toolchain: 'local',
+    binDir: join(layout.componentDir('consul'), 'bin'),
+  }
 }
+
+/** The Consul binary the preparation built; MissingPrerequisite before that. */
+export const consulBinary = (layout: Layout): string => builtGoBinary(consulBuild(layout))
 
 export function nativeConsul(layout: Layout): NativeEngine {
   const home = layout.componentDir('consul')
@@ -49,8 +49,8 @@ export function nativeConsul(layout: Layout): NativeEngine {
     runningPid: () => pidFile.live(),
     probe: () => consulVersion(nativeConsulAddr),
 
-    async start(progress) {
-      const path = await consulBinary(home, progress)
+    async start() {
+      const path = consulBinary(layout)
       const pid = startDaemon({
         command: path,
         args: [

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
 import { startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile } from './engine.ts'
-import { goBinary } from './go-build.ts'
+import { builtGoBinary, type GoBuild } from './go-build.ts'
 
 const OTLP_GRPC_PORT = 4317
 const OTLP_HTTP_PORT = 4318
@@ -42,26 +42,26 @@ export function pinnedJaegerVersion(): { module: string; release: string } {
   return { module, release }
 }
 
-/** The Jaeger binary built from infra/jaeger once per version into `home`/bin. */
-export function jaegerBinary(home: string, progress: (m: string) => void): Promise<string> {
+/** How Jaeger is built from infra/jaeger, once per version, into the component's `bin`. */
+export function jaegerBuild(layout: Layout): GoBuild {
   const { module, release } = pinnedJaegerVersion()
-  return goBinary(
-    {
-      name: 'jaeger',
-      title: `Jaeger ${release} (module ${module})`,
-      version: module,
-      wrapperDir,
-      mainPackage: 'github.com/jaegertracing/jaeger/cmd/jaeger',
-      // what `jaeger version` and the logs report; Jaeger's own build sets it the same way
-      ldflags: `-X github.com/jaegertracing/jaeger/internal/version.latestVersion=${release}`,
-      // Jaeger's module asks for Go 1.24.6, which Go 1.21+ fetches by itself (as deploy/tools does), also where the
-      // system's go.env says local
-      toolchain: process.env.GOTOOLCHAIN ?? 'auto',
-    },
-    join(home, 'bin'),
-    progress,
-  )
+  return {
+    name: 'jaeger',
+    title: `Jaeger ${release} (module ${module})`,
+    version: module,
+    wrapperDir,
+    mainPackage: 'github.com/jaegertracing/jaeger/cmd/jaeger',
+    // what `jaeger version` and the logs report; Jaeger's own build sets it the same way
+    ldflags: `-X github.com/jaegertracing/jaeger/internal/version.latestVersion=${release}`,
+    // Jaeger's module asks for Go 1.24.6, which Go 1.21+ fetches by itself (as deploy/tools does), also where the
+    // system's go.env says local
+    toolchain: process.env.GOTOOLCHAIN ?? 'auto',
+    binDir: join(layout.componentDir('jaeger'), 'bin'),
+  }
 }
+
+/** The Jaeger binary the preparation built; MissingPrerequisite before that. */
+export const jaegerBinary = (layout: Layout): string => builtGoBinary(jaegerBuild(layout))
 
 /** Jaeger's query API answers (it lists the services it holds traces of): the probe of a Jaeger started here. */
 export async function jaegerVersion(uiUrl: string): Promise<string> {
@@ -109,8 +109,8 @@ export function nativeJaeger(layout: Layout): NativeEngine {
     runningPid: () => pidFile.live(),
     probe: () => jaegerVersion(nativeJaegerUiUrl),
 
-    async start(progress) {
-      const path = await jaegerBinary(home, progress)
+    async start() {
+      const path = jaegerBinary(layout)
       const pid = startDaemon({
         command: path,
         args: ['--config', jaegerConfigFile],

@@ -1,10 +1,11 @@
 // Apache Kafka in KRaft mode (one node, broker and controller), its jars resolved by Maven, run with the machine's Java.
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
+import { MissingPrerequisite } from '../missing-prerequisite.ts'
 import { kafkaCluster } from '../probes.ts'
-import { run, startDaemon } from '../processes.ts'
+import { run, runLogged, startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile, which } from './engine.ts'
 
 /** the standard ports, on 127.0.0.1 natively and on each host's address in a cluster */
@@ -79,31 +80,37 @@ export function loggedKafkaVersion(logFile: string): string | undefined {
   return matches.at(-1)?.[1]
 }
 
-/**
- * The class path of the broker, resolved by Maven from infra/kafka/pom.xml once per pom (the engine image copies the
- * same jars); `home` keeps the resolved list.
- */
-export async function kafkaClassPath(home: string, progress: (m: string) => void): Promise<string> {
+/** The file keeping the broker's class path as Maven resolved infra/kafka/pom.xml (one per pom's contents). */
+export function kafkaClassPathFile(layout: Layout): string {
   const pomHash = createHash('sha256').update(readFileSync(pomFile)).digest('hex').slice(0, 12)
-  const classPathFile = join(home, `classpath-${pomHash}.txt`)
-  if (!existsSync(classPathFile)) {
-    for (const tool of ['java', 'mvn']) {
-      if (!which(tool))
-        throw new Error(
-          `kafka: '${tool}' is not on PATH; install a JDK 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)`,
-        )
-    }
-    progress(`resolving Kafka jars from Maven Central with Maven (${pomFile}); first run only`)
-    await run(
-      'mvn',
-      ['-B', '-f', pomFile, 'dependency:build-classpath', `-Dmdep.outputFile=${classPathFile}.partial`],
-      {
-        showOutput: true,
-      },
-    )
-    writeFileSync(classPathFile, readFileSync(`${classPathFile}.partial`))
+  return join(layout.componentDir('kafka'), `classpath-${pomHash}.txt`)
+}
+
+/** The class path of the broker the preparation resolved (the engine image copies the same jars). */
+export function kafkaClassPath(layout: Layout): string {
+  const file = kafkaClassPathFile(layout)
+  if (!existsSync(file))
+    throw new MissingPrerequisite('the Kafka 3.9.2 jars', 'resolves them once from Maven Central with Maven')
+  return readFileSync(file, 'utf8').trim()
+}
+
+/** Resolves the broker's jars from Maven Central with Maven (its output into `logFile`), unless done already. */
+export async function resolveKafkaJars(layout: Layout, logFile: string): Promise<string> {
+  const file = kafkaClassPathFile(layout)
+  if (existsSync(file)) return file
+  for (const tool of ['java', 'mvn']) {
+    if (!which(tool))
+      throw new Error(
+        `kafka: '${tool}' is not on PATH; install a JDK 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)`,
+      )
   }
-  return readFileSync(classPathFile, 'utf8').trim()
+  await runLogged(
+    'mvn',
+    ['-B', '-ntp', '-f', pomFile, 'dependency:build-classpath', `-Dmdep.outputFile=${file}.partial`],
+    { logFile },
+  )
+  renameSync(`${file}.partial`, file)
+  return file
 }
 
 /** The java arguments that format a node's KRaft storage; every node of one cluster is formatted with its id. */
@@ -160,7 +167,7 @@ export function nativeKafka(layout: Layout): NativeEngine {
     },
 
     async start(progress) {
-      const cp = await kafkaClassPath(home, progress)
+      const cp = kafkaClassPath(layout)
       writeFileSync(
         configFile,
         kafkaServerProperties({
