@@ -5,6 +5,8 @@
 import { spawn } from 'node:child_process'
 import { closeSync, openSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { MissingPrerequisite } from '../missing-prerequisite.ts'
+import { which } from '../native/engine.ts'
 import { type DaemonOptions, isAlive, run } from '../processes.ts'
 
 export interface HostsOptions {
@@ -192,6 +194,9 @@ export async function createHosts(options: HostsOptions): Promise<Hosts> {
     throw new Error(`hosts live in 198.18.0.0/15, the range reserved for benchmarking (got ${subnet})`)
   if (process.getuid?.() !== 0)
     throw new Error('hosts in network namespaces need root (ip netns, veth, bridge)')
+  // the cluster's links are iptables rules in each host: without it the hosts would come up and the links fail later
+  if (!which('ip')) throw new MissingPrerequisite("Debian's iproute2 (ip)", 'installs it with apt-get')
+  if (!which('iptables')) throw new MissingPrerequisite("Debian's iptables", 'installs it with apt-get')
   await destroyHosts(prefix)
   const bridge = bridgeOf(prefix)
   const bridgeAddress = `${subnet}.1`

@@ -17,6 +17,8 @@ export interface GoBuild {
   wrapperDir: string
   mainPackage: string
   ldflags?: string
+  /** build tags (what a module lets a build leave out) */
+  tags?: readonly string[]
   /** GOTOOLCHAIN for the build: `local` when the installed Go builds the module, `auto` when it asks for a newer one */
   toolchain: string
   /** where the binary goes */
@@ -58,6 +60,7 @@ export async function buildGoBinary(build: GoBuild, logFile: string): Promise<st
       'build',
       '-trimpath',
       '-buildvcs=false',
+      ...(build.tags?.length ? ['-tags', build.tags.join(',')] : []),
       // no symbol table or debug information: nobody debugs these here, and the link is quicker without them
       '-ldflags',
       ['-s -w', build.ldflags].filter(Boolean).join(' '),

@@ -108,7 +108,8 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
     pythonToolStep(pythonTools.schemathesis),
     ...(engine === 'podman' ? [pythonToolStep(pythonTools['podman-compose'])] : []),
     nodeBasesStep(engine),
-    engineImagesStep(engine),
+    // a Docker engine pulls the official engine images itself (where it cannot, scripts/engine-images builds these)
+    ...(engine === 'podman' ? [engineImagesStep(engine)] : []),
   ]
   return { debian, steps }
 }

@@ -1,0 +1,206 @@
+// What ./scripts/test's closing table is made of: the phases it recorded, the preparation's report, turbo's run
+// summaries (each workspace's typecheck and test task) and vitest's JSON reports (each suite's counts and time).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { lastReportFile, type PrepareReport } from '../prepare/index.ts'
+
+export interface Phase {
+  name: string
+  seconds: number
+  status: number
+  /** the machine's busy CPU time during the phase, in seconds (every core's) */
+  busySeconds: number
+}
+
+/** The phases file: one `name<TAB>seconds<TAB>exit status<TAB>busy CPU seconds` line per phase. */
+export function readPhases(text: string): Phase[] {
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [name = '', seconds = '0', status = '0', ticks = '0'] = line.split('\t')
+      return { name, seconds: Number(seconds), status: Number(status), busySeconds: Number(ticks) }
+    })
+}
+
+/** What share of the machine's cores a phase kept busy. */
+export function coreShare(phase: Phase, cores: number): number | undefined {
+  if (phase.seconds <= 0 || cores <= 0) return undefined
+  return phase.busySeconds / (phase.seconds * cores)
+}
+
+export function readPrepareReport(): PrepareReport | undefined {
+  const file = lastReportFile()
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as PrepareReport) : undefined
+}
+
+export interface TaskTime {
+  workspace: string
+  seconds: number
+  cached: boolean
+  exitCode: number | undefined
+}
+
+interface TurboSummary {
+  tasks?: {
+    task?: string
+    package?: string
+    cache?: { status?: string }
+    execution?: { startTime?: number; endTime?: number; exitCode?: number }
+  }[]
+}
+
+/** Each workspace's time in the newest turbo run summary (--summarize) of `task`. */
+export function readTurboTasks(root: string, task: string): TaskTime[] {
+  const dir = join(root, '.turbo', 'runs')
+  if (!existsSync(dir)) return []
+  const summaries = readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .map((name) => join(dir, name))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+  for (const file of summaries) {
+    const summary = JSON.parse(readFileSync(file, 'utf8')) as TurboSummary
+    const tasks = (summary.tasks ?? []).filter((entry) => entry.task === task)
+    if (tasks.length === 0) continue
+    return tasks.map((entry) => ({
+      workspace: entry.package ?? '?',
+      seconds: ((entry.execution?.endTime ?? 0) - (entry.execution?.startTime ?? 0)) / 1000,
+      cached: entry.cache?.status === 'HIT',
+      exitCode: entry.execution?.exitCode,
+    }))
+  }
+  return []
+}
+
+export interface SuiteReport {
+  /** the report's path from the repository's root */
+  file: string
+  passed: number
+  failed: number
+  skipped: number
+  seconds: number
+}
+
+interface VitestReport {
+  numPassedTests: number
+  numFailedTests: number
+  numPendingTests: number
+  numTodoTests: number
+  startTime?: number
+  testResults?: { endTime?: number }[]
+}
+
+/** Every vitest-report.json under a .turbo folder of the repository (node_modules aside). */
+export function readVitestReports(root: string): SuiteReport[] {
+  const found: string[] = []
+  const walk = (dir: string, insideTurbo: boolean) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name === '.git') continue
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path, insideTurbo || entry.name === '.turbo')
+      else if (insideTurbo && entry.name === 'vitest-report.json') found.push(path)
+    }
+  }
+  walk(root, false)
+  return found.sort().map((file) => {
+    const report = JSON.parse(readFileSync(file, 'utf8')) as VitestReport
+    const ends = (report.testResults ?? []).map((result) => result.endTime ?? 0)
+    const end = ends.length > 0 ? Math.max(...ends) : (report.startTime ?? 0)
+    return {
+      file: relative(root, file),
+      passed: report.numPassedTests,
+      failed: report.numFailedTests,
+      skipped: report.numPendingTests + report.numTodoTests,
+      seconds: report.startTime === undefined ? 0 : (end - report.startTime) / 1000,
+    }
+  })
+}
+
+/** The suite a report belongs to, as a reader names it: `services/order`, `packages/db (containers)`. */
+export function suiteName(file: string): string {
+  const [workspace, kind] = file.split(/\/\.turbo\/?/)
+  const form = kind?.replace(/\/?vitest-report\.json$/, '')
+  return form ? `${workspace} (${form})` : (workspace ?? file)
+}
+
+const row = (label: string, seconds: number, note = '') =>
+  `  ${label.padEnd(58)} ${seconds.toFixed(0).padStart(6)} s  ${note}`.trimEnd()
+
+interface Latency {
+  n: number
+  p50?: number
+  p99?: number
+}
+
+/** The cluster campaign's latencies (placed → shipped, before, during and after its fault), from its results' JSON. */
+export function clusterLines(json: string): string[] {
+  const parsed = JSON.parse(json) as {
+    replicas?: number
+    ratePerSecond?: number
+    results?: {
+      reconciliation?: { fault?: string }
+      latency?: Record<'before' | 'during' | 'after', Latency>
+    }[]
+  }
+  const show = (latency: Latency | undefined) =>
+    latency?.p50 === undefined
+      ? '–'
+      : `p50 ${(latency.p50 / 1000).toFixed(2)} s, p99 ${((latency.p99 ?? 0) / 1000).toFixed(2)} s (${latency.n})`
+  return (parsed.results ?? []).map(
+    (result) =>
+      `  cluster campaign ${result.reconciliation?.fault ?? '?'} (${parsed.replicas ?? '?'} instance(s) of each service, ${parsed.ratePerSecond ?? '?'} orders/s): placed → shipped before the fault ${show(result.latency?.before)}; during ${show(result.latency?.during)}; after ${show(result.latency?.after)}`,
+  )
+}
+
+/** The closing table, as lines. */
+export function timeTable(input: {
+  phases: Phase[]
+  cores: number
+  prepare: PrepareReport | undefined
+  typecheck: TaskTime[]
+  tests: TaskTime[]
+  reports: SuiteReport[]
+  totalSeconds: number
+}): string[] {
+  const lines = [`where the time went (seconds; the share of the ${input.cores} cores the machine kept busy)`]
+  for (const phase of input.phases) {
+    const share = coreShare(phase, input.cores)
+    const busy = share === undefined ? '' : `${Math.round(share * 100)}% busy`
+    lines.push(
+      row(
+        phase.name,
+        phase.seconds,
+        [busy, phase.status === 0 ? '' : `FAILED (exit ${phase.status})`].filter(Boolean).join('  '),
+      ),
+    )
+    if (phase.name.startsWith('preparation') && input.prepare) {
+      const obtained = input.prepare.results.filter((result) => result.outcome !== 'present')
+      for (const result of obtained) lines.push(row(`  ${result.title}`, result.seconds, result.outcome))
+      const present = input.prepare.results.length - obtained.length
+      if (present > 0)
+        lines.push(`    ${present} of ${input.prepare.results.length} prerequisites already present`)
+    }
+    if (phase.name.startsWith('typecheck') && input.typecheck.length > 0) {
+      const cached = input.typecheck.filter((task) => task.cached).length
+      for (const task of [...input.typecheck].filter((t) => !t.cached).sort((a, b) => b.seconds - a.seconds))
+        lines.push(row(`  ${task.workspace}`, task.seconds, task.exitCode ? `exit ${task.exitCode}` : ''))
+      if (cached > 0)
+        lines.push(`    ${cached} workspaces unchanged since a run on this machine (turbo's cache)`)
+    }
+    if (phase.name.startsWith('tests (vitest')) {
+      for (const task of [...input.tests].sort((a, b) => b.seconds - a.seconds))
+        lines.push(row(`  ${task.workspace}`, task.seconds, task.exitCode ? `exit ${task.exitCode}` : ''))
+    }
+  }
+  lines.push(row('total', input.totalSeconds))
+  lines.push('the suites (tests run, time from the first file to the last)')
+  for (const report of input.reports)
+    lines.push(
+      row(
+        suiteName(report.file),
+        report.seconds,
+        `${report.passed} passed${report.failed ? `, ${report.failed} FAILED` : ''}${report.skipped ? `, ${report.skipped} skipped` : ''}`,
+      ),
+    )
+  return lines
+}

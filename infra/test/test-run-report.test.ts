@@ -1,0 +1,155 @@
+// ./scripts/test's closing table: the phases it recorded, each with its share of the cores; what the preparation
+// obtained; each workspace's time from turbo's summary; the suites' counts from vitest's reports; the cluster
+// campaign's latencies.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import {
+  clusterLines,
+  coreShare,
+  readPhases,
+  readTurboTasks,
+  readVitestReports,
+  suiteName,
+  timeTable,
+} from '../src/test-run/report.ts'
+
+describe("./scripts/test's closing table", () => {
+  it('when the phases file is read, then each line gives a phase with its seconds, status and busy CPU seconds', () => {
+    const phases = readPhases('lint\t4\t0\t6.0\ntests (vitest, every workspace)\t400\t1\t720.0\n')
+    expect(phases).toEqual([
+      { name: 'lint', seconds: 4, status: 0, busySeconds: 6 },
+      { name: 'tests (vitest, every workspace)', seconds: 400, status: 1, busySeconds: 720 },
+    ])
+    expect(coreShare(phases[1]!, 2)).toBeCloseTo(0.9)
+    expect(coreShare({ name: 'instant', seconds: 0, status: 0, busySeconds: 0 }, 2)).toBeUndefined()
+  })
+
+  it('when reports lie under .turbo folders, then each is a suite named by its workspace and form, node_modules aside', () => {
+    const root = mkdtempSync(join(tmpdir(), 'test-run-'))
+    const report = (dir: string, passed: number, failed: number, start: number, ends: number[]) => {
+      mkdirSync(join(root, dir), { recursive: true })
+      writeFileSync(
+        join(root, dir, 'vitest-report.json'),
+        JSON.stringify({
+          numPassedTests: passed,
+          numFailedTests: failed,
+          numPendingTests: 1,
+          numTodoTests: 0,
+          startTime: start,
+          testResults: ends.map((endTime) => ({ endTime })),
+        }),
+      )
+    }
+    report('services/auth/.turbo', 10, 0, 1000, [5000, 9000])
+    report('packages/db/.turbo/containers', 5, 1, 0, [2500])
+    report('node_modules/x/.turbo', 99, 99, 0, [1])
+    const suites = readVitestReports(root)
+    expect(suites).toEqual([
+      {
+        file: 'packages/db/.turbo/containers/vitest-report.json',
+        passed: 5,
+        failed: 1,
+        skipped: 1,
+        seconds: 2.5,
+      },
+      { file: 'services/auth/.turbo/vitest-report.json', passed: 10, failed: 0, skipped: 1, seconds: 8 },
+    ])
+    expect(suites.map((suite) => suiteName(suite.file))).toEqual([
+      'packages/db (containers)',
+      'services/auth',
+    ])
+  })
+
+  it("when turbo's run summaries are read, then the newest that ran the task gives each workspace's seconds and cache", () => {
+    const root = mkdtempSync(join(tmpdir(), 'test-run-'))
+    mkdirSync(join(root, '.turbo', 'runs'), { recursive: true })
+    writeFileSync(
+      join(root, '.turbo', 'runs', 'a.json'),
+      JSON.stringify({
+        tasks: [
+          {
+            task: 'typecheck',
+            package: '@meridian/db',
+            cache: { status: 'HIT' },
+            execution: { startTime: 0, endTime: 100, exitCode: 0 },
+          },
+          {
+            task: 'typecheck',
+            package: '@meridian/auth',
+            cache: { status: 'MISS' },
+            execution: { startTime: 1000, endTime: 13_500, exitCode: 0 },
+          },
+        ],
+      }),
+    )
+    expect(readTurboTasks(root, 'typecheck')).toEqual([
+      { workspace: '@meridian/db', seconds: 0.1, cached: true, exitCode: 0 },
+      { workspace: '@meridian/auth', seconds: 12.5, cached: false, exitCode: 0 },
+    ])
+    expect(readTurboTasks(root, 'test')).toEqual([])
+  })
+
+  it("when the cluster campaign's results are read, then each fault's latencies before, during and after are a line", () => {
+    const lines = clusterLines(
+      JSON.stringify({
+        replicas: 1,
+        ratePerSecond: 2,
+        results: [
+          {
+            reconciliation: { fault: 'host-kill' },
+            latency: {
+              before: { n: 9, p50: 412, p99: 900 },
+              during: { n: 20, p50: 15000, p99: 30000 },
+              after: { n: 0 },
+            },
+          },
+        ],
+      }),
+    )
+    expect(lines).toEqual([
+      '  cluster campaign host-kill (1 instance(s) of each service, 2 orders/s): placed → shipped before the fault p50 0.41 s, p99 0.90 s (9); during p50 15.00 s, p99 30.00 s (20); after –',
+    ])
+  })
+
+  it('when the table is made, then a failed phase says so, the preparation lists what it obtained and cached typechecks are counted', () => {
+    const lines = timeTable({
+      phases: readPhases(
+        'preparation (./scripts/prepare)\t300\t0\t500\ntypecheck (tsc, every workspace)\t10\t0\t5\ntests (vitest, every workspace)\t400\t1\t700\n',
+      ),
+      cores: 2,
+      prepare: {
+        purposes: ['engines'],
+        check: false,
+        seconds: 300,
+        results: [
+          { name: 'consul', title: 'Consul v1.16.3', outcome: 'obtained', seconds: 290, detail: '/c' },
+          { name: 'kafka-jars', title: 'the Kafka jars', outcome: 'present', seconds: 0, detail: '/k' },
+        ],
+      },
+      typecheck: [
+        { workspace: '@meridian/db', seconds: 0.1, cached: true, exitCode: 0 },
+        { workspace: '@meridian/auth', seconds: 9, cached: false, exitCode: 0 },
+      ],
+      tests: [{ workspace: '@meridian/auth', seconds: 200, cached: false, exitCode: 1 }],
+      reports: [],
+      totalSeconds: 710,
+    })
+    expect(lines[0]).toBe('where the time went (seconds; the share of the 2 cores the machine kept busy)')
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^ {2}preparation \(\.\/scripts\/prepare\) +300 s {2}83% busy$/),
+    )
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}Consul v1\.16\.3 +290 s {2}obtained$/))
+    expect(lines).toContainEqual('    1 of 2 prerequisites already present')
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}@meridian\/auth +9 s$/))
+    expect(lines).toContainEqual("    1 workspaces unchanged since a run on this machine (turbo's cache)")
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^ {2}tests \(vitest, every workspace\) +400 s {2}88% busy {2}FAILED \(exit 1\)$/,
+      ),
+    )
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}@meridian\/auth +200 s {2}exit 1$/))
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}total +710 s$/))
+  })
+})
