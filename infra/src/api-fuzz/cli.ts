@@ -67,6 +67,7 @@ async function main(): Promise<number> {
     timeoutMs: positiveInteger('MERIDIAN_FUZZ_TIMEOUT_SECONDS', 150) * 1000,
     ...(process.env.MERIDIAN_FUZZ_SEED ? { seed: process.env.MERIDIAN_FUZZ_SEED } : {}),
   }
+  const parallel = positiveInteger('MERIDIAN_FUZZ_PARALLEL', 2)
 
   const only = process.argv.slice(2)
   const services = discoverServices(join(repoRoot, 'services')).filter(
@@ -199,8 +200,15 @@ async function main(): Promise<number> {
       baseUrl: service.baseUrl,
     }))
 
+    // two targets at a time (MERIDIAN_FUZZ_PARALLEL): schemathesis and the service it fuzzes keep about a core
+    // busy between them; each run has an administrator, a report and an examples database of its own. The gateway's
+    // merged document, the longest, goes first.
     const outcomes: { target: Target; outcome: FuzzOutcome }[] = []
-    for (const target of targets) {
+    const queue = [...targets].sort((a, b) => Number(b.name === gateway?.name) - Number(a.name === gateway?.name))
+    const fuzzNext = async (): Promise<void> => {
+      for (let target = queue.shift(); target && !interrupted; target = queue.shift()) await fuzz(target)
+    }
+    const fuzz = async (target: Target): Promise<void> => {
       // a new administrator for every run: the one before may have been demoted or deleted by its own fuzzing
       const credentials: FuzzCredentials =
         auth?.database !== undefined
@@ -235,7 +243,7 @@ async function main(): Promise<number> {
         onStart: (pid) =>
           undo.push({ label: `stop schemathesis (pid ${pid})`, run: () => stopPid(pid, 'SIGTERM', 5000) }),
       })
-      if (interrupted) break
+      if (interrupted) return
       const targetFailed = outcome.timedOut || outcome.exitCode !== 0
       failed ||= targetFailed
       process.stdout.write(`${outputToShow(readFileSync(logFile, 'utf8'), targetFailed)}\n`)
@@ -246,6 +254,8 @@ async function main(): Promise<number> {
       }
       outcomes.push({ target, outcome })
     }
+    await Promise.all(Array.from({ length: parallel }, () => fuzzNext()))
+    outcomes.sort((a, b) => targets.indexOf(a.target) - targets.indexOf(b.target))
 
     for (const { target, outcome } of outcomes) {
       const report = outcome.report
