@@ -3,7 +3,6 @@
 // instances within a second and hear nothing of it after; a socket recovered after a short disconnection is not put
 // back into a room it lost meanwhile.
 import { randomUUID } from 'node:crypto'
-import type { RealtimeNamespace } from '@meridian/contracts'
 import { accessToken, asUser, eventually } from '@meridian/testkit'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,8 +10,11 @@ import {
   type Answer,
   connect,
   heard,
+  loseTransport,
   nextEvent,
+  pointAt,
   type RealtimeInstance,
+  recoveringClient,
   send,
   socketKeeper,
   someAddress,
@@ -201,54 +203,15 @@ describe('documents', () => {
 })
 
 describe('connection-state recovery', () => {
-  /** A client that reconnects at once (to `url` first, then wherever its manager's uri points), as a browser's would. */
-  function recoveringClient(url: string, userId: string): Socket {
-    return keep(
-      io(`${url}/chat`, {
-        transports: ['websocket'],
-        forceNew: true,
-        reconnection: true,
-        reconnectionDelay: 300,
-        reconnectionDelayMax: 300,
-        randomizationFactor: 0,
-        auth: { token: accessToken('user', userId) },
-        extraHeaders: { 'x-forwarded-for': someAddress() },
-      }),
-    )
-  }
-
-  /** Where the client's manager connects next (as a balancer would send it elsewhere). */
-  const pointAt = (client: Socket, url: string) => {
-    ;(client.io as unknown as { uri: string }).uri = url
-  }
-
-  /**
-   * The client loses its transport, and `from`, the instance it was on, has seen it go (its socket's session kept
-   * for recovery with the rooms it was in). Its next connection goes to `to`; without one, it stays away (its attempts
-   * are refused, as on a network that is down) until `pointAt` sends it somewhere, so what happens meanwhile is done
-   * while it is away, however slow the machine.
-   */
-  async function loseTransport(
-    client: Socket,
-    from: RealtimeInstance,
-    path: RealtimeNamespace,
-    to?: RealtimeInstance,
-  ): Promise<void> {
-    const id = client.id ?? ''
-    const namespace = from.app.realtime.namespace(path)
-    pointAt(client, to?.url ?? 'http://127.0.0.1:9')
-    const away = nextEvent<string>(client, 'disconnect')
-    client.io.engine.close()
-    expect(await away).toBe('forced close')
-    await eventually('the instance sees the client go', () => !namespace.sockets.has(id), 5000, 10)
-  }
-
   it('when a member is removed while their client is away, then it comes back as a new socket, not in the room, without what the room said meanwhile; a member still in it is recovered with it', async () => {
     const [ownerId, removedId, keptId] = [randomUUID(), randomUUID(), randomUUID()]
     const roomId = await created('chat/rooms', ownerId, [removedId, keptId])
     const owner = keep(await connect(a.url, '/chat', { token: accessToken('user', ownerId) }))
     await joined(owner, 'chat:join', { roomId })
-    const clients = [recoveringClient(a.url, removedId), recoveringClient(a.url, keptId)]
+    const clients = [
+      keep(recoveringClient(a.url, '/chat', removedId)),
+      keep(recoveringClient(a.url, '/chat', keptId)),
+    ]
     const heardBy = clients.map((client) => heard<{ text: string }>(client, 'chat:message'))
     for (const client of clients) {
       await eventually('the client is connected', () => client.connected, 5000, 20)

@@ -10,9 +10,9 @@
 // (attempts, concurrent slots) however many namespaces it multiplexes, even when they join at the same moment; a
 // credential limited to scopes joins only the namespaces whose connect scope it holds (contracts' realtimeScopes).
 // Several instances share rooms, broadcasts and connection-state recovery through Redis streams
-// (@socket.io/redis-streams-adapter); a recovered socket is put back only into rooms it may still be in. Each socket's
-// credential is watched (session.ts: expiry, refresh, revocations, logout) and its events limited (event-limits.ts) and
-// held to their scopes (channel.ts).
+// (@socket.io/redis-streams-adapter); a recovered socket is put back only into rooms it may still be in, and gets each
+// broadcast of them it missed exactly once (exactly-once-recovery.ts). Each socket's credential is watched (session.ts:
+// expiry, refresh, revocations, logout) and its events limited (event-limits.ts) and held to their scopes (channel.ts).
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { Server as HttpServer, IncomingMessage } from 'node:http'
@@ -40,6 +40,7 @@ import type { SocketCredential } from '../clients/forwarded-credential.ts'
 import type { MayBeIn } from '../domain/channel-rooms.ts'
 import type { ChannelNamespace, ChannelSocket, InterServerEvents, SocketData } from './channel.ts'
 import type { EventLimits } from './event-limits.ts'
+import { exactlyOnceRecovery, type RecoverableAdapter } from './exactly-once-recovery.ts'
 import { assertNamespaceScope, type Handshake, HandshakeRefusal } from './handshake.ts'
 import { type CredentialWatcher, credentialWatcher } from './session.ts'
 
@@ -418,7 +419,7 @@ function engineAndServer(options: RealtimeServerOptions, log: FastifyBaseLogger)
     connectTimeout: options.connectTimeoutMs,
     // Socket.IO calls it with `new`: a function, whose returned object is the adapter
     adapter: function guardedAdapter(nsp: unknown) {
-      return guardedRecovery(adapterOf(nsp), () => mayBeIn, log)
+      return exactlyOnceRecovery(guardedRecovery(adapterOf(nsp), () => mayBeIn, log))
     } as unknown as ReturnType<typeof createAdapter>,
     // a client that lost its connection for a moment resumes its rooms and gets what it missed; a recovered socket
     // still passes the handshake (its token may have expired meanwhile)
@@ -434,7 +435,6 @@ function engineAndServer(options: RealtimeServerOptions, log: FastifyBaseLogger)
   }
 }
 
-type RecoverableAdapter = ReturnType<ReturnType<typeof createAdapter>>
 type RecoveredSession = NonNullable<Awaited<ReturnType<RecoverableAdapter['restoreSession']>>>
 
 /**

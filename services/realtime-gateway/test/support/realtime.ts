@@ -111,6 +111,58 @@ export function nextEvent<T = unknown>(socket: Socket, event: string, timeoutMs 
   })
 }
 
+/**
+ * A client of `namespace` that reconnects at once (to `url` first, then wherever its manager's uri points), as a
+ * browser's would, and so presents its session for recovery when it comes back.
+ */
+export function recoveringClient(url: string, namespace: RealtimeNamespace, userId: string): Socket {
+  return io(`${url}${namespace === '/' ? '' : namespace}`, {
+    transports: ['websocket'],
+    forceNew: true,
+    reconnection: true,
+    reconnectionDelay: 300,
+    reconnectionDelayMax: 300,
+    randomizationFactor: 0,
+    auth: { token: accessToken('user', userId) },
+    extraHeaders: { 'x-forwarded-for': someAddress() },
+  })
+}
+
+/** Where the client's manager connects next (as a balancer would send it elsewhere). */
+export const pointAt = (client: Socket, url: string) => {
+  ;(client.io as unknown as { uri: string }).uri = url
+}
+
+/**
+ * The client loses its transport, and `from`, the instance it was on, has seen it go (its socket's session kept
+ * for recovery with the rooms it was in). Its next connection goes to `to`; without one, it stays away (its attempts
+ * are refused, as on a network that is down) until `pointAt` sends it somewhere, so what happens meanwhile is done
+ * while it is away, however slow the machine — and its session is in Redis by the time this resolves.
+ */
+export async function loseTransport(
+  client: Socket,
+  from: RealtimeInstance,
+  path: RealtimeNamespace,
+  to?: RealtimeInstance,
+): Promise<void> {
+  const id = client.id ?? ''
+  // socket.io-client keeps the session's private id to itself
+  const pid = (client as unknown as { _pid?: string })._pid
+  const namespace = from.app.realtime.namespace(path)
+  pointAt(client, to?.url ?? 'http://127.0.0.1:9')
+  const away = nextEvent<string>(client, 'disconnect')
+  client.io.engine.close()
+  const reason = await away
+  if (reason !== 'forced close') throw new Error(`the client went with ${reason}, not forced close`)
+  await eventually('the instance sees the client go', () => !namespace.sockets.has(id), 5000, 10)
+  // the instance stores the session without waiting for Redis; a client that stays away finds it there when it comes
+  // back (one sent elsewhere at once may already have taken it)
+  if (!to && pid) {
+    const sessionKey = `${from.config.REALTIME_REDIS_PREFIX}session:${pid}`
+    await eventually('the session is kept', async () => (await from.redis.exists(sessionKey)) === 1, 5000, 10)
+  }
+}
+
 /** The sockets a test file opens, closed together in its afterAll. */
 export function socketKeeper() {
   const open: Socket[] = []
