@@ -58,6 +58,13 @@ export {
   serviceDatabases,
 } from './probes.ts'
 export { run } from './processes.ts'
+export {
+  scaledMs,
+  type TestTimeoutOptions,
+  testTimeouts,
+  testTimeScale,
+  timeScaleVariable,
+} from './test-time.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 export { holdTraceStore } from './trace-store-lock.ts'
 
