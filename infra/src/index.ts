@@ -64,6 +64,7 @@ export {
   testTimeouts,
   testTimeScale,
   timeScaleVariable,
+  waitMs,
 } from './test-time.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 export { holdTraceStore } from './trace-store-lock.ts'

@@ -37,11 +37,22 @@ export interface TestTimeoutOptions {
   teardownMs?: number
 }
 
-/** vitest's `testTimeout`, `hookTimeout` and `teardownTimeout`, scaled: spread into a config's `test`. */
+/** The default deadline of a wait by condition: `expect.poll`'s (vitest's own is 1 s) and testkit's `eventually`. */
+export const waitMs = 30_000
+
+/**
+ * vitest's `testTimeout`, `hookTimeout` and `teardownTimeout`, and `expect.poll`'s default deadline, scaled: spread
+ * into a config's `test`.
+ */
 export function testTimeouts(
   options: TestTimeoutOptions = {},
   env: NodeJS.ProcessEnv = process.env,
-): { testTimeout: number; hookTimeout: number; teardownTimeout: number } {
+): {
+  testTimeout: number
+  hookTimeout: number
+  teardownTimeout: number
+  expect: { poll: { timeout: number } }
+} {
   const testMs = options.testMs ?? 60_000
   const hookMs = options.hookMs ?? testMs
   const teardownMs = options.teardownMs ?? hookMs
@@ -49,5 +60,6 @@ export function testTimeouts(
     testTimeout: scaledMs(testMs, env),
     hookTimeout: scaledMs(hookMs, env),
     teardownTimeout: scaledMs(teardownMs, env),
+    expect: { poll: { timeout: scaledMs(waitMs, env) } },
   }
 }

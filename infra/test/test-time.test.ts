@@ -6,13 +6,14 @@ import { scaledMs, testTimeouts, testTimeScale } from '../src/test-time.ts'
 const scale = (value: string | undefined) => ({ MERIDIAN_TEST_TIME_SCALE: value })
 
 describe('the tests time scale', () => {
-  it('when MERIDIAN_TEST_TIME_SCALE is unset, then times are as written and a test has 60 s', () => {
+  it('when MERIDIAN_TEST_TIME_SCALE is unset, then times are as written: a test has 60 s, a wait 30 s', () => {
     expect(testTimeScale({})).toBe(1)
     expect(scaledMs(5000, {})).toBe(5000)
     expect(testTimeouts({}, {})).toEqual({
       testTimeout: 60_000,
       hookTimeout: 60_000,
       teardownTimeout: 60_000,
+      expect: { poll: { timeout: 30_000 } },
     })
   })
 
@@ -23,6 +24,7 @@ describe('the tests time scale', () => {
       testTimeout: 360_000,
       hookTimeout: 90_000,
       teardownTimeout: 90_000,
+      expect: { poll: { timeout: 90_000 } },
     })
   })
 

@@ -73,6 +73,7 @@ export {
   testTimeouts,
   testTimeScale,
   timeScaleVariable,
+  waitMs,
 } from './test-time.ts'
 export { accessToken, asAdmin, asService, asUser, testServiceCredential, tokenEnv } from './tokens.ts'
 export { type StoredSpan, type StoredTrace, type TraceStore, useTraceStore } from './trace-store.ts'

@@ -6,4 +6,5 @@ export {
   testTimeouts,
   testTimeScale,
   timeScaleVariable,
+  waitMs,
 } from '@meridian/infra/test-time'
