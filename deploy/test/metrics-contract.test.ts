@@ -3,6 +3,7 @@
 // runs them); each instance's /metrics is read as Prometheus text and its families (`# TYPE` lines) collected.
 import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
+import { scaledMs } from '@meridian/infra/test-time'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   dashboardExpressions,
@@ -40,11 +41,11 @@ beforeAll(async () => {
     byService.set(service.name, families)
     for (const [name, type] of families) exposed.set(name, type)
   }
-}, 600_000)
+}, scaledMs(600_000))
 
 afterAll(async () => {
   await system?.close()
-}, 120_000)
+}, scaledMs(120_000))
 
 describe('the metrics the rules and dashboards read are exposed by the services', () => {
   it('when every service of a running system is asked for /metrics, then each answers its HTTP histogram among its families', () => {
