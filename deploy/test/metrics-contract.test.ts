@@ -34,7 +34,7 @@ beforeAll(async () => {
   for (const service of Object.values(system.services)) {
     // ?format=prometheus: the gateway and the realtime channel answer the spec's JSON counters by default
     const response = await fetch(`${service.baseUrl}/metrics?format=prometheus`, {
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaledMs(10_000)),
     })
     if (!response.ok) throw new Error(`${service.name}: /metrics answered ${response.status}`)
     const families = exposedFamilies(await response.text())

@@ -89,7 +89,8 @@ describe('the figures of services found in Consul', () => {
     const source = createServiceMetricsSource({
       consul: consul(),
       services: () => [name],
-      timeoutMs: 800,
+      // a scrape of a loaded machine may take its time: the figures tests want every instance's answer
+      timeoutMs: scaledMs(5000),
       log,
       baselineWindowMs: 100,
       // no edge among these services, whatever else the shared Consul holds (a `gateway` of another run)
