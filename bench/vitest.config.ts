@@ -1,6 +1,7 @@
+import { testTimeouts } from '@meridian/infra/test-time'
 import { defineConfig } from 'vitest/config'
 
 // unit tests of the harness only: `pnpm bench` is the benchmark, never part of `test`
 export default defineConfig({
-  test: { include: ['test/**/*.test.ts'] },
+  test: { include: ['test/**/*.test.ts'], ...testTimeouts() },
 })

@@ -3,6 +3,7 @@
 // runs them); each instance's /metrics is read as Prometheus text and its families (`# TYPE` lines) collected.
 import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
+import { scaledMs } from '@meridian/infra/test-time'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   dashboardExpressions,
@@ -33,18 +34,18 @@ beforeAll(async () => {
   for (const service of Object.values(system.services)) {
     // ?format=prometheus: the gateway and the realtime channel answer the spec's JSON counters by default
     const response = await fetch(`${service.baseUrl}/metrics?format=prometheus`, {
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaledMs(10_000)),
     })
     if (!response.ok) throw new Error(`${service.name}: /metrics answered ${response.status}`)
     const families = exposedFamilies(await response.text())
     byService.set(service.name, families)
     for (const [name, type] of families) exposed.set(name, type)
   }
-}, 600_000)
+}, scaledMs(600_000))
 
 afterAll(async () => {
   await system?.close()
-}, 120_000)
+}, scaledMs(120_000))
 
 describe('the metrics the rules and dashboards read are exposed by the services', () => {
   it('when every service of a running system is asked for /metrics, then each answers its HTTP histogram among its families', () => {

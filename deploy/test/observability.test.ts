@@ -6,6 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { run } from '@meridian/infra'
+import { scaledMs } from '@meridian/infra/test-time'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type DeployTools,
@@ -35,7 +36,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 /** promtool's exit code and output (it exits 1 on a finding). */
 async function promtool(args: string[]): Promise<{ ok: boolean; output: string }> {
   try {
-    return { ok: true, output: await run(tools.promtool, args, { timeoutMs: 60_000 }) }
+    return { ok: true, output: await run(tools.promtool, args, { timeoutMs: scaledMs(60_000) }) }
   } catch (error) {
     return { ok: false, output: (error as Error).message }
   }

@@ -59,6 +59,14 @@ export {
   serviceDatabases,
 } from './probes.ts'
 export { run, runLogged } from './processes.ts'
+export {
+  scaledMs,
+  type TestTimeoutOptions,
+  testTimeouts,
+  testTimeScale,
+  timeScaleVariable,
+  waitMs,
+} from './test-time.ts'
 export { deadLetterTopic, expandTopics, loadTopicDeclaration, retryTopic, type TopicSpec } from './topics.ts'
 export { holdTraceStore } from './trace-store-lock.ts'
 

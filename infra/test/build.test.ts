@@ -11,6 +11,7 @@ import { freePort } from '../src/free-port.ts'
 import { endpointsOf, planInfra } from '../src/index.ts'
 import { repoRoot } from '../src/layout.ts'
 import { createRunDatabase, type RunDatabase } from '../src/system/databases.ts'
+import { scaledMs } from '../src/test-time.ts'
 
 const orderDir = join(buildDir, 'order')
 const simulatorDir = join(buildDir, 'payment-simulator')
@@ -28,7 +29,7 @@ function runBuilt(dir: string, entry: string, env: Record<string, string>) {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: scaledMs(60_000),
   })
   return { status: result.status, output: `${result.stdout}${result.stderr}` }
 }
@@ -42,7 +43,7 @@ function filesUnder(dir: string): string[] {
 describe('./scripts/build order', () => {
   beforeAll(() => {
     build('order')
-  }, 180_000)
+  }, scaledMs(180_000))
 
   it("when order is built, then build/order has its package.json, dist/main.js and dist/migrate.js with maps, and its and the event tables' migrations", () => {
     const manifest = JSON.parse(readFileSync(join(orderDir, 'package.json'), 'utf8')) as {
@@ -128,7 +129,7 @@ console.log(JSON.stringify({
         cwd: orderDir,
         env: { PATH: process.env.PATH ?? '', ...env },
         encoding: 'utf8',
-        timeout: 30_000,
+        timeout: scaledMs(60_000),
       })
       expect(result.status, result.stderr).toBe(0)
       return JSON.parse(result.stdout.trim()) as Record<string, boolean>
@@ -187,7 +188,7 @@ describe('./scripts/build payment-simulator', () => {
 
   beforeAll(() => {
     build('payment-simulator')
-  }, 120_000)
+  }, scaledMs(120_000))
 
   afterEach(() => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')

@@ -14,6 +14,7 @@ import { provisionTopics } from '../src/index.ts'
 import { redisVersion, replicationForBrokers } from '../src/probes.ts'
 import { isAlive } from '../src/processes.ts'
 import { createNamespaceTopics } from '../src/system/kafka-namespace.ts'
+import { scaledMs } from '../src/test-time.ts'
 import { eventually } from './eventually.ts'
 
 const prefix = 'mrdck'
@@ -36,13 +37,13 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       startClusterRedis(h1, { prefix }),
     ])
     await Promise.all([consul.waitForLeader(), kafka.waitHealthy()])
-  }, 150_000)
+  }, scaledMs(150_000))
 
   afterAll(async () => {
     await Promise.allSettled([consul?.close(), kafka?.close(), redis?.stop()])
     await hosts?.destroy()
     expect(await existingNamespaces(prefix)).toEqual([])
-  }, 60_000)
+  }, scaledMs(60_000))
 
   const host = (n: number) => hosts.hosts[n - 1] as (typeof hosts.hosts)[0]
 
@@ -71,30 +72,35 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       expect(leader).toMatch(/^"198\.18\.2\.1[1-3]:8300"$/)
     })
 
-    it('when h2 loses power, then h1 and h3 keep a leader, and once its engines restart it is the third alive server again', async () => {
-      await host(2).killAll()
-      expect(await host(2).pids()).toEqual([])
-      for (const n of [1, 3]) {
-        const view = await eventually(`h${n} sees h2 gone and a leader`, async () => {
-          const seen = await consulView(host(n)).catch(() => undefined)
-          const elected = seen && seen.leader !== '' && seen.leader !== `${host(2).address}:8300`
-          return elected && !seen.alive.includes('h2') ? seen : undefined
+    it(
+      'when h2 loses power, then h1 and h3 keep a leader, and once its engines restart it is the third alive server again',
+      async () => {
+        await host(2).killAll()
+        expect(await host(2).pids()).toEqual([])
+        for (const n of [1, 3]) {
+          const view = await eventually(`h${n} sees h2 gone and a leader`, async () => {
+            const seen = await consulView(host(n)).catch(() => undefined)
+            const elected = seen && seen.leader !== '' && seen.leader !== `${host(2).address}:8300`
+            return elected && !seen.alive.includes('h2') ? seen : undefined
+          })
+          expect(view.alive.sort()).toEqual(['h1', 'h3'])
+        }
+        // a service still registers through a surviving agent: the catalog takes writes with 2 of 3 servers
+        const written = await fetch(`${consul.httpAddrOf(host(3))}/v1/kv/ck-probe`, {
+          method: 'PUT',
+          body: 'kept',
         })
-        expect(view.alive.sort()).toEqual(['h1', 'h3'])
-      }
-      // a service still registers through a surviving agent: the catalog takes writes with 2 of 3 servers
-      const written = await fetch(`${consul.httpAddrOf(host(3))}/v1/kv/ck-probe`, {
-        method: 'PUT',
-        body: 'kept',
-      })
-      expect(await written.json()).toBe(true)
+        expect(await written.json()).toBe(true)
 
-      await Promise.all([consul.agents[1]?.start(), kafka.nodes[1]?.start()])
-      await consul.waitForLeader()
-      for (const n of [1, 2, 3]) expect((await consulView(host(n))).alive.sort()).toEqual(['h1', 'h2', 'h3'])
-      const read = await fetch(`${consul.httpAddrOf(host(2))}/v1/kv/ck-probe?raw`)
-      expect(await read.text()).toBe('kept')
-    }, 120_000)
+        await Promise.all([consul.agents[1]?.start(), kafka.nodes[1]?.start()])
+        await consul.waitForLeader()
+        for (const n of [1, 2, 3])
+          expect((await consulView(host(n))).alive.sort()).toEqual(['h1', 'h2', 'h3'])
+        const read = await fetch(`${consul.httpAddrOf(host(2))}/v1/kv/ck-probe?raw`)
+        expect(await read.text()).toBe('kept')
+      },
+      scaledMs(120_000),
+    )
   })
 
   describe('Kafka', () => {
@@ -102,7 +108,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     beforeAll(async () => {
       await Promise.all(kafka.nodes.map((node) => node.start()))
       await kafka.waitHealthy()
-    }, 120_000)
+    }, scaledMs(120_000))
 
     it("when a run's namespace is created with the cluster's replication, then every topic has 3 replicas and min.insync.replicas 2", async () => {
       topics = await createNamespaceTopics(kafka.brokers, namespace, clusterReplication)
@@ -121,67 +127,71 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       expect(replicationForBrokers(1)).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 })
     })
 
-    it('when the node leading most partitions is killed, then acks=all writes still succeed, the group keeps reading, and the restarted node brings every ISR back to 3', async () => {
-      const topic = `${namespace}order.placed`
-      const client = clusterClient()
-      const producer = client.producer({
-        idempotent: true,
-        maxInFlightRequests: 5,
-        allowAutoTopicCreation: false,
-      })
-      const consumer = client.consumer({ groupId: `${namespace}ck-readers` })
-      const received = new Set<string>()
-      await producer.connect()
-      try {
-        await consumer.connect()
-        await consumer.subscribe({ topic, fromBeginning: true })
-        await consumer.run({
-          eachMessage: async ({ message }) => {
-            received.add(message.value?.toString() ?? '')
-          },
+    it(
+      'when the node leading most partitions is killed, then acks=all writes still succeed, the group keeps reading, and the restarted node brings every ISR back to 3',
+      async () => {
+        const topic = `${namespace}order.placed`
+        const client = clusterClient()
+        const producer = client.producer({
+          idempotent: true,
+          maxInFlightRequests: 5,
+          allowAutoTopicCreation: false,
         })
-        const before = await produceUntilAcknowledged(
-          producer,
-          topic,
-          Array.from({ length: 30 }, (_, i) => `before-${i}`),
-        )
-        await eventually('the group reads what was written before', async () =>
-          before.every((value) => received.has(value)) ? true : undefined,
-        )
+        const consumer = client.consumer({ groupId: `${namespace}ck-readers` })
+        const received = new Set<string>()
+        await producer.connect()
+        try {
+          await consumer.connect()
+          await consumer.subscribe({ topic, fromBeginning: true })
+          await consumer.run({
+            eachMessage: async ({ message }) => {
+              received.add(message.value?.toString() ?? '')
+            },
+          })
+          const before = await produceUntilAcknowledged(
+            producer,
+            topic,
+            Array.from({ length: 30 }, (_, i) => `before-${i}`),
+          )
+          await eventually('the group reads what was written before', async () =>
+            before.every((value) => received.has(value)) ? true : undefined,
+          )
 
-        const leaderHost = await kafka.leaderOfMostPartitions(topics)
-        const node = kafka.nodes.find((each) => each.host === leaderHost) as HostEngine
-        const pid = node.pid() as number
-        process.kill(pid, 'SIGKILL')
-        await eventually(`${leaderHost.name}'s node gone`, async () => (isAlive(pid) ? undefined : true))
+          const leaderHost = await kafka.leaderOfMostPartitions(topics)
+          const node = kafka.nodes.find((each) => each.host === leaderHost) as HostEngine
+          const pid = node.pid() as number
+          process.kill(pid, 'SIGKILL')
+          await eventually(`${leaderHost.name}'s node gone`, async () => (isAlive(pid) ? undefined : true))
 
-        // Writes go on as a relay's do: one send after the other for 15 s, across the fencing of the dead broker and
-        // the move of its leaderships (a send straddling that moment lost messages before the kafkajs patch). A send
-        // waits the move out (seconds, not a failure); what was acknowledged must all be read.
-        const after = await produceFor(producer, topic, 'after', 15_000)
-        expect(after.length).toBeGreaterThan(0)
-        const unread = () => after.filter((value) => !received.has(value))
-        await eventually(
-          'the group reads everything acknowledged after the kill',
-          async () => (unread().length === 0 ? true : undefined),
-          60_000,
-        ).catch((error: Error) => {
-          throw new Error(`${error.message}; unread: ${unread().slice(0, 10).join(' ')}`)
-        })
-        await eventually('every partition led by a live node', () =>
-          leadersOnlyOn(
-            topics,
-            kafka.nodes.filter((each) => each !== node).map((each) => each.host),
-          ),
-        )
+          // Writes go on as a relay's do: one send after the other for 15 s, across the fencing of the dead broker and
+          // the move of its leaderships (a send straddling that moment lost messages before the kafkajs patch). A send
+          // waits the move out (seconds, not a failure); what was acknowledged must all be read.
+          const after = await produceFor(producer, topic, 'after', 15_000)
+          expect(after.length).toBeGreaterThan(0)
+          const unread = () => after.filter((value) => !received.has(value))
+          await eventually(
+            'the group reads everything acknowledged after the kill',
+            async () => (unread().length === 0 ? true : undefined),
+            scaledMs(60_000),
+          ).catch((error: Error) => {
+            throw new Error(`${error.message}; unread: ${unread().slice(0, 10).join(' ')}`)
+          })
+          await eventually('every partition led by a live node', () =>
+            leadersOnlyOn(
+              topics,
+              kafka.nodes.filter((each) => each !== node).map((each) => each.host),
+            ),
+          )
 
-        await node.start()
-        await kafka.waitHealthy(topics)
-      } finally {
-        await consumer.disconnect()
-        await producer.disconnect()
-      }
-    }, 150_000)
+          await node.start()
+          await kafka.waitHealthy(topics)
+        } finally {
+          await consumer.disconnect()
+          await producer.disconnect()
+        }
+      },
+      scaledMs(150_000),
+    )
   })
 
   describe('Redis', () => {
@@ -193,14 +203,18 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   })
 
   describe('closing', () => {
-    it('when the cluster closes, then every engine has stopped by its pid and the hosts run nothing', async () => {
-      await Promise.all([consul.close(), kafka.close(), redis.stop()])
-      const engines = [...consul.agents, ...kafka.nodes, redis]
-      expect(
-        engines.filter((engine) => engine.pid() !== undefined).map((e) => `${e.host.name} ${e.name}`),
-      ).toEqual([])
-      for (const each of hosts.hosts) expect(await each.pids()).toEqual([])
-    }, 60_000)
+    it(
+      'when the cluster closes, then every engine has stopped by its pid and the hosts run nothing',
+      async () => {
+        await Promise.all([consul.close(), kafka.close(), redis.stop()])
+        const engines = [...consul.agents, ...kafka.nodes, redis]
+        expect(
+          engines.filter((engine) => engine.pid() !== undefined).map((e) => `${e.host.name} ${e.name}`),
+        ).toEqual([])
+        for (const each of hosts.hosts) expect(await each.pids()).toEqual([])
+      },
+      scaledMs(60_000),
+    )
   })
 
   function clusterClient(): Kafka {
@@ -268,7 +282,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     topic: string,
     values: string[],
   ): Promise<string[]> {
-    const deadline = Date.now() + 30_000
+    const deadline = Date.now() + scaledMs(30_000)
     for (;;) {
       try {
         await producer.send({

@@ -14,6 +14,7 @@ import {
   pinnedJaegerVersion,
   stopTraceStore,
 } from '../src/index.ts'
+import { scaledMs } from '../src/test-time.ts'
 import { eventually } from './eventually.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (the Docker question settled). */
@@ -48,7 +49,7 @@ describe('jaeger, the development trace store', () => {
     // trace-view.test.ts (re)starts this same Jaeger: one file at a time
     release = await holdTraceStore()
     runningBefore = (await infraEnv(nativeEnv())).includes('OTEL_EXPORTER_OTLP_ENDPOINT')
-  }, 160_000)
+  }, scaledMs(160_000))
   afterAll(async () => {
     try {
       if (runningBefore) await ensureTraceStore({ env: nativeEnv(), progress: () => {} })
@@ -56,7 +57,7 @@ describe('jaeger, the development trace store', () => {
     } finally {
       release()
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('when the trace store is brought up, then a span posted over OTLP/HTTP is found through the query API by its service and trace id', async () => {
     const messages: string[] = []

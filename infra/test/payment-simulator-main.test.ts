@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '../src/free-port.ts'
+import { scaledMs } from '../src/test-time.ts'
 
 const infraDir = fileURLToPath(new URL('..', import.meta.url))
 const entry = fileURLToPath(new URL('../src/payment-simulator/main.ts', import.meta.url))
@@ -15,69 +16,75 @@ describe('payment simulator process (main.ts)', () => {
     child = undefined
   })
 
-  it('when started with PORT, then it answers there, logs one JSON line per request without the card number, and stops on SIGTERM', async () => {
-    const port = await freePort()
-    // node --import tsx: one process, so that the signal reaches the simulator itself
-    const started = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: infraDir,
-      env: { ...process.env, PORT: String(port), PAYMENT_SIM_SEED: '4' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    child = started
-    let stdout = ''
-    let stderr = ''
-    started.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-    })
-    const listening = new Promise<void>((resolve, reject) => {
-      started.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString()
-        if (stderr.includes('listening on')) resolve()
+  it(
+    'when started with PORT, then it answers there, logs one JSON line per request without the card number, and stops on SIGTERM',
+    async () => {
+      const port = await freePort()
+      // node --import tsx: one process, so that the signal reaches the simulator itself
+      const started = spawn(process.execPath, ['--import', 'tsx', entry], {
+        cwd: infraDir,
+        env: { ...process.env, PORT: String(port), PAYMENT_SIM_SEED: '4' },
+        stdio: ['ignore', 'pipe', 'pipe'],
       })
-      started.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
-    })
-    await listening
-    expect(stderr).toContain(`http://127.0.0.1:${port}`)
+      child = started
+      let stdout = ''
+      let stderr = ''
+      started.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString()
+      })
+      const listening = new Promise<void>((resolve, reject) => {
+        started.stderr?.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString()
+          if (stderr.includes('listening on')) resolve()
+        })
+        started.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
+      })
+      await listening
+      expect(stderr).toContain(`http://127.0.0.1:${port}`)
 
-    const base = `http://127.0.0.1:${port}`
-    const tokenReply = await fetch(`${base}/v1/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ card: { number: '4000000000000002', expMonth: 1, expYear: 2040, cvc: '999' } }),
-    })
-    expect(tokenReply.status).toBe(201)
-    const { token } = (await tokenReply.json()) as { token: string }
-    const chargeReply = await fetch(`${base}/v1/charges`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': 'main-test-1' },
-      body: JSON.stringify({ amount: 500, currency: 'usd', source: token, orderId: 'main-order' }),
-    })
-    expect(chargeReply.status).toBe(402)
-    expect(((await chargeReply.json()) as { error: { code: string } }).error.code).toBe('card_declined')
+      const base = `http://127.0.0.1:${port}`
+      const tokenReply = await fetch(`${base}/v1/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          card: { number: '4000000000000002', expMonth: 1, expYear: 2040, cvc: '999' },
+        }),
+      })
+      expect(tokenReply.status).toBe(201)
+      const { token } = (await tokenReply.json()) as { token: string }
+      const chargeReply = await fetch(`${base}/v1/charges`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'main-test-1' },
+        body: JSON.stringify({ amount: 500, currency: 'usd', source: token, orderId: 'main-order' }),
+      })
+      expect(chargeReply.status).toBe(402)
+      expect(((await chargeReply.json()) as { error: { code: string } }).error.code).toBe('card_declined')
 
-    const exited = once(started, 'exit')
-    started.kill('SIGTERM')
-    const [code] = await exited
-    expect(code).toBe(0)
-    const lines = stdout.trim().split('\n')
-    expect(lines).toHaveLength(2)
-    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
-    expect(entries[0]).toMatchObject({
-      method: 'POST',
-      path: '/v1/tokens',
-      status: 201,
-      brand: 'visa',
-      last4: '0002',
-    })
-    expect(entries[1]).toMatchObject({
-      method: 'POST',
-      path: '/v1/charges',
-      status: 402,
-      code: 'card_declined',
-      orderId: 'main-order',
-      idempotencyKey: 'main-test-1',
-    })
-    expect(stdout).not.toContain('4000000000000002')
-    expect(stderr).toContain('SIGTERM: stopping')
-  }, 20_000)
+      const exited = once(started, 'exit')
+      started.kill('SIGTERM')
+      const [code] = await exited
+      expect(code).toBe(0)
+      const lines = stdout.trim().split('\n')
+      expect(lines).toHaveLength(2)
+      const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(entries[0]).toMatchObject({
+        method: 'POST',
+        path: '/v1/tokens',
+        status: 201,
+        brand: 'visa',
+        last4: '0002',
+      })
+      expect(entries[1]).toMatchObject({
+        method: 'POST',
+        path: '/v1/charges',
+        status: 402,
+        code: 'card_declined',
+        orderId: 'main-order',
+        idempotencyKey: 'main-test-1',
+      })
+      expect(stdout).not.toContain('4000000000000002')
+      expect(stderr).toContain('SIGTERM: stopping')
+    },
+    scaledMs(20_000),
+  )
 })

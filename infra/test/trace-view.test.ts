@@ -16,6 +16,7 @@ import {
   stopTraceStore,
 } from '../src/index.ts'
 import { chromiumPath, TraceScreenshotError, traceScreenshot } from '../src/observability/index.ts'
+import { scaledMs } from '../src/test-time.ts'
 import { eventually } from './eventually.ts'
 
 /** This process's environment without a given OTLP endpoint, native engines only (as jaeger.test.ts). */
@@ -128,7 +129,7 @@ async function rows(page: Page): Promise<[string, string, number, boolean][]> {
 /** Opens the trace's page and waits for its waterfall. */
 async function openTrace(page: Page, id = traceId): Promise<void> {
   await page.goto(`${nativeJaegerUiUrl}/trace/${id}`)
-  await page.locator('.waterfall[data-drawn]').waitFor({ timeout: 15_000 })
+  await page.locator('.waterfall[data-drawn]').waitFor({ timeout: scaledMs(30_000) })
 }
 
 /** The details of the row whose operation is `operation`, opened. */
@@ -140,7 +141,7 @@ async function openDetails(page: Page, operation: string) {
   return details
 }
 
-describe('the trace view the development Jaeger serves', { timeout: 60_000 }, () => {
+describe('the trace view the development Jaeger serves', { timeout: scaledMs(60_000) }, () => {
   let runningBefore = false
   let release = () => {}
   let browser: Browser
@@ -174,7 +175,7 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
     // an uncaught error in the view (or in a script an attribute smuggled in) is kept for the last word
     page.on('pageerror', (error) => pageErrors.push(error.message))
-  }, 270_000)
+  }, scaledMs(270_000))
 
   afterAll(async () => {
     try {
@@ -184,7 +185,7 @@ describe('the trace view the development Jaeger serves', { timeout: 60_000 }, ()
     } finally {
       release()
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 
   it('when the UI address and an unknown path of it are asked for, then both are the trace view, and its script and style are served', async () => {
     for (const path of ['/', `/trace/${traceId}`, `/search?service=${service('gateway')}`]) {

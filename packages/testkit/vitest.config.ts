@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config'
+import { testTimeouts } from './src/test-time.ts'
 
 export default defineConfig({
   test: {
     globalSetup: ['./src/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    ...testTimeouts(),
   },
 })

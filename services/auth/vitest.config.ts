@@ -1,9 +1,9 @@
+import { testTimeouts } from '@meridian/testkit/test-time'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
     globalSetup: ['@meridian/testkit/global-setup'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    ...testTimeouts(),
   },
 })

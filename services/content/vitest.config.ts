@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { testTimeouts } from '@meridian/testkit/test-time'
 import { defineConfig } from 'vitest/config'
 
 // graphql ships CommonJS (main) and ES modules (module). Node loads the CommonJS one for everybody, mercurius
@@ -9,7 +10,6 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   test: {
     globalSetup: ['@meridian/testkit/global-setup'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    ...testTimeouts(),
   },
 })

@@ -1,4 +1,5 @@
 // One system for the whole suite (src/global-setup.ts), files one after the other: the tests share it and the machine.
+import { testTimeouts } from '@meridian/testkit/test-time'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
@@ -6,8 +7,6 @@ export default defineConfig({
     // the engines first (testkit: endpoints into the environment), then the system on them
     globalSetup: ['@meridian/testkit/global-setup', './src/global-setup.ts'],
     fileParallelism: false,
-    testTimeout: 180_000,
-    hookTimeout: 180_000,
-    teardownTimeout: 120_000,
+    ...testTimeouts({ testMs: 180_000, teardownMs: 120_000 }),
   },
 })

@@ -174,6 +174,7 @@ const deadLetterHeaders = Type.Object({
   ...eventHeaders.properties,
   'original-topic': header('the topic the event was published to'),
   'error-message': header('the last failure, cut to 1000 characters'),
+  // no maxLength: released dead letters hold it without one (events.ts says why)
   'dead-lettered-at': header('ISO 8601', Type.String({ format: 'date-time' })),
   'consumer-group': Type.Optional(header('the group whose handler failed')),
   'retry-count': Type.Optional(header('the retries it had')),

@@ -63,7 +63,7 @@ export type LogoutBody = Static<typeof LogoutBody>
 export const SessionRecord = Type.Object({
   userId: Type.String(),
   role: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
+  createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
 })
 export type SessionRecord = Static<typeof SessionRecord>
 
@@ -172,26 +172,26 @@ export const CreateApiKeyBody = Type.Object(
       description: 'what the key may do: one or more scopes of the catalogue',
     }),
     /** when the key stops working; never when absent */
-    expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64 })),
     /** an admin may create a key for another user; everyone else for themself only */
-    userId: Type.Optional(Type.String({ format: 'uuid' })),
+    userId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36 })),
   },
   { additionalProperties: false },
 )
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>
 
 export const ApiKey = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  userId: Type.String({ format: 'uuid' }),
+  id: Type.String({ format: 'uuid', maxLength: 36 }),
+  userId: Type.String({ format: 'uuid', maxLength: 36 }),
   name: Type.String(),
   /** the public part of the key (`mk_<prefix>_…`): how a key is recognised in lists and logs */
   prefix: Type.String(),
   /** the scopes it was created with */
   scopes: Type.Array(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-  expiresAt: Nullable(Type.String({ format: 'date-time' })),
-  lastUsedAt: Nullable(Type.String({ format: 'date-time' })),
-  revokedAt: Nullable(Type.String({ format: 'date-time' })),
+  createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+  expiresAt: Nullable(Type.String({ format: 'date-time', maxLength: 64 })),
+  lastUsedAt: Nullable(Type.String({ format: 'date-time', maxLength: 64 })),
+  revokedAt: Nullable(Type.String({ format: 'date-time', maxLength: 64 })),
 })
 export type ApiKey = Static<typeof ApiKey>
 
@@ -206,7 +206,7 @@ export const ApiKeyListQuery = QueryObject(
   {
     ...pageParameters,
     /** admins: another user's keys */
-    userId: Type.Optional(Type.String({ format: 'uuid' })),
+    userId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36 })),
   },
   { additionalProperties: false },
 )

@@ -5,8 +5,8 @@ import { type Static, Type } from 'typebox'
 import { pageParameters, QueryObject } from './pagination.ts'
 import { VisibleText } from './schema-kinds.ts'
 
-const Uuid = Type.String({ format: 'uuid' })
-const Timestamp = Type.String({ format: 'date-time' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
+const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
 
 /** The largest document content, in characters: a document (and its collab:init) stays under the 1 MB message limit. */
 export const documentContentMaxLength = 1_000_000
@@ -26,7 +26,7 @@ export const Member = Type.Object({ userId: Uuid, joinedAt: Timestamp }, { addit
 export type Member = Static<typeof Member>
 
 export const AddMemberBody = Type.Object(
-  { userId: Type.String({ format: 'uuid', description: 'the user (auth user id) to add' }) },
+  { userId: Type.String({ format: 'uuid', maxLength: 36, description: 'the user (auth user id) to add' }) },
   { additionalProperties: false },
 )
 export type AddMemberBody = Static<typeof AddMemberBody>
@@ -37,7 +37,11 @@ export const ChatRoom = Type.Object(
   {
     id: Uuid,
     name: Type.String(),
-    ownerId: Type.String({ format: 'uuid', description: 'who created it; a member that cannot be removed' }),
+    ownerId: Type.String({
+      format: 'uuid',
+      maxLength: 36,
+      description: 'who created it; a member that cannot be removed',
+    }),
     members: Type.Array(Uuid, {
       description: 'user ids of the members (who may join it on /chat), oldest first',
     }),
@@ -99,7 +103,11 @@ const documentFields = {
     minimum: 0,
     description: 'the number of edits applied; collab:edit names it as baseVersion',
   }),
-  ownerId: Type.String({ format: 'uuid', description: 'who created it; a member that cannot be removed' }),
+  ownerId: Type.String({
+    format: 'uuid',
+    maxLength: 36,
+    description: 'who created it; a member that cannot be removed',
+  }),
   members: Type.Array(Uuid, {
     description: 'user ids of the members (who may edit it on /collab), oldest first',
   }),

@@ -90,7 +90,7 @@ export const contentSchema = /* GraphQL */ `
   }
 `
 
-const Id = Type.String({ format: 'uuid' })
+const Id = Type.String({ format: 'uuid', maxLength: 36 })
 
 /** Query.posts and User.posts. */
 export const PostsArgs = Type.Object({

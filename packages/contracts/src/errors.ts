@@ -74,7 +74,7 @@ export const ErrorEnvelope = Type.Object(
         message: Type.String(),
         details: Type.Optional(Type.Array(ErrorDetail)),
         requestId: Type.String(),
-        timestamp: Type.String({ format: 'date-time' }),
+        timestamp: Type.String({ format: 'date-time', maxLength: 64 }),
         retryAfter: Type.Optional(
           Type.Integer({ minimum: 0, description: 'seconds; rate-limit and availability errors' }),
         ),
@@ -96,7 +96,7 @@ export const ProblemDetails = Type.Object({
   instance: Type.String(),
   code: Type.String(),
   requestId: Type.String(),
-  timestamp: Type.String({ format: 'date-time' }),
+  timestamp: Type.String({ format: 'date-time', maxLength: 64 }),
   errors: Type.Optional(Type.Array(ErrorDetail)),
   retryAfter: Type.Optional(Type.Integer({ minimum: 0 })),
 })

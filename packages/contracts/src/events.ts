@@ -1,4 +1,7 @@
 // The domain event envelope (spec: Domain event envelope) and the data schema of each event type with its version.
+// The format strings a released event holds (envelope and data) have no maxLength: a bound would narrow what events
+// already in Kafka may hold, which the compatibility check refuses (docs/domain-events.md, a new type would be needed);
+// a field or type added since the release has one (service-kit's linear-validation test holds both).
 import { type Static, type TSchema, Type } from 'typebox'
 
 export const EventEnvelopeBase = Type.Object({

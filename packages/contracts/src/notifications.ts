@@ -31,7 +31,7 @@ export const NotificationType = StringEnum(notificationTypes, {
     'order_placed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), return_requested (return.requested), return_received (return.received), return_completed (return.completed), return_rejected (return.rejected), welcome (user.registered)',
 })
 
-const Uuid = Type.String({ format: 'uuid' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
 
 /** The spec's real-time notification record, plus readAt. */
 export const Notification = Type.Object(
@@ -42,10 +42,15 @@ export const Notification = Type.Object(
     message: Type.String({ description: 'one or two sentences for the user' }),
     createdAt: Type.String({
       format: 'date-time',
+      maxLength: 64,
       description: 'when what it tells of happened (the time of the event that made it)',
     }),
     readAt: Nullable(
-      Type.String({ format: 'date-time', description: 'when first marked read; null: unread' }),
+      Type.String({
+        format: 'date-time',
+        maxLength: 64,
+        description: 'when first marked read; null: unread',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -75,6 +80,7 @@ export const NotificationListQuery = QueryObject(
     userId: Type.Optional(
       Type.String({
         format: 'uuid',
+        maxLength: 36,
         description: "whose notifications: the caller's own when absent; another user's for an admin only",
       }),
     ),

@@ -116,7 +116,7 @@ export const DeadLetterEvent = Type.Object(
     originalTopic: Type.String(),
     consumerGroup: Nullable(Type.String({ description: 'the group that gave up on it' })),
     errorMessage: Nullable(Type.String()),
-    deadLetteredAt: Nullable(Type.String({ format: 'date-time' })),
+    deadLetteredAt: Nullable(Type.String({ format: 'date-time', maxLength: 64 })),
     retryCount: Nullable(Type.Integer({ minimum: 0 })),
     replayed: Type.Boolean({ description: 'a replay has re-published it' }),
     value: Type.String({ description: 'the message as it was parked (cut at 4,000 characters)' }),

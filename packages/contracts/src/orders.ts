@@ -42,7 +42,7 @@ export const OrderStatus = StringEnum(orderStatuses, { description: 'see States 
  */
 export const cancellableOrderStatuses: readonly OrderStatus[] = ['placed', 'payment_failed', 'paid']
 
-const Uuid = Type.String({ format: 'uuid' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
 const AddressLine = Text({ minLength: 1, maxLength: 200 })
 
 export const ShippingAddress = Type.Object(
@@ -154,8 +154,8 @@ export const Order = Type.Object(
     }),
     items: Type.Array(OrderItem),
     shippingAddress: ShippingAddress,
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
+    createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+    updatedAt: Type.String({ format: 'date-time', maxLength: 64 }),
     _links: OrderResourceLinks,
   },
   { additionalProperties: false },

@@ -38,7 +38,7 @@ export const PaymentCurrency = Type.Literal('usd', { description: 'ISO 4217, low
 
 export const CreatePaymentBody = Type.Object(
   {
-    orderId: Type.String({ format: 'uuid', description: 'the order this payment pays' }),
+    orderId: Type.String({ format: 'uuid', maxLength: 36, description: 'the order this payment pays' }),
     amount: Type.Number({
       exclusiveMinimum: 0,
       maximum: maximumMoney,
@@ -56,7 +56,7 @@ export type PaymentStatus = (typeof paymentStatuses)[number]
 
 export const Payment = Type.Object(
   {
-    paymentId: Type.String({ format: 'uuid' }),
+    paymentId: Type.String({ format: 'uuid', maxLength: 36 }),
     orderId: Type.String(),
     status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('refunded')]),
     amount: Money,
@@ -71,7 +71,7 @@ export const Payment = Type.Object(
 )
 export type Payment = Static<typeof Payment>
 
-export const PaymentIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+export const PaymentIdParams = Type.Object({ id: Type.String({ format: 'uuid', maxLength: 36 }) })
 export type PaymentIdParams = Static<typeof PaymentIdParams>
 
 /** The payment method an order carries for the payment step (order.placed's `payment`): a provider token. */

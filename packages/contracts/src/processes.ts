@@ -7,7 +7,7 @@ import { pageParameters, QueryObject } from './pagination.ts'
 import { CompensationState, SagaLogEntry } from './sagas.ts'
 import { StringEnum } from './schema-kinds.ts'
 
-const Timestamp = Type.String({ format: 'date-time' })
+const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
 const Name = Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', description: 'a declared name' })
 
 /** One line of an instance's step log: what happened to which step, when, on which event (the saga's lines' shape). */

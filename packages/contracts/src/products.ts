@@ -16,7 +16,7 @@ const Sku = Type.String({
 const Name = VisibleText({ minLength: 1, maxLength: 200 })
 const Description = Text({ maxLength: 2000 })
 const Quantity = { minimum: 0, maximum: 1_000_000_000 } as const
-const ProductId = Type.String({ format: 'uuid' })
+const ProductId = Type.String({ format: 'uuid', maxLength: 36 })
 
 export const Product = Type.Object(
   {
@@ -31,8 +31,8 @@ export const Product = Type.Object(
       description: 'units held for orders (paid, not yet shipped or released)',
     }),
     active: Type.Boolean({ description: 'an inactive product is listed but cannot be reserved' }),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
+    createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+    updatedAt: Type.String({ format: 'date-time', maxLength: 64 }),
   },
   { additionalProperties: false },
 )

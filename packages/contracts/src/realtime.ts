@@ -87,8 +87,8 @@ export const credentialFailedCloseCode = 4401
 /** /ws: the close code of a connection that kept sending past its rate (RFC 6455: policy violation) */
 export const rateLimitedCloseCode = 1008
 
-const Uuid = Type.String({ format: 'uuid' })
-const Timestamp = Type.String({ format: 'date-time' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
+const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
 
 /** error — {message}, or {code, message, details} for an invalid payload, or {code: RATE_LIMITED, message, retryAfter}. */
 export const RealtimeError = Type.Object({

@@ -7,8 +7,8 @@ import { OrderLinks } from './orders.ts'
 import { pageParameters, QueryObject } from './pagination.ts'
 import { StringEnum } from './schema-kinds.ts'
 
-const Uuid = Type.String({ format: 'uuid' })
-const Timestamp = Type.String({ format: 'date-time' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
+const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
 const Reason = Type.String({ minLength: 1, maxLength: 500 })
 
 /**

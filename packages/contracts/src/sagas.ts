@@ -52,7 +52,7 @@ export const stepOutcomes = [
 ] as const
 export type StepOutcome = (typeof stepOutcomes)[number]
 
-const Timestamp = Type.String({ format: 'date-time' })
+const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
 
 /** One line of the step log: what happened to which step, when, on which event. */
 export const SagaLogEntry = Type.Object(
@@ -71,7 +71,7 @@ export type SagaLogEntry = Static<typeof SagaLogEntry>
 
 export const Saga = Type.Object(
   {
-    orderId: Type.String({ format: 'uuid' }),
+    orderId: Type.String({ format: 'uuid', maxLength: 36 }),
     state: SagaState,
     orderStatus: OrderStatus,
     step: Type.Union([SagaStep, Type.Null()], { description: 'the step awaited now; null when none is' }),
@@ -115,7 +115,7 @@ export const SagaListQuery = QueryObject(
 )
 export type SagaListQuery = Static<typeof SagaListQuery>
 
-export const SagaParams = Type.Object({ orderId: Type.String({ format: 'uuid' }) })
+export const SagaParams = Type.Object({ orderId: Type.String({ format: 'uuid', maxLength: 36 }) })
 export type SagaParams = Static<typeof SagaParams>
 
 /** POST /admin/sagas/{orderId}/compensate: why (kept in the step log and the order.failed event). */

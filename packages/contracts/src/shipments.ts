@@ -17,7 +17,7 @@ export const ShipmentStatus = StringEnum(shipmentStatuses, { description: 'creat
 /** The header a carrier sends its API key in, to report a delivery (lower case, as Node reads headers). */
 export const carrierKeyHeader = 'x-carrier-key'
 
-const Uuid = Type.String({ format: 'uuid' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
 
 export const ShipmentItem = Type.Object(
   { productId: Uuid, quantity: Type.Integer({ minimum: 1 }) },
@@ -37,15 +37,21 @@ export const Shipment = Type.Object(
     id: Uuid,
     orderId: Uuid,
     customerId: Type.Optional(
-      Type.String({ format: 'uuid', description: "the order's customer; absent when the event did not say" }),
+      Type.String({
+        format: 'uuid',
+        maxLength: 36,
+        description: "the order's customer; absent when the event did not say",
+      }),
     ),
     status: ShipmentStatus,
     carrier: Type.String({ description: 'the carrier carrying it, e.g. meridian-post' }),
     trackingNumber: Type.String({ description: "the carrier's tracking number, unique" }),
     shippingAddress: Type.Optional(ShippingAddress),
     items: Type.Array(ShipmentItem),
-    createdAt: Type.String({ format: 'date-time' }),
-    deliveredAt: Type.Optional(Type.String({ format: 'date-time', description: 'once delivered' })),
+    createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+    deliveredAt: Type.Optional(
+      Type.String({ format: 'date-time', maxLength: 64, description: 'once delivered' }),
+    ),
     _links: ShipmentLinks,
   },
   { additionalProperties: false },
@@ -57,7 +63,7 @@ export const DeliveredShipment = Type.Object(
   {
     ...Shipment.properties,
     status: Type.Literal('delivered'),
-    deliveredAt: Type.String({ format: 'date-time' }),
+    deliveredAt: Type.String({ format: 'date-time', maxLength: 64 }),
   },
   { additionalProperties: false },
 )

@@ -22,14 +22,14 @@ const Age = Type.Integer({ minimum: 18, maximum: 150, description: 'must be 18 o
 
 export const User = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
+    id: Type.String({ format: 'uuid', maxLength: 36 }),
     name: Name,
     email: Email,
     role: UserRole,
     status: UserStatus,
     age: Nullable(Age),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
+    createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+    updatedAt: Type.String({ format: 'date-time', maxLength: 64 }),
   },
   { additionalProperties: false },
 )
@@ -86,7 +86,7 @@ export const UserListQuery = QueryObject(
 )
 export type UserListQuery = Static<typeof UserListQuery>
 
-export const UserIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+export const UserIdParams = Type.Object({ id: Type.String({ format: 'uuid', maxLength: 36 }) })
 export type UserIdParams = Static<typeof UserIdParams>
 
 /** PUT /users/{id}/password: your own needs the current password; an admin may set anyone's without it. */

@@ -1,6 +1,6 @@
 // What the consumer, retry and replay tests share: their own topics and database, events, a recording logger.
 import { randomUUID } from 'node:crypto'
-import { freshDatabase, infraEndpoints, testKafka, uniqueName } from '@meridian/testkit'
+import { freshDatabase, infraEndpoints, scaledMs, testKafka, uniqueName, waitMs } from '@meridian/testkit'
 import type { Kafka, KafkaMessage } from 'kafkajs'
 import type postgres from 'postgres'
 import type { ConsumerLogger } from '../src/consumer-logger.ts'
@@ -161,11 +161,11 @@ export function recordingLogger(): { logger: ConsumerLogger; entries: LogEntry[]
   return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, entries }
 }
 
-/** Polls `check` until it returns something other than undefined/false. */
+/** Polls `check` until it returns something other than undefined/false (for the tests' scaled wait by default). */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
+  timeoutMs = scaledMs(waitMs),
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { testKafka, uniqueName } from '@meridian/testkit'
+import { scaledMs, testKafka, uniqueName, waitMs } from '@meridian/testkit'
 import { Registry } from 'prom-client'
 import { afterAll, describe, expect, it } from 'vitest'
 import { consume, type EventConsumer, kafkaGroupIdOf } from '../src/consumer.ts'
@@ -174,7 +174,7 @@ describe.concurrent('consume', () => {
       },
     )
     cleanups.push(async () => child.kill('SIGKILL'))
-    const [partition, offset] = (await lineFrom(child, /^crash-point (\d+) (\d+)$/, 30_000))
+    const [partition, offset] = (await lineFrom(child, /^crash-point (\d+) (\d+)$/, scaledMs(waitMs)))
       .slice(1)
       .map(Number)
     child.kill('SIGKILL')

@@ -1,7 +1,7 @@
 // eventsPlugin: a service's producer, outbox relay and consumers opened by one registration and closed with the app.
 import { randomUUID } from 'node:crypto'
 import { transaction } from '@meridian/db'
-import { uniqueName } from '@meridian/testkit'
+import { scaledMs, uniqueName } from '@meridian/testkit'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { kafkaGroupIdOf } from '../src/consumer.ts'
@@ -68,7 +68,8 @@ describe('eventsPlugin', () => {
     await app.close()
 
     const second = await commitEvent(randomUUID())
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // a pause (scaled): nothing can be waited for that does not come
+    await new Promise((resolve) => setTimeout(resolve, scaledMs(1500)))
     const [left] = await database.sql<{ n: number }[]>`select count(*)::int as n from outbox`
     expect(left?.n).toBe(1)
     expect((await database.effectCounts()).get(second)).toBeUndefined()
@@ -81,7 +82,8 @@ describe('eventsPlugin', () => {
     await app.ready()
     try {
       await commitEvent(randomUUID())
-      await new Promise((resolve) => setTimeout(resolve, 1000))
+      // a pause (scaled): nothing can be waited for that does not come
+      await new Promise((resolve) => setTimeout(resolve, scaledMs(1000)))
       const [left] = await database.sql<{ n: number }[]>`select count(*)::int as n from outbox`
       expect(left?.n).toBe(1)
     } finally {

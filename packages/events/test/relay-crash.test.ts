@@ -1,6 +1,7 @@
 // The relay killed between publish and delete: the next relay publishes the batch again; nothing lost, no effect twice.
 import type { Sql } from '@meridian/db'
 import type { TestTopics } from '@meridian/testkit'
+import { scaledMs } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EventProducer } from '../src/kafka.ts'
 import { createOutboxRelay } from '../src/outbox-relay.ts'
@@ -57,7 +58,7 @@ describe('OutboxRelay killed between publish and delete', () => {
       holdAfterPublish: true,
     })
     processes.push(crashing)
-    await crashing.waitFor('its first batch', () => crashing.published().length > 0, 60_000)
+    await crashing.waitFor('its first batch', () => crashing.published().length > 0, scaledMs(60_000))
     const [batch] = crashing.published()
     await crashing.kill()
 

@@ -9,10 +9,12 @@ import {
   freshDatabase,
   freshTopics,
   infraEndpoints,
+  scaledMs,
   type TestDatabase,
   type TestTopics,
   testKafka,
   uniqueName,
+  waitMs,
 } from '@meridian/testkit'
 import type { Consumer, ISocketFactory } from 'kafkajs'
 import type { DomainEvent } from '../src/envelope.ts'
@@ -22,11 +24,11 @@ import { createEventProducer, createKafka, type EventProducer, type KafkaOptions
 import { appendToOutbox, type OutboxEntry } from '../src/outbox.ts'
 import type { OutboxRelayLogger } from '../src/outbox-relay.ts'
 
-/** Polls `condition` until it holds; fails with `what` after `timeoutMs`. */
+/** Polls `condition` until it holds; fails with `what` after `timeoutMs` (the tests' scaled wait by default). */
 export async function waitFor(
   what: string,
   condition: () => boolean | Promise<boolean>,
-  timeoutMs = 30_000,
+  timeoutMs = scaledMs(waitMs),
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {
@@ -370,7 +372,7 @@ export class RelayProcess {
     return this.reports.filter((report) => report.kind === 'published')
   }
 
-  async waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  async waitFor(what: string, condition: () => boolean, timeoutMs = scaledMs(waitMs)): Promise<void> {
     try {
       await waitFor(`${this.name}: ${what}`, () => condition() || !this.isRunning, timeoutMs)
     } catch (error) {

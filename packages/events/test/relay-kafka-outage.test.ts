@@ -88,7 +88,7 @@ describe('OutboxRelay during a Kafka outage', () => {
         logger.entries.some((entry) => entry.level === 'warn' && /could not publish/.test(entry.msg ?? '')),
       ).toBe(true)
 
-      await waitFor('every event after the outage', () => counter.distinct >= writes.length, 30_000)
+      await waitFor('every event after the outage', () => counter.distinct >= writes.length)
       expect(counter.account(writes, topic)).toEqual({ lost: 0, duplicated: 0, unexpected: 0 })
       for (const [key, sequences] of counter.sequencesByKey(topic)) {
         const written = writes.filter((write) => write.aggregateId === key).map((write) => write.seq)
@@ -123,16 +123,13 @@ describe('OutboxRelay during a Kafka outage', () => {
       const writes = [await writeWidget(sql, topic, 'k-1', 1), await writeWidget(sql, topic, 'k-2', 1)]
       await down
       writes.push(await writeWidget(sql, topic, 'k-1', 2), await writeWidget(sql, topic, 'k-2', 2))
-      await waitFor(
-        'the relay to give up on the batch',
-        () =>
-          logger.entries.some((entry) => entry.level === 'warn' && /could not publish/.test(entry.msg ?? '')),
-        20_000,
+      await waitFor('the relay to give up on the batch', () =>
+        logger.entries.some((entry) => entry.level === 'warn' && /could not publish/.test(entry.msg ?? '')),
       )
       writes.push(await writeWidget(sql, topic, 'k-1', 3))
       network.restore()
 
-      await waitFor('every event', () => counter.account(writes, topic).lost === 0, 20_000)
+      await waitFor('every event', () => counter.account(writes, topic).lost === 0)
       expect(counter.account(writes, topic)).toEqual({ lost: 0, duplicated: 0, unexpected: 0 })
       for (const [key, sequences] of counter.sequencesByKey(topic)) {
         expect(sequences, key).toEqual(key === 'k-1' ? [1, 2, 3] : [1, 2])

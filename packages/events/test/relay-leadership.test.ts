@@ -1,6 +1,7 @@
 // Several relays on one database: one active relay (advisory lock), a standby that takes over, per-key order kept.
 import type { Sql } from '@meridian/db'
 import type { TestTopics } from '@meridian/testkit'
+import { scaledMs } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EventProducer } from '../src/kafka.ts'
 import { createOutboxRelay, OUTBOX_RELAY_LOCK_NAME } from '../src/outbox-relay.ts'
@@ -72,8 +73,8 @@ describe('several OutboxRelays on one database', () => {
     const a = RelayProcess.start({ name: 'relay-a', holdAfterPublish: false, ...config })
     const b = RelayProcess.start({ name: 'relay-b', holdAfterPublish: false, ...config })
     processes.push(a, b)
-    await a.waitFor('start', () => a.has('started'), 60_000)
-    await b.waitFor('start', () => b.has('started'), 60_000)
+    await a.waitFor('start', () => a.has('started'), scaledMs(60_000))
+    await b.waitFor('start', () => b.has('started'), scaledMs(60_000))
     await waitFor('a leader', () => a.has('leader') || b.has('leader'))
     const [leader, standby] = a.has('leader') ? [a, b] : [b, a]
     expect(await lockHolders()).toBe(1)

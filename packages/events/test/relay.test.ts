@@ -94,7 +94,7 @@ describe('OutboxRelay', () => {
     await waitFor('the first event', () => counter.has(first.entries[0]!.event.id))
 
     const second = await writeWidget(sql, topic('relay-notify'), 'n-1', 2)
-    await waitFor('the second event', () => counter.has(second.entries[0]!.event.id), 20_000)
+    await waitFor('the second event', () => counter.has(second.entries[0]!.event.id))
     expect(pollIntervalElapsed).toBe(false)
     expect(counter.account([first, second], topic('relay-notify'))).toEqual({
       lost: 0,

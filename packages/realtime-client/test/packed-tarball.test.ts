@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RealtimeServer, startRealtimeServer } from './realtime-server.ts'
+import { type RealtimeServer, scaledMs, startRealtimeServer } from './realtime-server.ts'
 
 const run = promisify(execFile)
 const packageDir = join(import.meta.dirname, '..')
@@ -16,7 +16,12 @@ const fixtures = join(import.meta.dirname, 'outside-project')
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 
 /** Runs a command, failing with its output (npm's and tsc's explanations are on stdout and stderr). */
-async function sh(command: string, args: string[], cwd: string, timeout = 120_000): Promise<string> {
+async function sh(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeout = scaledMs(120_000),
+): Promise<string> {
   try {
     return (await run(command, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024 })).stdout
   } catch (error) {
@@ -64,7 +69,7 @@ function converse(server: RealtimeServer): void {
 }
 
 // each step runs a process (node, tsc, vite) that a loaded machine may slow well past vitest's default 5 s
-describe('the packed SDK, outside the workspace', { timeout: 90_000 }, () => {
+describe('the packed SDK, outside the workspace', { timeout: scaledMs(90_000) }, () => {
   let root: string
   let nodeApp: string
   let vitePage: string
@@ -81,7 +86,7 @@ describe('the packed SDK, outside the workspace', { timeout: 90_000 }, () => {
     // connection-state recovery on, as the realtime-gateway has it: broadcasts then carry an offset
     server = await startRealtimeServer({ connectionStateRecovery: {} })
     converse(server)
-  }, 240_000)
+  }, scaledMs(240_000))
 
   afterAll(async () => {
     await server?.close()
@@ -110,7 +115,7 @@ describe('the packed SDK, outside the workspace', { timeout: 90_000 }, () => {
   })
 
   it('when a plain Node project imports it, then it connects with its token, requests, and hears the server', async () => {
-    const heard = JSON.parse(await sh(process.execPath, ['main.mjs', server.url], nodeApp, 20_000))
+    const heard = JSON.parse(await sh(process.execPath, ['main.mjs', server.url], nodeApp, scaledMs(20_000)))
     expect(heard.welcome).toMatchObject({ type: 'welcome', message: 'hello outside-token' })
     expect(heard.echo).toEqual({ ok: true, echo: { type: 'echo', payload: { from: 'outside' } } })
     expect(heard.refusal).toEqual({ typed: true, code: 'FORBIDDEN', message: 'Not allowed' })
@@ -132,7 +137,9 @@ describe('the packed SDK, outside the workspace', { timeout: 90_000 }, () => {
     )
     expect(await readFile(bundle, 'utf8')).not.toMatch(/^import\b|\bimport\s*\(|\brequire\(/m)
     // Node 24's global WebSocket stands in for a browser's: the bundle is socket.io-client's browser build
-    const heard = JSON.parse(await sh(process.execPath, ['main.mjs', server.url, bundle], nodeApp, 20_000))
+    const heard = JSON.parse(
+      await sh(process.execPath, ['main.mjs', server.url, bundle], nodeApp, scaledMs(20_000)),
+    )
     expect(heard.welcome).toMatchObject({ message: 'hello outside-token' })
     expect(heard.echo).toMatchObject({ ok: true })
   })
@@ -140,7 +147,7 @@ describe('the packed SDK, outside the workspace', { timeout: 90_000 }, () => {
   it('when a TypeScript project type-checks against it, then payloads are typed and misuse is refused', async () => {
     // app.ts's @ts-expect-error lines fail the check if a mistake type-checks; skipLibCheck is off, so the shipped
     // declarations themselves are checked too
-    await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], nodeApp, 60_000)
+    await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], nodeApp, scaledMs(60_000))
   })
 
   it('when a Vite page imports it, then vite build bundles the SDK and socket.io-client for the browser', async () => {

@@ -2,6 +2,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Server, type ServerOptions, type Socket as ServerSocket } from 'socket.io'
+import { inject } from 'vitest'
 import {
   type ConnectionEventName,
   type ConnectionEvents,
@@ -38,11 +39,24 @@ export function clientOf(
   return createRealtimeClient({ url: server.url, reconnection: fastReconnection, ...options })
 }
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** MERIDIAN_TEST_TIME_SCALE as vitest.config.ts read it (infra's testTimeScale) */
+    timeScale: number
+  }
+}
+
+/** `ms` times the tests' time scale: a deadline this package's tests give by hand. */
+export const scaledMs = (ms: number): number => Math.ceil(ms * inject('timeScale'))
+
+/** How long a test waits for what the other side does before it calls it missing. */
+export const waitMs = scaledMs(30_000)
+
 /** Resolves with the arguments of the client's next `name` event. */
 export function nextEvent<Name extends ConnectionEventName>(
   client: RealtimeClient,
   name: Name,
-  timeoutMs = 3000,
+  timeoutMs = waitMs,
 ): Promise<Parameters<ConnectionEvents[Name]>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -8,6 +8,7 @@ import {
   nextEvent,
   type RealtimeServer,
   startRealtimeServer,
+  waitMs,
 } from './realtime-server.ts'
 
 const expiresAt = 1_900_000_000_000
@@ -79,7 +80,7 @@ describe('realtime client: token refresh', () => {
     expect(namespace).toBe('/')
     expect(error.message).toBe('refresh token revoked')
     // A round trip later the server has still heard no auth:refresh.
-    await client.namespace('/').timeout(1000).emitWithAck('echo', 'ping')
+    await client.namespace('/').timeout(waitMs).emitWithAck('echo', 'ping')
     expect(refreshesHeard).toBe(0)
   })
 
@@ -118,7 +119,7 @@ describe('realtime client: token refresh', () => {
     serverSocket.on('auth:refresh', () => refreshesHeard++)
     serverSocket.on('echo', (_payload: unknown, ack: (answer: object) => void) => ack({ ok: true }))
     serverSocket.emit('auth:expiring', { expiresAt: Date.now() + 60_000 })
-    await client.namespace('/').timeout(1000).emitWithAck('echo', 'ping')
+    await client.namespace('/').timeout(waitMs).emitWithAck('echo', 'ping')
     expect(refreshesHeard).toBe(0)
   })
 })

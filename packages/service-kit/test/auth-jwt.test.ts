@@ -1,7 +1,7 @@
 // Bearer tokens: valid ones become principals; every token of the attack catalogue is a 401 `Invalid or expired token`.
 import { randomUUID } from 'node:crypto'
 import { expectErrorEnvelope } from '@meridian/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   assertValidJwtVerification,
   createAccessTokenVerifier,
@@ -350,15 +350,18 @@ describe('auth: JWKS refetches', () => {
     const auth = await buildAuthApp({
       jwt: { algorithm: 'RS256', jwksUrl: jwks.url, refetchIntervalMs: 300 },
     })
+    // the clock read for the window is held still, then moved past it: a slow machine's requests cannot drift out
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
     try {
       await expectInvalidToken(auth, rsToken(early))
       jwks.keys = [current.jwk, early.jwk]
       await expectInvalidToken(auth, rsToken(early)) // inside the window: no refetch
       expect(jwks.requests).toHaveLength(1)
-      await new Promise((resolve) => setTimeout(resolve, 350))
+      vi.setSystemTime(Date.now() + 350)
       expect((await me(auth, bearer(rsToken(early)))).statusCode).toBe(200)
       expect(jwks.requests).toHaveLength(2)
     } finally {
+      vi.useRealTimers()
       await auth.app.close()
       await jwks.close()
     }

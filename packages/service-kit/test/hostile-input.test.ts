@@ -235,7 +235,8 @@ describe('chassis: a client that stalls mid-upload', () => {
     await app.listen({ host: '127.0.0.1', port: 0 })
     try {
       const { port } = app.server.address() as { port: number }
-      const started = Date.now()
+      // no stopwatch: the server holds the timeout asked for (the chassis's default is 30 s), and it is what answers
+      expect(app.server.requestTimeout).toBe(300)
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(port, '127.0.0.1', () =>
           socket.write(
@@ -251,7 +252,6 @@ describe('chassis: a client that stalls mid-upload', () => {
       })
       expect(answer).toMatch(/^HTTP\/1\.1 408 /)
       expectErrorEnvelope(rawHttpAnswer(answer), 408, 'REQUEST_TIMEOUT')
-      expect(Date.now() - started).toBeLessThan(5000)
     } finally {
       await app.close()
     }

@@ -1,5 +1,5 @@
 // Health, metrics, OpenAPI and Redis-backed rate limits of the chassis, on real Redis.
-import { expectErrorEnvelope, uniqueName } from '@meridian/testkit'
+import { eventually, expectErrorEnvelope, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { metricsFormat } from '../src/metrics.ts'
 import { buildChassisApp, type ChassisApp } from './chassis-app.ts'
@@ -224,12 +224,20 @@ describe('chassis: rate limits in Redis', () => {
       for (let i = 0; i < 3; i++) remaining.push((await get(one)).headers['x-ratelimit-remaining'])
       expect(remaining).toEqual(['4', '3', '2'])
 
-      // the second instance's first request of the window reads the shared count: it is the fourth
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      // what Redis holds: the total both instances settled
+      const stored = async () => {
+        const keys = await one.redis.keys(`${name}:rate-limit:*`)
+        expect(keys.length).toBeLessThanOrEqual(1)
+        return keys[0] === undefined ? 0 : Number(await one.redis.get(keys[0]))
+      }
+      // once the first instance has settled, the second instance's first request of the window reads the shared
+      // count: it is the fourth
+      await eventually('the first instance settles its 3', async () => (await stored()) === 3, undefined, 20)
       expect((await get(two)).headers['x-ratelimit-remaining']).toBe('1')
 
       // Alternating between the instances: each answers from its own view, which may lack the other's requests of
-      // the last interval, so at most one request per instance gets past the limit; then both refuse.
+      // the last interval, so at most one request per instance gets past the limit; then both refuse. (The bounds
+      // hold however many syncs fall between the rounds, none included: the pauses only let some happen.)
       const statuses: number[] = []
       for (let round = 0; round < 4; round++) {
         await new Promise((resolve) => setTimeout(resolve, 120))
@@ -239,11 +247,12 @@ describe('chassis: rate limits in Redis', () => {
       expect(admitted).toBeGreaterThanOrEqual(5)
       expect(admitted).toBeLessThanOrEqual(5 + 2)
       expect(statuses.slice(-2)).toEqual([429, 429])
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      // what Redis holds is the total of both instances
-      const stored = await one.redis.keys(`${name}:rate-limit:*`)
-      expect(stored).toHaveLength(1)
-      expect(Number(await one.redis.get(stored[0] as string))).toBe(4 + statuses.length)
+      // once both have settled, what Redis holds is the total of both instances
+      await eventually(
+        'both instances settle every request',
+        async () => (await stored()) === 4 + statuses.length,
+      )
+      expect(await stored()).toBe(4 + statuses.length)
     } finally {
       await Promise.all([one.app.close(), two.app.close()])
     }

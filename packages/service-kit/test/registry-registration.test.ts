@@ -2,7 +2,7 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { consulApi, infraEndpoints, uniqueName } from '@meridian/testkit'
+import { consulApi, eventually, infraEndpoints, uniqueName } from '@meridian/testkit'
 import { pino } from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
@@ -238,7 +238,7 @@ describe('registerService', () => {
 
   it('when readiness resolves true and /health/ready answers 200, then heartbeats make the instance appear among passing instances', async () => {
     const { name, registration } = await registerInstance()
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([registration.id])
   })
 
   it('when a ready instance has registered, then it is among the passing instances at once, before the readiness check’s first round', async () => {
@@ -256,10 +256,10 @@ describe('registerService', () => {
 
   it('when readiness turns false, then the TTL check fails with a note and the instance leaves the passing list; when it turns true again, then the instance returns', async () => {
     const { name, registration, instance, lines } = await registerInstance()
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([registration.id])
 
     instance.state.ready = false
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([])
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([])
     // the HTTP check may take it out of the list first (Consul counts a warning as not passing): the heartbeat's
     // failing mark follows within its interval
     await expect
@@ -270,7 +270,7 @@ describe('registerService', () => {
     expect(lines).toContainEqual(expect.objectContaining({ level: 30, ready: false }))
 
     instance.state.ready = true
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([registration.id])
   })
 
   it('when readiness throws, then the TTL check is marked failing with the error in its note', async () => {
@@ -288,7 +288,7 @@ describe('registerService', () => {
 
   it('when Consul forgets the instance, then heartbeats log a warning without throwing and register it again', async () => {
     const { name, registration, lines } = await registerInstance()
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([registration.id])
 
     const removed = await fetch(`${baseUrl}/v1/agent/service/deregister/${registration.id}`, {
       method: 'PUT',
@@ -297,17 +297,22 @@ describe('registerService', () => {
     expect(removed.status).toBe(200)
 
     await expect
-      .poll(() => lines.filter((line) => line.level === 40).map((line) => line.msg), { timeout: 5000 })
+      .poll(() => lines.filter((line) => line.level === 40).map((line) => line.msg))
       .toContain('Consul heartbeat failed; trying again on the next beat')
-    await expect
-      .poll(async () => (await consulGet(`/v1/agent/service/${registration.id}`)).status, { timeout: 5000 })
-      .toBe(200)
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+    await expect.poll(async () => (await consulGet(`/v1/agent/service/${registration.id}`)).status).toBe(200)
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([registration.id])
   })
 
   it('when deregistered, then the instance and its checks are gone and deregistering again does nothing', async () => {
-    const { name, registration } = await registerInstance()
-    await expect.poll(() => passingIds(name), { timeout: 10_000, interval: 200 }).toEqual([registration.id])
+    // each heartbeat asks readiness first: counted, a heartbeat after deregistering would show
+    let beats = 0
+    const { name, registration } = await registerInstance({
+      readiness: async () => {
+        beats += 1
+        return true
+      },
+    })
+    await expect.poll(() => passingIds(name), { interval: 200 }).toEqual([registration.id])
 
     await registration.deregister()
     expect((await consulGet(`/v1/agent/service/${registration.id}`)).status).toBe(404)
@@ -315,8 +320,17 @@ describe('registerService', () => {
     expect(await passingIds(name)).toEqual([])
     await expect(registration.deregister()).resolves.toBeUndefined()
 
-    // no heartbeat brings it back
-    await new Promise((resolve) => setTimeout(resolve, 1000))
+    // no heartbeat brings it back: while another instance of the same timing beats three times, this one never does
+    const beatsWhenDeregistered = beats
+    let witnessBeats = 0
+    await registerInstance({
+      readiness: async () => {
+        witnessBeats += 1
+        return true
+      },
+    })
+    await eventually('another instance beats three times', () => witnessBeats >= 3)
+    expect(beats).toBe(beatsWhenDeregistered)
     expect((await consulGet(`/v1/agent/service/${registration.id}`)).status).toBe(404)
   })
 

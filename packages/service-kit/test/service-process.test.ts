@@ -41,7 +41,7 @@ function run(env: Record<string, string>): Run {
 
 /** Waits until `started` listens, sends SIGTERM, and gives its exit code and the steps it took. */
 async function listenThenStop(started: Run): Promise<{ code: number | null; steps: string[] }> {
-  await eventually('the process listens', () => stepsOf(started.output()).includes('listening'), 30_000)
+  await eventually('the process listens', () => stepsOf(started.output()).includes('listening'))
   started.child.kill('SIGTERM')
   const code = await started.exited
   return { code, steps: stepsOf(started.output()) }

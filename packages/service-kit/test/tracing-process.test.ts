@@ -12,6 +12,7 @@ import {
   freshDatabase,
   type StoredSpan,
   type StoredTrace,
+  scaledMs,
   serviceTestEnv,
   type TestDatabase,
   type TraceStore,
@@ -139,7 +140,7 @@ describe('tracing in a service process', () => {
       output += String(chunk)
     })
     exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)))
-  }, 600_000)
+  }, scaledMs(600_000))
 
   afterAll(async () => {
     if (child?.exitCode === null) {
@@ -176,7 +177,7 @@ describe('tracing in a service process', () => {
   }
 
   it('when a request reads Redis, calls an upstream with undici and queries a repository, then Jaeger holds one trace with each as a span under the request, found by its request id, and its log line carries the trace id', async () => {
-    await eventually('the traced process listens', () => listeningPort() !== undefined, 60_000)
+    await eventually('the traced process listens', () => listeningPort() !== undefined, scaledMs(60_000))
     const response = await fetch(`http://127.0.0.1:${listeningPort()}/api/v1/traced`, {
       headers: { 'x-request-id': 'traced-request-1' },
     })
@@ -191,7 +192,7 @@ describe('tracing in a service process', () => {
         trace = traces.find((candidate) => spanNamed(candidate, 'widgets.count') !== undefined)
         return trace !== undefined && spanNamed(trace, 'get') !== undefined
       },
-      30_000,
+      undefined,
       250,
     )
     const found = trace as StoredTrace

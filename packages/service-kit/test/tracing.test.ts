@@ -4,7 +4,15 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tracedRepository } from '@meridian/db'
-import { captureLogs, freshDatabase, infraEndpoints, type TestDatabase, uniqueName } from '@meridian/testkit'
+import {
+  captureLogs,
+  consulApi,
+  eventually,
+  freshDatabase,
+  infraEndpoints,
+  type TestDatabase,
+  uniqueName,
+} from '@meridian/testkit'
 import { SpanKind, trace } from '@opentelemetry/api'
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace'
 import { Type } from 'typebox'
@@ -250,8 +258,19 @@ describe('tracing on', () => {
     })
     try {
       await discovery.ready()
-      // let a blocking query or two complete: none of them is a span
-      await new Promise((resolve) => setTimeout(resolve, 2500))
+      // two blocking queries answered, each by a change (an instance joins, then leaves): none of them is a span
+      const { baseUrl, headers } = consulApi()
+      const id = `${name}-1`
+      const agent = (path: string, body?: unknown) =>
+        fetch(`${baseUrl}/v1/agent/service/${path}`, {
+          method: 'PUT',
+          headers,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        })
+      await agent('register', { ID: id, Name: name, Address: '127.0.0.1', Port: 4999 })
+      await eventually('the watch reports the instance', () => discovery.instances().length === 1)
+      await agent(`deregister/${id}`)
+      await eventually('the watch reports it gone', () => discovery.instances().length === 0)
       const lookups = recorder.spans().filter((span) => span.name === 'consul.discovery')
       expect(lookups).toHaveLength(1)
       expect(lookups[0]?.attributes).toMatchObject({

@@ -67,6 +67,14 @@ export {
   type ServiceChassisSuite,
 } from './service-checks.ts'
 export { type StatementCounter, statementCounter } from './statements.ts'
+export {
+  scaledMs,
+  type TestTimeoutOptions,
+  testTimeouts,
+  testTimeScale,
+  timeScaleVariable,
+  waitMs,
+} from './test-time.ts'
 export { accessToken, asAdmin, asService, asUser, testServiceCredential, tokenEnv } from './tokens.ts'
 export { type StoredSpan, type StoredTrace, type TraceStore, useTraceStore } from './trace-store.ts'
 export {

@@ -2,6 +2,7 @@
 import { kafkaClient } from '@meridian/infra'
 import type { Kafka } from 'kafkajs'
 import { infraEndpoints } from './endpoints.ts'
+import { scaledMs } from './test-time.ts'
 import { uniqueName } from './unique-name.ts'
 
 export function testKafka(clientId = uniqueName('test-client')): Kafka {
@@ -23,7 +24,8 @@ async function createTopicsAndWait(names: string[], partitions: number): Promise
       waitForLeaders: false,
       topics: names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
     })
-    const deadline = Date.now() + 30_000
+    const waitMs = scaledMs(30_000)
+    const deadline = Date.now() + waitMs
     for (;;) {
       try {
         const { topics } = await admin.fetchTopicMetadata({ topics: names })
@@ -35,7 +37,8 @@ async function createTopicsAndWait(names: string[], partitions: number): Promise
         // "does not host this topic-partition" / unknown topic: metadata not propagated yet
         if (Date.now() > deadline) throw error
       }
-      if (Date.now() > deadline) throw new Error(`topics ${names.join(', ')} have no leaders after 30 s`)
+      if (Date.now() > deadline)
+        throw new Error(`topics ${names.join(', ')} have no leaders after ${waitMs} ms`)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   } finally {

@@ -27,6 +27,11 @@ const rules: Rule[] = [
     from: { workspace: '@meridian/contracts' },
     to: {},
     between: 'other',
+    // but its vitest.config.ts takes the tests' timeouts from the one setting every workspace's suite scales by
+    except: {
+      from: { under: 'vitest.config.ts' },
+      to: { workspace: '@meridian/infra', under: 'src/test-time.ts' },
+    },
   },
   {
     rule: 'a service never imports another service',
@@ -86,6 +91,7 @@ function madeUp(files: Record<string, string>): Repository {
       workspaceAt('services/auth', '@meridian/auth'),
       workspaceAt('services/order', '@meridian/order'),
       workspaceAt('bench', '@meridian/bench'),
+      workspaceAt('infra', '@meridian/infra'),
     ],
     files: Object.entries(files).map(([path, text]) => ({ path, text })),
   }
@@ -129,7 +135,9 @@ describe('import boundaries', () => {
         "import type { Queryable } from '@meridian/db'",
         "import { ports } from '../../../infra/src/ports.ts'",
         "import { later } from '@meridian/not-yet-a-workspace'",
+        "import { scaledMs } from '../../../infra/src/test-time.ts'",
       ].join('\n'),
+      'packages/contracts/vitest.config.ts': "import { freePort } from '../../infra/src/index.ts'\n",
       'services/auth/src/app.ts': "import type { Order } from '@meridian/order'\n",
       'services/order/test/order.test.ts': "import { x } from '../../auth/src/domain/users.ts'\n",
       'services/auth/src/data/users-repository.ts': "import { userColumns } from '../domain/user-query.ts'\n",
@@ -151,6 +159,8 @@ describe('import boundaries', () => {
       'packages/contracts/src/index.ts:1 imports @meridian/db (contracts imports nothing of ours)',
       'packages/contracts/src/index.ts:2 imports ../../../infra/src/ports.ts (contracts imports nothing of ours)',
       'packages/contracts/src/index.ts:3 imports @meridian/not-yet-a-workspace (contracts imports nothing of ours)',
+      'packages/contracts/src/index.ts:4 imports ../../../infra/src/test-time.ts (contracts imports nothing of ours)',
+      'packages/contracts/vitest.config.ts:1 imports ../../infra/src/index.ts (contracts imports nothing of ours)',
       'services/auth/src/app.ts:1 imports @meridian/order (a service never imports another service)',
       'services/order/test/order.test.ts:1 imports ../../auth/src/domain/users.ts (a service never imports another service)',
       'services/auth/src/data/users-repository.ts:1 imports ../domain/user-query.ts (repositories are SQL only: data/ never imports domain/)',
@@ -171,6 +181,7 @@ describe('import boundaries', () => {
     const repository = madeUp({
       'packages/contracts/src/index.ts': "export * from './errors.ts'\nimport { Type } from 'typebox'\n",
       'packages/db/src/index.ts': "import { AppError } from '@meridian/contracts'\nimport 'node:fs'\n",
+      'packages/contracts/vitest.config.ts': "import { testTimeouts } from '../../infra/src/test-time.ts'\n",
       'packages/testkit/src/index.ts': "import { createPool } from '@meridian/db'\n",
       'bench/src/servers.ts': "import { buildApp } from '@meridian/auth'\n",
       'services/auth/src/domain/users.ts':

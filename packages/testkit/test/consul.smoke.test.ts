@@ -103,7 +103,7 @@ describe('consul smoke', () => {
     // the query may wake on the registration (second still critical) or on its first heartbeat
     expect(after.ids.includes(first)).toBe(true)
     await expect
-      .poll(async () => (await passingInstances(blockingService)).ids, { timeout: 5000 })
+      .poll(async () => (await passingInstances(blockingService)).ids)
       .toEqual([first, second].sort())
   })
 })

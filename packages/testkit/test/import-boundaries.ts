@@ -31,7 +31,7 @@ export interface Side {
   kind?: WorkspaceKind
   /** a package name */
   workspace?: string
-  /** a folder inside the workspace, ending in /; several: any one of them */
+  /** a folder inside the workspace, ending in /, or a file; several: any one of them */
   under?: string | readonly string[]
 }
 
@@ -43,6 +43,8 @@ export interface Rule {
   to: Side
   /** 'same': only imports within one workspace; 'other': only imports leaving it (a path outside every workspace too) */
   between?: 'same' | 'other'
+  /** imports the rule lets through: from a file matching `from` to one matching `to` */
+  except?: { from: Side; to: Side }
 }
 
 export interface RepositoryFile {
@@ -129,13 +131,17 @@ function holds(side: Side, at: Place): boolean {
   if (side.workspace !== undefined && at.workspace?.name !== side.workspace) return false
   if (side.under === undefined) return true
   const folders: readonly string[] = typeof side.under === 'string' ? [side.under] : side.under
-  return at.workspace !== undefined && folders.some((folder) => `${at.path}/`.startsWith(folder))
+  return (
+    at.workspace !== undefined &&
+    folders.some((folder) => (folder.endsWith('/') ? `${at.path}/`.startsWith(folder) : at.path === folder))
+  )
 }
 
 function breaks(rule: Rule, from: Place, to: Place): boolean {
   const same = from.workspace !== undefined && from.workspace === to.workspace
   if (rule.between === 'same' && !same) return false
   if (rule.between === 'other' && same) return false
+  if (rule.except && holds(rule.except.from, from) && holds(rule.except.to, to)) return false
   return holds(rule.from, from) && holds(rule.to, to)
 }
 

@@ -141,7 +141,7 @@ describe('API keys at another service', () => {
       })
       expect(demoted.statusCode).toBe(200)
       // the remembered answer predates the revocation: auth is asked again, and the key acts with the new role
-      await expect.poll(async () => (await sagas()).statusCode, { timeout: 5000 }).toBe(403)
+      await expect.poll(async () => (await sagas()).statusCode).toBe(403)
       expectErrorEnvelope(await sagas(), 403, 'FORBIDDEN')
     } finally {
       await operator.close()

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { infraEndpoints } from '@meridian/testkit'
+import { eventually, infraEndpoints } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAdmin, describeOutcome } from '../src/create-admin-command.ts'
 import type { PasswordSource } from '../src/domain/admins.ts'
@@ -135,13 +135,12 @@ describe('auth: create-admin', () => {
     })
 
     // the command is another process's work: the app learns of it by pub/sub
-    const deadline = Date.now() + 3000
-    let status = (await readSelf()).statusCode
-    while (status !== 401 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25))
-      status = (await readSelf()).statusCode
-    }
-    expect(status).toBe(401)
+    await eventually(
+      'the old token is refused',
+      async () => (await readSelf()).statusCode === 401,
+      undefined,
+      25,
+    )
     expect((await listUsersAs(user)).statusCode).toBe(200)
   })
 

@@ -43,9 +43,7 @@ describe('auth in Consul', () => {
     })
     try {
       await discovery.ready()
-      await expect
-        .poll(() => discovery.instances().map((i) => i.port), { timeout: 15_000 })
-        .toEqual([running.port])
+      await expect.poll(() => discovery.instances().map((i) => i.port)).toEqual([running.port])
       const [instance] = discovery.instances()
       expect(instance).toMatchObject({ id: running.registration?.id, address: '127.0.0.1', weight: 7 })
       expect(instance?.meta).toMatchObject({
@@ -69,7 +67,7 @@ describe('auth in Consul', () => {
       expect(response.status).toBe(200)
 
       await running.stop()
-      await expect.poll(() => discovery.instances(), { timeout: 10_000 }).toEqual([])
+      await expect.poll(() => discovery.instances()).toEqual([])
       const catalogue = (await (
         await fetch(`${baseUrl}/v1/catalog/service/${name}`, { headers })
       ).json()) as unknown[]

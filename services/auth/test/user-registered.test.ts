@@ -77,7 +77,7 @@ describe('auth: user.registered', () => {
     })
     await relay.start()
     try {
-      await expect.poll(() => received.filter((r) => r.key === user.id).length, { timeout: 20_000 }).toBe(1)
+      await expect.poll(() => received.filter((r) => r.key === user.id).length).toBe(1)
       const [message] = received.filter((r) => r.key === user.id)
       expect(message?.value).toMatchObject({
         type: 'user.registered',

@@ -2,7 +2,7 @@
 // user whose user.registered has not arrived yet, every argument's rules, and post.created written with the post
 // (the outbox) — or nothing at all when the mutation is refused.
 import { randomUUID } from 'node:crypto'
-import { accessToken, tokenEnv } from '@meridian/testkit'
+import { accessToken, eventually, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildContentTestApp, type ContentTestApp } from './support/app.ts'
 import { graphql, registeredUser, type TestUser } from './support/graphql.ts'
@@ -196,7 +196,13 @@ describe('content: Mutation.createPost', () => {
       variables: { title: 'Last words', content: 'x', authorId: leaver.id },
       headers: leaver.headers,
     })
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // the post's write is waiting for the removal's lock on the user's row
+    await eventually('the post waits for the lock', async () => {
+      const [waiting] = await content.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`
+      return (waiting?.n ?? 0) > 0
+    })
     commit()
     await removal
     const answer = await posting

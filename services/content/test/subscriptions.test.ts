@@ -4,7 +4,7 @@
 // connection_init payloads, a token's expiry closing the connection, validation of subscriptions, and disconnects.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { authNames } from '@meridian/contracts'
-import { accessToken, tokenEnv } from '@meridian/testkit'
+import { accessToken, scaledMs, tokenEnv, waitMs } from '@meridian/testkit'
 import { type Client, createClient } from 'graphql-ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
@@ -339,7 +339,7 @@ describe('postCreated subscriptions over WebSocket', () => {
         connection.send({ type: 'connection_init', payload })
         const closed = await Promise.race([
           connection.closed,
-          new Promise((resolve) => setTimeout(() => resolve('still open'), 3000)),
+          new Promise((resolve) => setTimeout(() => resolve('still open'), scaledMs(waitMs))),
         ])
         // the protocol's own refusal: graphql-transport-ws has no connection_error message
         expect(closed).toEqual({ code: 4403, reason: 'Forbidden' })
@@ -357,7 +357,7 @@ describe('postCreated subscriptions over WebSocket', () => {
         connection.send({ type: 'connection_init', payload })
         const closed = await Promise.race([
           connection.closed,
-          new Promise((resolve) => setTimeout(() => resolve('still open'), 3000)),
+          new Promise((resolve) => setTimeout(() => resolve('still open'), scaledMs(waitMs))),
         ])
         // mercurius closes without a status code: the client sees 1005 (none received)
         expect(closed).toEqual({ code: 1005, reason: '' })
@@ -369,8 +369,9 @@ describe('postCreated subscriptions over WebSocket', () => {
   describe('token expiry', () => {
     it('when the token of the connection expires, then the server closes it with 4401 "Invalid or expired token"', async () => {
       const author = await registeredUser(content)
-      const expiresAt = (Math.floor(Date.now() / 1000) + 3) * 1000
-      const token = accessToken('user', author.id, { expiresInSeconds: 3 })
+      // long enough for a post to be made and heard before it ends, on a loaded machine too
+      const expiresAt = (Math.floor(Date.now() / 1000) + 8) * 1000
+      const token = accessToken('user', author.id, { expiresInSeconds: 8 })
       const connection = await subscribed({ payload: { authorization: `Bearer ${token}` } })
       await untilListening(content.redis, topicOf(content), [{ app: content.app, listeners: 1 }])
 
@@ -379,7 +380,7 @@ describe('postCreated subscriptions over WebSocket', () => {
 
       const closed = await Promise.race([
         connection.closed,
-        new Promise((resolve) => setTimeout(() => resolve('still open'), 6000)),
+        new Promise((resolve) => setTimeout(() => resolve('still open'), scaledMs(waitMs))),
       ])
       expect(closed).toEqual({ code: 4401, reason: 'Invalid or expired token' })
       expect(Date.now()).toBeGreaterThanOrEqual(expiresAt - 100)

@@ -1,7 +1,7 @@
 // Hostile requests at the edge: paths whose percent-encoding does not decode, methods no route implements, secrets in
 // query strings. The gateway answers them itself in the error envelope, and logs no secret, proxied or not.
 import { request as httpRequest } from 'node:http'
-import { expectErrorEnvelope, fetchedAnswer, httpAnswer, uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, fetchedAnswer, httpAnswer, scaledMs, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, type TestGateway } from './support/gateway.ts'
 import { type SingleUpstream, startSingleUpstream } from './support/single-upstream.ts'
@@ -16,7 +16,7 @@ let upstream: UpstreamProcess
 beforeAll(async () => {
   setup = await startSingleUpstream(users, 'users')
   ;({ gateway, upstream } = setup)
-}, 60_000)
+}, scaledMs(60_000))
 
 afterAll(async () => {
   await setup?.close()

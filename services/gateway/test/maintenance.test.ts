@@ -1,7 +1,7 @@
 // A service in maintenance behind the gateway: its 503 with Retry-After reaches the client as it is, and counts as no
 // failure, so the instance is neither ejected nor its circuit opened, and traffic flows the moment it is off.
 import { maintenanceHeader } from '@meridian/contracts'
-import { expectErrorEnvelope, fetchedAnswer, uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, fetchedAnswer, scaledMs, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestGateway } from './support/gateway.ts'
 import { type SingleUpstream, startSingleUpstream } from './support/single-upstream.ts'
@@ -14,7 +14,7 @@ let upstream: UpstreamProcess
 beforeAll(async () => {
   single = await startSingleUpstream(uniqueName('gw-maintenance-users'), 'users')
   ;({ gateway, upstream } = single)
-}, 60_000)
+}, scaledMs(60_000))
 
 afterAll(async () => {
   await single?.close()

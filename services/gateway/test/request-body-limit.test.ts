@@ -2,7 +2,7 @@
 // over the limit nor an upload the client breaks off counts against the only instance of a service.
 import { request as httpRequest } from 'node:http'
 import { bodyLimitBytes } from '@meridian/service-kit'
-import { expectErrorEnvelope, httpAnswer, uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, httpAnswer, scaledMs, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadGatewayConfig } from '../src/config.ts'
 import { eventually, type TestGateway } from './support/gateway.ts'
@@ -23,7 +23,7 @@ beforeAll(async () => {
   // the spec's thresholds (EJECT_AFTER_FAILURES, BREAKER_FAILURE_THRESHOLD) as they are, not the support's
   setup = await startSingleUpstream(single, 'uploads')
   ;({ gateway, upstream } = setup)
-}, 60_000)
+}, scaledMs(60_000))
 
 afterAll(async () => {
   await setup?.close()
@@ -85,23 +85,26 @@ function chunkedUpload(options: { bytes: number; requestId: string }): Promise<U
   })
 }
 
-/** A chunked POST that sends `bytes`, then drops the connection without ending the body. */
-function abandonedUpload(options: { bytes: number; requestId: string }): Promise<void> {
-  return new Promise((resolve) => {
-    const outgoing = httpRequest({
-      host: '127.0.0.1',
-      port: gateway.port,
-      path: '/api/v1/uploads/echo',
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-request-id': options.requestId },
-    })
-    outgoing.on('error', () => {})
-    outgoing.on('close', () => resolve())
-    outgoing.write(Buffer.alloc(options.bytes, ' '), () => {
-      // long enough for the gateway to have started the upstream call and passed some of the body on
-      setTimeout(() => outgoing.destroy(), 100)
-    })
+/**
+ * A chunked POST that sends `bytes`, then, once the service has the request (the gateway's upstream call has begun),
+ * drops the connection without ending the body.
+ */
+async function abandonedUpload(options: { bytes: number; requestId: string }): Promise<void> {
+  const calls = async () => (await upstream.hits())['POST /api/v1/uploads/echo'] ?? 0
+  const callsBefore = await calls()
+  const outgoing = httpRequest({
+    host: '127.0.0.1',
+    port: gateway.port,
+    path: '/api/v1/uploads/echo',
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': options.requestId },
   })
+  outgoing.on('error', () => {})
+  const closed = new Promise<void>((resolve) => outgoing.on('close', () => resolve()))
+  outgoing.write(Buffer.alloc(options.bytes, ' '))
+  await eventually(async () => (await calls()) > callsBefore)
+  outgoing.destroy()
+  await closed
 }
 
 const gatewayLines = (requestId: string) => gateway.logs.filter((line) => line.requestId === requestId)

@@ -2,7 +2,7 @@
 // handshake on a WebSocket route is passed through, and its sockets are piped only after the service's 101. An Upgrade
 // anywhere else is plain HTTP; an answer that is not a 101 is relayed and both connections end; a broken answer head
 // is a 502 or a 504. What reached the service is read from the service's own record of the bytes it received.
-import { expectErrorEnvelope, httpAnswer, uniqueName } from '@meridian/testkit'
+import { expectErrorEnvelope, httpAnswer, scaledMs, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import type { GatewayRoute } from '../src/app.ts'
@@ -135,7 +135,7 @@ beforeAll(async () => {
     EJECT_AFTER_FAILURES: '100',
     BREAKER_FAILURE_THRESHOLD: '1000',
   })
-}, 60_000)
+}, scaledMs(60_000))
 
 afterAll(async () => {
   for (const opened of clients) opened.destroy()
@@ -259,7 +259,7 @@ describe('an upgrade the service does not accept', () => {
     expect(answer.headers['access-control-allow-origin']).toBe(allowedOrigin)
     await socket.closed()
     const upstream = connectionWith('case=refused-1')
-    await eventually(() => upstream?.closed === true, 5000)
+    await eventually(() => upstream?.closed === true)
     expect(upstream?.received.match(/ HTTP\/1\.1\r\n/g)).toHaveLength(1)
     // the service got the browser's Origin (its own allow-list decides on it)
     expect(headWith('case=refused-1')).toMatch(new RegExp(`^origin: ${allowedOrigin}$`, 'im'))
@@ -271,7 +271,7 @@ describe('an upgrade the service does not accept', () => {
     socket.write(handshake('/raw/refuse?case=refused-2') + introspect('refused-2-behind'))
     expect((await socket.nextAnswer()).status).toBe(401)
     await socket.closed()
-    await eventually(() => connectionWith('case=refused-2')?.closed === true, 5000)
+    await eventually(() => connectionWith('case=refused-2')?.closed === true)
     expect(raw.everything()).not.toContain('refused-2-behind')
   })
 
@@ -282,7 +282,7 @@ describe('an upgrade the service does not accept', () => {
     expect(answer.status).toBe(404)
     expect(JSON.parse(answer.body)).toEqual(refusal)
     await socket.closed()
-    await eventually(() => connectionWith('case=refused-3')?.closed === true, 5000)
+    await eventually(() => connectionWith('case=refused-3')?.closed === true)
   })
 })
 
@@ -297,11 +297,11 @@ describe('an upgrade the service accepts', () => {
       socket.once('open', resolve)
       socket.once('error', reject)
     })
-    await eventually(() => messages.length >= 1, 5000)
+    await eventually(() => messages.length >= 1)
     expect(JSON.parse(messages[0] as string)).toEqual({ instance: 'e', requestId: 'upgrade-ws-1' })
     socket.send('hello')
     socket.send(Buffer.from([0, 1, 2, 255]))
-    await eventually(() => messages.length >= 3, 5000)
+    await eventually(() => messages.length >= 3)
     expect(messages.slice(1)).toEqual(['echo:hello', Buffer.from([0, 1, 2, 255])])
     socket.close()
     await new Promise((resolve) => socket.once('close', resolve))
@@ -339,12 +339,12 @@ describe('an instance whose answer head is broken', () => {
     async (_what, status, code, path) => {
       const socket = await client()
       socket.write(handshake(path))
-      const answer = await socket.nextAnswer(5000)
+      const answer = await socket.nextAnswer()
       envelope(answer, status, code)
       expect(answer.headers.connection).toBe('close')
       await socket.closed()
       const marker = path.split('?')[1]!
-      await eventually(() => connectionWith(marker)?.closed === true, 5000)
+      await eventually(() => connectionWith(marker)?.closed === true)
     },
   )
 

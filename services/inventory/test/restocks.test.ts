@@ -3,8 +3,8 @@
 // order both go back, lines naming no product are left out, bad ids are refused, and under concurrency (the same
 // return twice, restocks racing reservations) nothing deadlocks and stock is conserved. Real PostgreSQL.
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { type TransactionSql, transaction } from '@meridian/db'
+import { eventually } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ReturnToRestock } from '../src/domain/restocks.ts'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
@@ -254,7 +254,18 @@ describe('restocks under concurrency', () => {
     await firstApplied
     const second = restock(request)
     // the second cannot finish before the first commits: it waits for the product's row
-    const raced = await Promise.race([second.then(() => 'finished'), sleep(300).then(() => 'waiting')])
+    let finished = false
+    void second.then(() => {
+      finished = true
+    })
+    // no pause to see it not finish: it is seen waiting for a lock in PostgreSQL, and then it has not finished
+    await eventually('the second restock waits for the product’s row', async () => {
+      const [waiting] = await inventory.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`
+      return (waiting?.n ?? 0) >= 1
+    })
+    const raced = finished ? 'finished' : 'waiting'
     release()
     const outcomes = await Promise.all([first, second])
     expect(raced).toBe('waiting')

@@ -5,7 +5,6 @@
 // order.placed comes. Then each handler as the runner calls it: the natural key beyond the inbox, the content, the
 // order lock between an order's events and its order.placed, and bad events.
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { transaction } from '@meridian/db'
 import { type CatalogueEvent, createEventProducer, type EventProducer } from '@meridian/events'
 import {
@@ -376,7 +375,18 @@ describe('the consumers main.ts starts', () => {
     await pendingWritten
     const second = handle(placed)
     // order.placed cannot finish before payment.failed commits: it waits for the order's lock
-    const raced = await Promise.race([second.then(() => 'finished'), sleep(300).then(() => 'waiting')])
+    let finished = false
+    void second.then(() => {
+      finished = true
+    })
+    // no pause to see it not finish: it is seen waiting for a lock in PostgreSQL, and then it has not finished
+    await eventually('order.placed waits for the order’s lock', async () => {
+      const [waiting] = await notification.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`
+      return (waiting?.n ?? 0) >= 1
+    })
+    const raced = finished ? 'finished' : 'waiting'
     release()
     await Promise.all([first, second])
     expect(raced).toBe('waiting')

@@ -88,7 +88,6 @@ const providerCharged = (orderId: string) =>
   eventually(
     "the provider's first call charged",
     async () => (await orderSummary(provider.url, orderId)).charges === 1,
-    10_000,
   )
 
 describe('a charge whose outcome was unknown', () => {

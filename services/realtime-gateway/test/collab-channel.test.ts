@@ -2,7 +2,7 @@
 // only) with its state, who is in it, edits applied and sent to the others, conflicts on a stale version, invalid
 // operations, and two editors on two instances racing for the same version (exactly one wins).
 import { randomUUID } from 'node:crypto'
-import { accessToken, asUser } from '@meridian/testkit'
+import { accessToken, asUser, scaledMs } from '@meridian/testkit'
 import type { Socket } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -176,7 +176,8 @@ describe('collab:edit', () => {
       { docId, userId: ownerId, username, operation: remove, newVersion: 2 },
     ])
     expect(await stored(docId)).toEqual({ content: 'ello, world', version: 2 })
-    await sleep(100)
+    // a pause (scaled) before an absence is read: nothing can be waited for that does not come
+    await sleep(scaledMs(100))
     expect(editorHeard).toEqual([])
 
     // whoever opens it now starts from there

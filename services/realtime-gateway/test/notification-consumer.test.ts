@@ -14,6 +14,7 @@ import {
   freshEventTopics,
   installTestTracing,
   parentIdOf,
+  scaledMs,
   type TestEventTopics,
   type TestTracing,
   testKafka,
@@ -123,7 +124,7 @@ describe('notification.created → notification:new', () => {
       async () => received.length > 0,
     )
     // a moment for a duplicate (or a stray delivery) to show up
-    await sleep(750)
+    await sleep(scaledMs(750))
     expect(received).toEqual([
       {
         id: data.notificationId,
@@ -155,7 +156,8 @@ describe('notification.created → notification:new', () => {
       { topic: topics.topic, key: userId, value: JSON.stringify(event), headers: { 'message-id': event.id } },
     ])
     await eventually('both sockets have it', async () => onFirst.length > 0 && onSecond.length > 0)
-    await sleep(500)
+    // a pause (scaled) before an absence is read: nothing can be waited for that does not come
+    await sleep(scaledMs(500))
     const expected = {
       id: data.notificationId,
       type: 'welcome',

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { authNames, realtimeMessages } from '@meridian/contracts'
 import { createEvent } from '@meridian/events'
-import { accessToken, eventually, uniqueName } from '@meridian/testkit'
+import { accessToken, eventually, scaledMs, uniqueName } from '@meridian/testkit'
 import type { Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type NotificationProcess, startNotificationProcess } from './support/notification-process.ts'
@@ -26,13 +26,13 @@ const sockets: Socket[] = []
 beforeAll(async () => {
   notification = await startNotificationProcess()
   realtime = await startRealtime({ NOTIFICATION_SERVICE_NAME: notification.consulName })
-}, 180_000)
+}, scaledMs(180_000))
 
 afterAll(async () => {
   for (const socket of sockets) socket.close()
   await realtime?.close()
   await notification?.stop()
-}, 60_000)
+}, scaledMs(60_000))
 
 interface StoredNotification {
   id: string
@@ -94,14 +94,10 @@ async function seedNotifications(userId: string, orders = 1): Promise<StoredNoti
     )
   }
   let unread: StoredNotification[] = []
-  await eventually(
-    `the notification service lists ${1 + orders} notifications of ${userId}`,
-    async () => {
-      unread = await unreadOf(userId)
-      return unread.length === 1 + orders
-    },
-    30_000,
-  )
+  await eventually(`the notification service lists ${1 + orders} notifications of ${userId}`, async () => {
+    unread = await unreadOf(userId)
+    return unread.length === 1 + orders
+  })
   return unread
 }
 

@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { originNotAllowedCloseCode, realtimeMessages } from '@meridian/contracts'
-import { accessToken } from '@meridian/testkit'
+import { accessToken, scaledMs, waitMs } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import {
@@ -60,7 +60,7 @@ function openSocket(headers: Record<string, string> = {}, options: WebSocket.Cli
   })
 }
 
-const eventually = async (check: () => boolean, timeoutMs = 3000) => {
+const eventually = async (check: () => boolean, timeoutMs = scaledMs(waitMs)) => {
   const deadline = Date.now() + timeoutMs
   while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not met in time')

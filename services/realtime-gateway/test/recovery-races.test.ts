@@ -100,7 +100,7 @@ const arrived = (received: Notification[], notification: Notification) =>
   eventually(
     `${notification.title} arrives`,
     async () => received.some((each) => each.id === notification.id),
-    5000,
+    undefined,
     10,
   )
 
@@ -116,7 +116,7 @@ async function awayFromA(userId: string) {
   const deliveredOnB = heard<Notification>(onB, 'notification:new')
   const client = keep(recoveringClient(a.url, '/notifications', userId))
   const received = heard<Notification>(client, 'notification:new')
-  await eventually('the client is connected', async () => client.connected, 5000, 10)
+  await eventually('the client is connected', async () => client.connected, undefined, 10)
   await arrived(received, push(a, userId, 'before'))
   await loseTransport(client, a, '/notifications')
   return { client, received, deliveredOnB }
@@ -188,7 +188,7 @@ describe('a recovered socket gets each broadcast of its rooms exactly once', () 
     const { client, received } = await awayFromA(userId)
     const reader = heldReader(b)
     const whileAway = push(a, userId, 'while away')
-    await eventually('B has read it, and holds it', async () => reader.holds(whileAway.id), 5000, 10)
+    await eventually('B has read it, and holds it', async () => reader.holds(whileAway.id), undefined, 10)
 
     await backOnB(client)
     expect(client.recovered).toBe(true)

@@ -19,7 +19,7 @@ import type {
   TokenPair,
   User,
 } from '@meridian/contracts'
-import { eventually } from '@meridian/testkit'
+import { eventually, scaledMs } from '@meridian/testkit'
 import type { E2eSystem } from './system-context.ts'
 
 /** The simulator's test cards (infra/src/payment-simulator/cards.ts). */
@@ -161,7 +161,7 @@ function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
       caller: Caller,
       returnId: string,
       wanted: ReturnStatus,
-      timeoutMs = 60_000,
+      timeoutMs = scaledMs(60_000),
     ): Promise<Return> {
       let found: Return | undefined
       try {
@@ -198,7 +198,7 @@ function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
       caller: Caller,
       type: NotificationType,
       about: string,
-      timeoutMs = 60_000,
+      timeoutMs = scaledMs(60_000),
     ): Promise<Notification> {
       let found: Notification | undefined
       await eventually(
@@ -373,7 +373,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     async stockReaches(
       productId: string,
       expected: { available: number; reserved: number },
-      timeoutMs = 60_000,
+      timeoutMs = scaledMs(60_000),
     ): Promise<Product> {
       let product: Product | undefined
       try {
@@ -481,7 +481,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       caller: Caller,
       orderId: string,
       wanted: OrderStatus | readonly OrderStatus[],
-      timeoutMs = 60_000,
+      timeoutMs = scaledMs(60_000),
     ): Promise<Order> {
       const statuses: readonly OrderStatus[] = typeof wanted === 'string' ? [wanted] : wanted
       let order: Order | undefined
@@ -513,7 +513,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       orderId: string,
       what: string,
       check: (summary: ProviderSummary) => boolean,
-      timeoutMs = 60_000,
+      timeoutMs = scaledMs(60_000),
     ): Promise<ProviderSummary> {
       let summary: ProviderSummary | undefined
       try {
@@ -558,7 +558,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     },
 
     /** Polls until the order has a shipment; the first one. */
-    async shipmentOf(admin: Caller, orderId: string, timeoutMs = 60_000): Promise<Shipment> {
+    async shipmentOf(admin: Caller, orderId: string, timeoutMs = scaledMs(60_000)): Promise<Shipment> {
       let shipment: Shipment | undefined
       await eventually(
         `a shipment for order ${orderId}`,

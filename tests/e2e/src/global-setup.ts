@@ -10,6 +10,7 @@ import {
 } from '@meridian/infra'
 import { demoSignInHint } from '@meridian/infra/demo'
 import { startSystem, systemFormFromEnv } from '@meridian/infra/system'
+import { scaledMs } from '@meridian/testkit'
 import type { TestProject } from 'vitest/node'
 import { buildConsole, consoleDist } from './console-build.ts'
 import type { E2eSystem } from './system-context.ts'
@@ -38,10 +39,11 @@ export const returnSettings = {
 }
 
 /**
- * The simulator's hanging card answers (and charges) after 20 s: past every deadline of the saga above (it fails the
- * order and compensates at about 12 s), so that only payment's charge reconciler can find the late charge.
+ * The simulator's hanging card answers (and charges) after 20 s (times MERIDIAN_TEST_TIME_SCALE): past every deadline
+ * of the saga above (it fails the order and compensates at about 12 s), so that only payment's charge reconciler can
+ * find the late charge.
  */
-export const simulatorSettings = { hangMs: 20_000 }
+export const simulatorSettings = { hangMs: scaledMs(20_000) }
 
 /**
  * Payment's charge reconciler, quickened so that a late charge is refunded within a test's patience: a charge whose

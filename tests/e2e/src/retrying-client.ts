@@ -4,6 +4,7 @@
 // or 500 ms, until `patienceMs` after the first attempt; what it finally answers is what the client was told.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { scaledMs } from '@meridian/testkit'
 import type { ApiResponse } from './client.ts'
 
 const retriedStatuses = new Set([502, 503, 504])
@@ -23,7 +24,7 @@ export async function withRetries<Body>(
   retries: Retries,
   {
     idempotencyKey = randomUUID(),
-    patienceMs = 30_000,
+    patienceMs = scaledMs(30_000),
   }: { idempotencyKey?: string; patienceMs?: number } = {},
 ): Promise<ApiResponse<Body>> {
   const started = Date.now()

@@ -2,6 +2,7 @@
 // with their service, parent and timing, and the questions test/tracing.test.ts asks of it.
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { scaledMs } from '@meridian/testkit'
 
 interface JaegerTag {
   key: string
@@ -102,7 +103,7 @@ export async function traceWhere(
   traceId: string,
   what: string,
   complete: (trace: Trace) => boolean,
-  timeoutMs = 60_000,
+  timeoutMs = scaledMs(60_000),
 ): Promise<Trace> {
   const deadline = Date.now() + timeoutMs
   let last: Trace | undefined

@@ -10,10 +10,12 @@ import { type Caller, cards, e2eClient } from '../src/client.ts'
 import { artifacts, launchChromium, sidewaysScroll, signInToOrders } from '../src/console-browser.ts'
 import { sendUnacceptableNotification } from '../src/dead-letters.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
-const patience = 60_000
+// the tests' scaled wait for what the system does in its own time
+const patience = scaledMs(60_000)
 
 let browser: Browser
 let admin: Caller
@@ -46,10 +48,10 @@ async function orderPaidWith(card: string) {
 /** Opens the order's saga from the Sagas list the page shows: its section, once shown. */
 async function openSaga(page: Page, orderId: string): Promise<Locator> {
   const row = page.locator(`tr[data-order-id="${orderId}"]`)
-  await row.waitFor({ timeout: 15_000 })
+  await row.waitFor({ timeout: scaledMs(15_000) })
   await row.getByRole('button', { name: orderId }).click()
   const saga = page.locator(`section[data-order-id="${orderId}"]`)
-  await saga.waitFor({ timeout: 15_000 })
+  await saga.waitFor({ timeout: scaledMs(15_000) })
   return saga
 }
 
@@ -59,10 +61,10 @@ describe('the console for admins in Chromium', () => {
     try {
       await page.getByRole('link', { name: 'Dashboard' }).click()
       for (const title of ['Active users', 'Requests per second', 'Error rate', 'p95 latency']) {
-        await page.getByRole('heading', { name: title, exact: true }).waitFor({ timeout: 15_000 })
+        await page.getByRole('heading', { name: title, exact: true }).waitFor({ timeout: scaledMs(15_000) })
       }
       const requests = page.locator('section.chart[data-metric="requestsPerSecond"]')
-      await expect.poll(() => readingsOf(requests), { timeout: 15_000 }).toBeGreaterThan(0)
+      await expect.poll(() => readingsOf(requests)).toBeGreaterThan(0)
       const before = await readingsOf(requests)
 
       // some traffic through the gateway while the figures arrive
@@ -70,9 +72,7 @@ describe('the console for admins in Chromium', () => {
         await Promise.all(Array.from({ length: 5 }, () => client.request('GET', '/api/v1/products?limit=5')))
         await new Promise((resolve) => setTimeout(resolve, 300))
       }
-      await expect
-        .poll(() => readingsOf(requests), { timeout: 15_000, interval: 500 })
-        .toBeGreaterThanOrEqual(before + 3)
+      await expect.poll(() => readingsOf(requests), { interval: 500 }).toBeGreaterThanOrEqual(before + 3)
 
       // the latest value is said in text and in the chart's description, not only drawn
       expect(await requests.locator('.figure-now').textContent()).toMatch(/^\d+(\.\d+)?$/)
@@ -96,12 +96,12 @@ describe('the console for admins in Chromium', () => {
     const page = await adminPage()
     try {
       await page.getByRole('link', { name: 'Sagas' }).click()
-      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: scaledMs(15_000) })
       await page.getByLabel('State').selectOption('failed')
 
       // the list of failed sagas once it has arrived (the unfiltered one showed the order too, and was read once)
       const failedList = page.locator('div[data-state="failed"][aria-busy="false"]')
-      await failedList.locator(`tr[data-order-id="${orderId}"]`).waitFor({ timeout: 15_000 })
+      await failedList.locator(`tr[data-order-id="${orderId}"]`).waitFor({ timeout: scaledMs(15_000) })
       const states = await failedList
         .locator('table.sagas td[data-state]')
         .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-state')))
@@ -109,10 +109,10 @@ describe('the console for admins in Chromium', () => {
 
       const saga = await openSaga(page, orderId)
       const failing = saga.locator('table.step-log tr[data-step="payment"][data-outcome="failed"]')
-      await failing.waitFor({ timeout: 15_000 })
+      await failing.waitFor({ timeout: scaledMs(15_000) })
       expect(await failing.textContent()).toContain('payment')
       // a failed saga can still be compensated again: the view offers what the saga's links offer
-      await saga.getByRole('button', { name: /^Compensate/ }).waitFor({ timeout: 5_000 })
+      await saga.getByRole('button', { name: /^Compensate/ }).waitFor({ timeout: scaledMs(5_000) })
       await page.screenshot({ path: `${artifacts}sagas.png`, fullPage: true })
     } finally {
       await page.close()
@@ -131,11 +131,11 @@ describe('the console for admins in Chromium', () => {
       await saga.getByRole('button', { name: 'Retry payment' }).click()
       await saga
         .locator('table.step-log tr[data-step="payment"][data-outcome="operator"]')
-        .waitFor({ timeout: 15_000 })
+        .waitFor({ timeout: scaledMs(15_000) })
 
       await saga.getByRole('button', { name: /^Compensate/ }).click()
       const undone = saga.locator('table.step-log tr[data-step="order"][data-outcome="operator"]')
-      await undone.waitFor({ timeout: 15_000 })
+      await undone.waitFor({ timeout: scaledMs(15_000) })
       expect(await undone.textContent()).toContain('compensated by an operator')
       await expect
         .poll(() => client.readOrder(customer, orderId).then((order) => order.status), { timeout: patience })
@@ -161,13 +161,13 @@ describe('the console for admins in Chromium', () => {
     const page = await adminPage()
     try {
       await page.getByRole('link', { name: 'Sagas' }).click()
-      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: scaledMs(15_000) })
       await page.getByLabel('Type', { exact: true }).selectOption('return')
 
       // the list of returns once it has arrived: only returns, and the state filter offers a return's states
       const returns = page.locator('div[data-type="return"][aria-busy="false"]')
       const row = returns.locator(`tr[data-process-type="return"][data-process-id="${returnId}"]`)
-      await row.waitFor({ timeout: 15_000 })
+      await row.waitFor({ timeout: scaledMs(15_000) })
       expect(await row.locator('td[data-state]').getAttribute('data-state')).toBe('requested')
       expect(await row.getAttribute('data-order-id')).toBeNull()
       const types = await returns
@@ -184,17 +184,17 @@ describe('the console for admins in Chromium', () => {
       const escalatedOnly = page.getByLabel('Escalated only')
       await escalatedOnly.check()
       const escalated = page.locator('div[data-type="return"][data-escalated="true"][aria-busy="false"]')
-      await escalated.waitFor({ timeout: 15_000 })
+      await escalated.waitFor({ timeout: scaledMs(15_000) })
       expect(await escalated.locator(`tr[data-process-id="${returnId}"]`).count()).toBe(0)
       await escalatedOnly.uncheck()
-      await row.waitFor({ timeout: 15_000 })
+      await row.waitFor({ timeout: scaledMs(15_000) })
 
       await row.getByRole('button', { name: returnId }).click()
       const instance = page.locator(`section[data-process-type="return"][data-process-id="${returnId}"]`)
-      await instance.waitFor({ timeout: 15_000 })
+      await instance.waitFor({ timeout: scaledMs(15_000) })
       expect(await instance.locator('h2').textContent()).toBe(`Return ${returnId}`)
       const started = instance.locator('table.step-log tr[data-step="return"][data-outcome="started"]')
-      await started.waitFor({ timeout: 15_000 })
+      await started.waitFor({ timeout: scaledMs(15_000) })
       expect(await started.textContent()).toContain('requested')
       // the return's own fields name its order
       expect(await instance.locator('dl.facts').textContent()).toContain(orderId)
@@ -215,18 +215,20 @@ describe('the console for admins in Chromium', () => {
       })
       return body.data?.find((topic) => topic.topic === 'notification.created.dlt')?.pending ?? 0
     }
-    await expect.poll(pending, { timeout: 30_000, interval: 500 }).toBeGreaterThan(0)
+    await expect.poll(pending, { interval: 500 }).toBeGreaterThan(0)
 
     const page = await adminPage()
     try {
       await page.getByRole('link', { name: 'Dead letters' }).click()
-      await page.getByRole('heading', { name: 'Dead letters', exact: true }).waitFor({ timeout: 15_000 })
+      await page
+        .getByRole('heading', { name: 'Dead letters', exact: true })
+        .waitFor({ timeout: scaledMs(15_000) })
       const topicRow = page.locator('tr[data-topic="notification.created.dlt"]')
-      await topicRow.waitFor({ timeout: 15_000 })
+      await topicRow.waitFor({ timeout: scaledMs(15_000) })
       await topicRow.getByRole('button', { name: 'notification.created.dlt', exact: true }).click()
 
       const parked = page.locator(`tr[data-event-id="${eventId}"][data-replayed="false"]`)
-      await parked.waitFor({ timeout: 15_000 })
+      await parked.waitFor({ timeout: scaledMs(15_000) })
       const text = (await parked.textContent()) ?? ''
       expect(text).toContain('notification.created')
       expect(text).toContain('realtime-gateway')
@@ -243,8 +245,10 @@ describe('the console for admins in Chromium', () => {
         .filter({
           hasText: /^Replayed \d+ events? of notification\.created\.dlt to notification\.created\.$/,
         })
-        .waitFor({ timeout: 30_000 })
-      await page.locator(`tr[data-event-id="${eventId}"][data-replayed="true"]`).waitFor({ timeout: 15_000 })
+        .waitFor({ timeout: scaledMs(30_000) })
+      await page
+        .locator(`tr[data-event-id="${eventId}"][data-replayed="true"]`)
+        .waitFor({ timeout: scaledMs(15_000) })
 
       // replayed to its topic, the event went through the consumer again; still invalid, it is parked anew
       await expect
@@ -252,10 +256,12 @@ describe('the console for admins in Chromium', () => {
           async () => {
             // Refresh shows the loading state at once, then the events read again
             await page.getByRole('button', { name: 'Refresh' }).click()
-            await page.locator('.dead-letter-events section[data-topic]').waitFor({ timeout: 15_000 })
+            await page
+              .locator('.dead-letter-events section[data-topic]')
+              .waitFor({ timeout: scaledMs(15_000) })
             return page.locator(`tr[data-event-id="${eventId}"]`).count()
           },
-          { timeout: 30_000, interval: 1000 },
+          { interval: 1000 },
         )
         .toBe(2)
       expect(await page.locator(`tr[data-event-id="${eventId}"][data-replayed="false"]`).count()).toBe(1)
@@ -270,7 +276,7 @@ describe('the console for admins in Chromium', () => {
       await signInToOrders(page, system.gatewayUrl, system.admin.email, system.admin.password)
       for (const view of ['Services', 'Dashboard', 'Sagas', 'Dead letters']) {
         await page.getByRole('link', { name: view, exact: true }).click()
-        await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })
+        await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: scaledMs(15_000) })
         // read: no loading state left (in the full suite, earlier tests have filled the tables)
         await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 15_000 })
         expect(

@@ -17,6 +17,7 @@ import {
   signInToOrders,
 } from '../src/console-browser.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
@@ -44,7 +45,7 @@ async function consoleOf(context: BrowserContext, customer: BrowserCustomer): Pr
 async function openDocument(page: Page, title: string) {
   await page.getByRole('button', { name: `Open ${title}` }).click()
   const content = page.getByLabel(`Content of ${title}`)
-  await expect.poll(() => content.isEnabled(), { timeout: 15_000 }).toBe(true)
+  await expect.poll(() => content.isEnabled()).toBe(true)
   return content
 }
 
@@ -63,27 +64,27 @@ describe('the Documents view, two users in two browsers', () => {
       await adaPage.getByLabel('Document title').fill(title)
       await adaPage.getByRole('button', { name: 'Create document' }).click()
       const adaText = adaPage.getByLabel(`Content of ${title}`)
-      await expect.poll(() => adaText.isEnabled(), { timeout: 15_000 }).toBe(true)
+      await expect.poll(() => adaText.isEnabled()).toBe(true)
       await adaPage.getByLabel('Add a member by user id').fill(bo.id)
       await adaPage.getByRole('button', { name: 'Add member' }).click()
-      await adaPage.getByText(`${bo.id} is a member now.`).waitFor({ timeout: 15_000 })
+      await adaPage.getByText(`${bo.id} is a member now.`).waitFor({ timeout: scaledMs(15_000) })
 
       // B finds it in the list and opens it; A sees both in the document
       await boPage.getByRole('button', { name: 'Refresh the list' }).click()
       const boText = await openDocument(boPage, title)
       const inDocument = adaPage.getByRole('list', { name: 'In this document' }).getByRole('listitem')
-      await expect.poll(() => inDocument.allTextContents(), { timeout: 15_000 }).toHaveLength(2)
+      await expect.poll(() => inDocument.allTextContents()).toHaveLength(2)
       expect((await inDocument.allTextContents()).sort()).toEqual(['Ada Writer', 'Bo Reader'])
 
       await adaText.click()
       await adaText.pressSequentially('Hello from Ada. ', { delay: 20 })
-      await expect.poll(() => boText.inputValue(), { timeout: 15_000 }).toBe('Hello from Ada. ')
+      await expect.poll(() => boText.inputValue()).toBe('Hello from Ada. ')
 
       await boText.click()
       await boText.press('Control+End')
       await boText.pressSequentially('Hi Ada, Bo here.', { delay: 20 })
       const both = 'Hello from Ada. Hi Ada, Bo here.'
-      await expect.poll(() => adaText.inputValue(), { timeout: 15_000 }).toBe(both)
+      await expect.poll(() => adaText.inputValue()).toBe(both)
 
       // the server stored the same text, and both pages are on its version
       const docId = await adaPage.locator('section.document').getAttribute('data-document-id')
@@ -94,9 +95,7 @@ describe('the Documents view, two users in two browsers', () => {
       expect(stored.body.content).toBe(both)
       const version = String(stored.body.version)
       for (const page of [adaPage, boPage]) {
-        await expect
-          .poll(() => page.locator('.document-version').getAttribute('data-version'), { timeout: 15_000 })
-          .toBe(version)
+        await expect.poll(() => page.locator('.document-version').getAttribute('data-version')).toBe(version)
       }
       await adaPage.screenshot({ path: `${artifacts}documents.png`, fullPage: true })
     } finally {
@@ -151,9 +150,9 @@ describe('the Documents view, two users in two browsers', () => {
       await text.press('Control+End')
       await text.press('!')
       const conflict = page.getByRole('status').filter({ hasText: 'Conflict' })
-      await conflict.waitFor({ timeout: 15_000 })
+      await conflict.waitFor({ timeout: scaledMs(15_000) })
       expect(await conflict.textContent()).toContain('version 1')
-      await expect.poll(() => text.inputValue(), { timeout: 15_000 }).toBe('Theirs: Base text.')
+      await expect.poll(() => text.inputValue()).toBe('Theirs: Base text.')
       expect(await page.locator('.document-version').getAttribute('data-version')).toBe('1')
       await page.screenshot({ path: `${artifacts}documents-conflict.png`, fullPage: true })
 
@@ -166,7 +165,7 @@ describe('the Documents view, two users in two browsers', () => {
           async () =>
             (await client.request<CollaborativeDocument>('GET', `/api/v1/documents/${docId}`, { token })).body
               .content,
-          { timeout: 15_000 },
+          { timeout: scaledMs(15_000) },
         )
         .toBe('Theirs: Base text.!')
     } finally {
@@ -192,20 +191,20 @@ describe('the Chat view, two users in two browsers', () => {
       await adaMessage.fill('Before you came.')
       await adaMessage.press('Enter')
       const adaLog = adaPage.getByRole('log')
-      await adaLog.getByText('Before you came.').waitFor({ timeout: 15_000 })
+      await adaLog.getByText('Before you came.').waitFor({ timeout: scaledMs(15_000) })
       await adaPage.getByLabel('Add a member by user id').fill(bo.id)
       await adaPage.getByRole('button', { name: 'Add member' }).click()
-      await adaPage.getByText(`${bo.id} is a member now.`).waitFor({ timeout: 15_000 })
+      await adaPage.getByText(`${bo.id} is a member now.`).waitFor({ timeout: scaledMs(15_000) })
 
       await boPage.getByRole('link', { name: 'Chat' }).click()
       await boPage.getByRole('button', { name: `Join ${name}` }).click()
       const boLog = boPage.getByRole('log')
-      await boLog.getByText('Before you came.').waitFor({ timeout: 15_000 })
-      await adaPage.getByText(/Here now: .*Bo Reader/).waitFor({ timeout: 15_000 })
+      await boLog.getByText('Before you came.').waitFor({ timeout: scaledMs(15_000) })
+      await adaPage.getByText(/Here now: .*Bo Reader/).waitFor({ timeout: scaledMs(15_000) })
 
       await adaMessage.fill('Welcome, Bo!')
       await adaMessage.press('Enter')
-      await boLog.getByText('Welcome, Bo!').waitFor({ timeout: 15_000 })
+      await boLog.getByText('Welcome, Bo!').waitFor({ timeout: scaledMs(15_000) })
       expect(await boLog.getByRole('listitem').allTextContents()).toEqual([
         expect.stringContaining('Before you came.'),
         expect.stringContaining('Welcome, Bo!'),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { e2eClient } from '../src/client.ts'
 import { artifacts, launchChromium, newCustomer } from '../src/console-browser.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
@@ -30,7 +31,7 @@ describe("the console's first visit", () => {
     try {
       await page.goto(`${system.gatewayUrl}/console/`)
       const note = page.getByRole('note')
-      await note.waitFor({ timeout: 15_000 })
+      await note.waitFor({ timeout: scaledMs(15_000) })
       expect(await note.textContent()).toBe(demoSignInHint)
       await page.screenshot({ path: `${artifacts}sign-in-hint.png`, fullPage: true })
     } finally {
@@ -45,15 +46,15 @@ describe("the console's first visit", () => {
     try {
       await page.goto(`${system.gatewayUrl}/console/`)
       await page.getByRole('button', { name: 'Create an account' }).click()
-      await page.getByRole('heading', { name: 'Create an account' }).waitFor({ timeout: 15_000 })
+      await page.getByRole('heading', { name: 'Create an account' }).waitFor({ timeout: scaledMs(15_000) })
       await page.getByLabel('Name').fill('First Visitor')
       await page.getByLabel('Email').fill(email)
       await page.getByLabel('Password (at least 8 characters)').fill(password)
       await page.screenshot({ path: `${artifacts}create-account.png`, fullPage: true })
       await page.getByRole('button', { name: 'Create account' }).click()
-      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: scaledMs(15_000) })
       expect(await page.locator('.who').textContent()).toBe('First Visitor (user)')
-      await page.getByText('No orders yet.').waitFor({ timeout: 15_000 })
+      await page.getByText('No orders yet.').waitFor({ timeout: scaledMs(15_000) })
     } finally {
       await page.close()
     }
@@ -74,7 +75,7 @@ describe("the console's first visit", () => {
       await page.getByLabel('Password (at least 8 characters)').fill('another-password')
       await page.getByRole('button', { name: 'Create account' }).click()
       const alert = page.getByRole('alert')
-      await alert.waitFor({ timeout: 15_000 })
+      await alert.waitFor({ timeout: scaledMs(15_000) })
       // the same message the API gives for it, with the request id to quote
       const again = await client.request<{ error: { code: string; message: string } }>(
         'POST',
@@ -93,7 +94,7 @@ describe("the console's first visit", () => {
       await page.getByLabel('Email').fill(existing.email)
       await page.getByLabel('Password').fill(existing.password)
       await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: scaledMs(15_000) })
       expect(await page.locator('.who').textContent()).toBe('Already Here (user)')
     } finally {
       await page.close()

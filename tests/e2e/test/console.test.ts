@@ -18,10 +18,12 @@ import {
   signInToOrders,
 } from '../src/console-browser.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
-const patience = 60_000
+// the tests' scaled wait for what the system does in its own time
+const patience = scaledMs(60_000)
 
 let browser: Browser
 let admin: Caller
@@ -49,7 +51,7 @@ describe('the console in Chromium', () => {
 
       // the saga advances on the page without a reload: placed … shipped
       const status = page.locator('td[data-status]').first()
-      await status.waitFor({ timeout: 15_000 })
+      await status.waitFor({ timeout: scaledMs(15_000) })
       await expect
         .poll(() => status.getAttribute('data-status'), { timeout: patience, interval: 500 })
         .toBe('shipped')
@@ -62,7 +64,7 @@ describe('the console in Chromium', () => {
       await page.locator('li[data-type="shipment_created"]').waitFor({ timeout: patience })
       await page.screenshot({ path: `${artifacts}notifications.png`, fullPage: true })
       await confirmed.getByRole('button', { name: 'Mark read' }).click()
-      await expect.poll(() => confirmed.getAttribute('class'), { timeout: 10_000 }).toBe('read')
+      await expect.poll(() => confirmed.getAttribute('class')).toBe('read')
 
       // the same, as the API tells it
       const token = await client.login(customer.email, customer.password)
@@ -85,24 +87,24 @@ describe('the console in Chromium', () => {
       await page.goto(`${system.gatewayUrl}/console/`)
       await page.getByRole('button', { name: 'Sign in with Meridian (OpenID Connect)' }).click()
       // the provider's own pages, through the gateway: sign in, then allow the console
-      await page.waitForURL(/\/interaction\//, { timeout: 15_000 })
+      await page.waitForURL(/\/interaction\//)
       await page.getByLabel('Email').fill(customer.email)
       await page.getByLabel('Password').fill(customer.password)
       await page.getByRole('button', { name: 'Sign in' }).click()
       const allow = page.getByRole('button', { name: 'Allow' })
-      await allow.waitFor({ timeout: 15_000 })
+      await allow.waitFor({ timeout: scaledMs(15_000) })
       await allow.click()
       // back on the console with a code, exchanged (PKCE) for a token of Meridian's APIs
-      await page.waitForURL(`${system.gatewayUrl}/console/**`, { timeout: 15_000 })
+      await page.waitForURL(`${system.gatewayUrl}/console/**`)
       await expect
         .poll(() => page.getByRole('heading', { name: 'Orders', exact: true }).isVisible(), {
-          timeout: 15_000,
+          timeout: scaledMs(15_000),
         })
         .toBe(true)
       expect(await page.locator('.who').textContent()).toBe('Console Customer (user)')
       expect(page.url()).not.toContain('code=')
       // the orders list answered with that token (an error box would be there otherwise)
-      await page.getByText('No orders yet.').waitFor({ timeout: 15_000 })
+      await page.getByText('No orders yet.').waitFor({ timeout: scaledMs(15_000) })
       await page.screenshot({ path: `${artifacts}signed-in-with-pkce.png`, fullPage: true })
     } finally {
       await page.close()
@@ -115,13 +117,15 @@ describe('the console in Chromium', () => {
     const reading = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
       await signIn(reading, system.gatewayUrl, reader.email, reader.password)
-      await reading.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      await reading
+        .getByRole('heading', { name: 'Orders', exact: true })
+        .waitFor({ timeout: scaledMs(15_000) })
       // the view opens its subscription: wait until the page has sent it over the WebSocket (the frame is watched
       // from the socket's opening on, so that one sent before a later listener could start is not missed)
       const subscribed = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(
           () => reject(new Error('the Posts view sent no subscription in 30 s')),
-          30_000,
+          scaledMs(30_000),
         )
         reading.on('websocket', (socket) => {
           if (!socket.url().endsWith('/graphql')) return
@@ -138,7 +142,7 @@ describe('the console in Chromium', () => {
         .locator('ol.posts')
         .or(reading.getByText('No posts yet.'))
         .first()
-        .waitFor({ timeout: 15_000 })
+        .waitFor({ timeout: scaledMs(15_000) })
 
       await signIn(writing, system.gatewayUrl, writer.email, writer.password)
       await writing.getByRole('link', { name: 'Posts' }).click()
@@ -146,10 +150,10 @@ describe('the console in Chromium', () => {
       await writing.getByLabel('Title').fill(title)
       await writing.getByLabel('Text').fill('Written in one window, read in another.')
       await writing.getByRole('button', { name: 'Publish' }).click()
-      await writing.getByRole('heading', { name: title }).waitFor({ timeout: 15_000 })
+      await writing.getByRole('heading', { name: title }).waitFor({ timeout: scaledMs(15_000) })
 
       const heard = reading.getByRole('heading', { name: title })
-      await heard.waitFor({ timeout: 15_000 })
+      await heard.waitFor({ timeout: scaledMs(15_000) })
       expect(await reading.locator('li', { has: heard }).textContent()).toContain('by Console Customer')
       await reading.screenshot({ path: `${artifacts}posts.png`, fullPage: true })
     } finally {
@@ -164,25 +168,25 @@ describe('the console in Chromium', () => {
       await signIn(page, system.gatewayUrl, system.admin.email, system.admin.password)
       await page.getByRole('link', { name: 'Services' }).click()
       const shipping = page.locator('tr[data-service="shipping"]')
-      await shipping.waitFor({ timeout: 15_000 })
+      await shipping.waitFor({ timeout: scaledMs(15_000) })
       expect(await page.locator('tr[data-service="auth"] .health').first().textContent()).toBe('passing')
 
       await shipping.getByLabel('Maintenance message for shipping').fill('Carrier migration')
       await shipping.getByRole('button', { name: 'Start maintenance' }).click()
-      await shipping.getByText('In maintenance: Carrier migration').waitFor({ timeout: 10_000 })
+      await shipping.getByText('In maintenance: Carrier migration').waitFor({ timeout: scaledMs(10_000) })
       await page.screenshot({ path: `${artifacts}services.png`, fullPage: true })
       // every shipping instance answers 503 within a second or so (the gateway relays it as the service's own)
       await expect
         .poll(async () => (await client.request('GET', '/api/v1/shipments', { token: admin.token })).status, {
-          timeout: 10_000,
+          timeout: scaledMs(10_000),
         })
         .toBe(503)
 
       await shipping.getByRole('button', { name: 'End maintenance' }).click()
-      await shipping.getByRole('button', { name: 'Start maintenance' }).waitFor({ timeout: 10_000 })
+      await shipping.getByRole('button', { name: 'Start maintenance' }).waitFor({ timeout: scaledMs(10_000) })
       await expect
         .poll(async () => (await client.request('GET', '/api/v1/shipments', { token: admin.token })).status, {
-          timeout: 10_000,
+          timeout: scaledMs(10_000),
         })
         .toBe(200)
     } finally {
@@ -195,7 +199,7 @@ describe('the console in Chromium', () => {
     try {
       await signIn(page, system.gatewayUrl, 'nobody@example.com', 'wrong-password-1')
       const alert = page.getByRole('alert')
-      await alert.waitFor({ timeout: 15_000 })
+      await alert.waitFor({ timeout: scaledMs(15_000) })
       expect(await alert.textContent()).toMatch(/request id [0-9a-f-]{36}/)
       expect(await page.getByLabel('Password').isVisible()).toBe(true)
       await page.screenshot({ path: `${artifacts}sign-in-error-narrow.png`, fullPage: true })
@@ -218,7 +222,7 @@ describe('the console in Chromium', () => {
     }
     try {
       await page.goto(`${system.gatewayUrl}/console/`)
-      await page.getByLabel('Email').waitFor({ timeout: 15_000 })
+      await page.getByLabel('Email').waitFor({ timeout: scaledMs(15_000) })
       // the skip link comes first and, on the sign-in form, lands on the form's section without leaving it
       await page.keyboard.press('Tab')
       expect(await focused()).toBe('a:Skip to content')
@@ -231,13 +235,15 @@ describe('the console in Chromium', () => {
       expect(await focused()).toBe('input#password:')
       await page.keyboard.type(customer.password)
       await page.keyboard.press('Enter')
-      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: 15_000 })
+      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: scaledMs(15_000) })
       // a new view takes the focus, so a screen reader reads it
       expect(await focused()).toMatch(/^main#content:/)
 
       await tabTo(/^a:Notifications/)
       await page.keyboard.press('Enter')
-      await page.getByRole('heading', { name: 'Notifications', exact: true }).waitFor({ timeout: 15_000 })
+      await page
+        .getByRole('heading', { name: 'Notifications', exact: true })
+        .waitFor({ timeout: scaledMs(15_000) })
       expect(await page.getByRole('link', { name: /^Notifications/ }).getAttribute('aria-current')).toBe(
         'page',
       )
@@ -247,11 +253,13 @@ describe('the console in Chromium', () => {
       await page.keyboard.press('Enter')
       expect(await focused()).toMatch(/^main#content:/)
       expect(new URL(page.url()).hash).toBe('#/notifications')
-      await page.getByRole('heading', { name: 'Notifications', exact: true }).waitFor({ timeout: 5_000 })
+      await page
+        .getByRole('heading', { name: 'Notifications', exact: true })
+        .waitFor({ timeout: scaledMs(5_000) })
 
       for (const view of ['Orders', 'Notifications', 'Documents', 'Chat', 'Posts']) {
         await page.getByRole('link', { name: new RegExp(`^${view}`) }).click()
-        await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: 15_000 })
+        await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: scaledMs(15_000) })
         await page.waitForTimeout(300)
         expect(
           await sidewaysScroll(page),

@@ -12,6 +12,7 @@ import { e2eClient } from '../src/client.ts'
 import { artifacts, launchChromium, signInToOrders } from '../src/console-browser.ts'
 import { bashBlocksOf, page, paste } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
@@ -222,7 +223,7 @@ describe('the demo seed against the whole system', () => {
     try {
       await signInToOrders(page, system.gatewayUrl, customer.email, customer.password)
       const statuses = page.locator('td[data-status]')
-      await expect.poll(() => statuses.count(), { timeout: 15_000 }).toBe(4)
+      await expect.poll(() => statuses.count()).toBe(4)
       expect((await statuses.evaluateAll(statusesOf)).sort()).toEqual([
         'cancelled',
         'delivered',
@@ -238,7 +239,7 @@ describe('the demo seed against the whole system', () => {
         .getByRole('log', { name: 'Messages in Demo lounge' })
         .getByText('Welcome to Meridian!')
         .waitFor({
-          timeout: 15_000,
+          timeout: scaledMs(15_000),
         })
       await page.screenshot({ path: `${artifacts}demo-chat.png`, fullPage: true })
     } finally {

@@ -7,9 +7,11 @@ import type { Payment, Shipment } from '@meridian/contracts'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, type Customer, cards, e2eClient } from '../src/client.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const client = e2eClient(inject('system'))
-const patience = 60_000
+// the tests' scaled wait for what the system does in its own time
+const patience = scaledMs(60_000)
 const cents = (amount: number) => Math.round(amount * 100)
 
 describe('paying an order through the gateway', () => {

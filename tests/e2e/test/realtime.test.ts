@@ -8,10 +8,12 @@ import { createRealtimeClient, type RealtimeClient, request } from '@meridian/re
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, type Customer, cards, e2eClient } from '../src/client.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
-const patience = 60_000
+// the tests' scaled wait for what the system does in its own time
+const patience = scaledMs(60_000)
 const clients: RealtimeClient[] = []
 
 /** A client of the channel through the gateway, signed in as `caller`, reconnecting quickly. */
@@ -83,8 +85,9 @@ describe('the realtime channel through the gateway', () => {
     const read = await request(mine, 'notifications:read', { notificationIds: [confirmation?.id ?? ''] })
     expect(read).toMatchObject({ success: true, read: [confirmation?.id] })
 
-    // the bystander: nothing of the customer's, ever (their own welcome came before they connected)
-    await sleep(500)
+    // the bystander: nothing of the customer's, ever (their own welcome came before they connected); a pause,
+    // scaled: nothing can be waited for that does not come
+    await sleep(scaledMs(500))
     expect(overheard).toEqual([])
   })
 
@@ -133,7 +136,7 @@ describe('the realtime channel through the gateway', () => {
       })
     }
     process.kill(first?.pid ?? 0, 'SIGTERM')
-    await expect.poll(() => reconnections.length, { timeout: 10_000 }).toBeGreaterThan(0)
+    await expect.poll(() => reconnections.length).toBeGreaterThan(0)
     await Promise.all(reconnections)
 
     // every client is connected again (the told ones to the other instance) and answers
@@ -151,7 +154,7 @@ describe('the realtime channel through the gateway', () => {
             () => 'gone',
           ),
         {
-          timeout: 30_000,
+          timeout: scaledMs(30_000),
         },
       )
       .toBe('gone')

@@ -6,7 +6,7 @@
 // waits 1, 2, 4, 8 s, 4 attempts; the carrier's key (src/global-setup.ts, returnSettings).
 import type { Product, RealtimeNotification, Return } from '@meridian/contracts'
 import { createRealtimeClient, type RealtimeClient } from '@meridian/realtime-client'
-import { eventually } from '@meridian/testkit'
+import { eventually, scaledMs } from '@meridian/testkit'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, type Customer, cards, e2eClient, type OrderLine } from '../src/client.ts'
 import { returnSettings } from '../src/global-setup.ts'
@@ -14,7 +14,8 @@ import '../src/system-context.ts'
 
 const system = inject('system')
 const client = e2eClient(system)
-const patience = 60_000
+// the tests' scaled wait for what the system does in its own time
+const patience = scaledMs(60_000)
 const cents = (amount: number) => Math.round(amount * 100)
 const carrier = { carrierKey: returnSettings.RETURNS_CARRIER_KEYS }
 const realtimeClients: RealtimeClient[] = []

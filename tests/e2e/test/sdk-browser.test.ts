@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Customer, e2eClient } from '../src/client.ts'
 import { launchChromium } from '../src/console-browser.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
@@ -46,7 +47,7 @@ async function openAtGateway(page: Page, dir: string, token: string): Promise<st
   await page.waitForFunction(
     `(() => { const text = document.getElementById('status').textContent; return text.includes('echo:') || text.startsWith('refused') })()`,
     undefined,
-    { timeout: 30_000 },
+    { timeout: scaledMs(30_000) },
   )
   return String(await page.evaluate(`document.getElementById('status').textContent`))
 }

@@ -17,11 +17,13 @@ import {
   traceWhere,
 } from '../src/traces.ts'
 import '../src/system-context.ts'
+import { scaledMs } from '@meridian/testkit'
 
 const system = inject('system')
 const client = e2eClient(system)
 const { queryUrl } = system.traces
-const patience = 60_000
+// the tests' scaled wait for what the system does in its own time
+const patience = scaledMs(60_000)
 const clients: RealtimeClient[] = []
 
 /** `expected` appears in `path` in this order (other services may come between: the saga returns to order). */

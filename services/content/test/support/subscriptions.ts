@@ -30,8 +30,8 @@ export interface ConnectionClosed {
   reason: string
 }
 
-/** What a socket test waits for comes within milliseconds: polled every 20 ms, given up after 5 s. */
-export const soon = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000) =>
+/** What a socket test waits for usually comes within milliseconds: polled every 20 ms, for the tests' scaled wait. */
+export const soon = (what: string, check: () => boolean | Promise<boolean>, timeoutMs?: number) =>
   eventually(what, check, timeoutMs, 20)
 
 export interface RawConnection {
@@ -67,7 +67,7 @@ export function openConnection(
     messages,
     closed,
     send: (message) => socket.send(JSON.stringify(message)),
-    next: (match, description, timeoutMs = 5000) =>
+    next: (match, description, timeoutMs) =>
       soon(description, () => messages.some(match), timeoutMs).then(() => messages.find(match)!),
     close: () => {
       if (socket.readyState !== WebSocket.CLOSED) socket.terminate()

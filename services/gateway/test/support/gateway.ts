@@ -1,7 +1,14 @@
 // Builds and starts a gateway for a test on an ephemeral port, against the real Consul and Redis.
 
 import type { ServiceApp } from '@meridian/service-kit'
-import { captureLogs, freshRedis, infraEndpoints, testServiceCredential } from '@meridian/testkit'
+import {
+  captureLogs,
+  freshRedis,
+  infraEndpoints,
+  scaledMs,
+  testServiceCredential,
+  waitMs,
+} from '@meridian/testkit'
 import type { Redis } from 'ioredis'
 import { buildGatewayApp, type GatewayRoute, loadGatewayConfig } from '../../src/app.ts'
 
@@ -45,7 +52,7 @@ export async function startGateway(options: {
     logStream: stream,
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  await app.upstreams.ready(5000)
+  await app.upstreams.ready(scaledMs(waitMs))
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : 0
   return {
@@ -60,10 +67,10 @@ export async function startGateway(options: {
   }
 }
 
-/** Polls until `condition` holds (or fails the test after `timeoutMs`). */
+/** Polls until `condition` holds (or fails the test after `timeoutMs`, the tests' scaled wait by default). */
 export async function eventually(
   condition: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
+  timeoutMs = scaledMs(waitMs),
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {

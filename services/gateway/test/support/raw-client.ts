@@ -1,6 +1,7 @@
 // A client on a raw socket (node:net): it writes bytes exactly as given — an upgrade request with another request right
 // behind it, bytes after a refusal — and reads the answers one by one, which no HTTP client library would send or show.
 import { connect, type Socket } from 'node:net'
+import { scaledMs, waitMs } from '@meridian/testkit'
 
 export interface RawAnswer {
   status: number
@@ -147,8 +148,8 @@ export async function connectRaw(port: number): Promise<RawClient> {
     write(text) {
       if (!socket.destroyed && socket.writable) socket.write(Buffer.from(text, 'latin1'))
     },
-    nextAnswer: (timeoutMs = 5000) => waitFor(takeAnswer, 'an answer', timeoutMs),
-    readUntil: (text, timeoutMs = 5000) =>
+    nextAnswer: (timeoutMs = scaledMs(waitMs)) => waitFor(takeAnswer, 'an answer', timeoutMs),
+    readUntil: (text, timeoutMs = scaledMs(waitMs)) =>
       waitFor(
         () => {
           const at = buffered.indexOf(text)
@@ -160,7 +161,7 @@ export async function connectRaw(port: number): Promise<RawClient> {
         JSON.stringify(text),
         timeoutMs,
       ),
-    closed: (timeoutMs = 5000) =>
+    closed: (timeoutMs = scaledMs(waitMs)) =>
       waitFor(() => (ended ? true : undefined), 'the end of the connection', timeoutMs).then(() => {}),
     unread: () => buffered,
     destroy: () => socket.destroy(),

@@ -8,6 +8,7 @@ import {
   type SessionRecord,
 } from '@meridian/contracts'
 import { sessionIdHash } from '@meridian/service-kit'
+import { eventually } from '@meridian/testkit'
 import type { Redis } from 'ioredis'
 import { allowedOrigin } from './realtime.ts'
 
@@ -20,6 +21,25 @@ export async function revokeUser(redis: Redis, userId: string, revokedBefore = D
     .set(`${authNames.revocationKeyPrefix}${userId}`, text, 'PX', 120_000)
     .publish(authNames.revocationChannel, text)
     .exec()
+}
+
+/** What follows auth's announcements in an instance: the chassis's revocations, fed by Redis pub/sub. */
+interface Following {
+  app: { credentialRevocations: { revokedBefore(userId: string): number } }
+}
+
+/**
+ * Waits until every instance has heard a revocation (of a user of its own) announced after everything `redis` has
+ * published so far: a subscriber gets one connection's messages in the order they were published, so each earlier
+ * announcement has been acted on by then. What a test asserts next holds because announcements are pushed and acted
+ * on as they arrive, not because some time has passed.
+ */
+export async function heardByAll(redis: Redis, instances: readonly Following[]): Promise<void> {
+  const marker = randomBytes(16).toString('hex')
+  await revokeUser(redis, marker)
+  await eventually('every instance hears the marker revocation', () =>
+    instances.every((instance) => instance.app.credentialRevocations.revokedBefore(marker) > 0),
+  )
 }
 
 /** A cookie session of the user as auth's login stores it; its id (the cookie's value). */

@@ -13,7 +13,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { EventType } from '@meridian/contracts'
 import { type CatalogueEvent, createEventProducer } from '@meridian/events'
-import { freshDatabase, passingInConsul, serviceProcessEnv, testKafka, uniqueName } from '@meridian/testkit'
+import {
+  freshDatabase,
+  passingInConsul,
+  scaledMs,
+  serviceProcessEnv,
+  testKafka,
+  uniqueName,
+} from '@meridian/testkit'
 
 /** The event types notification consumes (each with .retry.1..3 and .dlt) and the one it publishes. */
 const consumedTypes = [
@@ -93,7 +100,7 @@ async function createNamespaceTopics(namespace: string): Promise<string[]> {
         const { topics } = await admin.fetchTopicMetadata({ topics: names })
         return topics.every((topic) => topic.partitions.length === 1 && topic.partitions[0]!.leader >= 0)
       },
-      30_000,
+      scaledMs(30_000),
       () => true,
     )
   } finally {
@@ -177,10 +184,10 @@ export async function startNotificationProcess(): Promise<NotificationProcess> {
       `notification is ready (${baseUrl}/health/ready)`,
       async () =>
         (await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(2000) })).status === 200,
-      90_000,
+      scaledMs(90_000),
       alive,
     )
-    await until(`${consulName} passes in Consul`, () => passingInConsul(consulName), 30_000, alive)
+    await until(`${consulName} passes in Consul`, () => passingInConsul(consulName), scaledMs(30_000), alive)
     const started = await createEventProducer(testKafka())
     done.push(() => started.disconnect())
 

@@ -4,7 +4,15 @@
 import { randomInt } from 'node:crypto'
 import type { RealtimeNamespace } from '@meridian/contracts'
 import { createDatabase } from '@meridian/db'
-import { accessToken, buildServiceTestApp, eventually, tokenEnv, uniqueName } from '@meridian/testkit'
+import {
+  accessToken,
+  buildServiceTestApp,
+  eventually,
+  scaledMs,
+  tokenEnv,
+  uniqueName,
+  waitMs,
+} from '@meridian/testkit'
 import { io, type Socket } from 'socket.io-client'
 import { buildApp, serviceName } from '../../src/app.ts'
 import { loadRealtimeGatewayConfig } from '../../src/config.ts'
@@ -100,8 +108,12 @@ export function connect(
   })
 }
 
-/** The next `event` on `socket` (its first argument), failing after `timeoutMs`. */
-export function nextEvent<T = unknown>(socket: Socket, event: string, timeoutMs = 5000): Promise<T> {
+/** The next `event` on `socket` (its first argument), failing after `timeoutMs` (the tests' scaled wait). */
+export function nextEvent<T = unknown>(
+  socket: Socket,
+  event: string,
+  timeoutMs = scaledMs(waitMs),
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms`)), timeoutMs)
     socket.once(event, (payload: T) => {
@@ -154,12 +166,12 @@ export async function loseTransport(
   client.io.engine.close()
   const reason = await away
   if (reason !== 'forced close') throw new Error(`the client went with ${reason}, not forced close`)
-  await eventually('the instance sees the client go', () => !namespace.sockets.has(id), 5000, 10)
+  await eventually('the instance sees the client go', () => !namespace.sockets.has(id), undefined, 10)
   // the instance stores the session without waiting for Redis; a client that stays away finds it there when it comes
   // back (one sent elsewhere at once may already have taken it)
   if (!to && pid) {
     const sessionKey = `${from.config.REALTIME_REDIS_PREFIX}session:${pid}`
-    await eventually('the session is kept', async () => (await from.redis.exists(sessionKey)) === 1, 5000, 10)
+    await eventually('the session is kept', async () => (await from.redis.exists(sessionKey)) === 1, undefined, 10)
   }
 }
 
@@ -193,7 +205,12 @@ export async function refusalOf(attempt: Promise<Socket>): Promise<{ message: st
 export type Answer = { ok: boolean } & Record<string, unknown>
 
 /** Emits `event` (with `payload`, if any) and waits for its acknowledgement. */
-export function send(socket: Socket, event: string, payload?: unknown, timeoutMs = 8000): Promise<Answer> {
+export function send(
+  socket: Socket,
+  event: string,
+  payload?: unknown,
+  timeoutMs = scaledMs(waitMs),
+): Promise<Answer> {
   return payload === undefined
     ? socket.timeout(timeoutMs).emitWithAck(event)
     : socket.timeout(timeoutMs).emitWithAck(event, payload)
@@ -211,6 +228,6 @@ export function heard<T = Record<string, unknown>>(socket: Socket, event: string
  * through the adapter's stream first, so an event may arrive after the ack of the request that caused it.
  */
 export async function until<T>(payloads: T[], count: number): Promise<T[]> {
-  await eventually(`${count} events`, async () => payloads.length >= count, 5000)
+  await eventually(`${count} events`, async () => payloads.length >= count)
   return payloads
 }

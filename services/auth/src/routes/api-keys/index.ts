@@ -16,7 +16,7 @@ export interface ApiKeysRoutesOptions {
   apiKeys: ApiKeyUseCases
 }
 
-const ApiKeyIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+const ApiKeyIdParams = Type.Object({ id: Type.String({ format: 'uuid', maxLength: 36 }) })
 
 /** Every route here runs `authenticate` first, so a request without a principal never reaches a handler. */
 
