@@ -204,7 +204,9 @@ async function main(): Promise<number> {
     // busy between them; each run has an administrator, a report and an examples database of its own. The gateway's
     // merged document, the longest, goes first.
     const outcomes: { target: Target; outcome: FuzzOutcome }[] = []
-    const queue = [...targets].sort((a, b) => Number(b.name === gateway?.name) - Number(a.name === gateway?.name))
+    const queue = [...targets].sort(
+      (a, b) => Number(b.name === gateway?.name) - Number(a.name === gateway?.name),
+    )
     const fuzzNext = async (): Promise<void> => {
       for (let target = queue.shift(); target && !interrupted; target = queue.shift()) await fuzz(target)
     }

@@ -10,7 +10,8 @@
 // `cluster down` removes what a run that was SIGKILLed left (a new run does that first too).
 //
 // Knobs: CLUSTER_RATE (orders/s, 8), CLUSTER_ONLY (comma-separated fault names), CLUSTER_LEAD_S (before, 10),
-// CLUSTER_AFTER_S (after, 15), CLUSTER_PREFIX (mrdc), CLUSTER_SUBNET (198.18.0).
+// CLUSTER_AFTER_S (after, 15), CLUSTER_REPLICAS (instances of every service, the gateway's too: 2), CLUSTER_PREFIX
+// (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well).
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -34,6 +35,7 @@ const say = (line: string) => process.stderr.write(`[cluster] ${line}\n`)
 const ratePerSecond = Number(process.env.CLUSTER_RATE ?? 8)
 const leadMs = Number(process.env.CLUSTER_LEAD_S ?? 10) * 1000
 const afterMs = Number(process.env.CLUSTER_AFTER_S ?? 15) * 1000
+const replicas = Number(process.env.CLUSTER_REPLICAS ?? 2)
 const prefix = process.env.CLUSTER_PREFIX ?? 'mrdc'
 const subnet = process.env.CLUSTER_SUBNET ?? '198.18.0'
 const resultsDir = fileURLToPath(new URL('../results/', import.meta.url))
@@ -275,6 +277,8 @@ async function main(): Promise<number> {
     say(`cluster ${prefix} removed`)
     return 0
   }
+  if (!Number.isInteger(replicas) || replicas < 1)
+    throw new Error(`CLUSTER_REPLICAS must be 1 or more (got ${replicas})`)
   const only = process.env.CLUSTER_ONLY?.split(',').filter(Boolean)
   const chosen = clusterFaults.filter((fault) => !only || only.includes(fault.name))
   if (chosen.length === 0) throw new Error(`no fault named ${only?.join(', ')}`)
@@ -311,8 +315,8 @@ async function main(): Promise<number> {
       baseEnv: { ...process.env, ...cluster.env },
       cluster: cluster.system,
       topicReplication: clusterReplication,
-      // two instances of every service, the gateway's too
-      replicas: Object.fromEntries(services.map((service) => [service.name, 2])),
+      // two instances of every service by default, the gateway's too
+      replicas: Object.fromEntries(services.map((service) => [service.name, replicas])),
       form: 'production',
       env,
       // no platform pauses before SIGTERM here: each instance keeps serving 1 s after leaving Consul
@@ -358,10 +362,9 @@ async function main(): Promise<number> {
   mkdirSync(resultsDir, { recursive: true })
   const stamp = started.toISOString().replace(/[:.]/g, '-')
   writeFileSync(`${resultsDir}cluster-${stamp}.md`, `${printed}\n`)
-  writeFileSync(
-    `${resultsDir}cluster-${stamp}.json`,
-    `${JSON.stringify({ started, ratePerSecond, results }, null, 2)}\n`,
-  )
+  const json = `${JSON.stringify({ started, ratePerSecond, replicas, results }, null, 2)}\n`
+  writeFileSync(`${resultsDir}cluster-${stamp}.json`, json)
+  if (process.env.CLUSTER_RESULTS) writeFileSync(process.env.CLUSTER_RESULTS, json)
   say(`results in ${resultsDir}cluster-${stamp}.{md,json}`)
   return failed ? 1 : 0
 }

@@ -171,7 +171,12 @@ export async function loseTransport(
   // back (one sent elsewhere at once may already have taken it)
   if (!to && pid) {
     const sessionKey = `${from.config.REALTIME_REDIS_PREFIX}session:${pid}`
-    await eventually('the session is kept', async () => (await from.redis.exists(sessionKey)) === 1, undefined, 10)
+    await eventually(
+      'the session is kept',
+      async () => (await from.redis.exists(sessionKey)) === 1,
+      undefined,
+      10,
+    )
   }
 }
 
