@@ -32,11 +32,17 @@ export type { Outcome, StepResult } from './run.ts'
 
 /** The workspaces' folders, from pnpm-workspace.yaml's `packages` (a folder, or `dir/*`). */
 function workspaceDirs(): string[] {
-  const manifest = readFileSync(join(repoRoot, 'pnpm-workspace.yaml'), 'utf8')
-  const block = /^packages:\n((?:\s+-\s.+\n)+)/m.exec(manifest)?.[1] ?? ''
-  return [...block.matchAll(/-\s+['"]?([^'"\n]+?)['"]?\s*$/gm)].flatMap(([, pattern]) => {
-    if (!pattern!.endsWith('/*')) return [join(repoRoot, pattern!)]
-    const parent = join(repoRoot, pattern!.slice(0, -2))
+  const lines = readFileSync(join(repoRoot, 'pnpm-workspace.yaml'), 'utf8').split('\n')
+  const patterns: string[] = []
+  // the list's items follow `packages:`, each `  - <pattern>` (quoted or not), up to the first line that is not one
+  for (const line of lines.slice(lines.findIndex((each) => each.trim() === 'packages:') + 1)) {
+    const item = line.trim()
+    if (!item.startsWith('- ')) break
+    patterns.push(item.slice(2).trim().replaceAll("'", '').replaceAll('"', ''))
+  }
+  return patterns.flatMap((pattern) => {
+    if (!pattern.endsWith('/*')) return [join(repoRoot, pattern)]
+    const parent = join(repoRoot, pattern.slice(0, -2))
     if (!existsSync(parent)) return []
     return readdirSync(parent, { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
