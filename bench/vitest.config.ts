@@ -3,5 +3,5 @@ import { defineConfig } from 'vitest/config'
 
 // unit tests of the harness only: `pnpm bench` is the benchmark, never part of `test`
 export default defineConfig({
-  test: { include: ['test/**/*.test.ts'], ...testTimeouts() },
+  test: { include: ['test/**/*.test.ts'], ...testTimeouts(), isolate: false },
 })

@@ -4,4 +4,4 @@ import { defineConfig } from 'vitest/config'
 // for the sake of its tests' timeouts, which come from the one setting every workspace's do.
 import { testTimeouts } from '../../infra/src/test-time.ts'
 
-export default defineConfig({ test: { include: ['test/**/*.test.ts'], ...testTimeouts() } })
+export default defineConfig({ test: { include: ['test/**/*.test.ts'], ...testTimeouts(), isolate: false } })

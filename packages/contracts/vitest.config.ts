@@ -3,4 +3,4 @@ import { defineConfig } from 'vitest/config'
 // the tests still take their timeouts from the one setting every workspace's do.
 import { testTimeouts } from '../../infra/src/test-time.ts'
 
-export default defineConfig({ test: { ...testTimeouts() } })
+export default defineConfig({ test: { ...testTimeouts(), isolate: false } })

@@ -4,4 +4,6 @@ import { defineConfig } from 'vitest/config'
 // scale provided here (test/realtime-server.ts, scaledMs).
 import { testTimeouts, testTimeScale } from '../../infra/src/test-time.ts'
 
-export default defineConfig({ test: { ...testTimeouts(), provide: { timeScale: testTimeScale() } } })
+export default defineConfig({
+  test: { ...testTimeouts(), isolate: false, provide: { timeScale: testTimeScale() } },
+})

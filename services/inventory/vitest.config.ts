@@ -5,5 +5,7 @@ export default defineConfig({
   test: {
     globalSetup: ['@meridian/testkit/global-setup'],
     ...testTimeouts(),
+    // one module graph per worker, not per file: importing the app again for every file was a third of a suite's time
+    isolate: false,
   },
 })
