@@ -12,11 +12,13 @@ import {
   kafkaServerArgs,
   kafkaServerProperties,
   newKafkaClusterId,
+  offsetsTopic,
 } from '../native/kafka.ts'
 import { kafkaClient } from '../probes.ts'
 import { run, waitFor } from '../processes.ts'
 import { clusterStateDir, daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
+import { groupsCoordinated } from './group-coordination.ts'
 import type { ClusterHost } from './hosts.ts'
 
 /** Copies of each partition, and how many of them must be in sync for an acks=all write (docs/scaling-out.md). */
@@ -39,7 +41,10 @@ export interface KafkaCluster {
   brokers: string
   /** node n (node.id n) on host n, in the hosts' order */
   nodes: HostEngine[]
-  /** every broker registered and, for `topics`, every partition with all its replicas in sync */
+  /**
+   * every broker registered, a coordinator answering on every partition of the offsets topic (created by the first
+   * call), and, for that topic and `topics`, every partition with all its replicas in sync
+   */
   waitHealthy(topics?: string[], timeoutMs?: number): Promise<void>
   /** the host whose broker leads the most partitions of `topics` */
   leaderOfMostPartitions(topics: string[]): Promise<ClusterHost>
@@ -156,8 +161,9 @@ export async function startKafkaCluster(
           } finally {
             await admin.disconnect()
           }
-          if (topics.length === 0) return
-          const short = (await partitionsOf(brokers, topics)).filter(
+          // a group can be coordinated on every partition before anything counts on a consumer group
+          await groupsCoordinated(brokers)
+          const short = (await partitionsOf(brokers, [offsetsTopic, ...topics])).filter(
             (partition) => partition.isr.length < hosts.length || partition.leader < 0,
           )
           if (short.length > 0)
