@@ -74,8 +74,17 @@ log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.kafka.server.BrokerServer=INFO
 `
 
-/** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
-export const newKafkaClusterId = (): string => randomBytes(16).toString('base64url')
+/**
+ * Kafka's cluster ids are 16 random bytes in unpadded base64url, never starting with '-' (as Kafka's own
+ * Uuid.randomUuid): the storage tool's argument parser reads `-t -GB55…` as an option, not as the id, and refuses
+ * to format, one fresh cluster in 64.
+ */
+export function newKafkaClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url')
+    if (!id.startsWith('-')) return id
+  }
+}
 
 /** The version the broker itself logged when it started. */
 export function loggedKafkaVersion(logFile: string): string | undefined {
