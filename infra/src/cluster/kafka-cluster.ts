@@ -30,6 +30,13 @@ export const clusterReplication = Object.freeze({ replicationFactor: 3, minInsyn
  */
 const clusterJvm = ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-XX:ParallelGCThreads=1', '-XX:ConcGCThreads=1']
 
+/**
+ * A node's logging: the engine's, and the group coordinator's lines, which say when a node took over coordinating the
+ * groups of a partition of the offsets topic and how each group's rebalances went: what a stalled consumer group is
+ * read against.
+ */
+const clusterLog4jProperties = `${kafkaLog4jProperties}log4j.logger.kafka.coordinator.group=INFO\n`
+
 export interface KafkaClusterOptions {
   prefix: string
   /** keep the nodes' data from an earlier run with this prefix; default false (a new cluster) */
@@ -127,7 +134,7 @@ export async function startKafkaCluster(
           configFile,
           kafkaServerProperties({ nodeId, address: host.address, voters, dataDir, ...clusterReplication }),
         )
-        writeFileSync(log4jFile, kafkaLog4jProperties)
+        writeFileSync(log4jFile, clusterLog4jProperties)
         // formatting touches only files: it runs outside the host
         if (formattedClusterId(dataDir) === undefined)
           await run('java', kafkaFormatArgs(classPath, configFile, clusterId), { timeoutMs: 60_000 })
