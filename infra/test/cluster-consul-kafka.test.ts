@@ -3,7 +3,7 @@
 // leading most partitions, and the lost members rejoining. Needs root; brings everything up on prefix mrdck.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Kafka, logLevel, type Producer } from 'kafkajs'
+import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ConsulCluster, consulView, startConsulCluster } from '../src/cluster/consul-cluster.ts'
 import type { HostEngine } from '../src/cluster/engine.ts'
@@ -138,6 +138,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
           allowAutoTopicCreation: false,
         })
         const consumer = client.consumer({ groupId: `${namespace}ck-readers` })
+        const watch = watchConsumer(consumer)
         const received = new Set<string>()
         await producer.connect()
         try {
@@ -148,14 +149,20 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
               received.add(message.value?.toString() ?? '')
             },
           })
+          // run() resolves once the first attempt to join is over, also when it crashed: the writes wait for the group
+          await eventually('the group joined', async () => {
+            assertConsuming(watch)
+            return watch.joined || undefined
+          })
           const before = await produceUntilAcknowledged(
             producer,
             topic,
             Array.from({ length: 30 }, (_, i) => `before-${i}`),
           )
-          await eventually('the group reads what was written before', async () =>
-            before.every((value) => received.has(value)) ? true : undefined,
-          )
+          await eventually('the group reads what was written before', async () => {
+            assertConsuming(watch)
+            return before.every((value) => received.has(value)) ? true : undefined
+          })
 
           const leaderHost = await kafka.leaderOfMostPartitions(topics)
           const node = kafka.nodes.find((each) => each.host === leaderHost) as HostEngine
@@ -171,7 +178,10 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
           const unread = () => after.filter((value) => !received.has(value))
           await eventually(
             'the group reads everything acknowledged after the kill',
-            async () => (unread().length === 0 ? true : undefined),
+            async () => {
+              assertConsuming(watch)
+              return unread().length === 0 ? true : undefined
+            },
             scaledMs(60_000),
           ).catch((error: Error) => {
             throw new Error(`${error.message}; unread: ${unread().slice(0, 10).join(' ')}`)
@@ -228,7 +238,29 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     })
   }
 
-  /** true once every partition of `names` is led by a node on one of `on` */
+  /** Whether a consumer has joined its group (GROUP_JOIN), and the error it stopped on for good (CRASH, no restart). */
+  interface ConsumerWatch {
+    joined: boolean
+    stopped?: Error
+  }
+
+  function watchConsumer(consumer: Consumer): ConsumerWatch {
+    const watch: ConsumerWatch = { joined: false }
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      watch.joined = true
+    })
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) watch.stopped = payload.error
+    })
+    return watch
+  }
+
+  /** Fails at once with the consumer's own error when it has stopped for good: nothing it was to read can come. */
+  function assertConsuming(watch: ConsumerWatch): void {
+    if (watch.stopped)
+      throw new Error(`the consumer stopped for good: ${watch.stopped.name}: ${watch.stopped.message}`)
+  }
+
   /** every partition of `names` with 3 replicas, every topic with min.insync.replicas 2 */
   async function expectReplication(names: string[]): Promise<void> {
     const admin = clusterClient().admin()
@@ -298,6 +330,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     }
   }
 
+  /** true once every partition of `names` is led by a node on one of `on` */
   async function leadersOnlyOn(names: string[], on: (typeof hosts.hosts)[0][]): Promise<true | undefined> {
     const admin = clusterClient().admin()
     await admin.connect()

@@ -12,11 +12,13 @@ import {
   kafkaServerArgs,
   kafkaServerProperties,
   newKafkaClusterId,
+  offsetsTopic,
 } from '../native/kafka.ts'
 import { kafkaClient } from '../probes.ts'
 import { run, waitFor } from '../processes.ts'
 import { clusterStateDir, daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
+import { groupsCoordinated } from './group-coordination.ts'
 import type { ClusterHost } from './hosts.ts'
 
 /** Copies of each partition, and how many of them must be in sync for an acks=all write (docs/scaling-out.md). */
@@ -27,6 +29,13 @@ export const clusterReplication = Object.freeze({ replicationFactor: 3, minInsyn
  * (the default is one per core for each of them, and they would all compete at once).
  */
 const clusterJvm = ['-Xms128m', '-Xmx512m', '-XX:+UseG1GC', '-XX:ParallelGCThreads=1', '-XX:ConcGCThreads=1']
+
+/**
+ * A node's logging: the engine's, and the group coordinator's lines, which say when a node took over coordinating the
+ * groups of a partition of the offsets topic and how each group's rebalances went: what a stalled consumer group is
+ * read against.
+ */
+const clusterLog4jProperties = `${kafkaLog4jProperties}log4j.logger.kafka.coordinator.group=INFO\n`
 
 export interface KafkaClusterOptions {
   prefix: string
@@ -39,7 +48,10 @@ export interface KafkaCluster {
   brokers: string
   /** node n (node.id n) on host n, in the hosts' order */
   nodes: HostEngine[]
-  /** every broker registered and, for `topics`, every partition with all its replicas in sync */
+  /**
+   * every broker registered, a coordinator answering on every partition of the offsets topic (created by the first
+   * call), and, for that topic and `topics`, every partition with all its replicas in sync
+   */
   waitHealthy(topics?: string[], timeoutMs?: number): Promise<void>
   /** the host whose broker leads the most partitions of `topics` */
   leaderOfMostPartitions(topics: string[]): Promise<ClusterHost>
@@ -122,7 +134,7 @@ export async function startKafkaCluster(
           configFile,
           kafkaServerProperties({ nodeId, address: host.address, voters, dataDir, ...clusterReplication }),
         )
-        writeFileSync(log4jFile, kafkaLog4jProperties)
+        writeFileSync(log4jFile, clusterLog4jProperties)
         // formatting touches only files: it runs outside the host
         if (formattedClusterId(dataDir) === undefined)
           await run('java', kafkaFormatArgs(classPath, configFile, clusterId), { timeoutMs: 60_000 })
@@ -156,8 +168,9 @@ export async function startKafkaCluster(
           } finally {
             await admin.disconnect()
           }
-          if (topics.length === 0) return
-          const short = (await partitionsOf(brokers, topics)).filter(
+          // a group can be coordinated on every partition before anything counts on a consumer group
+          await groupsCoordinated(brokers)
+          const short = (await partitionsOf(brokers, [offsetsTopic, ...topics])).filter(
             (partition) => partition.isr.length < hosts.length || partition.leader < 0,
           )
           if (short.length > 0)

@@ -15,6 +15,10 @@ const BROKER_PORT = kafkaBrokerPort
 const CONTROLLER_PORT = kafkaControllerPort
 export const nativeKafkaBrokers = `127.0.0.1:${BROKER_PORT}`
 
+/** Kafka's consumer offsets topic, whose partition leaders coordinate the consumer groups, and its partitions. */
+export const offsetsTopic = '__consumer_offsets'
+export const offsetsTopicPartitions = 10
+
 const pomFile = join(infraDir, 'kafka', 'pom.xml')
 
 /** What differs between one node of a KRaft cluster and another, and between the native node and a cluster's. */
@@ -48,7 +52,7 @@ auto.create.topics.enable=false
 num.partitions=3
 default.replication.factor=${node.replicationFactor}
 offsets.topic.replication.factor=${node.replicationFactor}
-offsets.topic.num.partitions=10
+offsets.topic.num.partitions=${offsetsTopicPartitions}
 transaction.state.log.replication.factor=${node.replicationFactor}
 transaction.state.log.min.isr=${node.minInsyncReplicas}
 min.insync.replicas=${node.minInsyncReplicas}
@@ -70,8 +74,17 @@ log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.kafka.server.BrokerServer=INFO
 `
 
-/** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
-export const newKafkaClusterId = (): string => randomBytes(16).toString('base64url')
+/**
+ * Kafka's cluster ids are 16 random bytes in unpadded base64url, never starting with '-' (as Kafka's own
+ * Uuid.randomUuid): the storage tool's argument parser reads `-t -GB55…` as an option, not as the id, and refuses
+ * to format, one fresh cluster in 64.
+ */
+export function newKafkaClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url')
+    if (!id.startsWith('-')) return id
+  }
+}
 
 /** The version the broker itself logged when it started. */
 export function loggedKafkaVersion(logFile: string): string | undefined {
