@@ -81,6 +81,12 @@ make_machine_bare() {
     local packages
     packages="$(prepared_packages | tr '\n' ' ')"
     if [ -n "${packages// /}" ]; then
+      # apt removes what depends on a purged package too: only when that is nothing else than these
+      local others
+      # shellcheck disable=SC2086 # one package a word
+      others="$(apt-get -s purge $packages 2>/dev/null | awk '/^Purg|^Remv/ { print $2 }' | sort -u |
+        grep -vxF -f <(echo "$packages" | tr ' ' '\n' | sed '/^$/d') || true)"
+      [ -z "$others" ] || die "--fresh: purging them would also remove $(echo "$others" | tr '\n' ' ')(installed otherwise): purge by hand"
       say "--fresh: purging what earlier preparations installed: $packages"
       # shellcheck disable=SC2086 # one package a word
       DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $packages >/dev/null ||
