@@ -64,7 +64,9 @@ ensure_deps() {
   ensure_pnpm
   local stamp="$MERIDIAN_ROOT/node_modules/.meridian-install-stamp"
   local digest
-  digest="$(cd "$MERIDIAN_ROOT" && cat pnpm-lock.yaml pnpm-workspace.yaml package.json */package.json */*/package.json 2>/dev/null | sha256sum | cut -d' ' -f1)"
+  # the workspaces' manifests (pnpm-workspace.yaml's folders), not build/<service>/package.json that ./scripts/build writes
+  digest="$(cd "$MERIDIAN_ROOT" && cat pnpm-lock.yaml pnpm-workspace.yaml package.json {bench,deploy,infra}/package.json \
+    {apps,packages,services,tests}/*/package.json 2>/dev/null | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
     say "installing dependencies (pnpm install)"
     (cd "$MERIDIAN_ROOT" && pnpm install --frozen-lockfile >&2)
