@@ -4,7 +4,7 @@
 // (events/: charges, the saga's refunds and returns' refunds), the orders payment heard of (who may pay each, what is due), and the charge reconciler
 // (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
 // provider did not tell in time. Never listens; main.ts and tests build it.
-import { type Sql, tracedRepository } from '@meridian/db'
+import { createDatabase, type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
@@ -29,6 +29,13 @@ import { paymentsGuards } from './routes/payments/access.ts'
 import { paymentsRoutes } from './routes/payments/index.ts'
 
 export const serviceName = 'payment'
+
+/**
+ * Connections of the pool for the writes outside a charge's transaction: single statements on the order's rows, which
+ * only the holder of the order's lock writes, so they never wait for a waiter and two serve any number of
+ * transactions; beside DATABASE_POOL_MAX.
+ */
+const autonomousConnections = 2
 
 /** How often expired Idempotency-Keys are removed. */
 const idempotencyKeySweepMs = 10 * 60_000
@@ -60,6 +67,14 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     }),
   )
 
+  // the writes that outlive a transaction holding an order's lock, on connections of their own (order-step.ts'
+  // OrderStepDependencies.autonomous); added before the backbone and the clocks, so closed after them
+  const autonomous = createDatabase(config.DATABASE_URL, {
+    max: autonomousConnections,
+    applicationName: `${serviceName}-autonomous`,
+  })
+  app.addHook('onClose', () => autonomous.end({ timeout: 5 }))
+
   const provider = createPaymentProvider({
     baseUrl: config.PAYMENT_PROVIDER_URL,
     timeoutMs: config.PAYMENT_PROVIDER_TIMEOUT_MS,
@@ -85,6 +100,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     returnRefunds,
     idempotencyKeys,
     provider,
+    autonomous,
     idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,
     // a 'running' key outlives its holder only if the process died mid-request: taken over after a few timeouts
     staleRunningAfterSeconds: Math.max(60, Math.ceil((4 * config.PAYMENT_PROVIDER_TIMEOUT_MS) / 1000)),

@@ -53,6 +53,8 @@ beforeAll(async () => {
     chargeAttempts: createChargeAttemptsRepository(counter.sql),
     returnRefunds: createReturnRefundsRepository(counter.sql),
     provider: payment.provider,
+    // counted too: the same pool (its second connection) stands for the autonomous one
+    autonomous: counter.sql,
   }
 })
 

@@ -45,10 +45,15 @@ export interface CustomerPaymentsDependencies {
   sql: Sql
   payments: PaymentsRepository
   orders: OrdersRepository
-  /** on the pool: an attempt is recorded outside the charge's transaction */
   chargeAttempts: ChargeAttemptsRepository
   idempotencyKeys: IdempotencyKeysRepository
   provider: PaymentProvider
+  /**
+   * A pool of its own for the writes that must outlive the charge's transaction (its attempt recorded, or settled when
+   * the provider failed it): that transaction holds the order's lock while other payments of the order wait for it
+   * holding connections of the main pool (order-step.ts' OrderStepDependencies.autonomous).
+   */
+  autonomous: Sql
   /** how long a key and its stored answer are kept (IDEMPOTENCY_KEY_TTL_SECONDS) */
   idempotencyKeyTtlSeconds: number
   /** a 'running' key older than this is taken over (its holder died); default 4 provider timeouts, at least 60 s */
@@ -146,8 +151,8 @@ async function chargeAtProvider(
   } catch (error) {
     if (isProviderFailure(error)) {
       // the provider answered with a failure of its own: it charged nothing, so the attempt holds the order up no
-      // longer (through the pool: the transaction rolls back); the same request again runs under the same key
-      await deps.chargeAttempts.settle(attempt.idempotencyKey)
+      // longer (through the autonomous pool: the transaction rolls back); the same request again runs under the same key
+      await deps.chargeAttempts.settle(attempt.idempotencyKey, deps.autonomous)
     }
     if (error instanceof AppError && definitiveChargeFailures.includes(error.statusCode))
       return { failure: error }
@@ -157,7 +162,7 @@ async function chargeAtProvider(
 
 /**
  * The charge, under the order's advisory lock in `tx`: checked again (the saga's charge, a refund or another payment
- * may have come in between), the attempt recorded through the pool (it outlives a rollback: a timeout leaves it for
+ * may have come in between), the attempt recorded through the autonomous pool (it outlives a rollback: a timeout leaves it for
  * the reconciler), the provider called under the request's key, and the outcome settled and stored with the key.
  */
 async function chargeUnderLock(
@@ -197,7 +202,7 @@ async function chargeUnderLock(
       : {}),
   }
   // pending again when the same request runs again after the provider failed it (its first parameters stay)
-  await deps.chargeAttempts.record(attempt)
+  await deps.chargeAttempts.record(attempt, deps.autonomous)
   const answer = await chargeAtProvider(deps, attempt, command.requestId)
   if ('failure' in answer) {
     const { failure } = answer

@@ -2,11 +2,11 @@
 // asks again) and refunding it when the saga compensates (payment.refund_requested). Each runs in the consumer's
 // transaction under the order's advisory lock, so a charge and a refund of one order — and a customer's payment of it
 // (customer-payments.ts) — never interleave. A charge is recorded as a charge attempt before the provider is called,
-// outside the consumer's transaction, so that a charge whose outcome is unknown (the provider timed out) is found
+// outside the consumer's transaction (on a pool of its own, `autonomous`), so that a charge whose outcome is unknown (the provider timed out) is found
 // and settled later by the charge reconciler (reconciler.ts). Each also keeps payment's record of the order
 // (data/orders-repository.ts) and where its payment stands.
 import { AppError, type EventData, fromMinorUnits, toMinorUnits } from '@meridian/contracts'
-import type { TransactionSql } from '@meridian/db'
+import type { Sql, TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
 import type { PaymentProvider } from '../clients/payment-provider.ts'
 import type { ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
@@ -50,9 +50,15 @@ export type RefundOrderOutcome =
 export interface OrderStepDependencies {
   payments: PaymentsRepository
   orders: OrdersRepository
-  /** on the pool: an attempt is recorded outside the consumer's transaction */
   chargeAttempts: ChargeAttemptsRepository
   provider: PaymentProvider
+  /**
+   * A pool of its own for the writes that must outlive the transaction that makes them (the charge attempt, the
+   * order's record): that transaction holds the order's advisory lock, and the transactions waiting for the lock hold
+   * connections of the main pool — a write there could wait for them while they wait for it, a deadlock PostgreSQL
+   * cannot see. Its statements wait for no lock a transaction holds, so its few connections always come free.
+   */
+  autonomous: Sql
 }
 
 /** payment.failed for the order: the order awaits a payment (the customer may pay it). */
@@ -135,17 +141,18 @@ export async function chargeOrder(
     payments.lockOrder(orderId, tx),
     payments.findOrderStepStanding(orderId, tx),
   ])
-  // on the pool, not in tx: the order is known (pending) to POST /payments while its charge is at the provider, and
-  // stays known when tx rolls back; with the charge attempt, when there is a charge to make, in one statement
+  // on the autonomous pool, not in tx: the order is known (pending) to POST /payments while its charge is at the
+  // provider, and stays known when tx rolls back; with the charge attempt, when there is a charge to make, in one
+  // statement
   const order = orderToPay(chargedOrderData(data))
   const refuse = async (reason: string, outcome?: 'failed' | 'already failed') => {
-    await deps.orders.record(order)
+    await deps.orders.record(order, deps.autonomous)
     return fail(reason, outcome)
   }
   if (standing.refundRequested) return refuse(orderCancelled)
   const charged = standing.charge
   if (charged?.status === 'succeeded') {
-    await deps.orders.record(order)
+    await deps.orders.record(order, deps.autonomous)
     return succeed(charged.id, 'already processed')
   }
   if (charged?.status === 'refunded') return refuse(orderCancelled)
@@ -158,7 +165,7 @@ export async function chargeOrder(
   if (!token) return refuse(noPaymentMethod)
 
   const idempotencyKey = orderChargeKey(orderId)
-  // on the pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
+  // on the autonomous pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
   await chargeAttempts.recordWithOrder(
     {
       idempotencyKey,
@@ -169,6 +176,7 @@ export async function chargeOrder(
       orderData: chargedOrderData(data),
     },
     order,
+    deps.autonomous,
   )
   let charge: Awaited<ReturnType<PaymentProvider['charge']>>
   try {

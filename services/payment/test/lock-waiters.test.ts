@@ -1,0 +1,114 @@
+// More charges of one order at once than the pool has connections: each waits for the order's advisory lock holding
+// a connection of the pool, and the one that gets the lock records its charge attempt outside its transaction. Were
+// that write on the same pool, it would wait for a connection the waiters hold while they wait for its lock — a
+// deadlock PostgreSQL cannot see, which froze the payment service after a restart with a backlog (the cluster
+// campaign's host-kill: charged, never answered, never refunded), and which ten concurrent POST /payments of one
+// order could cause at will. On a real database against infra's payment provider simulator: the order's lock is held
+// from outside until every charge waits behind it, then let go; every charge must be answered.
+import { randomUUID } from 'node:crypto'
+import { createDatabase, type Queryable, type Sql, transaction } from '@meridian/db'
+import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
+import { accessToken, eventually, scaledMs, tokenEnv, waitMs } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPaymentsRepository } from '../src/data/payments-repository.ts'
+import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
+import { handleOrderPlaced, orderAwaitingPayment, placedOrder } from './support/orders.ts'
+import { card, cards, orderSummary, providerToken } from './support/provider.ts'
+
+/** The test app's pool (support/app.ts: createDatabase's default). */
+const poolSize = 10
+
+let provider: PaymentSimulator
+let payment: PaymentTestApp
+let holder: Sql
+
+beforeAll(async () => {
+  provider = await createPaymentSimulator({ port: 0 })
+  payment = await buildPaymentTestApp({
+    ...tokenEnv,
+    PAYMENT_PROVIDER_URL: provider.url,
+    PAYMENT_RECONCILE_INTERVAL_MS: '3600000',
+  })
+  holder = createDatabase(payment.config.DATABASE_URL, {
+    max: 1,
+    applicationName: 'payment-test-lock-holder',
+  })
+})
+
+afterAll(async () => {
+  await holder?.end({ timeout: 5 })
+  await payment?.close()
+  await provider?.close()
+})
+
+/** Transactions of this database waiting for an advisory lock. */
+async function lockWaiters(db: Queryable): Promise<number> {
+  const [row] = await db<{ count: number }[]>`
+    select count(*)::int from pg_locks
+    where locktype = 'advisory' and not granted
+      and database = (select oid from pg_database where datname = current_database())`
+  return row?.count ?? 0
+}
+
+/**
+ * Holds the order's advisory lock from a connection of its own while `start` sends its charges, until `waiting` of
+ * them wait behind it; then lets go and answers what the charges answered, or how many were answered when they
+ * stop moving (a deadlock) before all are.
+ */
+async function behindTheOrdersLock<T>(
+  orderId: string,
+  waiting: number,
+  start: () => Promise<T>[],
+): Promise<T[]> {
+  let charges: Promise<T>[] = []
+  await transaction(holder, async (tx) => {
+    await createPaymentsRepository(tx).lockOrder(orderId, tx)
+    charges = start()
+    await eventually(
+      `${waiting} charges of the order wait for its lock`,
+      async () => (await lockWaiters(tx)) >= waiting,
+    )
+  })
+  let answered = 0
+  for (const charge of charges) void charge.then(() => answered++)
+  const stuck = new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), scaledMs(waitMs)))
+  const all = await Promise.race([Promise.all(charges), stuck])
+  if (all === 'stuck') throw new Error(`${answered} of ${charges.length} charges of the order were answered`)
+  return all
+}
+
+describe('charges of one order waiting for its lock, more of them than the pool has connections', () => {
+  it(`when ${poolSize} consumer transactions charge one order at once, then one charges it and every other answers with that charge`, async () => {
+    const data = placedOrder({ token: await providerToken(provider.url, cards.succeeds) })
+    const outcomes = await behindTheOrdersLock(data.orderId, poolSize, () =>
+      Array.from({ length: poolSize }, () => handleOrderPlaced(payment, data)),
+    )
+    const kinds = outcomes.map((outcome) => outcome.outcome).sort()
+    expect(kinds).toEqual([...Array(poolSize - 1).fill('already processed'), 'processed'])
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 0 })
+  })
+
+  it(`when ${poolSize + 2} customers' payments of one order come at once, then one is charged (201) and the others are refused (409)`, async () => {
+    const order = await orderAwaitingPayment(payment)
+    const headers = { authorization: `Bearer ${accessToken('user', order.customerId)}` }
+    const pay = () =>
+      payment.app.inject({
+        method: 'POST',
+        url: '/api/v1/payments',
+        headers: { ...headers, 'idempotency-key': randomUUID() },
+        payload: {
+          orderId: order.orderId,
+          amount: order.total,
+          currency: 'usd',
+          source: { card: card(cards.succeeds) },
+        },
+      })
+    // every connection of the pool waits behind the lock; the two further requests wait for a connection
+    const answers = await behindTheOrdersLock(order.orderId, poolSize, () =>
+      Array.from({ length: poolSize + 2 }, pay),
+    )
+    const statuses = answers.map((answer) => answer.statusCode).sort()
+    expect(statuses).toEqual([201, ...Array(poolSize + 1).fill(409)])
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, refunds: 0 })
+  })
+})
