@@ -5,7 +5,7 @@
 # - Meridian's images (localhost/meridian/*, meridian/*) and podman's build caches are removed;
 # - the Debian packages earlier preparations installed are purged: those of apt's history entries that installed only
 #   packages the preparation declares (their automatic dependencies with them); a package the machine had before, or
-#   that something else asked for in the same command, is left alone;
+#   that something else asked for in the same command, is left alone; apt's cache of downloaded packages is emptied;
 # - the run gets a new cache folder with every download and build cache inside it (Meridian's, Go's modules and builds,
 #   Maven's repository, pip's, npm's and pnpm's), and the checkout's node_modules go.
 # The developer's own cache folder is left as it is (a later run without --fresh is warm again, once its packages are
@@ -92,6 +92,9 @@ make_machine_bare() {
       DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $packages >/dev/null ||
         die "--fresh: apt-get purge failed"
     fi
+    # and apt's cache of downloaded packages: a new machine downloads them (apt-get clean empties only that cache)
+    apt-get clean || die "--fresh: apt-get clean failed"
+    say "--fresh: apt's cache of downloaded packages emptied (apt-get clean)"
   else
     say "--fresh: not root: the Debian packages stay (only root may purge them)"
   fi
