@@ -8,6 +8,9 @@ export type Queryable = Sql | TransactionSql
 /** A piece of SQL built with a tagged template, to be composed into a statement (or sent as one). */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>
 
+/** How long a connection may sit idle in an open transaction, by default (DatabaseOptions.idleInTransactionTimeoutMs). */
+export const defaultIdleInTransactionTimeoutMs = 60_000
+
 export interface DatabaseOptions {
   /** pool size; default 10 */
   max?: number
@@ -17,6 +20,13 @@ export interface DatabaseOptions {
   connectTimeoutSeconds?: number
   /** shown in pg_stat_activity, so a connection can be traced to its service; default 'meridian' */
   applicationName?: string
+  /**
+   * ms a connection may sit in an open transaction without sending anything before the server ends it, rolling the
+   * transaction back and letting go of its locks; default 60,000 (PostgreSQL's idle_in_transaction_session_timeout).
+   * A process that dies with a transaction open on a host that is gone sends no FIN: without this its transaction,
+   * and every lock it holds, lives on in the server until TCP keepalive gives up on it — hours.
+   */
+  idleInTransactionTimeoutMs?: number
   /** called with each statement's text as it is sent (tests counting statements; never in production) */
   onQuery?: (query: string) => void
 }
@@ -33,7 +43,11 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Sql 
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     // NOTICEs (e.g. "relation already exists, skipping") would otherwise be printed with console.log.
     onnotice: () => {},
-    connection: { application_name: options.applicationName ?? 'meridian' },
+    connection: {
+      application_name: options.applicationName ?? 'meridian',
+      idle_in_transaction_session_timeout:
+        options.idleInTransactionTimeoutMs ?? defaultIdleInTransactionTimeoutMs,
+    },
     transform: { column: { from: postgres.toCamel } },
     ...(options.onQuery ? { debug: (_connection: number, query: string) => options.onQuery?.(query) } : {}),
   })

@@ -2,6 +2,7 @@
 export {
   createDatabase,
   type DatabaseOptions,
+  defaultIdleInTransactionTimeoutMs,
   type Fragment,
   type Queryable,
   type Sql,

@@ -1,7 +1,8 @@
-// createDatabase against a real server: camelCase result columns, application name, pool size, silent notices; pingDatabase.
+// createDatabase against a real server: camelCase result columns, application name, the end of a silent transaction,
+// pool size, silent notices; pingDatabase.
 import { freshDatabase, type TestDatabase, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createDatabase, pingDatabase, type Sql } from '../src/index.ts'
+import { createDatabase, pingDatabase, type Sql, transaction } from '../src/index.ts'
 
 // Nothing listens on port 1 of the loopback interface, so connecting is refused at once.
 const unreachableUrl = 'postgres://postgres:postgres@127.0.0.1:1/postgres'
@@ -37,6 +38,33 @@ describe('createDatabase', () => {
       expect(row?.name).toMatch(/^orders-/)
     } finally {
       await named.end({ timeout: 5 })
+    }
+  })
+
+  it('when nothing says otherwise, then a connection may sit idle in a transaction for a minute before the server ends it', async () => {
+    const [row] = await sql`select current_setting('idle_in_transaction_session_timeout') as timeout`
+    expect(row?.timeout).toBe('1min')
+  })
+
+  it('when a transaction holding a lock goes silent, as one of a process on a host that died, then the server ends it and a waiter gets the lock', async () => {
+    const silent = createDatabase(db.url, { max: 1, idleInTransactionTimeoutMs: 1000 })
+    const key = Math.floor(Math.random() * 1_000_000)
+    try {
+      // its transaction holds the lock and then sends nothing more: no commit, no rollback, no close
+      const connection = await silent.reserve()
+      const [backend] = await connection<{ pid: number }[]>`select pg_backend_pid() as pid`
+      await connection`begin`
+      await connection`select pg_advisory_xact_lock(${key})`
+      // the waiter is let in only when the server has ended the silent transaction (by condition: no clock read)
+      const locked = await transaction(sql, async (tx) => {
+        await tx`select pg_advisory_xact_lock(${key})`
+        return 'locked'
+      })
+      expect(locked).toBe('locked')
+      const alive = await sql`select 1 from pg_stat_activity where pid = ${backend?.pid ?? 0}`
+      expect(alive).toHaveLength(0)
+    } finally {
+      await silent.end({ timeout: 1 })
     }
   })
 

@@ -179,6 +179,8 @@ export const ownStoresEnv = ({ port, database }: { port: number; database: strin
     ...developmentOnlyDefault(`postgres://postgres:postgres@127.0.0.1:5432/${database}`),
   }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  /** how long a connection may sit idle in an open transaction before PostgreSQL ends it and frees its locks, ms */
+  DATABASE_IDLE_TRANSACTION_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
 })
 

@@ -10,7 +10,11 @@ import { runMain, runService, type ServiceClient, type ServiceProcessConfig } fr
 import { activeTracing } from './tracing/active-tracing.ts'
 
 type ProcessConfig = ServiceProcessConfig & { REDIS_URL: string; LOG_LEVEL: string }
-type DatabaseConfig = { DATABASE_URL: string; DATABASE_POOL_MAX: number }
+type DatabaseConfig = {
+  DATABASE_URL: string
+  DATABASE_POOL_MAX: number
+  DATABASE_IDLE_TRANSACTION_TIMEOUT_MS: number
+}
 
 /** What buildApp hands back: the app alone, or with the clients it opened (closed after it, before the stores). */
 export type BuiltService = ServiceApp | { app: ServiceApp; clients?: readonly ServiceClient[] }
@@ -82,6 +86,7 @@ export function runServiceProcess<Config extends ProcessConfig>(
         const withDatabase = config as Config & DatabaseConfig
         sql = createDatabase(withDatabase.DATABASE_URL, {
           max: withDatabase.DATABASE_POOL_MAX,
+          idleInTransactionTimeoutMs: withDatabase.DATABASE_IDLE_TRANSACTION_TIMEOUT_MS,
           applicationName: name,
         })
         // the app does not exist yet: its backbone starts while it is built, on migrated tables

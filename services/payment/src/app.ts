@@ -71,6 +71,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   // OrderStepDependencies.autonomous); added before the backbone and the clocks, so closed after them
   const autonomous = createDatabase(config.DATABASE_URL, {
     max: autonomousConnections,
+    idleInTransactionTimeoutMs: config.DATABASE_IDLE_TRANSACTION_TIMEOUT_MS,
     applicationName: `${serviceName}-autonomous`,
   })
   app.addHook('onClose', () => autonomous.end({ timeout: 5 }))
