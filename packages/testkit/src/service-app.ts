@@ -110,8 +110,10 @@ export async function buildServiceTestApp<
   Built extends { app: TestableApp },
 >(options: ServiceTestAppOptions<Config, Pool, Built>): Promise<ServiceTestApp<Config, Pool, Built>> {
   const database = await freshDatabase(options.service)
+  const env: Record<string, string> = { ...serviceTestEnv(), DATABASE_URL: database.url, ...options.env }
   const sql = options.connect(database.url)
-  const redis = new Redis(infraEndpoints().redisUrl, { connectionName: `${options.service}-test` })
+  // the Redis the test's environment names (a relay in front of the engine, for one), the engine's otherwise
+  const redis = new Redis(env.REDIS_URL ?? infraEndpoints().redisUrl, { connectionName: `${options.service}-test` })
   const closers: (() => unknown)[] = []
   const release = async () => {
     redis.disconnect()
@@ -120,11 +122,7 @@ export async function buildServiceTestApp<
   }
   try {
     await options.migrate(sql)
-    const config = options.loadConfig({
-      ...serviceTestEnv(),
-      DATABASE_URL: database.url,
-      ...options.env,
-    })
+    const config = options.loadConfig(env)
     const { stream: logStream, lines: logs } = captureLogs()
     const built = await options.build({
       config,

@@ -65,7 +65,13 @@ export function mainChannel(namespace: ChannelNamespace<'/'>, { maxRooms, log }:
     const { user } = socket.data
     // every socket is in the room of its own id (Socket.IO does that); a user's sockets share `user:{userId}`
     socket.join(`user:${user.userId}`)
-    socket.emit('welcome', { type: 'welcome', message: `Welcome, ${user.username}`, socketId: socket.id })
+    // to this socket alone and at once: `socket.emit` would go through the adapter's stream (connection-state recovery
+    // keeps what it sends there) and reach the socket only when Redis answers, after the answer to a request the
+    // client queued before it connected (test/welcome-order.test.ts). A welcome is this connection's, recovered or
+    // not, so nothing is lost by keeping it out of the stream.
+    namespace.local
+      .to(socket.id)
+      .emit('welcome', { type: 'welcome', message: `Welcome, ${user.username}`, socketId: socket.id })
     events.attach(socket)
   })
 }
