@@ -113,7 +113,9 @@ export async function buildServiceTestApp<
   const env: Record<string, string> = { ...serviceTestEnv(), DATABASE_URL: database.url, ...options.env }
   const sql = options.connect(database.url)
   // the Redis the test's environment names (a relay in front of the engine, for one), the engine's otherwise
-  const redis = new Redis(env.REDIS_URL ?? infraEndpoints().redisUrl, { connectionName: `${options.service}-test` })
+  const redis = new Redis(env.REDIS_URL ?? infraEndpoints().redisUrl, {
+    connectionName: `${options.service}-test`,
+  })
   const closers: (() => unknown)[] = []
   const release = async () => {
     redis.disconnect()

@@ -69,12 +69,21 @@ async function behindTheOrdersLock<T>(
       async () => (await lockWaiters(tx)) >= waiting,
     )
   })
+  // settled, fulfilled or not: a charge that failed has answered too (Promise.all reports how)
   let answered = 0
-  for (const charge of charges) void charge.then(() => answered++)
-  const stuck = new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), scaledMs(waitMs)))
-  const all = await Promise.race([Promise.all(charges), stuck])
-  if (all === 'stuck') throw new Error(`${answered} of ${charges.length} charges of the order were answered`)
-  return all
+  for (const charge of charges) void charge.finally(() => answered++).catch(() => {})
+  let timer: NodeJS.Timeout | undefined
+  const stuck = new Promise<'stuck'>((resolve) => {
+    timer = setTimeout(() => resolve('stuck'), scaledMs(waitMs))
+  })
+  try {
+    const all = await Promise.race([Promise.all(charges), stuck])
+    if (all === 'stuck')
+      throw new Error(`${answered} of ${charges.length} charges of the order were answered`)
+    return all
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 describe('charges of one order waiting for its lock, more of them than the pool has connections', () => {
