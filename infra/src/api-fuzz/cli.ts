@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
 import { createPaymentSimulator } from '../payment-simulator/index.ts'
 import { errorText, stopPid, waitFor } from '../processes.ts'
+import { testTimeScale } from '../test-time.ts'
 import { type ConsulSettings, registerInConsul } from './consul-registration.ts'
 import { administratorCredentials, type FuzzCredentials } from './credentials.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
@@ -64,7 +65,10 @@ async function main(): Promise<number> {
   }
   const budget: FuzzBudget = {
     maxExamples: positiveInteger('MERIDIAN_FUZZ_MAX_EXAMPLES', 30),
-    timeoutMs: positiveInteger('MERIDIAN_FUZZ_TIMEOUT_SECONDS', 150) * 1000,
+    // a guard against a hang, not a verdict on speed: the gateway's 76 operations took 80-126 s beside the
+    // end-to-end suite on 2 cores, and once went past the 150 s this was before; a slower machine scales it
+    // (MERIDIAN_TEST_TIME_SCALE) as it scales the tests' waits
+    timeoutMs: positiveInteger('MERIDIAN_FUZZ_TIMEOUT_SECONDS', 600) * 1000 * testTimeScale(),
     ...(process.env.MERIDIAN_FUZZ_SEED ? { seed: process.env.MERIDIAN_FUZZ_SEED } : {}),
   }
   const parallel = positiveInteger('MERIDIAN_FUZZ_PARALLEL', 2)
