@@ -7,7 +7,7 @@
 // time or a second, compiled set of exports to keep in step. The bundle compiles every workspace file a service
 // reaches into dist/, once, while third-party packages stay as their authors ship them (native addons such as
 // argon2, packages that find their own files such as swagger-ui's, and the kafkajs patch all keep working).
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
   cpSync,
@@ -53,13 +53,13 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
   rmSync(staging, { recursive: true, force: true })
   try {
     const dependencies = target.workspacePackage
-      ? deployProduction(target.workspacePackage, staging, log)
+      ? await deployProduction(target.workspacePackage, staging, log)
       : {}
     log(`${target.name}: bundling ${Object.values(target.entries).join(', ')}`)
     const { metafile, assets } = await bundle(target, join(staging, 'dist'))
     for (const asset of assets) copyAsset(asset, staging)
     checkExternalsInstalled(target.name, metafile, staging)
-    if (target.withConsole) buildConsole(join(staging, 'console'), log)
+    if (target.withConsole) await buildConsole(join(staging, 'console'), log)
     writePackageJson(target, staging, dependencies)
     writeFileSync(join(staging, stampFile), inputs)
     rmSync(dir, { recursive: true, force: true })
@@ -78,10 +78,14 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
  * are in the bundle) and without what nothing runs (type declarations, readmes). Returns the third-party
  * dependencies of the package with the versions the lockfile pinned.
  */
-function deployProduction(workspacePackage: string, staging: string, log: (line: string) => void) {
+async function deployProduction(
+  workspacePackage: string,
+  staging: string,
+  log: (line: string) => void,
+): Promise<Record<string, string>> {
   const deployDir = join(staging, '.deploy')
   log(`${workspacePackage}: pnpm deploy --prod (production dependencies from the lockfile)`)
-  run(
+  await run(
     'pnpm',
     [
       '--filter',
@@ -292,10 +296,10 @@ function checkExternalsInstalled(name: string, metafile: Metafile, staging: stri
   }
 }
 
-function buildConsole(outDir: string, log: (line: string) => void): void {
+async function buildConsole(outDir: string, log: (line: string) => void): Promise<void> {
   log('gateway: building the console (apps/console) into build/gateway/console')
   const consoleDir = join(repoRoot, 'apps', 'console')
-  run(
+  await run(
     join(consoleDir, 'node_modules', '.bin', 'vite'),
     ['build', '--logLevel', 'warn', '--emptyOutDir', '--outDir', outDir],
     consoleDir,
@@ -364,9 +368,14 @@ function readIfExists(path: string): string | undefined {
   return existsSync(path) ? readFileSync(path, 'utf8') : undefined
 }
 
-function run(command: string, args: string[], cwd: string): void {
-  const result = spawnSync(command, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] })
-  if (result.error) throw new Error(`${command}: ${result.error.message}`)
-  if (result.status !== 0)
-    throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}`)
+/** Runs a command to its end (without blocking: builds run side by side), its output the builder's own. */
+function run(command: string, args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] })
+    child.once('error', (error) => reject(new Error(`${command}: ${error.message}`)))
+    child.once('exit', (status, signal) => {
+      if (status === 0) resolve()
+      else reject(new Error(`${command} ${args.join(' ')} exited with ${status ?? signal}`))
+    })
+  })
 }

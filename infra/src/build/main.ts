@@ -22,8 +22,13 @@ async function main(argv: string[]): Promise<void> {
     )
   }
   const chosen = names.length === 0 ? targets : targets.filter((target) => names.includes(target.name))
-  // one after another: pnpm deploy and esbuild each use the machine's cores
-  for (const target of chosen) await buildTarget(target, { force, log: say })
+  // two at a time: each is mostly one process at a time (pnpm deploy, then esbuild), waiting on the disk between,
+  // so one after another left a core idle (ten services: 52 s one by one in an image build on 2 cores)
+  const queue = [...chosen]
+  const lane = async () => {
+    for (let target = queue.shift(); target; target = queue.shift()) await buildTarget(target, { force, log: say })
+  }
+  await Promise.all([lane(), lane()])
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
