@@ -26,7 +26,8 @@ async function main(argv: string[]): Promise<void> {
   // so one after another left a core idle (ten services: 52 s one by one in an image build on 2 cores)
   const queue = [...chosen]
   const lane = async () => {
-    for (let target = queue.shift(); target; target = queue.shift()) await buildTarget(target, { force, log: say })
+    for (let target = queue.shift(); target; target = queue.shift())
+      await buildTarget(target, { force, log: say })
   }
   await Promise.all([lane(), lane()])
 }
