@@ -369,6 +369,8 @@ export const DashboardSubscribe = Type.Object(
   {
     metrics: Type.Array(Type.Union(dashboardMetricLiterals), {
       minItems: 1,
+      // every name at most once: a bound that keeps the uniqueness check small
+      maxItems: dashboardMetricNames.length,
       uniqueItems: true,
     }),
   },

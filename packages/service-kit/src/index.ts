@@ -23,9 +23,29 @@ export {
   ServiceEnv,
   serviceEnv,
 } from './config.ts'
-export { sendError, toAppError, validationDetails } from './error-handler.ts'
+export {
+  maxValidationDetails,
+  moreProblems,
+  sendError,
+  toAppError,
+  validationDetails,
+} from './error-handler.ts'
 export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './health.ts'
-export { canonicalJson, idempotencyKeyChecked, idempotencyKeyOf, requestFingerprint } from './idempotency.ts'
+export {
+  assertIdempotencyKeyOnce,
+  canonicalJson,
+  headerLines,
+  idempotencyKeyChecked,
+  idempotencyKeyOf,
+  requestFingerprint,
+} from './idempotency.ts'
+export {
+  type BoundProblem,
+  boundProblemAsAjvIssue,
+  boundsExceeded,
+  maxBoundProblems,
+} from './input-bounds.ts'
+export { jsonBodyMessages, jsonDepthExceeds, maxJsonDepth } from './json-body.ts'
 export { loggerOptions, redactPaths } from './logging.ts'
 export { createServiceMetrics, type MetricsFormat, metricsFormat, type ServiceMetrics } from './metrics.ts'
 export {

@@ -2,6 +2,7 @@
 // types ("2" -> 2); a JSON body already has types, so it is validated as it was sent (123 is not a string).
 import { createRequire } from 'node:module'
 import type { FastifyServerOptions } from 'fastify'
+import { boundProblemAsAjvIssue, boundsExceeded } from './input-bounds.ts'
 
 type ValidatorFactory = NonNullable<
   NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
@@ -9,7 +10,7 @@ type ValidatorFactory = NonNullable<
 
 /** What Fastify hands a validator factory, and what it expects back: a compiler of one route part's schema. */
 type CompilerOptions = { customOptions?: Record<string, unknown> } & Record<string, unknown>
-type RoutePartCompiler = (route: { httpPart?: string }) => unknown
+type RoutePartCompiler = (route: { httpPart?: string; schema?: unknown }) => unknown
 type CompilerFactory = (externalSchemas: unknown, options?: CompilerOptions) => RoutePartCompiler
 
 /** The options every validator of the chassis uses: every problem at once, unknown fields refused, defaults applied. */
@@ -97,6 +98,27 @@ function refusingNonFiniteNumbers(validate: ValidateFunction): ValidateFunction 
 }
 
 /**
+ * Sizes first (input-bounds.ts): an input past a `maxItems`, `maxLength` or `maxProperties` of its schema is refused for
+ * that alone, before Ajv (which, collecting every problem, would check the uniqueness and every item of an array
+ * already too long) sees it.
+ */
+function boundsFirst(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const wrapped: ValidateFunction = (data, context) => {
+    const problems = boundsExceeded(schema, data)
+    if (problems.length > 0) {
+      wrapped.errors = problems.map(boundProblemAsAjvIssue)
+      return false
+    }
+    const valid = validate(data, context)
+    wrapped.errors = validate.errors ?? null
+    return valid
+  }
+  if (validate.schemaEnv !== undefined) wrapped.schemaEnv = validate.schemaEnv
+  if (validate.schema !== undefined) wrapped.schema = validate.schema
+  return wrapped
+}
+
+/**
  * `schemaController.compilersFactory.buildValidator`: Fastify's compiler twice, with coercion for the parts that are
  * text (and no number that coerced to Infinity) and without it for the body. Fastify would otherwise coerce bodies too (its default), accepting
  * `{"name": 123}` for a string and `"x"` for an array of strings, which the documented schema refuses.
@@ -111,7 +133,12 @@ export function partAwareValidator(): ValidatorFactory {
       customOptions: { ...customOptions, coerceTypes: false },
     })
     return (route) =>
-      route.httpPart === 'body' ? exact(route) : refusingNonFiniteNumbers(coercing(route) as ValidateFunction)
+      boundsFirst(
+        route.schema,
+        route.httpPart === 'body'
+          ? (exact(route) as ValidateFunction)
+          : refusingNonFiniteNumbers(coercing(route) as ValidateFunction),
+      )
   }
   return factory as unknown as ValidatorFactory
 }

@@ -74,8 +74,12 @@ function oneOfEachKind(schemas: readonly Schema[]): Schema[] {
   return [...kinds.values()]
 }
 
-/** The chassis's validator of a JSON body (no coercion), for one schema. */
-function chassisValidator(schema: Schema): Validate {
+/**
+ * The chassis's validator of a JSON body (no coercion), for one schema, without its maxLength: sizes first
+ * (src/input-bounds.ts) refuses a longer string before its pattern or format is tried, so the pattern and the format
+ * are measured here as if that bound were not there — the second line of defence, proved on its own.
+ */
+function chassisValidator({ maxLength: _bound, ...schema }: Schema): Validate {
   const build = partAwareValidator() as unknown as (
     external: unknown,
     options: unknown,
