@@ -13,7 +13,8 @@ export const apiScopes = {
   'users:write':
     "Register users; change or remove your own account and password (another user's, or a role or status, also need admin:write)",
   'api-keys:read': 'List API keys',
-  'api-keys:write': 'Revoke API keys (an API key never creates one)',
+  'api-keys:write':
+    'Create and revoke API keys, with no scope beyond those granted here (an API key never creates one)',
   'orders:read': 'Read orders',
   'orders:write': 'Place and cancel orders',
   'payments:read': 'Read payments',

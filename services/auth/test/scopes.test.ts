@@ -98,4 +98,31 @@ describe('auth: API scopes', () => {
     })
     expect(read.statusCode).toBe(404)
   })
+
+  it('when a token limited to openid api-keys:write asks for a key with scopes it lacks, then 403 INSUFFICIENT_SCOPE naming the first and no key is made; within its scopes the key is made', async () => {
+    const customer = await signedIn(auth)
+    const narrow = {
+      authorization: `Bearer ${accessToken('user', customer.user.id, { scopes: ['openid', 'api-keys:write'] })}`,
+    }
+    const create = (scopes: string[]) =>
+      auth.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: narrow,
+        payload: { name: 'wider than its maker', scopes },
+      })
+    const before = await storedState()
+    const wide = await create(['orders:read', 'orders:write', 'api-keys:read'])
+    expect(wide.statusCode).toBe(403)
+    expect(wide.json().error).toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      message: 'Insufficient scope: this operation needs orders:read',
+    })
+    // one scope beyond the token's among those it holds is refused too
+    expect((await create(['api-keys:write', 'api-keys:read'])).statusCode).toBe(403)
+    expect(await storedState()).toEqual(before)
+    const within = await create(['api-keys:write'])
+    expect(within.statusCode).toBe(201)
+    expect(within.json().scopes).toEqual(['api-keys:write'])
+  })
 })

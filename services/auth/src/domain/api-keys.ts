@@ -1,7 +1,7 @@
 // API keys: created by their owner (or an admin for anyone), shown once, stored as prefix + hash, revoked at will.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { type ApiKey, type ApiKeyListQuery, AppError, type CreateApiKeyBody } from '@meridian/contracts'
-import type { Principal } from '@meridian/service-kit'
+import { assertScopes, type Principal } from '@meridian/service-kit'
 import type { ApiKeyRecord, ApiKeysRepository } from '../data/api-keys-repository.ts'
 
 /** `mk_` + 12 hex characters of public prefix + `_` + 256 random bits (base64url). */
@@ -43,6 +43,9 @@ export function createApiKeyUseCases(keys: ApiKeysRepository, clock: () => numbe
       if (principal.method === 'api-key') throw AppError.forbidden('API keys cannot create API keys')
       const ownerId = body.userId ?? principal.subject
       assertMayManage(principal, ownerId)
+      // a key never carries a scope its creator's credential lacks: a token limited to `api-keys:write` would
+      // otherwise mint a key for everything its user's role allows (the third hostile review's case)
+      assertScopes(principal, body.scopes)
       const expiresAt = body.expiresAt === undefined ? null : new Date(body.expiresAt)
       if (expiresAt && expiresAt.getTime() <= clock()) {
         throw AppError.validation([
