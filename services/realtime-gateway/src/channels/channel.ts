@@ -13,7 +13,14 @@ import {
   realtimeErrorCodes,
   realtimeMessages,
 } from '@meridian/contracts'
-import { holdsScope, type Principal } from '@meridian/service-kit'
+import {
+  boundProblemAsAjvIssue,
+  boundsExceeded,
+  holdsScope,
+  maxValidationDetails,
+  moreProblems,
+  type Principal,
+} from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Namespace, Socket } from 'socket.io'
 import type { Static, TSchema } from 'typebox'
@@ -77,14 +84,19 @@ export function realtimeErrorOf(error: unknown): RealtimeError {
 
 /** The spec's answer to a payload that fails its schema (Errors rule 6). */
 export function invalidPayload(schema: ReturnType<typeof Compile>, payload: unknown): RealtimeError {
-  return {
-    code: 'VALIDATION_ERROR',
-    message: realtimeMessages.invalidMessageFormat,
-    details: schema.Errors(payload).map((issue) => ({
-      field: issue.instancePath.split('/').filter(Boolean).join('.') || 'payload',
-      message: issue.message,
-    })),
-  }
+  // sizes first (the kit's input-bounds.ts): TypeBox's list of errors checks uniqueItems pair by pair, and 40,000
+  // repeated ids held the instance for tens of seconds
+  const bounds = boundsExceeded(schema.Type(), payload)
+  const issues =
+    bounds.length > 0
+      ? bounds.map(boundProblemAsAjvIssue)
+      : schema.Errors(payload).map(({ instancePath, message }) => ({ instancePath, message }))
+  const details = issues.slice(0, maxValidationDetails).map((issue) => ({
+    field: issue.instancePath.split('/').filter(Boolean).join('.') || 'payload',
+    message: issue.message,
+  }))
+  if (issues.length > details.length) details.push(moreProblems('payload', issues.length - details.length))
+  return { code: 'VALIDATION_ERROR', message: realtimeMessages.invalidMessageFormat, details }
 }
 
 const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>()
@@ -156,7 +168,8 @@ export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamesp
         return
       }
       const payload = args[0]
-      if (!check.Check(payload)) {
+      // sizes before anything else reads it (a uniqueness check is pair by pair)
+      if (boundsExceeded(schema, payload).length > 0 || !check.Check(payload)) {
         const error = invalidPayload(check, payload)
         this.emit('error', error)
         ack?.({ ok: false, error })

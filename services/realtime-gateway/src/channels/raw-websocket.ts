@@ -19,7 +19,7 @@ import {
   realtimeMessages,
   realtimePaths,
 } from '@meridian/contracts'
-import type { ServiceApp } from '@meridian/service-kit'
+import { jsonBodyMessages, jsonDepthExceeds, maxJsonDepth, type ServiceApp } from '@meridian/service-kit'
 import { Value } from 'typebox/value'
 import type { RawData, WebSocket } from 'ws'
 import type { SocketCredential } from '../clients/forwarded-credential.ts'
@@ -132,6 +132,17 @@ export async function rawWebSocketRoutes(
           return
         }
         const payload = payloadOf(data, isBinary)
+        if (payload === tooDeep) {
+          // refused before anything recursive reads it: echoed, it overflowed JSON.stringify's stack and ended the
+          // instance (a 200 KB message of 100,000 nested arrays)
+          send({
+            type: 'error',
+            code: 'VALIDATION_ERROR',
+            message: realtimeMessages.invalidMessageFormat,
+            details: [{ field: 'payload', message: jsonBodyMessages.tooDeep }],
+          })
+          return
+        }
         if (isRefresh(payload)) {
           // a refused refresh has been told (auth:failed) and closed the connection already
           watch.refresh(payload.token).then(
@@ -156,10 +167,17 @@ export async function rawWebSocketRoutes(
   )
 }
 
-/** A message as the client sent it: its JSON, a text that is not JSON as the text, a binary one described. */
+/** What payloadOf answers for JSON nested deeper than the kit's bound (maxJsonDepth). */
+const tooDeep = Symbol('too deep')
+
+/**
+ * A message as the client sent it: its JSON, a text that is not JSON as the text, a binary one described; `tooDeep`
+ * for a text nested deeper than maxJsonDepth (counted without parsing it).
+ */
 function payloadOf(data: RawData, isBinary: boolean): unknown {
   if (isBinary) return { binary: true, bytes: (data as Buffer).length }
   const text = data.toString()
+  if (jsonDepthExceeds(text, maxJsonDepth)) return tooDeep
   try {
     return JSON.parse(text)
   } catch {

@@ -38,6 +38,7 @@ import { Server, type Socket } from 'socket.io'
 import type { WebSocket } from 'ws'
 import type { SocketCredential } from '../clients/forwarded-credential.ts'
 import type { MayBeIn } from '../domain/channel-rooms.ts'
+import { boundedParser } from './bounded-parser.ts'
 import type { ChannelNamespace, ChannelSocket, InterServerEvents, SocketData } from './channel.ts'
 import type { EventLimits } from './event-limits.ts'
 import { exactlyOnceRecovery, type RecoverableAdapter } from './exactly-once-recovery.ts'
@@ -416,6 +417,8 @@ function engineAndServer(options: RealtimeServerOptions, log: FastifyBaseLogger)
   })
   const io: RealtimeIo = new Server({
     serveClient: false,
+    // nesting bounded before a packet is parsed (bounded-parser.ts)
+    parser: boundedParser,
     connectTimeout: options.connectTimeoutMs,
     // Socket.IO calls it with `new`: a function, whose returned object is the adapter
     adapter: function guardedAdapter(nsp: unknown) {
