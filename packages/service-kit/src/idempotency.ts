@@ -31,11 +31,31 @@ export function idempotencyKeyOf(value: string | string[] | undefined): string |
   return value
 }
 
+/** How many lines of the request's head carry header `name` (Node's `rawHeaders`: name, value, name, value...). */
+export function headerLines(rawHeaders: readonly string[], name: string): number {
+  let lines = 0
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]?.toLowerCase() === name) lines++
+  }
+  return lines
+}
+
 /**
- * preValidation of a route taking the header: a malformed key is the 400 above, before the schema would make it a
- * 422 like any other invalid part of a request (and before the body is looked at).
+ * The 400 of a request whose head carries the Idempotency-Key header more than once. Node joins repeated lines into
+ * one value (`a, b`), which would pass for a key of its own: counted in the raw head, they are refused.
+ */
+export function assertIdempotencyKeyOnce(rawHeaders: readonly string[]): void {
+  if (headerLines(rawHeaders, idempotencyKeyHeader) > 1) {
+    throw malformed('Only one Idempotency-Key header may be sent', 'must be sent once')
+  }
+}
+
+/**
+ * preValidation of a route taking the header: a malformed key, or one sent on two lines, is the 400 above, before the
+ * schema would make it a 422 like any other invalid part of a request (and before the body is looked at).
  */
 export const idempotencyKeyChecked: preValidationHookHandler = async (request) => {
+  assertIdempotencyKeyOnce(request.raw.rawHeaders)
   idempotencyKeyOf(request.headers[idempotencyKeyHeader])
 }
 

@@ -6,6 +6,7 @@ import {
   expectErrorEnvelope,
   httpAnswer,
   rawExchange,
+  rawJsonPost,
   scaledMs,
   uniqueName,
 } from '@meridian/testkit'
@@ -314,6 +315,21 @@ describe('relaying answers', () => {
     expect(continued).toBe(true)
     expect(status).toBe(200)
     expect(JSON.parse(body.toString()).body).toEqual({ name: 'large', size: 2048 })
+  })
+
+  it('when a request carries Idempotency-Key on two lines, then the gateway refuses it with 400 before a service sees their join', async () => {
+    // forwarded, Node's joined "first, second" would reach the service as one well-formed key
+    const answer = await rawJsonPost(gateway.port, '/api/v1/other/echo', { name: 'twice' }, [
+      ['Idempotency-Key', 'first'],
+      ['Idempotency-Key', 'second'],
+    ])
+    const error = expectErrorEnvelope(answer, 400, 'VALIDATION_ERROR')
+    expect(error.details).toEqual([{ field: 'Idempotency-Key', message: 'must be sent once' }])
+    // once is forwarded
+    const once = await rawJsonPost(gateway.port, '/api/v1/other/echo', { name: 'once' }, [
+      ['Idempotency-Key', 'first'],
+    ])
+    expect(once.statusCode).toBe(200)
   })
 
   it('when a path has dot segments, plain or percent-encoded, then the gateway refuses it with 400', async () => {

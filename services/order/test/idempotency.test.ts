@@ -259,6 +259,19 @@ describe('a malformed Idempotency-Key', () => {
     expect(await writtenFor(customerId)).toEqual({ orders: [], placedEvents: 0 })
   })
 
+  it('when it is sent on two lines, then 400 "sent once" and nothing is placed under either key or their join', async () => {
+    const customerId = randomUUID()
+    // Node joins the two lines into "first, second": the raw head, not the joined value, decides
+    const answer = await rawJsonPost(port, '/api/v1/orders', orderBody(customerId), [
+      ['Authorization', asUser(customerId).authorization ?? ''],
+      ['Idempotency-Key', 'first'],
+      ['idempotency-key', 'second'],
+    ])
+    const error = expectErrorEnvelope(answer, 400, 'VALIDATION_ERROR')
+    expect(error.details).toEqual([{ field: 'Idempotency-Key', message: 'must be sent once' }])
+    expect(await writtenFor(customerId)).toEqual({ orders: [], placedEvents: 0 })
+  })
+
   it('when no credentials come with it, then 401 first', async () => {
     expectErrorEnvelope(
       await place(orderBody(randomUUID()), { 'idempotency-key': 'x'.repeat(300) }),

@@ -4,7 +4,7 @@
 // Retries, ejection and the circuit are decided here.
 import type { IncomingHttpHeaders } from 'node:http'
 import { AppError } from '@meridian/contracts'
-import { bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
+import { assertIdempotencyKeyOnce, bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
 import type { UpstreamService, UpstreamServices } from '../upstreams/upstream-services.ts'
@@ -213,6 +213,8 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     if (!service || path === undefined) throw routeNotFound(request)
     // a path that normalises elsewhere (../) never leaves the gateway: the route table decided on the raw one
     if (hasDotSegment(path)) throw AppError.badRequest('Malformed request path')
+    // forwarded, two Idempotency-Key lines would reach the service as one joined value ("a, b"), a key of its own
+    assertIdempotencyKeyOnce(request.raw.rawHeaders)
     if (isUpgrade(request.raw)) {
       if (!route.websocket || !isWebSocketHandshake(request.raw)) throw upgradeNotAccepted()
       return options.websocket.passThrough(request, reply, service, path)
