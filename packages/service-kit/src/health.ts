@@ -55,6 +55,27 @@ function vitals() {
 
 const responses = { 200: HealthResponse, 503: HealthResponse }
 
+/** What a failing check is called in an answer: its problem (an address, a driver's message) goes to the log only. */
+export const failingCheck = 'unavailable'
+
+/**
+ * The checks as a health endpoint answers them: `ok`, or `unavailable` for a failing one, whose problem is logged
+ * (with the request's id) for the operators. A problem's text names internal hosts and ports, and /health is asked by
+ * anyone who reaches the service (the gateway's is public).
+ */
+function told(request: FastifyRequest, checks: Record<string, string>): Record<string, string> {
+  const answered: Record<string, string> = {}
+  for (const [name, state] of Object.entries(checks)) {
+    if (state === 'ok') {
+      answered[name] = state
+      continue
+    }
+    answered[name] = failingCheck
+    request.log.warn({ check: name, problem: state }, 'health check failing')
+  }
+  return answered
+}
+
 export function healthRoutes(app: FastifyInstance, health: HealthRegistry): void {
   const options = (response: Record<number, typeof HealthResponse>) => ({
     schema: { tags: ['operations'], response },
@@ -64,11 +85,11 @@ export function healthRoutes(app: FastifyInstance, health: HealthRegistry): void
 
   /** 200 when every dependency check is ok, else 503; `healthyStatus` is what the endpoint calls healthy. */
   const dependencyReport =
-    (healthyStatus: 'ok' | 'healthy') => async (_request: FastifyRequest, reply: FastifyReply) => {
+    (healthyStatus: 'ok' | 'healthy') => async (request: FastifyRequest, reply: FastifyReply) => {
       const { healthy, checks } = await health.run()
       return reply
         .code(healthy ? 200 : 503)
-        .send({ status: healthy ? healthyStatus : 'degraded', ...vitals(), checks })
+        .send({ status: healthy ? healthyStatus : 'degraded', ...vitals(), checks: told(request, checks) })
     }
 
   app.get('/health', options(responses), dependencyReport('ok'))
@@ -80,10 +101,13 @@ export function healthRoutes(app: FastifyInstance, health: HealthRegistry): void
     checks: {},
   }))
 
-  app.get('/health/ready', options(responses), async (_request, reply) => {
+  app.get('/health/ready', options(responses), async (request, reply) => {
     const { healthy, checks } = await health.run()
     const ready = healthy && !health.draining
-    if (health.draining) checks.shutdown = 'draining'
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', ...vitals(), checks })
+    const answered = told(request, checks)
+    if (health.draining) answered.shutdown = 'draining'
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ status: ready ? 'ready' : 'not_ready', ...vitals(), checks: answered })
   })
 }

@@ -51,10 +51,10 @@ describe('createServiceApp: database and health checks', () => {
     expect(ready.json().checks).toEqual({ database: 'ok', cache: 'ok' })
   })
 
-  it('when the database is down, then readiness is 503 naming it while the other check stays ok', async () => {
+  it('when the database is down, then readiness is 503 naming it unavailable while the other check stays ok', async () => {
     const ready = await (await build(false, true)).inject({ method: 'GET', url: '/health/ready' })
     expect(ready.statusCode).toBe(503)
-    expect(ready.json().checks).toEqual({ database: 'connection refused', cache: 'ok' })
+    expect(ready.json().checks).toEqual({ database: 'unavailable', cache: 'ok' })
   })
 
   it("when a handler throws the database's error, then the database's mapping answers, before any other mapper", async () => {

@@ -71,14 +71,27 @@ describe('chassis: health', () => {
     })
   })
 
-  it('when a dependency is unreachable, then /health and /health/ready answer 503 naming it, while liveness stays 200', async () => {
+  it('when a dependency is unreachable, then /health and /health/ready answer 503 naming it unavailable (its problem, an address, only in the log), while liveness stays 200', async () => {
     databaseUp = false
-    const health = await chassis.app.inject({ method: 'GET', url: '/health' })
+    const health = await chassis.app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'health-probe-1' },
+    })
     expect(health.statusCode).toBe(503)
     expect(health.json()).toMatchObject({
       status: 'degraded',
-      checks: { database: 'connect ECONNREFUSED 127.0.0.1:5432', redis: 'ok' },
+      checks: { database: 'unavailable', redis: 'ok' },
     })
+    expect(health.body).not.toContain('127.0.0.1')
+    expect(chassis.logs).toContainEqual(
+      expect.objectContaining({
+        msg: 'health check failing',
+        check: 'database',
+        problem: 'connect ECONNREFUSED 127.0.0.1:5432',
+        requestId: 'health-probe-1',
+      }),
+    )
     const ready = await chassis.app.inject({ method: 'GET', url: '/health/ready' })
     expect(ready.statusCode).toBe(503)
     expect(ready.json()).toMatchObject({ status: 'not_ready' })
