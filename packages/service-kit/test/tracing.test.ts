@@ -152,11 +152,13 @@ describe('tracing on', () => {
   let upstream: Server
   let upstreamUrl: string
   const upstreamTraceparents: (string | undefined)[] = []
+  const upstreamBaggage: (string | undefined)[] = []
 
   beforeAll(async () => {
     database = await freshDatabase('tracing_on')
     upstream = createServer((incoming, response) => {
       upstreamTraceparents.push(incoming.headers.traceparent as string | undefined)
+      upstreamBaggage.push(incoming.headers.baggage as string | undefined)
       response.end('ok')
     })
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
@@ -210,6 +212,24 @@ describe('tracing on', () => {
       // a line written outside any span carries none
       app.log.info('outside any request')
       expect(logs.find((line) => line.msg === 'outside any request')).not.toHaveProperty('trace_id')
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('when a caller sends W3C baggage, then none of it reaches the next service (no key is allowed by default)', async () => {
+    recorder = recordSpans()
+    const { app } = await tracedApp(database, upstreamUrl)
+    try {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/things/43',
+        headers: { baggage: `tenant=acme,padding=${'x'.repeat(4000)}` },
+      })
+      expect(response.statusCode).toBe(200)
+      // the call reached the upstream with the trace context, and without the caller's baggage
+      expect(upstreamTraceparents.at(-1)).toMatch(/^00-/)
+      expect(upstreamBaggage.at(-1)).toBeUndefined()
     } finally {
       await app.close()
     }

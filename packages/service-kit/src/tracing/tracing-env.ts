@@ -36,6 +36,16 @@ export const TracingEnv = Type.Object({
   ),
   /** the ratio of the traceidratio samplers, 0 to 1 (default 1) */
   OTEL_TRACES_SAMPLER_ARG: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /**
+   * The W3C baggage keys passed on, comma-separated (none by default): a caller's other entries are dropped where a
+   * request comes in, never carried to the next service (a client's 8 KB of baggage once went everywhere).
+   */
+  TRACING_BAGGAGE_KEYS: Type.Optional(
+    Type.String({
+      pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]*(,[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$",
+      maxLength: 1000,
+    }),
+  ),
 })
 export type TracingEnv = Static<typeof TracingEnv>
 
@@ -75,4 +85,9 @@ export function resourceAttributesOf(value: string | undefined): Record<string, 
     }
   }
   return attributes
+}
+
+/** The baggage keys a service passes on (TRACING_BAGGAGE_KEYS). */
+export function baggageKeysOf(config: Pick<TracingEnv, 'TRACING_BAGGAGE_KEYS'>): string[] {
+  return (config.TRACING_BAGGAGE_KEYS ?? '').split(',').filter(Boolean)
 }

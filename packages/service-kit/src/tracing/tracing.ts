@@ -5,7 +5,7 @@ import { hostname } from 'node:os'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { context, propagation, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { type Instrumentation, registerInstrumentations } from '@opentelemetry/instrumentation'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
@@ -32,8 +32,9 @@ import {
   type TracingHolder,
   tracingKey,
 } from './active-tracing.ts'
+import { AllowedBaggagePropagator } from './allowed-baggage.ts'
 import { requestTracingOptions } from './request-tracing.ts'
-import { resourceAttributesOf, type TracingEnv, tracesEndpoint } from './tracing-env.ts'
+import { baggageKeysOf, resourceAttributesOf, type TracingEnv, tracesEndpoint } from './tracing-env.ts'
 
 /** The resource attribute of the instance (semantic conventions, still in the incubating set). */
 const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id'
@@ -149,7 +150,9 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   const contextManager = new AsyncLocalStorageContextManager().enable()
   context.setGlobalContextManager(contextManager)
   propagation.setGlobalPropagator(
-    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new AllowedBaggagePropagator(baggageKeysOf(config))],
+    }),
   )
   trace.setGlobalTracerProvider(provider)
   const chosen = options.instrumentations ?? 'all'
