@@ -85,10 +85,11 @@ describe('the realtime channel through the gateway', () => {
     const read = await request(mine, 'notifications:read', { notificationIds: [confirmation?.id ?? ''] })
     expect(read).toMatchObject({ success: true, read: [confirmation?.id] })
 
-    // the bystander: nothing of the customer's, ever (their own welcome came before they connected); a pause,
-    // scaled: nothing can be waited for that does not come
+    // the bystander: nothing of the customer's, ever; a pause, scaled: nothing can be waited for that does not come.
+    // Their own welcome (for their own registration) may reach them after they connected on a loaded machine (a
+    // pre-stop run heard it there): it is theirs, not the customer's
     await sleep(scaledMs(500))
-    expect(overheard).toEqual([])
+    expect(overheard.filter((notification) => notification.type !== 'welcome')).toEqual([])
   })
 
   it('when a chat room is created over REST, then its members talk in it over the channel', async () => {
