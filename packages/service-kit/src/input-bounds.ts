@@ -49,6 +49,7 @@ export function boundsExceeded(schema: unknown, data: unknown): BoundProblem[] {
   return problems
 }
 
+// `path` is one stack pushed and popped as the walk goes (every request passes here): copied only into a problem.
 function walk(schema: unknown, data: unknown, path: string[], problems: BoundProblem[]): void {
   if (!isSchema(schema) || problems.length >= maxBoundProblems) return
   for (const key of ['allOf'] as const) {
@@ -74,13 +75,13 @@ function walk(schema: unknown, data: unknown, path: string[], problems: BoundPro
   if (typeof data === 'string') {
     const limit = schema.maxLength
     if (typeof limit === 'number' && exceedsLength(data, limit))
-      problems.push({ path, keyword: 'maxLength', limit })
+      problems.push({ path: [...path], keyword: 'maxLength', limit })
     return
   }
   if (Array.isArray(data)) {
     const limit = schema.maxItems
     if (typeof limit === 'number' && data.length > limit) {
-      problems.push({ path, keyword: 'maxItems', limit })
+      problems.push({ path: [...path], keyword: 'maxItems', limit })
       return
     }
     const prefix = Array.isArray(schema.prefixItems)
@@ -91,7 +92,10 @@ function walk(schema: unknown, data: unknown, path: string[], problems: BoundPro
     const rest = isSchema(schema.items) ? schema.items : undefined
     for (let index = 0; index < data.length && problems.length < maxBoundProblems; index++) {
       const itemSchema = index < prefix.length ? prefix[index] : rest
-      if (itemSchema !== undefined) walk(itemSchema, data[index], [...path, String(index)], problems)
+      if (itemSchema === undefined) continue
+      path.push(String(index))
+      walk(itemSchema, data[index], path, problems)
+      path.pop()
     }
     return
   }
@@ -101,7 +105,7 @@ function walk(schema: unknown, data: unknown, path: string[], problems: BoundPro
       let count = 0
       for (const key in data) {
         if (Object.hasOwn(data, key) && ++count > limit) {
-          problems.push({ path, keyword: 'maxProperties', limit })
+          problems.push({ path: [...path], keyword: 'maxProperties', limit })
           return
         }
       }
@@ -114,7 +118,10 @@ function walk(schema: unknown, data: unknown, path: string[], problems: BoundPro
       const propertySchema = Object.hasOwn(properties, key)
         ? properties[key]
         : (patterns.find(([pattern]) => pattern.test(key))?.[1] ?? additional)
-      if (propertySchema !== undefined) walk(propertySchema, data[key], [...path, key], problems)
+      if (propertySchema === undefined) continue
+      path.push(key)
+      walk(propertySchema, data[key], path, problems)
+      path.pop()
     }
   }
 }
