@@ -39,7 +39,7 @@ const secret = () => randomBytes(32).toString('base64url')
 
 /**
  * What a production run sets beside the system's settings: NODE_ENV, the run's own secrets for auth's key encryption,
- * cookies and OpenID clients, the clients' addresses on the run's gateway, and the gateway's own copy of the console.
+ * cookies and OpenID clients and for order's and payment's request fingerprints, the clients' addresses on the run's gateway, and the gateway's own copy of the console.
  */
 export function productionSettings(gatewayUrl: string): Record<string, string> {
   return {
@@ -48,6 +48,7 @@ export function productionSettings(gatewayUrl: string): Record<string, string> {
     OIDC_COOKIE_KEYS: secret(),
     OIDC_WEB_CLIENT_SECRET: secret(),
     OIDC_MACHINE_CLIENT_SECRET: secret(),
+    IDEMPOTENCY_SECRET: secret(),
     OIDC_SPA_REDIRECT_URIS: `${gatewayUrl}/console/`,
     OIDC_WEB_REDIRECT_URIS: `${gatewayUrl}/callback`,
     // build/gateway/console, from the gateway's working directory

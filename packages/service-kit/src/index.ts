@@ -10,7 +10,15 @@ export {
   serviceAppOptions,
 } from './app.ts'
 export * from './auth/index.ts'
-export { carrierKeyMatcher, carrierKeysIn, carrierKeysVariable } from './carrier-keys.ts'
+export {
+  carrierKeyMatcher,
+  carrierKeysIn,
+  carrierKeysVariable,
+  carrierOfKey,
+  type NamedCarrierKey,
+  namedCarrierKeysIn,
+  namedCarrierKeysVariable,
+} from './carrier-keys.ts'
 export { checkedValue } from './checked-value.ts'
 export {
   ConfigError,
@@ -34,10 +42,14 @@ export { createHealthRegistry, type HealthCheck, type HealthRegistry } from './h
 export {
   assertIdempotencyKeyOnce,
   canonicalJson,
+  fingerprintVersion,
   headerLines,
   idempotencyKeyChecked,
   idempotencyKeyOf,
-  requestFingerprint,
+  idempotencySecretVariable,
+  legacyRequestFingerprint,
+  type RequestFingerprints,
+  requestFingerprints,
 } from './idempotency.ts'
 export {
   type BoundProblem,
@@ -151,3 +163,4 @@ export {
   upstreamDefaults,
 } from './upstream/upstream-client.ts'
 export { UpstreamStatusError, UpstreamTimeoutError } from './upstream/upstream-failure.ts'
+export { currentWork, registerWorkContext, type Work, withWork, workLogFields } from './work-context.ts'

@@ -7,8 +7,8 @@ import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import { createProcessStore, type ProcessManager, registerProcesses } from '@meridian/process'
 import {
-  carrierKeysIn,
   createServiceApp,
+  namedCarrierKeysIn,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
@@ -22,7 +22,7 @@ import { createOrdersRepository } from './data/orders-repository.ts'
 import { createReturnsRepository } from './data/returns-repository.ts'
 import { createSagasRepository } from './data/sagas-repository.ts'
 import { orderProcess, orderProcessType } from './domain/order-process.ts'
-import { createOrderUseCases, type OrderUseCases } from './domain/orders.ts'
+import { createOrderUseCases, type OrderUseCases, orderFingerprints } from './domain/orders.ts'
 import { returnProcess } from './domain/return-process.ts'
 import { createReturnUseCases, type ReturnUseCases } from './domain/returns.ts'
 import { createSagaProcess, type SagaProcess } from './domain/saga-process.ts'
@@ -111,12 +111,20 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     timing,
     processes,
   })
-  const orders = createOrderUseCases({ orders: ordersRepository, catalogue, saga, sql })
+  const orders = createOrderUseCases({
+    orders: ordersRepository,
+    catalogue,
+    saga,
+    sql,
+    fingerprints: orderFingerprints(config.IDEMPOTENCY_SECRET),
+  })
+  const carrierKeys = namedCarrierKeysIn(config.RETURNS_CARRIER_KEYS)
   const returns = createReturnUseCases({
     sql,
     orders: ordersRepository,
     returns: tracedRepository('returns', createReturnsRepository(sql)),
     processes,
+    carriers: [...new Set(carrierKeys.map(({ carrier }) => carrier))],
   })
 
   // also the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
@@ -124,7 +132,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
   await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
   await registerVersionedApi(app, returnsRoutes, {
     returns,
-    guards: returnsGuards(app, carrierKeysIn(config.RETURNS_CARRIER_KEYS)),
+    guards: returnsGuards(app, carrierKeys),
   })
 
   const consumers = await registerServiceEvents(app, {

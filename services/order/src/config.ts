@@ -1,5 +1,11 @@
 // The order service's environment.
-import { carrierKeysVariable, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import {
+  idempotencySecretVariable,
+  loadConfig,
+  namedCarrierKeysVariable,
+  ownStoresEnv,
+  serviceEnv,
+} from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 export const OrderEnv = serviceEnv({
@@ -22,8 +28,13 @@ export const OrderEnv = serviceEnv({
   RETURN_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
   /** attempts of a return's restock and of its refund before they are escalated to operators */
   RETURN_STEP_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
-  /** carriers' keys that may mark a return's goods received (POST /returns/{id}/receive with X-Carrier-Key) */
-  RETURNS_CARRIER_KEYS: carrierKeysVariable("mark a return's goods received"),
+  /**
+   * carriers' names and keys (`name=key`, comma-separated): a carrier's key may mark received (POST
+   * /returns/{id}/receive with X-Carrier-Key) only the returns that name that carrier
+   */
+  RETURNS_CARRIER_KEYS: namedCarrierKeysVariable('mark received the returns that go back with them'),
+  /** the secret placing requests' fingerprints are keyed by (service-kit's idempotencySecretVariable) */
+  IDEMPOTENCY_SECRET: idempotencySecretVariable(),
 })
 export type OrderConfig = Static<typeof OrderEnv>
 

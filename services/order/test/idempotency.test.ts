@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { ProductSummary } from '@meridian/contracts'
+import { legacyRequestFingerprint } from '@meridian/service-kit'
 import { asAdmin, asUser, expectErrorEnvelope, rawJsonPost, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
@@ -76,8 +77,11 @@ describe('placing an order with an Idempotency-Key', () => {
     const [row] = await order.sql<{ idempotencyKey: string; requestHash: string }[]>`
       select idempotency_key, request_hash from orders where id = ${placed.orderId}`
     expect(row?.idempotencyKey).toBe(key)
-    // the request is kept as its fingerprint only: never its token
-    expect(row?.requestHash).toMatch(/^[0-9a-f]{64}$/)
+    // the request is kept as its fingerprint only, never its token, keyed by the server's IDEMPOTENCY_SECRET: what
+    // the row holds (customer, key) no longer gives it, as a252e60's HMAC did, so a database copy cannot test guesses
+    expect(row?.requestHash).toMatch(/^v2:[0-9a-f]{64}$/)
+    const body = { ...orderBody(customerId), customerId }
+    expect(row?.requestHash).not.toContain(legacyRequestFingerprint('meridian-order', customerId, key, body))
     expect(await writtenFor(customerId)).toEqual({ orders: [placed.orderId], placedEvents: 1 })
   })
 
@@ -99,6 +103,25 @@ describe('placing an order with an Idempotency-Key', () => {
     expect(again.headers.location).toBe(first.headers.location)
     // a replay is answered from the order: nothing was priced again
     expect(inventory.lookups.length).toBe(lookups)
+    expect(await writtenFor(customerId)).toEqual({ orders: [first.json().orderId], placedEvents: 1 })
+  })
+
+  it('when an order was placed before IDEMPOTENCY_SECRET (an unprefixed fingerprint), then its retry still replays it and another body is 422', async () => {
+    const customerId = randomUUID()
+    const key = randomUUID()
+    const first = await place(orderBody(customerId), keyed(customerId, key))
+    expect(first.statusCode).toBe(201)
+    const legacy = legacyRequestFingerprint('meridian-order', customerId, key, {
+      ...orderBody(customerId),
+      customerId,
+    })
+    await order.sql`update orders set request_hash = ${legacy} where id = ${first.json().orderId}`
+    const again = await place(orderBody(customerId), keyed(customerId, key))
+    expect(again.statusCode).toBe(201)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.json()).toEqual(first.json())
+    const other = await place(orderBody(customerId, 3), keyed(customerId, key))
+    expectErrorEnvelope(other, 422, 'VALIDATION_ERROR')
     expect(await writtenFor(customerId)).toEqual({ orders: [first.json().orderId], placedEvents: 1 })
   })
 

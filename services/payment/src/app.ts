@@ -22,6 +22,7 @@ import { createIdempotencyKeysRepository } from './data/idempotency-keys-reposit
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createReturnRefundsRepository } from './data/return-refunds-repository.ts'
+import { paymentFingerprints } from './domain/idempotency.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
 import { type PaymentEventType, paymentConsumers } from './events/consumers.ts'
@@ -103,6 +104,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     provider,
     autonomous,
     idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,
+    fingerprints: paymentFingerprints(config.IDEMPOTENCY_SECRET),
     // a 'running' key outlives its holder only if the process died mid-request: taken over after a few timeouts
     staleRunningAfterSeconds: Math.max(60, Math.ceil((4 * config.PAYMENT_PROVIDER_TIMEOUT_MS) / 1000)),
   })

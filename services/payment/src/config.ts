@@ -1,6 +1,12 @@
 // The payment service's environment: its own stores, the payment provider it charges through, and the clock of the
 // charge reconciler (charges whose outcome the provider did not tell in time).
-import { developmentOnlyDefault, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
+import {
+  developmentOnlyDefault,
+  idempotencySecretVariable,
+  loadConfig,
+  ownStoresEnv,
+  serviceEnv,
+} from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 export const PaymentEnv = serviceEnv({
@@ -34,6 +40,8 @@ export const PaymentEnv = serviceEnv({
     default: 86_400,
     description: 'how long an Idempotency-Key and its stored answer are kept',
   }),
+  /** the secret request fingerprints are keyed by (service-kit's idempotencySecretVariable) */
+  IDEMPOTENCY_SECRET: idempotencySecretVariable(),
 })
 export type PaymentConfig = Static<typeof PaymentEnv>
 

@@ -5,6 +5,7 @@
 // payment.failed and awaits its customer's payment. The hostile payments of payments-hostile.test.ts.
 import { randomUUID } from 'node:crypto'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
+import { legacyRequestFingerprint } from '@meridian/service-kit'
 import { accessToken, asAdmin, eventually, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
@@ -187,6 +188,31 @@ describe('POST /payments', () => {
       { count: number }[]
     >`select count(*)::int from payments where order_id = ${order.orderId}`
     expect(counted?.count).toBe(1)
+  })
+
+  it('when a card pays under a key, then only an HMAC under IDEMPOTENCY_SECRET is kept: the row alone does not give it, and a row kept from before still replays', async () => {
+    const { order, headers } = await payable()
+    const key = randomUUID()
+    const body = cardPayment(order)
+    const first = await pay(body, { key, headers })
+    expect(first.statusCode).toBe(201)
+    const [row] = await payment.sql<{ requestHash: string; scope: string }[]>`
+      select request_hash, scope from idempotency_keys where key = ${key}`
+    expect(row?.scope).toBe(order.customerId)
+    // a252e60 keyed it by 'meridian-payment', the scope and the key, all in the row: with a copy of the table, a
+    // guessed card number (its brand and last four stored beside) could be checked offline
+    const fromTheRow = legacyRequestFingerprint('meridian-payment', row?.scope ?? '', key, body)
+    expect(row?.requestHash).toMatch(/^v2:[0-9a-f]{64}$/)
+    expect(row?.requestHash).not.toContain(fromTheRow)
+    expect(JSON.stringify(row)).not.toContain(cards.succeeds)
+
+    // a key stored before the secret (its legacy fingerprint) is matched the old way until it expires
+    await payment.sql`update idempotency_keys set request_hash = ${fromTheRow} where key = ${key}`
+    const again = await pay(body, { key, headers })
+    expect(again.statusCode).toBe(201)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expectErrorEnvelope(await pay({ ...body, amount: 20 }, { key, headers }), 422, 'VALIDATION_ERROR')
+    expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, charged: 1999 })
   })
 
   it('when the same key comes with another body, then 422 and nothing more is charged', async () => {

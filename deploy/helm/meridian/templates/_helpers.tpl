@@ -221,6 +221,9 @@ never from the chart's values. Arguments: root, name, settings.
 {{- if eq .name "payment" }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "PAYMENT_PROVIDER_URL" "key" "payment-provider-url") }}
 {{- end }}
+{{- if has .name (list "order" "payment") }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "IDEMPOTENCY_SECRET" "key" "idempotency-secret") }}
+{{- end }}
 {{- if eq .name "shipping" }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "SHIPPING_CARRIER_KEYS" "key" "shipping-carrier-keys" "optional" true) }}
 {{- end }}

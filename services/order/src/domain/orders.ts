@@ -19,7 +19,7 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
-import { type Principal, requestFingerprint } from '@meridian/service-kit'
+import { type Principal, type RequestFingerprints, requestFingerprints } from '@meridian/service-kit'
 import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
 import {
   isIdempotencyKeyTaken,
@@ -201,8 +201,12 @@ export interface PlaceAnswer {
   replayed: boolean
 }
 
-/** The request fingerprints' purpose (service-kit's requestFingerprint): order's own, never payment's. */
-const fingerprintPurpose = 'meridian-order'
+/**
+ * The fingerprints of order's placing requests under IDEMPOTENCY_SECRET (service-kit's requestFingerprints), with
+ * order's own purpose, never payment's. An order placed before the secret keeps its legacy fingerprint, still matched.
+ */
+export const orderFingerprints = (secret: string): RequestFingerprints =>
+  requestFingerprints('meridian-order', secret)
 
 /**
  * The 201's body of a just placed order. An order is always `placed` when it is written, so a replay answers this
@@ -227,8 +231,8 @@ const idempotencyKeyReused = (): AppError =>
  * The answer to a request under an Idempotency-Key that an order was already placed with: the first answer again (the
  * same body, replayed) when the request is the same, 422 when its body is another.
  */
-function replayOf(earlier: KeyedOrder, idempotency: OrderIdempotency): PlaceAnswer {
-  if (earlier.requestHash !== idempotency.requestHash) throw idempotencyKeyReused()
+function replayOf(earlier: KeyedOrder, sameRequest: boolean): PlaceAnswer {
+  if (!sameRequest) throw idempotencyKeyReused()
   return { placed: placedAnswer(earlier.id, earlier.totalCents), replayed: true }
 }
 
@@ -238,9 +242,17 @@ export interface OrderUseCasesDependencies {
   /** the saga's process manager: an instance starts with each order, a cancel runs through it */
   saga: Pick<SagaProcess, 'start' | 'cancel'>
   sql: Sql
+  /** how a placing request is fingerprinted under its Idempotency-Key (orderFingerprints) */
+  fingerprints: RequestFingerprints
 }
 
-export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCasesDependencies) {
+export function createOrderUseCases({
+  orders,
+  catalogue,
+  saga,
+  sql,
+  fingerprints,
+}: OrderUseCasesDependencies) {
   /** The order, if the principal may see it; another customer's order is a 404 (its existence is not told). */
   async function findVisibleOrder(id: string, principal: Principal): Promise<OrderRecord> {
     const order = await orders.findById(id)
@@ -299,19 +311,19 @@ export function createOrderUseCases({ orders, catalogue, saga, sql }: OrderUseCa
     key: string,
   ): Promise<PlaceAnswer> {
     const customerId = input.customerId.toLowerCase()
-    const idempotency: OrderIdempotency = {
-      key,
-      requestHash: requestFingerprint(fingerprintPurpose, customerId, key, { ...input, customerId }),
-    }
+    const body = { ...input, customerId }
+    const idempotency: OrderIdempotency = { key, requestHash: fingerprints.of(customerId, key, body) }
+    const sameRequest = (earlier: KeyedOrder): boolean =>
+      fingerprints.matches(earlier.requestHash, customerId, key, body)
     const earlier = await orders.findByIdempotencyKey(customerId, key)
-    if (earlier) return replayOf(earlier, idempotency)
+    if (earlier) return replayOf(earlier, sameRequest(earlier))
     try {
       return await priceAndPlace(input, principal, requestId, idempotency)
     } catch (error) {
       if (!isIdempotencyKeyTaken(error)) throw error
       const winner = await orders.findByIdempotencyKey(customerId, key)
       if (!winner) throw error
-      return replayOf(winner, idempotency)
+      return replayOf(winner, sameRequest(winner))
     }
   }
 

@@ -7,6 +7,7 @@
 // stores the key's answer. No card number is ever stored or logged.
 import { AppError, type CreatePaymentBody, type Payment, requireMinorUnits } from '@meridian/contracts'
 import { type Queryable, type Sql, type TransactionSql, transaction } from '@meridian/db'
+import type { RequestFingerprints } from '@meridian/service-kit'
 import { isProviderFailure, type PaymentProvider, type ProviderCharge } from '../clients/payment-provider.ts'
 import type { ChargeAttempt, ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { IdempotencyKeysRepository } from '../data/idempotency-keys-repository.ts'
@@ -19,7 +20,6 @@ import {
   isStoredOutcome,
   newProviderChargeKey,
   replayedError,
-  requestFingerprint,
   requireIdempotencyKey,
   storedErrorOf,
 } from './idempotency.ts'
@@ -56,6 +56,8 @@ export interface CustomerPaymentsDependencies {
   autonomous: Sql
   /** how long a key and its stored answer are kept (IDEMPOTENCY_KEY_TTL_SECONDS) */
   idempotencyKeyTtlSeconds: number
+  /** how a request is fingerprinted under IDEMPOTENCY_SECRET (idempotency.ts' paymentFingerprints) */
+  fingerprints: RequestFingerprints
   /** a 'running' key older than this is taken over (its holder died); default 4 provider timeouts, at least 60 s */
   staleRunningAfterSeconds: number
 }
@@ -264,7 +266,7 @@ export async function createPayment(
   // a body that fails validation never ran: nothing is stored for it
   const amountCents = requireMinorUnits(command.body.amount, 'amount')
   const scope = command.payer.subject
-  const requestHash = requestFingerprint(scope, key, command.body)
+  const requestHash = deps.fingerprints.of(scope, key, command.body)
   const claim = await deps.idempotencyKeys.claim({
     scope,
     key,
@@ -275,7 +277,8 @@ export async function createPayment(
   })
   if (!claim.claimed) {
     const { existing } = claim
-    if (existing.requestHash !== requestHash) throw idempotencyMismatch()
+    if (!deps.fingerprints.matches(existing.requestHash, scope, key, command.body))
+      throw idempotencyMismatch()
     if (existing.status === 'running') throw idempotencyInProgress()
     const status = existing.responseStatus ?? 500
     if (status !== 201) throw replayedError(status, existing.responseBody)

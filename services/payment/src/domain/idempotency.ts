@@ -2,7 +2,7 @@
 // is, how a request is fingerprinted, which outcomes are stored, and the key sent on to the provider.
 import { randomUUID } from 'node:crypto'
 import { AppError, ErrorCode, replayedHeader } from '@meridian/contracts'
-import { requestFingerprint as fingerprintOf, idempotencyKeyOf } from '@meridian/service-kit'
+import { idempotencyKeyOf, type RequestFingerprints, requestFingerprints } from '@meridian/service-kit'
 
 /**
  * The header's key, or 400 BAD_REQUEST when it is missing or blank (payment requires one); a malformed key is 400
@@ -19,11 +19,12 @@ export function requireIdempotencyKey(value: string | string[] | undefined): str
 }
 
 /**
- * The fingerprint of a request body, keyed by the caller's scope and key: a body holding a card number is stored
- * only as this HMAC, never as text (the purpose is the one it always had: stored keys keep matching their retries).
+ * The fingerprints of payment's requests, keyed by IDEMPOTENCY_SECRET and the caller's scope and key: a body holding
+ * a card number is stored only as this HMAC, never as text, and a copy of the database alone cannot test guesses of
+ * it. Keys stored before the secret keep matching their retries until they expire (IDEMPOTENCY_KEY_TTL_SECONDS).
  */
-export const requestFingerprint = (scope: string, key: string, body: unknown): string =>
-  fingerprintOf('meridian-payment', scope, key, body)
+export const paymentFingerprints = (secret: string): RequestFingerprints =>
+  requestFingerprints('meridian-payment', secret)
 
 /**
  * A new provider Idempotency-Key for a payment request, unique to it. It is kept with the caller's key
