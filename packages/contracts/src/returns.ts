@@ -6,6 +6,7 @@ import { Money } from './money.ts'
 import { OrderLinks } from './orders.ts'
 import { pageParameters, QueryObject } from './pagination.ts'
 import { StringEnum } from './schema-kinds.ts'
+import { CarrierName } from './shipments.ts'
 
 const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
 const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
@@ -28,11 +29,15 @@ export const ReturnItemRequest = Type.Object(
 )
 export type ReturnItemRequest = Static<typeof ReturnItemRequest>
 
-/** POST /orders/{orderId}/returns: which lines, how many of each (each product once), and why. */
+/**
+ * POST /orders/{orderId}/returns: which lines, how many of each (each product once), why, and the carrier the goods
+ * go back with (one the deployment names in RETURNS_CARRIER_KEYS): that carrier alone may report them received.
+ */
 export const RequestReturnBody = Type.Object(
   {
     items: Type.Array(ReturnItemRequest, { minItems: 1, maxItems: 100 }),
     reason: Reason,
+    carrier: Type.Optional(CarrierName),
   },
   { additionalProperties: false },
 )
@@ -59,6 +64,17 @@ export const Return = Type.Object(
     reason: Type.String(),
     rejectionReason: Type.Optional(Type.String()),
     paymentId: Type.Optional(Type.String({ description: 'the refunded payment, once refunded' })),
+    carrier: Type.Optional(
+      Type.String({
+        description: 'the carrier the goods go back with: the only one whose key may receive them',
+      }),
+    ),
+    receivedBy: Type.Optional(
+      Type.String({
+        description:
+          'who reported the goods received: `carrier:<name>`, or `admin` (which admin or key is in the audit trail)',
+      }),
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     _links: OrderLinks,

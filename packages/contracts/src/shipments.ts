@@ -95,6 +95,15 @@ export type ShipmentListQuery = Static<typeof ShipmentListQuery>
 export const ShipmentIdParams = Type.Object({ shipmentId: Uuid })
 export type ShipmentIdParams = Static<typeof ShipmentIdParams>
 
+/** A carrier's name as a deployment configures it (`name=key` in RETURNS_CARRIER_KEYS): what a return is bound to. */
+export const carrierNamePattern = '^[a-z0-9][a-z0-9-]{0,39}$'
+export const CarrierName = Type.String({
+  pattern: carrierNamePattern,
+  maxLength: 40,
+  description:
+    "a carrier's name (lower-case letters, digits and dashes, up to 40), as the deployment configures it",
+})
+
 /** The carrier's credential on POST /shipments/{shipmentId}/deliver (instead of an admin's). */
 export const CarrierKeyHeader = Type.Object({
   [carrierKeyHeader]: Type.Optional(

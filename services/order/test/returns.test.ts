@@ -8,6 +8,7 @@ import { transaction } from '@meridian/db'
 import { type CatalogueEvent, createEvent } from '@meridian/events'
 import { asAdmin, asUser, eventually, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadOrderConfig } from '../src/config.ts'
 import type { SagaFact } from '../src/domain/saga.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
@@ -16,6 +17,9 @@ import { testAddress } from './support/place.ts'
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 100, active: true }
 const plate: ProductSummary = { id: randomUUID(), name: 'Plate', price: 5.5, available: 100, active: true }
 const carrierKey = 'returns-carrier-key-0123456789'
+/** another carrier of the deployment: its key is right, but for its own returns only */
+const otherCarrierKey = 'parcel-co-carrier-key-0123456789'
+const carriersSetting = `meridian-post=${carrierKey}, parcel-co=${otherCarrierKey}`
 
 let inventory: InventoryStandIn
 let order: OrderTestApp
@@ -24,7 +28,7 @@ let hurried: OrderTestApp
 
 beforeAll(async () => {
   inventory = await startInventoryStandIn([mug, plate])
-  const env = { ...tokenEnv, INVENTORY_SERVICE_NAME: inventory.name, RETURNS_CARRIER_KEYS: carrierKey }
+  const env = { ...tokenEnv, INVENTORY_SERVICE_NAME: inventory.name, RETURNS_CARRIER_KEYS: carriersSetting }
   order = await buildOrderTestApp({ ...env, RETURN_STEP_ATTEMPTS: '2' })
   hurried = await buildOrderTestApp({
     ...env,
@@ -323,6 +327,7 @@ describe('receiving and rejecting', () => {
       await requestReturn(order, orderId, asUser(customerId), {
         items: [{ productId: mug.id, quantity: 2 }],
         reason: 'r',
+        carrier: 'meridian-post',
       })
     ).json()
     const receive = (headers: Record<string, string>) =>
@@ -364,6 +369,90 @@ describe('receiving and rejecting', () => {
       404,
       'NOT_FOUND',
     )
+  })
+
+  it("when carriers are named, then a carrier's key receives only the returns that name it, another's is 404 and moves nothing, and who received each is kept", async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const ask = async (carrier?: string) => {
+      const answer = await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: mug.id, quantity: 1 }],
+        reason: 'r',
+        ...(carrier === undefined ? {} : { carrier }),
+      })
+      expect(answer.statusCode, answer.body).toBe(202)
+      return answer.json() as { returnId: string; carrier?: string }
+    }
+    const receive = (returnId: string, headers: Record<string, string>) =>
+      order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers })
+    const receivedBy = async (returnId: string) =>
+      (
+        await order.sql<
+          { receivedBy: string | null }[]
+        >`select received_by from returns where id = ${returnId}`
+      )[0]?.receivedBy
+
+    // a252e60: any key of RETURNS_CARRIER_KEYS received any return (and so started its refund), recorded as "carrier"
+    const posted = await ask('meridian-post')
+    expect(posted.carrier).toBe('meridian-post')
+    expectErrorEnvelope(
+      await receive(posted.returnId, { 'x-carrier-key': otherCarrierKey }),
+      404,
+      'NOT_FOUND',
+    )
+    expect((await eventsOfReturn(order, orderId, posted.returnId)).map((row) => row.eventType)).toEqual([
+      'return.requested',
+    ])
+    expect(await receivedBy(posted.returnId)).toBeNull()
+    const received = await receive(posted.returnId, { 'x-carrier-key': carrierKey })
+    expect(received.statusCode, received.body).toBe(202)
+    expect(received.json()).toMatchObject({
+      status: 'received',
+      carrier: 'meridian-post',
+      receivedBy: 'carrier:meridian-post',
+    })
+    expect(await receivedBy(posted.returnId)).toBe('carrier:meridian-post')
+
+    // a return naming no carrier: no carrier's key receives it; an admin does, recorded by subject (the customer
+    // sees only "admin")
+    const unbound = await ask()
+    for (const key of [carrierKey, otherCarrierKey]) {
+      expectErrorEnvelope(await receive(unbound.returnId, { 'x-carrier-key': key }), 404, 'NOT_FOUND')
+    }
+    expect((await receive(unbound.returnId, asAdmin())).statusCode).toBe(202)
+    expect(await receivedBy(unbound.returnId)).toMatch(/^user:.+/)
+    const seen = await order.app.inject({
+      method: 'GET',
+      url: `/api/v1/returns/${unbound.returnId}`,
+      headers: asUser(customerId),
+    })
+    expect(seen.json()).toMatchObject({ status: expect.any(String), receivedBy: 'admin' })
+    expect(seen.json().carrier).toBeUndefined()
+  })
+
+  it('when a return names a carrier the deployment does not have (or no carrier name at all), then 422 naming carrier and nothing is written', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    for (const carrier of ['unknown-co', 'Meridian Post', 'x'.repeat(41)]) {
+      const answer = await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: plate.id, quantity: 1 }],
+        reason: 'r',
+        carrier,
+      })
+      const error = expectErrorEnvelope(answer, 422, 'VALIDATION_ERROR')
+      expect(error.details?.map((detail) => detail.field)).toContain('carrier')
+    }
+    const [count] = await order.sql<
+      { n: number }[]
+    >`select count(*)::int as n from returns where order_id = ${orderId}`
+    expect(count?.n).toBe(0)
+  })
+
+  it("when RETURNS_CARRIER_KEYS holds a key without its carrier's name, then the start is refused naming the variable, never the key", () => {
+    expect(() => loadOrderConfig({ NODE_ENV: 'test', RETURNS_CARRIER_KEYS: carrierKey })).toThrow(
+      /^(?![\s\S]*returns-carrier-key)[\s\S]*RETURNS_CARRIER_KEYS: must be comma-separated name=key pairs/,
+    )
+    expect(
+      loadOrderConfig({ NODE_ENV: 'test', RETURNS_CARRIER_KEYS: carriersSetting }).RETURNS_CARRIER_KEYS,
+    ).toBe(carriersSetting)
   })
 
   it('when an admin rejects a requested return, then rejected with its reason and return.rejected; receiving it then is 409; only admins reject', async () => {

@@ -114,10 +114,11 @@ function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
       orderId: string,
       items: readonly { productId: string; quantity: number }[],
       reason = 'does not fit',
+      carrier?: string,
     ) =>
       call<Return>(gatewayUrl, 'POST', `/api/v1/orders/${orderId}/returns`, {
         token: caller.token,
-        body: { items, reason },
+        body: { items, reason, ...(carrier === undefined ? {} : { carrier }) },
       }),
 
     /** Asks for the return and fails unless it is taken (202 with its Location); the return. */
@@ -126,8 +127,9 @@ function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
       orderId: string,
       items: readonly { productId: string; quantity: number }[],
       reason?: string,
+      carrier?: string,
     ): Promise<Return> {
-      const asked = await helpers.requestReturn(caller, orderId, items, reason)
+      const asked = await helpers.requestReturn(caller, orderId, items, reason, carrier)
       if (asked.status !== 202 || asked.headers.get('location') !== `/api/v1/returns/${asked.body.returnId}`)
         throw new UnexpectedAnswer(`POST /api/v1/orders/${orderId}/returns`, asked.status, asked.body)
       return asked.body

@@ -29,13 +29,13 @@ export const sagaSettings = {
 /**
  * A return's steps (its restock, its refund), shortened so that a refund the provider declines is asked again and
  * escalated within a test's patience: waits of 1, 2, 4 and 8 s (doubling), 4 attempts — a declined refund is escalated
- * about 7 s after the first, a step without answer about 15 s. And the carrier's key that may mark a return's goods
- * received (test/returns.test.ts sends it through the gateway).
+ * about 7 s after the first, a step without answer about 15 s. And the carrier (`name=key`) whose key may mark
+ * received the returns that name it (test/returns.test.ts sends it through the gateway).
  */
 export const returnSettings = {
   RETURN_STEP_TIMEOUT_MS: '1000',
   RETURN_STEP_ATTEMPTS: '4',
-  RETURNS_CARRIER_KEYS: 'e2e-carrier-returns-key-0001',
+  RETURNS_CARRIER_KEYS: 'e2e-post=e2e-carrier-returns-key-0001',
 }
 
 /**

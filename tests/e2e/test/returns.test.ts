@@ -17,7 +17,9 @@ const client = e2eClient(system)
 // the tests' scaled wait for what the system does in its own time
 const patience = scaledMs(60_000)
 const cents = (amount: number) => Math.round(amount * 100)
-const carrier = { carrierKey: returnSettings.RETURNS_CARRIER_KEYS }
+// the deployment's one carrier (name=key): it receives the returns that name it
+const [carrierName, carrierKey] = returnSettings.RETURNS_CARRIER_KEYS.split('=') as [string, string]
+const carrier = { carrierKey }
 const realtimeClients: RealtimeClient[] = []
 
 /** The customer's /notifications through the gateway: every notification:new heard, as it comes. */
@@ -146,14 +148,21 @@ describe('returns through the gateway', () => {
     })
 
     it('when the rest (1 of A, 1 of B) is returned and a carrier receives it, then the refunds add up to the whole charge and no more, the stock is whole again, and a third return is 422 naming the item', async () => {
-      const second = await client.requestReturnOk(customer, orderId, [
-        { productId: productA.id, quantity: 1 },
-        { productId: productB.id, quantity: 1 },
-      ])
+      const second = await client.requestReturnOk(
+        customer,
+        orderId,
+        [
+          { productId: productA.id, quantity: 1 },
+          { productId: productB.id, quantity: 1 },
+        ],
+        undefined,
+        carrierName,
+      )
       expect(second.refundAmount).toBe(18.01)
 
       const received = await client.receiveReturn(carrier, second.returnId)
       expect(received.status, JSON.stringify(received.body)).toBe(202)
+      expect(received.body).toMatchObject({ carrier: carrierName, receivedBy: `carrier:${carrierName}` })
       await client.returnReaches(customer, second.returnId, 'completed', patience)
       const summary = await client.providerSummary(orderId)
       expect(summary).toMatchObject({
@@ -252,7 +261,13 @@ describe('returns through the gateway', () => {
   it('when the same receipt is sent twice at once (an admin and the carrier), then both answer the return, it is restocked once and refunded once', async () => {
     const product = await client.createProduct(admin, { stock: 5, price: 9.99 })
     const orderId = await shippedOrder([{ product, quantity: 2 }])
-    const asked = await client.requestReturnOk(customer, orderId, [{ productId: product.id, quantity: 2 }])
+    const asked = await client.requestReturnOk(
+      customer,
+      orderId,
+      [{ productId: product.id, quantity: 2 }],
+      undefined,
+      carrierName,
+    )
 
     const answers = await Promise.all([
       client.receiveReturn(admin, asked.returnId),

@@ -20,6 +20,10 @@ export interface ReturnRecord {
   rejectionReason: string | null
   refundCents: number
   paymentId: string | null
+  /** the carrier the goods go back with: only its key may report them received (none: only admins) */
+  carrier: string | null
+  /** who reported them received: `carrier:<name>`, `user:<subject>` or `api-key:<id>` */
+  receivedBy: string | null
   items: ReturnItemRecord[]
   createdAt: Date
   updatedAt: Date
@@ -27,7 +31,7 @@ export interface ReturnRecord {
 
 export type NewReturn = Pick<
   ReturnRecord,
-  'id' | 'orderId' | 'customerId' | 'reason' | 'refundCents' | 'items'
+  'id' | 'orderId' | 'customerId' | 'reason' | 'refundCents' | 'items' | 'carrier'
 >
 
 /** What a decision changes of a return. */
@@ -54,7 +58,7 @@ const itemsJson = (sql: Queryable) => sql`(
 
 const returnColumns = (sql: Queryable) => sql`
   r.id, r.order_id, r.customer_id, r.status, r.reason, r.rejection_reason, r.refund_cents, r.payment_id,
-  r.created_at, r.updated_at, ${itemsJson(sql)} as items`
+  r.carrier, r.received_by, r.created_at, r.updated_at, ${itemsJson(sql)} as items`
 
 /** A select of the return `returnId`, locked (`for update`), with its lines: its process's owner row. */
 export const lockReturnRow = (returnId: string, sql: Queryable): Fragment => sql`
@@ -71,6 +75,8 @@ export function readReturnRow(row: Record<string, unknown>): ReturnRecord {
     rejectionReason: (row.rejection_reason as string | null) ?? null,
     refundCents: Number(row.refund_cents),
     paymentId: (row.payment_id as string | null) ?? null,
+    carrier: (row.carrier as string | null) ?? null,
+    receivedBy: (row.received_by as string | null) ?? null,
     items: (row.items as ItemJson[]).map((item) => ({ ...item, priceCents: Number(item.priceCents) })),
     createdAt: new Date(String(row.created_at)),
     updatedAt: new Date(String(row.updated_at)),
@@ -85,6 +91,11 @@ export const writeReturn = (returnId: string, change: ReturnChange, sql: Queryab
 
 export function createReturnsRepository(db: Queryable) {
   return {
+    /** Who reported the goods received: the first report's, kept (a repeated receipt moves nothing). */
+    async recordReceipt(returnId: string, by: string, sql: Queryable = db): Promise<void> {
+      await sql`update returns set received_by = coalesce(received_by, ${by}) where id = ${returnId}::uuid`
+    },
+
     /** The return and its lines, in one statement. */
     async insert(created: NewReturn, sql: Queryable = db): Promise<ReturnRecord> {
       const [row] = await sql<ReturnRow[]>`
@@ -95,6 +106,7 @@ export function createReturnsRepository(db: Queryable) {
             customer_id: created.customerId,
             reason: created.reason,
             refund_cents: created.refundCents,
+            carrier: created.carrier,
           })}
           returning *
         ),
@@ -110,8 +122,8 @@ export function createReturnsRepository(db: Queryable) {
             })),
           )}
         )
-        select id, order_id, customer_id, status, reason, rejection_reason, refund_cents, payment_id, created_at,
-          updated_at, '[]'::json as items
+        select id, order_id, customer_id, status, reason, rejection_reason, refund_cents, payment_id, carrier,
+          received_by, created_at, updated_at, '[]'::json as items
         from inserted`
       if (!row) throw new Error('the return was not inserted')
       return { ...fromRow(row), items: created.items }

@@ -29,10 +29,23 @@ export interface ReturnUseCasesDependencies {
   orders: OrdersRepository
   returns: ReturnsRepository
   processes: Pick<ProcessManager, 'start' | 'apply'>
+  /** the carriers' names the deployment configures (RETURNS_CARRIER_KEYS): those a return may go back with */
+  carriers: readonly string[]
 }
 
-/** Whoever may act on a return: who received it (admin or carrier) is checked by the route. */
-export type ReturnActor = Principal | 'carrier'
+/**
+ * Who reports a return's goods received, as the route established it: a carrier by its key (named in
+ * RETURNS_CARRIER_KEYS), or an admin by its credential.
+ */
+export type Receiver = { carrier: string } | { admin: Principal }
+
+/** The receiver as the return keeps it: `carrier:<name>`, `api-key:<id>` or `user:<subject>`. */
+export const receiverOf = (receiver: Receiver): string =>
+  'carrier' in receiver
+    ? `carrier:${receiver.carrier}`
+    : receiver.admin.apiKeyId !== undefined
+      ? `api-key:${receiver.admin.apiKeyId}`
+      : `user:${receiver.admin.subject}`
 
 function presentReturn(record: ReturnRecord): Return {
   const self = returnHref(record.id)
@@ -56,6 +69,11 @@ function presentReturn(record: ReturnRecord): Return {
       name: item.name,
     })),
     refundAmount: fromMinorUnits(record.refundCents),
+    ...(record.carrier === null ? {} : { carrier: record.carrier }),
+    // which admin (or key) received it is for the audit trail, not for the customer
+    ...(record.receivedBy === null
+      ? {}
+      : { receivedBy: record.receivedBy.startsWith('carrier:') ? record.receivedBy : 'admin' }),
     reason: record.reason,
     ...(record.rejectionReason === null ? {} : { rejectionReason: record.rejectionReason }),
     ...(record.paymentId === null ? {} : { paymentId: record.paymentId }),
@@ -65,7 +83,13 @@ function presentReturn(record: ReturnRecord): Return {
   }
 }
 
-export function createReturnUseCases({ sql, orders, returns, processes }: ReturnUseCasesDependencies) {
+export function createReturnUseCases({
+  sql,
+  orders,
+  returns,
+  processes,
+  carriers,
+}: ReturnUseCasesDependencies) {
   /** The return, if the principal may see it: its customer or an admin; anyone else 404 (not told it exists). */
   async function findVisible(returnId: string, principal: Principal): Promise<ReturnRecord> {
     const found = await returns.findById(returnId)
@@ -80,14 +104,22 @@ export function createReturnUseCases({ sql, orders, returns, processes }: Return
     returnId: string,
     fact: { kind: 'received' } | { kind: 'rejected'; reason: string },
     source: string,
+    receiver?: Receiver,
   ) {
     try {
       await transaction(sql, async (tx) => {
+        // a carrier receives only the returns bound to it: another's (or an unbound one) is not found, as for
+        // anyone who may not see it; its carrier never changes once the return is written
+        if (receiver && 'carrier' in receiver) {
+          const bound = await returns.findById(returnId, tx)
+          if (bound?.carrier !== receiver.carrier) throw AppError.notFound(`Return ${returnId} not found`)
+        }
         const applied = await processes.apply(returnProcessType, returnId, fact, tx, {
           eventType: fact.kind,
           eventId: source,
         })
         if (!applied) throw AppError.notFound(`Return ${returnId} not found`)
+        if (fact.kind === 'received') await returns.recordReceipt(returnId, source, tx)
       })
     } catch (error) {
       if (error instanceof ProcessConflict) throw AppError.conflict(error.message)
@@ -106,6 +138,18 @@ export function createReturnUseCases({ sql, orders, returns, processes }: Return
      * process (return.requested in the outbox) are written in the same transaction.
      */
     async requestReturn(orderId: string, body: RequestReturnBody, principal: Principal): Promise<Return> {
+      if (body.carrier !== undefined && !carriers.includes(body.carrier)) {
+        throw AppError.validation(
+          [
+            {
+              field: 'carrier',
+              message: 'is not a carrier this shop returns goods with',
+              received: body.carrier,
+            },
+          ],
+          'The return names an unknown carrier',
+        )
+      }
       const created = await transaction(sql, async (tx) => {
         const locked = await orders.lockById(orderId, tx)
         if (!locked || !isCustomerOrAdmin(principal, locked.customerId)) {
@@ -174,6 +218,7 @@ export function createReturnUseCases({ sql, orders, returns, processes }: Return
             reason: body.reason,
             refundCents: lines.reduce((sum, line) => sum + line.priceCents * line.quantity, 0),
             items: lines,
+            carrier: body.carrier ?? null,
           },
           tx,
         )
@@ -206,7 +251,8 @@ export function createReturnUseCases({ sql, orders, returns, processes }: Return
     },
 
     /** The goods came back: the same receipt twice answers the same, moving nothing again. */
-    receive: (returnId: string, by: string) => decide(returnId, { kind: 'received' }, by),
+    receive: (returnId: string, receiver: Receiver) =>
+      decide(returnId, { kind: 'received' }, receiverOf(receiver), receiver),
 
     /** Refused before receipt (an admin). */
     reject: (returnId: string, reason: string) => decide(returnId, { kind: 'rejected', reason }, 'admin'),

@@ -3,7 +3,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CarrierKeyHeader,
-  carrierKeyHeader,
   OrderIdParams,
   Paginated,
   RejectReturnBody,
@@ -97,7 +96,7 @@ export const returnsRoutes: FastifyPluginAsyncTypebox<ReturnsRoutesOptions> = as
         summary:
           "The return's goods were received (an admin, or a carrier with X-Carrier-Key): the stock goes back, then exactly its lines are refunded; again, the same answer and nothing moves twice",
         description:
-          'A carrier sends its key in X-Carrier-Key (RETURNS_CARRIER_KEYS; a wrong key is 401); without it, an admin credential is needed (anyone else, the customer too, is 403). A rejected return is 409.',
+          'A carrier sends its key in X-Carrier-Key (RETURNS_CARRIER_KEYS, name=key; a wrong key is 401) and receives only the returns that name it as their carrier (another is 404); without the header, an admin credential is needed (anyone else, the customer too, is 403). Who received it is recorded. A rejected return is 409.',
         security: security.requires('admin:write'),
         params: ReturnParams,
         headers: CarrierKeyHeader,
@@ -105,8 +104,8 @@ export const returnsRoutes: FastifyPluginAsyncTypebox<ReturnsRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const by = request.headers[carrierKeyHeader] === undefined ? 'admin' : 'carrier'
-      return reply.code(202).send(await returns.receive(request.params.returnId, by))
+      const receiver = await guards.receiverOf(request)
+      return reply.code(202).send(await returns.receive(request.params.returnId, receiver))
     },
   )
 
