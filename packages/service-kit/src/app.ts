@@ -25,6 +25,7 @@ import { requestIdFrom } from './request-id.ts'
 import { shapeCheckedSerializer } from './serialization.ts'
 import { registerRequestTracing } from './tracing/request-tracing.ts'
 import { ajvOptions, partAwareValidator } from './validation.ts'
+import { registerWorkContext } from './work-context.ts'
 
 export type ServiceApp = FastifyInstance<
   RawServerDefault,
@@ -217,7 +218,9 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   app.removeContentTypeParser(['text/plain'])
   // strict UTF-8 and bounded nesting before JSON.parse (json-body.ts)
   useStrictJsonParser(app)
-  // first, so that its request span is active around every hook and route the chassis and the service add
+  // which request is running, for a fatal error's line (work-context.ts), then the request's span: both first, so
+  // that they hold around every hook and route the chassis and the service add
+  registerWorkContext(app)
   await registerRequestTracing(app)
   await app.register(serviceKitPlugin, {
     ...kitOptions,

@@ -13,6 +13,7 @@ import {
 } from './registry/service-registration.ts'
 import type { ServiceClient } from './service-client.ts'
 import { activeTracing } from './tracing/active-tracing.ts'
+import { currentWork, workLogFields } from './work-context.ts'
 
 export type { ServiceClient }
 
@@ -153,7 +154,9 @@ export async function runService(
   const grace = closeWithGrace(
     { delay: options.shutdownDelayMs ?? 30_000, logger: app.log },
     async ({ signal, err }) => {
-      if (err) app.log.error({ err }, 'fatal error; shutting down')
+      // read before anything is awaited: close-with-grace calls this from the error's own handler, where the work
+      // that threw or rejected is still the current one
+      if (err) app.log.error({ err, ...workLogFields(currentWork()) }, 'fatal error; shutting down')
       else app.log.info({ signal }, 'shutting down')
       const running = await starting?.catch(() => undefined)
       await running?.stop()

@@ -96,6 +96,36 @@ describe('runServiceProcess', () => {
     expect(stepsOf(running.output())).toEqual([])
   })
 
+  for (const how of ['throw', 'reject'] as const) {
+    it(`when a request leaves a failure nobody handles (${how}), then the fatal line names that request, the instance drains and exits 1 for its supervisor to restart`, async () => {
+      running = run({ DATABASE_URL: database.url })
+      await eventually('the process listens', () => stepsOf(running?.output() ?? '').includes('listening'))
+      const port = /^port: (\d+)$/m.exec(running.output())?.[1]
+      const answer = await fetch(`http://127.0.0.1:${port}/crash`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ how }),
+      })
+      expect(answer.status).toBe(200)
+      const requestId = answer.headers.get('x-request-id')
+      expect(await running.exited).toBe(1)
+      const fatal = running
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.msg === 'fatal error; shutting down')
+      // a252e60 logged the error alone: nothing said which request left it behind
+      expect(fatal).toMatchObject({
+        requestId,
+        during: { kind: 'request', requestId, method: 'POST', route: '/crash' },
+        err: { message: how === 'throw' ? 'a widget exploded in a timer' : 'a widget rejected unawaited' },
+      })
+      // drained as on SIGTERM: the app, then its clients
+      expect(stepsOf(running.output()).slice(-2)).toEqual(['app closed', 'client stopped'])
+    })
+  }
+
   it('when declared without a database, then it builds and listens on Redis alone, and closes as the others do', async () => {
     // an unreachable DATABASE_URL: a process that opened a pool on it would fail its readiness, not start
     running = run({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', WIDGETS_STATELESS: 'true' })

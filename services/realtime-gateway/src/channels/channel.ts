@@ -20,6 +20,7 @@ import {
   maxValidationDetails,
   moreProblems,
   type Principal,
+  withWork,
 } from '@meridian/service-kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Namespace, Socket } from 'socket.io'
@@ -160,7 +161,7 @@ export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamesp
     const needs =
       scope === null ? undefined : { scope, refusal: realtimeErrorOf(AppError.insufficientScope(scope)) }
     // the payload's type is proven at run time by its schema, so the socket is listened to untyped here
-    async function listener(this: Socket, ...args: unknown[]): Promise<void> {
+    async function handle(this: Socket, ...args: unknown[]): Promise<void> {
       const ack = typeof args.at(-1) === 'function' ? (args.pop() as AnyAck) : undefined
       if (needs && !holdsScope((this.data as SocketData).user.principal, needs.scope)) {
         this.emit('error', needs.refusal)
@@ -185,6 +186,12 @@ export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamesp
         this.emit('error', error)
         ack?.({ ok: false, error })
       }
+    }
+    // run as this event's work: a failure that escapes everything is logged naming it (service-kit's work-context.ts)
+    function listener(this: Socket, ...args: unknown[]): Promise<void> {
+      const userId = (this.data as Partial<SocketData>).user?.userId
+      const work = { kind: 'realtime', transport: 'socket.io', event, connection: this.id } as const
+      return withWork(userId === undefined ? work : { ...work, userId }, () => handle.apply(this, args))
     }
     this.#listeners.push([event, listener])
     return this

@@ -19,7 +19,13 @@ import {
   realtimeMessages,
   realtimePaths,
 } from '@meridian/contracts'
-import { jsonBodyMessages, jsonDepthExceeds, maxJsonDepth, type ServiceApp } from '@meridian/service-kit'
+import {
+  jsonBodyMessages,
+  jsonDepthExceeds,
+  maxJsonDepth,
+  type ServiceApp,
+  withWork,
+} from '@meridian/service-kit'
 import { Value } from 'typebox/value'
 import type { RawData, WebSocket } from 'ws'
 import type { SocketCredential } from '../clients/forwarded-credential.ts'
@@ -153,13 +159,23 @@ export async function rawWebSocketRoutes(
         }
         send({ type: 'echo', payload })
       }
-      socket.on('message', (data, isBinary) => {
-        realtime.count('received')
-        if (socket.readyState !== socket.OPEN) return
-        const charge = realtime.eventLimits.charge(socket, watch.user.userId)
-        if (charge instanceof Promise) void charge.then((settled) => handle(settled, data, isBinary))
-        else handle(charge, data, isBinary)
-      })
+      // each message runs as its work: a failure that escapes everything is logged naming it (work-context.ts)
+      const work = {
+        kind: 'realtime',
+        transport: 'ws',
+        event: 'message',
+        connection: request.id,
+        userId: admission.user.userId,
+      } as const
+      socket.on('message', (data, isBinary) =>
+        withWork(work, () => {
+          realtime.count('received')
+          if (socket.readyState !== socket.OPEN) return
+          const charge = realtime.eventLimits.charge(socket, watch.user.userId)
+          if (charge instanceof Promise) void charge.then((settled) => handle(settled, data, isBinary))
+          else handle(charge, data, isBinary)
+        }),
+      )
       send({ type: 'welcome', message: `Welcome, ${admission.user.username}` })
       // a credential revoked while the upgrade was being made has closed the socket already
       if (socket.readyState !== socket.OPEN) watch.stop()
