@@ -32,6 +32,7 @@ export {
 export { captureLogs, type LogCapture } from './logs.ts'
 export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
+export { type RedisRelay, type RedisRelayOptions, startRedisRelay } from './redis-relay.ts'
 export {
   type CredentialOperation,
   credentialOperations,

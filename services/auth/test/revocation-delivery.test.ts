@@ -4,7 +4,15 @@
 import { authNames } from '@meridian/contracts'
 import { createDatabase, transaction } from '@meridian/db'
 import { type CredentialRevocations, createRedis, followCredentialRevocations } from '@meridian/service-kit'
-import { captureLogs, eventually, freshDatabase, infraEndpoints, serviceTestEnv } from '@meridian/testkit'
+import {
+  captureLogs,
+  eventually,
+  freshDatabase,
+  infraEndpoints,
+  type RedisRelay,
+  serviceTestEnv,
+  startRedisRelay,
+} from '@meridian/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp, createConfiguredKeyRing, loadAuthConfig, migrateAuthDatabase } from '../src/app.ts'
@@ -16,7 +24,6 @@ import { createRefreshTokensRepository } from '../src/data/refresh-tokens-reposi
 import { createCredentialRevoker } from '../src/domain/credential-revocation.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor, signedIn } from './identities.ts'
-import { type RedisOutage, startRedisRelay } from './redis-outage.ts'
 
 const roundEnv = { REVOCATION_DELIVERY_INTERVAL_MS: '100' }
 const json = { 'content-type': 'application/json' }
@@ -39,7 +46,7 @@ const storedInRedis = async (redis: Redis, userId: string) =>
   } | null
 
 describe('durable credential revocations', () => {
-  let relay: RedisOutage
+  let relay: RedisRelay
   let publisher: Redis
   let auth: AuthTestApp
   /** another service's view: it follows the revocations in Redis, as every service's auth plugin does */

@@ -7,8 +7,7 @@
 // CONNECT whenever the adapter's connection was the slower one (the SDK's quick start, beside a loaded system, printed
 // its echo without the welcome, then closed). Here the adapter's appends are answered 150 ms late through a relay, so
 // the overtaking is certain, not a matter of luck.
-import { createServer, type Socket as TcpSocket, connect as tcpConnect } from 'node:net'
-import { accessToken, infraEndpoints, scaledMs, waitMs } from '@meridian/testkit'
+import { accessToken, type RedisRelay, scaledMs, startRedisRelay, waitMs } from '@meridian/testkit'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RealtimeInstance, someAddress, startRealtime } from './support/realtime.ts'
@@ -16,57 +15,15 @@ import { type RealtimeInstance, someAddress, startRealtime } from './support/rea
 /** How late Redis's answers reach the instance: longer than a round trip between the client and the instance. */
 const redisLateMs = 150
 
-/**
- * A TCP relay to the real Redis that hands each answer on `lateMs` later (in order) on the connection that appends to
- * the stream (XADD), from its first append on; everything else passes as it is.
- */
-async function lateAdapterRedis(lateMs: number) {
-  const target = new URL(infraEndpoints().redisUrl)
-  const open = new Set<TcpSocket>()
-  const server = createServer((client) => {
-    const upstream = tcpConnect(Number(target.port || 6379), target.hostname)
-    let late = false
-    /** hands on what Redis sent (its answers, then its end) `lateMs` later on the adapter's connection */
-    const inTurn = (hand: () => void) => (late ? setTimeout(hand, lateMs) : hand())
-    for (const socket of [client, upstream]) {
-      open.add(socket)
-      socket.on('error', () => {})
-      socket.on('close', () => open.delete(socket))
-    }
-    client.on('close', () => upstream.destroy())
-    upstream.on('close', () => inTurn(() => client.destroy()))
-    client.on('data', (chunk: Buffer) => {
-      // the adapter's connection that appends to the stream, from its first append on
-      if (/^\$4\r\nxadd\r\n/im.test(chunk.toString('latin1'))) late = true
-      upstream.write(chunk)
-    })
-    upstream.on('data', (chunk: Buffer) => {
-      inTurn(() => {
-        if (!client.destroyed) client.write(chunk)
-      })
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  if (!address || typeof address === 'string') throw new Error('the relay has no port')
-  const url = new URL(target)
-  url.hostname = '127.0.0.1'
-  url.port = String(address.port)
-  return {
-    url: url.toString(),
-    async close() {
-      for (const socket of open) socket.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
-  }
-}
+/** The adapter's connection, the one that appends to the stream (XADD): its answers come late, from its first append. */
+const appendsToTheStream = (commands: string) => /^\$4\r\nxadd\r\n/im.test(commands)
 
-let relay: Awaited<ReturnType<typeof lateAdapterRedis>>
+let relay: RedisRelay
 let realtime: RealtimeInstance
 const sockets: Socket[] = []
 
 beforeAll(async () => {
-  relay = await lateAdapterRedis(redisLateMs)
+  relay = await startRedisRelay({ lateMs: redisLateMs, lateFrom: appendsToTheStream })
   realtime = await startRealtime({ REDIS_URL: relay.url })
 })
 afterAll(async () => {
