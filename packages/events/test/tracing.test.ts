@@ -148,11 +148,22 @@ describe('a trace through the outbox and Kafka', () => {
     // the row holds the context active at append time
     expect((await outboxRow(first.id))?.traceParent).toBe(traceparentOf(useCase.spanContext()))
 
-    const secondProcess = await waitFor('the second hop’s process span', () => processSpansOf(next.id)[0])
-    const firstPublish = publishSpanOf(first.id)
-    const [firstProcess] = processSpansOf(first.id)
-    const secondPublish = publishSpanOf(next.id)
-    if (!firstPublish || !firstProcess || !secondPublish) throw new Error('a span of the chain is missing')
+    // each span is recorded when it ends, and a publish span ends when the broker's acknowledgement reaches the relay,
+    // which may come after the consumer has fetched the message and handled it: every span of the chain is waited for
+    const [firstPublish, firstProcess, secondPublish, secondProcess] = await waitFor(
+      'every span of the chain',
+      () => {
+        const chain = [
+          publishSpanOf(first.id),
+          processSpansOf(first.id)[0],
+          publishSpanOf(next.id),
+          processSpansOf(next.id)[0],
+        ]
+        return chain.every((span) => span !== undefined) ? (chain as ReadableSpan[]) : undefined
+      },
+    )
+    if (!firstPublish || !firstProcess || !secondPublish || !secondProcess)
+      throw new Error('a span of the chain is missing')
 
     // use case → publish → process → (handler's append) → publish → process, one trace, each the child of the last
     for (const span of [firstPublish, firstProcess, secondPublish, secondProcess])

@@ -119,6 +119,8 @@ function chatRoom({ session, realtime }: ViewContext, chosen: ChatRoom): View {
   const online = new Map<string, string>()
   const typers = new Map<string, { username: string; timer: ReturnType<typeof setTimeout> }>()
   let joined = false
+  /** the join in flight (or the last one): a message sent before it answered waits for it */
+  let joining: Promise<void> = Promise.resolve()
   let typingSince: ReturnType<typeof setTimeout> | undefined
 
   function add(message: ChatMessage): void {
@@ -187,7 +189,7 @@ function chatRoom({ session, realtime }: ViewContext, chosen: ChatRoom): View {
     showTyping()
   }
   const rejoin = (namespace: string) => {
-    if (namespace === '/chat') void join()
+    if (namespace === '/chat') joining = join()
   }
 
   socket.on('chat:message', add)
@@ -195,7 +197,7 @@ function chatRoom({ session, realtime }: ViewContext, chosen: ChatRoom): View {
   socket.on('chat:user-left', left)
   socket.on('chat:typing', typingNotice)
   const stopResync = realtime.on('resync', rejoin)
-  void join()
+  joining = join()
 
   /** Tells the room once that the user is typing, and that they stopped after a pause. */
   function typed(): void {
@@ -228,6 +230,9 @@ function chatRoom({ session, realtime }: ViewContext, chosen: ChatRoom): View {
       'aria-label': 'Send a message',
       onsubmit: submitWith(send, errors, async () => {
         stoppedTyping()
+        // a message typed while the room was still being joined (a slow answer, a reconnect) goes once it is: the
+        // channel takes messages only from a socket in the room
+        await joining
         const answer = await request(socket, 'chat:message', { roomId, text: text.value })
         add(answer.message)
         text.value = ''
