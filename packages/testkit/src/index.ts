@@ -22,6 +22,12 @@ export {
 } from './error-envelope.ts'
 export { eventually } from './eventually.ts'
 export {
+  cheapUniqueItems,
+  expectInputsBounded,
+  inputSchemasOf,
+  unboundedIn,
+} from './input-bounds-check.ts'
+export {
   freshEventTopics,
   freshTopics,
   namedTopics,
@@ -30,6 +36,7 @@ export {
   testKafka,
 } from './kafka.ts'
 export { captureLogs, type LogCapture } from './logs.ts'
+export { type DocumentedApp, openApiDocumentOf } from './openapi-document.ts'
 export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
 export { type RedisRelay, type RedisRelayOptions, startRedisRelay } from './redis-relay.ts'
@@ -41,7 +48,6 @@ export {
   expectScopesDeclared,
   expectScopesPass,
   expectScopesRefused,
-  openApiDocumentOf,
   type ScopedApp,
   type ScopeSweepOptions,
   type ServiceScopesSuite,

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiKeysStandIn, type StandInKeyOptions, startApiKeysStandIn } from './api-keys-stand-in.ts'
 import { expectErrorEnvelope, type HttpAnswer } from './error-envelope.ts'
+import { openApiDocumentOf } from './openapi-document.ts'
 import { accessToken, tokenEnv } from './tokens.ts'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -40,12 +41,6 @@ interface OpenApiDocument {
 const credentialSchemes = ['bearerAuth', 'apiKeyAuth', 'sessionCookie']
 const scopedSchemes = ['bearerAuth', 'apiKeyAuth']
 const methods: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
-
-export async function openApiDocumentOf(app: ScopedApp): Promise<OpenApiDocument> {
-  const answer = await app.inject({ method: 'GET', url: '/docs/json' })
-  expect(answer.statusCode).toBe(200)
-  return answer.json() as OpenApiDocument
-}
 
 /** The scope catalogue as the document states it: the scopes of its oauth2 scheme. */
 export function documentedScopes(document: OpenApiDocument): string[] {
@@ -83,7 +78,7 @@ export function credentialOperations(document: OpenApiDocument): CredentialOpera
  * /userinfo); the operations, for the checks that follow.
  */
 export async function expectScopesDeclared(app: ScopedApp): Promise<CredentialOperation[]> {
-  const document = await openApiDocumentOf(app)
+  const document = await openApiDocumentOf<OpenApiDocument>(app)
   const catalogue = documentedScopes(document)
   expect(catalogue.length, 'the oauth2 scheme lists the scope catalogue').toBeGreaterThan(0)
   const operations = credentialOperations(document)
@@ -121,7 +116,7 @@ export interface ScopeSweepOptions {
  * INSUFFICIENT_SCOPE, its message naming the scope, and nothing stored changes. Returns how many were swept.
  */
 export async function expectScopesRefused(app: ScopedApp, options: ScopeSweepOptions): Promise<number> {
-  const document = await openApiDocumentOf(app)
+  const document = await openApiDocumentOf<OpenApiDocument>(app)
   const catalogue = documentedScopes(document)
   const operations = sweptBy(credentialOperations(document), options.scheme)
   const before = await options.state?.()
@@ -150,7 +145,10 @@ export async function expectScopesPass(
   app: ScopedApp,
   options: Omit<ScopeSweepOptions, 'state'>,
 ): Promise<Record<string, number>> {
-  const operations = sweptBy(credentialOperations(await openApiDocumentOf(app)), options.scheme)
+  const operations = sweptBy(
+    credentialOperations(await openApiDocumentOf<OpenApiDocument>(app)),
+    options.scheme,
+  )
   const statuses: Record<string, number> = {}
   for (const operation of operations) {
     const answer = await app.inject({
