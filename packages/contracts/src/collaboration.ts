@@ -2,7 +2,7 @@
 // documents (with their members). Who may join a room's or a document's channel room (/chat, /collab) is who is a
 // member here.
 import { type Static, Type } from 'typebox'
-import { pageParameters, QueryObject } from './pagination.ts'
+import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
 import { VisibleText } from './schema-kinds.ts'
 
 const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
@@ -12,12 +12,9 @@ const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
 export const documentContentMaxLength = 1_000_000
 
 const sortQuery = (fields: readonly string[], example: string) =>
-  Type.Optional(
-    Type.String({
-      pattern: `^(${fields.join('|')}):(asc|desc)(,(${fields.join('|')}):(asc|desc))*$`,
-      description: `field:asc or field:desc, comma-separated, e.g. ${example}; fields: ${fields.join(', ')}`,
-    }),
-  )
+  sortParameter(fields, {
+    description: `field:asc or field:desc, comma-separated, e.g. ${example}; fields: ${fields.join(', ')}`,
+  })
 
 // members, shared by rooms and documents
 
@@ -83,12 +80,10 @@ export const ChatMessageListQuery = QueryObject(
       maximum: chatMessagePageSize.maximum,
       default: chatMessagePageSize.default,
     }),
-    sort: Type.Optional(
-      Type.String({
-        pattern: '^createdAt:(asc|desc)$',
-        description: 'createdAt:desc (the default, newest first) or createdAt:asc',
-      }),
-    ),
+    sort: sortParameter(['createdAt'], {
+      single: true,
+      description: 'createdAt:desc (the default, newest first) or createdAt:asc',
+    }),
   },
   { additionalProperties: false },
 )

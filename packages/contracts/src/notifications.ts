@@ -2,7 +2,7 @@
 // placed, a payment failed, a shipment sent or delivered, a return's steps, a new account), listed with the pagination
 // envelope and marked read one by one or many at once (the realtime gateway's notifications:read).
 import { type Static, Type } from 'typebox'
-import { pageParameters, QueryObject } from './pagination.ts'
+import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
 import { Nullable, StringEnum } from './schema-kinds.ts'
 
 /**
@@ -67,12 +67,10 @@ export const notificationSortFields = ['createdAt'] as const
 export const NotificationListQuery = QueryObject(
   {
     ...pageParameters,
-    sort: Type.Optional(
-      Type.String({
-        pattern: `^(${notificationSortFields.join('|')}):(asc|desc)$`,
-        description: 'createdAt:desc (the default, newest first) or createdAt:asc',
-      }),
-    ),
+    sort: sortParameter(notificationSortFields, {
+      single: true,
+      description: 'createdAt:desc (the default, newest first) or createdAt:asc',
+    }),
     unread: Type.Optional(
       Type.Boolean({ description: 'true: only unread notifications; false: only read ones; absent: both' }),
     ),

@@ -2,7 +2,7 @@
 // hypermedia form (`_links`), the statuses the order saga moves it through, and the query of a user's order list.
 import { type Static, Type } from 'typebox'
 import { Money, maximumMoney } from './money.ts'
-import { pageParameters, QueryObject } from './pagination.ts'
+import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
 import { StringEnum, Text } from './schema-kinds.ts'
 
 /**
@@ -187,12 +187,9 @@ export const orderSortFields = ['createdAt', 'total'] as const
 export const UserOrderListQuery = QueryObject(
   {
     ...pageParameters,
-    sort: Type.Optional(
-      Type.String({
-        pattern: `^(${orderSortFields.join('|')}):(asc|desc)(,(${orderSortFields.join('|')}):(asc|desc))*$`,
-        description: `field:asc or field:desc, comma-separated, e.g. createdAt:desc; fields: ${orderSortFields.join(', ')}`,
-      }),
-    ),
+    sort: sortParameter(orderSortFields, {
+      description: `field:asc or field:desc, comma-separated, e.g. createdAt:desc; fields: ${orderSortFields.join(', ')}`,
+    }),
     status: Type.Optional(OrderStatus),
   },
   { additionalProperties: false },

@@ -75,21 +75,46 @@ const listOf = (item: string) => `^${item}(,${item})*$`
 const oneOf = (names: readonly string[]) => `(${names.join('|')})`
 
 /**
+ * The longest comma-separated list naming each of `items` once: the bound of such a list. A longer one names an item
+ * again, which asks nothing more (a list's sort keys and fields count once, the first wins), so a client in good faith
+ * never sends one; sizes first refuses it before its pattern is tried.
+ */
+const longestListOf = (items: readonly string[]) =>
+  items.reduce((length, item) => length + item.length, 0) + Math.max(items.length - 1, 0)
+
+/**
+ * `sort`: `field:asc` or `field:desc` of the allowed fields, comma-separated, or (`single`) one of them only; bounded
+ * by every field once, descending.
+ */
+export function sortParameter(
+  fields: readonly string[],
+  { description, single = false }: { description: string; single?: boolean },
+) {
+  const key = `${oneOf(fields)}:(asc|desc)`
+  const longest = fields.map((field) => `${field}:desc`)
+  return Type.Optional(
+    Type.String({
+      pattern: single ? `^${key}$` : listOf(key),
+      maxLength: single ? Math.max(...longest.map((each) => each.length)) : longestListOf(longest),
+      description,
+    }),
+  )
+}
+
+/**
  * page, limit, sort, fields and q: the list parameters every resource accepts (filters are added per resource).
  * `sort` and `fields` take only the resource's allow-lists, so the document names every key a client may send.
  */
 export function listQueryParameters(allowed: { sortFields: readonly string[]; fields: readonly string[] }) {
   return {
     ...pageParameters,
-    sort: Type.Optional(
-      Type.String({
-        pattern: listOf(`${oneOf(allowed.sortFields)}:(asc|desc)`),
-        description: `field:asc or field:desc, comma-separated, e.g. createdAt:desc; fields: ${allowed.sortFields.join(', ')}`,
-      }),
-    ),
+    sort: sortParameter(allowed.sortFields, {
+      description: `field:asc or field:desc, comma-separated, e.g. createdAt:desc; fields: ${allowed.sortFields.join(', ')}`,
+    }),
     fields: Type.Optional(
       Type.String({
         pattern: listOf(oneOf(allowed.fields)),
+        maxLength: longestListOf(allowed.fields),
         description: `sparse fieldset, comma-separated (id is always included): ${allowed.fields.join(', ')}`,
       }),
     ),

@@ -3,7 +3,7 @@
 // compensations, its step log, and the actions an operator can take. The order saga's own view (/admin/sagas) stays.
 import { type Static, Type } from 'typebox'
 import { OrderLinks } from './orders.ts'
-import { pageParameters, QueryObject } from './pagination.ts'
+import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
 import { CompensationState, SagaLogEntry } from './sagas.ts'
 import { StringEnum } from './schema-kinds.ts'
 
@@ -91,12 +91,9 @@ export const processSortFields = ['createdAt', 'updatedAt'] as const
 export const ProcessListQuery = QueryObject(
   {
     ...pageParameters,
-    sort: Type.Optional(
-      Type.String({
-        pattern: `^(${processSortFields.join('|')}):(asc|desc)(,(${processSortFields.join('|')}):(asc|desc))*$`,
-        description: `field:asc or field:desc, comma-separated; fields: ${processSortFields.join(', ')}`,
-      }),
-    ),
+    sort: sortParameter(processSortFields, {
+      description: `field:asc or field:desc, comma-separated; fields: ${processSortFields.join(', ')}`,
+    }),
     type: Type.Optional(Name),
     state: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$' })),
     compensation: Type.Optional(CompensationState),

@@ -2,7 +2,7 @@
 // waits for, its compensations and its step log, and the actions an operator can take.
 import { type Static, Type } from 'typebox'
 import { OrderLinks, OrderStatus } from './orders.ts'
-import { pageParameters, QueryObject } from './pagination.ts'
+import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
 import { StringEnum } from './schema-kinds.ts'
 
 /**
@@ -102,12 +102,9 @@ export const sagaSortFields = ['createdAt', 'updatedAt'] as const
 export const SagaListQuery = QueryObject(
   {
     ...pageParameters,
-    sort: Type.Optional(
-      Type.String({
-        pattern: `^(${sagaSortFields.join('|')}):(asc|desc)(,(${sagaSortFields.join('|')}):(asc|desc))*$`,
-        description: `field:asc or field:desc, comma-separated; fields: ${sagaSortFields.join(', ')}`,
-      }),
-    ),
+    sort: sortParameter(sagaSortFields, {
+      description: `field:asc or field:desc, comma-separated; fields: ${sagaSortFields.join(', ')}`,
+    }),
     state: Type.Optional(SagaState),
     compensation: Type.Optional(CompensationState),
   },

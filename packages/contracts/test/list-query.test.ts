@@ -3,9 +3,12 @@
 import { Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { describe, expect, it } from 'vitest'
-import { maximumPage, pageParameters, QueryObject } from '../src/pagination.ts'
+import { maximumPage, pageParameters, QueryObject, sortParameter } from '../src/pagination.ts'
 import { VisibleText } from '../src/schema-kinds.ts'
 import { UserListQuery, userFields, userSortFields } from '../src/users.ts'
+
+/** A string schema's maxLength (TypeBox's types keep the keyword out of Optional's). */
+const maxLengthOf = (schema: object) => (schema as { maxLength?: number }).maxLength
 
 describe('list queries', () => {
   it('when a query has parameters with defaults, then they are not required of the client (the others still are)', () => {
@@ -35,6 +38,23 @@ describe('list queries', () => {
     for (const fields of ['passwordHash', 'id,', 'id,,name', 'name,version']) {
       expect(Value.Check(UserListQuery, { fields })).toBe(false)
     }
+  })
+
+  it('when sort and fields name every allowed field once, then they are within their bounds; one name more is past them', () => {
+    const sort = userSortFields.map((field) => `${field}:desc`).join(',')
+    expect(Value.Check(UserListQuery, { sort, fields: userFields.join(',') })).toBe(true)
+    // a name again asks nothing more (the first wins): only a longer text, which the bound refuses before the pattern
+    expect(Value.Check(UserListQuery, { sort: `${sort},name:asc` })).toBe(false)
+    expect(Value.Check(UserListQuery, { fields: `${userFields.join(',')},id` })).toBe(false)
+    expect(maxLengthOf(UserListQuery.properties.sort)).toBe(sort.length)
+    expect(maxLengthOf(UserListQuery.properties.fields)).toBe(userFields.join(',').length)
+  })
+
+  it('when a single sort key is allowed, then its bound is the longest key', () => {
+    const Query = Type.Object({ sort: sortParameter(['createdAt', 'id'], { single: true, description: '' }) })
+    expect(maxLengthOf(Query.properties.sort)).toBe('createdAt:desc'.length)
+    expect(Value.Check(Query, { sort: 'createdAt:desc' })).toBe(true)
+    expect(Value.Check(Query, { sort: 'createdAt:desc,id:asc' })).toBe(false)
   })
 
   it('when page is past the last page a list can serve, then it is invalid', () => {
