@@ -57,7 +57,10 @@ export const OperatedServices = Type.Object(
 )
 export type OperatedServices = Static<typeof OperatedServices>
 
-export const OperatedServiceParams = Type.Object({ name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$' }) })
+// the bounds are what the patterns allow
+export const OperatedServiceParams = Type.Object({
+  name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,62}$', maxLength: 63 }),
+})
 export type OperatedServiceParams = Static<typeof OperatedServiceParams>
 
 /** PUT …/maintenance: both optional (the service's defaults: "Service under maintenance", 60 s). */
@@ -85,6 +88,7 @@ export type DeadLetterTopics = Static<typeof DeadLetterTopics>
 export const DeadLetterTopicParams = Type.Object({
   topic: Type.String({
     pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\\.dlt$',
+    maxLength: 100,
     description: 'e.g. order.placed.dlt',
   }),
 })

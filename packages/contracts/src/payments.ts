@@ -14,7 +14,7 @@ export const CardDetails = Type.Object(
     }),
     expMonth: Type.Integer({ minimum: 1, maximum: 12 }),
     expYear: Type.Integer({ minimum: 2000, maximum: 2100, description: 'four digits' }),
-    cvc: Type.String({ pattern: '^[0-9]{3,4}$' }),
+    cvc: Type.String({ pattern: '^[0-9]{3,4}$', maxLength: 4 }),
   },
   { additionalProperties: false },
 )

@@ -8,7 +8,9 @@ import { CompensationState, SagaLogEntry } from './sagas.ts'
 import { StringEnum } from './schema-kinds.ts'
 
 const Timestamp = Type.String({ format: 'date-time', maxLength: 64 })
-const Name = Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', description: 'a declared name' })
+/** A declared name (a process type, a state): its maxLength is what the pattern allows. */
+const namePattern = '^[a-z][a-z0-9_]{0,39}$'
+const Name = Type.String({ pattern: namePattern, maxLength: 40, description: 'a declared name' })
 
 /** One line of an instance's step log: what happened to which step, when, on which event (the saga's lines' shape). */
 export const ProcessLogEntry = Type.Object(
@@ -95,7 +97,7 @@ export const ProcessListQuery = QueryObject(
       description: `field:asc or field:desc, comma-separated; fields: ${processSortFields.join(', ')}`,
     }),
     type: Type.Optional(Name),
-    state: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$' })),
+    state: Type.Optional(Type.String({ pattern: namePattern, maxLength: 40 })),
     compensation: Type.Optional(CompensationState),
     escalated: Type.Optional(Type.Boolean()),
   },
