@@ -2,18 +2,21 @@
 // constant-time check of a presented key. Shipping takes deliveries with them; order the receipt of returns, with
 // each key bound to a named carrier (`name=key`) so that a carrier receives only the returns it carries.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { carrierNamePattern } from '@meridian/contracts'
+import { carrierKeyMaxLength, carrierNamePattern } from '@meridian/contracts'
 import { Type } from 'typebox'
 
-/** One key: at least 16 characters, none of them a comma or white space. */
-const carrierKey = '[^,\\s]{16,}'
+/**
+ * One key: 16 characters at least, none of them a comma or white space, and no more than X-Carrier-Key's schema
+ * takes (a longer key would be refused at every request, never matched).
+ */
+const carrierKey = `[^,\\s]{16,${carrierKeyMaxLength}}`
 
 /** The variable of carriers' keys, comma-separated; `what` says what they let a carrier do. */
 export const carrierKeysVariable = (what: string) =>
   Type.String({
     default: '',
     pattern: `^\\s*(${carrierKey}\\s*(,\\s*${carrierKey}\\s*)*)?$`,
-    description: `the API keys carriers send in X-Carrier-Key to ${what}, comma-separated, each at least 16 characters; empty: no carrier may (only admins)`,
+    description: `the API keys carriers send in X-Carrier-Key to ${what}, comma-separated, each 16 to ${carrierKeyMaxLength} characters; empty: no carrier may (only admins)`,
   })
 
 /** The keys of such a variable's value, each once, without the separators' white space. */
@@ -55,7 +58,7 @@ export const namedCarrierKeysVariable = (what: string) =>
     default: '',
     pattern: `^\\s*(${namedCarrierKey}\\s*(,\\s*${namedCarrierKey}\\s*)*)?$`,
     expectation:
-      "must be comma-separated name=key pairs: a carrier's name (lower-case letters, digits, dashes; up to 40) and its key (at least 16 characters, no comma or white space)",
+      "must be comma-separated name=key pairs: a carrier's name (lower-case letters, digits, dashes; up to 40) and its key (16 to ${carrierKeyMaxLength} characters, no comma or white space)",
     description: `carriers' names and the API keys they send in X-Carrier-Key to ${what}, comma-separated name=key pairs (keys at least 16 characters); empty: no carrier may (only admins)`,
   })
 
