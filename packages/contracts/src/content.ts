@@ -23,6 +23,19 @@ export const graphqlLimits = Object.freeze({
   maxCost: 2000,
   /** GraphQL operations a client may send at once in a batch (an array body) */
   maxBatch: 10,
+  /**
+   * the longest GraphQL text a request carries (the document; GET's variables and extensions, JSON as text): the JSON
+   * body's limit. A mutation may carry a post's 50,000 characters inline, escaped by its client (`\uXXXX` is 6
+   * characters for one, 12 beyond the BMP), so no shorter bound passes every document sent in good faith; what a
+   * document may ask is bounded by maxDepth and maxCost
+   */
+  maxDocumentLength: 1_000_000,
+  /** an operation's name: a GraphQL name, as long as any other name */
+  maxOperationNameLength: 200,
+  /** the variables one request may bind: this schema's operations take at most three arguments each */
+  maxVariables: 100,
+  /** the keys of a request's `extensions` (a persisted query's hash, a client's tracing) */
+  maxExtensions: 20,
 })
 
 /**
@@ -158,24 +171,44 @@ export const GraphQLResponse = Type.Object(
 )
 
 const GraphQLRequestFields = {
-  query: Type.String({ minLength: 1, description: 'the operation, in GraphQL' }),
+  query: Type.String({
+    minLength: 1,
+    maxLength: graphqlLimits.maxDocumentLength,
+    description: 'the operation, in GraphQL',
+  }),
   operationName: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], { description: 'which operation to run' }),
+    Type.Union([Type.String({ maxLength: graphqlLimits.maxOperationNameLength }), Type.Null()], {
+      description: 'which operation to run',
+    }),
   ),
 }
 
 /** GET /graphql (queries only). */
 export const GraphQLGetQuery = Type.Object({
   ...GraphQLRequestFields,
-  variables: Type.Optional(Type.String({ description: 'the variables, a JSON object as text' })),
-  extensions: Type.Optional(Type.String({ description: 'a JSON object as text' })),
+  variables: Type.Optional(
+    Type.String({
+      maxLength: graphqlLimits.maxDocumentLength,
+      description: 'the variables, a JSON object as text',
+    }),
+  ),
+  extensions: Type.Optional(
+    Type.String({ maxLength: graphqlLimits.maxDocumentLength, description: 'a JSON object as text' }),
+  ),
 })
 
 /** POST /graphql with application/json. */
 export const GraphQLPostBody = Type.Object({
   ...GraphQLRequestFields,
-  variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
-  extensions: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  variables: Type.Optional(
+    Type.Union([
+      Type.Record(Type.String(), Type.Unknown(), { maxProperties: graphqlLimits.maxVariables }),
+      Type.Null(),
+    ]),
+  ),
+  extensions: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), { maxProperties: graphqlLimits.maxExtensions }),
+  ),
 })
 
 /** A post as GraphQL answers it, and as postCreated carries it between instances. */
