@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiKeysStandIn, type StandInKeyOptions, startApiKeysStandIn } from './api-keys-stand-in.ts'
 import { expectErrorEnvelope, type HttpAnswer } from './error-envelope.ts'
+import { expectInputsBounded } from './input-bounds-check.ts'
 import { openApiDocumentOf } from './openapi-document.ts'
 import { accessToken, tokenEnv } from './tokens.ts'
 
@@ -229,6 +230,11 @@ export interface ServiceScopesSuite<Built extends { app: ScopedApp; close(): Pro
    * come from auth's stand-in, resolved through Consul by the kit as in production).
    */
   served?(context: { built: Built; keyFor(options: StandInKeyOptions): string }): Promise<void>
+  /**
+   * Inputs left without a bound, each the start of a place expectInputsBounded names, with the reason beside it: a
+   * place its schema cannot bound (ideally none).
+   */
+  unboundedInputs?: readonly string[]
 }
 
 const apiKeyHeaders = (standIn: ApiKeysStandIn) => (scopes: readonly string[]) => ({
@@ -244,7 +250,8 @@ const scopedBearer = (scopes: readonly string[]) => ({
  * The scope tests every service runs, from its OpenAPI document: every operation that takes a credential lists a
  * scope of the catalogue; an API key (resolved at auth through Consul) or an access token of the OpenID provider
  * lacking it is refused with 403 INSUFFICIENT_SCOPE naming it on every such operation, and nothing is stored; with it,
- * the operation passes the scope check.
+ * the operation passes the scope check. The same document's inputs are held to their bounds (issue 42's class check):
+ * every array, string and object of any keys a client sends is bounded by its schema.
  */
 export function describeServiceScopes<Built extends { app: ScopedApp; close(): Promise<void> }>(
   suite: ServiceScopesSuite<Built>,
@@ -270,6 +277,11 @@ export function describeServiceScopes<Built extends { app: ScopedApp; close(): P
     it('when the OpenAPI document is read, then every operation that takes a credential lists a scope of the catalogue', async () => {
       const operations = await expectScopesDeclared(built.app)
       expect(operations.length).toBeGreaterThan(0)
+    })
+
+    it('when the OpenAPI document is read, then every input a client can send is bounded', async () => {
+      const inputs = await expectInputsBounded(built.app, suite.unboundedInputs)
+      expect(inputs).toBeGreaterThan(0)
     })
 
     it("when an API key lacks an operation's scope, then every such operation answers 403 INSUFFICIENT_SCOPE naming it, and nothing stored changes", async () => {

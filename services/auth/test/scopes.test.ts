@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { isApiScope } from '@meridian/contracts'
 import {
   accessToken,
+  expectInputsBounded,
   expectScopesDeclared,
   expectScopesPass,
   expectScopesRefused,
@@ -57,6 +58,11 @@ describe('auth: API scopes', () => {
     expect(operations.map((operation) => `${operation.method} ${operation.path}`)).toEqual(
       expect.arrayContaining(['PATCH /api/v1/users/{id}', 'GET /userinfo', 'POST /api/v1/api-keys']),
     )
+  })
+
+  // auth runs its own suite (its keys are its own): the case every other service gets from describeServiceScopes
+  it('when the OpenAPI document is read, then every input a client can send is bounded', async () => {
+    expect(await expectInputsBounded(auth.app)).toBeGreaterThan(0)
   })
 
   it("when an API key lacks an operation's scope, then every such operation answers 403 INSUFFICIENT_SCOPE naming it, and nothing else stored changes", async () => {
