@@ -57,9 +57,8 @@ export const namedCarrierKeysVariable = (what: string) =>
   Type.String({
     default: '',
     pattern: `^\\s*(${namedCarrierKey}\\s*(,\\s*${namedCarrierKey}\\s*)*)?$`,
-    expectation:
-      "must be comma-separated name=key pairs: a carrier's name (lower-case letters, digits, dashes; up to 40) and its key (16 to ${carrierKeyMaxLength} characters, no comma or white space)",
-    description: `carriers' names and the API keys they send in X-Carrier-Key to ${what}, comma-separated name=key pairs (keys at least 16 characters); empty: no carrier may (only admins)`,
+    expectation: `must be comma-separated name=key pairs: a carrier's name (lower-case letters, digits, dashes; up to 40) and its key (16 to ${carrierKeyMaxLength} characters, no comma or white space)`,
+    description: `carriers' names and the API keys they send in X-Carrier-Key to ${what}, comma-separated name=key pairs (keys of 16 to ${carrierKeyMaxLength} characters); empty: no carrier may (only admins)`,
   })
 
 export interface NamedCarrierKey {
