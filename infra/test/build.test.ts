@@ -99,6 +99,9 @@ describe('./scripts/build order', () => {
     expect(output).toContain(
       'SERVICE_CREDENTIAL: must be set in production (its default is for development only)',
     )
+    expect(output).toContain(
+      'IDEMPOTENCY_SECRET: must be set in production (its default is for development only)',
+    )
     // the message names the variables and never shows the development values
     expect(output).not.toContain('postgres://postgres:postgres@')
   })
@@ -156,7 +159,12 @@ console.log(JSON.stringify({
     it('when dist/migrate.js runs, then the order tables and the outbox and inbox exist, and a second run changes nothing', async () => {
       const { databaseUrl } = endpointsOf(await planInfra())
       database = await createRunDatabase(databaseUrl, `build_order_${Date.now().toString(36)}`)
-      const env = { NODE_ENV: 'production', DATABASE_URL: database.url, SERVICE_CREDENTIAL: 'x'.repeat(32) }
+      const env = {
+        NODE_ENV: 'production',
+        DATABASE_URL: database.url,
+        SERVICE_CREDENTIAL: 'x'.repeat(32),
+        IDEMPOTENCY_SECRET: 'y'.repeat(32),
+      }
       const first = runBuilt(orderDir, 'dist/migrate.js', env)
       expect(first.status, first.output).toBe(0)
       const sql = postgres(database.url, { max: 1, onnotice: () => {} })

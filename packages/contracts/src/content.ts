@@ -30,6 +30,11 @@ export const graphqlLimits = Object.freeze({
    * document may ask is bounded by maxDepth and maxCost
    */
   maxDocumentLength: 1_000_000,
+  /**
+   * the longest text of each GET parameter (the document, variables, extensions): a URL travels in the request's
+   * head, which the server takes up to 16 KB of (past it, 431); a longer document goes by POST
+   */
+  maxUrlTextLength: 4096,
   /** an operation's name: a GraphQL name, as long as any other name */
   maxOperationNameLength: 200,
   /** the variables one request may bind: this schema's operations take at most three arguments each */
@@ -183,17 +188,22 @@ const GraphQLRequestFields = {
   ),
 }
 
-/** GET /graphql (queries only). */
+/** GET /graphql (queries only): each parameter as long as a URL may carry it (a longer document: POST). */
 export const GraphQLGetQuery = Type.Object({
   ...GraphQLRequestFields,
+  query: Type.String({
+    minLength: 1,
+    maxLength: graphqlLimits.maxUrlTextLength,
+    description: 'the operation, in GraphQL (a longer one by POST)',
+  }),
   variables: Type.Optional(
     Type.String({
-      maxLength: graphqlLimits.maxDocumentLength,
+      maxLength: graphqlLimits.maxUrlTextLength,
       description: 'the variables, a JSON object as text',
     }),
   ),
   extensions: Type.Optional(
-    Type.String({ maxLength: graphqlLimits.maxDocumentLength, description: 'a JSON object as text' }),
+    Type.String({ maxLength: graphqlLimits.maxUrlTextLength, description: 'a JSON object as text' }),
   ),
 })
 

@@ -11,7 +11,7 @@ import {
   GraphQLResponse,
   graphqlPath,
 } from '@meridian/contracts'
-import { security } from '@meridian/service-kit'
+import { errorResponses, security } from '@meridian/service-kit'
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { specifiedRules, validate } from 'graphql'
@@ -135,7 +135,11 @@ function graphqlRouteSchema(method: 'GET' | 'POST'): FastifySchema {
       '(403 INSUFFICIENT_SCOPE naming it).',
     security: security.requires('posts:read'),
     ...(method === 'GET' ? { querystring: GraphQLGetQuery } : { body: GraphQLPostBody }),
-    response: Object.fromEntries(graphqlStatuses.map((status) => [status, GraphQLResponse])),
+    response: {
+      ...Object.fromEntries(graphqlStatuses.map((status) => [status, GraphQLResponse])),
+      // a URL past the server's 16 KB head is refused before any route, in the error envelope
+      ...(method === 'GET' ? errorResponses(431) : {}),
+    },
   }
 }
 

@@ -231,9 +231,26 @@ const idempotencyKeyReused = (): AppError =>
  * The answer to a request under an Idempotency-Key that an order was already placed with: the first answer again (the
  * same body, replayed) when the request is the same, 422 when its body is another.
  */
-function replayOf(earlier: KeyedOrder, sameRequest: boolean): PlaceAnswer {
-  if (!sameRequest) throw idempotencyKeyReused()
+function replayOf(earlier: KeyedOrder, request: KeyedRequest): PlaceAnswer {
+  if (!request.isSameAs(earlier)) throw idempotencyKeyReused()
   return { placed: placedAnswer(earlier.id, earlier.totalCents), replayed: true }
+}
+
+/** A placing request under its key: what is stored with the order, and whether an order of the key is its own. */
+interface KeyedRequest {
+  customerId: string
+  idempotency: OrderIdempotency
+  isSameAs(earlier: KeyedOrder): boolean
+}
+
+function keyedRequest(fingerprints: RequestFingerprints, input: PlaceOrderBody, key: string): KeyedRequest {
+  const customerId = input.customerId.toLowerCase()
+  const body = { ...input, customerId }
+  return {
+    customerId,
+    idempotency: { key, requestHash: fingerprints.of(customerId, key, body) },
+    isSameAs: (earlier) => fingerprints.matches(earlier.requestHash, customerId, key, body),
+  }
 }
 
 export interface OrderUseCasesDependencies {
@@ -310,20 +327,16 @@ export function createOrderUseCases({
     requestId: string | undefined,
     key: string,
   ): Promise<PlaceAnswer> {
-    const customerId = input.customerId.toLowerCase()
-    const body = { ...input, customerId }
-    const idempotency: OrderIdempotency = { key, requestHash: fingerprints.of(customerId, key, body) }
-    const sameRequest = (earlier: KeyedOrder): boolean =>
-      fingerprints.matches(earlier.requestHash, customerId, key, body)
-    const earlier = await orders.findByIdempotencyKey(customerId, key)
-    if (earlier) return replayOf(earlier, sameRequest(earlier))
+    const request = keyedRequest(fingerprints, input, key)
+    const earlier = await orders.findByIdempotencyKey(request.customerId, key)
+    if (earlier) return replayOf(earlier, request)
     try {
-      return await priceAndPlace(input, principal, requestId, idempotency)
+      return await priceAndPlace(input, principal, requestId, request.idempotency)
     } catch (error) {
       if (!isIdempotencyKeyTaken(error)) throw error
-      const winner = await orders.findByIdempotencyKey(customerId, key)
+      const winner = await orders.findByIdempotencyKey(request.customerId, key)
       if (!winner) throw error
-      return replayOf(winner, sameRequest(winner))
+      return replayOf(winner, request)
     }
   }
 
