@@ -1,4 +1,5 @@
 export * from './asyncapi.ts'
+export * from './audit.ts'
 export * from './auth.ts'
 export * from './collaboration.ts'
 export * from './conditional-requests.ts'

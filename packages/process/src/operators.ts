@@ -9,6 +9,7 @@ import {
   type ProcessType,
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
+import { type AuditSource, appendAudit } from '@meridian/service-kit'
 import {
   type AnyProcessDefinition,
   type Decision,
@@ -126,12 +127,25 @@ export function operatorsView({ sql, store, processes, definitionOf, apply }: Op
   }
 
   /** An operator's action on one instance: 404 without one, 409 when its state refuses it; the instance after. */
-  async function operatorAction(type: string, key: string, fact: StandardFact): Promise<ProcessInstance> {
+  async function operatorAction(
+    type: string,
+    key: string,
+    fact: StandardFact,
+    audit?: AuditSource,
+  ): Promise<ProcessInstance> {
     definitionOf(type)
     try {
       await transaction(sql, async (tx) => {
         const applied = await apply(type, key, fact, tx, { eventType: 'operator', eventId: fact.kind })
         if (!applied) throw AppError.notFound(`No ${type} process ${key}`)
+        // with the decision or not at all (service-kit's audit trail)
+        if (audit) {
+          await appendAudit(tx, audit, {
+            action: `process.${fact.kind === 'operator.retry' ? 'retried' : 'compensated'}`,
+            target: `process:${type}:${key}`,
+            detail: fact.kind === 'operator.compensate' ? { reason: fact.reason } : {},
+          })
+        }
       })
     } catch (error) {
       if (error instanceof ProcessConflict) throw AppError.conflict(error.message)
@@ -160,9 +174,10 @@ export function operatorsView({ sql, store, processes, definitionOf, apply }: Op
       )
     },
 
-    retry: (type: string, key: string) => operatorAction(type, key, { kind: 'operator.retry' }),
+    retry: (type: string, key: string, audit?: AuditSource) =>
+      operatorAction(type, key, { kind: 'operator.retry' }, audit),
 
-    compensate: (type: string, key: string, reason = 'compensated by an operator') =>
-      operatorAction(type, key, { kind: 'operator.compensate', reason }),
+    compensate: (type: string, key: string, reason = 'compensated by an operator', audit?: AuditSource) =>
+      operatorAction(type, key, { kind: 'operator.compensate', reason }, audit),
   }
 }

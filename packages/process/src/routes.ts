@@ -10,7 +10,7 @@ import {
   ProcessParams,
   ProcessTypes,
 } from '@meridian/contracts'
-import { errorResponses, security } from '@meridian/service-kit'
+import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import type { onRequestHookHandler } from 'fastify'
 import type { ProcessManager } from './manager.ts'
 
@@ -85,7 +85,15 @@ export const adminProcessesRoutes: FastifyPluginAsyncTypebox<AdminProcessesRoute
       },
     },
     async (request, reply) =>
-      reply.code(202).send(await processes.retry(request.params.type, request.params.id)),
+      reply
+        .code(202)
+        .send(
+          await processes.retry(
+            request.params.type,
+            request.params.id,
+            auditSourceOf(request, authenticatedPrincipal(request)),
+          ),
+        ),
   )
 
   app.post(
@@ -104,6 +112,13 @@ export const adminProcessesRoutes: FastifyPluginAsyncTypebox<AdminProcessesRoute
     async (request, reply) =>
       reply
         .code(202)
-        .send(await processes.compensate(request.params.type, request.params.id, request.body?.reason)),
+        .send(
+          await processes.compensate(
+            request.params.type,
+            request.params.id,
+            request.body?.reason,
+            auditSourceOf(request, authenticatedPrincipal(request)),
+          ),
+        ),
   )
 }

@@ -9,6 +9,18 @@ export {
   type ServiceDependencies,
   serviceAppOptions,
 } from './app.ts'
+export {
+  type AuditRecord,
+  type AuditSource,
+  actorOf,
+  appendAudit,
+  auditMigrationsDir,
+  auditSourceOf,
+  migrateAuditLog,
+  nextAuditQuery,
+  readAudit,
+} from './audit/audit-log.ts'
+export { registerAuditTrail } from './audit/audit-routes.ts'
 export * from './auth/index.ts'
 export {
   carrierKeyMatcher,

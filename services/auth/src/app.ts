@@ -5,6 +5,7 @@ import { registerServiceEvents, type ServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
   type LogStream,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
@@ -77,7 +78,7 @@ export async function buildApp({
   // user.registered leaves through the outbox: one relay per database is active, the others stand by
   await registerServiceEvents(app, { service: serviceName, config, sql, events })
 
-  const apiKeys = createApiKeyUseCases(tracedRepository('api_keys', createApiKeysRepository(sql)))
+  const apiKeys = createApiKeyUseCases(tracedRepository('api_keys', createApiKeysRepository(sql)), sql)
   // login, refresh, logout, JWKS, and app.authenticate / app.requireRole for the routes below
   const { revoker, signIn } = await registerAuthentication(app, {
     config,
@@ -90,6 +91,8 @@ export async function buildApp({
 
   const users = createUserUseCases(tracedRepository('users', createUsersRepository(sql)), sql, revoker)
   const guards = usersGuards(app)
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, usersRoutes, { users, guards })
   const passwordChange = createPasswordChange({
     sql,

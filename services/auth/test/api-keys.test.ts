@@ -314,3 +314,132 @@ describe('API keys', () => {
     expect(response.statusCode).toBe(404)
   })
 })
+
+describe('the audit trail of API keys and users', () => {
+  interface AuditEntryRead {
+    actor: string
+    action: string
+    target: string
+    detail: Record<string, unknown>
+    address?: string
+    requestId?: string
+  }
+  const trail = async (admin: SignedIn, query = '') => {
+    const response = await auth.app.inject({
+      method: 'GET',
+      url: `/api/v1/admin/audit/auth?limit=100${query}`,
+      headers: admin.headers,
+    })
+    expect(response.statusCode, response.body).toBe(200)
+    return (response.json() as { data: AuditEntryRead[] }).data
+  }
+
+  it('when a key is created and revoked, then both are in the trail with who, from where and the request id, never the key', async () => {
+    const owner = await signedIn(auth)
+    const admin = await signedIn(auth, { role: 'admin' })
+    const created = await auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: { ...owner.headers, 'x-request-id': 'audit-create-1' },
+      payload: { name: 'audited', scopes: ['users:read'] },
+    })
+    expect(created.statusCode).toBe(201)
+    const key = created.json() as CreatedKey
+    const revoked = await auth.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/api-keys/${key.id}`,
+      headers: admin.headers,
+    })
+    expect(revoked.statusCode).toBe(204)
+
+    const entries = (await trail(admin)).filter((entry) => entry.target === `api_key:${key.id}`)
+    // a252e60 kept no trail at all
+    expect(entries.map((entry) => [entry.action, entry.actor])).toEqual([
+      ['api_key.revoked', `user:${admin.user.id}`],
+      ['api_key.created', `user:${owner.user.id}`],
+    ])
+    expect(entries[1]).toMatchObject({
+      requestId: 'audit-create-1',
+      address: expect.any(String),
+      detail: { userId: owner.user.id, name: 'audited', scopes: ['users:read'], prefix: key.prefix },
+    })
+    expect(JSON.stringify(entries)).not.toContain(key.key)
+  })
+
+  it('when an admin changes a role and removes a user, then the trail says so; a user changing their own name is not an operator action', async () => {
+    const admin = await signedIn(auth, { role: 'admin' })
+    const someone = await signedIn(auth)
+    const promoted = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${someone.user.id}`,
+      headers: admin.headers,
+      payload: { role: 'admin' },
+    })
+    expect(promoted.statusCode, promoted.body).toBe(200)
+    const renamed = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${admin.user.id}`,
+      headers: admin.headers,
+      payload: { name: 'Renamed Admin' },
+    })
+    expect(renamed.statusCode).toBe(200)
+    const self = await signedIn(auth)
+    await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${self.user.id}`,
+      headers: self.headers,
+      payload: { name: 'Just Me' },
+    })
+    const removed = await auth.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/users/${someone.user.id}`,
+      headers: admin.headers,
+    })
+    expect(removed.statusCode).toBe(204)
+
+    const about = (id: string) => async () =>
+      (await trail(admin)).filter((entry) => entry.target === `user:${id}`).map((entry) => entry.action)
+    expect(await about(someone.user.id)()).toEqual(['user.removed', 'user.role_changed'])
+    expect(await about(self.user.id)()).toEqual([])
+    const [roleChange] = await trail(admin, '&action=user.role_changed')
+    expect(roleChange).toMatchObject({
+      actor: `user:${admin.user.id}`,
+      detail: { fields: ['role'], role: 'admin' },
+    })
+  })
+
+  it('when anyone but an admin reads the trail, then 401 without credentials and 403 for a user; a bad query 422', async () => {
+    const user = await signedIn(auth)
+    const admin = await signedIn(auth, { role: 'admin' })
+    expectErrorEnvelope(
+      await auth.app.inject({ method: 'GET', url: '/api/v1/admin/audit/auth' }),
+      401,
+      'UNAUTHORIZED',
+    )
+    expectErrorEnvelope(
+      await auth.app.inject({ method: 'GET', url: '/api/v1/admin/audit/auth', headers: user.headers }),
+      403,
+      'FORBIDDEN',
+    )
+    for (const query of ['limit=0', 'limit=101', 'action=Not.An.Action', 'before=yesterday']) {
+      expectErrorEnvelope(
+        await auth.app.inject({
+          method: 'GET',
+          url: `/api/v1/admin/audit/auth?${query}`,
+          headers: admin.headers,
+        }),
+        422,
+        'VALIDATION_ERROR',
+      )
+    }
+    // no route changes an entry
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+      const answer = await auth.app.inject({
+        method,
+        url: '/api/v1/admin/audit/auth',
+        headers: admin.headers,
+      })
+      expect([404, 405], method).toContain(answer.statusCode)
+    }
+  })
+})

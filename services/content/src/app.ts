@@ -10,6 +10,7 @@ import {
   createDiscoveredUpstream,
   createServiceApp,
   exactOrigins,
+  registerAuditTrail,
   type ServiceApp,
   type ServiceAppOptions,
   type ServiceClient,
@@ -98,6 +99,8 @@ export async function buildApp(dependencies: ContentDependencies): Promise<Conte
     announcer: postCreated.announcer,
   })
 
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await app.register(graphqlRoutes, {
     users,
     posts,

@@ -35,6 +35,7 @@ import {
   createWebSocketPassThrough,
   routeUpgrades,
 } from './proxy/websocket-proxy.ts'
+import { adminAuditRoutes } from './routes/admin-audit/index.ts'
 import { adminDeadLettersRoutes } from './routes/admin-dead-letters/index.ts'
 import { adminServicesRoutes } from './routes/admin-services/index.ts'
 import { asyncApiRoutes } from './routes/asyncapi/index.ts'
@@ -192,6 +193,9 @@ export async function buildGatewayApp({
     maxAttempts: config.UPSTREAM_MAX_ATTEMPTS,
   }
   await app.register(adminServicesRoutes, { consul: consulClient, services: serviceNames })
+  await app.register(adminAuditRoutes, {
+    trails: table.map((route) => route.prefix).filter((prefix) => prefix.startsWith('/api/v1/admin/audit/')),
+  })
   let kafka: ReturnType<typeof createKafka> | undefined
   await app.register(adminDeadLettersRoutes, {
     kafka: () => {

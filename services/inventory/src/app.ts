@@ -5,6 +5,7 @@ import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
@@ -58,6 +59,8 @@ export async function buildApp(dependencies: InventoryDependencies): Promise<Inv
     restocks: tracedRepository('restocks', createRestocksRepository(sql)),
   })
 
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, productsRoutes, { products, guards: productsGuards(app) })
   // for the other services: products by id (not routed by the gateway)
   await app.register(internalRoutes, { products })

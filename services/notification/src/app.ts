@@ -6,6 +6,7 @@ import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
@@ -46,6 +47,8 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
     orderCustomers: tracedRepository('order_customers', createOrderCustomersRepository()),
   })
 
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, notificationsRoutes, { notifications, guards: notificationsGuards(app) })
 
   const consumers = await registerServiceEvents(app, {

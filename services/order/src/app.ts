@@ -9,6 +9,7 @@ import { createProcessStore, type ProcessManager, registerProcesses } from '@mer
 import {
   createServiceApp,
   namedCarrierKeysIn,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
@@ -128,6 +129,8 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
   })
 
   // also the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, ordersRoutes, { orders, guards: ordersGuards(app) }, { atRoot: true })
   await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
   await registerVersionedApi(app, returnsRoutes, {

@@ -5,11 +5,14 @@ import { fileURLToPath } from 'node:url'
 import type { MigrateResult, MigrationLogger, Sql } from '@meridian/db'
 import { migrateServiceDatabase } from '@meridian/events'
 import { migrateProcessTables } from '@meridian/process'
+import { migrateAuditLog } from '@meridian/service-kit'
 
 export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url))
 
 export async function migrateOrderDatabase(sql: Sql, logger?: MigrationLogger): Promise<MigrateResult> {
   // first: 0004 moves the saga's rows into them
   await migrateProcessTables(sql, logger)
+  // the audit trail's table, on its own track (service-kit's audit-migrations)
+  await migrateAuditLog(sql, logger)
   return migrateServiceDatabase(sql, { dir: migrationsDir, ...(logger ? { logger } : {}) })
 }

@@ -427,6 +427,22 @@ describe('receiving and rejecting', () => {
     })
     expect(seen.json()).toMatchObject({ status: expect.any(String), receivedBy: 'admin' })
     expect(seen.json().carrier).toBeUndefined()
+
+    // and the audit trail has each receipt with who made it (a refused carrier's try changes nothing, so none)
+    const trail = await order.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/audit/order?action=return.received&limit=100',
+      headers: asAdmin(),
+    })
+    expect(trail.statusCode, trail.body).toBe(200)
+    const receipts = (trail.json() as { data: { actor: string; target: string }[] }).data.filter((entry) =>
+      [posted.returnId, unbound.returnId].some((id) => entry.target === `return:${id}`),
+    )
+    expect(receipts.map((entry) => [entry.target, entry.actor.split(':')[0]])).toEqual([
+      [`return:${unbound.returnId}`, 'user'],
+      [`return:${posted.returnId}`, 'carrier'],
+    ])
+    expect(receipts[1]?.actor).toBe('carrier:meridian-post')
   })
 
   it('when a return names a carrier the deployment does not have (or no carrier name at all), then 422 naming carrier and nothing is written', async () => {
@@ -597,6 +613,17 @@ describe("the return's process", () => {
       (row) => row.eventType === 'payment.refund_requested',
     )
     expect(asked.map((row) => row.payload.data.attempt)).toEqual([1, 2, 1])
+    // the operator's retry is in the audit trail, with the process it was on
+    const audited = await order.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/audit/order?action=process.retried&limit=100',
+      headers: asAdmin(),
+    })
+    expect(
+      (audited.json() as { data: { target: string; actor: string }[] }).data.find(
+        (entry) => entry.target === `process:return:${returnId}`,
+      )?.actor,
+    ).toMatch(/^user:/)
     // compensating a received return is refused: its stock and refund are not undone
     expectErrorEnvelope(
       await order.app.inject({

@@ -8,6 +8,7 @@ import { createDatabase, type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
@@ -134,6 +135,8 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   })
 
   // also the spec's bare POST /payments, which the gateway forwards unchanged; hidden from the docs (an alias)
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, paymentsRoutes, { payments, guards: paymentsGuards(app) }, { atRoot: true })
 
   const consumers = await registerServiceEvents(app, {

@@ -10,6 +10,7 @@ import {
   createDiscoveredUpstream,
   createServiceApp,
   listOf,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceClient,
@@ -206,6 +207,8 @@ export async function buildApp(dependencies: RealtimeGatewayDependencies): Promi
     await Promise.all([chatting.close(), dashboard.close()])
   })
 
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, chatRoomsRoutes, { chat, guards: chatRoomsGuards(app) })
   await registerVersionedApi(app, documentsRoutes, { documents, guards: documentsGuards(app) })
 

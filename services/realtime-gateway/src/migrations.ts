@@ -3,9 +3,15 @@
 import { fileURLToPath } from 'node:url'
 import type { MigrateResult, MigrationLogger, Sql } from '@meridian/db'
 import { migrateServiceDatabase } from '@meridian/events'
+import { migrateAuditLog } from '@meridian/service-kit'
 
 export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url))
 
-export function migrateRealtimeGatewayDatabase(sql: Sql, logger?: MigrationLogger): Promise<MigrateResult> {
+export async function migrateRealtimeGatewayDatabase(
+  sql: Sql,
+  logger?: MigrationLogger,
+): Promise<MigrateResult> {
+  // the audit trail's table, on its own track (service-kit's audit-migrations)
+  await migrateAuditLog(sql, logger)
   return migrateServiceDatabase(sql, { dir: migrationsDir, ...(logger ? { logger } : {}) })
 }

@@ -6,6 +6,7 @@ import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
   createServiceApp,
+  registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
@@ -42,6 +43,8 @@ export async function buildApp(dependencies: ShippingDependencies): Promise<Ship
     sql,
   })
 
+  // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
+  await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, shipmentsRoutes, {
     shipments,
     guards: shipmentsGuards(app, carrierKeysOf(config)),

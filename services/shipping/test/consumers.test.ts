@@ -189,7 +189,7 @@ describe('the consumers main.ts starts', () => {
     const data = reservedData()
     await handle('shipment.requested', data)
     const [shipment] = await shipmentsOfOrder(shipping, data.orderId)
-    await shipping.shipments.deliverShipment(shipment?.id ?? '')
+    await shipping.shipments.deliverShipment(shipment?.id ?? '', { actor: 'user:test-admin' })
     await handle('shipment.requested', { ...data, attempt: 3 })
     expect(await shipmentsOfOrder(shipping, data.orderId)).toEqual([
       { id: shipment?.id, status: 'delivered' },

@@ -1,7 +1,8 @@
 // API keys: created by their owner (or an admin for anyone), shown once, stored as prefix + hash, revoked at will.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { type ApiKey, type ApiKeyListQuery, AppError, type CreateApiKeyBody } from '@meridian/contracts'
-import { assertScopes, type Principal } from '@meridian/service-kit'
+import { type Sql, transaction } from '@meridian/db'
+import { type AuditSource, appendAudit, assertScopes, type Principal } from '@meridian/service-kit'
 import type { ApiKeyRecord, ApiKeysRepository } from '../data/api-keys-repository.ts'
 
 /** `mk_` + 12 hex characters of public prefix + `_` + 256 random bits (base64url). */
@@ -34,11 +35,15 @@ function assertMayManage(principal: Principal, ownerId: string): void {
   throw AppError.forbidden()
 }
 
-export function createApiKeyUseCases(keys: ApiKeysRepository, clock: () => number = Date.now) {
+/**
+ * `sql`: where a key's creation and revocation are written with their audit entries, in one transaction (service-kit's
+ * audit trail: who made or revoked which key, for whom, with which scopes; never the key).
+ */
+export function createApiKeyUseCases(keys: ApiKeysRepository, sql: Sql, clock: () => number = Date.now) {
   const touchedAt = new Map<string, number>()
 
   return {
-    async createApiKey(principal: Principal, body: CreateApiKeyBody) {
+    async createApiKey(principal: Principal, body: CreateApiKeyBody, source: AuditSource) {
       // a leaked key must not be able to mint itself successors
       if (principal.method === 'api-key') throw AppError.forbidden('API keys cannot create API keys')
       const ownerId = body.userId ?? principal.subject
@@ -54,13 +59,23 @@ export function createApiKeyUseCases(keys: ApiKeysRepository, clock: () => numbe
       }
       const prefix = randomBytes(6).toString('hex')
       const key = `mk_${prefix}_${randomBytes(32).toString('base64url')}`
-      const record = await keys.insert({
-        userId: ownerId,
-        name: body.name,
-        prefix,
-        keyHash: hashKey(key),
-        scopes: body.scopes,
-        expiresAt,
+      const record = await transaction(sql, async (tx) => {
+        const inserted = await keys.insert(
+          { userId: ownerId, name: body.name, prefix, keyHash: hashKey(key), scopes: body.scopes, expiresAt },
+          tx,
+        )
+        await appendAudit(tx, source, {
+          action: 'api_key.created',
+          target: `api_key:${inserted.id}`,
+          detail: {
+            userId: ownerId,
+            name: body.name,
+            prefix: `mk_${prefix}`,
+            scopes: body.scopes,
+            expiresAt,
+          },
+        })
+        return inserted
       })
       return { ...presentApiKey(record), key }
     },
@@ -75,11 +90,23 @@ export function createApiKeyUseCases(keys: ApiKeysRepository, clock: () => numbe
       return { items: rows.map(presentApiKey), total }
     },
 
-    async revokeApiKey(principal: Principal, id: string): Promise<void> {
+    async revokeApiKey(principal: Principal, id: string, source: AuditSource): Promise<void> {
       const found = await keys.findById(id)
       if (!found) throw AppError.notFound(`API key ${id} not found`)
       assertMayManage(principal, found.userId)
-      await keys.revoke(id)
+      await transaction(sql, async (tx) => {
+        await keys.revoke(id, tx)
+        // a second revocation is recorded too: who asked is what the trail is for
+        await appendAudit(tx, source, {
+          action: 'api_key.revoked',
+          target: `api_key:${id}`,
+          detail: {
+            userId: found.userId,
+            prefix: `mk_${found.prefix}`,
+            alreadyRevoked: found.revokedAt !== null,
+          },
+        })
+      })
     },
 
     /**

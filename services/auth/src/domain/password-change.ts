@@ -2,7 +2,7 @@
 // every credential the user held before stops working. An invited user's first password makes them active.
 import { AppError, type ChangePasswordBody } from '@meridian/contracts'
 import { type Sql, transaction } from '@meridian/db'
-import type { Principal } from '@meridian/service-kit'
+import { actorOf, appendAudit, type Principal } from '@meridian/service-kit'
 import type { UserPasswordsRepository } from '../data/user-passwords-repository.ts'
 import type { UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
@@ -55,17 +55,29 @@ export function createPasswordChange({ sql, users, passwords, signIn, revoker }:
       userId: string,
       body: ChangePasswordBody,
       clientAddress: string,
+      requestId?: string,
     ): Promise<void> {
       const user = await users.findById(userId)
       if (!user) throw AppError.notFound(`User ${userId} not found`)
-      if (principal.kind === 'user' && principal.subject === userId) {
-        await assertKnowsCurrentPassword(principal, user.email, body, clientAddress)
-      }
+      const ownPassword = principal.kind === 'user' && principal.subject === userId
+      if (ownPassword) await assertKnowsCurrentPassword(principal, user.email, body, clientAddress)
       const passwordHash = await hashPassword(body.newPassword)
       const revocation = await transaction(sql, async (tx) => {
         if (!(await passwords.setPasswordHash(userId, passwordHash, tx))) return undefined
         const activated = await users.activateInvited(userId, tx)
         if (activated) await recordProfileChange(tx, activated)
+        // another's password set (an admin's act): in the audit trail with the change; never the password
+        if (!ownPassword) {
+          await appendAudit(
+            tx,
+            { actor: actorOf(principal), address: clientAddress, ...(requestId ? { requestId } : {}) },
+            {
+              action: 'user.password_set',
+              target: `user:${userId}`,
+              detail: { activated: activated !== undefined },
+            },
+          )
+        }
         return revoker.revokeWithin(tx, userId)
       })
       if (!revocation) throw AppError.notFound(`User ${userId} not found`)

@@ -8,6 +8,7 @@ import {
   type UserStatus,
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
+import { type AuditSource, appendAudit } from '@meridian/service-kit'
 import { userList } from '../data/user-columns.ts'
 import type { UserChanges, UserRecord, UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
@@ -76,7 +77,10 @@ export function createUserUseCases(
      * password (which the route allows only admins) the user is invited, whatever status was asked for: no sign-in
      * until an admin sets a password.
      */
-    async registerUser(input: CreateUserBody): Promise<{ user: UserRecord; etag: string }> {
+    async registerUser(
+      input: CreateUserBody,
+      source?: AuditSource,
+    ): Promise<{ user: UserRecord; etag: string }> {
       const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
       const user = await transaction(sql, async (tx) => {
         const created = await users.insert(
@@ -91,6 +95,13 @@ export function createUserUseCases(
           tx,
         )
         await recordRegistration(tx, created)
+        if (source) {
+          await appendAudit(tx, source, {
+            action: 'user.created',
+            target: `user:${created.id}`,
+            detail: { role: created.role, status: created.status },
+          })
+        }
         return created
       })
       return { user, etag: userETag(user.id, user.version) }
@@ -110,7 +121,7 @@ export function createUserUseCases(
      * Applies a partial change and, in the same transaction, its user.profile_changed event and, when it takes rights
      * away, the revocation of the user's credentials; with If-Match, only to the version the client read (else 412).
      */
-    async changeUser(id: string, changes: UpdateUserBody, ifMatch: string | undefined) {
+    async changeUser(id: string, changes: UpdateUserBody, ifMatch: string | undefined, source?: AuditSource) {
       let expectedVersion: number | undefined
       if (ifMatch && ifMatch.trim() !== '*') {
         const { user, etag } = await getUser(id)
@@ -123,6 +134,24 @@ export function createUserUseCases(
         const changed = await users.update(id, normalised, expectedVersion, tx)
         if (!changed) return {}
         await recordProfileChange(tx, changed)
+        if (source) {
+          // what was asked, by field name; a role or status change names its new value (never a password or email)
+          const { role, status } = normalised
+          await appendAudit(tx, source, {
+            action:
+              role !== undefined
+                ? 'user.role_changed'
+                : status !== undefined
+                  ? 'user.status_changed'
+                  : 'user.changed',
+            target: `user:${changed.id}`,
+            detail: {
+              fields: Object.keys(changes).sort(),
+              ...(role === undefined ? {} : { role }),
+              ...(status === undefined ? {} : { status }),
+            },
+          })
+        }
         // with the change or not at all: a crash after the commit cannot leave the old rights valid
         return {
           updated: changed,
@@ -142,10 +171,11 @@ export function createUserUseCases(
      * Removes the user (their refresh tokens and API keys go with the row) with its user.removed event, and voids
      * what they still hold (the revocation in the same transaction).
      */
-    async removeUser(id: string): Promise<void> {
+    async removeUser(id: string, source?: AuditSource): Promise<void> {
       const revocation = await transaction(sql, async (tx) => {
         if (!(await users.delete(id, tx))) return undefined
         await recordRemoval(tx, id)
+        if (source) await appendAudit(tx, source, { action: 'user.removed', target: `user:${id}` })
         return revoker.revokeWithin(tx, id)
       })
       if (!revocation) throw AppError.notFound(`User ${id} not found`)

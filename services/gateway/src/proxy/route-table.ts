@@ -48,6 +48,15 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   // operators' view of the order sagas, and of every process the order service runs (the saga, returns)
   { prefix: '/api/v1/admin/sagas', service: 'order' },
   { prefix: '/api/v1/admin/processes', service: 'order' },
+  // each service's audit trail (admins); the gateway's own /api/v1/admin/audit reads them all and merges them
+  { prefix: '/api/v1/admin/audit/auth', service: 'auth' },
+  { prefix: '/api/v1/admin/audit/order', service: 'order' },
+  { prefix: '/api/v1/admin/audit/payment', service: 'payment' },
+  { prefix: '/api/v1/admin/audit/inventory', service: 'inventory' },
+  { prefix: '/api/v1/admin/audit/shipping', service: 'shipping' },
+  { prefix: '/api/v1/admin/audit/notification', service: 'notification' },
+  { prefix: '/api/v1/admin/audit/realtime-gateway', service: 'realtime-gateway' },
+  { prefix: '/api/v1/admin/audit/content', service: 'content' },
   // payments
   { prefix: '/payments', service: 'payment' },
   { prefix: '/api/v1/payments', service: 'payment' },

@@ -87,6 +87,19 @@ await app.register(
   },
   { prefix: `/api/v1/${segment}` },
 )
+// an audit trail's page as a service answers it (service-kit's audit routes), from UPSTREAM_AUDIT's entries: newest
+// first, older than `before`, `limit` of them; 401 without a credential, which the gateway passes on as it came
+const auditEntries = JSON.parse(env.UPSTREAM_AUDIT ?? '[]') as { at: string }[]
+app.get('/api/v1/admin/audit/:service', async (request, reply) => {
+  if (request.headers.authorization === undefined)
+    return reply.code(401).send({ error: { code: 'UNAUTHORIZED' } })
+  const { limit = '50', before } = request.query as { limit?: string; before?: string }
+  const data = auditEntries
+    .filter((entry) => before === undefined || entry.at < before)
+    .sort((a, b) => (a.at < b.at ? 1 : -1))
+    .slice(0, Number(limit))
+  return { data, next: null }
+})
 // the hits of every route, read by the test directly (not through the gateway)
 app.get('/hits', async () => hits)
 // the maintenance switch, as Consul KV would set it (runtime settings), from the test over IPC

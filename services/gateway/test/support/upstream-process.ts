@@ -30,6 +30,8 @@ export async function startUpstream(options: {
   label: string
   weight?: number
   segment?: string
+  /** the entries its /api/v1/admin/audit/:service answers (a service's audit trail) */
+  audit?: readonly Record<string, unknown>[]
 }): Promise<UpstreamProcess> {
   const { consulHttpAddr, consulToken } = infraEndpoints()
   const child = fork(script, [], {
@@ -41,6 +43,7 @@ export async function startUpstream(options: {
       UPSTREAM_LABEL: options.label,
       UPSTREAM_WEIGHT: String(options.weight ?? 1),
       UPSTREAM_SEGMENT: options.segment ?? 'test',
+      UPSTREAM_AUDIT: JSON.stringify(options.audit ?? []),
       CONSUL_HTTP_ADDR: consulHttpAddr,
       ...(consulToken ? { CONSUL_HTTP_TOKEN: consulToken } : {}),
     },

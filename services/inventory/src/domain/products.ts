@@ -12,6 +12,7 @@ import {
   type UpdateProductBody,
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
+import { type AuditSource, appendAudit } from '@meridian/service-kit'
 import { productList } from '../data/product-columns.ts'
 import type {
   ProductChanges,
@@ -60,7 +61,10 @@ export function createProductUseCases(products: ProductsRepository, sql: Sql) {
     getProduct,
 
     /** Creates the product with its initial stock (recorded as the first stock movement). 409 on a taken sku. */
-    async createProduct(input: CreateProductBody): Promise<{ product: ProductRecord; etag: string }> {
+    async createProduct(
+      input: CreateProductBody,
+      audit: AuditSource,
+    ): Promise<{ product: ProductRecord; etag: string }> {
       const priceCents = requireMinorUnits(input.price, 'price')
       const product = await transaction(sql, async (tx) => {
         const created = await products.insert(
@@ -87,6 +91,11 @@ export function createProductUseCases(products: ProductsRepository, sql: Sql) {
             tx,
           )
         }
+        await appendAudit(tx, audit, {
+          action: 'product.created',
+          target: `product:${created.id}`,
+          detail: { sku: created.sku, priceCents, stock: input.stock, active: created.active },
+        })
         return created
       })
       return { product, etag: productETag(product.id, product.version) }
@@ -113,6 +122,7 @@ export function createProductUseCases(products: ProductsRepository, sql: Sql) {
       id: string,
       changes: UpdateProductBody,
       ifMatch: string | undefined,
+      audit: AuditSource,
     ): Promise<{ product: ProductRecord; etag: string }> {
       const stored: ProductChanges = {}
       if (changes.price !== undefined) stored.priceCents = requireMinorUnits(changes.price, 'price')
@@ -126,7 +136,17 @@ export function createProductUseCases(products: ProductsRepository, sql: Sql) {
         assertIfMatch(ifMatch, etag)
         expectedVersion = product.version
       }
-      const updated = await products.update(id, stored, expectedVersion)
+      const updated = await transaction(sql, async (tx) => {
+        const changed = await products.update(id, stored, expectedVersion, tx)
+        if (changed) {
+          await appendAudit(tx, audit, {
+            action: 'product.changed',
+            target: `product:${id}`,
+            detail: { fields: Object.keys(changes).sort(), ...stored },
+          })
+        }
+        return changed
+      })
       if (updated) return { product: updated, etag: productETag(updated.id, updated.version) }
       // nothing matched: the product is gone (404), or another write got in between the check and the update (412)
       await getProduct(id)
@@ -140,6 +160,7 @@ export function createProductUseCases(products: ProductsRepository, sql: Sql) {
     async adjustStock(
       id: string,
       { delta, reason }: StockAdjustmentBody,
+      audit: AuditSource,
     ): Promise<{ product: ProductRecord; etag: string }> {
       if (delta === 0) {
         throw AppError.validation([{ field: 'delta', message: 'must not be 0', received: '0' }])
@@ -171,6 +192,11 @@ export function createProductUseCases(products: ProductsRepository, sql: Sql) {
           ],
           tx,
         )
+        await appendAudit(tx, audit, {
+          action: 'stock.adjusted',
+          target: `product:${id}`,
+          detail: { delta, reason: reason.trim().slice(0, stockReasonMaximum) },
+        })
         return adjusted
       })
       return { product, etag: productETag(product.id, product.version) }

@@ -10,13 +10,17 @@ export async function createTestProduct(
   inventory: InventoryTestApp,
   overrides: Partial<CreateProductBody> = {},
 ): Promise<ProductRecord> {
-  const { product } = await inventory.products.createProduct({
-    sku: uniqueSku(),
-    name: 'Test product',
-    price: 9.99,
-    stock: 10,
-    ...overrides,
-  })
+  const { product } = await inventory.products.createProduct(
+    {
+      sku: uniqueSku(),
+      name: 'Test product',
+      price: 9.99,
+      stock: 10,
+      ...overrides,
+    },
+    // what a route would pass: the admin who made it, for the audit trail
+    { actor: 'user:test-admin' },
+  )
   return product
 }
 

@@ -15,7 +15,7 @@ import {
 } from '@meridian/contracts'
 import { type Sql, transaction } from '@meridian/db'
 import { ProcessConflict, type ProcessManager } from '@meridian/process'
-import type { Principal } from '@meridian/service-kit'
+import { type AuditSource, appendAudit, type Principal } from '@meridian/service-kit'
 import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { ReturnItemRecord, ReturnRecord, ReturnsRepository } from '../data/returns-repository.ts'
 import { isCustomerOrAdmin } from './access.ts'
@@ -104,6 +104,7 @@ export function createReturnUseCases({
     returnId: string,
     fact: { kind: 'received' } | { kind: 'rejected'; reason: string },
     source: string,
+    audit: AuditSource,
     receiver?: Receiver,
   ) {
     try {
@@ -120,6 +121,11 @@ export function createReturnUseCases({
         })
         if (!applied) throw AppError.notFound(`Return ${returnId} not found`)
         if (fact.kind === 'received') await returns.recordReceipt(returnId, source, tx)
+        await appendAudit(tx, audit, {
+          action: `return.${fact.kind}`,
+          target: `return:${returnId}`,
+          detail: fact.kind === 'rejected' ? { reason: fact.reason } : {},
+        })
       })
     } catch (error) {
       if (error instanceof ProcessConflict) throw AppError.conflict(error.message)
@@ -251,11 +257,12 @@ export function createReturnUseCases({
     },
 
     /** The goods came back: the same receipt twice answers the same, moving nothing again. */
-    receive: (returnId: string, receiver: Receiver) =>
-      decide(returnId, { kind: 'received' }, receiverOf(receiver), receiver),
+    receive: (returnId: string, receiver: Receiver, audit: AuditSource) =>
+      decide(returnId, { kind: 'received' }, receiverOf(receiver), audit, receiver),
 
     /** Refused before receipt (an admin). */
-    reject: (returnId: string, reason: string) => decide(returnId, { kind: 'rejected', reason }, 'admin'),
+    reject: (returnId: string, reason: string, audit: AuditSource) =>
+      decide(returnId, { kind: 'rejected', reason }, 'admin', audit),
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Queryable } from '@meridian/db'
 import type { ProcessManager } from '@meridian/process'
+import type { AuditSource } from '@meridian/service-kit'
 import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { SagaRecord, SagasRepository } from '../data/sagas-repository.ts'
 import { orderHref } from './order-links.ts'
@@ -75,10 +76,11 @@ export function createSagaProcess({ orders, sagas, timing, processes }: SagaProc
   async function operatorAction(
     orderId: string,
     action: 'retry' | 'compensate',
+    audit: AuditSource,
     reason?: string,
   ): Promise<Saga> {
-    if (action === 'retry') await processes.retry(orderProcessType, orderId)
-    else await processes.compensate(orderProcessType, orderId, reason)
+    if (action === 'retry') await processes.retry(orderProcessType, orderId, audit)
+    else await processes.compensate(orderProcessType, orderId, reason, audit)
     return getSaga(orderId)
   }
 
@@ -150,10 +152,10 @@ export function createSagaProcess({ orders, sagas, timing, processes }: SagaProc
 
     getSaga,
 
-    retry: (orderId: string) => operatorAction(orderId, 'retry'),
+    retry: (orderId: string, audit: AuditSource) => operatorAction(orderId, 'retry', audit),
 
-    compensate: (orderId: string, reason = 'compensated by an operator') =>
-      operatorAction(orderId, 'compensate', reason),
+    compensate: (orderId: string, audit: AuditSource, reason = 'compensated by an operator') =>
+      operatorAction(orderId, 'compensate', audit, reason),
   }
 }
 

@@ -1,4 +1,6 @@
-// Who may see a shipment: its customer (a user whose id is the shipment's customer id) or an admin.
+// Who may see a shipment: its customer (a user whose id is the shipment's customer id) or an admin; and the name an
+// unnamed carrier's key goes by in the audit trail.
+import { createHash } from 'node:crypto'
 import { holdsRole, type Principal } from '@meridian/service-kit'
 
 export const adminRole = 'admin'
@@ -23,3 +25,10 @@ export function ownerFilterOf(principal: Principal): string | undefined | null {
   if (principal.kind === 'user' && isUuid(principal.subject)) return principal.subject.toLowerCase()
   return null
 }
+
+/**
+ * The audit trail's name of a carrier whose key is unnamed (SHIPPING_CARRIER_KEYS): `carrier:key-` and the first 8
+ * hex digits of the key's SHA-256, which tell the keys apart without giving any of them away.
+ */
+export const carrierActorOf = (key: string): string =>
+  `carrier:key-${createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 8)}`

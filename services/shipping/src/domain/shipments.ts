@@ -11,7 +11,7 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, type TransactionSql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
-import type { Principal } from '@meridian/service-kit'
+import { type AuditSource, appendAudit, type Principal } from '@meridian/service-kit'
 import { shipmentList } from '../data/shipment-columns.ts'
 import type { ShipmentRecord, ShipmentsRepository } from '../data/shipments-repository.ts'
 import { isCustomerOrAdmin, isUuid, ownerFilterOf } from './access.ts'
@@ -159,7 +159,7 @@ export function createShipmentUseCases({ shipments, sql }: ShipmentUseCasesDepen
      * delivered shipment answers it as it is, without a second event. Who may deliver (admins, carriers) is the
      * route's to check.
      */
-    async deliverShipment(id: string): Promise<DeliveredShipment> {
+    async deliverShipment(id: string, audit: AuditSource): Promise<DeliveredShipment> {
       const delivered = await transaction(sql, async (tx) => {
         const shipment = await shipments.lockById(id, tx)
         if (!shipment) throw AppError.notFound(`Shipment ${id} not found`)
@@ -176,6 +176,11 @@ export function createShipmentUseCases({ shipments, sql }: ShipmentUseCasesDepen
           { source: serviceSource },
         )
         await appendToOutbox(tx, event, { aggregateId: updated.orderId })
+        await appendAudit(tx, audit, {
+          action: 'shipment.delivered',
+          target: `shipment:${updated.id}`,
+          detail: { orderId: updated.orderId },
+        })
         return updated
       })
       return presentShipment(delivered) as DeliveredShipment

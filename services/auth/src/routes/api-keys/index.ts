@@ -8,7 +8,7 @@ import {
   Paginated,
   paginate,
 } from '@meridian/contracts'
-import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
+import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import type { ApiKeyUseCases } from '../../domain/api-keys.ts'
 
@@ -36,7 +36,8 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const created = await apiKeys.createApiKey(authenticatedPrincipal(request), request.body)
+      const principal = authenticatedPrincipal(request)
+      const created = await apiKeys.createApiKey(principal, request.body, auditSourceOf(request, principal))
       return reply.code(201).header('location', `/api/v1/api-keys/${created.id}`).send(created)
     },
   )
@@ -72,7 +73,8 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      await apiKeys.revokeApiKey(authenticatedPrincipal(request), request.params.id)
+      const principal = authenticatedPrincipal(request)
+      await apiKeys.revokeApiKey(principal, request.params.id, auditSourceOf(request, principal))
       return reply.code(204).send(null)
     },
   )

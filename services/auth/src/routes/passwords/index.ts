@@ -39,7 +39,13 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = 
     },
     async (request, reply) => {
       if (!request.principal) throw AppError.unauthorized()
-      await passwordChange.changePassword(request.principal, request.params.id, request.body, request.ip)
+      await passwordChange.changePassword(
+        request.principal,
+        request.params.id,
+        request.body,
+        request.ip,
+        request.id,
+      )
       return reply.code(204).send(null)
     },
   )

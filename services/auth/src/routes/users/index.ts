@@ -12,11 +12,20 @@ import {
   UserIdParams,
   UserListQuery,
 } from '@meridian/contracts'
-import { errorResponses, security } from '@meridian/service-kit'
-import type { onRequestHookHandler, preHandlerHookHandler } from 'fastify'
+import { type AuditSource, auditSourceOf, errorResponses, holdsRole, security } from '@meridian/service-kit'
+import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import { Type } from 'typebox'
 import { isNotModified } from '../../domain/user-version.ts'
 import { presentUser, type UserUseCases } from '../../domain/users.ts'
+
+/**
+ * The audit source of an admin's request (its credential checked by the route's guards); undefined for anyone else:
+ * a user registering or changing their own account is not an operator's action.
+ */
+function adminSourceOf(request: FastifyRequest): AuditSource | undefined {
+  const { principal } = request
+  return principal && holdsRole(principal, ['admin']) ? auditSourceOf(request, principal) : undefined
+}
 
 /** Who may do what (see access.ts); without guards the directory is open, like an unauthenticated internal API. */
 export interface UsersGuards {
@@ -77,7 +86,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       },
     },
     async (request, reply) => {
-      const { user, etag } = await users.registerUser(request.body)
+      const { user, etag } = await users.registerUser(request.body, adminSourceOf(request))
       return reply
         .code(201)
         .header('location', `/api/v1/users/${user.id}`)
@@ -138,6 +147,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         request.params.id,
         request.body,
         request.headers['if-match'],
+        adminSourceOf(request),
       )
       return reply.header('etag', etag).send(presentUser(user) as User)
     },
@@ -157,7 +167,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       },
     },
     async (request, reply) => {
-      await users.removeUser(request.params.id)
+      await users.removeUser(request.params.id, adminSourceOf(request))
       return reply.code(204).send(null)
     },
   )

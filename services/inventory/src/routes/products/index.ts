@@ -12,11 +12,21 @@ import {
   StockAdjustmentBody,
   UpdateProductBody,
 } from '@meridian/contracts'
-import { errorResponses, security } from '@meridian/service-kit'
-import type { onRequestHookHandler } from 'fastify'
+import {
+  type AuditSource,
+  auditSourceOf,
+  authenticatedPrincipal,
+  errorResponses,
+  security,
+} from '@meridian/service-kit'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import { Type } from 'typebox'
 import { isNotModified } from '../../domain/product-version.ts'
 import { type ProductUseCases, presentProduct } from '../../domain/products.ts'
+
+/** Who changed the catalogue (an admin: the write routes' guards checked it), for the audit trail. */
+const auditOf = (request: FastifyRequest): AuditSource =>
+  auditSourceOf(request, authenticatedPrincipal(request))
 
 /** Who may do what (see access.ts); without guards every route is open. */
 export interface ProductsGuards {
@@ -63,7 +73,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      const { product, etag } = await products.createProduct(request.body)
+      const { product, etag } = await products.createProduct(request.body, auditOf(request))
       return reply
         .code(201)
         .header('location', `/api/v1/products/${product.id}`)
@@ -118,6 +128,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
         request.params.id,
         request.body,
         request.headers['if-match'],
+        auditOf(request),
       )
       return reply.header('etag', etag).send(presentProduct(product) as Product)
     },
@@ -138,7 +149,7 @@ export const productsRoutes: FastifyPluginAsyncTypebox<ProductsRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      const { product, etag } = await products.adjustStock(request.params.id, request.body)
+      const { product, etag } = await products.adjustStock(request.params.id, request.body, auditOf(request))
       return reply.header('etag', etag).send(presentProduct(product) as Product)
     },
   )

@@ -2,7 +2,7 @@
 // log, and the two actions: ask the awaited step again, or run the compensations. Registered under /api/v1 and /api.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CompensateSagaBody, Paginated, Saga, SagaListQuery, SagaParams } from '@meridian/contracts'
-import { errorResponses, security } from '@meridian/service-kit'
+import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { SagaProcess } from '../../domain/saga-process.ts'
 
@@ -66,7 +66,12 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
         response: { 202: Saga, ...errorResponses(401, 403, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(202).send(await saga.retry(request.params.orderId)),
+    async (request, reply) =>
+      reply
+        .code(202)
+        .send(
+          await saga.retry(request.params.orderId, auditSourceOf(request, authenticatedPrincipal(request))),
+        ),
   )
 
   app.post(
@@ -84,6 +89,14 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       },
     },
     async (request, reply) =>
-      reply.code(202).send(await saga.compensate(request.params.orderId, request.body?.reason)),
+      reply
+        .code(202)
+        .send(
+          await saga.compensate(
+            request.params.orderId,
+            auditSourceOf(request, authenticatedPrincipal(request)),
+            request.body?.reason,
+          ),
+        ),
   )
 }

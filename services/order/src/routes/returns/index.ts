@@ -11,7 +11,7 @@ import {
   ReturnListQuery,
   ReturnParams,
 } from '@meridian/contracts'
-import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
+import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import { type ReturnUseCases, returnHref } from '../../domain/returns.ts'
 import type { ReturnsGuards } from './access.ts'
 
@@ -105,7 +105,11 @@ export const returnsRoutes: FastifyPluginAsyncTypebox<ReturnsRoutesOptions> = as
     },
     async (request, reply) => {
       const receiver = await guards.receiverOf(request)
-      return reply.code(202).send(await returns.receive(request.params.returnId, receiver))
+      const audit = auditSourceOf(
+        request,
+        'carrier' in receiver ? `carrier:${receiver.carrier}` : receiver.admin,
+      )
+      return reply.code(202).send(await returns.receive(request.params.returnId, receiver, audit))
     },
   )
 
@@ -122,7 +126,9 @@ export const returnsRoutes: FastifyPluginAsyncTypebox<ReturnsRoutesOptions> = as
         response: { 202: Return, ...errorResponses(401, 403, 404, 409, 422) },
       },
     },
-    async (request, reply) =>
-      reply.code(202).send(await returns.reject(request.params.returnId, request.body.reason)),
+    async (request, reply) => {
+      const audit = auditSourceOf(request, authenticatedPrincipal(request))
+      return reply.code(202).send(await returns.reject(request.params.returnId, request.body.reason, audit))
+    },
   )
 }

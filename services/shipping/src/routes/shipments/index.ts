@@ -3,14 +3,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   CarrierKeyHeader,
+  carrierKeyHeader,
   DeliveredShipment,
   Paginated,
   Shipment,
   ShipmentIdParams,
   ShipmentListQuery,
 } from '@meridian/contracts'
-import { authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
+import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import type { onRequestHookHandler } from 'fastify'
+import { carrierActorOf } from '../../domain/access.ts'
 import type { ShipmentUseCases } from '../../domain/shipments.ts'
 
 /** Who may call (see access.ts); without guards every route is open (and reads answer 401 for want of a principal). */
@@ -87,6 +89,10 @@ export const shipmentsRoutes: FastifyPluginAsyncTypebox<ShipmentsRoutesOptions> 
         response: { 200: DeliveredShipment, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => shipments.deliverShipment(request.params.shipmentId),
+    async (request) => {
+      const key = request.headers[carrierKeyHeader]
+      const actor = key === undefined ? authenticatedPrincipal(request) : carrierActorOf(String(key))
+      return shipments.deliverShipment(request.params.shipmentId, auditSourceOf(request, actor))
+    },
   )
 }
