@@ -9,6 +9,7 @@ import { createEvent, type EventHandler, migrateEventTables } from '@meridian/ev
 import {
   createServiceApp,
   loadConfig,
+  migrateAuditLog,
   ownStoresEnv,
   type ServiceApp,
   serviceAppOptions,
@@ -61,6 +62,8 @@ beforeAll(async () => {
     migrate: async (sql) => {
       await migrateEventTables(sql)
       await migrateProcessTables(sql)
+      // operators' actions are appended to the service's audit trail
+      await migrateAuditLog(sql)
       await createSubscriptionsTable(sql)
     },
     build: async ({ config, sql, redis, logStream }) => {

@@ -72,7 +72,8 @@ interface AuditRow {
 /** A page of the trail, newest first: `limit` entries older than `before`, of one action or actor if asked. */
 export async function readAudit(sql: Queryable, service: string, query: AuditQuery): Promise<AuditEntry[]> {
   // the cursor keeps the microseconds PostgreSQL keeps: a millisecond's cut would skip entries of the same millisecond
-  const older = query.before === undefined ? sql`true` : sql`at < ${query.before}::timestamptz`
+  // (sent as text: a parameter typed timestamptz would go through a JavaScript Date, which keeps milliseconds only)
+  const older = query.before === undefined ? sql`true` : sql`at < (${query.before}::text)::timestamptz`
   const ofAction = query.action === undefined ? sql`true` : sql`action = ${query.action}`
   const ofActor = query.actor === undefined ? sql`true` : sql`actor = ${query.actor}`
   const rows = await sql<AuditRow[]>`

@@ -13,7 +13,7 @@ import {
   type Return,
   type ReturnListQuery,
 } from '@meridian/contracts'
-import { type Sql, transaction } from '@meridian/db'
+import { type Queryable, type Sql, transaction } from '@meridian/db'
 import { ProcessConflict, type ProcessManager } from '@meridian/process'
 import { type AuditSource, appendAudit, type Principal } from '@meridian/service-kit'
 import type { OrdersRepository } from '../data/orders-repository.ts'
@@ -83,6 +83,30 @@ function presentReturn(record: ReturnRecord): Return {
   }
 }
 
+/** A return may name only a carrier the deployment has (422 naming `carrier` otherwise). */
+function assertKnownCarrier(carriers: readonly string[], carrier: string | undefined): void {
+  if (carrier === undefined || carriers.includes(carrier)) return
+  throw AppError.validation(
+    [{ field: 'carrier', message: 'is not a carrier this shop returns goods with', received: carrier }],
+    'The return names an unknown carrier',
+  )
+}
+
+/**
+ * A carrier receives only the returns bound to it: another's (or an unbound one) is not found, as for anyone who may
+ * not see it; its carrier never changes once the return is written. An admin may receive any.
+ */
+async function assertReceivable(
+  returns: ReturnsRepository,
+  returnId: string,
+  receiver: Receiver,
+  tx: Queryable,
+): Promise<void> {
+  if (!('carrier' in receiver)) return
+  const bound = await returns.findById(returnId, tx)
+  if (bound?.carrier !== receiver.carrier) throw AppError.notFound(`Return ${returnId} not found`)
+}
+
 export function createReturnUseCases({
   sql,
   orders,
@@ -109,12 +133,7 @@ export function createReturnUseCases({
   ) {
     try {
       await transaction(sql, async (tx) => {
-        // a carrier receives only the returns bound to it: another's (or an unbound one) is not found, as for
-        // anyone who may not see it; its carrier never changes once the return is written
-        if (receiver && 'carrier' in receiver) {
-          const bound = await returns.findById(returnId, tx)
-          if (bound?.carrier !== receiver.carrier) throw AppError.notFound(`Return ${returnId} not found`)
-        }
+        if (receiver) await assertReceivable(returns, returnId, receiver, tx)
         const applied = await processes.apply(returnProcessType, returnId, fact, tx, {
           eventType: fact.kind,
           eventId: source,
@@ -144,18 +163,7 @@ export function createReturnUseCases({
      * process (return.requested in the outbox) are written in the same transaction.
      */
     async requestReturn(orderId: string, body: RequestReturnBody, principal: Principal): Promise<Return> {
-      if (body.carrier !== undefined && !carriers.includes(body.carrier)) {
-        throw AppError.validation(
-          [
-            {
-              field: 'carrier',
-              message: 'is not a carrier this shop returns goods with',
-              received: body.carrier,
-            },
-          ],
-          'The return names an unknown carrier',
-        )
-      }
+      assertKnownCarrier(carriers, body.carrier)
       const created = await transaction(sql, async (tx) => {
         const locked = await orders.lockById(orderId, tx)
         if (!locked || !isCustomerOrAdmin(principal, locked.customerId)) {
