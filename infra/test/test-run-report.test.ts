@@ -1,5 +1,5 @@
 // ./scripts/test's closing table: the phases it recorded, each with its share of the cores; what the preparation
-// obtained; each workspace's time from turbo's summary; the suites' counts from vitest's reports; the cluster
+// obtained; each typecheck program's and each workspace's time; the suites' counts from vitest's reports; the cluster
 // campaign's latencies.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -113,7 +113,7 @@ describe("./scripts/test's closing table", () => {
     ])
   })
 
-  it('when the table is made, then a failed phase says so, the preparation lists what it obtained and cached typechecks are counted', () => {
+  it('when the table is made, then a failed phase says so, the preparation lists what it obtained and each typecheck program has its time', () => {
     const lines = timeTable({
       phases: readPhases(
         'preparation (./scripts/prepare)\t300\t0\t500\ntypecheck (tsc, every workspace)\t10\t0\t5\ntests (vitest, every workspace)\t400\t1\t700\n',
@@ -129,8 +129,8 @@ describe("./scripts/test's closing table", () => {
         ],
       },
       typecheck: [
-        { workspace: '@meridian/db', seconds: 0.1, cached: true, exitCode: 0 },
-        { workspace: '@meridian/auth', seconds: 9, cached: false, exitCode: 0 },
+        { workspace: 'one program: 16 workspaces', seconds: 21, cached: false, exitCode: 0 },
+        { workspace: '@meridian/gateway', seconds: 9, cached: false, exitCode: 2 },
       ],
       tests: [{ workspace: '@meridian/auth', seconds: 200, cached: false, exitCode: 1 }],
       reports: [],
@@ -142,8 +142,8 @@ describe("./scripts/test's closing table", () => {
     )
     expect(lines).toContainEqual(expect.stringMatching(/^ {4}Consul v1\.16\.3 +290 s {2}obtained$/))
     expect(lines).toContainEqual('    1 of 2 prerequisites already present')
-    expect(lines).toContainEqual(expect.stringMatching(/^ {4}@meridian\/auth +9 s$/))
-    expect(lines).toContainEqual("    1 workspaces unchanged since a run on this machine (turbo's cache)")
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}one program: 16 workspaces +21 s$/))
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}@meridian\/gateway +9 s {2}exit 2$/))
     expect(lines).toContainEqual(
       expect.stringMatching(
         /^ {2}tests \(vitest, every workspace\) +400 s {2}88% busy {2}FAILED \(exit 1\)$/,

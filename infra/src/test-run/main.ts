@@ -10,6 +10,7 @@ import {
   readPhases,
   readPrepareReport,
   readTurboTasks,
+  readTypecheckTimes,
   readVitestReports,
   timeTable,
 } from './report.ts'
@@ -28,7 +29,7 @@ const lines = timeTable({
   phases: readPhases(readFileSync(phasesFile, 'utf8')),
   cores: availableParallelism(),
   prepare: readPrepareReport(),
-  typecheck: readTurboTasks(repoRoot, 'typecheck'),
+  typecheck: readTypecheckTimes(repoRoot),
   tests: readTurboTasks(repoRoot, 'test'),
   reports,
   totalSeconds: total,

@@ -1,5 +1,5 @@
-// What ./scripts/test's closing table is made of: the phases it recorded, the preparation's report, turbo's run
-// summaries (each workspace's typecheck and test task) and vitest's JSON reports (each suite's counts and time).
+// What ./scripts/test's closing table is made of: the phases it recorded, the preparation's report, the typecheck's
+// record (each program's time), turbo's run summaries (each workspace's test task) and vitest's JSON reports (each suite's counts and time).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { lastReportFile, type PrepareReport } from '../prepare/index.ts'
@@ -70,6 +70,12 @@ export function readTurboTasks(root: string, task: string): TaskTime[] {
     }))
   }
   return []
+}
+
+/** Each program's time in the typecheck's record (infra/src/test-run/typecheck.ts). */
+export function readTypecheckTimes(root: string): TaskTime[] {
+  const file = join(root, '.turbo', 'typecheck', 'times.json')
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TaskTime[]) : []
 }
 
 export interface SuiteReport {
@@ -180,12 +186,9 @@ export function timeTable(input: {
       if (present > 0)
         lines.push(`    ${present} of ${input.prepare.results.length} prerequisites already present`)
     }
-    if (phase.name.startsWith('typecheck') && input.typecheck.length > 0) {
-      const cached = input.typecheck.filter((task) => task.cached).length
-      for (const task of [...input.typecheck].filter((t) => !t.cached).sort((a, b) => b.seconds - a.seconds))
+    if (phase.name.startsWith('typecheck')) {
+      for (const task of [...input.typecheck].sort((a, b) => b.seconds - a.seconds))
         lines.push(row(`  ${task.workspace}`, task.seconds, task.exitCode ? `exit ${task.exitCode}` : ''))
-      if (cached > 0)
-        lines.push(`    ${cached} workspaces unchanged since a run on this machine (turbo's cache)`)
     }
     if (phase.name.startsWith('tests (vitest')) {
       for (const task of [...input.tests].sort((a, b) => b.seconds - a.seconds))
