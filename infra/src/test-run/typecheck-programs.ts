@@ -33,9 +33,12 @@ export interface TypecheckPrograms {
 /** Options whose value only concerns where output would go: with noEmit, a program's verdict does not depend on them. */
 const outputOnlyOptions = new Set(['noEmit', 'rootDir', 'outDir'])
 
+/** `declare module '…' {` or `declare global {`, at the start of a line (its indentation removed first). */
+const augmentation = /^declare\s{1,8}(?:module\s{1,8}['"][^'"\n]{1,200}['"]\s{0,8}\{|global\s{0,8}\{)/
+
 /** A module augmentation or global declaration at the start of a line of a .ts source. */
 export function declaresAugmentation(source: string): boolean {
-  return /^\s*declare\s+(module\s+['"][^'"]+['"]\s*\{|global\s*\{)/m.test(source)
+  return source.split('\n').some((line) => augmentation.test(line.trimStart()))
 }
 
 function isExported(workspace: TypecheckWorkspace, file: string): boolean {
