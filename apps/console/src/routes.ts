@@ -1,4 +1,5 @@
 // The console's views, in the navigation's order: each a hash, a label, and whether only admins see it.
+import { auditView } from './views/audit.ts'
 import { chatView } from './views/chat.ts'
 import { dashboardView } from './views/dashboard.ts'
 import { deadLettersView } from './views/dead-letters.ts'
@@ -20,4 +21,5 @@ export const routes: Route[] = [
   { hash: '#/dashboard', label: 'Dashboard', adminOnly: true, create: dashboardView },
   { hash: '#/sagas', label: 'Sagas', adminOnly: true, create: sagasView },
   { hash: '#/dead-letters', label: 'Dead letters', adminOnly: true, create: deadLettersView },
+  { hash: '#/audit', label: 'Audit', adminOnly: true, create: auditView },
 ]

@@ -41,6 +41,19 @@ export const AuditPage = Type.Object(
 )
 export type AuditPage = Static<typeof AuditPage>
 
+/** Every service's trail merged at the gateway: a page, and the services whose trail could not be read just now. */
+export const MergedAuditPage = Type.Object(
+  {
+    data: Type.Array(AuditEntry),
+    next: Nullable(Type.String({ description: 'the query string of the next, older page' })),
+    unavailable: Type.Array(Type.String(), {
+      description: 'the services whose trail could not be read just now',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type MergedAuditPage = Static<typeof MergedAuditPage>
+
 export const AuditQuery = QueryObject(
   {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),

@@ -20,6 +20,7 @@ import { assertGatewayConfig, type GatewayConfig, serviceNameMap } from './confi
 import { clientAddress, forwardedForChain, trustedProxies } from './edge/client-address.ts'
 import { registerCors } from './edge/cors.ts'
 import { rateLimitKeyGenerator } from './edge/rate-limit-key.ts'
+import { redisAuditTrail } from './operations/audit-stream.ts'
 import { aggregateOpenApi } from './operations/openapi-aggregate.ts'
 import { reportUpstreamsInHealth } from './operations/upstream-health.ts'
 import type { ForwardingContext } from './proxy/forwarded-headers.ts'
@@ -192,9 +193,11 @@ export async function buildGatewayApp({
     connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
     maxAttempts: config.UPSTREAM_MAX_ATTEMPTS,
   }
-  await app.register(adminServicesRoutes, { consul: consulClient, services: serviceNames })
+  const audit = redisAuditTrail(redis)
+  await app.register(adminServicesRoutes, { consul: consulClient, services: serviceNames, audit })
   await app.register(adminAuditRoutes, {
     trails: table.map((route) => route.prefix).filter((prefix) => prefix.startsWith('/api/v1/admin/audit/')),
+    own: audit,
   })
   let kafka: ReturnType<typeof createKafka> | undefined
   await app.register(adminDeadLettersRoutes, {
@@ -203,6 +206,7 @@ export async function buildGatewayApp({
       return kafka
     },
     namespace: config.KAFKA_NAMESPACE,
+    audit,
   })
   if (config.CONSOLE_DIR) {
     await app.register(consoleRoutes, {

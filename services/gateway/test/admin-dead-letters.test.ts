@@ -220,6 +220,15 @@ describe('gateway: /api/v1/admin/dead-letters', () => {
     expect(events.json().data.map((e: { replayed: boolean }) => e.replayed)).toEqual([true, true])
     const logged = gateway.logs.find((line) => line.msg === 'dead-lettered events replayed by an admin')
     expect(logged).toMatchObject({ topic: 'order.placed.dlt', replayed: 2, requestId: expect.any(String) })
+    const trail = await call('GET', '/api/v1/admin/audit/gateway?action=dead_letters.replayed', asAdmin())
+    expect(trail.json().data).toEqual([
+      expect.objectContaining({
+        action: 'dead_letters.replayed',
+        target: 'topic:order.placed.dlt',
+        detail: { replayed: 2, to: { 'order.placed': 2 } },
+        requestId: answer.headers['x-request-id'],
+      }),
+    ])
 
     const again = await call('POST', '/api/v1/admin/dead-letters/order.placed.dlt/replay', asAdmin())
     expect(again.json()).toMatchObject({ replayed: 0, to: {} })

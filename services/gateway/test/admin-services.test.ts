@@ -83,6 +83,26 @@ describe('gateway: /api/v1/admin/services', () => {
     expect((await fetch(key(), { headers: consulApi().headers })).status).toBe(404)
     const listed = await call('GET', '/api/v1/admin/services', asAdmin())
     expect(listed.json().data[0].maintenance).toBeNull()
+
+    // each switch is in the gateway's audit trail, newest first, with who, from where and the request's id
+    const trail = await call('GET', '/api/v1/admin/audit/gateway?limit=3', asAdmin())
+    expect(trail.json().data).toEqual(
+      [
+        ['maintenance.off', {}],
+        ['maintenance.on', { message: 'Service under maintenance', retryAfter: 60 }],
+        ['maintenance.on', { message: 'Moving to a new database', retryAfter: 120 }],
+      ].map(([action, detail]) =>
+        expect.objectContaining({
+          service: 'gateway',
+          action,
+          target: `service:${service}`,
+          detail,
+          actor: expect.stringMatching(/^user:/),
+          address: '127.0.0.1',
+          requestId: expect.any(String),
+        }),
+      ),
+    )
   })
 
   it('when the caller is not an admin or not signed in, then 403 or 401 and the switch is untouched', async () => {

@@ -1,7 +1,7 @@
 // The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
 // /dashboard while requests are made, the Sagas view finding a declined order's failed saga and showing its payment
 // step failing in the step log (and, with the type `return` chosen, a return's process and its log), and Dead letters
-// replaying an event the realtime channel's consumer gave up on.
+// replaying an event the realtime channel's consumer gave up on, and Audit showing an admin's stock adjustment.
 // Screenshots go to tests/e2e/artifacts/ (not committed).
 import { type DeadLetterTopics, type Return, returnStatuses } from '@meridian/contracts'
 import type { Browser, Locator, Page } from 'playwright-core'
@@ -285,6 +285,35 @@ describe('the console for admins in Chromium', () => {
         ).toBeLessThanOrEqual(0)
       }
       await page.screenshot({ path: `${artifacts}dead-letters-narrow.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+
+  it("when an admin adjusts a product's stock, then the Audit view shows who did it, to what, from where and under which request", async () => {
+    const product = await client.createProduct(admin, { stock: 3 })
+    await client.adjustStock(admin, product.id, 2)
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Audit' }).click()
+      await page.getByRole('heading', { name: 'Audit', exact: true }).waitFor({ timeout: scaledMs(15_000) })
+      await page.getByLabel('Action').fill('stock.adjusted')
+      await page.getByRole('button', { name: 'Show' }).click()
+      const row = page.locator(`tr[data-action="stock.adjusted"][data-target="product:${product.id}"]`)
+      await row.waitFor({ timeout: scaledMs(15_000) })
+      const cells = await row.locator('td, th').allTextContents()
+      expect(cells[1]).toBe('inventory')
+      expect(cells[2]).toMatch(/^user:[0-9a-f-]{36}$/)
+      expect(cells[5]).not.toBe('—')
+      expect(cells[6]).toMatch(/\S/)
+      // only that action is listed
+      const actions = await page
+        .locator('table.audit tbody tr')
+        .evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-action')))
+      expect(new Set(actions)).toEqual(new Set(['stock.adjusted']))
+      await row.getByText('Detail').click()
+      expect(await row.locator('pre').textContent()).toContain('"delta": 2')
+      await page.screenshot({ path: `${artifacts}audit.png`, fullPage: true })
     } finally {
       await page.close()
     }

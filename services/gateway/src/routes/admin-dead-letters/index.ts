@@ -1,7 +1,8 @@
 // /api/v1/admin/dead-letters (admins): every dead-letter topic of the system (its event types', in its namespace) with
 // how many events it holds and how many no replay has taken yet, a topic's newest events with the failure headers they
 // were parked with, and the replay of its pending events to their original topics. The gateway talks to Kafka for these pages only: nothing
-// else it does waits on the broker, and a broker away is the operator's 503.
+// else it does waits on the broker, and a broker away is the operator's 503. Each replay is recorded in the gateway's
+// audit trail.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
@@ -23,16 +24,19 @@ import {
 } from '@meridian/events'
 import { errorResponses, security } from '@meridian/service-kit'
 import type { onRequestHookHandler } from 'fastify'
+import { type GatewayAuditTrail, recordAction } from '../../operations/audit-stream.ts'
 
 export interface AdminDeadLettersOptions {
   kafka(): ReturnType<typeof createKafka>
   /** the system's KAFKA_NAMESPACE: only its topics are shown, by their names without it */
   namespace: string
+  /** the gateway's own audit trail: each replay is recorded */
+  audit: GatewayAuditTrail
 }
 
 export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersOptions> = async (
   app,
-  { kafka, namespace },
+  { kafka, namespace, audit },
 ) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')] as onRequestHookHandler[]
   const tags = ['operations']
@@ -153,11 +157,15 @@ export const adminDeadLettersRoutes: FastifyPluginAsyncTypebox<AdminDeadLettersO
           idleTimeoutMs: 10_000,
         })
         request.log.info({ topic: name, replayed }, 'dead-lettered events replayed by an admin')
-        return {
-          topic: await topicNamed(name),
-          replayed,
-          to: Object.fromEntries(Object.entries(to).map(([target, count]) => [local(target), count])),
-        }
+        const replayedTo = Object.fromEntries(
+          Object.entries(to).map(([target, count]) => [local(target), count]),
+        )
+        await recordAction(audit, request, {
+          action: 'dead_letters.replayed',
+          target: `topic:${name}`,
+          detail: { replayed, to: replayedTo },
+        })
+        return { topic: await topicNamed(name), replayed, to: replayedTo }
       }),
   )
 }

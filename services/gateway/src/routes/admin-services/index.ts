@@ -1,6 +1,7 @@
 // /api/v1/admin/services (admins): every service the gateway routes, with its instances in Consul and their health,
 // and its maintenance switch — on with PUT …/{name}/maintenance, off with DELETE — written to the Consul KV key each
-// instance follows (meridian/<its Consul name>/maintenance), so the whole service turns within a second.
+// instance follows (meridian/<its Consul name>/maintenance), so the whole service turns within a second. Each switch
+// is recorded in the gateway's audit trail.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
@@ -22,11 +23,14 @@ import {
 } from '@meridian/service-kit'
 import type { onRequestHookHandler } from 'fastify'
 import { Type } from 'typebox'
+import { type GatewayAuditTrail, recordAction } from '../../operations/audit-stream.ts'
 
 export interface AdminServicesOptions {
   consul(): ConsulClient
   /** every routed service: its own name -> the name it registers under in Consul */
   services: ReadonlyMap<string, string>
+  /** the gateway's own audit trail: each switch is recorded */
+  audit: GatewayAuditTrail
 }
 
 interface HealthEntry {
@@ -52,7 +56,7 @@ const maintenanceKey = (consulName: string) =>
 
 export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions> = async (
   app,
-  { consul, services },
+  { consul, services, audit },
 ) => {
   const adminOnly = [app.authenticate, app.requireRole('admin')] as onRequestHookHandler[]
   const tags = ['operations']
@@ -150,6 +154,11 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
       }
       await fromConsul(() => consul().put(key, { body: setting }))
       request.log.info({ service: name, maintenance: setting }, 'maintenance switched on')
+      await recordAction(audit, request, {
+        action: 'maintenance.on',
+        target: `service:${name}`,
+        detail: { ...setting },
+      })
       return describe(name)
     },
   )
@@ -171,6 +180,7 @@ export const adminServicesRoutes: FastifyPluginAsyncTypebox<AdminServicesOptions
       const key = maintenanceKey(consulNameOf(name))
       await fromConsul(() => consul().delete(key))
       request.log.info({ service: name }, 'maintenance switched off')
+      await recordAction(audit, request, { action: 'maintenance.off', target: `service:${name}` })
       return reply.code(204).send(null)
     },
   )
