@@ -41,6 +41,7 @@ export {
   type MigrateResult,
   type MigrationLogger,
   migrate,
+  migrationTrack,
 } from './migrate.ts'
 export { type MigrateCommandOptions, runMigrateCommand } from './migrate-command.ts'
 export { MigrationError } from './migration-error.ts'

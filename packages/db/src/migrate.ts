@@ -151,3 +151,14 @@ async function applyOne(
     })
   }
 }
+
+/**
+ * A package's own migration track beside a service's (the outbox's, the processes', the audit trail's): its folder
+ * and the table that records it, migrated as migrate() does (idempotent; safe from many instances).
+ */
+export function migrationTrack(
+  dir: string,
+  table: string,
+): (sql: Sql, logger?: MigrationLogger) => Promise<MigrateResult> {
+  return (sql, logger) => migrate(sql, { dir, table, ...(logger ? { logger } : {}) })
+}

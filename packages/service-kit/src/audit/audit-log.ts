@@ -4,19 +4,13 @@
 // under which request come from the request.
 import { fileURLToPath } from 'node:url'
 import type { AuditEntry, AuditQuery } from '@meridian/contracts'
-import { type MigrateResult, type MigrationLogger, migrate, type Queryable, type Sql } from '@meridian/db'
+import { migrationTrack, type Queryable } from '@meridian/db'
 import type { Principal } from '../auth/principal.ts'
 
 export const auditMigrationsDir = fileURLToPath(new URL('../../audit-migrations', import.meta.url))
 
 /** Creates or updates the audit table (its own migration track; idempotent, safe from many instances). */
-export function migrateAuditLog(sql: Sql, logger?: MigrationLogger): Promise<MigrateResult> {
-  return migrate(sql, {
-    dir: auditMigrationsDir,
-    table: 'audit_schema_migrations',
-    ...(logger ? { logger } : {}),
-  })
-}
+export const migrateAuditLog = migrationTrack(auditMigrationsDir, 'audit_schema_migrations')
 
 /** Who did it, from where, under which request: what the route knows and the use case passes on. */
 export interface AuditSource {
