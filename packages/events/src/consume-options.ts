@@ -32,6 +32,20 @@ export type EventHandler<Type extends EventType> = (
   context: ConsumeContext,
 ) => Promise<void>
 
+/** A batch in hand, as the process's fatal log line names it (the kit's work context: `during`). */
+export interface BatchWork {
+  kind: 'messages'
+  /** the consumer's group (its inbox's) */
+  consumer: string
+  topic: string
+  partition: number
+  /** the batch's first and last offsets, `first-last` */
+  offsets: string
+}
+
+/** Runs a batch's handling as its work (the kit's withWork): whatever it starts, awaited or not, is that batch's. */
+export type BatchWorkRunner = <Result>(work: BatchWork, run: () => Result) => Result
+
 export interface ConsumeOptions<Type extends EventType> {
   /** a client from createKafka() */
   kafka: Kafka
@@ -100,4 +114,6 @@ export interface ConsumeOptions<Type extends EventType> {
    * the inbox skips them (afterCommit is not called twice for an event).
    */
   afterCommit?: (event: CatalogueEvent<NoInfer<Type>>, context: ConsumeContext) => void | Promise<void>
+  /** runs each batch as its work, so an error that escapes every handler names the batch (the kit's withWork) */
+  withWork?: BatchWorkRunner
 }

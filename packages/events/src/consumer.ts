@@ -167,8 +167,18 @@ class ConsumerRunner<Type extends EventType> {
     return this.stopping
   }
 
-  /** Works through a batch run by run, committing offsets as it goes; stops at a held run. */
-  private async onBatch(payload: EachBatchPayload): Promise<void> {
+  /** Works through a batch run by run as its work (withWork), committing offsets as it goes; stops at a held run. */
+  private onBatch(payload: EachBatchPayload): Promise<void> {
+    const { withWork } = this.options
+    if (withWork === undefined) return this.handleBatch(payload)
+    const { topic, partition, messages } = payload.batch
+    const offsets = `${messages[0]?.offset ?? ''}-${messages.at(-1)?.offset ?? ''}`
+    return withWork({ kind: 'messages', consumer: this.options.group, topic, partition, offsets }, () =>
+      this.handleBatch(payload),
+    )
+  }
+
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload
     const { topic, partition } = batch
     // the payload's commit, unlike consumer.commitOffsets, still works while stop() waits for this batch

@@ -7,6 +7,7 @@ import type { Sql } from '@meridian/db'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kafka } from 'kafkajs'
+import type { BatchWorkRunner } from './consume-options.ts'
 import { type ConsumeOptions, consume, type EventConsumer } from './consumer.ts'
 import type { EventMetrics } from './event-metrics.ts'
 import { createEventProducer } from './kafka.ts'
@@ -81,6 +82,10 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
   })
 
   await relay?.start()
+  // the kit's work context (its app's `withWork` decorator), when the app has one: each batch runs as its work
+  const withWork = app.hasDecorator('withWork')
+    ? (app as unknown as { withWork: BatchWorkRunner }).withWork
+    : undefined
   // generic in the consumer's type, so that each element's handler is checked against its own type
   const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
     consume<Type>({
@@ -92,6 +97,7 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
       producer,
       logger: app.log,
       ...(metrics ? { metrics } : {}),
+      ...(withWork ? { withWork } : {}),
     })
   // joined together: after a crash each group waits for the dead member's session to lapse, once for all of them
   const starting = (options.consumers ?? []).map((each) => start(each))

@@ -1,5 +1,6 @@
 // @meridian/events: domain events on Kafka through a transactional outbox, consumed idempotently with retries.
 
+export type { BatchWork, BatchWorkRunner } from './consume-options.ts'
 export {
   type ConsumeContext,
   type ConsumeOptions,

@@ -1,10 +1,12 @@
 // The consumer runner on real Kafka and PostgreSQL; lost and duplicated effects are counted in each case.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { scaledMs, testKafka, uniqueName, waitMs } from '@meridian/testkit'
 import { Registry } from 'prom-client'
 import { afterAll, describe, expect, it } from 'vitest'
+import type { BatchWork } from '../src/consume-options.ts'
 import { consume, type EventConsumer, kafkaGroupIdOf } from '../src/consumer.ts'
 import type { DeadLetterInfo } from '../src/dead-letter.ts'
 import { createEvent, type DomainEvent } from '../src/envelope.ts'
@@ -98,6 +100,43 @@ describe.concurrent('consume', () => {
     expect((await metrics.consumed.get()).values.map((v) => v.value)).toEqual([2])
     const [inbox] = await db.sql<{ n: number }[]>`select count(*)::int as n from inbox`
     expect(inbox?.n).toBe(2)
+  })
+
+  it('when the app gives a work context, then each batch runs as its work: what a handler starts without awaiting it still names the batch', async () => {
+    const { topics, db, producer } = await setup()
+    const { logger } = recordingLogger()
+    const storage = new AsyncLocalStorage<BatchWork>()
+    const group = uniqueName('g')
+    const seen: (BatchWork | undefined)[] = []
+    const event = orderCompleted('order-work')
+    stopAfterwards(
+      await consume({
+        kafka,
+        sql: db.sql,
+        type: 'order.completed',
+        topic: topics.topic,
+        group,
+        logger,
+        withWork: (work, run) => storage.run(work, run),
+        handler: async (each, tx) => {
+          // a timer nobody awaits: were it to throw, the process's fatal line would name this work
+          setTimeout(() => seen.push(storage.getStore()), 0)
+          await applyEffect(tx, each)
+        },
+      }),
+    )
+    await publishEvents(producer, topics.topic, [event])
+    await waitFor('the timer', async () => seen.length > 0)
+    expect(seen).toEqual([
+      {
+        kind: 'messages',
+        consumer: group,
+        topic: topics.topic,
+        partition: expect.any(Number),
+        offsets: expect.stringMatching(/^\d+-\d+$/),
+      },
+    ])
+    expect(storage.getStore()).toBeUndefined()
   })
 
   it('when events of one partition arrive together and one handler throws, then they shared transactions, the others are applied once, and only that event is retried and dead-lettered', async () => {

@@ -174,5 +174,10 @@ export {
   type UpstreamResponse,
   upstreamDefaults,
 } from './upstream/upstream-client.ts'
-export { UpstreamStatusError, UpstreamTimeoutError } from './upstream/upstream-failure.ts'
+export {
+  appErrorForUpstreamStatus,
+  UpstreamStatusError,
+  UpstreamTimeoutError,
+  upstreamUnavailable,
+} from './upstream/upstream-failure.ts'
 export { currentWork, registerWorkContext, type Work, withWork, workLogFields } from './work-context.ts'

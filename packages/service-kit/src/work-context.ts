@@ -6,7 +6,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 
-/** A unit of work: one HTTP request, one batch of a consumer, one realtime event or message of a connection. */
+/**
+ * A unit of work: one HTTP request, one batch of a consumer (the event backbone runs each batch with the app's
+ * `withWork` decorator), one realtime event or message of a connection.
+ */
 export type Work =
   | { kind: 'request'; requestId: string; method: string; route: string }
   | { kind: 'messages'; consumer: string; topic: string; partition: number; offsets: string }
@@ -36,6 +39,8 @@ const works = new WeakMap<FastifyRequest, Work>()
  * own hook makes active after this one).
  */
 export function registerWorkContext(app: FastifyInstance): void {
+  // for what the app runs beside its requests (the event backbone's consumers run each batch with it)
+  app.decorate('withWork', withWork)
   app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
     const work: Work = { kind: 'request', requestId: request.id, method: request.method, route }
