@@ -12,6 +12,7 @@ import { which } from '../native/engine.ts'
 import { buildGoBinary, type GoBuild, goBinaryPath } from '../native/go-build.ts'
 import { jaegerBuild } from '../native/jaeger.ts'
 import { kafkaClassPathFile, resolveKafkaJars } from '../native/kafka.ts'
+import { stripeMockBuild } from '../native/stripe-mock.ts'
 import { chosenContainerEngine, engineImagesStep, nodeBasesStep } from './container-images.ts'
 import type { DebianPackage, PrerequisiteStep, Prerequisites, Purpose } from './prerequisite.ts'
 import { pythonToolStep, pythonTools } from './python-tools.ts'
@@ -105,6 +106,7 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
     goBuildStep('consul', consulBuild(layout), nativeOr('consul')),
     goBuildStep('jaeger', jaegerBuild(layout), ['trace-store']),
     goBuildStep('toxiproxy', toxiproxyBuild(layout), ['cluster']),
+    goBuildStep('stripe-mock', stripeMockBuild(layout), ['payments']),
     pythonToolStep(pythonTools.schemathesis),
     ...(engine === 'podman' ? [pythonToolStep(pythonTools['podman-compose'])] : []),
     nodeBasesStep(engine),

@@ -12,6 +12,7 @@
  * - cluster: hosts in network namespaces and the links between them (the cluster campaign)
  * - deploy: the chart's and the alert rules' tools (deploy/)
  * - fuzz: schemathesis (scripts/api-fuzz)
+ * - payments: stripe-mock, Stripe's API description the payment adapter's requests are checked against
  */
 export const purposes = [
   'engines',
@@ -22,6 +23,7 @@ export const purposes = [
   'cluster',
   'deploy',
   'fuzz',
+  'payments',
 ] as const
 export type Purpose = (typeof purposes)[number]
 
