@@ -357,10 +357,10 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       return body
     },
 
-    async adjustStock(admin: Caller, productId: string, delta: number): Promise<Product> {
+    async adjustStock(admin: Caller, productId: string, delta: number, reason: string): Promise<Product> {
       const { body } = await gateway<Product>('POST', `/api/v1/products/${productId}/stock-adjustments`, {
         token: admin.token,
-        body: { delta },
+        body: { delta, reason },
         expected: 200,
       })
       return body

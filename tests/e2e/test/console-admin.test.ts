@@ -292,7 +292,7 @@ describe('the console for admins in Chromium', () => {
 
   it("when an admin adjusts a product's stock, then the Audit view shows who did it, to what, from where and under which request", async () => {
     const product = await client.createProduct(admin, { stock: 3 })
-    await client.adjustStock(admin, product.id, 2)
+    await client.adjustStock(admin, product.id, 2, 'a recount')
     const page = await adminPage()
     try {
       await page.getByRole('link', { name: 'Audit' }).click()
@@ -313,6 +313,7 @@ describe('the console for admins in Chromium', () => {
       expect(new Set(actions)).toEqual(new Set(['stock.adjusted']))
       await row.getByText('Detail').click()
       expect(await row.locator('pre').textContent()).toContain('"delta": 2')
+      expect(await row.locator('pre').textContent()).toContain('"reason": "a recount"')
       await page.screenshot({ path: `${artifacts}audit.png`, fullPage: true })
     } finally {
       await page.close()
