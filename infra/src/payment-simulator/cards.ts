@@ -1,7 +1,8 @@
-// Card numbers as the simulator sees them: Luhn validity, the brand, and which test card a number is. A full number
-// never leaves this module: callers keep the brand, the last four digits and the behaviour (see README.md).
+// Card numbers as the simulator sees them: Luhn validity, the brand, and which test card a number is, on each of the
+// simulator's two APIs (its own JSON one, and the Stripe subset). A full number never leaves this module: callers keep
+// the brand, the last four digits and the behaviours (see README.md).
 //
-// Test cards (any future expiry, any 3–4 digit CVC; spaces and dashes in the number are ignored):
+// Test cards of the simulator's own API (any future expiry, any 3–4 digit CVC; spaces and dashes are ignored):
 //   4242424242424242  succeeds
 //   4000000000000077  succeeds after a delay (delayMs, 2000 ms by default, under the 5 s a client waits)
 //   4000000000000002  declined: 402 {error: {code: 'card_declined', message: 'Your card was declined.'}}
@@ -9,6 +10,8 @@
 //   4000000000000119  provider error: 500 (never stored for idempotency: a retry with the same key runs again)
 //   4000000000000259  hangs past a 5 s client timeout: answers (and charges) after hangMs, 8000 ms by default
 //   any other Luhn-valid number succeeds
+// The Stripe subset reads Stripe's own test numbers as Stripe does (stripeTestCards), and keeps the simulator's delay,
+// hang and provider-error numbers; its rate-limited card is 4000000000000341.
 
 export type CardBehavior = 'succeed' | 'delay' | 'decline' | 'rate_limit' | 'provider_error' | 'hang'
 
@@ -21,13 +24,51 @@ export const testCards: Readonly<Record<string, CardBehavior>> = {
   '4000000000000259': 'hang',
 }
 
+/** How a card answers a payment on the Stripe subset (a PaymentIntent confirmed with it). */
+export type StripeCardBehavior =
+  | 'succeed'
+  | 'delay'
+  | 'hang'
+  | 'provider_error'
+  | 'rate_limit'
+  | 'generic_decline'
+  | 'insufficient_funds'
+  | 'three_d_secure'
+
+/** Stripe's test numbers (https://docs.stripe.com/testing) and the simulator's own, on the Stripe subset. */
+export const stripeTestCards: Readonly<Record<string, StripeCardBehavior>> = {
+  '4242424242424242': 'succeed',
+  '5555555555554444': 'succeed',
+  '4000000000000002': 'generic_decline',
+  '4000000000009995': 'insufficient_funds',
+  '4000002760003184': 'three_d_secure',
+  '4000000000003220': 'three_d_secure',
+  '4000000000000077': 'delay',
+  '4000000000000259': 'hang',
+  '4000000000000119': 'provider_error',
+  '4000000000000341': 'rate_limit',
+}
+
+/** Stripe's test PaymentMethod ids, usable as `payment_method` directly: the card each one stands for. */
+export const testPaymentMethods: Readonly<Record<string, string>> = {
+  pm_card_visa: '4242424242424242',
+  pm_card_mastercard: '5555555555554444',
+  pm_card_chargeDeclined: '4000000000000002',
+  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_authenticationRequired: '4000002760003184',
+  pm_card_threeDSecure2Required: '4000000000003220',
+}
+
 export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'discover' | 'unknown'
 
 /** What is kept of a card: never its number. */
 export interface CardSummary {
   brand: CardBrand
   last4: string
+  /** on the simulator's own API */
   behavior: CardBehavior
+  /** on the Stripe subset */
+  stripeBehavior: StripeCardBehavior
 }
 
 /** The digits of a number as typed (spaces and dashes dropped), or undefined when it holds anything else. */
@@ -61,5 +102,10 @@ export function brandOf(digits: string): CardBrand {
 export function summarizeCard(number: string): CardSummary | undefined {
   const digits = cardDigits(number)
   if (!digits || !luhnValid(digits)) return undefined
-  return { brand: brandOf(digits), last4: digits.slice(-4), behavior: testCards[digits] ?? 'succeed' }
+  return {
+    brand: brandOf(digits),
+    last4: digits.slice(-4),
+    behavior: testCards[digits] ?? 'succeed',
+    stripeBehavior: stripeTestCards[digits] ?? 'succeed',
+  }
 }

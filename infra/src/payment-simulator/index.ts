@@ -1,14 +1,28 @@
 // The payment provider simulator (@meridian/infra/payment-simulator): in-process for tests, main.ts as a process.
-export { type CardBehavior, type CardBrand, luhnValid, testCards } from './cards.ts'
+// It speaks its own JSON API and a subset of Stripe's (README.md); these are its public names.
+export {
+  type CardBehavior,
+  type CardBrand,
+  luhnValid,
+  type StripeCardBehavior,
+  stripeTestCards,
+  testCards,
+  testPaymentMethods,
+} from './cards.ts'
+export { apiVersion as stripeApiVersion } from './objects.ts'
 export {
   defaultDelayMs,
   defaultHangMs,
+  defaultIdempotencyTtlMs,
   defaultPort,
+  defaultWebhookRetryDelaysMs,
+  defaultWebhookTimeoutMs,
   type LatencyRange,
   optionsFromEnv,
   type PaymentSimulatorOptions,
   type RefundBehavior,
   refundBehaviors,
+  type WebhookTarget,
 } from './options.ts'
 export {
   createPaymentSimulator,
@@ -17,3 +31,5 @@ export {
   type SimulatorFaults,
   type SimulatorStats,
 } from './simulator.ts'
+export { type EventType as StripeEventType, eventTypes as stripeEventTypes } from './transitions.ts'
+export { signature as webhookSignature } from './webhooks.ts'

@@ -1,6 +1,6 @@
 // The payment provider simulator as a process (scripts/dev, fault runs): PORT (3099), HOST (127.0.0.1) and the
-// PAYMENT_SIM_* settings of options.ts; one JSON line per request on stdout (never a card number); stops on SIGINT
-// and SIGTERM.
+// PAYMENT_SIM_* settings of options.ts; one JSON line per request (and per webhook delivery) on stdout, never a card
+// number, key or secret; stops on SIGINT and SIGTERM.
 import { optionsFromEnv } from './options.ts'
 import { createPaymentSimulator } from './simulator.ts'
 
@@ -17,6 +17,10 @@ async function main(): Promise<void> {
     options.failureRate ? `failure rate ${options.failureRate}` : '',
     options.seed !== undefined ? `seed ${options.seed}` : '',
     options.refunds && options.refunds !== 'succeed' ? `refunds ${options.refunds}` : '',
+    options.secretKey ? 'one secret key' : '',
+    options.webhooks?.length
+      ? `webhooks to ${options.webhooks.map((target) => new URL(target.url).origin).join(', ')}`
+      : '',
   ].filter(Boolean)
   say(`listening on ${simulator.url}${faults.length ? ` (${faults.join(', ')})` : ''}`)
   let stopping = false

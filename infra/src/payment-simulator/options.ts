@@ -1,4 +1,5 @@
 // The simulator's settings: what createPaymentSimulator takes, and how main.ts reads them from the environment.
+// Checked once at start, so that a wrong setting stops the simulator naming it rather than misbehaving later.
 
 export interface LatencyRange {
   min: number
@@ -14,6 +15,12 @@ export type RefundBehavior = (typeof refundBehaviors)[number]
 
 export const isRefundBehavior = (value: unknown): value is RefundBehavior =>
   refundBehaviors.includes(value as RefundBehavior)
+
+/** Where the Stripe subset POSTs its events, and the secret (whsec_…) that signs them. */
+export interface WebhookTarget {
+  url: string
+  secret: string
+}
 
 export interface PaymentSimulatorOptions {
   /** 3099 by default; 0 lets the kernel pick one (tests) */
@@ -35,14 +42,29 @@ export interface PaymentSimulatorOptions {
   refunds?: RefundBehavior
   /** the seed of latency and failure draws; reset() starts the sequences again. 1 by default */
   seed?: number
-  /** receives one JSON line per request (never a card number); nothing is logged without it */
+  /** receives one JSON line per request and per webhook delivery (never a card number nor a key) */
   log?: (line: string) => void
+  /** the one secret key the Stripe subset accepts; any `sk_test_…` when unset */
+  secretKey?: string
+  /** how long the Stripe subset keeps an Idempotency-Key's answer; 24 h by default */
+  idempotencyTtlMs?: number
+  /** endpoints that receive every event of the Stripe subset, signed with their secret */
+  webhooks?: WebhookTarget[]
+  /** the waits before each retry of a webhook delivery; [1000, 5000, 30000, 120000, 600000] by default */
+  webhookRetryDelaysMs?: number[]
+  /** how long a webhook delivery waits for an answer before it counts as failed; 10000 ms by default */
+  webhookTimeoutMs?: number
+  /** the simulator's address as a browser reaches it (the 3-D Secure page's links); its own url by default */
+  publicUrl?: string
 }
 
 export const defaultPort = 3099
 export const defaultHost = '127.0.0.1'
 export const defaultDelayMs = 2000
 export const defaultHangMs = 8000
+export const defaultIdempotencyTtlMs = 24 * 60 * 60 * 1000
+export const defaultWebhookRetryDelaysMs: readonly number[] = [1000, 5000, 30000, 120000, 600000]
+export const defaultWebhookTimeoutMs = 10_000
 
 function parseNumber(name: string, raw: string, check: (value: number) => boolean, expected: string): number {
   const value = Number(raw)
@@ -53,8 +75,39 @@ function parseNumber(name: string, raw: string, check: (value: number) => boolea
 
 const nonNegativeInteger = (value: number) => Number.isInteger(value) && value >= 0
 
+const isHttpUrl = (text: string) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(text).protocol)
+  } catch {
+    return false
+  }
+}
+
+/** The Stripe subset's settings, checked. */
+function validateStripeOptions(options: PaymentSimulatorOptions): void {
+  const { secretKey, idempotencyTtlMs, webhooks, webhookRetryDelaysMs, webhookTimeoutMs, publicUrl } = options
+  if (secretKey !== undefined && !/^sk_test_\w+$/.test(secretKey))
+    throw new Error('secretKey must be a test secret key, sk_test_ and letters or digits')
+  if (idempotencyTtlMs !== undefined && !(nonNegativeInteger(idempotencyTtlMs) && idempotencyTtlMs > 0))
+    throw new Error(`idempotencyTtlMs must be a positive integer (got ${idempotencyTtlMs})`)
+  for (const target of webhooks ?? []) {
+    if (!isHttpUrl(target.url)) throw new Error('webhooks: each url must be an http(s) URL')
+    if (typeof target.secret !== 'string' || target.secret === '')
+      throw new Error('webhooks: each endpoint needs a secret (whsec_…)')
+  }
+  if (
+    webhookRetryDelaysMs !== undefined &&
+    (webhookRetryDelaysMs.length > 20 || !webhookRetryDelaysMs.every(nonNegativeInteger))
+  )
+    throw new Error('webhookRetryDelaysMs must be at most 20 non-negative integers')
+  if (webhookTimeoutMs !== undefined && !(nonNegativeInteger(webhookTimeoutMs) && webhookTimeoutMs > 0))
+    throw new Error(`webhookTimeoutMs must be a positive integer (got ${webhookTimeoutMs})`)
+  if (publicUrl !== undefined && !isHttpUrl(publicUrl)) throw new Error('publicUrl must be an http(s) URL')
+}
+
 /** Checks options given in code, with the same rules as the environment's. */
 export function validateOptions(options: PaymentSimulatorOptions): void {
+  validateStripeOptions(options)
   const { delayMs, hangMs, latencyMs, failureRate, seed, port, refunds } = options
   if (port !== undefined && (!nonNegativeInteger(port) || port > 65535))
     throw new Error(`port must be an integer 0..65535 (got ${port})`)
@@ -79,9 +132,30 @@ export function validateOptions(options: PaymentSimulatorOptions): void {
 }
 
 /**
+ * The Stripe subset's settings of the environment: PAYMENT_SIM_SECRET_KEY, PAYMENT_SIM_IDEMPOTENCY_TTL_MS,
+ * PAYMENT_SIM_WEBHOOK_URL with PAYMENT_SIM_WEBHOOK_SECRET (both or neither), PAYMENT_SIM_PUBLIC_URL.
+ */
+function stripeOptionsFromEnv(env: NodeJS.ProcessEnv, options: PaymentSimulatorOptions): void {
+  const set = (name: string) => env[name] !== undefined && env[name] !== ''
+  if (set('PAYMENT_SIM_SECRET_KEY')) options.secretKey = env.PAYMENT_SIM_SECRET_KEY!
+  if (set('PAYMENT_SIM_IDEMPOTENCY_TTL_MS'))
+    options.idempotencyTtlMs = parseNumber(
+      'PAYMENT_SIM_IDEMPOTENCY_TTL_MS',
+      env.PAYMENT_SIM_IDEMPOTENCY_TTL_MS!,
+      (v) => nonNegativeInteger(v) && v > 0,
+      'milliseconds',
+    )
+  if (set('PAYMENT_SIM_WEBHOOK_URL') !== set('PAYMENT_SIM_WEBHOOK_SECRET'))
+    throw new Error('PAYMENT_SIM_WEBHOOK_URL and PAYMENT_SIM_WEBHOOK_SECRET go together: set both or neither')
+  if (set('PAYMENT_SIM_WEBHOOK_URL'))
+    options.webhooks = [{ url: env.PAYMENT_SIM_WEBHOOK_URL!, secret: env.PAYMENT_SIM_WEBHOOK_SECRET! }]
+  if (set('PAYMENT_SIM_PUBLIC_URL')) options.publicUrl = env.PAYMENT_SIM_PUBLIC_URL!
+}
+
+/**
  * The settings of the environment: PORT, HOST, PAYMENT_SIM_DELAY_MS, PAYMENT_SIM_HANG_MS,
  * PAYMENT_SIM_LATENCY_MS ('50-200', or '100' for a fixed latency), PAYMENT_SIM_FAILURE_RATE (0..1), PAYMENT_SIM_SEED,
- * PAYMENT_SIM_REFUNDS (succeed, decline or fail).
+ * PAYMENT_SIM_REFUNDS (succeed, decline or fail), and the Stripe subset's (stripeOptionsFromEnv).
  */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): PaymentSimulatorOptions {
   const options: PaymentSimulatorOptions = { port: defaultPort, host: env.HOST || defaultHost }
@@ -128,6 +202,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): PaymentSim
       throw new Error(`PAYMENT_SIM_REFUNDS must be one of ${refundBehaviors.join(', ')} (got '${raw}')`)
     options.refunds = raw
   }
+  stripeOptionsFromEnv(env, options)
   validateOptions(options)
   return options
 }
