@@ -56,7 +56,8 @@ async function serviceConfig(service: string): Promise<ServiceConfigModule> {
 function secretStandIn(key: string): string {
   if (key.endsWith('database-url'))
     return `postgres://svc:stand-in@db.example.com:5432/${key.replace('-database-url', '')}`
-  if (key === 'payment-provider-url') return 'https://payments.example.com'
+  if (key === 'stripe-secret-key') return `sk_live_${'standin'.padEnd(40, 'x')}`
+  if (key === 'stripe-webhook-secret') return `whsec_${'standin'.padEnd(40, 'x')}`
   if (key === 'redis-url') return 'rediss://:stand-in@redis.example.com:6380'
   return `${key}-stand-in-`.padEnd(48, 'x')
 }

@@ -131,7 +131,7 @@ async function main(): Promise<number> {
         ...(database ? { DATABASE_URL: database.url } : {}),
         // tokens are verified with the run's auth keys
         ...(auth ? { AUTH_JWKS_URL: `${auth.process.baseUrl}/.well-known/jwks.json` } : {}),
-        PAYMENT_PROVIDER_URL: provider.url,
+        STRIPE_API_BASE: provider.url,
         // a service finds the others under the run's Consul names (<NAME>_SERVICE_NAME, e.g. order's inventory)
         ...Object.fromEntries(
           [...consulNames].map(([name, consulName]) => [

@@ -26,6 +26,15 @@ const secretNames = [
 
 const secret = () => randomBytes(32).toString('base64url')
 
+/**
+ * payment's keys at the provider, of the shapes it expects: test keys, which the simulator (the provider the file's
+ * system uses) accepts; replace them with your own to charge through Stripe.
+ */
+const providerKeys = {
+  STRIPE_SECRET_KEY: () => `sk_test_${randomBytes(24).toString('hex')}`,
+  STRIPE_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString('hex')}`,
+} as const
+
 /** NAME=value lines as compose's --env-file reads them; values here never need quoting (base64url, URLs). */
 export function parseEnvFile(text: string): Record<string, string> {
   const values: Record<string, string> = {}
@@ -54,6 +63,7 @@ export function systemEnv(
     if (value) values[name] = value
   }
   for (const name of secretNames) values[name] = previous[name] || secret()
+  for (const [name, key] of Object.entries(providerKeys)) values[name] = previous[name] || key()
   const server = editPostgresUrl(serverUrl, {
     username: systemRole,
     password: values.MERIDIAN_SYSTEM_DB_PASSWORD ?? '',

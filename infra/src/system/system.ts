@@ -445,7 +445,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       KAFKA_NAMESPACE: kafkaNamespace,
       // the realtime channel's Redis keys and adapter stream: the run's own, as its topics are
       REALTIME_REDIS_PREFIX: `${runId}:realtime:`,
-      PAYMENT_PROVIDER_URL: simulator.url,
+      // the provider is the simulator, which speaks Stripe's API: its keys are the defaults, or in production the run's
+      STRIPE_API_BASE: simulator.url,
       // every instance of auth: a key is read from the next when one is down
       ...(auth
         ? {

@@ -79,7 +79,8 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   app.addHook('onClose', () => autonomous.end({ timeout: 5 }))
 
   const provider = createPaymentProvider({
-    baseUrl: config.PAYMENT_PROVIDER_URL,
+    secretKey: config.STRIPE_SECRET_KEY,
+    ...(config.STRIPE_API_BASE === undefined ? {} : { apiBase: config.STRIPE_API_BASE }),
     timeoutMs: config.PAYMENT_PROVIDER_TIMEOUT_MS,
   })
   app.addHook('onClose', () => provider.close())

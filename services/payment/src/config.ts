@@ -1,6 +1,7 @@
-// The payment service's environment: its own stores, the payment provider it charges through, and the clock of the
-// charge reconciler (charges whose outcome the provider did not tell in time).
+// The payment service's environment: its own stores, the payment provider it charges through (Stripe, or the simulator
+// in development), and the clock of the charge reconciler (charges whose outcome the provider did not tell in time).
 import {
+  ConfigError,
   developmentOnlyDefault,
   idempotencySecretVariable,
   loadConfig,
@@ -11,11 +12,27 @@ import { type Static, Type } from 'typebox'
 
 export const PaymentEnv = serviceEnv({
   ...ownStoresEnv({ port: 3003, database: 'payments' }),
-  PAYMENT_PROVIDER_URL: Type.String({
-    pattern: '^https?://',
-    // the simulator, which approves its test cards: production must name the real provider
-    ...developmentOnlyDefault('http://127.0.0.1:3099'),
-    description: "the payment provider's base URL (the simulator in development)",
+  STRIPE_API_BASE: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/?#\\s]+/?$',
+      maxLength: 300,
+      expectation: 'must be an http(s) address with no path, e.g. http://127.0.0.1:3099',
+      description:
+        "the payment provider's address when it is not Stripe itself: the simulator's in development (the default there), stripe-mock's in tests; unset in production means Stripe, and production refuses the simulator's",
+    }),
+  ),
+  STRIPE_SECRET_KEY: Type.String({
+    pattern: '^[rs]k_(test|live)_[0-9A-Za-z_]{8,250}$',
+    expectation: 'must be a Stripe secret or restricted key (sk_live_…, sk_test_…, rk_…)',
+    // the simulator takes any test key: production must name the account's own
+    ...developmentOnlyDefault('sk_test_meridian'),
+    description: "the provider's secret key (a Secret)",
+  }),
+  STRIPE_WEBHOOK_SECRET: Type.String({
+    pattern: '^whsec_[0-9A-Za-z_+/=]{8,250}$',
+    expectation: 'must be a webhook signing secret (whsec_…)',
+    ...developmentOnlyDefault('whsec_meridian_development'),
+    description: 'the secret the provider signs its webhooks with (a Secret)',
   }),
   PAYMENT_PROVIDER_TIMEOUT_MS: Type.Integer({
     minimum: 100,
@@ -45,5 +62,17 @@ export const PaymentEnv = serviceEnv({
 })
 export type PaymentConfig = Static<typeof PaymentEnv>
 
-export const loadPaymentConfig = (env: NodeJS.ProcessEnv = process.env): PaymentConfig =>
-  loadConfig(PaymentEnv, env)
+/** The payment-provider simulator's address: the development default of STRIPE_API_BASE, refused in production. */
+export const simulatorApiBase = 'http://127.0.0.1:3099'
+
+export function loadPaymentConfig(env: NodeJS.ProcessEnv = process.env): PaymentConfig {
+  const config = loadConfig(PaymentEnv, env)
+  if (config.NODE_ENV === 'production') {
+    if (config.STRIPE_API_BASE !== undefined && new URL(config.STRIPE_API_BASE).origin === simulatorApiBase)
+      throw new ConfigError([
+        "STRIPE_API_BASE: must not be the simulator's address in production (unset it for Stripe)",
+      ])
+    return config
+  }
+  return { ...config, STRIPE_API_BASE: config.STRIPE_API_BASE ?? simulatorApiBase }
+}

@@ -43,7 +43,7 @@ beforeAll(async () => {
     retryDelaysMs: [200, 200, 200],
   }
   payment = await buildPaymentTestApp(
-    { PAYMENT_PROVIDER_URL: provider.url },
+    { STRIPE_API_BASE: provider.url },
     { events: { kafka: testKafka(), relay: false, consumers: consumerOptions } },
   )
   producer = await createEventProducer(testKafka())

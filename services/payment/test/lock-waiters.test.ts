@@ -26,7 +26,7 @@ beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0 })
   payment = await buildPaymentTestApp({
     ...tokenEnv,
-    PAYMENT_PROVIDER_URL: provider.url,
+    STRIPE_API_BASE: provider.url,
     PAYMENT_RECONCILE_INTERVAL_MS: '3600000',
   })
   holder = createDatabase(payment.config.DATABASE_URL, {

@@ -25,7 +25,7 @@ beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0, delayMs: 1500 })
   payment = await buildPaymentTestApp({
     ...tokenEnv,
-    PAYMENT_PROVIDER_URL: provider.url,
+    STRIPE_API_BASE: provider.url,
     // the tests settle what they need themselves
     PAYMENT_RECONCILE_INTERVAL_MS: '3600000',
   })

@@ -22,7 +22,7 @@ let payment: PaymentTestApp
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0, delayMs: 1000, hangMs: 2500 })
-  payment = await buildPaymentTestApp({ ...tokenEnv, PAYMENT_PROVIDER_URL: provider.url })
+  payment = await buildPaymentTestApp({ ...tokenEnv, STRIPE_API_BASE: provider.url })
 })
 
 afterAll(async () => {
@@ -330,7 +330,7 @@ describe('POST /payments when the provider cannot answer', () => {
   it('when the provider is down, then 503 SERVICE_UNAVAILABLE, nothing is stored for the key, and it runs again', async () => {
     const down = await buildPaymentTestApp({
       ...tokenEnv,
-      PAYMENT_PROVIDER_URL: `http://127.0.0.1:${await closedPort()}`,
+      STRIPE_API_BASE: `http://127.0.0.1:${await closedPort()}`,
     })
     try {
       const { order, headers } = await payable(down)
@@ -350,7 +350,7 @@ describe('POST /payments when the provider cannot answer', () => {
   it('when the provider does not answer in time, then 503; another key is 409 meanwhile; a retry with the key after it charged gets that charge, once, and the order moves on', async () => {
     const slow = await buildPaymentTestApp({
       ...tokenEnv,
-      PAYMENT_PROVIDER_URL: provider.url,
+      STRIPE_API_BASE: provider.url,
       PAYMENT_PROVIDER_TIMEOUT_MS: '1000',
       // the reconciler stays out of the way: the retry settles the charge
       PAYMENT_RECONCILE_INTERVAL_MS: '3600000',

@@ -1,5 +1,5 @@
 // The payment provider's calls as spans (payment_provider.<operation>) when tracing is on: the idempotency key kept,
-// the card number never, a refused charge marked as an error; the HTTP call under each is its child.
+// the card number never, a refused charge marked as an error; the provider API call under each (stripe.<call>) is its child.
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
 import { recordSpans, type SpanRecorder } from '@meridian/service-kit/tracing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -13,7 +13,7 @@ describe('the payment provider, traced', () => {
 
   beforeAll(async () => {
     simulator = await createPaymentSimulator({ port: 0 })
-    provider = createPaymentProvider({ baseUrl: simulator.url })
+    provider = createPaymentProvider({ secretKey: 'sk_test_meridian', apiBase: simulator.url })
     recorder = recordSpans({}, { name: 'payment' })
   })
   afterEach(() => recorder.clear())
@@ -51,11 +51,15 @@ describe('the payment provider, traced', () => {
       'meridian.payment.idempotency_key': 'idem-traced-1',
       'meridian.order_id': 'order-traced-1',
     })
-    // the HTTP call of the charge is its child (undici's span)
-    const http = recorder
+    // the provider's API call of the charge is its child: the PaymentIntent created under the same key
+    const call = recorder
       .spans()
       .find((span) => span.parentSpanContext?.spanId === charged?.spanContext().spanId)
-    expect(http?.attributes['url.full']).toBe(`${simulator.url}/v1/charges`)
+    expect(call?.name).toBe('stripe.payment_intents.create')
+    expect(call?.attributes).toMatchObject({
+      'peer.service': 'payment-provider',
+      'meridian.payment.idempotency_key': 'idem-traced-1',
+    })
     expect(everyAttribute()).not.toContain(cards.succeeds)
     expect(everyAttribute()).not.toContain('4242')
   })

@@ -24,7 +24,7 @@ beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0, hangMs })
   payment = await buildPaymentTestApp({
     ...tokenEnv,
-    PAYMENT_PROVIDER_URL: provider.url,
+    STRIPE_API_BASE: provider.url,
     // the clock stays out of the way: the tests run each round themselves
     PAYMENT_RECONCILE_INTERVAL_MS: '3600000',
     PAYMENT_RECONCILE_AFTER_MS: '1000',

@@ -23,7 +23,7 @@ let payment: PaymentTestApp
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0 })
-  payment = await buildPaymentTestApp({ PAYMENT_PROVIDER_URL: provider.url })
+  payment = await buildPaymentTestApp({ STRIPE_API_BASE: provider.url })
 })
 
 afterAll(async () => {
@@ -100,12 +100,16 @@ const returnRefundsOf = (orderId: string) =>
     select return_id, payment_id, amount_cents::int, provider_refund_id from return_refunds
     where order_id = ${orderId} order by created_at`
 
-/** The provider's refund under `key` for that body, asked again straight at the provider. */
+/** The provider's refund under `key` for that body, asked again straight at the provider (Stripe's wire format). */
 async function providerRefund(key: string, body: { charge: string; amount: number }) {
   const answer = await fetch(`${provider.url}/v1/refunds`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body),
+    headers: {
+      authorization: 'Bearer sk_test_meridian',
+      'content-type': 'application/x-www-form-urlencoded',
+      'idempotency-key': key,
+    },
+    body: new URLSearchParams({ payment_intent: body.charge, amount: String(body.amount) }).toString(),
   })
   return {
     status: answer.status,
@@ -154,7 +158,7 @@ describe("a return's refund", () => {
       charge: charge?.providerChargeId ?? '',
       amount: 1999,
     })
-    expect(replay).toMatchObject({ status: 201, replayed: 'true', body: { id: recorded?.providerRefundId } })
+    expect(replay).toMatchObject({ status: 200, replayed: 'true', body: { id: recorded?.providerRefundId } })
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 1999 })
   })
 
@@ -274,7 +278,7 @@ describe("a return's refund", () => {
       charge: charge?.providerChargeId ?? '',
       amount: 4000,
     })
-    expect(outside.status).toBe(201)
+    expect(outside.status).toBe(200)
     const returnId = randomUUID()
     await requestReturnRefund({ orderId: order.orderId, returnId, amount: 19.99 })
     expect((await answersOf(order.orderId)).map((each) => each.data)).toEqual([
@@ -312,7 +316,11 @@ describe("a return's refund", () => {
   it('when the provider is unreachable, then the refund throws 503 and nothing is written; the next ask refunds once', async () => {
     const order = await chargedOrder()
     const returnId = randomUUID()
-    const down = createPaymentProvider({ baseUrl: `http://127.0.0.1:${await closedPort()}`, timeoutMs: 1000 })
+    const down = createPaymentProvider({
+      secretKey: 'sk_test_meridian',
+      apiBase: `http://127.0.0.1:${await closedPort()}`,
+      timeoutMs: 1000,
+    })
     const deps = {
       payments: createPaymentsRepository(payment.sql),
       returnRefunds: createReturnRefundsRepository(payment.sql),
@@ -350,7 +358,7 @@ describe("a return's refund", () => {
       charge: charge?.providerChargeId ?? '',
       amount: 1999,
     })
-    expect(lost.status).toBe(201)
+    expect(lost.status).toBe(200)
 
     await requestReturnRefund({ orderId: order.orderId, returnId, amount: 19.99, attempt: 2 })
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 1999 })

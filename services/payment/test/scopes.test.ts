@@ -13,7 +13,7 @@ describeServiceScopes({
   async build(env) {
     const provider = await createPaymentSimulator({ port: 0 })
     try {
-      const payment = await buildPaymentTestApp({ ...env, PAYMENT_PROVIDER_URL: provider.url })
+      const payment = await buildPaymentTestApp({ ...env, STRIPE_API_BASE: provider.url })
       return {
         ...payment,
         async close() {

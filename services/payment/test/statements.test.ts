@@ -42,7 +42,7 @@ let deps: OrderStepDependencies & Parameters<typeof refundReturn>[0]
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0 })
-  payment = await buildPaymentTestApp({ PAYMENT_PROVIDER_URL: provider.url })
+  payment = await buildPaymentTestApp({ STRIPE_API_BASE: provider.url })
   // two connections: the consumer's transaction, and the pool's own statements beside it
   counter = await statementCounter((onQuery) =>
     createDatabase(payment.config.DATABASE_URL, { max: 2, applicationName: 'payment-test-counted', onQuery }),

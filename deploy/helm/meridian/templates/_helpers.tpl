@@ -134,6 +134,8 @@ name, settings. Returns YAML.
 {{- $_ := set $c "OIDC_SPA_REDIRECT_URIS" (printf "%s/console/" $origin) }}
 {{- $_ := set $c "OIDC_WEB_REDIRECT_URIS" (printf "%s/callback" $origin) }}
 {{- end }}
+{{- /* unset, payment calls Stripe itself */}}
+{{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}
 {{- if eq .name "realtime-gateway" }}{{ $_ := set $c "REALTIME_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- if eq .name "content" }}{{ $_ := set $c "GRAPHQL_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- range $key, $value := $v.config.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
@@ -219,7 +221,8 @@ never from the chart's values. Arguments: root, name, settings.
 {{- end }}
 {{- end }}
 {{- if eq .name "payment" }}
-{{ include "meridian.secretVariable" (dict "root" .root "variable" "PAYMENT_PROVIDER_URL" "key" "payment-provider-url") }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "STRIPE_SECRET_KEY" "key" "stripe-secret-key") }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "STRIPE_WEBHOOK_SECRET" "key" "stripe-webhook-secret") }}
 {{- end }}
 {{- if has .name (list "order" "payment") }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "IDEMPOTENCY_SECRET" "key" "idempotency-secret") }}

@@ -1,11 +1,16 @@
-// The payment provider (a Stripe-like JSON API; infra's simulator in development and tests): the one place that
-// talks to it, through the kit's upstream client. Its failures are the kit's AppErrors (spec Errors rule 5):
-// unreachable, unknown host or past the timeout -> 503 SERVICE_UNAVAILABLE; 402 -> 402 PAYMENT_SERVICE_ERROR with
-// the provider's decline message; 429 -> 429 RATE_LIMITED, retryAfter 30; anything else -> 502 PAYMENT_SERVICE_ERROR.
-// A card number only ever travels to the tokenization call: nothing here logs, keeps or traces it. Each call is a
-// span of its own (`payment_provider.<operation>`) when tracing is on, with the idempotency key, never the card.
+// The payment provider port of the payment service: a payment method made from a card (development and tests only:
+// in production a card never reaches Meridian, the provider's own elements make the payment method in the browser),
+// a charge (a PaymentIntent created and confirmed at once) and a refund, through Stripe's official SDK
+// (stripe-provider.ts: the simulator or stripe-mock in development and tests, Stripe itself in production). Failures
+// are the kit's AppErrors (interface Errors rule 5): unreachable or past the deadline -> 503 SERVICE_UNAVAILABLE; 402
+// (declined) -> 402 PAYMENT_SERVICE_ERROR with the provider's message; 429 -> 429 RATE_LIMITED, retryAfter 30;
+// anything else -> 502 PAYMENT_SERVICE_ERROR. A payment method or card the provider refuses is the client's: 422
+// naming the field. A card number only travels to the payment-method call: nothing here logs, keeps or traces it.
+// Each operation is a span (`payment_provider.<operation>`) when tracing is on, with the idempotency key, never the
+// card.
 import { AppError, ErrorCode } from '@meridian/contracts'
-import { createUpstreamClient, inSpan, type UpstreamClient, UpstreamStatusError } from '@meridian/service-kit'
+import { appErrorForUpstreamStatus, inSpan, UpstreamStatusError } from '@meridian/service-kit'
+import { createStripeProvider, type StripeProviderOptions } from './stripe-provider.ts'
 
 export interface ProviderCard {
   number: string
@@ -15,12 +20,14 @@ export interface ProviderCard {
 }
 
 export interface ProviderToken {
+  /** the payment method (pm_…) */
   token: string
   brand: string
   last4: string
 }
 
 export interface ProviderCharge {
+  /** the PaymentIntent (pi_…) */
   id: string
   status: string
   amount: number
@@ -42,7 +49,7 @@ export interface ChargeRequest {
   amountCents: number
   currency: string
   orderId: string
-  /** a provider token (tok_…) */
+  /** the payment method (pm_…; a simulator token, tok_…, is one too) */
   token: string
   /** sent as the provider's Idempotency-Key: the same key never charges twice */
   idempotencyKey: string
@@ -50,6 +57,7 @@ export interface ChargeRequest {
 }
 
 export interface RefundRequest {
+  /** the charge's PaymentIntent (pi_…) */
   chargeId: string
   /** integer minor units; the whole unrefunded rest when absent */
   amountCents?: number
@@ -64,28 +72,27 @@ export interface PaymentProvider {
   close(): Promise<void>
 }
 
-export interface PaymentProviderOptions {
-  baseUrl: string
-  /** deadline of one call, ms; default 5000 (spec Limits) */
-  timeoutMs?: number
-}
-
-const withRequestId = (requestId: string | undefined) => (requestId ? { requestId } : {})
+export type PaymentProviderOptions = StripeProviderOptions
 
 type Refusals = Readonly<Record<string, { field: string; message: string }>>
 
-/** The provider's codes for a card it refuses when tokenizing it: the card the client sent, not a provider failure. */
+/** Stripe's codes for a card it refuses when making a payment method of it: the card the client sent. */
 const refusedCards: Refusals = {
-  invalid_card: { field: 'source.card.number', message: 'is not a valid card number' },
+  incorrect_number: { field: 'source.card.number', message: 'is not a valid card number' },
+  invalid_number: { field: 'source.card.number', message: 'is not a valid card number' },
   expired_card: { field: 'source.card', message: 'has expired' },
-  invalid_request: { field: 'source.card', message: 'was refused by the payment provider' },
+  invalid_expiry_month: { field: 'source.card.expMonth', message: 'is not a valid expiry month' },
+  invalid_expiry_year: { field: 'source.card.expYear', message: 'is not a valid expiry year' },
+  invalid_cvc: { field: 'source.card.cvc', message: 'is not a valid security code' },
+  incorrect_cvc: { field: 'source.card.cvc', message: 'is not a valid security code' },
+  parameter_invalid_empty: { field: 'source.card', message: 'was refused by the payment provider' },
 }
 
-/** ... and for a charge: the token the client (or the order) gave. */
+/** ... and for a charge: the payment method the client (or the order) gave. */
 const refusedTokens: Refusals = {
   ...refusedCards,
-  invalid_request: { field: 'source.token', message: 'was refused by the payment provider' },
-  resource_missing: { field: 'source.token', message: 'is not a payment token the provider knows' },
+  resource_missing: { field: 'source.token', message: 'is not a payment method the provider knows' },
+  payment_method_unexpected_state: { field: 'source.token', message: 'cannot be used for a payment' },
 }
 
 /**
@@ -132,103 +139,101 @@ export function refundDeclineOf(error: unknown): string | undefined {
   return `the payment provider refused the refund (${cause.upstreamCode?.slice(0, 100) ?? cause.status})`
 }
 
-export function createPaymentProvider({
-  baseUrl,
-  timeoutMs = 5000,
-}: PaymentProviderOptions): PaymentProvider {
-  const client: UpstreamClient = createUpstreamClient({
-    name: 'payment provider',
-    baseUrl,
-    timeoutMs,
-    errorCode: ErrorCode.PAYMENT_SERVICE_ERROR,
-  })
+/** A refund the provider reported as failed (Stripe answers 200 with status failed): a decline, as a 402 says it. */
+function refundFailed(): AppError {
+  const cause = new UpstreamStatusError('payment provider', 'POST', '/v1/refunds', 402, 'refund_failed')
+  return appErrorForUpstreamStatus(
+    cause,
+    ErrorCode.PAYMENT_SERVICE_ERROR,
+    'The refund was declined by the payment provider.',
+  )
+}
+
+/** A charge that needs the customer first (3-D Secure): declined for now, as an off-session payment is. */
+function authenticationRequired(): AppError {
+  const cause = new UpstreamStatusError(
+    'payment provider',
+    'POST',
+    '/v1/payment_intents',
+    402,
+    'authentication_required',
+  )
+  return appErrorForUpstreamStatus(
+    cause,
+    ErrorCode.PAYMENT_SERVICE_ERROR,
+    'The card requires authentication (3-D Secure) before it can be charged',
+  )
+}
+
+export function createPaymentProvider(options: PaymentProviderOptions): PaymentProvider {
+  const stripe = createStripeProvider(options)
+  const span = <T>(operation: string, attributes: Record<string, string>, run: () => Promise<T>) =>
+    inSpan(
+      `payment_provider.${operation}`,
+      { kind: 'client', attributes: () => ({ ...providerAttributes(operation), ...attributes }) },
+      run,
+    )
 
   return {
-    tokenize: (card, requestId) =>
-      inSpan(
-        'payment_provider.tokenize',
-        { kind: 'client', attributes: () => providerAttributes('tokenize') },
-        () => tokenize(card, requestId),
-      ),
+    tokenize: (card) =>
+      span('tokenize', {}, async () => {
+        const method = await refusingBadSources(stripe.createPaymentMethod(card), refusedCards)
+        return { token: method.id, brand: method.brand, last4: method.last4 }
+      }),
     charge: (request) =>
-      inSpan(
-        'payment_provider.charge',
+      span(
+        'charge',
         {
-          kind: 'client',
-          attributes: () => ({
-            ...providerAttributes('charge'),
-            'meridian.payment.idempotency_key': request.idempotencyKey,
-            'meridian.order_id': request.orderId,
-          }),
+          'meridian.payment.idempotency_key': request.idempotencyKey,
+          'meridian.order_id': request.orderId,
         },
         () => charge(request),
       ),
     refund: (request) =>
-      inSpan(
-        'payment_provider.refund',
+      span(
+        'refund',
         {
-          kind: 'client',
-          attributes: () => ({
-            ...providerAttributes('refund'),
-            'meridian.payment.idempotency_key': request.idempotencyKey,
-            'meridian.payment.charge_id': request.chargeId,
-          }),
+          'meridian.payment.idempotency_key': request.idempotencyKey,
+          'meridian.payment.charge_id': request.chargeId,
         },
-        () => refund(request),
+        async () => {
+          const refund = await stripe.refund({
+            paymentIntentId: request.chargeId,
+            idempotencyKey: request.idempotencyKey,
+            ...(request.amountCents === undefined ? {} : { amountCents: request.amountCents }),
+          })
+          if (refund.status === 'failed' || refund.status === 'canceled') throw refundFailed()
+          return {
+            id: refund.id,
+            charge: request.chargeId,
+            amount: refund.amountCents,
+            status: refund.status,
+          }
+        },
       ),
-    close: () => client.close(),
+    close: async () => {},
   }
 
-  async function tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken> {
-    const { body } = await refusingBadSources(
-      client.request<ProviderToken>({
-        method: 'POST',
-        path: '/v1/tokens',
-        body: {
-          card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: card.cvc },
-        },
-        ...withRequestId(requestId),
-      }),
-      refusedCards,
-    )
-    return { token: body.token, brand: body.brand, last4: body.last4 }
-  }
-
-  async function charge({
-    amountCents,
-    currency,
-    orderId,
-    token,
-    idempotencyKey,
-    requestId,
-  }: ChargeRequest): Promise<ProviderCharge> {
-    const { body } = await refusingBadSources(
-      client.request<ProviderCharge>({
-        method: 'POST',
-        path: '/v1/charges',
-        headers: { 'idempotency-key': idempotencyKey },
-        body: { amount: amountCents, currency, source: token, orderId },
-        ...withRequestId(requestId),
-      }),
+  async function charge({ amountCents, currency, orderId, token, idempotencyKey }: ChargeRequest) {
+    const intent = await refusingBadSources(
+      stripe.createIntent({ amountCents, currency, orderId, paymentMethod: token, idempotencyKey }),
       refusedTokens,
     )
-    return body
-  }
-
-  async function refund({
-    chargeId,
-    amountCents,
-    idempotencyKey,
-    requestId,
-  }: RefundRequest): Promise<ProviderRefund> {
-    const { body } = await client.request<ProviderRefund>({
-      method: 'POST',
-      path: '/v1/refunds',
-      headers: { 'idempotency-key': idempotencyKey },
-      body: { charge: chargeId, ...(amountCents === undefined ? {} : { amount: amountCents }) },
-      ...withRequestId(requestId),
-    })
-    return body
+    if (intent.status === 'requires_action') throw authenticationRequired()
+    if (intent.status !== 'succeeded')
+      throw new AppError(502, ErrorCode.PAYMENT_SERVICE_ERROR, {
+        message: `payment provider left the charge ${intent.status}`,
+      })
+    const charged: ProviderCharge = {
+      id: intent.id,
+      status: 'succeeded',
+      amount: intent.amountReceivedCents || intent.amountCents,
+      currency: intent.currency,
+      orderId: intent.orderId ?? orderId,
+      brand: intent.card?.brand ?? 'unknown',
+      last4: intent.card?.last4 ?? '0000',
+    }
+    return charged
   }
 }
 

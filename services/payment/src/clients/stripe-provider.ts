@@ -63,19 +63,40 @@ export interface IntentRequest {
   paymentMethod: string
   /** automatic: charged at once; manual: authorised now, captured later */
   capture?: 'automatic' | 'manual'
-  /** where the customer comes back to after authenticating (3-D Secure) */
-  returnUrl: string
+  /**
+   * where the customer comes back to after authenticating (3-D Secure, a redirect); without it the intent offers no
+   * redirect (automatic_payment_methods.allow_redirects never) and a card that needs authentication says so in
+   * next_action for the provider's own script
+   */
+  returnUrl?: string
   idempotencyKey: string
 }
 
+/** A card as a development or test client sends it (never in production: the provider's elements take cards). */
+export interface ProviderCardInput {
+  number: string
+  expMonth: number
+  expYear: number
+  cvc: string
+}
+
+export interface ProviderPaymentMethod {
+  /** pm_… */
+  id: string
+  brand: string
+  last4: string
+}
+
 export interface StripeProvider {
+  /** a payment method made from a card: development and tests only (production refuses cards before this) */
+  createPaymentMethod(card: ProviderCardInput): Promise<ProviderPaymentMethod>
   /** creates the intent and confirms it: succeeded, requires_capture, requires_action (3-D Secure), or a 402 */
   createIntent(request: IntentRequest): Promise<ProviderIntent>
   /** confirms an intent again (after the customer authenticated, or with another payment method) */
   confirmIntent(request: {
     paymentIntentId: string
     paymentMethod?: string
-    returnUrl: string
+    returnUrl?: string
     idempotencyKey: string
   }): Promise<ProviderIntent>
   /** captures an authorised intent, in whole or up to `amountCents` */
@@ -151,9 +172,10 @@ function intentOf(intent: Stripe.PaymentIntent): ProviderIntent {
   }
 }
 
-const spanAttributes = (operation: string, idempotencyKey?: string) => ({
+/** What a call's span says: the provider, the API call (payment_intents.create, …) and its idempotency key. */
+const spanAttributes = (call: string, idempotencyKey?: string) => ({
   'peer.service': 'payment-provider',
-  'meridian.payment.operation': operation,
+  'meridian.payment.provider_call': call,
   ...(idempotencyKey ? { 'meridian.payment.idempotency_key': idempotencyKey } : {}),
 })
 
@@ -162,26 +184,34 @@ export function createStripeProvider(options: StripeProviderOptions): StripeProv
   /** one call: its span, and its failure by the kit's rule */
   const call = <T>(
     operation: string,
-    path: string,
+    [method, path]: ['GET' | 'POST', string],
     idempotencyKey: string | undefined,
     run: () => Promise<T>,
   ) =>
     inSpan(
-      `payment_provider.${operation}`,
+      `stripe.${operation}`,
       { kind: 'client', attributes: () => spanAttributes(operation, idempotencyKey) },
       async () => {
         try {
           return await run()
         } catch (error) {
-          throw providerFailure(error, idempotencyKey ? 'POST' : 'GET', path)
+          throw providerFailure(error, method, path)
         }
       },
     )
   const expand = ['latest_charge']
 
   return {
+    createPaymentMethod: (card) =>
+      call('payment_methods.create', ['POST', '/v1/payment_methods'], undefined, async () => {
+        const method = await stripe.paymentMethods.create({
+          type: 'card',
+          card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc },
+        })
+        return { id: method.id, brand: method.card?.brand ?? 'unknown', last4: method.card?.last4 ?? '0000' }
+      }),
     createIntent: (request) =>
-      call('create_intent', '/v1/payment_intents', request.idempotencyKey, async () =>
+      call('payment_intents.create', ['POST', '/v1/payment_intents'], request.idempotencyKey, async () =>
         intentOf(
           await stripe.paymentIntents.create(
             {
@@ -190,7 +220,9 @@ export function createStripeProvider(options: StripeProviderOptions): StripeProv
               payment_method: request.paymentMethod,
               confirm: true,
               capture_method: request.capture ?? 'automatic',
-              return_url: request.returnUrl,
+              ...(request.returnUrl
+                ? { return_url: request.returnUrl }
+                : { automatic_payment_methods: { enabled: true, allow_redirects: 'never' as const } }),
               metadata: { orderId: request.orderId },
               expand,
             },
@@ -199,17 +231,21 @@ export function createStripeProvider(options: StripeProviderOptions): StripeProv
         ),
       ),
     confirmIntent: ({ paymentIntentId, paymentMethod, returnUrl, idempotencyKey }) =>
-      call('confirm_intent', '/v1/payment_intents/:id/confirm', idempotencyKey, async () =>
+      call('payment_intents.confirm', ['POST', '/v1/payment_intents/:id/confirm'], idempotencyKey, async () =>
         intentOf(
           await stripe.paymentIntents.confirm(
             paymentIntentId,
-            { ...(paymentMethod ? { payment_method: paymentMethod } : {}), return_url: returnUrl, expand },
+            {
+              ...(paymentMethod ? { payment_method: paymentMethod } : {}),
+              ...(returnUrl ? { return_url: returnUrl } : {}),
+              expand,
+            },
             { idempotencyKey },
           ),
         ),
       ),
     captureIntent: ({ paymentIntentId, amountCents, idempotencyKey }) =>
-      call('capture_intent', '/v1/payment_intents/:id/capture', idempotencyKey, async () =>
+      call('payment_intents.capture', ['POST', '/v1/payment_intents/:id/capture'], idempotencyKey, async () =>
         intentOf(
           await stripe.paymentIntents.capture(
             paymentIntentId,
@@ -219,7 +255,7 @@ export function createStripeProvider(options: StripeProviderOptions): StripeProv
         ),
       ),
     cancelIntent: ({ paymentIntentId, idempotencyKey }) =>
-      call('cancel_intent', '/v1/payment_intents/:id/cancel', idempotencyKey, async () =>
+      call('payment_intents.cancel', ['POST', '/v1/payment_intents/:id/cancel'], idempotencyKey, async () =>
         intentOf(
           await stripe.paymentIntents.cancel(
             paymentIntentId,
@@ -229,11 +265,11 @@ export function createStripeProvider(options: StripeProviderOptions): StripeProv
         ),
       ),
     retrieveIntent: (paymentIntentId) =>
-      call('retrieve_intent', '/v1/payment_intents/:id', undefined, async () =>
+      call('payment_intents.retrieve', ['GET', '/v1/payment_intents/:id'], undefined, async () =>
         intentOf(await stripe.paymentIntents.retrieve(paymentIntentId, { expand })),
       ),
     refund: ({ paymentIntentId, amountCents, orderId, idempotencyKey }) =>
-      call('refund', '/v1/refunds', idempotencyKey, async () => {
+      call('refunds.create', ['POST', '/v1/refunds'], idempotencyKey, async () => {
         const refund = await stripe.refunds.create(
           {
             payment_intent: paymentIntentId,

@@ -1,5 +1,6 @@
-// The refunds of returns in PostgreSQL (migrations/0005): SQL only; every function takes the pool or an open
-// transaction. One row per return refunded, written with the refunded payment's refunded cents in one statement.
+// The refunds of returns in PostgreSQL (migrations/0005, 0006): SQL only; every function takes the pool or an open
+// transaction. One row per return refunded, written with the refunded payment's refunded cents in one statement, and
+// the provider's declines of a return's refund counted.
 import type { Queryable } from '@meridian/db'
 
 export interface ReturnRefundRecord {
@@ -19,16 +20,32 @@ const columns = (sql: Queryable) =>
 
 export function createReturnRefundsRepository(db: Queryable) {
   return {
-    /** The return's refund; undefined while the return was never refunded. */
-    async findByReturnId(returnId: string, sql: Queryable = db): Promise<ReturnRefundRecord | undefined> {
-      const [row] = await sql<ReturnRefundRecord[]>`
-        select ${columns(sql)} from return_refunds where return_id = ${returnId}`
-      return row
-    },
-
     /** See returnRefundRecorded. */
     record: (refund: NewReturnRefund, sql: Queryable = db): Promise<ReturnRefundRecord> =>
       returnRefundRecorded(sql, refund),
+
+    /** The return's refund (undefined while never refunded) and how many times the provider declined it, in one read. */
+    async refundStateOf(
+      returnId: string,
+      sql: Queryable = db,
+    ): Promise<{ recorded: ReturnRefundRecord | undefined; declines: number }> {
+      const [row] = await sql<(Partial<ReturnRefundRecord> & { declines: number | null })[]>`
+        select ${columns(sql)}, (select declines from return_refund_declines where return_id = ${returnId}) as declines
+        from (select 1) as one left join return_refunds on return_id = ${returnId}`
+      const declines = row?.declines ?? 0
+      if (!row || row.returnId === null || row.returnId === undefined)
+        return { recorded: undefined, declines }
+      const { declines: _, ...recorded } = row
+      return { recorded: recorded as ReturnRefundRecord, declines }
+    },
+
+    /** One more decline of the return's refund by the provider. */
+    async recordDecline(returnId: string, sql: Queryable = db): Promise<void> {
+      await sql`
+        insert into return_refund_declines (return_id, declines) values (${returnId}, 1)
+        on conflict (return_id) do update
+          set declines = return_refund_declines.declines + 1, updated_at = now()`
+    },
   }
 }
 

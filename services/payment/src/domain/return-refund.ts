@@ -14,8 +14,13 @@ import type { PaymentRecord, PaymentsRepository } from '../data/payments-reposit
 import type { ReturnRefundRecord, ReturnRefundsRepository } from '../data/return-refunds-repository.ts'
 import { serviceSource } from './payment-data.ts'
 
-/** The provider's Idempotency-Key of a return's refund: every attempt of the return sends it. */
-export const returnRefundKey = (returnId: string) => `refund-return-${returnId}`
+/**
+ * The provider's Idempotency-Key of a return's refund: every attempt sends the same one until the provider declines
+ * it; after `declines` known declines the next attempt asks under a new one (the provider replays a key's declined
+ * refund). An attempt whose answer was lost counted no decline: it replays the refund that may have been made.
+ */
+export const returnRefundKey = (returnId: string, declines = 0) =>
+  declines === 0 ? `refund-return-${returnId}` : `refund-return-${returnId}-${declines}`
 
 export type RefundReturnOutcome =
   /** refunded at the provider now and recorded: payment.refunded appended */
@@ -120,9 +125,11 @@ async function answerDeclined(
  *   from the record, nothing refunded (a record of another order: payment.refund_failed);
  * - the amount is missing or not an amount of cents, the order has no paid payment, or the amount is more than its
  *   payment has left unrefunded: payment.refund_failed saying so, the provider is not called;
- * - else exactly that amount of the payment's charge is refunded at the provider under `refund-return-<returnId>`,
+ * - else exactly that amount of the payment's charge is refunded at the provider under `refund-return-<returnId>`
+ *   (with `-<n>` after n declines: returnRefundKey),
  *   recorded with the payment's refunded cents, and payment.refunded appended. A 4xx the provider will answer again
- *   (declined, amount too large, charge not refundable) appends payment.refund_failed with its reason; any other
+ *   (declined, amount too large, charge not refundable) counts a decline and appends payment.refund_failed with its
+ *   reason; any other
  *   failure (unavailable, timed out, 5xx, 409, 429) throws, so the event is retried and nothing is written.
  */
 export async function refundReturn(
@@ -133,9 +140,9 @@ export async function refundReturn(
   const { payments, returnRefunds, provider } = deps
   const request = returnRefundRequest(data)
   // the lock and the two reads go out together, run in this order
-  const [, recorded, succeeded] = await Promise.all([
+  const [, { recorded, declines }, succeeded] = await Promise.all([
     payments.lockOrder(request.orderId, tx),
-    returnRefunds.findByReturnId(request.returnId, tx),
+    returnRefunds.refundStateOf(request.returnId, tx),
     payments.lockSucceededOfOrder(request.orderId, tx),
   ])
   if (recorded) {
@@ -156,11 +163,12 @@ export async function refundReturn(
     refund = await provider.refund({
       chargeId: payment.providerChargeId ?? '',
       amountCents,
-      idempotencyKey: returnRefundKey(request.returnId),
+      idempotencyKey: returnRefundKey(request.returnId, declines),
     })
   } catch (error) {
     const declined = refundDeclineOf(error)
     if (declined === undefined) throw error
+    await returnRefunds.recordDecline(request.returnId, tx)
     return answerDeclined(request, declined, tx)
   }
   const record = await returnRefunds.record(

@@ -8,7 +8,7 @@ export const cards = {
   succeeds: '4242424242424242',
   delayed: '4000000000000077',
   declined: '4000000000000002',
-  rateLimited: '4000000000009995',
+  rateLimited: '4000000000000341',
   providerError: '4000000000000119',
   hangs: '4000000000000259',
 } as const
