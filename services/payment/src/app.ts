@@ -3,7 +3,8 @@
 // /payments the gateway forwards unchanged), the provider adapter, the payment use cases its consumers call
 // (events/: charges, the saga's refunds and returns' refunds), the orders payment heard of (who may pay each, what is due), and the charge reconciler
 // (domain/reconciler.ts) on its clock (the kit's scheduleRounds), which settles the charges whose outcome the
-// provider did not tell in time. Never listens; main.ts and tests build it.
+// provider did not tell in time, as the provider's webhooks do (routes/stripe-webhooks, signed). Never listens;
+// main.ts and tests build it.
 import { createDatabase, type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
@@ -22,13 +23,16 @@ import { createChargeAttemptsRepository } from './data/charge-attempts-repositor
 import { createIdempotencyKeysRepository } from './data/idempotency-keys-repository.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
+import { createProviderEventsRepository } from './data/provider-events-repository.ts'
 import { createReturnRefundsRepository } from './data/return-refunds-repository.ts'
 import { paymentFingerprints } from './domain/idempotency.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
+import { type ProviderEvent, receiveProviderEvent } from './domain/provider-events.ts'
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
 import { type PaymentEventType, paymentConsumers } from './events/consumers.ts'
 import { paymentsGuards } from './routes/payments/access.ts'
 import { paymentsRoutes } from './routes/payments/index.ts'
+import { stripeWebhookRoutes } from './routes/stripe-webhooks/index.ts'
 
 export const serviceName = 'payment'
 
@@ -139,6 +143,11 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
   await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, paymentsRoutes, { payments, guards: paymentsGuards(app) }, { atRoot: true })
+  const providerEvents = tracedRepository('provider_events', createProviderEventsRepository(sql))
+  await registerVersionedApi(app, stripeWebhookRoutes, {
+    webhookSecret: config.STRIPE_WEBHOOK_SECRET,
+    receive: (event: ProviderEvent) => receiveProviderEvent({ providerEvents, reconciler }, event),
+  })
 
   const consumers = await registerServiceEvents(app, {
     ...dependencies,

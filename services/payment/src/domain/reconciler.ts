@@ -144,6 +144,19 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
 
   return {
     /**
+     * The pending attempt made under `idempotencyKey`, settled now (the provider's webhook told its outcome), as a
+     * round would: under the order's lock, so the webhook and a round settle it once, whichever comes first.
+     * Undefined when no attempt under that key is pending (settled already, or not a charge of this service's).
+     */
+    async reconcileKey(idempotencyKey: string): Promise<Reconciliation | undefined> {
+      const due = await chargeAttempts.findByKey(idempotencyKey)
+      if (due?.status !== 'pending') return undefined
+      const result = await reconcileAttempt(due)
+      report(result)
+      return result
+    },
+
+    /**
      * One round: every pending attempt at least `olderThanMs` old (default `afterMs`), up to the batch size, least
      * recently checked first. Answers each attempt's reconciliation; one attempt's failure does not stop the round.
      */

@@ -1,0 +1,65 @@
+// The provider's webhook events (Stripe's, their signature checked by the route), applied once each. A PaymentIntent
+// that succeeded or failed settles the charge attempt it was made under (the event names the request's idempotency
+// key) through the reconciler's own settlement, under the order's lock: a charge whose answer was lost is settled by
+// its webhook or by the reconciler's round, whichever comes first, never twice; one settled already is left as it is.
+// Every other type is acknowledged and kept. The event is recorded after it was applied: a redelivery finds it and is
+// acknowledged without applying it again; one that comes while the first still applies applies nothing the first did
+// not (the settlement is idempotent).
+import type { ProviderEventsRepository } from '../data/provider-events-repository.ts'
+import type { Reconciliation } from './reconciler.ts'
+
+/** A provider's event as the payment service reads it (Stripe's Event: id, type, the object, the request's key). */
+export interface ProviderEvent {
+  id: string
+  type: string
+  data: { object: { id?: string; object?: string; payment_intent?: unknown } }
+  request?: { id?: string | null; idempotency_key?: string | null } | null
+}
+
+export interface ProviderEventsDependencies {
+  providerEvents: ProviderEventsRepository
+  reconciler: { reconcileKey(idempotencyKey: string): Promise<Reconciliation | undefined> }
+}
+
+export type ProviderEventOutcome =
+  /** delivered before: acknowledged, nothing applied again */
+  | 'duplicate'
+  /** a charge attempt whose outcome was unknown is settled (processed, failed, refunded, settled, pending, …) */
+  | `settled: ${string}`
+  /** about a charge this service settled already, or did not make */
+  | 'nothing to settle'
+  /** a type this service keeps without acting on it */
+  | 'recorded'
+
+const settling = new Set(['payment_intent.succeeded', 'payment_intent.payment_failed'])
+
+/** The PaymentIntent an event is about: its object's, or the one its object (a charge, a dispute) belongs to. */
+function paymentIntentOf(event: ProviderEvent): string | undefined {
+  const object = event.data.object
+  if (object.object === 'payment_intent' && typeof object.id === 'string') return object.id
+  const intent = object.payment_intent
+  if (typeof intent === 'string') return intent
+  if (intent && typeof intent === 'object' && 'id' in intent && typeof intent.id === 'string')
+    return intent.id
+  return undefined
+}
+
+export async function receiveProviderEvent(
+  deps: ProviderEventsDependencies,
+  event: ProviderEvent,
+): Promise<ProviderEventOutcome> {
+  if (await deps.providerEvents.exists(event.id)) return 'duplicate'
+  let outcome: ProviderEventOutcome = 'recorded'
+  const key = event.request?.idempotency_key
+  if (settling.has(event.type)) {
+    const settled = key ? await deps.reconciler.reconcileKey(key) : undefined
+    outcome = settled ? `settled: ${settled.outcome}` : 'nothing to settle'
+  }
+  const first = await deps.providerEvents.recordOnce({
+    eventId: event.id,
+    type: event.type,
+    paymentIntent: paymentIntentOf(event),
+    outcome,
+  })
+  return first ? outcome : 'duplicate'
+}
