@@ -31,7 +31,7 @@ export function auditView({ session }: ViewContext): View {
   const errors = h('div', { 'aria-live': 'assertive' })
   const unavailable = h('p', { role: 'status', class: 'outcome-note' })
   const list = h('div', { 'aria-busy': 'true' }, loading('the audit trail'))
-  const shown: AuditEntry[] = []
+  let shown: AuditEntry[] = []
   let next: string | null = null
   /** the latest read: an answer to an earlier one (other filters) is dropped */
   let latestRead = 0
@@ -53,9 +53,9 @@ export function auditView({ session }: ViewContext): View {
       )
       show(list, table())
       // what the list shows, for whoever waits for it (a test, an assistive tool): the filter of its answer
-      const shown = new URLSearchParams(query)
-      list.setAttribute('data-action', shown.get('action') ?? '')
-      list.setAttribute('data-actor', shown.get('actor') ?? '')
+      const filter = new URLSearchParams(query)
+      list.setAttribute('data-action', filter.get('action') ?? '')
+      list.setAttribute('data-actor', filter.get('actor') ?? '')
     } catch (error) {
       if (reading === latestRead) show(list, errorBox(error))
     } finally {
