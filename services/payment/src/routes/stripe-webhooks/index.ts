@@ -6,13 +6,17 @@
 // a failure while applying it is a 5xx, and the provider delivers it again later.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppError } from '@meridian/contracts'
-import { errorResponses } from '@meridian/service-kit'
+import { bodyLimitBytes, errorResponses } from '@meridian/service-kit'
 import Stripe from 'stripe'
 import { Type } from 'typebox'
 import type { ProviderEvent, ProviderEventOutcome } from '../../domain/provider-events.ts'
 
-/** The most an event's body may hold (Stripe's are a few KB; the largest objects stay far below). */
-export const webhookBodyLimit = 256 * 1024
+/**
+ * The most an event's body may hold: every route's limit (Stripe's events are a few KB). Not a smaller one of its own:
+ * the gateway refuses a body over the common limit itself, and a service refusing a smaller one early closes the
+ * connection under the gateway's upload, which the gateway can only answer 503 (found by the API fuzzing).
+ */
+export const webhookBodyLimit = bodyLimitBytes
 
 /** How old a delivery's signed timestamp may be, seconds (Stripe's own default). */
 export const webhookToleranceSeconds = 300
