@@ -46,6 +46,11 @@ export const eventParties: {
     consumers: ['notification', 'order'],
     summary: "the order's payment was declined or failed",
   },
+  'payment.action_required': {
+    producer: 'payment',
+    consumers: ['order'],
+    summary: "the order's card asks the customer to authenticate the charge (3-D Secure) first",
+  },
   'payment.refunded': {
     producer: 'payment',
     consumers: ['order'],

@@ -90,6 +90,18 @@ export type OrderPlacedData = Static<typeof OrderPlacedData>
 export const PaymentProcessedData = Type.Object({ ...OrderPlacedData.properties, paymentId: Id })
 export const PaymentFailedData = Type.Object({ orderId: Id, reason: Type.String() })
 /**
+ * payment.action_required — the order's card asks the customer to authenticate the charge (3-D Secure) before it is
+ * made: `authenticateUrl` is the provider's page for the customer's browser (absent when the provider gave none), and
+ * the payment service waits until `expiresAt`; then payment.processed (confirmed) or payment.failed (refused, or no
+ * answer in time: the provider's payment is cancelled) follows. Sent again with the same content while it waits
+ * when the saga asks again (payment.requested).
+ */
+export const PaymentActionRequiredData = Type.Object({
+  orderId: Id,
+  authenticateUrl: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2000 })),
+  expiresAt: Type.String({ format: 'date-time', maxLength: 64 }),
+})
+/**
  * Why a refund is made (1.1.0 of payment.refund_requested, 1.2.0 of payment.refunded): `compensation` (the order saga
  * undoes a failed or cancelled order: the whole order; absent in older events) or `return` (a return's returned lines:
  * the amount asked, under the return's own key). The order saga reads only compensations' refunds.
@@ -275,6 +287,7 @@ export const eventCatalogue = {
   'order.placed': { version: '1.0.0', data: OrderPlacedData },
   'payment.processed': { version: '1.0.0', data: PaymentProcessedData },
   'payment.failed': { version: '1.0.0', data: PaymentFailedData },
+  'payment.action_required': { version: '1.0.0', data: PaymentActionRequiredData },
   'payment.refunded': { version: '1.2.0', data: PaymentRefundedData },
   'payment.refund_failed': { version: '1.0.0', data: PaymentRefundFailedData },
   'inventory.reserved': { version: '1.1.0', data: InventoryReservedData },

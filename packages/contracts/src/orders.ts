@@ -8,6 +8,9 @@ import { StringEnum, Text } from './schema-kinds.ts'
 /**
  * An order's status. Placing an order makes it `placed`; the order saga (issue 14) moves it on:
  * - `placed`: accepted and priced from the catalogue; order.placed is in the outbox, payment not yet attempted
+ * - `payment_action_required`: the card asks the customer to authenticate the charge (3-D Secure): `_links.authenticate`
+ *   is the provider's page; the confirmation moves it to `paid`, a refusal or no answer before the payment service's
+ *   deadline to `payment_failed`
  * - `payment_failed`: payment.failed came back for it; nothing was charged or reserved; the customer may pay it
  *   (POST /payments with the amount due), and the saga goes on to `paid`
  * - `paid`: payment.processed came back; stock is not yet reserved
@@ -22,6 +25,7 @@ import { StringEnum, Text } from './schema-kinds.ts'
  */
 export const orderStatuses = [
   'placed',
+  'payment_action_required',
   'payment_failed',
   'paid',
   'reserved',
@@ -40,7 +44,12 @@ export const OrderStatus = StringEnum(orderStatuses, { description: 'see States 
  * the saga asked shipping for the shipment in the transaction that made the order `reserved`, so a refund then could
  * go with a shipment.
  */
-export const cancellableOrderStatuses: readonly OrderStatus[] = ['placed', 'payment_failed', 'paid']
+export const cancellableOrderStatuses: readonly OrderStatus[] = [
+  'placed',
+  'payment_action_required',
+  'payment_failed',
+  'paid',
+]
 
 const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
 const AddressLine = Text({ minLength: 1, maxLength: 200 })
@@ -116,7 +125,16 @@ const NamedLink = (description: string) =>
 export const OrderResourceLinks = Type.Object(
   {
     self: NamedLink('GET: the order'),
-    cancel: Type.Optional(NamedLink('POST: while the order can be cancelled (placed, payment_failed, paid)')),
+    cancel: Type.Optional(
+      NamedLink(
+        'POST: while the order can be cancelled (placed, payment_action_required, payment_failed, paid)',
+      ),
+    ),
+    authenticate: Type.Optional(
+      NamedLink(
+        "GET, in the customer's browser: the payment provider's 3-D Secure page, while the order is payment_action_required",
+      ),
+    ),
     payment: Type.Optional(
       NamedLink(
         'GET /api/v1/payments/{paymentId}: the payment of the order, once payment.processed named it',

@@ -43,6 +43,8 @@ export const CompensationState = StringEnum(compensationStates)
 export const stepOutcomes = [
   'started',
   'requested',
+  /** the step waits for the customer (the payment's 3-D Secure authentication) */
+  'waiting',
   'succeeded',
   'failed',
   'timed_out',

@@ -26,6 +26,7 @@ const placed: SagaInstance = {
   paymentId: null,
   reservationId: null,
   shipmentId: null,
+  authenticateUrl: null,
   orderStatus: 'placed',
 }
 
@@ -173,6 +174,87 @@ describe('the forward steps', () => {
       state: 'failed',
     })
     expect(done.deadlineInMs).toBeNull()
+  })
+})
+
+describe('3-D Secure: the payment waits for the customer', () => {
+  const waiting: SagaFact = {
+    kind: 'payment.action_required',
+    authenticateUrl: 'https://provider.example/3ds/pi_1',
+    expiresAt: '2026-11-29T12:10:00.000Z',
+  }
+
+  it('when payment.action_required comes, then the order is payment_action_required with the page, the saga still waits for the payment, and nothing is sent', () => {
+    const decision = decide(placed, waiting, timing)
+    expect(decision.next).toMatchObject({
+      state: 'created',
+      step: 'payment',
+      attempt: 1,
+      orderStatus: 'payment_action_required',
+      authenticateUrl: 'https://provider.example/3ds/pi_1',
+    })
+    expect(decision.deadlineInMs).toBe(1000)
+    expect(decision.commands).toEqual([])
+    expect(decision.log).toEqual([
+      {
+        step: 'payment',
+        outcome: 'waiting',
+        attempt: 1,
+        detail: 'authentication asked until 2026-11-29T12:10:00.000Z',
+      },
+    ])
+  })
+
+  it('when the customer takes longer than every attempt of the step, then each answer that it still waits starts the attempts again: the saga never fails while the payment waits', () => {
+    let instance = decide(placed, waiting, timing).next
+    for (let round = 0; round < 5; round += 1) {
+      const timedOut = decide(instance, { kind: 'timeout' }, timing)
+      expect(timedOut.commands).toEqual([{ type: 'payment.requested', attempt: 2 }])
+      const answered = decide(timedOut.next, waiting, timing)
+      expect(answered.next).toMatchObject({ state: 'created', attempt: 1 })
+      expect(answered.log).toEqual([])
+      instance = answered.next
+    }
+    expect(instance.orderStatus).toBe('payment_action_required')
+  })
+
+  it('when the customer confirms, then the saga goes on to paid; when it is refused or too late, then payment_failed with nothing to undo', () => {
+    const confirmed = run([waiting, paid])
+    expect(confirmed.instance).toMatchObject({ state: 'payment_processed', orderStatus: 'paid' })
+    expect(confirmed.commands).toEqual([])
+    const refused = run([waiting, { kind: 'payment.failed', reason: 'authentication failed' }])
+    expect(refused.instance).toMatchObject({
+      state: 'failed',
+      orderStatus: 'payment_failed',
+      compensation: 'none',
+      failureReason: 'authentication failed',
+    })
+    expect(refused.commands).toEqual([])
+  })
+
+  it('when the customer cancels while the payment waits, then the order is cancelling and the compensations run', () => {
+    const decision = decide(
+      decide(placed, waiting, timing).next,
+      { kind: 'cancel', reason: 'changed my mind' },
+      timing,
+    )
+    expect(decision.next).toMatchObject({
+      state: 'cancelled',
+      orderStatus: 'cancelling',
+      compensation: 'running',
+    })
+    expect(decision.commands.map((command) => command.type)).toEqual([
+      'order.cancelled',
+      'inventory.release_requested',
+    ])
+  })
+
+  it('when payment.action_required comes after the saga moved on, then nothing changes', () => {
+    const after = run([paid]).instance
+    const decision = decide(after, waiting, timing)
+    expect(decision.next).toEqual(after)
+    expect(decision.commands).toEqual([])
+    expect(decision.log[0]).toMatchObject({ step: 'payment', outcome: 'waiting' })
   })
 })
 

@@ -86,6 +86,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     secretKey: config.STRIPE_SECRET_KEY,
     ...(config.STRIPE_API_BASE === undefined ? {} : { apiBase: config.STRIPE_API_BASE }),
     timeoutMs: config.PAYMENT_PROVIDER_TIMEOUT_MS,
+    ...(config.PAYMENT_RETURN_URL === undefined ? {} : { returnUrl: config.PAYMENT_RETURN_URL }),
   })
   app.addHook('onClose', () => provider.close())
   const idempotencyKeys = tracedRepository('idempotency_keys', createIdempotencyKeysRepository(sql))
@@ -109,6 +110,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     idempotencyKeys,
     provider,
     autonomous,
+    authenticationTimeoutMs: config.PAYMENT_AUTHENTICATION_TIMEOUT_MS,
     idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,
     fingerprints: paymentFingerprints(config.IDEMPOTENCY_SECRET),
     // a 'running' key outlives its holder only if the process died mid-request: taken over after a few timeouts
@@ -127,6 +129,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
     orders,
     chargeAttempts,
     provider,
+    authenticationTimeoutMs: config.PAYMENT_AUTHENTICATION_TIMEOUT_MS,
     logger: app.log,
     afterMs: config.PAYMENT_RECONCILE_AFTER_MS,
     counter: reconciled,

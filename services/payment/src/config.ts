@@ -34,6 +34,22 @@ export const PaymentEnv = serviceEnv({
     ...developmentOnlyDefault('whsec_meridian_development'),
     description: 'the secret the provider signs its webhooks with (a Secret)',
   }),
+  PAYMENT_RETURN_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s]+$',
+      maxLength: 2000,
+      expectation: 'must be an http(s) address, e.g. https://shop.example/orders',
+      description:
+        "where the customer's browser is sent back to after authenticating a payment (3-D Secure): the shop's order page. Unset in production, a card that asks for authentication is declined; in development it is the console's orders page",
+    }),
+  ),
+  PAYMENT_AUTHENTICATION_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 86_400_000,
+    default: 600_000,
+    description:
+      'how long the customer has to authenticate a payment (3-D Secure), ms: then the payment is cancelled and fails',
+  }),
   PAYMENT_PROVIDER_TIMEOUT_MS: Type.Integer({
     minimum: 100,
     maximum: 60_000,
@@ -65,6 +81,9 @@ export type PaymentConfig = Static<typeof PaymentEnv>
 /** The payment-provider simulator's address: the development default of STRIPE_API_BASE, refused in production. */
 export const simulatorApiBase = 'http://127.0.0.1:3099'
 
+/** The console's orders page through the development gateway: the development default of PAYMENT_RETURN_URL. */
+export const developmentReturnUrl = 'http://127.0.0.1:8080/console/#/orders'
+
 export function loadPaymentConfig(env: NodeJS.ProcessEnv = process.env): PaymentConfig {
   const config = loadConfig(PaymentEnv, env)
   if (config.NODE_ENV === 'production') {
@@ -74,5 +93,9 @@ export function loadPaymentConfig(env: NodeJS.ProcessEnv = process.env): Payment
       ])
     return config
   }
-  return { ...config, STRIPE_API_BASE: config.STRIPE_API_BASE ?? simulatorApiBase }
+  return {
+    ...config,
+    STRIPE_API_BASE: config.STRIPE_API_BASE ?? simulatorApiBase,
+    PAYMENT_RETURN_URL: config.PAYMENT_RETURN_URL ?? developmentReturnUrl,
+  }
 }

@@ -53,6 +53,7 @@ beforeAll(async () => {
     chargeAttempts: createChargeAttemptsRepository(counter.sql),
     returnRefunds: createReturnRefundsRepository(counter.sql),
     provider: payment.provider,
+    authenticationTimeoutMs: 600_000,
     // counted too: the same pool (its second connection) stands for the autonomous one
     autonomous: counter.sql,
   }

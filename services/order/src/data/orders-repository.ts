@@ -28,6 +28,8 @@ export interface OrderRecord {
   paymentId: string | null
   /** its shipment (shipment.created), as its saga recorded it; null until then */
   shipmentId: string | null
+  /** the provider's 3-D Secure page while its payment waits for the customer (payment.action_required) */
+  authenticateUrl: string | null
 }
 
 export interface NewOrder {
@@ -77,10 +79,10 @@ export interface LockedOrder {
 }
 
 // bigint columns come back as text from postgres.js: read back as numbers (at most 10^10 cents, exact)
-type OrderRow = Omit<OrderRecord, 'totalCents' | 'items' | 'paymentId' | 'shipmentId'> & {
+type OrderRow = Omit<OrderRecord, 'totalCents' | 'items' | 'paymentId' | 'shipmentId' | 'authenticateUrl'> & {
   totalCents: string | number
 }
-type StepIds = Pick<OrderRecord, 'paymentId' | 'shipmentId'>
+type StepIds = Pick<OrderRecord, 'paymentId' | 'shipmentId' | 'authenticateUrl'>
 type ItemRow = Omit<OrderItemRecord, 'priceCents'> & { orderId: string; priceCents: string | number }
 
 const orderColumns = [
@@ -135,12 +137,12 @@ export function createOrdersRepository(db: Queryable) {
   async function stepIdsOf(orderIds: readonly string[], sql: Queryable): Promise<Map<string, StepIds>> {
     if (orderIds.length === 0) return new Map()
     const rows = await sql<(StepIds & { orderId: string })[]>`
-      select order_id, payment_id, shipment_id from sagas
+      select order_id, payment_id, shipment_id, authenticate_url from sagas
       where order_id = any(${sql.array([...orderIds])}::uuid[])`
     return new Map(rows.map(({ orderId, ...ids }) => [orderId, ids]))
   }
 
-  const noStepIds: StepIds = { paymentId: null, shipmentId: null }
+  const noStepIds: StepIds = { paymentId: null, shipmentId: null, authenticateUrl: null }
 
   return {
     /** Inserts the order and its items (lines numbered in the order given), in one statement. */
@@ -183,7 +185,7 @@ export function createOrdersRepository(db: Queryable) {
     async findById(id: string, sql: Queryable = db): Promise<OrderRecord | undefined> {
       const [row] = await sql<(OrderRow & StepIds & { items: ItemJson[] })[]>`
         select o.id, o.customer_id, o.status, o.total_cents, o.shipping_address, o.created_at, o.updated_at,
-          s.payment_id, s.shipment_id, ${itemsJson(sql)} as items
+          s.payment_id, s.shipment_id, s.authenticate_url, ${itemsJson(sql)} as items
         from orders o left join sagas s on s.order_id = o.id
         where o.id = ${id}`
       if (!row) return undefined

@@ -41,6 +41,11 @@ const sagaEventRoutes = {
     kind: 'payment.processed',
     paymentId: data.paymentId,
   })),
+  'payment.action_required': aboutOrder('payment.action_required', (data) => ({
+    kind: 'payment.action_required',
+    authenticateUrl: data.authenticateUrl ?? null,
+    expiresAt: data.expiresAt,
+  })),
   'payment.failed': aboutOrder('payment.failed', (data) => ({ kind: 'payment.failed', reason: data.reason })),
   // a return's refund (cause: return) is the return's, never a compensation of the order
   'payment.refunded': aboutOrder('payment.refunded', (data) =>
@@ -97,12 +102,14 @@ export function orderProcess(timing: SagaTiming) {
       paymentId: (stored.data.paymentId as string | undefined) ?? null,
       reservationId: (stored.data.reservationId as string | undefined) ?? null,
       shipmentId: (stored.data.shipmentId as string | undefined) ?? null,
+      authenticateUrl: (stored.data.authenticateUrl as string | undefined) ?? null,
       orderStatus: order.status,
     }),
     persist: (instance) => ({
       ...(instance.paymentId === null ? {} : { paymentId: instance.paymentId }),
       ...(instance.reservationId === null ? {} : { reservationId: instance.reservationId }),
       ...(instance.shipmentId === null ? {} : { shipmentId: instance.shipmentId }),
+      ...(instance.authenticateUrl === null ? {} : { authenticateUrl: instance.authenticateUrl }),
     }),
     commandEvent: (command, { key, instance, owner }) => commandEvent(command, key, owner, instance),
     owner: {

@@ -47,15 +47,18 @@ import type { SagaProcess } from './saga-process.ts'
 export const customerCancelReason = 'cancelled by the customer'
 
 /**
- * An order's links: `self`, `cancel` while it can be cancelled, `payment` and `shipment` once its saga heard of
+ * An order's links: `self`, `cancel` while it can be cancelled, `authenticate` while its payment waits for the
+ * customer's 3-D Secure authentication (the provider's page), `payment` and `shipment` once its saga heard of
  * them (the ids payment.processed and shipment.created carried), and `returns` once it can be returned (shipped,
  * delivered).
  */
 export function orderResourceLinks(
-  record: Pick<OrderRecord, 'id' | 'status' | 'paymentId' | 'shipmentId'>,
+  record: Pick<OrderRecord, 'id' | 'status' | 'paymentId' | 'shipmentId' | 'authenticateUrl'>,
 ): OrderResourceLinks {
   const links: OrderResourceLinks = { self: { href: orderHref(record.id), method: 'GET' } }
   if (isCancellable(record.status)) links.cancel = { href: `${orderHref(record.id)}/cancel`, method: 'POST' }
+  if (record.status === 'payment_action_required' && record.authenticateUrl)
+    links.authenticate = { href: record.authenticateUrl, method: 'GET' }
   if (record.paymentId) links.payment = { href: paymentHref(record.paymentId), method: 'GET' }
   if (record.shipmentId) links.shipment = { href: shipmentHref(record.shipmentId), method: 'GET' }
   if (isReturnable(record.status)) links.returns = { href: `${orderHref(record.id)}/returns`, method: 'POST' }

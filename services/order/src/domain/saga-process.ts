@@ -107,6 +107,7 @@ export function createSagaProcess({ orders, sagas, timing, processes }: SagaProc
         paymentId: null,
         reservationId: null,
         shipmentId: null,
+        authenticateUrl: null,
         orderStatus: 'placed',
       }
       return processes.start(

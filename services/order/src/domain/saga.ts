@@ -38,12 +38,15 @@ export interface SagaInstance {
   paymentId: string | null
   reservationId: string | null
   shipmentId: string | null
+  /** the provider's 3-D Secure page while the payment waits for the customer (payment.action_required) */
+  authenticateUrl: string | null
   orderStatus: OrderStatus
 }
 
 /** What happened. */
 export type SagaFact =
   | { kind: 'payment.processed'; paymentId: string }
+  | { kind: 'payment.action_required'; authenticateUrl: string | null; expiresAt: string }
   | { kind: 'payment.failed'; reason: string }
   | { kind: 'inventory.reserved'; reservationId: string }
   | { kind: 'inventory.failed'; reason: string }
@@ -344,6 +347,36 @@ function paidAgain(instance: SagaInstance, timing: SagaTiming, paymentId: string
   }
 }
 
+/**
+ * The payment waits for the customer to authenticate the charge (3-D Secure): the order is payment_action_required
+ * with the provider's page. The payment service owns the deadline (it cancels the provider's payment and answers
+ * payment.failed); the saga keeps asking at its step timeout as for any step, and each answer that the payment still
+ * waits starts its attempts again, so a long authentication never exhausts them.
+ */
+function awaitingAuthentication(
+  instance: SagaInstance,
+  timing: SagaTiming,
+  fact: Extract<SagaFact, { kind: 'payment.action_required' }>,
+): SagaDecision {
+  const detail = `authentication asked until ${fact.expiresAt}`
+  if (instance.state !== 'created') {
+    return unchanged(instance, [{ step: 'payment', outcome: 'waiting', detail: `${detail} (not awaited)` }])
+  }
+  const first = instance.orderStatus !== 'payment_action_required'
+  return {
+    next: {
+      ...instance,
+      step: 'payment',
+      attempt: 1,
+      authenticateUrl: fact.authenticateUrl,
+      orderStatus: 'payment_action_required',
+    },
+    deadlineInMs: timing.stepTimeoutMs,
+    commands: [],
+    log: first ? [{ step: 'payment', outcome: 'waiting', attempt: instance.attempt, detail }] : [],
+  }
+}
+
 export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTiming): SagaDecision {
   switch (fact.kind) {
     case 'payment.processed':
@@ -372,6 +405,9 @@ export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTimin
         log: [...shipped.log, { step: 'order', outcome: 'succeeded', detail: 'delivered' }],
       }
     }
+
+    case 'payment.action_required':
+      return awaitingAuthentication(instance, timing, fact)
 
     case 'payment.failed':
       if (instance.state !== 'created') {

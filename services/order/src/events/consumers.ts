@@ -17,6 +17,7 @@ export const consumerGroup = 'order'
 /** The answers the order's processes follow. */
 export const orderEventTypes = [
   'payment.processed',
+  'payment.action_required',
   'payment.failed',
   'payment.refunded',
   'payment.refund_failed',
@@ -46,6 +47,7 @@ export function orderConsumers(
     consumerGroup,
     {
       'payment.processed': handle('payment.processed'),
+      'payment.action_required': handle('payment.action_required'),
       'payment.failed': handle('payment.failed'),
       'payment.refunded': handle('payment.refunded'),
       'payment.refund_failed': handle('payment.refund_failed'),

@@ -10,7 +10,7 @@
 // card.
 import { AppError, ErrorCode } from '@meridian/contracts'
 import { appErrorForUpstreamStatus, inSpan, UpstreamStatusError } from '@meridian/service-kit'
-import { createStripeProvider, type StripeProviderOptions } from './stripe-provider.ts'
+import { createStripeProvider, type ProviderIntent, type StripeProviderOptions } from './stripe-provider.ts'
 
 export interface ProviderCard {
   number: string
@@ -65,14 +65,47 @@ export interface RefundRequest {
   requestId?: string
 }
 
+/** The answer to a charge that may ask the customer to authenticate first (3-D Secure). */
+export type ChargeAnswer =
+  | { kind: 'charged'; charge: ProviderCharge }
+  /** the card's issuer asks the customer first: the provider's payment (pi_…) waits, with its page when it gave one */
+  | { kind: 'authenticate'; intentId: string; authenticateUrl: string | undefined }
+
+/** Where a payment that waited for the customer's authentication stands at the provider. */
+export type AuthenticationStanding =
+  | { status: 'succeeded'; charge: ProviderCharge }
+  /** still waiting for the customer (or the provider still processes it) */
+  | { status: 'waiting'; authenticateUrl: string | undefined }
+  /** refused, failed, or cancelled: nothing was charged */
+  | { status: 'failed'; reason: string }
+
+/** Why a payment whose authentication was not completed in time failed. */
+export const authenticationExpired = "The card's authentication (3-D Secure) was not completed in time"
+
 export interface PaymentProvider {
   tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken>
+  /** a charge made now; one whose card asks for authentication is declined (402) */
   charge(request: ChargeRequest): Promise<ProviderCharge>
+  /**
+   * a charge that may ask the customer to authenticate first (the order step's): with a return address configured,
+   * such a card answers `authenticate` with the provider's page; without one it is declined as `charge` declines it
+   */
+  chargeOrAuthenticate(request: ChargeRequest): Promise<ChargeAnswer>
+  /** where a payment that waited for authentication stands (the provider's payment, read back) */
+  authentication(intentId: string): Promise<AuthenticationStanding>
+  /** cancels a payment still waiting for authentication; answers what it became (succeeded if it beat the cancel) */
+  abandonAuthentication(intentId: string, idempotencyKey: string): Promise<AuthenticationStanding>
   refund(request: RefundRequest): Promise<ProviderRefund>
   close(): Promise<void>
 }
 
-export type PaymentProviderOptions = StripeProviderOptions
+export interface PaymentProviderOptions extends StripeProviderOptions {
+  /**
+   * where the customer's browser comes back to after authenticating a payment (PAYMENT_RETURN_URL): with it, a card
+   * that asks for 3-D Secure waits for the customer; without it, such a card is declined
+   */
+  returnUrl?: string
+}
 
 type Refusals = Readonly<Record<string, { field: string; message: string }>>
 
@@ -187,7 +220,41 @@ export function createPaymentProvider(options: PaymentProviderOptions): PaymentP
           'meridian.payment.idempotency_key': request.idempotencyKey,
           'meridian.order_id': request.orderId,
         },
-        () => charge(request),
+        async () => {
+          const answer = await chargeOrAuthenticate(request, undefined)
+          if (answer.kind !== 'charged') throw authenticationRequired()
+          return answer.charge
+        },
+      ),
+    chargeOrAuthenticate: (request) =>
+      span(
+        'charge',
+        {
+          'meridian.payment.idempotency_key': request.idempotencyKey,
+          'meridian.order_id': request.orderId,
+        },
+        () => chargeOrAuthenticate(request, options.returnUrl),
+      ),
+    authentication: (intentId) =>
+      span('authentication', { 'meridian.payment.charge_id': intentId }, async () =>
+        authenticationStandingOf(await stripe.retrieveIntent(intentId)),
+      ),
+    abandonAuthentication: (intentId, idempotencyKey) =>
+      span(
+        'abandon_authentication',
+        { 'meridian.payment.charge_id': intentId, 'meridian.payment.idempotency_key': idempotencyKey },
+        async () => {
+          try {
+            return authenticationStandingOf(
+              await stripe.cancelIntent({ paymentIntentId: intentId, idempotencyKey }),
+            )
+          } catch (error) {
+            // a payment that is no longer cancellable (the customer authenticated meanwhile) is read as it is
+            const cause = error instanceof AppError ? error.cause : undefined
+            if (!(cause instanceof UpstreamStatusError) || cause.status !== 400) throw error
+            return authenticationStandingOf(await stripe.retrieveIntent(intentId))
+          }
+        },
       ),
     refund: (request) =>
       span(
@@ -214,26 +281,62 @@ export function createPaymentProvider(options: PaymentProviderOptions): PaymentP
     close: async () => {},
   }
 
-  async function charge({ amountCents, currency, orderId, token, idempotencyKey }: ChargeRequest) {
+  async function chargeOrAuthenticate(
+    { amountCents, currency, orderId, token, idempotencyKey }: ChargeRequest,
+    returnUrl: string | undefined,
+  ): Promise<ChargeAnswer> {
     const intent = await refusingBadSources(
-      stripe.createIntent({ amountCents, currency, orderId, paymentMethod: token, idempotencyKey }),
+      stripe.createIntent({
+        amountCents,
+        currency,
+        orderId,
+        paymentMethod: token,
+        idempotencyKey,
+        ...(returnUrl ? { returnUrl } : {}),
+      }),
       refusedTokens,
     )
-    if (intent.status === 'requires_action') throw authenticationRequired()
+    if (intent.status === 'requires_action') {
+      if (!returnUrl) throw authenticationRequired()
+      return { kind: 'authenticate', intentId: intent.id, authenticateUrl: intent.action?.url }
+    }
     if (intent.status !== 'succeeded')
       throw new AppError(502, ErrorCode.PAYMENT_SERVICE_ERROR, {
         message: `payment provider left the charge ${intent.status}`,
       })
-    const charged: ProviderCharge = {
-      id: intent.id,
-      status: 'succeeded',
-      amount: intent.amountReceivedCents || intent.amountCents,
-      currency: intent.currency,
-      orderId: intent.orderId ?? orderId,
-      brand: intent.card?.brand ?? 'unknown',
-      last4: intent.card?.last4 ?? '0000',
-    }
-    return charged
+    return { kind: 'charged', charge: chargedBy(intent, orderId) }
+  }
+}
+
+/** The charge a succeeded PaymentIntent made. */
+function chargedBy(intent: ProviderIntent, orderId: string): ProviderCharge {
+  return {
+    id: intent.id,
+    status: 'succeeded',
+    amount: intent.amountReceivedCents || intent.amountCents,
+    currency: intent.currency,
+    orderId: intent.orderId ?? orderId,
+    brand: intent.card?.brand ?? 'unknown',
+    last4: intent.card?.last4 ?? '0000',
+  }
+}
+
+/** Where a PaymentIntent that waited for authentication stands, read from the intent. */
+export function authenticationStandingOf(intent: ProviderIntent): AuthenticationStanding {
+  switch (intent.status) {
+    case 'succeeded':
+      return { status: 'succeeded', charge: chargedBy(intent, intent.orderId ?? '') }
+    case 'requires_action':
+    case 'requires_confirmation':
+    case 'processing':
+      return { status: 'waiting', authenticateUrl: intent.action?.url }
+    case 'canceled':
+      return { status: 'failed', reason: authenticationExpired }
+    default:
+      return {
+        status: 'failed',
+        reason: intent.failure?.message ?? "The card's authentication (3-D Secure) failed",
+      }
   }
 }
 

@@ -7,7 +7,8 @@ import type { ChargedOrderData, NewOrderToPay } from './orders-repository.ts'
 
 export type { ChargedOrderData }
 
-export type ChargeAttemptStatus = 'pending' | 'settled'
+/** pending: its outcome unknown; authenticating: the customer is asked (3-D Secure); settled: known and recorded */
+export type ChargeAttemptStatus = 'pending' | 'authenticating' | 'settled'
 
 export interface ChargeAttempt {
   /** the provider's Idempotency-Key of the charge: `order-<orderId>`, or a POST /payments request's `pay-…` */
@@ -25,6 +26,12 @@ export interface ChargeAttempt {
   paymentId: string | null
   createdAt: Date
   checkedAt: Date | null
+  /** the provider's payment (pi_…) once it asked for authentication */
+  intentId: string | null
+  /** the provider's page for the customer, when it gave one */
+  authenticateUrl: string | null
+  /** when a payment waiting for authentication is cancelled */
+  authenticationExpiresAt: Date | null
 }
 
 export interface NewChargeAttempt {
@@ -40,7 +47,7 @@ export interface NewChargeAttempt {
 
 const columns = (sql: Queryable) =>
   sql`idempotency_key, order_id, payer_id, amount_cents::float8 as amount_cents, currency, token, order_data, status,
-      payment_id, created_at, checked_at`
+      payment_id, created_at, checked_at, intent_id, authenticate_url, authentication_expires_at`
 
 export function createChargeAttemptsRepository(db: Queryable) {
   return {
@@ -92,6 +99,41 @@ export function createChargeAttemptsRepository(db: Queryable) {
         where idempotency_key = ${idempotencyKey}`
     },
 
+    /**
+     * The provider's payment asks the customer to authenticate it: the attempt waits as `authenticating` with the
+     * payment, its page and its deadline (the reconciler's rounds no longer replay it).
+     */
+    async markAuthenticating(
+      idempotencyKey: string,
+      authentication: { intentId: string; authenticateUrl: string | undefined; expiresAt: Date },
+      sql: Queryable = db,
+    ): Promise<void> {
+      await sql`
+        update charge_attempts set status = 'authenticating', intent_id = ${authentication.intentId},
+          authenticate_url = ${authentication.authenticateUrl ?? null},
+          authentication_expires_at = ${authentication.expiresAt.toISOString()}::timestamptz
+        where idempotency_key = ${idempotencyKey}`
+    },
+
+    /** Attempts still waiting for authentication past their deadline, the oldest deadline first. */
+    async listExpiredAuthentications(limit: number, sql: Queryable = db): Promise<ChargeAttempt[]> {
+      const rows = await sql<ChargeAttempt[]>`
+        select ${columns(sql)} from charge_attempts
+        where status = 'authenticating' and authentication_expires_at <= now()
+        order by authentication_expires_at
+        limit ${limit}`
+      return [...rows]
+    },
+
+    /** The attempt of the provider's payment `intentId` while it waits for authentication, its row locked. */
+    async lockAuthenticating(intentId: string, sql: Queryable = db): Promise<ChargeAttempt | undefined> {
+      const [row] = await sql<ChargeAttempt[]>`
+        select ${columns(sql)} from charge_attempts
+        where intent_id = ${intentId} and status = 'authenticating'
+        for update`
+      return row
+    },
+
     /** The reconciler asked the provider now (its outcome was still unknown). */
     async markChecked(idempotencyKey: string, sql: Queryable = db): Promise<void> {
       await sql`update charge_attempts set checked_at = now() where idempotency_key = ${idempotencyKey}`
@@ -124,6 +166,13 @@ export function createChargeAttemptsRepository(db: Queryable) {
           where order_id = ${orderId} and status = 'pending' and idempotency_key <> ${exceptKey}
         ) as pending`
       return row?.pending ?? false
+    },
+
+    /** The attempt of the provider's payment `intentId` (one that asked for authentication), if any. */
+    async findByIntent(intentId: string, sql: Queryable = db): Promise<ChargeAttempt | undefined> {
+      const [row] = await sql<ChargeAttempt[]>`
+        select ${columns(sql)} from charge_attempts where intent_id = ${intentId}`
+      return row
     },
 
     async findByKey(idempotencyKey: string, sql: Queryable = db): Promise<ChargeAttempt | undefined> {

@@ -48,6 +48,8 @@ export interface OrderStepStanding {
   charge: PaymentRecord | undefined
   /** the latest payment of the order step, as findLatestOfOrderStep */
   latestOfOrderStep: PaymentRecord | undefined
+  /** the order step's charge waits for the customer's authentication (an `authenticating` charge attempt) */
+  authenticating: boolean
 }
 
 const columns = (sql: Queryable) =>
@@ -240,11 +242,12 @@ async function orderStepStandingOf(sql: Queryable, orderId: string): Promise<Ord
     (Omit<PaymentRecord, 'id'> & {
       id: string | null
       refundRequested: boolean
+      authenticating: boolean
       isCharge: boolean | null
       isLatestOfOrderStep: boolean | null
     })[]
   >`
-    select f.refund_requested, p.order_charge as is_charge,
+    select f.refund_requested, f.authenticating, p.order_charge as is_charge,
       p.id = (
         select l.id from payments l
         where l.order_id = ${orderId} and l.payer_id is null
@@ -252,14 +255,27 @@ async function orderStepStandingOf(sql: Queryable, orderId: string): Promise<Ord
         limit 1
       ) as is_latest_of_order_step,
       ${columns(sql)}
-    from (select exists (select 1 from refund_requests where order_id = ${orderId}) as refund_requested) as f
+    from (
+      select exists (select 1 from refund_requests where order_id = ${orderId}) as refund_requested,
+        exists (
+          select 1 from charge_attempts where order_id = ${orderId} and status = 'authenticating'
+        ) as authenticating
+    ) as f
     left join payments p on p.order_id = ${orderId} and (p.order_charge or p.payer_id is null)`
   const standing: OrderStepStanding = {
     refundRequested: rows[0]?.refundRequested ?? false,
+    authenticating: rows[0]?.authenticating ?? false,
     charge: undefined,
     latestOfOrderStep: undefined,
   }
-  for (const { refundRequested: _requested, isCharge, isLatestOfOrderStep, id, ...payment } of rows) {
+  for (const {
+    refundRequested: _requested,
+    authenticating: _waits,
+    isCharge,
+    isLatestOfOrderStep,
+    id,
+    ...payment
+  } of rows) {
     if (id === null) continue
     if (isCharge) standing.charge = { id, ...payment }
     if (isLatestOfOrderStep) standing.latestOfOrderStep = { id, ...payment }

@@ -198,6 +198,9 @@ async function chargeUnderLock(
     paymentId: null,
     createdAt: new Date(),
     checkedAt: null,
+    intentId: null,
+    authenticateUrl: null,
+    authenticationExpiresAt: null,
     // a replay sends exactly what was sent the first time
     ...(earlier
       ? { token: earlier.token, amountCents: earlier.amountCents, currency: earlier.currency }

@@ -8,10 +8,11 @@
 import { AppError, type EventData, fromMinorUnits, toMinorUnits } from '@meridian/contracts'
 import type { Sql, TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
-import type { PaymentProvider } from '../clients/payment-provider.ts'
+import type { ChargeAnswer, PaymentProvider } from '../clients/payment-provider.ts'
 import type { ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { PaymentsRepository } from '../data/payments-repository.ts'
+import { awaitAuthentication, continueAuthentication } from './authentication.ts'
 import {
   chargedOrderData,
   defaultCurrency,
@@ -41,6 +42,8 @@ export type ChargeOrderOutcome =
   | { outcome: 'already processed'; paymentId: string }
   /** the order's charge was declined already: nothing charged, payment.failed appended again with its reason */
   | { outcome: 'already failed'; reason: string }
+  /** the card asks the customer to authenticate the charge: payment.action_required appended (again) */
+  | { outcome: 'action required' }
 
 export type RefundOrderOutcome =
   | { outcome: 'refunded'; paymentIds: string[] }
@@ -52,6 +55,8 @@ export interface OrderStepDependencies {
   orders: OrdersRepository
   chargeAttempts: ChargeAttemptsRepository
   provider: PaymentProvider
+  /** how long the customer has to authenticate a charge (3-D Secure), ms */
+  authenticationTimeoutMs: number
   /**
    * A pool of its own for the writes that must outlive the transaction that makes them (the charge attempt, the
    * order's record): that transaction holds the order's advisory lock, and the transactions waiting for the lock hold
@@ -136,6 +141,7 @@ export async function chargeOrder(
     return { outcome, paymentId } satisfies ChargeOrderOutcome
   }
 
+  const idempotencyKey = orderChargeKey(orderId)
   // the order's lock and what the step reads under it go out together (the read runs once the lock is held)
   const [, standing] = await Promise.all([
     payments.lockOrder(orderId, tx),
@@ -159,12 +165,24 @@ export async function chargeOrder(
   const earlier = standing.latestOfOrderStep
   if (earlier?.status === 'failed') return refuse(earlier.failureReason ?? 'payment failed', 'already failed')
 
+  // the charge waits for the customer's authentication: where it stands now (settled once it is known)
+  const attempt = standing.authenticating ? await chargeAttempts.findByKey(idempotencyKey, tx) : undefined
+  if (attempt?.status === 'authenticating') {
+    const outcome = await continueAuthentication(deps, attempt, tx, { announceWaiting: true })
+    if (outcome === 'waiting') return { outcome: 'action required' }
+    const processedNow = outcome === 'processed'
+    const answered = processedNow ? await payments.findChargeOfOrder(orderId, tx) : undefined
+    if (processedNow && answered) return { outcome: 'processed', paymentId: answered.id }
+    // failed: payment.failed was appended with the reason (refunded or settled: the order cannot be charged)
+    const latest = await payments.findLatestOfOrderStep(orderId, tx)
+    return { outcome: 'failed', reason: latest?.failureReason ?? orderCancelled }
+  }
+
   const amountCents = toMinorUnits(data.total)
   if (amountCents === undefined || amountCents === 0) return refuse('invalid order total')
   const token = paymentTokenOf(data)
   if (!token) return refuse(noPaymentMethod)
 
-  const idempotencyKey = orderChargeKey(orderId)
   // on the autonomous pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
   await chargeAttempts.recordWithOrder(
     {
@@ -178,9 +196,15 @@ export async function chargeOrder(
     order,
     deps.autonomous,
   )
-  let charge: Awaited<ReturnType<PaymentProvider['charge']>>
+  let answer: ChargeAnswer
   try {
-    charge = await provider.charge({ amountCents, currency: defaultCurrency, orderId, token, idempotencyKey })
+    answer = await provider.chargeOrAuthenticate({
+      amountCents,
+      currency: defaultCurrency,
+      orderId,
+      token,
+      idempotencyKey,
+    })
   } catch (error) {
     // declined, rate-limited, or a payment method the provider refuses: the order's payment failed
     if (error instanceof AppError && definitiveChargeFailures.includes(error.statusCode)) {
@@ -195,6 +219,11 @@ export async function chargeOrder(
     }
     throw error
   }
+  if (answer.kind === 'authenticate') {
+    await awaitAuthentication(deps, { idempotencyKey, orderId }, answer, tx)
+    return { outcome: 'action required' }
+  }
+  const charge = answer.charge
   const record = await payments.recordOrderCharge(
     {
       orderId,

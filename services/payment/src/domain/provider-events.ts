@@ -2,6 +2,8 @@
 // that succeeded or failed settles the charge attempt it was made under (the event names the request's idempotency
 // key) through the reconciler's own settlement, under the order's lock: a charge whose answer was lost is settled by
 // its webhook or by the reconciler's round, whichever comes first, never twice; one settled already is left as it is.
+// A payment that waited for the customer's authentication (3-D Secure) is settled by its id the same way when it
+// succeeded, failed or was cancelled (authentication.ts).
 // Every other type is acknowledged and kept. The event is recorded after it was applied: a redelivery finds it and is
 // acknowledged without applying it again; one that comes while the first still applies applies nothing the first did
 // not (the settlement is idempotent).
@@ -18,7 +20,10 @@ export interface ProviderEvent {
 
 export interface ProviderEventsDependencies {
   providerEvents: ProviderEventsRepository
-  reconciler: { reconcileKey(idempotencyKey: string): Promise<Reconciliation | undefined> }
+  reconciler: {
+    reconcileKey(idempotencyKey: string): Promise<Reconciliation | undefined>
+    settleIntent(intentId: string): Promise<Reconciliation | undefined>
+  }
 }
 
 export type ProviderEventOutcome =
@@ -31,7 +36,11 @@ export type ProviderEventOutcome =
   /** a type this service keeps without acting on it */
   | 'recorded'
 
-const settling = new Set(['payment_intent.succeeded', 'payment_intent.payment_failed'])
+const settling = new Set([
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+])
 
 /** The PaymentIntent an event is about: its object's, or the one its object (a charge, a dispute) belongs to. */
 function paymentIntentOf(event: ProviderEvent): string | undefined {
@@ -52,7 +61,12 @@ export async function receiveProviderEvent(
   let outcome: ProviderEventOutcome = 'recorded'
   const key = event.request?.idempotency_key
   if (settling.has(event.type)) {
-    const settled = key ? await deps.reconciler.reconcileKey(key) : undefined
+    // a charge whose answer was lost (the event names its request's key), or a payment that waited for the
+    // customer's authentication (their browser confirmed it: no key, the payment's id)
+    const intentId = paymentIntentOf(event)
+    const settled =
+      (key ? await deps.reconciler.reconcileKey(key) : undefined) ??
+      (intentId ? await deps.reconciler.settleIntent(intentId) : undefined)
     outcome = settled ? `settled: ${settled.outcome}` : 'nothing to settle'
   }
   const first = await deps.providerEvents.recordOnce({

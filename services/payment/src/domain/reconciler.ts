@@ -13,6 +13,10 @@
 //   payment.failed is appended unless the refund was requested or the order was answered already; settled.
 // - still running at the provider (409 idempotency_in_progress), unavailable (503) or failing (502): left pending for
 //   a later round. A call that never reached the provider charges now: it is handled as above.
+// - the order step's charge asks the customer to authenticate (3-D Secure): the attempt waits as `authenticating`
+//   and payment.action_required goes out (authentication.ts). The provider's webhook about such a payment settles it
+//   by its payment (settleIntent), as the saga's asking again does; a round takes the ones still waiting past their
+//   deadline (the order was cancelled meanwhile, or nobody asked): cancelled at the provider, and failed.
 // Each reconciliation is logged at info with its orderId (never the token) and counted by outcome.
 import { AppError } from '@meridian/contracts'
 import { type Sql, type TransactionSql, transaction } from '@meridian/db'
@@ -20,6 +24,7 @@ import type { PaymentProvider, ProviderCharge } from '../clients/payment-provide
 import type { ChargeAttempt, ChargeAttemptsRepository } from '../data/charge-attempts-repository.ts'
 import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { PaymentsRepository } from '../data/payments-repository.ts'
+import { awaitAuthentication, continueAuthentication } from './authentication.ts'
 import { settleCharge, settleDecline } from './charge-settlement.ts'
 import { definitiveChargeFailures } from './payment-data.ts'
 
@@ -30,6 +35,10 @@ export type ReconcileOutcome =
   | 'processed'
   /** the charge was declined or refused: recorded, and for the order step payment.failed appended */
   | 'failed'
+  /** the card asks the customer to authenticate: the attempt waits, payment.action_required appended */
+  | 'action required'
+  /** a payment waiting for the customer's authentication still waits */
+  | 'waiting'
   /** the outcome is recorded, no event was due (the order was answered already, or refunded already) */
   | 'settled'
   /** the provider did not tell the outcome yet (still running, unavailable, failing): left for a later round */
@@ -60,6 +69,8 @@ export interface ChargeReconcilerDependencies {
   orders: OrdersRepository
   chargeAttempts: ChargeAttemptsRepository
   provider: PaymentProvider
+  /** how long the customer has to authenticate a charge (3-D Secure), ms */
+  authenticationTimeoutMs: number
   logger: ReconcilerLogger
   /** an attempt is reconciled once it is at least this old, ms (PAYMENT_RECONCILE_AFTER_MS) */
   afterMs: number
@@ -75,6 +86,11 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
   const { sql, payments, chargeAttempts, provider, logger } = deps
   const batchSize = deps.batchSize ?? 50
   const settlement = { payments, orders: deps.orders, provider }
+  const authentication = {
+    ...settlement,
+    chargeAttempts,
+    authenticationTimeoutMs: deps.authenticationTimeoutMs,
+  }
 
   /** The recorded outcome of a replayed successful charge, under the order's lock in `tx`. */
   async function succeeded(
@@ -107,13 +123,23 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
       await chargeAttempts.markChecked(attempt.idempotencyKey, tx)
       let charge: ProviderCharge
       try {
-        charge = await provider.charge({
+        const request = {
           amountCents: attempt.amountCents,
           currency: attempt.currency,
           orderId,
           token: attempt.token,
           idempotencyKey: attempt.idempotencyKey,
-        })
+        }
+        // the order step's charge may ask the customer first; a customer's own payment is declined then
+        if (attempt.payerId !== null) charge = await provider.charge(request)
+        else {
+          const answer = await provider.chargeOrAuthenticate(request)
+          if (answer.kind === 'authenticate') {
+            await awaitAuthentication(authentication, attempt, answer, tx)
+            return { orderId, outcome: 'action required' }
+          }
+          charge = answer.charge
+        }
       } catch (error) {
         if (error instanceof AppError && definitiveChargeFailures.includes(error.statusCode)) {
           const result = await declined(attempt, error.message, tx)
@@ -126,6 +152,24 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
       const result = await succeeded(attempt, charge, tx)
       await chargeAttempts.settle(attempt.idempotencyKey, tx, result.paymentId)
       return result
+    })
+  }
+
+  /**
+   * An attempt waiting for authentication, settled under the order's lock when the provider tells its outcome (or
+   * cancelled when past its deadline). `wait`: the lock is waited for (a webhook); `skip`: an order another process
+   * holds is left for the next round.
+   */
+  function settleAuthentication(waiting: ChargeAttempt, lock: 'wait' | 'skip'): Promise<Reconciliation> {
+    const { orderId } = waiting
+    return transaction(sql, async (tx): Promise<Reconciliation> => {
+      if (lock === 'wait') await payments.lockOrder(orderId, tx)
+      else if (!(await payments.tryLockOrder(orderId, tx)))
+        return { orderId, outcome: 'skipped', detail: 'locked' }
+      const attempt = await chargeAttempts.lockAuthenticating(waiting.intentId ?? '', tx)
+      if (!attempt) return { orderId, outcome: 'skipped', detail: 'settled meanwhile' }
+      const outcome = await continueAuthentication(authentication, attempt, tx, { announceWaiting: false })
+      return { orderId, outcome }
     })
   }
 
@@ -143,6 +187,19 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
   }
 
   return {
+    /**
+     * The attempt whose provider payment `intentId` waits for the customer's authentication, settled now when the
+     * provider tells its outcome (its webhook said so), under the order's lock, as the saga's asking again would:
+     * once, whichever comes first. Undefined when no attempt of that payment waits (settled already, or not ours).
+     */
+    async settleIntent(intentId: string): Promise<Reconciliation | undefined> {
+      const waiting = await chargeAttempts.findByIntent(intentId)
+      if (waiting?.status !== 'authenticating') return undefined
+      const result = await settleAuthentication(waiting, 'wait')
+      report(result)
+      return result
+    },
+
     /**
      * The pending attempt made under `idempotencyKey`, settled now (the provider's webhook told its outcome), as a
      * round would: under the order's lock, so the webhook and a round settle it once, whichever comes first.
@@ -166,6 +223,20 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
       olderThanMs?: number
     } = {}): Promise<Reconciliation[]> {
       const results: Reconciliation[] = []
+      for (const expired of await chargeAttempts.listExpiredAuthentications(batchSize)) {
+        let result: Reconciliation
+        try {
+          result = await settleAuthentication(expired, 'skip')
+        } catch (error) {
+          result = {
+            orderId: expired.orderId,
+            outcome: 'error',
+            detail: error instanceof Error ? error.message : String(error),
+          }
+        }
+        report(result)
+        results.push(result)
+      }
       for (const due of await chargeAttempts.listDue(olderThanMs, batchSize)) {
         let result: Reconciliation
         try {
