@@ -7,3 +7,12 @@ select key::uuid as order_id, state, step, attempt, deadline, compensation, fail
   data ->> 'shipmentId' as shipment_id, created_at, updated_at,
   data ->> 'authenticateUrl' as authenticate_url
 from process_instances where type = 'order';
+
+-- and the order's status while it waits: payment_action_required
+alter table orders drop constraint orders_status_check;
+alter table orders add constraint orders_status_check check (
+  status in (
+    'placed', 'payment_action_required', 'payment_failed', 'paid', 'reserved', 'shipped', 'delivered', 'cancelling',
+    'cancelled', 'failed'
+  )
+);

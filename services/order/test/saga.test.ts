@@ -173,6 +173,35 @@ describe('the saga of an order', () => {
     })
   })
 
+  it('when the payment asks the customer to authenticate (3-D Secure), then the order is payment_action_required and links the provider page until it is paid', async () => {
+    const customerId = randomUUID()
+    const orderId = await place(order, customerId)
+    const page = 'https://provider.example/3ds/pi_123'
+    await apply(order, orderId, {
+      kind: 'payment.action_required',
+      authenticateUrl: page,
+      expiresAt: new Date(Date.now() + 600_000).toISOString(),
+    })
+    expect(await statusOf(order, orderId)).toBe('payment_action_required')
+    const read = async (url: string) =>
+      (await order.app.inject({ method: 'GET', url, headers: asUser(customerId) })).json()
+    const waiting = await read(`/api/v1/orders/${orderId}`)
+    expect(waiting.status).toBe('payment_action_required')
+    expect(waiting._links).toEqual({
+      self: { href: `/api/v1/orders/${orderId}`, method: 'GET' },
+      cancel: { href: `/api/v1/orders/${orderId}/cancel`, method: 'POST' },
+      authenticate: { href: page, method: 'GET' },
+    })
+    const listed = await read(`/api/v1/users/${customerId}/orders?status=payment_action_required`)
+    expect(listed.data.map((each: { id: string }) => each.id)).toEqual([orderId])
+    expect(await sagaOf(order, orderId)).toMatchObject({ state: 'created', step: 'payment' })
+
+    await apply(order, orderId, { kind: 'payment.processed', paymentId: randomUUID() })
+    const paid = await read(`/api/v1/orders/${orderId}`)
+    expect(paid.status).toBe('paid')
+    expect(paid._links.authenticate).toBeUndefined()
+  })
+
   it('when stock is short after the charge, then the order fails and the compensations run in reverse order: release, then refund', async () => {
     const orderId = await place()
     await apply(order, orderId, { kind: 'payment.processed', paymentId: 'pay-2' })

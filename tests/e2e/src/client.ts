@@ -455,6 +455,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
         quantity?: number
         lines?: readonly OrderLine[]
         card?: string
+        paymentToken?: string
         headers?: Record<string, string>
       },
     ): Promise<string> {

@@ -55,6 +55,16 @@ export const reconcileSettings = {
 }
 
 /**
+ * 3-D Secure: the customer has 15 s (times MERIDIAN_TEST_TIME_SCALE) to authenticate a payment, so that one left
+ * alone fails within a test's patience (test/three-d-secure.test.ts), and the provider's page sends the browser back
+ * to the console on the run's gateway.
+ */
+export const authenticationSettings = (gatewayPort: number) => ({
+  PAYMENT_AUTHENTICATION_TIMEOUT_MS: String(scaledMs(15_000)),
+  PAYMENT_RETURN_URL: `http://127.0.0.1:${gatewayPort}/console/#/orders`,
+})
+
+/**
  * The realtime channel: every test client connects from 127.0.0.1, so the per-address limits (10 attempts a minute,
  * 5 at once; tested in the service's own suite) are lifted; a restart's notice is short.
  */
@@ -115,7 +125,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     env: {
       '*': { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint },
       order: { ...sagaSettings, ...returnSettings },
-      payment: reconcileSettings,
+      payment: { ...reconcileSettings, ...authenticationSettings(gatewayPort) },
       // the console's page is on the gateway's origin: the channel and GraphQL's subscriptions accept it
       'realtime-gateway': {
         ...realtimeSettings,

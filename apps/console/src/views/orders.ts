@@ -12,7 +12,25 @@ export const testCards = [
   { number: '4242424242424242', label: 'Visa 4242 — succeeds' },
   { number: '4000000000000077', label: '4000…0077 — succeeds after a delay' },
   { number: '4000000000000002', label: '4000…0002 — declined' },
+  { number: '4000002760003184', label: '4000…3184 — asks for 3-D Secure' },
 ] as const
+
+/**
+ * The provider's authentication page of an order whose payment waits for it (3-D Secure), opened beside the console
+ * (which keeps the session and follows the order): only an http(s) address becomes a link.
+ */
+function authenticateChildren(order: Order): (string | HTMLElement)[] {
+  const href = order._links.authenticate?.href
+  if (!href || !/^https?:\/\//.test(href)) return []
+  return [
+    ' ',
+    h(
+      'a',
+      { href, target: '_blank', rel: 'noopener noreferrer', 'data-action': 'authenticate' },
+      'Authenticate the payment',
+    ),
+  ]
+}
 
 // no longer moving by itself: shipped waits for its delivery, which a notification announces
 const settled = new Set(['shipped', 'delivered', 'cancelled', 'failed', 'payment_failed'])
@@ -139,7 +157,12 @@ export function ordersView({ session, config }: ViewContext): View {
             order.items.map((item) => `${item.quantity} × ${item.name ?? item.productId}`).join(', '),
           ),
           h('td', {}, order.total.toFixed(2)),
-          h('td', { class: `status status-${order.status}`, 'data-status': order.status }, order.status),
+          h(
+            'td',
+            { class: `status status-${order.status}`, 'data-status': order.status },
+            order.status,
+            ...authenticateChildren(order),
+          ),
         ),
       ),
     )
