@@ -85,7 +85,11 @@ async function trackedFiles(root: string, ...patterns: string[]): Promise<string
 
 /** Every workspace of the repository at `root` whose typecheck script runs tsc. */
 export async function readWorkspaces(root: string): Promise<TypecheckWorkspace[]> {
-  const manifests = await trackedFiles(root, '*package.json')
+  // two listings of the whole tree, not one per workspace: each git call reads the index
+  const [manifests, typescript] = await Promise.all([
+    trackedFiles(root, '*package.json'),
+    trackedFiles(root, '*.ts'),
+  ])
   const workspaces: TypecheckWorkspace[] = []
   for (const manifest of manifests) {
     const pkg = JSON.parse(readFileSync(join(root, manifest), 'utf8')) as {
@@ -95,7 +99,9 @@ export async function readWorkspaces(root: string): Promise<TypecheckWorkspace[]
     if (!pkg.scripts?.typecheck?.startsWith('tsc ')) continue
     const dir = manifest.replace(/\/?package\.json$/, '')
     const config = JSON.parse(readFileSync(join(root, dir, 'tsconfig.json'), 'utf8')) as TsconfigFile
-    const sources = (await trackedFiles(root, `${dir}/*.ts`)).filter((file) => !file.endsWith('.d.ts'))
+    const sources = typescript.filter(
+      (file) => (dir === '' || file.startsWith(`${dir}/`)) && !file.endsWith('.d.ts'),
+    )
     workspaces.push({
       dir,
       name: pkg.name ?? dir,
