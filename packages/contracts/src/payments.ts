@@ -34,8 +34,8 @@ export const PaymentToken = Type.String({
 })
 
 /**
- * The id of a payment method the provider made: Stripe's `pm_…` (its test ones too, e.g. `pm_card_visa`), or a
- * `tok_…` the provider accepts as one (the simulator's). Made where the card is typed, by the provider's own elements
+ * The id of a payment method the provider made: Stripe's `pm_…` (its test ones too, e.g. `pm_card_visa`), or a card
+ * token `tok_…` where the provider takes one as a payment method. Made where the card is typed, by the provider's own elements
  * in the customer's browser: only its id reaches Meridian. Anything else, a card number above all, is refused.
  */
 export const paymentMethodIdPattern = '^(pm|tok)_[0-9A-Za-z_]+$'
