@@ -225,12 +225,18 @@ describe('./scripts/build payment-simulator', () => {
       })
       started.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
     })
-    const reply = await fetch(`http://127.0.0.1:${port}/v1/tokens`, {
+    const reply = await fetch(`http://127.0.0.1:${port}/v1/payment_methods`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ card: { number: '4242424242424242', expMonth: 1, expYear: 2040, cvc: '123' } }),
+      headers: { authorization: 'Bearer sk_test_build' },
+      body: new URLSearchParams({
+        type: 'card',
+        'card[number]': '4242424242424242',
+        'card[exp_month]': '1',
+        'card[exp_year]': '2040',
+        'card[cvc]': '123',
+      }),
     })
-    expect(reply.status).toBe(201)
+    expect(reply.status).toBe(200)
     const exited = once(started, 'exit')
     started.kill('SIGTERM')
     const [code] = await exited

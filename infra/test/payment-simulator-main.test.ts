@@ -43,22 +43,32 @@ describe('payment simulator process (main.ts)', () => {
       expect(stderr).toContain(`http://127.0.0.1:${port}`)
 
       const base = `http://127.0.0.1:${port}`
-      const tokenReply = await fetch(`${base}/v1/tokens`, {
+      const methodReply = await fetch(`${base}/v1/payment_methods`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          card: { number: '4000000000000002', expMonth: 1, expYear: 2040, cvc: '999' },
+        body: new URLSearchParams({
+          key: 'pk_test_main',
+          type: 'card',
+          'card[number]': '4000000000000002',
+          'card[exp_month]': '1',
+          'card[exp_year]': '2040',
+          'card[cvc]': '999',
         }),
       })
-      expect(tokenReply.status).toBe(201)
-      const { token } = (await tokenReply.json()) as { token: string }
-      const chargeReply = await fetch(`${base}/v1/charges`, {
+      expect(methodReply.status).toBe(200)
+      const { id: paymentMethod } = (await methodReply.json()) as { id: string }
+      const paid = await fetch(`${base}/v1/payment_intents`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': 'main-test-1' },
-        body: JSON.stringify({ amount: 500, currency: 'usd', source: token, orderId: 'main-order' }),
+        headers: { authorization: 'Bearer sk_test_main', 'idempotency-key': 'main-test-1' },
+        body: new URLSearchParams({
+          amount: '500',
+          currency: 'usd',
+          payment_method: paymentMethod,
+          confirm: 'true',
+          'metadata[orderId]': 'main-order',
+        }),
       })
-      expect(chargeReply.status).toBe(402)
-      expect(((await chargeReply.json()) as { error: { code: string } }).error.code).toBe('card_declined')
+      expect(paid.status).toBe(402)
+      expect(((await paid.json()) as { error: { code: string } }).error.code).toBe('card_declined')
 
       const exited = once(started, 'exit')
       started.kill('SIGTERM')
@@ -69,14 +79,14 @@ describe('payment simulator process (main.ts)', () => {
       const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
       expect(entries[0]).toMatchObject({
         method: 'POST',
-        path: '/v1/tokens',
-        status: 201,
+        path: '/v1/payment_methods',
+        status: 200,
         brand: 'visa',
         last4: '0002',
       })
       expect(entries[1]).toMatchObject({
         method: 'POST',
-        path: '/v1/charges',
+        path: '/v1/payment_intents',
         status: 402,
         code: 'card_declined',
         orderId: 'main-order',

@@ -1,74 +1,125 @@
+// The payment simulator as a stand-in: its own endpoints (health, stats, an order's summary, faults, reset), the
+// settings it starts with (failure rate and seed, refunds declining, latency, the slow and hanging cards' times), what
+// reset does to calls in flight, and its log lines, which never hold a card number. Payments here go through the
+// Stripe subset by hand (form bodies, a secret key), as any client sends them; the subset itself, through the SDK, is
+// payment-simulator-stripe.test.ts'. Traffic to 127.0.0.1 only.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   createPaymentSimulator,
-  defaultDelayMs,
   defaultPort,
   optionsFromEnv,
   type PaymentSimulator,
   type PaymentSimulatorOptions,
-  testCards,
+  stripeTestCards,
 } from '../src/payment-simulator/index.ts'
-import { scaledMs } from '../src/test-time.ts'
 import { eventually } from './eventually.ts'
 
 interface Reply {
   status: number
-  body: Record<string, unknown> & { error?: { code: string; message: string; [key: string]: unknown } }
+  body: Record<string, unknown> & {
+    error?: { code?: string; type?: string; message: string; [key: string]: unknown }
+  }
   headers: Headers
 }
 
-const card = (number: string) => ({ number, expMonth: 12, expYear: 2040, cvc: '123' })
+const secretKey = 'sk_test_simulator_tests'
 const newKey = () => `key-${randomUUID()}`
 const newOrder = () => `order-${randomUUID()}`
 
+/** A JSON request to the simulator's own endpoints (no key). */
 async function call(
   base: string,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-  signal?: AbortSignal,
 ): Promise<Reply> {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  })
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers }
+}
+
+/** A request of the Stripe subset by hand: form parameters, the secret key, an Idempotency-Key when given. */
+async function stripeCall(
+  base: string,
+  method: string,
+  path: string,
+  params: Record<string, string> = {},
+  { key, signal }: { key?: string; signal?: AbortSignal } = {},
+): Promise<Reply> {
+  const form = new URLSearchParams(params).toString()
+  const response = await fetch(`${base}${path}${method === 'GET' && form ? `?${form}` : ''}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${secretKey}`,
+      ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+    },
+    ...(method === 'POST' ? { body: form } : {}),
     ...(signal ? { signal } : {}),
   })
   const text = await response.text()
   return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers }
 }
 
-/**
- * Until a charge with `key` is running at the provider: a probe with the key and another body (an empty, invalid one)
- * is refused as a mismatch only while the key is held; a key it does not hold refuses it as invalid and keeps nothing.
- */
-async function untilRunning(base: string, key: string): Promise<void> {
-  await eventually(`the charge with ${key} running`, async () =>
-    (await call(base, 'POST', '/v1/charges', {}, { 'idempotency-key': key })).status === 422
-      ? true
-      : undefined,
-  )
+const cardParams = (number: string) => ({
+  type: 'card',
+  'card[number]': number,
+  'card[exp_month]': '12',
+  'card[exp_year]': '2040',
+  'card[cvc]': '123',
+})
+
+/** A payment method made of `number`: its id. */
+async function paymentMethod(base: string, number: string): Promise<string> {
+  const reply = await stripeCall(base, 'POST', '/v1/payment_methods', cardParams(number))
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+  return reply.body.id as string
 }
 
-describe('payment simulator', () => {
-  let sim: PaymentSimulator
-  const logLines: string[] = []
-  const post = (path: string, body: unknown, key?: string, signal?: AbortSignal) =>
-    call(sim.url, 'POST', path, body, key === undefined ? {} : { 'idempotency-key': key }, signal)
-  const get = (path: string) => call(sim.url, 'GET', path)
-  const charge = (body: Record<string, unknown>, key = newKey(), signal?: AbortSignal) =>
-    post('/v1/charges', { amount: 1000, currency: 'usd', orderId: newOrder(), ...body }, key, signal)
-  const token = async (number: string) => {
-    const reply = await post('/v1/tokens', { card: card(number) })
-    expect(reply.status).toBe(201)
-    return reply.body.token as string
-  }
-  const summary = (orderId: string) => get(`/v1/orders/${encodeURIComponent(orderId)}/summary`)
+/** A PaymentIntent created and confirmed at once, for `orderId`, paid with `method` (pm_card_visa unless told). */
+const pay = (
+  base: string,
+  { amount = 1000, orderId = newOrder(), method = 'pm_card_visa' } = {},
+  options: { key?: string; signal?: AbortSignal } = {},
+) =>
+  stripeCall(
+    base,
+    'POST',
+    '/v1/payment_intents',
+    {
+      amount: String(amount),
+      currency: 'usd',
+      payment_method: method,
+      confirm: 'true',
+      'metadata[orderId]': orderId,
+    },
+    options,
+  )
 
+/**
+ * Until a payment with `key` is running at the provider: a probe with the key and an unknown parameter is refused as
+ * another request's (idempotency_error) only while the key is held, and otherwise before it runs (it keeps nothing).
+ */
+async function untilRunning(base: string, key: string): Promise<void> {
+  await eventually(`the payment with ${key} running`, async () => {
+    const probe = await stripeCall(base, 'POST', '/v1/payment_intents', { probe: 'x' }, { key })
+    return probe.body.error?.type === 'idempotency_error' ? true : undefined
+  })
+}
+
+const summaryOf = async (base: string, orderId: string) =>
+  (await call(base, 'GET', `/v1/orders/${encodeURIComponent(orderId)}/summary`)).body
+
+describe('payment simulator: its own endpoints', () => {
+  let sim: PaymentSimulator
   beforeAll(async () => {
-    sim = await createPaymentSimulator({ port: 0, log: (line) => logLines.push(line) })
+    sim = await createPaymentSimulator({ port: 0 })
   })
   afterAll(async () => {
     await sim.close()
@@ -77,490 +128,97 @@ describe('payment simulator', () => {
     sim.reset()
   })
 
-  describe('tokens', () => {
-    it("when a page of another origin tokenizes a card, then CORS lets it (preflight and answer); charges don't", async () => {
-      const preflight = await fetch(`${sim.url}/v1/tokens`, {
-        method: 'OPTIONS',
-        headers: {
-          origin: 'http://127.0.0.1:8080',
-          'access-control-request-method': 'POST',
-          'access-control-request-headers': 'content-type',
-        },
-      })
-      expect(preflight.status).toBe(204)
-      expect(preflight.headers.get('access-control-allow-origin')).toBe('*')
-      expect(preflight.headers.get('access-control-allow-methods')).toBe('POST')
-      expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type')
-      const reply = await call(
-        sim.url,
-        'POST',
-        '/v1/tokens',
-        { card: card('4242424242424242') },
-        { origin: 'http://x' },
-      )
-      expect(reply.status).toBe(201)
-      expect(reply.headers.get('access-control-allow-origin')).toBe('*')
-      const charged = await charge({ source: await token('4242424242424242') })
-      expect(charged.headers.get('access-control-allow-origin')).toBeNull()
-    })
-
-    it('when a valid card is tokenized, then a tok_ id comes back with the brand and last four digits only', async () => {
-      const reply = await post('/v1/tokens', { card: card('4242 4242 4242 4242') })
-      expect(reply.status).toBe(201)
-      expect(reply.body).toEqual({ token: expect.stringMatching(/^tok_\w+$/), brand: 'visa', last4: '4242' })
-      const mastercard = await post('/v1/tokens', { card: card('5555555555554444') })
-      expect(mastercard.body).toMatchObject({ brand: 'mastercard', last4: '4444' })
-      const amex = await post('/v1/tokens', { card: card('378282246310005') })
-      expect(amex.body).toMatchObject({ brand: 'amex', last4: '0005' })
-      expect(sim.stats().tokens).toBe(3)
-    })
-
-    it('when the number fails the Luhn check or is no number, then 422 invalid_card', async () => {
-      for (const number of ['4242424242424241', '4242', 'abcd efgh ijkl mnop']) {
-        const reply = await post('/v1/tokens', { card: card(number) })
-        expect(reply.status).toBe(422)
-        expect(reply.body.error).toEqual({ code: 'invalid_card', message: expect.any(String) })
-      }
-      expect(sim.stats().tokens).toBe(0)
-    })
-
-    it('when the card has expired or a field is missing or malformed, then 422 expired_card or 400 invalid_request', async () => {
-      const expired = await post('/v1/tokens', { card: { ...card('4242424242424242'), expYear: 2001 } })
-      expect(expired.status).toBe(422)
-      expect(expired.body.error?.code).toBe('expired_card')
-      for (const bad of [
-        {},
-        { card: 'x' },
-        { card: { ...card('4242424242424242'), cvc: undefined } },
-        { card: { ...card('4242424242424242'), expMonth: 13 } },
-        { card: { ...card('4242424242424242'), number: 4242424242424242 } },
-      ]) {
-        const reply = await post('/v1/tokens', bad)
-        expect(reply.status, JSON.stringify(bad)).toBe(400)
-        expect(reply.body.error?.code).toBe('invalid_request')
-      }
-      const notJson = await call(sim.url, 'POST', '/v1/tokens', '{not json', {
-        'content-type': 'application/json',
-      })
-      expect(notJson.status).toBe(400)
-      expect(notJson.body.error?.code).toBe('invalid_request')
+  it('when an order was never charged, then its summary is all zeros', async () => {
+    expect(await summaryOf(sim.url, 'never-seen')).toEqual({
+      orderId: 'never-seen',
+      charges: 0,
+      failedCharges: 0,
+      refunds: 0,
+      charged: 0,
+      refunded: 0,
     })
   })
 
-  describe('charges', () => {
-    it('when a token of the success card is charged, then 201 ch_ succeeded, readable by id and counted once for the order', async () => {
-      const orderId = newOrder()
-      const source = await token('4242424242424242')
-      const reply = await charge({ source, orderId, amount: 2599, description: 'order 1' })
-      expect(reply.status).toBe(201)
-      expect(reply.headers.get('idempotent-replayed')).toBeNull()
-      expect(reply.body).toMatchObject({
-        id: expect.stringMatching(/^ch_\w+$/),
-        status: 'succeeded',
-        amount: 2599,
-        currency: 'usd',
-        orderId,
-        description: 'order 1',
-        brand: 'visa',
-        last4: '4242',
-      })
-      const read = await get(`/v1/charges/${reply.body.id}`)
-      expect(read.status).toBe(200)
-      expect(read.body).toEqual({ ...reply.body, amountRefunded: 0, refunded: false })
-      expect((await summary(orderId)).body).toEqual({
-        orderId,
-        charges: 1,
-        failedCharges: 0,
-        refunds: 0,
-        charged: 2599,
-        refunded: 0,
-      })
-      expect(sim.stats()).toMatchObject({ charges: 1, charged: 2599, failedCharges: 0 })
+  it('when GET /v1/stats and POST /v1/reset are called, then the totals show and then start again from zero, the objects forgotten', async () => {
+    const orderId = newOrder()
+    const method = await paymentMethod(sim.url, '4242 4242 4242 4242')
+    const paid = await pay(sim.url, { amount: 700, orderId, method })
+    expect(paid.body.status).toBe('succeeded')
+    const refunded = await stripeCall(sim.url, 'POST', '/v1/refunds', {
+      payment_intent: paid.body.id as string,
+      amount: '200',
     })
-
-    it('when a card is passed straight as the source, or an unknown Luhn-valid number is used, then the charge succeeds', async () => {
-      for (const number of ['4242424242424242', '6011111111111117', '4000056655665556']) {
-        const reply = await charge({ source: { card: card(number) } })
-        expect(reply.status, number).toBe(201)
-        expect(reply.body).toMatchObject({ status: 'succeeded', last4: number.slice(-4) })
-      }
-      const invalid = await charge({ source: { card: card('4000000000000003') } })
-      expect(invalid.status).toBe(422)
-      expect(invalid.body.error?.code).toBe('invalid_card')
-      expect(sim.stats().charges).toBe(3)
+    expect(refunded.body.status).toBe('succeeded')
+    expect((await pay(sim.url, { orderId, method: 'pm_card_chargeDeclined' })).status).toBe(402)
+    const stats = await call(sim.url, 'GET', '/v1/stats')
+    expect(stats.status).toBe(200)
+    expect(stats.body).toMatchObject({
+      paymentMethods: 1,
+      charges: 1,
+      failedCharges: 1,
+      refunds: 1,
+      charged: 700,
+      refunded: 200,
     })
+    expect(await summaryOf(sim.url, orderId)).toEqual({
+      orderId,
+      charges: 1,
+      failedCharges: 1,
+      refunds: 1,
+      charged: 700,
+      refunded: 200,
+    })
+    const reset = await call(sim.url, 'POST', '/v1/reset', {})
+    expect(reset.status).toBe(200)
+    expect(sim.stats()).toMatchObject({
+      paymentMethods: 0,
+      charges: 0,
+      failedCharges: 0,
+      refunds: 0,
+      charged: 0,
+    })
+    expect((await stripeCall(sim.url, 'GET', `/v1/payment_intents/${paid.body.id}`)).status).toBe(404)
+    expect((await pay(sim.url, { method })).body.error?.code).toBe('resource_missing')
+  })
 
-    it('when Idempotency-Key is missing, then 400 and nothing is charged', async () => {
-      const source = await token('4242424242424242')
-      const reply = await post('/v1/charges', { amount: 1000, currency: 'usd', source, orderId: newOrder() })
+  it('when POST /v1/faults names an unknown fault or setting, or another method is used, then 400 or 405 and the faults stay', async () => {
+    sim.setFaults({ refunds: 'decline' })
+    for (const body of [{ refunds: 'sometimes' }, { charges: 'decline' }, { refunds: 1 }]) {
+      const reply = await call(sim.url, 'POST', '/v1/faults', body)
       expect(reply.status).toBe(400)
-      expect(reply.body.error?.code).toBe('idempotency_key_required')
-      expect(sim.stats().charges).toBe(0)
-    })
-
-    it('when the body is invalid or the token unknown, then 400 or 404 and the key stays free', async () => {
-      const source = await token('4242424242424242')
-      for (const bad of [
-        { amount: 0, source },
-        { amount: 10.5, source },
-        { amount: '1000', source },
-        { currency: 'eur', source },
-        { orderId: '', source },
-        { source: 42 },
-        { source, description: 7 },
-      ]) {
-        const reply = await charge(bad)
-        expect(reply.status, JSON.stringify(bad)).toBe(400)
-        expect(reply.body.error?.code).toBe('invalid_request')
-      }
-      const key = newKey()
-      const unknown = await charge({ source: 'tok_unknown' }, key)
-      expect(unknown.status).toBe(404)
-      expect(unknown.body.error?.code).toBe('resource_missing')
-      // a rejected request is not stored: the same key with a corrected body runs
-      const corrected = await charge({ source }, key)
-      expect(corrected.status).toBe(201)
-      expect(sim.stats().charges).toBe(1)
-    })
-
-    it('when the same key comes again with the same body, then the stored answer is replayed with Idempotent-Replayed and the order is charged once', async () => {
-      const orderId = newOrder()
-      const source = await token('4242424242424242')
-      const key = newKey()
-      const first = await post('/v1/charges', { amount: 1500, currency: 'usd', source, orderId }, key)
-      // the same body with its keys in another order is the same request
-      const again = await post('/v1/charges', { orderId, source, currency: 'usd', amount: 1500 }, key)
-      expect(first.status).toBe(201)
-      expect(again.status).toBe(201)
-      expect(again.body).toEqual(first.body)
-      expect(again.headers.get('idempotent-replayed')).toBe('true')
-      expect((await summary(orderId)).body).toMatchObject({ charges: 1, charged: 1500 })
-      expect(sim.stats()).toMatchObject({ charges: 1, replays: 1 })
-    })
-
-    it('when the same key comes with another body, then 422 idempotency_mismatch and nothing more is charged', async () => {
-      const orderId = newOrder()
-      const source = await token('4242424242424242')
-      const key = newKey()
-      expect((await charge({ source, orderId }, key)).status).toBe(201)
-      const other = await charge({ source, orderId, amount: 1001 }, key)
-      expect(other.status).toBe(422)
-      expect(other.body.error?.code).toBe('idempotency_mismatch')
-      // a key is the provider's, whatever the endpoint: a refund with a charge's key is a mismatch too
-      const refund = await post('/v1/refunds', { charge: 'ch_x' }, key)
-      expect(refund.status).toBe(422)
-      expect((await summary(orderId)).body).toMatchObject({ charges: 1, charged: 1000 })
-    })
-
-    it(
-      'when the same key comes while the first call is still running, then 409 idempotency_in_progress, and afterwards the replay',
-      async () => {
-        const orderId = newOrder()
-        const source = await token('4000000000000077')
-        const key = newKey()
-        const first = charge({ source, orderId }, key)
-        await untilRunning(sim.url, key)
-        const concurrent = await charge({ source, orderId }, key)
-        expect(concurrent.status).toBe(409)
-        expect(concurrent.body.error?.code).toBe('idempotency_in_progress')
-        expect((await first).status).toBe(201)
-        const later = await charge({ source, orderId }, key)
-        expect(later.status).toBe(201)
-        expect(later.headers.get('idempotent-replayed')).toBe('true')
-        expect((await summary(orderId)).body).toMatchObject({ charges: 1, charged: 1000 })
-      },
-      scaledMs(8000),
-    )
-
-    // A delay is shown by a lower bound, which a slow machine only makes easier to meet; "under the 5 s a client
-    // waits" is the default's own bound (defaultDelayMs), not a stopwatch's.
-    it(
-      'when the delay card is charged, then it succeeds after at least the delay (2000 ms by default, under the 5 s a client waits)',
-      async () => {
-        expect(defaultDelayMs).toBe(2000)
-        const source = await token('4000000000000077')
-        const started = performance.now()
-        const reply = await charge({ source })
-        const elapsed = performance.now() - started
-        expect(reply.status).toBe(201)
-        expect(elapsed).toBeGreaterThanOrEqual(2000)
-      },
-      scaledMs(8000),
-    )
-
-    it('when the declined card is charged, then 402 card_declined is stored as a failed attempt and replayed for the same key', async () => {
-      const orderId = newOrder()
-      const source = await token('4000000000000002')
-      const key = newKey()
-      const reply = await charge({ source, orderId }, key)
-      expect(reply.status).toBe(402)
-      expect(reply.body.error).toEqual({
-        code: 'card_declined',
-        message: 'Your card was declined.',
-        charge: expect.stringMatching(/^ch_/),
-      })
-      const replay = await charge({ source, orderId }, key)
-      expect(replay.status).toBe(402)
-      expect(replay.body).toEqual(reply.body)
-      expect(replay.headers.get('idempotent-replayed')).toBe('true')
-      const stored = await get(`/v1/charges/${reply.body.error?.charge}`)
-      expect(stored.body).toMatchObject({ status: 'failed', failureCode: 'card_declined', orderId })
-      expect((await summary(orderId)).body).toEqual({
-        orderId,
-        charges: 0,
-        failedCharges: 1,
-        refunds: 0,
-        charged: 0,
-        refunded: 0,
-      })
-    })
-
-    it('when the rate-limited card is charged, then 429 with Retry-After: 30, replayed with it for the same key', async () => {
-      const orderId = newOrder()
-      const key = newKey()
-      const body = { source: { card: card('4000000000009995') }, orderId }
-      const reply = await charge(body, key)
-      expect(reply.status).toBe(429)
-      expect(reply.headers.get('retry-after')).toBe('30')
-      expect(reply.body.error?.code).toBe('rate_limited')
-      const replay = await charge(body, key)
-      expect(replay.status).toBe(429)
-      expect(replay.headers.get('retry-after')).toBe('30')
-      expect(replay.headers.get('idempotent-replayed')).toBe('true')
-      expect((await summary(orderId)).body).toMatchObject({ charges: 0, failedCharges: 1, charged: 0 })
-    })
-
-    it('when the provider-error card is charged, then 500 which is not stored: the same key runs again, even with another card', async () => {
-      const orderId = newOrder()
-      const key = newKey()
-      const failing = await token('4000000000000119')
-      const first = await charge({ source: failing, orderId }, key)
-      expect(first.status).toBe(500)
-      expect(first.body.error?.code).toBe('provider_error')
-      const retry = await charge({ source: failing, orderId }, key)
-      expect(retry.status).toBe(500)
-      expect(retry.headers.get('idempotent-replayed')).toBeNull()
-      const working = await charge({ source: await token('4242424242424242'), orderId }, key)
-      expect(working.status).toBe(201)
-      expect((await summary(orderId)).body).toMatchObject({ charges: 1, failedCharges: 2, charged: 1000 })
-      expect(sim.stats()).toMatchObject({ providerErrors: 2, replays: 0 })
-    })
-
-    it(
-      'when the hang card is charged, then a client with a 5 s timeout gives up, and a retry with the key meanwhile gets 409',
-      async () => {
-        const orderId = newOrder()
-        const source = await token('4000000000000259')
-        const key = newKey()
-        const started = performance.now()
-        let error: unknown
-        try {
-          await charge({ source, orderId }, key, AbortSignal.timeout(5000))
-        } catch (caught) {
-          error = caught
-        }
-        const elapsed = performance.now() - started
-        // the client's own 5 s ended it (not an answer): its timeout, and at least that long
-        expect(error).toBeInstanceOf(DOMException)
-        expect((error as DOMException).name).toBe('TimeoutError')
-        expect(elapsed).toBeGreaterThanOrEqual(4900)
-        const retry = await charge({ source, orderId }, key)
-        expect(retry.status).toBe(409)
-        expect(retry.body.error?.code).toBe('idempotency_in_progress')
-      },
-      scaledMs(9000),
-    )
-  })
-
-  describe('refunds', () => {
-    async function succeededCharge(amount: number) {
-      const orderId = newOrder()
-      const reply = await charge({ source: await token('4242424242424242'), orderId, amount })
-      expect(reply.status).toBe(201)
-      return { orderId, id: reply.body.id as string }
+      expect(reply.body.error?.code).toBe('invalid_request')
     }
-
-    it('when a charge is refunded in part and then the rest, then re_ refunds add up, the charge shows it, and one more is 422', async () => {
-      const { orderId, id } = await succeededCharge(1000)
-      const key = newKey()
-      const partial = await post('/v1/refunds', { charge: id, amount: 300 }, key)
-      expect(partial.status).toBe(201)
-      expect(partial.body).toMatchObject({
-        id: expect.stringMatching(/^re_/),
-        charge: id,
-        amount: 300,
-        status: 'succeeded',
-      })
-      const replay = await post('/v1/refunds', { charge: id, amount: 300 }, key)
-      expect(replay.body).toEqual(partial.body)
-      expect(replay.headers.get('idempotent-replayed')).toBe('true')
-      expect((await get(`/v1/charges/${id}`)).body).toMatchObject({ amountRefunded: 300, refunded: false })
-      const rest = await post('/v1/refunds', { charge: id }, newKey())
-      expect(rest.status).toBe(201)
-      expect(rest.body.amount).toBe(700)
-      expect((await get(`/v1/charges/${id}`)).body).toMatchObject({ amountRefunded: 1000, refunded: true })
-      const more = await post('/v1/refunds', { charge: id, amount: 1 }, newKey())
-      expect(more.status).toBe(422)
-      expect((await summary(orderId)).body).toEqual({
-        orderId,
-        charges: 1,
-        failedCharges: 0,
-        refunds: 2,
-        charged: 1000,
-        refunded: 1000,
-      })
-    })
-
-    it('when a refund is larger than what is left, then 422 amount_too_large and nothing is refunded', async () => {
-      const { orderId, id } = await succeededCharge(500)
-      const reply = await post('/v1/refunds', { charge: id, amount: 501 }, newKey())
-      expect(reply.status).toBe(422)
-      expect(reply.body.error).toMatchObject({ code: 'amount_too_large', remaining: 500 })
-      expect((await summary(orderId)).body).toMatchObject({ refunds: 0, refunded: 0 })
-    })
-
-    it('when refunds are set to decline (POST /v1/faults), then a refund answers 402 refund_declined and refunds nothing; set back to succeed, the same key refunds once', async () => {
-      const { orderId, id } = await succeededCharge(1000)
-      const set = await post('/v1/faults', { refunds: 'decline' })
-      expect(set.status).toBe(200)
-      expect(set.body).toEqual({ refunds: 'decline' })
-      expect((await get('/v1/faults')).body).toEqual({ refunds: 'decline' })
-      const key = newKey()
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const declined = await post('/v1/refunds', { charge: id, amount: 400 }, key)
-        expect(declined.status).toBe(402)
-        expect(declined.body.error).toEqual({
-          code: 'refund_declined',
-          message: 'The refund was declined by the payment provider.',
-        })
-        // a decline is not kept for the key: each ask is declined anew
-        expect(declined.headers.get('idempotent-replayed')).toBeNull()
-      }
-      expect((await get(`/v1/charges/${id}`)).body).toMatchObject({ amountRefunded: 0, refunded: false })
-      expect((await summary(orderId)).body).toMatchObject({ refunds: 0, refunded: 0 })
-      expect(sim.stats()).toMatchObject({ refunds: 0, refunded: 0, declinedRefunds: 2 })
-
-      expect((await post('/v1/faults', { refunds: 'succeed' })).body).toEqual({ refunds: 'succeed' })
-      const made = await post('/v1/refunds', { charge: id, amount: 400 }, key)
-      expect(made.status).toBe(201)
-      expect(made.body).toMatchObject({ charge: id, amount: 400 })
-      const replayed = await post('/v1/refunds', { charge: id, amount: 400 }, key)
-      expect(replayed.headers.get('idempotent-replayed')).toBe('true')
-      expect((await summary(orderId)).body).toMatchObject({ refunds: 1, refunded: 400 })
-      expect(sim.stats()).toMatchObject({ refunds: 1, refunded: 400, declinedRefunds: 2 })
-    })
-
-    it('when refunds are set to fail (setFaults), then a refund answers 500 provider_error while charges succeed; reset restores the faults', async () => {
-      const { orderId, id } = await succeededCharge(800)
-      expect(sim.setFaults({ refunds: 'fail' })).toEqual({ refunds: 'fail' })
-      const key = newKey()
-      const failed = await post('/v1/refunds', { charge: id }, key)
-      expect(failed.status).toBe(500)
-      expect(failed.body.error?.code).toBe('provider_error')
-      expect((await succeededCharge(100)).id).toMatch(/^ch_/)
-      expect(sim.stats()).toMatchObject({ providerErrors: 1, refunds: 0, declinedRefunds: 0 })
-
-      sim.reset()
-      expect(sim.faults()).toEqual({ refunds: 'succeed' })
-      expect((await get('/v1/faults')).body).toEqual({ refunds: 'succeed' })
-      // the charge went with the reset: a new one refunds as asked
-      const again = await succeededCharge(800)
-      expect((await post('/v1/refunds', { charge: again.id }, key)).status).toBe(201)
-      expect((await summary(again.orderId)).body).toMatchObject({ refunds: 1, refunded: 800 })
-      expect((await summary(orderId)).body).toMatchObject({ refunds: 0 })
-    })
-
-    it('when POST /v1/faults names an unknown fault or setting, or another method is used, then 400 or 405 and the faults stay', async () => {
-      sim.setFaults({ refunds: 'decline' })
-      for (const body of [{ refunds: 'sometimes' }, { charges: 'decline' }, { refunds: 1 }]) {
-        const reply = await post('/v1/faults', body)
-        expect(reply.status).toBe(400)
-        expect(reply.body.error?.code).toBe('invalid_request')
-      }
-      const notJson = await call(sim.url, 'POST', '/v1/faults', '[1]', { 'content-type': 'application/json' })
-      expect(notJson.status).toBe(400)
-      expect((await call(sim.url, 'DELETE', '/v1/faults')).status).toBe(405)
-      expect(sim.faults()).toEqual({ refunds: 'decline' })
-      expect(() => sim.setFaults({ refunds: 'never' as never })).toThrow(/refunds must be one of/)
-      expect((await post('/v1/faults', {})).body).toEqual({ refunds: 'decline' })
-    })
-
-    it('when the charge is unknown, failed, or the key is missing, then 404, 422 or 400', async () => {
-      const unknown = await post('/v1/refunds', { charge: 'ch_nope' }, newKey())
-      expect(unknown.status).toBe(404)
-      expect(unknown.body.error?.code).toBe('resource_missing')
-      const declined = await charge({ source: { card: card('4000000000000002') } })
-      const refundOfDeclined = await post('/v1/refunds', { charge: declined.body.error?.charge }, newKey())
-      expect(refundOfDeclined.status).toBe(422)
-      expect(refundOfDeclined.body.error?.code).toBe('charge_not_refundable')
-      const { id } = await succeededCharge(100)
-      const noKey = await post('/v1/refunds', { charge: id })
-      expect(noKey.status).toBe(400)
-      expect(noKey.body.error?.code).toBe('idempotency_key_required')
-      const badAmount = await post('/v1/refunds', { charge: id, amount: -5 }, newKey())
-      expect(badAmount.status).toBe(400)
-      expect(sim.stats().refunds).toBe(0)
-    })
+    const notJson = await call(sim.url, 'POST', '/v1/faults', '[1]', { 'content-type': 'application/json' })
+    expect(notJson.status).toBe(400)
+    expect((await call(sim.url, 'DELETE', '/v1/faults')).status).toBe(405)
+    expect(sim.faults()).toEqual({ refunds: 'decline' })
+    expect(() => sim.setFaults({ refunds: 'never' as never })).toThrow(/refunds must be one of/)
+    expect((await call(sim.url, 'POST', '/v1/faults', {})).body).toEqual({ refunds: 'decline' })
+    expect((await call(sim.url, 'GET', '/v1/faults')).body).toEqual({ refunds: 'decline' })
   })
 
-  describe('summary, stats, reset and routes', () => {
-    it('when an order was never charged, then its summary is all zeros', async () => {
-      expect((await summary('never-seen')).body).toEqual({
-        orderId: 'never-seen',
-        charges: 0,
-        failedCharges: 0,
-        refunds: 0,
-        charged: 0,
-        refunded: 0,
-      })
-    })
-
-    it('when GET /v1/stats and POST /v1/reset are called, then the totals show and then start again from zero', async () => {
-      const source = await token('4242424242424242')
-      const charged = await charge({ source, amount: 700 })
-      await post('/v1/refunds', { charge: charged.body.id, amount: 200 }, newKey())
-      await charge({ source: { card: card('4000000000000002') } })
-      const stats = await get('/v1/stats')
-      expect(stats.status).toBe(200)
-      expect(stats.body).toMatchObject({
-        tokens: 1,
-        charges: 1,
-        failedCharges: 1,
-        refunds: 1,
-        charged: 700,
-        refunded: 200,
-      })
-      expect(sim.stats()).toMatchObject({ charges: 1, refunds: 1 })
-      const reset = await post('/v1/reset', {})
-      expect(reset.status).toBe(200)
-      expect(sim.stats()).toMatchObject({ tokens: 0, charges: 0, failedCharges: 0, refunds: 0, charged: 0 })
-      expect((await get(`/v1/charges/${charged.body.id}`)).status).toBe(404)
-      const oldToken = await charge({ source })
-      expect(oldToken.status).toBe(404)
-    })
-
-    it('when a path or method is not the API, then 404 or 405 in the same error shape, and /health answers', async () => {
-      expect((await get('/v1/nothing')).body.error?.code).toBe('not_found')
-      const wrongMethod = await get('/v1/charges')
-      expect(wrongMethod.status).toBe(405)
-      expect(wrongMethod.body.error?.code).toBe('method_not_allowed')
-      expect((await get('/health')).body).toEqual({ status: 'ok' })
-    })
-
-    it('documents every test card, each with its behaviour', () => {
-      expect(testCards).toEqual({
-        '4242424242424242': 'succeed',
-        '4000000000000077': 'delay',
-        '4000000000000002': 'decline',
-        '4000000000009995': 'rate_limit',
-        '4000000000000119': 'provider_error',
-        '4000000000000259': 'hang',
-      })
-    })
+  it("when a path is the simulator's own, then it answers in its shape whatever the headers; any other path is the Stripe subset's, the old tokens and charges included", async () => {
+    expect((await call(sim.url, 'GET', '/health')).body).toEqual({ status: 'ok' })
+    const wrongMethod = await call(sim.url, 'POST', '/v1/stats', {})
+    expect(wrongMethod.status).toBe(405)
+    expect(wrongMethod.body.error?.code).toBe('method_not_allowed')
+    // with a key and a form, its own paths are still its own
+    expect((await stripeCall(sim.url, 'GET', '/v1/stats')).body).toMatchObject({ charges: 0 })
+    // the simulator's former JSON API is gone: Stripe's answers, 401 without a key, 404 with one
+    const card = { card: { number: '4242424242424242', expMonth: 12, expYear: 2040, cvc: '123' } }
+    for (const path of ['/v1/tokens', '/v1/charges']) {
+      const anonymous = await call(sim.url, 'POST', path, card)
+      expect(anonymous.status, path).toBe(401)
+      expect(anonymous.body.error?.type).toBe('invalid_request_error')
+      const keyed = await stripeCall(sim.url, 'POST', path, { amount: '100' })
+      expect(keyed.status, path).toBe(404)
+      expect(keyed.body.error?.message).toMatch(/Unrecognized request URL/)
+    }
+    expect(sim.stats()).toMatchObject({ paymentMethods: 0, charges: 0 })
   })
 })
 
-describe('payment simulator fault settings', () => {
+describe('payment simulator: settings', () => {
   const opened: PaymentSimulator[] = []
   const open = async (options: PaymentSimulatorOptions) => {
     const sim = await createPaymentSimulator({ port: 0, ...options })
@@ -573,136 +231,105 @@ describe('payment simulator fault settings', () => {
 
   async function statuses(sim: PaymentSimulator, count: number): Promise<number[]> {
     const result: number[] = []
-    for (let index = 0; index < count; index++) {
-      const reply = await call(
-        sim.url,
-        'POST',
-        '/v1/charges',
-        { amount: 100, currency: 'usd', orderId: 'fault-run', source: { card: card('4242424242424242') } },
-        { 'idempotency-key': newKey() },
-      )
-      result.push(reply.status)
-    }
+    for (let index = 0; index < count; index++)
+      result.push((await pay(sim.url, { amount: 100, orderId: 'fault-run' }, { key: newKey() })).status)
     return result
   }
 
   it('when a failure rate and a seed are set, then the same sequence of 500s comes twice (after reset, and on another instance)', async () => {
     const sim = await open({ failureRate: 0.5, seed: 42 })
     const first = await statuses(sim, 24)
-    expect(new Set(first)).toEqual(new Set([201, 500]))
+    expect(new Set(first)).toEqual(new Set([200, 500]))
     sim.reset()
     expect(await statuses(sim, 24)).toEqual(first)
     const twin = await open({ failureRate: 0.5, seed: 42 })
     expect(await statuses(twin, 24)).toEqual(first)
     const other = await open({ failureRate: 0.5, seed: 7 })
     expect(await statuses(other, 24)).not.toEqual(first)
-    const succeeded = first.filter((status) => status === 201).length
-    const summary = await call(twin.url, 'GET', '/v1/orders/fault-run/summary')
-    expect(summary.body).toMatchObject({
+    const succeeded = first.filter((status) => status === 200).length
+    // an injected 500 comes before the intent is made: counted as a failed attempt, in no order's summary
+    expect(twin.stats()).toMatchObject({ charges: succeeded, failedCharges: 24 - succeeded })
+    expect(await summaryOf(twin.url, 'fault-run')).toMatchObject({
       charges: succeeded,
-      failedCharges: 24 - succeeded,
+      failedCharges: 0,
       charged: succeeded * 100,
     })
   })
 
   it('when an injected 500 is retried with the same key, then it runs again until it succeeds, charged once', async () => {
-    // seed 11 at 0.6: three injected failures, then a success
+    // seed 11 at 0.6: injected failures first, then a success
     const sim = await open({ failureRate: 0.6, seed: 11 })
     const key = newKey()
-    const body = {
-      amount: 100,
-      currency: 'usd',
-      orderId: 'retried',
-      source: { card: card('4242424242424242') },
-    }
     const seen: number[] = []
-    for (let attempt = 0; attempt < 30 && seen.at(-1) !== 201; attempt++)
-      seen.push((await call(sim.url, 'POST', '/v1/charges', body, { 'idempotency-key': key })).status)
-    expect(seen).toEqual([500, 500, 500, 201])
-    const replay = await call(sim.url, 'POST', '/v1/charges', body, { 'idempotency-key': key })
+    for (let attempt = 0; attempt < 30 && seen.at(-1) !== 200; attempt++)
+      seen.push((await pay(sim.url, { amount: 100, orderId: 'retried' }, { key })).status)
+    expect(seen.at(-1)).toBe(200)
+    expect(seen.slice(0, -1)).toEqual(seen.slice(0, -1).map(() => 500))
+    expect(seen.length).toBeGreaterThan(1)
+    const replay = await pay(sim.url, { amount: 100, orderId: 'retried' }, { key })
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
-    expect((await call(sim.url, 'GET', '/v1/orders/retried/summary')).body).toMatchObject({
-      charges: 1,
-      charged: 100,
-      failedCharges: seen.length - 1,
-    })
+    expect(await summaryOf(sim.url, 'retried')).toMatchObject({ charges: 1, charged: 100 })
+    expect(sim.stats()).toMatchObject({ charges: 1, failedCharges: seen.length - 1 })
   })
 
-  it('when the failure rate is 1, then every charge and refund answers 500 provider_error while tokens still work', async () => {
+  it('when the failure rate is 1, then every payment and refund answers 500 api_error while payment methods are still made', async () => {
     const sim = await open({ failureRate: 1 })
-    const tokenReply = await call(sim.url, 'POST', '/v1/tokens', { card: card('4242424242424242') })
-    expect(tokenReply.status).toBe(201)
-    const chargeReply = await call(
-      sim.url,
-      'POST',
-      '/v1/charges',
-      { amount: 100, currency: 'usd', orderId: 'o', source: tokenReply.body.token },
-      { 'idempotency-key': newKey() },
-    )
-    expect(chargeReply.status).toBe(500)
-    expect(chargeReply.body.error?.code).toBe('provider_error')
-    const refundReply = await call(
-      sim.url,
-      'POST',
-      '/v1/refunds',
-      { charge: 'ch_x' },
-      { 'idempotency-key': newKey() },
-    )
-    expect(refundReply.status).toBe(500)
-    expect(sim.stats()).toMatchObject({ charges: 0, failedCharges: 1, providerErrors: 2 })
+    const method = await paymentMethod(sim.url, '4242424242424242')
+    const paid = await pay(sim.url, { method })
+    expect(paid.status).toBe(500)
+    expect(paid.body.error?.type).toBe('api_error')
+    const refund = await stripeCall(sim.url, 'POST', '/v1/refunds', { payment_intent: 'pi_x' })
+    expect(refund.status).toBe(500)
+    expect(sim.stats()).toMatchObject({ paymentMethods: 1, charges: 0, failedCharges: 1, providerErrors: 2 })
   })
 
   it('when the simulator starts with refunds declining, then refunds decline until told otherwise, and again after reset', async () => {
     const sim = await open({ refunds: 'decline' })
     expect(sim.faults()).toEqual({ refunds: 'decline' })
-    const charged = await call(
-      sim.url,
-      'POST',
-      '/v1/charges',
-      { amount: 100, currency: 'usd', orderId: 'declining', source: { card: card('4242424242424242') } },
-      { 'idempotency-key': newKey() },
-    )
-    expect(charged.status).toBe(201)
+    const paid = await pay(sim.url, { amount: 100, orderId: 'declining' })
+    expect(paid.body.status).toBe('succeeded')
     const refund = () =>
-      call(sim.url, 'POST', '/v1/refunds', { charge: charged.body.id }, { 'idempotency-key': newKey() })
-    expect((await refund()).status).toBe(402)
+      stripeCall(
+        sim.url,
+        'POST',
+        '/v1/refunds',
+        { payment_intent: paid.body.id as string },
+        { key: newKey() },
+      )
+    expect((await refund()).body).toMatchObject({ status: 'failed', failure_reason: 'declined' })
     sim.setFaults({ refunds: 'succeed' })
-    expect((await refund()).status).toBe(201)
+    expect((await refund()).body).toMatchObject({ status: 'succeeded', amount: 100 })
     sim.reset()
     expect(sim.faults()).toEqual({ refunds: 'decline' })
   })
 
-  it('when the client gives up on a hanging charge, then the provider still charges it, and a retry with the key replays that charge', async () => {
+  it('when the client gives up on a hanging payment, then the provider still charges it, and a retry with the key replays that charge', async () => {
     const sim = await open({ hangMs: 400 })
+    const method = await paymentMethod(sim.url, '4000000000000259')
     const key = newKey()
-    const body = { amount: 100, currency: 'usd', orderId: 'hung', source: { card: card('4000000000000259') } }
+    const body = { amount: 100, orderId: 'hung', method }
     // the client gives up once the provider has the call: the hang is the provider's, not the way there
     const giveUp = new AbortController()
-    const given = call(sim.url, 'POST', '/v1/charges', body, { 'idempotency-key': key }, giveUp.signal)
+    const given = pay(sim.url, body, { key, signal: giveUp.signal })
     await untilRunning(sim.url, key)
     giveUp.abort()
     await expect(given).rejects.toThrow(/aborted|timeout/i)
     // the provider goes on and charges it
-    await eventually('the hung charge is charged', async () => (sim.stats().charges === 1 ? true : undefined))
-    const retry = await call(sim.url, 'POST', '/v1/charges', body, { 'idempotency-key': key })
-    expect(retry.status).toBe(201)
+    await eventually('the hung payment is charged', async () =>
+      sim.stats().charges === 1 ? true : undefined,
+    )
+    const retry = await pay(sim.url, body, { key })
+    expect(retry.status).toBe(200)
+    expect(retry.body.status).toBe('succeeded')
     expect(retry.headers.get('idempotent-replayed')).toBe('true')
-    expect((await call(sim.url, 'GET', '/v1/orders/hung/summary')).body).toMatchObject({
-      charges: 1,
-      charged: 100,
-    })
+    expect(await summaryOf(sim.url, 'hung')).toMatchObject({ charges: 1, charged: 100 })
   })
 
-  it('when reset comes while a charge is in flight, then that call is dropped and nothing of it remains', async () => {
+  it('when reset comes while a payment is in flight, then that call is dropped and nothing of it remains', async () => {
     const sim = await open({ delayMs: 500 })
-    const body = {
-      amount: 100,
-      currency: 'usd',
-      orderId: 'dropped',
-      source: { card: card('4000000000000077') },
-    }
+    const method = await paymentMethod(sim.url, '4000000000000077')
     const key = newKey()
-    const pending = call(sim.url, 'POST', '/v1/charges', body, { 'idempotency-key': key })
+    const pending = pay(sim.url, { amount: 100, orderId: 'dropped', method }, { key })
     await untilRunning(sim.url, key)
     sim.reset()
     await expect(pending).rejects.toThrow()
@@ -710,44 +337,39 @@ describe('payment simulator fault settings', () => {
     // it is a timer of this process set after the call's, so the call's 500 ms would have ended first
     await new Promise((resolve) => setTimeout(resolve, 600))
     expect(sim.stats()).toMatchObject({ charges: 0, failedCharges: 0 })
-    expect((await call(sim.url, 'GET', '/v1/orders/dropped/summary')).body).toMatchObject({ charges: 0 })
+    expect(await summaryOf(sim.url, 'dropped')).toMatchObject({ charges: 0 })
   })
 
   it('when a latency range is set, then every API call takes at least its minimum; stats and reset take none', async () => {
     const sim = await open({ latencyMs: { min: 60, max: 90 }, seed: 5 })
     for (let index = 0; index < 3; index++) {
       const started = performance.now()
-      const reply = await call(sim.url, 'POST', '/v1/tokens', { card: card('4242424242424242') })
-      expect(reply.status).toBe(201)
+      const reply = await stripeCall(sim.url, 'POST', '/v1/payment_methods', cardParams('4242424242424242'))
+      expect(reply.status).toBe(200)
       expect(performance.now() - started).toBeGreaterThanOrEqual(55)
     }
     // stats and reset answer while an API call is held by a latency of ten minutes: they wait for none
     const held = await open({ latencyMs: { min: 600_000, max: 600_000 } })
-    const tokens = call(held.url, 'POST', '/v1/tokens', { card: card('4242424242424242') })
+    const methods = stripeCall(held.url, 'POST', '/v1/payment_methods', cardParams('4242424242424242'))
     expect((await call(held.url, 'GET', '/v1/stats')).status).toBe(200)
     expect((await call(held.url, 'POST', '/v1/reset')).status).toBe(200)
     // the reset dropped the held call
-    await expect(tokens).rejects.toThrow()
+    await expect(methods).rejects.toThrow()
   })
 
   it('when the delay of the delay card is configured, then that card takes that long', async () => {
     const sim = await open({ delayMs: 300 })
+    const method = await paymentMethod(sim.url, '4000000000000077')
     const key = newKey()
     const started = performance.now()
-    const answer = call(
-      sim.url,
-      'POST',
-      '/v1/charges',
-      { amount: 100, currency: 'usd', orderId: 'o', source: { card: card('4000000000000077') } },
-      { 'idempotency-key': key },
-    )
+    const answer = pay(sim.url, { amount: 100, method }, { key })
     await untilRunning(sim.url, key)
     // not the default's 2000 ms: a timer of this process started after the provider's, of 1000 ms, ends after it
     // (one process's timers fire in the order they end, however loaded the machine)
     await new Promise((resolve) => setTimeout(resolve, 1000))
     expect(sim.stats().charges).toBe(1)
     const reply = await answer
-    expect(reply.status).toBe(201)
+    expect(reply.body.status).toBe('succeeded')
     expect(performance.now() - started).toBeGreaterThanOrEqual(295)
   })
 
@@ -788,8 +410,8 @@ describe('payment simulator fault settings', () => {
   })
 })
 
-describe('payment simulator logs', () => {
-  it('when every test card goes through tokens, charges and refunds, then each request logs one JSON line and no line holds a card number', async () => {
+describe('payment simulator: logs', () => {
+  it('when every test card becomes a payment method, pays and is refunded, then each request logs one JSON line and no line nor answer holds a card number', async () => {
     const lines: string[] = []
     const sim = await createPaymentSimulator({
       port: 0,
@@ -798,38 +420,35 @@ describe('payment simulator logs', () => {
       log: (line) => lines.push(line),
     })
     const bodies: string[] = []
-    const numbers = [...Object.keys(testCards), '4242424242424241', '6011111111111117']
+    const numbers = [...Object.keys(stripeTestCards), '4242424242424241', '6011111111111117']
     try {
       let requests = 0
-      const send = async (method: string, path: string, body?: unknown, key?: string) => {
+      const send = async (reply: Promise<Reply>) => {
         requests++
-        const reply = await call(sim.url, method, path, body, key ? { 'idempotency-key': key } : {})
-        bodies.push(JSON.stringify(reply.body))
-        return reply
+        const answered = await reply
+        bodies.push(JSON.stringify(answered.body))
+        return answered
       }
       for (const number of numbers) {
         const spaced = number.replace(/(\d{4})/g, '$1 ').trim()
-        const tokenReply = await send('POST', '/v1/tokens', { card: card(spaced) })
-        const direct = await send(
-          'POST',
-          '/v1/charges',
-          { amount: 100, currency: 'usd', orderId: 'logged', source: { card: card(number) } },
-          newKey(),
+        const made = await send(stripeCall(sim.url, 'POST', '/v1/payment_methods', cardParams(spaced)))
+        if (made.status !== 200) continue
+        const paid = await send(
+          pay(sim.url, { amount: 100, orderId: 'logged', method: made.body.id as string }, { key: newKey() }),
         )
-        if (tokenReply.status === 201) {
-          const viaToken = await send(
-            'POST',
-            '/v1/charges',
-            { amount: 100, currency: 'usd', orderId: 'logged', source: tokenReply.body.token },
-            newKey(),
+        if (paid.body.status === 'succeeded')
+          await send(
+            stripeCall(
+              sim.url,
+              'POST',
+              '/v1/refunds',
+              { payment_intent: paid.body.id as string },
+              { key: newKey() },
+            ),
           )
-          if (viaToken.status === 201)
-            await send('POST', '/v1/refunds', { charge: viaToken.body.id }, newKey())
-        }
-        if (direct.status === 201) await send('GET', `/v1/charges/${direct.body.id}`)
       }
-      await send('GET', '/v1/charges/4242424242424242')
-      await send('GET', '/v1/orders/logged/summary')
+      await send(stripeCall(sim.url, 'GET', '/v1/payment_methods/4242424242424242'))
+      await send(call(sim.url, 'GET', '/v1/orders/logged/summary'))
       // a line is written as its answer finishes, which may be just after the client has read it
       await eventually('a line for every request', async () => (lines.length >= requests ? true : undefined))
       expect(lines).toHaveLength(requests)
@@ -844,6 +463,7 @@ describe('payment simulator logs', () => {
       }
       expect(parsed.some((entry) => entry.brand === 'visa' && entry.last4 === '4242')).toBe(true)
       expect(parsed.some((entry) => entry.code === 'card_declined')).toBe(true)
+      expect(parsed.some((entry) => entry.code === 'incorrect_number')).toBe(true)
       for (const number of numbers) {
         const spaced = number.replace(/(\d{4})/g, '$1 ').trim()
         for (const text of [...lines, ...bodies]) {

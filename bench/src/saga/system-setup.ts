@@ -23,7 +23,10 @@ export async function api<Body>(url: string, method: string, body?: unknown, tok
   return JSON.parse(text) as Body
 }
 
-/** Registers and signs in `customerCount` customers (20 by default), signs the administrator in, tokenizes a card. */
+/**
+ * Registers and signs in `customerCount` customers (20 by default), signs the administrator in, makes a payment method
+ * of a test card at the provider.
+ */
 export async function setUp(system: MeridianSystem, customerCount = 20): Promise<Setup> {
   const gateway = system.gatewayUrl
   if (!system.admin) throw new Error('the run has no administrator')
@@ -43,9 +46,23 @@ export async function setUp(system: MeridianSystem, customerCount = 20): Promise
     })
     customers.push({ id: user.id, token: await login(email, password) })
   }
-  const { token: paymentToken } = await api<{ token: string }>(`${system.simulatorUrl}/v1/tokens`, 'POST', {
-    card: { number: '4242424242424242', expMonth: 12, expYear: new Date().getUTCFullYear() + 2, cvc: '123' },
+  // a payment method made of a test card as the provider's elements make it in a shop's page: Stripe's POST
+  // /v1/payment_methods, form-encoded, with a publishable key (the simulator takes any pk_test_…)
+  const made = await fetch(`${system.simulatorUrl}/v1/payment_methods`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      key: 'pk_test_meridian_bench',
+      type: 'card',
+      'card[number]': '4242424242424242',
+      'card[exp_month]': '12',
+      'card[exp_year]': String(new Date().getUTCFullYear() + 2),
+      'card[cvc]': '123',
+    }),
   })
+  const text = await made.text()
+  if (made.status !== 200)
+    throw new Error(`POST ${system.simulatorUrl}/v1/payment_methods: ${made.status} ${text}`)
+  const { id: paymentToken } = JSON.parse(text) as { id: string }
   return { customers, adminToken, paymentToken }
 }
 

@@ -1,5 +1,5 @@
 // The demo seed's view of a running Meridian: JSON over HTTP through the gateway (as any client), the payment
-// provider's card tokens, and a deadline-bounded wait for a condition. Nothing here knows what the demo contains.
+// provider's payment methods, and a deadline-bounded wait for a condition. Nothing here knows what the demo contains.
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** An answer the seed did not expect: the method, path, status and the envelope's code and message. */
@@ -46,7 +46,10 @@ export interface GatewayApi {
     matches: (item: Item) => boolean,
     maxPages?: number,
   ): Promise<Item | undefined>
-  /** a card token from the payment provider (what a client's browser gets; the number never reaches Meridian) */
+  /**
+   * a payment method (pm_…) the payment provider made of a card: what a client's browser gets from the provider's
+   * elements; the number never reaches Meridian
+   */
   tokenizeCard(number: string): Promise<string>
 }
 
@@ -119,13 +122,27 @@ export function gatewayApi(gatewayUrl: string, paymentProviderUrl: string): Gate
     },
 
     async tokenizeCard(number: string) {
-      const card = { number, expMonth: 12, expYear: new Date().getUTCFullYear() + 2, cvc: '123' }
-      const answer = await send(paymentProviderUrl, 'POST', '/v1/tokens', { body: { card } })
-      const token = (answer.body as { token?: unknown } | undefined)?.token
-      if (answer.status >= 300 || typeof token !== 'string') {
-        throw explain(`the payment provider's POST /v1/tokens`, answer.status, answer.body)
+      // as the provider's elements do in a shop's page: the card to Stripe's POST /v1/payment_methods, form-encoded,
+      // with the shop's publishable key (the simulator takes any pk_test_…)
+      const form = new URLSearchParams({
+        key: 'pk_test_meridian_demo',
+        type: 'card',
+        'card[number]': number,
+        'card[exp_month]': '12',
+        'card[exp_year]': String(new Date().getUTCFullYear() + 2),
+        'card[cvc]': '123',
+      })
+      const response = await fetch(`${paymentProviderUrl}/v1/payment_methods`, {
+        method: 'POST',
+        body: form,
+        signal: AbortSignal.timeout(30_000),
+      })
+      const body = parsed(await response.text())
+      const id = (body as { id?: unknown } | undefined)?.id
+      if (response.status >= 300 || typeof id !== 'string') {
+        throw explain(`the payment provider's POST /v1/payment_methods`, response.status, body)
       }
-      return token
+      return id
     },
   }
   return api

@@ -1,30 +1,13 @@
-// Card numbers as the simulator sees them: Luhn validity, the brand, and which test card a number is, on each of the
-// simulator's two APIs (its own JSON one, and the Stripe subset). A full number never leaves this module: callers keep
-// the brand, the last four digits and the behaviours (see README.md).
+// Card numbers as the simulator sees them: Luhn validity, the brand, and which test card a number is. A full number
+// never leaves this module: callers keep the brand, the last four digits and the behaviour (see README.md).
 //
-// Test cards of the simulator's own API (any future expiry, any 3–4 digit CVC; spaces and dashes are ignored):
-//   4242424242424242  succeeds
-//   4000000000000077  succeeds after a delay (delayMs, 2000 ms by default, under the 5 s a client waits)
-//   4000000000000002  declined: 402 {error: {code: 'card_declined', message: 'Your card was declined.'}}
-//   4000000000009995  rate limited: 429 with Retry-After: 30
-//   4000000000000119  provider error: 500 (never stored for idempotency: a retry with the same key runs again)
-//   4000000000000259  hangs past a 5 s client timeout: answers (and charges) after hangMs, 8000 ms by default
-//   any other Luhn-valid number succeeds
-// The Stripe subset reads Stripe's own test numbers as Stripe does (stripeTestCards), and keeps the simulator's delay,
-// hang and provider-error numbers; its rate-limited card is 4000000000000341.
+// Stripe's own test numbers answer as Stripe's do (stripeTestCards), any future expiry and any 3–4 digit CVC, spaces
+// and dashes ignored; the simulator adds its own: 4000000000000077 succeeds after delayMs (2000 ms by default, under
+// the 5 s a client waits), 4000000000000259 hangs past a 5 s client timeout (answers, and charges, after hangMs, 8000
+// ms by default), 4000000000000119 answers 500 (never kept for an idempotency key) and 4000000000000341 429. Any other
+// Luhn-valid number succeeds.
 
-export type CardBehavior = 'succeed' | 'delay' | 'decline' | 'rate_limit' | 'provider_error' | 'hang'
-
-export const testCards: Readonly<Record<string, CardBehavior>> = {
-  '4242424242424242': 'succeed',
-  '4000000000000077': 'delay',
-  '4000000000000002': 'decline',
-  '4000000000009995': 'rate_limit',
-  '4000000000000119': 'provider_error',
-  '4000000000000259': 'hang',
-}
-
-/** How a card answers a payment on the Stripe subset (a PaymentIntent confirmed with it). */
+/** How a card answers a payment (a PaymentIntent confirmed with it). */
 export type StripeCardBehavior =
   | 'succeed'
   | 'delay'
@@ -35,7 +18,7 @@ export type StripeCardBehavior =
   | 'insufficient_funds'
   | 'three_d_secure'
 
-/** Stripe's test numbers (https://docs.stripe.com/testing) and the simulator's own, on the Stripe subset. */
+/** Stripe's test numbers (https://docs.stripe.com/testing) and the simulator's own. */
 export const stripeTestCards: Readonly<Record<string, StripeCardBehavior>> = {
   '4242424242424242': 'succeed',
   '5555555555554444': 'succeed',
@@ -65,10 +48,8 @@ export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'discover' | 'unknown'
 export interface CardSummary {
   brand: CardBrand
   last4: string
-  /** on the simulator's own API */
-  behavior: CardBehavior
-  /** on the Stripe subset */
-  stripeBehavior: StripeCardBehavior
+  /** how a payment with it answers */
+  behavior: StripeCardBehavior
 }
 
 /** The digits of a number as typed (spaces and dashes dropped), or undefined when it holds anything else. */
@@ -105,7 +86,6 @@ export function summarizeCard(number: string): CardSummary | undefined {
   return {
     brand: brandOf(digits),
     last4: digits.slice(-4),
-    behavior: testCards[digits] ?? 'succeed',
-    stripeBehavior: stripeTestCards[digits] ?? 'succeed',
+    behavior: stripeTestCards[digits] ?? 'succeed',
   }
 }

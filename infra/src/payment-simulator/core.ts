@@ -1,5 +1,6 @@
-// The running parts both APIs share: the settings as resolved, the current state (replaced whole by reset), the faults
-// in force, the seeded latency and failure draws, and the waits that reset and close cut short. One per simulator.
+// The running parts the Stripe subset and the simulator's own endpoints share: the settings as resolved, the current
+// state (replaced whole by reset), the faults in force, the seeded latency and failure draws, and the waits that reset
+// and close cut short. One per simulator.
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   defaultDelayMs,

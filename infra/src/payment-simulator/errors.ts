@@ -1,5 +1,5 @@
-// The simulator's errors, one class per API: ApiError answers in the simulator's own JSON shape
-// ({error: {code, message, ...}}), StripeError in Stripe's ({error: {type, code, param, message, ...}}); each one knows
+// The simulator's errors: ApiError answers its own endpoints' (control-api.ts) in their JSON shape
+// ({error: {code, message, ...}}), StripeError the Stripe subset's in Stripe's ({error: {type, code, param, message, ...}}); each one knows
 // whether an idempotency key keeps it. Also the redaction of client text echoed in messages and log lines.
 import { randomBytes } from 'node:crypto'
 import type { Outcome } from './idempotency.ts'
@@ -17,7 +17,7 @@ export function isAbort(error: unknown): boolean {
   return error instanceof Error && error.name === 'AbortError'
 }
 
-/** An answer of the simulator's own API: {error: {code, message, ...extra}}. */
+/** An answer of the simulator's own endpoints: {error: {code, message, ...extra}}. */
 export class ApiError extends Error {
   readonly status: number
   readonly code: string

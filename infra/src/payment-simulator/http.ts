@@ -1,9 +1,10 @@
-// The HTTP plumbing both APIs share: reading a bounded body, writing a JSON or HTML answer, HTML escaping. Node's
-// http only; no framework, so that the simulator bundles into one file with no dependencies.
+// The HTTP plumbing of the Stripe subset and the simulator's own endpoints: reading a bounded body, writing a JSON or
+// HTML answer, HTML escaping. Node's http only; no framework, so that the simulator bundles into one file with no
+// dependencies.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { StoredResponse } from './idempotency.ts'
 
-/** A body over its limit: each API answers it in its own shape. */
+/** A body over its limit: the Stripe subset and the simulator's own endpoints answer it each in its shape. */
 export class BodyTooLarge extends Error {
   constructor(readonly limit: number) {
     super(`the body is larger than ${limit} bytes`)

@@ -1,4 +1,4 @@
-// Idempotency-Key handling, shared by both APIs: a store of the first answer given for each key, compared by a keyed
+// Idempotency-Key handling of the Stripe subset: a store of the first answer given for each key, compared by a keyed
 // hash of the request's canonical parameters. A key in use by a call still running is held; an answer that is not to
 // be kept (a 500, a request rejected before it ran) frees the key again; keys of the Stripe subset expire after a TTL.
 import { createHmac, randomBytes } from 'node:crypto'
@@ -50,8 +50,8 @@ export function createFingerprinter(): (scope: string, body: unknown) => string 
 }
 
 /**
- * The answers kept for keys. ttlMs undefined: a key never expires (the simulator's own API); otherwise a key is
- * forgotten ttlMs after its first use (the Stripe subset, 24 h by default), and expired keys are swept as new ones come.
+ * The answers kept for keys. ttlMs undefined: a key never expires; otherwise a key is forgotten ttlMs after
+ * its first use (the Stripe subset's, 24 h by default), and expired keys are swept as new ones come.
  */
 export class IdempotencyStore {
   readonly #records = new Map<string, IdempotencyRecord>()

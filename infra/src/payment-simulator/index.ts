@@ -1,12 +1,11 @@
 // The payment provider simulator (@meridian/infra/payment-simulator): in-process for tests, main.ts as a process.
-// It speaks its own JSON API and a subset of Stripe's (README.md); these are its public names.
+// It speaks a subset of Stripe's API, beside its own health, stats, summary, faults and reset (README.md); these are
+// its public names.
 export {
-  type CardBehavior,
   type CardBrand,
   luhnValid,
   type StripeCardBehavior,
   stripeTestCards,
-  testCards,
   testPaymentMethods,
 } from './cards.ts'
 export { apiVersion as stripeApiVersion } from './objects.ts'

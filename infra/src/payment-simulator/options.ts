@@ -33,7 +33,7 @@ export interface PaymentSimulatorOptions {
   hangMs?: number
   /** an added latency for every /v1 call (not stats or reset), drawn from the seeded PRNG */
   latencyMs?: LatencyRange
-  /** the share (0..1) of charges and refunds that answer 500 provider_error, drawn from the seeded PRNG */
+  /** the share (0..1) of payment attempts and refunds that answer 500 api_error, drawn from the seeded PRNG */
   failureRate?: number
   /**
    * how refunds answer from the start and after each reset, until told otherwise (POST /v1/faults, setFaults);

@@ -1,18 +1,18 @@
-// The payment provider simulator: one node:http server that speaks two APIs over the same state, counters, faults
-// and order summaries — its own small JSON API (legacy-api.ts: tokens, charges, refunds, stats, faults, reset) and
-// the subset of Stripe's API Meridian's payment service uses (stripe-api.ts, through the official SDK), with its
-// 3-D Secure page (three-d-secure.ts) and signed webhooks (webhooks.ts). State lives in memory only (state.ts).
-// This file routes each request to its API, writes the log line, and starts and stops the server. See README.md.
+// The payment provider simulator: one node:http server speaking the subset of Stripe's API Meridian's payment service
+// uses (stripe-api.ts, through the official SDK), with its 3-D Secure page (three-d-secure.ts) and signed webhooks
+// (webhooks.ts), beside the simulator's own endpoints (control-api.ts: health, stats, an order's summary, faults,
+// reset). State lives in memory only (state.ts). This file routes each request, writes the log line, and starts and
+// stops the server. See README.md.
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { controlRoute, isControlPath } from './control-api.ts'
 import { type Core, createCore, type RequestLog, type SimulatorFaults } from './core.ts'
 import { ApiError, isAbort, isObject, redact } from './errors.ts'
 import { sendJson } from './http.ts'
-import { legacyRoute } from './legacy-api.ts'
 import { defaultHost, defaultPort, type PaymentSimulatorOptions, validateOptions } from './options.ts'
 import type { SimulatorStats } from './state.ts'
-import { corsHeaders, isStripeRequest, newRequestId, stripeAnswer, stripeHeaders } from './stripe-api.ts'
+import { corsHeaders, newRequestId, stripeAnswer, stripeHeaders } from './stripe-api.ts'
 import type { StripeContext } from './stripe-call.ts'
 import { isThreeDSecurePath, threeDSecure } from './three-d-secure.ts'
 import { createWebhooks } from './webhooks.ts'
@@ -30,8 +30,8 @@ export interface PaymentSimulator {
   /** changes the faults in force (as POST /v1/faults does); answers them */
   setFaults(changes: Partial<SimulatorFaults>): SimulatorFaults
   /**
-   * forgets every token, charge, refund, intent, event, runtime webhook endpoint and idempotency key, starts the
-   * seeded sequences again, drops calls in flight and webhook deliveries
+   * forgets every payment method, intent, charge, refund, dispute, event, runtime webhook endpoint and idempotency
+   * key, starts the seeded sequences again, drops calls in flight and webhook deliveries
    */
   reset(): void
 }
@@ -43,34 +43,16 @@ function errorCode(body: unknown): string | undefined {
   return typeof error?.type === 'string' ? error.type : undefined
 }
 
-/** The simulator's own API, as it always answered (CORS on /v1/tokens, errors in its shape). */
-function answerLegacy(
+/** The simulator's own endpoints (health, stats, summaries, faults, reset): errors in their own shape. */
+function answerControl(
   core: Core,
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
   log: RequestLog,
 ): void {
-  // tokenization is what a shop's browser page calls itself (the card never touches the shop's servers), as a
-  // provider's tokenization endpoint allows from any page: no credentials, only a card in, a token out
-  if (path === '/v1/tokens') {
-    res.setHeader('access-control-allow-origin', '*')
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        'access-control-allow-methods': 'POST',
-        'access-control-allow-headers': 'content-type',
-        'access-control-max-age': '600',
-      })
-      res.end()
-      return
-    }
-  }
-  legacyRoute(core, req, path, log).then(
-    (response) => {
-      const code = errorCode(response.body)
-      if (code !== undefined) log.code = code
-      sendJson(res, response)
-    },
+  controlRoute(core, req, path, log).then(
+    (response) => sendJson(res, response),
     (error: unknown) => {
       if (error instanceof ApiError) {
         log.code = error.code
@@ -151,8 +133,8 @@ function handle(context: StripeContext, req: IncomingMessage, res: ServerRespons
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
       res.end(isAbort(error) ? 'dropped' : 'internal error')
     })
-  else if (isStripeRequest(req, path)) answerStripe(context, req, res, url, log)
-  else answerLegacy(core, req, res, path, log)
+  else if (isControlPath(path)) answerControl(core, req, res, path, log)
+  else answerStripe(context, req, res, url, log)
 }
 
 export async function createPaymentSimulator(

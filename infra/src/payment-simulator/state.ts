@@ -1,22 +1,22 @@
-// The simulator's state, in memory only: the records of both APIs (the simulator's own tokens, charges and refunds;
-// the Stripe subset's payment methods, intents, charges, refunds, disputes, webhook endpoints and events), the
-// idempotency stores, the counters, and the order summary that counts money of both APIs. reset() replaces it whole.
-import type { CardBehavior, CardBrand, StripeCardBehavior } from './cards.ts'
+// The simulator's state, in memory only: the Stripe subset's payment methods, intents, charges, refunds, disputes,
+// webhook endpoints and events, its idempotency store, the counters, and an order's summary. reset() replaces it
+// whole.
+import type { CardBrand, StripeCardBehavior } from './cards.ts'
 import { IdempotencyStore } from './idempotency.ts'
 
 export interface SimulatorStats {
   /** every request answered or abandoned, stats and reset included */
   requests: number
-  /** cards tokenized: tokens (POST /v1/tokens) and payment methods (POST /v1/payment_methods) */
-  tokens: number
-  /** charges that succeeded (Stripe subset: captured) */
+  /** payment methods made of cards (POST /v1/payment_methods) */
+  paymentMethods: number
+  /** charges that succeeded (captured) */
   charges: number
   /** charge attempts that failed (402, 429, 500): never counted as charged */
   failedCharges: number
   refunds: number
   /** refunds the provider declined (while its refunds are set to decline): never refunded */
   declinedRefunds: number
-  /** minor units charged by succeeded charges (Stripe subset: captured) */
+  /** minor units charged by succeeded charges (captured) */
   charged: number
   /** minor units refunded */
   refunded: number
@@ -39,43 +39,6 @@ export interface OrderSummary {
   refunds: number
   charged: number
   refunded: number
-}
-
-/** A token of the simulator's own API: what is kept of its card (never the number). */
-export interface Token {
-  id: string
-  brand: CardBrand
-  last4: string
-  behavior: CardBehavior
-  stripeBehavior: StripeCardBehavior
-  expMonth: number
-  expYear: number
-}
-
-/** A charge of the simulator's own API, as GET /v1/charges/:id shows it. */
-export interface LegacyCharge {
-  id: string
-  object: 'charge'
-  status: 'succeeded' | 'failed'
-  amount: number
-  currency: string
-  orderId: string
-  description: string | null
-  brand: CardBrand
-  last4: string
-  amountRefunded: number
-  refunded: boolean
-  failureCode: string | null
-  created: string
-}
-
-export interface LegacyRefund {
-  id: string
-  object: 'refund'
-  charge: string
-  amount: number
-  status: 'succeeded'
-  created: string
 }
 
 export type Metadata = Record<string, string>
@@ -212,9 +175,6 @@ export interface StripeEvent {
 }
 
 export interface State {
-  tokens: Map<string, Token>
-  charges: Map<string, LegacyCharge>
-  refunds: Map<string, LegacyRefund>
   paymentMethods: Map<string, PaymentMethodRecord>
   intents: Map<string, IntentRecord>
   stripeCharges: Map<string, ChargeRecord>
@@ -223,9 +183,7 @@ export interface State {
   webhookEndpoints: Map<string, WebhookEndpointRecord>
   /** oldest first, the last maxEvents */
   events: StripeEvent[]
-  /** the simulator's own API: one namespace of keys, never expiring */
-  legacyKeys: IdempotencyStore
-  /** the Stripe subset: keys per API key and path, expiring */
+  /** keys per API key and path, expiring */
   stripeKeys: IdempotencyStore
   stats: SimulatorStats
   /** aborted by reset() and close(): calls in flight, waits and webhook deliveries of this state stop */
@@ -237,7 +195,7 @@ export const maxEvents = 1000
 
 export const emptyStats = (): SimulatorStats => ({
   requests: 0,
-  tokens: 0,
+  paymentMethods: 0,
   charges: 0,
   failedCharges: 0,
   refunds: 0,
@@ -252,9 +210,6 @@ export const emptyStats = (): SimulatorStats => ({
 })
 
 export const newState = (idempotencyTtlMs: number): State => ({
-  tokens: new Map(),
-  charges: new Map(),
-  refunds: new Map(),
   paymentMethods: new Map(),
   intents: new Map(),
   stripeCharges: new Map(),
@@ -262,7 +217,6 @@ export const newState = (idempotencyTtlMs: number): State => ({
   disputes: new Map(),
   webhookEndpoints: new Map(),
   events: [],
-  legacyKeys: new IdempotencyStore(),
   stripeKeys: new IdempotencyStore(idempotencyTtlMs),
   stats: emptyStats(),
   inFlight: new AbortController(),
@@ -271,8 +225,11 @@ export const newState = (idempotencyTtlMs: number): State => ({
 /** Seconds since the epoch, as Stripe's `created` fields are. */
 export const unixNow = (): number => Math.floor(Date.now() / 1000)
 
-/** The Stripe subset's part of an order's summary: intents with metadata[orderId], their charges and refunds. */
-function stripeSummary(state: State, orderId: string): Omit<OrderSummary, 'orderId'> {
+/**
+ * What an order was charged and refunded: its intents are those with metadata[orderId]; succeeded (captured) charges
+ * only in charges and charged, declines in failedCharges, succeeded refunds.
+ */
+export function orderSummary(state: State, orderId: string): OrderSummary {
   const intents = new Set(
     [...state.intents.values()]
       .filter((intent) => intent.metadata.orderId === orderId)
@@ -284,27 +241,11 @@ function stripeSummary(state: State, orderId: string): Omit<OrderSummary, 'order
     (refund) => intents.has(refund.paymentIntent) && refund.status === 'succeeded',
   )
   return {
+    orderId,
     charges: captured.length,
     failedCharges: charges.filter((charge) => charge.status === 'failed').length,
     refunds: refunds.length,
     charged: captured.reduce((sum, charge) => sum + charge.amountCaptured, 0),
     refunded: refunds.reduce((sum, refund) => sum + refund.amount, 0),
-  }
-}
-
-/** What an order was charged and refunded, on both APIs: succeeded (captured) charges only in charges and charged. */
-export function orderSummary(state: State, orderId: string): OrderSummary {
-  const charges = [...state.charges.values()].filter((charge) => charge.orderId === orderId)
-  const succeeded = charges.filter((charge) => charge.status === 'succeeded')
-  const ids = new Set(charges.map((charge) => charge.id))
-  const refunds = [...state.refunds.values()].filter((refund) => ids.has(refund.charge))
-  const stripe = stripeSummary(state, orderId)
-  return {
-    orderId,
-    charges: succeeded.length + stripe.charges,
-    failedCharges: charges.length - succeeded.length + stripe.failedCharges,
-    refunds: refunds.length + stripe.refunds,
-    charged: succeeded.reduce((sum, charge) => sum + charge.amount, 0) + stripe.charged,
-    refunded: refunds.reduce((sum, refund) => sum + refund.amount, 0) + stripe.refunded,
   }
 }

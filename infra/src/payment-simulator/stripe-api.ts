@@ -1,14 +1,14 @@
-// The Stripe subset's HTTP side: which requests are Stripe's, the route table, API keys (Bearer sk_test_…, a
-// publishable pk_test_… on POST /v1/payment_methods only, which answers CORS for Stripe.js-like pages), bounded form
-// parsing, Stripe's idempotency (per API key and path, replayed with Idempotent-Replayed, expiring), and the answer's
-// encoding with Request-Id and Stripe-Version. Handlers live in stripe-payments.ts and stripe-resources.ts.
+// The Stripe subset's HTTP side (every path but the simulator's own endpoints and the 3-D Secure page): the route
+// table, API keys (Bearer sk_test_…, a publishable pk_test_… on POST /v1/payment_methods only, which answers CORS for
+// Stripe.js-like pages), bounded form parsing, Stripe's idempotency (per API key and path, replayed with
+// Idempotent-Replayed, expiring), and the answer's encoding with Request-Id and Stripe-Version. Handlers live in
+// stripe-payments.ts and stripe-resources.ts.
 import type { IncomingMessage } from 'node:http'
 import type { RequestLog } from './core.ts'
 import { newId, redact, StripeError } from './errors.ts'
 import { bodyTooLarge, type FormObject, formLimits, parseForm } from './form.ts'
 import { BodyTooLarge, header, readBody } from './http.ts'
 import { createFingerprinter, type Outcome, type StoredResponse } from './idempotency.ts'
-import { isLegacyPath } from './legacy-api.ts'
 import { apiVersion } from './objects.ts'
 import type { StripeCall, StripeContext, StripeHandler } from './stripe-call.ts'
 import {
@@ -71,19 +71,6 @@ const routes: readonly Route[] = [
   },
   { method: 'POST', pattern: /^\/v1\/test_helpers\/disputes$/, handler: createDispute },
 ]
-
-const stripeOnly = /^\/v1\/(payment_methods|payment_intents|webhook_endpoints|events|test_helpers)(\/|$)/
-
-/**
- * Whether a request is the Stripe subset's: always on its own paths; never on the simulator's own (tokens, charges,
- * stats, ...); elsewhere (POST /v1/refunds, GET /v1/charges/:id, unknown paths) when it carries an API key or a form.
- */
-export function isStripeRequest(req: IncomingMessage, path: string): boolean {
-  if (stripeOnly.test(path)) return true
-  if (isLegacyPath(path)) return false
-  const type = header(req, 'content-type') ?? ''
-  return header(req, 'authorization') !== undefined || type.startsWith('application/x-www-form-urlencoded')
-}
 
 const corsPaths = new Set(['/v1/payment_methods'])
 

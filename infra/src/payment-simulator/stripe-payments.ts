@@ -65,7 +65,7 @@ function cardDetails(card: Params): CardDetails {
     )
   const summary = summarizeCard(number)
   if (!summary) throw cardError('incorrect_number', 'Your card number is incorrect.', card.name('number'))
-  return { brand: summary.brand, last4: summary.last4, expMonth, expYear, behavior: summary.stripeBehavior }
+  return { brand: summary.brand, last4: summary.last4, expMonth, expYear, behavior: summary.behavior }
 }
 
 const address = {
@@ -79,7 +79,7 @@ const address = {
 
 const paymentMethodShape = {
   type: true,
-  card: { number: true, exp_month: true, exp_year: true, cvc: true, token: true },
+  card: { number: true, exp_month: true, exp_year: true, cvc: true },
   billing_details: { name: true, email: true, phone: true, address },
   metadata: 'map',
   expand: 'list',
@@ -93,7 +93,7 @@ const paymentMethodShape = {
   referrer: true,
 } as const
 
-/** POST /v1/payment_methods: a card (or a tok_… of the simulator's own API as card[token]). */
+/** POST /v1/payment_methods: a card. */
 export const createPaymentMethod: StripeHandler = (call) => {
   const params = paramsOf(call, paymentMethodShape)
   if (params.required('type') !== 'card')
@@ -101,20 +101,8 @@ export const createPaymentMethod: StripeHandler = (call) => {
   const card = params.child('card')
   if (!card) throw missingParameter('card')
   const { state } = call.view
-  const tokenId = card.string('token')
-  let details: CardDetails
-  if (tokenId !== undefined) {
-    const token = state.tokens.get(tokenId)
-    if (!token)
-      throw invalidParameter(
-        'card[token]',
-        `No such token: '${redact(tokenId).slice(0, 200)}'`,
-        'resource_missing',
-      )
-    details = { ...token, behavior: token.stripeBehavior }
-  } else details = cardDetails(card)
-  const method = addPaymentMethod(state, details, params.metadata())
-  state.stats.tokens++
+  const method = addPaymentMethod(state, cardDetails(card), params.metadata())
+  state.stats.paymentMethods++
   call.log.brand = method.brand
   call.log.last4 = method.last4
   return ok(paymentMethodJson(method))

@@ -1,5 +1,5 @@
-// The Stripe subset's objects and how they change: payment methods made or looked up (pm_…, Stripe's test ids, the
-// simulator's tok_… tokens), and a PaymentIntent's life — created, confirmed (succeeded, requires_capture,
+// The Stripe subset's objects and how they change: payment methods made or looked up (pm_…, Stripe's test ids), and a
+// PaymentIntent's life — created, confirmed (succeeded, requires_capture,
 // requires_action or declined), authenticated or refused (3-D Secure), captured, cancelled — with its charge, refunds
 // and disputes, the shared counters, and the webhook events each change raises. Synchronous: the waits and injected
 // faults of an attempt are the caller's (stripe-handlers.ts), so a change is made whole or not at all.
@@ -56,8 +56,8 @@ export function addPaymentMethod(
 }
 
 /**
- * The payment method an id names: a pm_… made here, one of Stripe's test ids (pm_card_visa, ...), or a tok_… of the
- * simulator's own API (its card's behaviour on the Stripe subset). Test ids and tokens become a new pm_…, as Stripe's do.
+ * The payment method an id names: a pm_… made here, or one of Stripe's test ids (pm_card_visa, ...), which becomes a
+ * new pm_…, as Stripe's do.
  */
 export function resolvePaymentMethod(
   state: State,
@@ -74,16 +74,7 @@ export function resolvePaymentMethod(
       last4: summary.last4,
       expMonth: 12,
       expYear: new Date().getUTCFullYear() + 2,
-      behavior: summary.stripeBehavior,
-    })
-  const token = state.tokens.get(id)
-  if (token)
-    return addPaymentMethod(state, {
-      brand: token.brand,
-      last4: token.last4,
-      expMonth: token.expMonth,
-      expYear: token.expYear,
-      behavior: token.stripeBehavior,
+      behavior: summary.behavior,
     })
   throw resourceMissing('PaymentMethod', id, param, param === 'id' ? 404 : 400)
 }

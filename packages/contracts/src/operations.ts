@@ -152,7 +152,8 @@ export type DeadLetterReplay = Static<typeof DeadLetterReplay>
 export const ConsoleConfig = Type.Object(
   {
     paymentProviderUrl: Type.String({
-      description: 'where a browser tokenizes a card (the payment provider, its simulator in development)',
+      description:
+        'where a browser makes a payment method of a card (the payment provider, its simulator in development)',
     }),
     signInHint: Type.Optional(
       Type.String({

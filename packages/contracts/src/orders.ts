@@ -3,6 +3,7 @@
 import { type Static, Type } from 'typebox'
 import { Money, maximumMoney } from './money.ts'
 import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
+import { PaymentMethodId } from './payments.ts'
 import { StringEnum, Text } from './schema-kinds.ts'
 
 /**
@@ -85,10 +86,10 @@ export const PlaceOrderBody = Type.Object(
     payment: Type.Optional(
       Type.Object(
         {
-          token: Text({
-            minLength: 1,
+          token: PaymentMethodId({
             maxLength: 200,
-            description: "the payment provider's token; never card data",
+            description:
+              "the payment method the provider made in the customer's browser (pm_…, or tok_…); never card data",
           }),
         },
         { additionalProperties: false },

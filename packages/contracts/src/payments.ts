@@ -1,9 +1,15 @@
 // The payment resource of the payment service: what a payer sends to POST /payments (with an Idempotency-Key header)
-// and receives, and the payment method an order.placed event may carry for the payment step.
+// and receives, and the payment method an order.placed event may carry for the payment step. A payment is paid with a
+// payment method the provider made in the customer's browser (pm_…): a card number reaches Meridian only in
+// development and test (source.card, the simulator's test cards); production refuses one (docs/security.md, "PCI
+// scope").
 import { type Static, Type } from 'typebox'
 import { Money, maximumMoney } from './money.ts'
 
-/** Card details, passed straight to the provider's tokenization: never stored, logged or echoed back. */
+/**
+ * Card details, passed straight to the provider's tokenization: never stored, logged or echoed back. Development and
+ * test only: a service in production refuses them (422 naming the field) before anything else happens.
+ */
 export const CardDetails = Type.Object(
   {
     number: Type.String({
@@ -27,10 +33,46 @@ export const PaymentToken = Type.String({
   description: "the provider's card token",
 })
 
-export const TokenSource = Type.Object({ token: PaymentToken }, { additionalProperties: false })
-export const CardSource = Type.Object({ card: CardDetails }, { additionalProperties: false })
-/** How a payment is paid: a provider token, or a card tokenized at the provider on the way. */
-export const PaymentSource = Type.Union([TokenSource, CardSource])
+/**
+ * The id of a payment method the provider made: Stripe's `pm_…` (its test ones too, e.g. `pm_card_visa`), or a card
+ * token `tok_…` where the provider takes one as a payment method. Made where the card is typed, by the provider's own elements
+ * in the customer's browser: only its id reaches Meridian. Anything else, a card number above all, is refused.
+ */
+export const paymentMethodIdPattern = '^(pm|tok)_[0-9A-Za-z_]+$'
+
+export const PaymentMethodId = (options: { maxLength: number; description: string }) =>
+  Type.String({ minLength: 4, pattern: paymentMethodIdPattern, ...options })
+
+export const TokenSource = Type.Object(
+  {
+    token: PaymentMethodId({
+      maxLength: 255,
+      description:
+        "the provider's payment method (pm_…, or tok_…) that pays: made in the customer's browser by the provider's " +
+        'own elements (Stripe Elements or Checkout), never from a card sent to Meridian',
+    }),
+  },
+  { additionalProperties: false },
+)
+export const CardSource = Type.Object(
+  { card: CardDetails },
+  {
+    additionalProperties: false,
+    description:
+      "development and test only (the simulator's test cards): a card made a payment method at the provider on the " +
+      'way. In production (NODE_ENV=production) a body with source.card is refused, 422 VALIDATION_ERROR naming ' +
+      'source.card, before anything is charged or stored: Meridian never receives a card number there',
+  },
+)
+/**
+ * How a payment is paid: a provider payment method, or (development and test only) a card made one at the provider on
+ * the way.
+ */
+export const PaymentSource = Type.Union([TokenSource, CardSource], {
+  description:
+    "{token: 'pm_…'}: a payment method the provider made in the customer's browser; {card: {…}}: development and " +
+    'test only, refused in production (422 naming source.card)',
+})
 export type PaymentSource = Static<typeof PaymentSource>
 
 /** The currencies the provider charges in (lower-case ISO 4217). */

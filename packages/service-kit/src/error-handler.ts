@@ -56,6 +56,28 @@ function valueAt(root: unknown, segments: string[]): unknown {
 /** The longest `received` echoed back: enough to recognise the value, never a whole hostile input. */
 const maxReceivedLength = 200
 
+/** The most properties and items `holdsSecret` looks at: a value with more is not echoed at all. */
+const maxInspectedParts = 200
+
+/**
+ * Whether an object or array holds, at any depth, a property named as a secret's (a card, a token, a password), or
+ * is too big to tell: such a value is never echoed, whatever its own field is called (a union's `source` that failed
+ * as a whole holds `card` or `token`).
+ */
+function holdsSecret(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false
+  const pending: object[] = [value]
+  let inspected = 0
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const [name, inner] of Object.entries(next)) {
+      if (++inspected > maxInspectedParts) return true
+      if (!Array.isArray(next) && secretField.test(name)) return true
+      if (inner !== null && typeof inner === 'object') pending.push(inner)
+    }
+  }
+  return false
+}
+
 /** The offending value as text, bounded; undefined when it cannot be rendered (the error path never throws). */
 function receivedText(value: unknown): string | undefined {
   let text: string | undefined
@@ -127,7 +149,8 @@ export function validationDetails(
     const detail: ErrorDetail = { field, message }
     // the part as a whole is never echoed: it may hold a secret under another name
     const value = segments.length === 0 ? undefined : valueAt(input, segments)
-    const received = value === undefined || secretField.test(field) ? undefined : receivedText(value)
+    const received =
+      value === undefined || secretField.test(field) || holdsSecret(value) ? undefined : receivedText(value)
     if (received !== undefined) detail.received = received
     return detail
   })

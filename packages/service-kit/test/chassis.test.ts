@@ -119,6 +119,33 @@ describe('chassis: errors and request ids', () => {
     expect(byField.password?.received).toBeUndefined()
   })
 
+  it('when a refused value holds a card, a token or a password at any depth, then it is not echoed, whatever its own field is called', async () => {
+    const response = await chassis.app.inject({
+      method: 'POST',
+      url: '/api/v1/widgets',
+      headers: json,
+      payload: {
+        name: 'n',
+        email: 'a@example.com',
+        age: 30,
+        password: 'long-enough-password',
+        source: { card: { number: '4242424242424242' } },
+        payment: [{ method: { token: 'tok_4242424242424242' } }],
+        plain: { colour: 'blue' },
+      },
+    })
+    const details = expectErrorEnvelope(response, 422, 'VALIDATION_ERROR').details ?? []
+    const byField = Object.fromEntries(details.map((d) => [d.field, d]))
+    expect(byField.source).toEqual({ field: 'source', message: 'is not allowed' })
+    expect(byField.payment).toEqual({ field: 'payment', message: 'is not allowed' })
+    expect(byField.plain).toEqual({
+      field: 'plain',
+      message: 'is not allowed',
+      received: '{"colour":"blue"}',
+    })
+    expect(response.body).not.toContain('4242')
+  })
+
   it('when a handler throws an unexpected error, then 500 INTERNAL_ERROR with the generic message and no internals in production', async () => {
     const production = await buildChassisApp({ environment: 'production' })
     try {

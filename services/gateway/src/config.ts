@@ -36,7 +36,7 @@ export const GatewayEnv = Type.Object({
   BREAKER_FAILURE_THRESHOLD: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
   /** the built console (apps/console/dist; relative: from the working directory) to serve at /console/; empty: none */
   CONSOLE_DIR: Type.String({ default: '' }),
-  /** the payment provider as a browser reaches it (the console tokenizes test cards there) */
+  /** the payment provider as a browser reaches it (the console makes payment methods of test cards there) */
   CONSOLE_PAYMENT_PROVIDER_URL: Type.String({ default: 'http://127.0.0.1:3099' }),
   /**
    * a line the console's sign-in page shows (./scripts/dev --demo: the demo accounts); development only, refused

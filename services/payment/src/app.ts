@@ -31,7 +31,7 @@ import { type ProviderEvent, receiveProviderEvent } from './domain/provider-even
 import { type ChargeReconciler, createChargeReconciler } from './domain/reconciler.ts'
 import { type PaymentEventType, paymentConsumers } from './events/consumers.ts'
 import { paymentsGuards } from './routes/payments/access.ts'
-import { paymentsRoutes } from './routes/payments/index.ts'
+import { type PaymentsRoutesOptions, paymentsRoutes } from './routes/payments/index.ts'
 import { stripeWebhookRoutes } from './routes/stripe-webhooks/index.ts'
 
 export const serviceName = 'payment'
@@ -145,7 +145,15 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   // also the spec's bare POST /payments, which the gateway forwards unchanged; hidden from the docs (an alias)
   // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
   await registerAuditTrail(app, { sql, service: serviceName })
-  await registerVersionedApi(app, paymentsRoutes, { payments, guards: paymentsGuards(app) }, { atRoot: true })
+  // a card in a request body is taken in development and test only (the simulator's test cards): never in production
+  const cards: PaymentsRoutesOptions['cards'] =
+    config.NODE_ENV === 'development' || config.NODE_ENV === 'test' ? 'tokenized' : 'refused'
+  await registerVersionedApi(
+    app,
+    paymentsRoutes,
+    { payments, guards: paymentsGuards(app), cards },
+    { atRoot: true },
+  )
   const providerEvents = tracedRepository('provider_events', createProviderEventsRepository(sql))
   await registerVersionedApi(app, stripeWebhookRoutes, {
     webhookSecret: config.STRIPE_WEBHOOK_SECRET,

@@ -1,5 +1,5 @@
 // What an end-to-end test does, as a client would: HTTP through the gateway only (fetch), plus the payment provider's
-// simulator for what a client gets from the provider itself (a card token) and what the provider saw (an order's
+// simulator for what a client gets from the provider itself (a payment method) and what the provider saw (an order's
 // charges and refunds).
 import { randomBytes } from 'node:crypto'
 import type {
@@ -31,6 +31,9 @@ export const cards = {
   /** answers (and charges) only after 8 s: past payment's 5 s deadline */
   hanging: '4000000000000259',
 } as const
+
+/** The shop's publishable key at the provider, with which a browser page makes payment methods (any pk_test_… there). */
+const publishableKey = 'pk_test_meridian_e2e'
 
 /** What the provider saw for one order (GET /v1/orders/:orderId/summary): succeeded charges only in charges. */
 export interface ProviderSummary {
@@ -396,13 +399,29 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
       return product as Product
     },
 
-    /** What a client's browser gets from the provider: a token for the card, never the number itself. */
+    /**
+     * What a client's browser gets from the provider: a payment method (pm_…) made of the card by the provider's own
+     * elements (Stripe's POST /v1/payment_methods, form-encoded, with a publishable key as Stripe.js sends it); only
+     * its id ever reaches Meridian.
+     */
     async tokenizeCard(number: string): Promise<string> {
-      const year = new Date().getUTCFullYear() + 2
-      const body = await simulator<{ token: string }>('POST', '/v1/tokens', {
-        card: { number, expMonth: 12, expYear: year, cvc: '123' },
+      const form = new URLSearchParams({
+        key: publishableKey,
+        type: 'card',
+        'card[number]': number,
+        'card[exp_month]': '12',
+        'card[exp_year]': String(new Date().getUTCFullYear() + 2),
+        'card[cvc]': '123',
       })
-      return body.token
+      const answer = await fetch(`${simulatorUrl}/v1/payment_methods`, {
+        method: 'POST',
+        body: form,
+        signal: AbortSignal.timeout(30_000),
+      })
+      const body = (await answer.json()) as { id?: string }
+      if (answer.status !== 200 || body.id === undefined)
+        throw new UnexpectedAnswer('simulator POST /v1/payment_methods', answer.status, body)
+      return body.id
     },
 
     /**

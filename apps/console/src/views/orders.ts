@@ -1,6 +1,7 @@
-// Orders: the catalogue, placing an order with a test card (tokenized at the payment provider by the browser, as a
-// shop's page would), and the user's orders with their status, kept current without a reload (each of the user's
-// notifications, and every few seconds while an order is on its way).
+// Orders: the catalogue, placing an order with a test card (made a payment method at the payment provider by the
+// browser, as the provider's own elements do in a shop's page: the card goes to the provider only, never to Meridian),
+// and the user's orders with their status, kept current without a reload (each of the user's notifications, and every
+// few seconds while an order is on its way).
 import type { Order, PlacedOrder, Product } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { ConsoleConfig } from '../config.ts'
@@ -39,16 +40,32 @@ interface Page<Item> {
   data: Item[]
 }
 
-async function tokenizeCard(config: ConsoleConfig, number: string): Promise<string> {
-  const year = new Date().getUTCFullYear() + 2
-  const response = await fetch(`${config.paymentProviderUrl}/v1/tokens`, {
+/**
+ * The publishable key the console makes payment methods with: one for tests, which the simulator takes (any pk_test_…).
+ * A publishable key only makes payment methods; it is no secret.
+ */
+const publishableKey = 'pk_test_meridian_console'
+
+/**
+ * A payment method (pm_…) of a test card, made at the provider as Stripe.js makes one: POST /v1/payment_methods,
+ * form-encoded, the publishable key as its `key` parameter (a simple cross-origin request: no preflight; the provider
+ * answers it with Access-Control-Allow-Origin: *). Only the payment method's id goes to Meridian.
+ */
+async function paymentMethodOf(config: ConsoleConfig, number: string): Promise<string> {
+  const response = await fetch(`${config.paymentProviderUrl}/v1/payment_methods`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ card: { number, expMonth: 12, expYear: year, cvc: '123' } }),
+    body: new URLSearchParams({
+      key: publishableKey,
+      type: 'card',
+      'card[number]': number,
+      'card[exp_month]': '12',
+      'card[exp_year]': String(new Date().getUTCFullYear() + 2),
+      'card[cvc]': '123',
+    }),
   })
-  const body = (await response.json()) as { token?: string; error?: { message?: string } }
-  if (!response.ok || !body.token) throw new Error(body.error?.message ?? 'The card was not accepted')
-  return body.token
+  const body = (await response.json()) as { id?: string; error?: { message?: string } }
+  if (!response.ok || !body.id) throw new Error(body.error?.message ?? 'The card was not accepted')
+  return body.id
 }
 
 export function ordersView({ session, config }: ViewContext): View {
@@ -117,7 +134,7 @@ export function ordersView({ session, config }: ViewContext): View {
         'aria-label': 'Place an order',
         onsubmit: submitWith(submit, errors, async () => {
           const chosen = products.find((item) => item.id === product.value)!
-          const token = await tokenizeCard(config, card.value)
+          const token = await paymentMethodOf(config, card.value)
           await api<PlacedOrder>('POST', '/api/v1/orders', {
             token: session.token,
             body: {

@@ -49,7 +49,7 @@ export interface ChargeRequest {
   amountCents: number
   currency: string
   orderId: string
-  /** the payment method (pm_…; a simulator token, tok_…, is one too) */
+  /** the payment method (pm_…, or a tok_… the provider takes as one) */
   token: string
   /** sent as the provider's Idempotency-Key: the same key never charges twice */
   idempotencyKey: string

@@ -18,7 +18,7 @@ export interface ChargeAttempt {
   payerId: string | null
   amountCents: number
   currency: string
-  /** a provider token (tok_…): never log it */
+  /** the provider's payment method (pm_…): never log it */
   token: string
   orderData: ChargedOrderData
   status: ChargeAttemptStatus

@@ -22,15 +22,26 @@ export async function orderSummary(providerUrl: string, orderId: string): Promis
   return (await answer.json()) as OrderSummary
 }
 
-/** A provider token made straight at the provider, as a client's browser would. */
+/**
+ * A payment method (pm_…) made straight at the provider, as the provider's elements make it in a client's browser:
+ * Stripe's POST /v1/payment_methods, form-encoded, with a publishable key (the `key` parameter, as Stripe.js sends it).
+ */
 export async function providerToken(providerUrl: string, number: string): Promise<string> {
-  const answer = await fetch(`${providerUrl}/v1/tokens`, {
+  const { expMonth, expYear, cvc } = card(number)
+  const answer = await fetch(`${providerUrl}/v1/payment_methods`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ card: card(number) }),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      type: 'card',
+      'card[number]': number,
+      'card[exp_month]': String(expMonth),
+      'card[exp_year]': String(expYear),
+      'card[cvc]': cvc,
+      key: 'pk_test_meridian_tests',
+    }),
   })
-  if (answer.status !== 201) throw new Error(`the provider answered ${answer.status} to a tokenization`)
-  return ((await answer.json()) as { token: string }).token
+  if (answer.status !== 200) throw new Error(`the provider answered ${answer.status} to a payment method`)
+  return ((await answer.json()) as { id: string }).id
 }
 
 /** A local port that was free a moment ago and that nothing listens on. */

@@ -1,5 +1,7 @@
 // /payments: paying an order under an Idempotency-Key (POST), and reading a payment (GET, its payer, the customer of
-// its order, or an admin).
+// its order, or an admin). A card in the body (source.card) is taken in development and test only: in production it
+// is refused before anything else happens (no key claimed, no provider call, no row), so that a card number never
+// reaches Meridian there (docs/security.md, "PCI scope").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
@@ -24,6 +26,11 @@ export interface PaymentsGuards {
 export interface PaymentsRoutesOptions {
   payments: PaymentUseCases
   guards?: PaymentsGuards
+  /**
+   * `tokenized`: a card in the body is made a payment method at the provider on the way (development and test);
+   * `refused` (production, the default): a body with a card is a 422 naming source.card
+   */
+  cards?: 'tokenized' | 'refused'
 }
 
 const IdempotencyKeyHeaders = RequiredIdempotencyKeyHeader(
@@ -40,6 +47,29 @@ const idempotencyKeyPresent: preValidationHookHandler = async (request) => {
   requireIdempotencyKey(request.headers[idempotencyKeyHeader])
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * In production a card number never reaches Meridian: a body carrying source.card (whatever its content, valid or not)
+ * is refused as the schema refuses a field, before the body is validated, the key claimed or the provider called.
+ */
+const cardsRefused: preValidationHookHandler = async (request) => {
+  const { body } = request
+  if (isObject(body) && isObject(body.source) && Object.hasOwn(body.source, 'card'))
+    throw AppError.validation(
+      [
+        {
+          field: 'source.card',
+          message:
+            "is not accepted in production: pay with source.token, a payment method (pm_…) the provider's own " +
+            "elements made in the customer's browser",
+        },
+      ],
+      'A card number is never accepted here',
+    )
+}
+
 function payerOf(request: FastifyRequest): Payer {
   const principal = request.principal
   if (!principal) throw AppError.unauthorized()
@@ -52,20 +82,22 @@ function payerOf(request: FastifyRequest): Payer {
 
 export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = async (
   app,
-  { payments, guards = {} },
+  { payments, guards = {}, cards = 'refused' },
 ) => {
   const tags = ['payments']
   const authenticated = guards.authenticated ?? []
+  const preValidation =
+    cards === 'tokenized' ? [idempotencyKeyPresent] : [idempotencyKeyPresent, cardsRefused]
 
   app.post(
     '/payments',
     {
       onRequest: authenticated,
-      preValidation: idempotencyKeyPresent,
+      preValidation,
       schema: {
         tags,
         summary:
-          'Pay an order with a provider token or a card (tokenized at the provider, never kept), under an Idempotency-Key',
+          "Pay an order with the provider's payment method (pm_…) under an Idempotency-Key; a card in development and test only",
         security: security.requires('payments:write'),
         headers: IdempotencyKeyHeaders,
         body: CreatePaymentBody,
@@ -78,7 +110,11 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = 
           'unknown one does), awaiting a payment (payment_failed: 409 when it is paid, being charged by its ' +
           'payment step, cancelled or failed, or another payment of it is in progress) and paid with the amount due ' +
           '(422 naming amount). A refused request charges nothing and is not stored: its key may be used again. A ' +
-          'payment accepted here moves the order on (payment.processed: the saga reserves and ships it).',
+          'payment accepted here moves the order on (payment.processed: the saga reserves and ships it). ' +
+          "source is a payment method the provider's own elements made in the customer's browser ({token: 'pm_…'}); " +
+          'a card ({card: {…}}, made a payment method at the provider on the way, never kept) is taken in ' +
+          'development and test only: in production it is refused, 422 VALIDATION_ERROR naming source.card, with ' +
+          'nothing charged or stored.',
       },
     },
     async (request, reply) => {
