@@ -10,7 +10,13 @@
 // card.
 import { AppError, ErrorCode } from '@meridian/contracts'
 import { appErrorForUpstreamStatus, inSpan, UpstreamStatusError } from '@meridian/service-kit'
-import { createStripeProvider, type StripeProviderOptions } from './stripe-provider.ts'
+import {
+  createStripeProvider,
+  type ProviderChargeRefunds,
+  type StripeProviderOptions,
+} from './stripe-provider.ts'
+
+export type { ProviderChargeRefunds } from './stripe-provider.ts'
 
 export interface ProviderCard {
   number: string
@@ -69,6 +75,8 @@ export interface PaymentProvider {
   tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken>
   charge(request: ChargeRequest): Promise<ProviderCharge>
   refund(request: RefundRequest): Promise<ProviderRefund>
+  /** a charge's (ch_…) refunded amount and refunds, as the provider tells them now */
+  chargeRefunds(chargeId: string): Promise<ProviderChargeRefunds>
   close(): Promise<void>
 }
 
@@ -210,6 +218,10 @@ export function createPaymentProvider(options: PaymentProviderOptions): PaymentP
             status: refund.status,
           }
         },
+      ),
+    chargeRefunds: (chargeId) =>
+      span('charge_refunds', { 'meridian.payment.charge_id': chargeId }, () =>
+        stripe.retrieveChargeRefunds(chargeId),
       ),
     close: async () => {},
   }

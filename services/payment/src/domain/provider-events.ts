@@ -2,21 +2,39 @@
 // that succeeded or failed settles the charge attempt it was made under (the event names the request's idempotency
 // key) through the reconciler's own settlement, under the order's lock: a charge whose answer was lost is settled by
 // its webhook or by the reconciler's round, whichever comes first, never twice; one settled already is left as it is.
-// Every other type is acknowledged and kept. The event is recorded after it was applied: a redelivery finds it and is
-// acknowledged without applying it again; one that comes while the first still applies applies nothing the first did
-// not (the settlement is idempotent).
+// A refund at the provider (charge.refunded) and a chargeback (charge.dispute.created) move the payment
+// (provider-charge-events.ts). Every other type is acknowledged and kept. The event is recorded after it was applied:
+// a redelivery finds it and is acknowledged without applying it again; one that comes while the first still applies
+// applies nothing the first did not (the settlement is idempotent).
 import type { ProviderEventsRepository } from '../data/provider-events-repository.ts'
+import {
+  type ProviderChargeEventsDependencies,
+  providerChargeEventTypes,
+  receiveProviderChargeEvent,
+} from './provider-charge-events.ts'
 import type { Reconciliation } from './reconciler.ts'
 
 /** A provider's event as the payment service reads it (Stripe's Event: id, type, the object, the request's key). */
 export interface ProviderEvent {
   id: string
   type: string
-  data: { object: { id?: string; object?: string; payment_intent?: unknown } }
+  data: {
+    object: {
+      id?: string
+      object?: string
+      payment_intent?: unknown
+      /** a Charge's refunded amount (charge.refunded), cents */
+      amount_refunded?: unknown
+      /** a Dispute's disputed amount (charge.dispute.created), cents */
+      amount?: unknown
+      /** a Dispute's reason */
+      reason?: unknown
+    }
+  }
   request?: { id?: string | null; idempotency_key?: string | null } | null
 }
 
-export interface ProviderEventsDependencies {
+export interface ProviderEventsDependencies extends ProviderChargeEventsDependencies {
   providerEvents: ProviderEventsRepository
   reconciler: { reconcileKey(idempotencyKey: string): Promise<Reconciliation | undefined> }
 }
@@ -30,6 +48,15 @@ export type ProviderEventOutcome =
   | 'nothing to settle'
   /** a type this service keeps without acting on it */
   | 'recorded'
+  /** charge.refunded: what the provider's refunds added to the payment's refunded amount (0: counted already) */
+  | `refunded at the provider: ${number} cents added`
+  /** charge.refunded of a refund Meridian asked for (its answer lost): counted, announced by Meridian's own path */
+  | `refunded by Meridian: ${number} cents added`
+  /** charge.dispute.created: the payment is marked disputed (payment.disputed), or was already */
+  | 'disputed'
+  | 'disputed already'
+  /** a charge or dispute of no payment this service recorded */
+  | 'no such payment'
 
 const settling = new Set(['payment_intent.succeeded', 'payment_intent.payment_failed'])
 
@@ -49,6 +76,8 @@ export async function receiveProviderEvent(
   event: ProviderEvent,
 ): Promise<ProviderEventOutcome> {
   if (await deps.providerEvents.exists(event.id)) return 'duplicate'
+  // a refund at the provider, a chargeback: applied and recorded in one transaction (provider-charge-events.ts)
+  if (providerChargeEventTypes.has(event.type)) return receiveProviderChargeEvent(deps, event)
   let outcome: ProviderEventOutcome = 'recorded'
   const key = event.request?.idempotency_key
   if (settling.has(event.type)) {
