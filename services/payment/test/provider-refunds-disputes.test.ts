@@ -15,6 +15,8 @@ import { handleOrderPlaced, outboxOf, placedOrder, requestRefund } from './suppo
 import { cards, orderSummary, providerToken } from './support/provider.ts'
 
 const secret = 'whsec_webhook_test_secret_0002'
+/** reads any payment (GET /payments/{id} as an admin) */
+const admin = { subject: 'admin', isAdmin: true, isUser: true }
 
 let provider: PaymentSimulator
 let payment: PaymentTestApp
@@ -142,6 +144,11 @@ describe('a refund made at the provider (charge.refunded)', () => {
       ['payment.refunded', 22],
     ])
     expect(await orderSummary(provider.url, orderId)).toMatchObject({ refunds: 2, refunded: 2500 })
+    // as its readers see it
+    expect(await payment.payments.getPayment(paymentId, admin)).toMatchObject({
+      status: 'refunded',
+      refundedAmount: 25,
+    })
   })
 
   it("when a return's refund was made at the provider but its answer was lost, then its webhook counts it, and the return asked again refunds nothing more and is counted once", async () => {
@@ -237,5 +244,8 @@ describe('a chargeback (charge.dispute.created)', () => {
     const again = JSON.stringify({ ...JSON.parse(body), id: `evt_${randomUUID().replaceAll('-', '')}` })
     expect(await deliver(again)).toBe('disputed already')
     expect(await answersOf(orderId)).toHaveLength(1)
+    const read = await payment.payments.getPayment(paymentId, admin)
+    expect(read).toMatchObject({ status: 'succeeded', disputedAt: expect.any(String) })
+    expect(read).not.toHaveProperty('refundedAmount')
   })
 })

@@ -19,6 +19,8 @@ export interface PaymentRecord {
   last4: string | null
   failureReason: string | null
   refundedCents: number
+  /** when the provider reported a dispute of its charge (charge.dispute.created); null: never */
+  disputedAt?: Date | null
   createdAt: Date
   updatedAt: Date
 }
@@ -52,7 +54,7 @@ export interface OrderStepStanding {
 
 const columns = (sql: Queryable) =>
   sql`id, order_id, payer_id, amount_cents::float8 as amount_cents, currency, status, provider_charge_id, brand,
-      last4, failure_reason, refunded_cents::float8 as refunded_cents, created_at, updated_at`
+      last4, failure_reason, refunded_cents::float8 as refunded_cents, disputed_at, created_at, updated_at`
 
 export function createPaymentsRepository(db: Queryable) {
   return {
