@@ -11,7 +11,8 @@
 //   4000000000000259  hangs past a 5 s client timeout: answers (and charges) after hangMs, 8000 ms by default
 //   any other Luhn-valid number succeeds
 // The Stripe subset reads Stripe's own test numbers as Stripe does (stripeTestCards), and keeps the simulator's delay,
-// hang and provider-error numbers; its rate-limited card is 4000000000000341.
+// hang and provider-error numbers; its rate-limited card is 4000000000000341. Stripe's 4000000000000259 (a charge
+// disputed as fraudulent) is the hang card here; its 4000000000002685 (disputed, product not received) disputes.
 
 export type CardBehavior = 'succeed' | 'delay' | 'decline' | 'rate_limit' | 'provider_error' | 'hang'
 
@@ -34,6 +35,8 @@ export type StripeCardBehavior =
   | 'generic_decline'
   | 'insufficient_funds'
   | 'three_d_secure'
+  /** succeeds, then the customer's bank disputes the charge (product_not_received), as Stripe's dispute cards do */
+  | 'dispute'
 
 /** Stripe's test numbers (https://docs.stripe.com/testing) and the simulator's own, on the Stripe subset. */
 export const stripeTestCards: Readonly<Record<string, StripeCardBehavior>> = {
@@ -43,6 +46,7 @@ export const stripeTestCards: Readonly<Record<string, StripeCardBehavior>> = {
   '4000000000009995': 'insufficient_funds',
   '4000002760003184': 'three_d_secure',
   '4000000000003220': 'three_d_secure',
+  '4000000000002685': 'dispute',
   '4000000000000077': 'delay',
   '4000000000000259': 'hang',
   '4000000000000119': 'provider_error',
@@ -57,6 +61,7 @@ export const testPaymentMethods: Readonly<Record<string, string>> = {
   pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
   pm_card_authenticationRequired: '4000002760003184',
   pm_card_threeDSecure2Required: '4000000000003220',
+  pm_card_createDisputeProductNotReceived: '4000000000002685',
 }
 
 export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'discover' | 'unknown'
