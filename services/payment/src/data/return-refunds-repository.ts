@@ -65,7 +65,7 @@ async function returnRefundRecorded(sql: Queryable, refund: NewReturnRefund): Pr
       returning *
     ),
     -- the provider's refund, counted once: the provider's webhook may have recorded it first (this refund's answer
-    -- had been lost, and the return asked again under its key), and then nothing is added (migrations/0008)
+    -- had been lost, and the return asked again under its key), and then nothing is added (migrations/0009)
     counted as (
       insert into payment_refunds (refund_id, payment_id, amount_cents, recorded_by)
       select provider_refund_id, payment_id, amount_cents, 'meridian' from inserted

@@ -45,6 +45,17 @@ export interface ProviderChargeEventsDependencies {
 export const isOwnRefundKey = (key: string | null | undefined): boolean =>
   typeof key === 'string' && key.startsWith('refund-')
 
+/** The object of a charge event as read here: a Charge (charge.refunded) or a Dispute (charge.dispute.created). */
+interface ChargeEventObject {
+  /** ch_… or dp_… */
+  id?: unknown
+  payment_intent?: unknown
+  /** a Dispute's disputed amount, cents */
+  amount?: unknown
+  /** a Dispute's reason */
+  reason?: unknown
+}
+
 /** Thrown inside the transaction when the event was recorded meanwhile (delivered twice at once): rolls it back. */
 class RecordedMeanwhile extends Error {}
 
@@ -54,7 +65,7 @@ const cents = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 
 /** The PaymentIntent (pi_…) the charge or dispute belongs to: the payment's provider_charge_id. */
-function intentOf(object: ProviderEvent['data']['object']): string | undefined {
+function intentOf(object: ChargeEventObject): string | undefined {
   const intent = object.payment_intent
   if (typeof intent === 'string') return text(intent)
   if (intent && typeof intent === 'object' && 'id' in intent) return text(intent.id)
@@ -65,7 +76,7 @@ export async function receiveProviderChargeEvent(
   deps: ProviderChargeEventsDependencies,
   event: ProviderEvent,
 ): Promise<ProviderEventOutcome> {
-  const object = event.data.object
+  const object: ChargeEventObject = event.data.object
   const paymentIntent = intentOf(object)
   const payment = paymentIntent ? await deps.payments.findByChargeId(paymentIntent) : undefined
   const record = (outcome: ProviderEventOutcome, sql?: Queryable) =>
@@ -128,7 +139,7 @@ async function refundedAtProvider(
 async function disputed(
   deps: ProviderChargeEventsDependencies,
   payment: PaymentRecord,
-  dispute: ProviderEvent['data']['object'],
+  dispute: ChargeEventObject,
   tx: TransactionSql,
 ): Promise<ProviderEventOutcome> {
   const disputeId = text(dispute.id)

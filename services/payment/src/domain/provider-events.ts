@@ -2,10 +2,12 @@
 // that succeeded or failed settles the charge attempt it was made under (the event names the request's idempotency
 // key) through the reconciler's own settlement, under the order's lock: a charge whose answer was lost is settled by
 // its webhook or by the reconciler's round, whichever comes first, never twice; one settled already is left as it is.
-// A refund at the provider (charge.refunded) and a chargeback (charge.dispute.created) move the payment
-// (provider-charge-events.ts). Every other type is acknowledged and kept. The event is recorded after it was applied:
-// a redelivery finds it and is acknowledged without applying it again; one that comes while the first still applies
-// applies nothing the first did not (the settlement is idempotent).
+// A payment that waited for the customer's authentication (3-D Secure) is settled by its id the same way when it
+// succeeded, failed or was cancelled (authentication.ts).
+// Every other type is acknowledged and kept. The event is recorded after it was applied: a redelivery finds it and is
+// acknowledged without applying it again; one that comes while the first still applies applies nothing the first did
+// not (the settlement is idempotent).
+// Refunds made at the provider (charge.refunded) and chargebacks (charge.dispute.created): provider-charge-events.ts.
 import type { ProviderEventsRepository } from '../data/provider-events-repository.ts'
 import {
   type ProviderChargeEventsDependencies,
@@ -18,19 +20,7 @@ import type { Reconciliation } from './reconciler.ts'
 export interface ProviderEvent {
   id: string
   type: string
-  data: {
-    object: {
-      id?: string
-      object?: string
-      payment_intent?: unknown
-      /** a Charge's refunded amount (charge.refunded), cents */
-      amount_refunded?: unknown
-      /** a Dispute's disputed amount (charge.dispute.created), cents */
-      amount?: unknown
-      /** a Dispute's reason */
-      reason?: unknown
-    }
-  }
+  data: { object: { id?: string; object?: string; payment_intent?: unknown } }
   request?: { id?: string | null; idempotency_key?: string | null } | null
 }
 
