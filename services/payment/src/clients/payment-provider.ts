@@ -10,13 +10,7 @@
 // card.
 import { AppError, ErrorCode } from '@meridian/contracts'
 import { appErrorForUpstreamStatus, inSpan, UpstreamStatusError } from '@meridian/service-kit'
-import {
-  createStripeProvider,
-  type ProviderChargeRefunds,
-  type StripeProviderOptions,
-} from './stripe-provider.ts'
-
-export type { ProviderChargeRefunds } from './stripe-provider.ts'
+import { createStripeProvider, type StripeProviderOptions } from './stripe-provider.ts'
 
 export interface ProviderCard {
   number: string
@@ -50,6 +44,18 @@ export interface ProviderRefund {
   status: string
 }
 
+/** A charge's refunds as the provider tells them now (what a charge.refunded webhook is checked against). */
+export interface ProviderChargeRefunds {
+  /** ch_… */
+  chargeId: string
+  /** the PaymentIntent it belongs to (pi_…) */
+  paymentIntentId: string | undefined
+  /** the charge's whole refunded amount, cents */
+  amountRefundedCents: number
+  /** its refunds that succeeded or are on their way (re_…), as the provider lists them with the charge */
+  refunds: { id: string; amountCents: number }[]
+}
+
 export interface ChargeRequest {
   /** integer minor units (cents) */
   amountCents: number
@@ -75,9 +81,9 @@ export interface PaymentProvider {
   tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken>
   charge(request: ChargeRequest): Promise<ProviderCharge>
   refund(request: RefundRequest): Promise<ProviderRefund>
+  close(): Promise<void>
   /** a charge's (ch_…) refunded amount and refunds, as the provider tells them now */
   chargeRefunds(chargeId: string): Promise<ProviderChargeRefunds>
-  close(): Promise<void>
 }
 
 export type PaymentProviderOptions = StripeProviderOptions
