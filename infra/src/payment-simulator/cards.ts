@@ -11,8 +11,7 @@
 //   4000000000000259  hangs past a 5 s client timeout: answers (and charges) after hangMs, 8000 ms by default
 //   any other Luhn-valid number succeeds
 // The Stripe subset reads Stripe's own test numbers as Stripe does (stripeTestCards), and keeps the simulator's delay,
-// hang and provider-error numbers; its rate-limited card is 4000000000000341. Stripe's 4000000000000259 (a charge
-// disputed as fraudulent) is the hang card here; its 4000000000002685 (disputed, product not received) disputes.
+// hang and provider-error numbers; its rate-limited card is 4000000000000341.
 
 export type CardBehavior = 'succeed' | 'delay' | 'decline' | 'rate_limit' | 'provider_error' | 'hang'
 
