@@ -910,6 +910,53 @@ describe('payment simulator: the Stripe subset’s webhooks', () => {
     expect(hook.deliveries).toHaveLength(2)
   })
 
+  it("when a charge is paid with Stripe's dispute card (4000000000002685), then it succeeds and charge.dispute.created follows, product_not_received", async () => {
+    const hook = await listen()
+    const secret = 'whsec_disputed'
+    const sim = await open({ webhooks: [{ url: hook.url, secret }] })
+    const stripe = client(sim)
+    for (const paymentMethod of [
+      'pm_card_createDisputeProductNotReceived',
+      (
+        await stripe.paymentMethods.create({
+          type: 'card',
+          card: { number: '4000000000002685', exp_month: 12, exp_year: 2099, cvc: '123' },
+        })
+      ).id,
+    ]) {
+      const intent = await stripe.paymentIntents.create({
+        amount: 1200,
+        currency: 'usd',
+        payment_method: paymentMethod,
+        confirm: true,
+      })
+      expect(intent.status, paymentMethod).toBe('succeeded')
+      await eventually(`the dispute of ${intent.id}`, async () =>
+        hook.deliveries.some(
+          (delivery) =>
+            delivery.body.includes(`"payment_intent":"${intent.id}"`) &&
+            delivery.body.includes('charge.dispute.created'),
+        )
+          ? true
+          : undefined,
+      )
+      const disputed = hook.deliveries
+        .map((delivery) => stripe.webhooks.constructEvent(delivery.body, delivery.signature, secret))
+        .find(
+          (event) =>
+            event.type === 'charge.dispute.created' &&
+            (event.data.object as Stripe.Dispute).payment_intent === intent.id,
+        )
+      expect(disputed?.data.object).toMatchObject({
+        object: 'dispute',
+        amount: 1200,
+        charge: intent.latest_charge,
+        reason: 'product_not_received',
+        status: 'needs_response',
+      })
+    }
+  })
+
   it(
     'when the receiver answers 500 twice and then 200, then the same event comes three times, each signed anew',
     async () => {
@@ -1025,6 +1072,7 @@ describe('Stripe subset: settings and test cards', () => {
       '4000000000009995': 'insufficient_funds',
       '4000002760003184': 'three_d_secure',
       '4000000000003220': 'three_d_secure',
+      '4000000000002685': 'dispute',
       '4000000000000077': 'delay',
       '4000000000000259': 'hang',
       '4000000000000119': 'provider_error',
@@ -1037,6 +1085,7 @@ describe('Stripe subset: settings and test cards', () => {
       'pm_card_chargeDeclinedInsufficientFunds',
       'pm_card_authenticationRequired',
       'pm_card_threeDSecure2Required',
+      'pm_card_createDisputeProductNotReceived',
     ])
   })
 })

@@ -17,6 +17,8 @@ export type StripeCardBehavior =
   | 'generic_decline'
   | 'insufficient_funds'
   | 'three_d_secure'
+  /** succeeds, then the customer's bank disputes the charge (product_not_received), as Stripe's dispute cards do */
+  | 'dispute'
 
 /** Stripe's test numbers (https://docs.stripe.com/testing) and the simulator's own. */
 export const stripeTestCards: Readonly<Record<string, StripeCardBehavior>> = {
@@ -26,6 +28,7 @@ export const stripeTestCards: Readonly<Record<string, StripeCardBehavior>> = {
   '4000000000009995': 'insufficient_funds',
   '4000002760003184': 'three_d_secure',
   '4000000000003220': 'three_d_secure',
+  '4000000000002685': 'dispute',
   '4000000000000077': 'delay',
   '4000000000000259': 'hang',
   '4000000000000119': 'provider_error',
@@ -40,6 +43,7 @@ export const testPaymentMethods: Readonly<Record<string, string>> = {
   pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
   pm_card_authenticationRequired: '4000002760003184',
   pm_card_threeDSecure2Required: '4000000000003220',
+  pm_card_createDisputeProductNotReceived: '4000000000002685',
 }
 
 export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'discover' | 'unknown'

@@ -262,6 +262,15 @@ export function attempt(
       intent.lastPaymentError = null
       change.emit('payment_intent.requires_action', intentJson(change.view, intent))
       return
+    case 'dispute': {
+      // as Stripe's dispute cards: the charge succeeds, then its dispute follows (a captured charge's)
+      succeed(change, intent, method, false)
+      const charge = intent.latestCharge
+        ? change.view.state.stripeCharges.get(intent.latestCharge)
+        : undefined
+      if (charge?.captured) dispute(change, charge, 'product_not_received')
+      return
+    }
     default:
       succeed(change, intent, method, false)
   }

@@ -6,7 +6,9 @@ export { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
 export { type ServiceProcess, type SystemForm, startServiceProcess } from './service-process.ts'
 export { discoverServices, gatewayName, identityProvider, type SystemService } from './services.ts'
 export {
+  developmentWebhookSecret,
   type MeridianSystem,
+  paymentWebhookPath,
   type SystemCluster,
   type SystemHost,
   type SystemOptions,

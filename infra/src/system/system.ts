@@ -44,6 +44,12 @@ export const systemSettings: Readonly<Record<string, string>> = {
   DOCS_CACHE_MS: '0',
 }
 
+/** Payment's webhook endpoint (routes/stripe-webhooks), where the run's simulator delivers its events. */
+export const paymentWebhookPath = '/api/v1/payments/webhooks/stripe'
+
+/** payment's development default of STRIPE_WEBHOOK_SECRET (services/payment/src/config.ts), public on purpose. */
+export const developmentWebhookSecret = 'whsec_meridian_development'
+
 export interface SystemOptions {
   /** first part of the run's database names, `<prefix>_<service>_<run>`; default 'system' */
   prefix?: string
@@ -411,13 +417,37 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     await createNamespaceTopics(brokers, kafkaNamespace, options.topicReplication)
     topicsCreated = true
 
+    const auth = members.get(identityProvider)
+    const gatewayMembers = [...members.values()].filter((member) => member.service.isGateway)
+    const publicUrl = gatewayMembers[0] ? baseUrlOf(gatewayMembers[0]) : `http://127.0.0.1:${gatewayPort}`
+    const production: Record<string, string> = form === 'development' ? {} : productionSettings(publicUrl)
+
     simulatorLog = createWriteStream(join(runDir, 'simulator.log'), { flags: 'a' })
     const simulatorPort = options.simulatorPort ?? 3099
+    // the simulator delivers its webhook events to payment as Stripe would, through the run's gateway, signed with
+    // the secret payment checks them with (the one its environment below gets)
+    const paymentMember = members.get('payment')
+    const webhookBase = paymentMember
+      ? gatewayMembers.length > 0
+        ? publicUrl
+        : baseUrlOf(paymentMember)
+      : undefined
+    const webhookSecret =
+      options.env?.payment?.STRIPE_WEBHOOK_SECRET ??
+      options.env?.['*']?.STRIPE_WEBHOOK_SECRET ??
+      options.settings?.STRIPE_WEBHOOK_SECRET ??
+      production.STRIPE_WEBHOOK_SECRET ??
+      (baseEnv.STRIPE_WEBHOOK_SECRET || developmentWebhookSecret)
+    const webhooks = [
+      ...(options.simulator?.webhooks ?? []),
+      ...(webhookBase ? [{ url: `${webhookBase}${paymentWebhookPath}`, secret: webhookSecret }] : []),
+    ]
     try {
       simulator = await createPaymentSimulator({
         // across hosts the services reach it on the machine's address on their bridge
         ...(options.cluster ? { host: options.cluster.machineAddress } : {}),
         ...options.simulator,
+        webhooks,
         port: simulatorPort,
         log: (line) => simulatorLog?.write(`${line}\n`),
       })
@@ -427,14 +457,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       )
     }
 
-    const auth = members.get(identityProvider)
-    const gatewayMembers = [...members.values()].filter((member) => member.service.isGateway)
-    const publicUrl = gatewayMembers[0] ? baseUrlOf(gatewayMembers[0]) : `http://127.0.0.1:${gatewayPort}`
     const authInstances = [...members.values()].filter((member) => member.service.name === identityProvider)
     const sharedEnv: NodeJS.ProcessEnv = {
       ...baseEnv,
       ...systemSettings,
-      ...(form === 'development' ? {} : productionSettings(publicUrl)),
+      ...production,
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
       SERVICE_CREDENTIAL: randomBytes(32).toString('base64url'),
       // the issuer of every token and of auth's OpenID provider is the public address: the run's gateway

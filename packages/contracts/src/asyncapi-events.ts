@@ -61,6 +61,17 @@ export const eventParties: {
     consumers: ['order'],
     summary: "the provider declined a return's refund: the return's process retries, then escalates",
   },
+  'payment.refunded.v2': {
+    producer: 'payment',
+    consumers: [],
+    summary:
+      'a refund with its cause always said; for now only those made at the provider outside Meridian (cause: provider)',
+  },
+  'payment.disputed': {
+    producer: 'payment',
+    consumers: [],
+    summary: "the payment's charge was disputed by the customer's bank (a chargeback)",
+  },
   'inventory.reserved': { producer: 'inventory', consumers: ['order'], summary: "the order's stock is held" },
   'inventory.failed': {
     producer: 'inventory',

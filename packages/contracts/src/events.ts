@@ -126,6 +126,52 @@ export const PaymentRefundedData = Type.Object({
   returnId: Type.Optional(Id),
 })
 /**
+ * Why a refund was made, as payment.refunded.v2 says it: a compensation, a return, or `provider` — a refund made at
+ * the provider outside Meridian (from its dashboard, or one of Meridian's whose answer was lost), which payment learns
+ * of from the provider's charge.refunded. A new value of payment.refunded's own `cause` would be a breaking change
+ * (its released consumers refuse a value their union does not hold, and an absent cause reads as a compensation), so
+ * such a refund is a new type (docs/domain-events.md, "Versioning").
+ */
+export const refundCausesV2 = ['compensation', 'return', 'provider'] as const
+export type RefundCauseV2 = (typeof refundCausesV2)[number]
+const RefundCauseV2 = Type.Union(
+  [Type.Literal('compensation'), Type.Literal('return'), Type.Literal('provider')],
+  { description: 'why the refund was made; provider: at the provider, outside Meridian' },
+)
+/**
+ * payment.refunded.v2 — a refund with its cause always said, `provider` among the causes. Payment writes it for the
+ * refunds made at the provider outside Meridian (cause `provider`): the part of the charge's refunded amount that
+ * Meridian had not recorded, once per provider refund. Compensations and returns are still answered with
+ * payment.refunded 1.x, which the order saga and the return process read; a refund at the provider is no answer to
+ * either and is never on payment.refunded.
+ */
+export const PaymentRefundedV2Data = Type.Object({
+  orderId: Id,
+  paymentId: Id,
+  /** what this refund added to the payment's refunded amount */
+  amount: Money,
+  /** the payment's whole refunded amount at the provider after it */
+  refundedTotal: Money,
+  cause: RefundCauseV2,
+  reason: Type.Optional(Type.String({ maxLength: 500 })),
+  returnId: Type.Optional(Id),
+})
+/**
+ * payment.disputed — the customer's bank disputed the payment's charge (a chargeback, the provider's
+ * charge.dispute.created): the payment is marked disputed; the money is held by the provider until the dispute is
+ * decided.
+ */
+export const PaymentDisputedData = Type.Object({
+  orderId: Id,
+  paymentId: Id,
+  /** the provider's dispute (dp_…) */
+  disputeId: Id,
+  /** what is disputed */
+  amount: Money,
+  /** the provider's reason: fraudulent, duplicate, product_not_received, … */
+  reason: Type.String({ minLength: 1, maxLength: 100 }),
+})
+/**
  * payment.refund_failed — a return's refund the provider declined (the answer to payment.refund_requested with
  * `cause: return` when it cannot be made): the return's process retries it, then escalates it to operators.
  */
@@ -290,6 +336,8 @@ export const eventCatalogue = {
   'payment.action_required': { version: '1.0.0', data: PaymentActionRequiredData },
   'payment.refunded': { version: '1.2.0', data: PaymentRefundedData },
   'payment.refund_failed': { version: '1.0.0', data: PaymentRefundFailedData },
+  'payment.refunded.v2': { version: '2.0.0', data: PaymentRefundedV2Data },
+  'payment.disputed': { version: '1.0.0', data: PaymentDisputedData },
   'inventory.reserved': { version: '1.1.0', data: InventoryReservedData },
   'inventory.failed': { version: '1.0.0', data: InventoryFailedData },
   'inventory.released': { version: '1.1.0', data: InventoryReleasedData },

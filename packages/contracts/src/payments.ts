@@ -108,6 +108,18 @@ export const Payment = Type.Object(
     last4: Type.Union([Type.String(), Type.Null()], {
       description: 'the last four digits of the card (never the number); null as brand',
     }),
+    refundedAmount: Type.Optional({
+      ...Money,
+      description:
+        'what was refunded of it so far, refunds made at the provider outside Meridian included; absent: nothing',
+    }),
+    disputedAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 40,
+        description: "when the customer's bank disputed the charge (a chargeback); absent: never",
+      }),
+    ),
   },
   { additionalProperties: false },
 )

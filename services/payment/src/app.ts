@@ -157,7 +157,11 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   const providerEvents = tracedRepository('provider_events', createProviderEventsRepository(sql))
   await registerVersionedApi(app, stripeWebhookRoutes, {
     webhookSecret: config.STRIPE_WEBHOOK_SECRET,
-    receive: (event: ProviderEvent) => receiveProviderEvent({ providerEvents, reconciler }, event),
+    receive: (event: ProviderEvent) =>
+      receiveProviderEvent(
+        { providerEvents, reconciler, sql, payments: paymentsRepository, provider },
+        event,
+      ),
   })
 
   const consumers = await registerServiceEvents(app, {

@@ -1,9 +1,9 @@
 // The Stripe adapter checked against Stripe's own API description: every request it can send (an intent created and
-// confirmed, confirmed again, captured in part and in whole, cancelled, read back, refunded in part and in whole) goes
-// through the official SDK to stripe-mock, which validates it against the description of the API version the SDK
-// pins and refuses a field or value Stripe does not have — as it refuses the one sent here on purpose. Then the kit's
-// upstream rule for the SDK's failures: a decline, a rate limit, a provider failure, an address nobody answers and a
-// provider that never answers.
+// confirmed, confirmed again, captured in part and in whole, cancelled, read back, refunded in part and in whole, a
+// charge's refunds read) goes through the official SDK to stripe-mock, which validates it against the description of
+// the API version the SDK pins and refuses a field or value Stripe does not have — as it refuses the one sent here on
+// purpose. Then the kit's upstream rule for the SDK's failures: a decline, a rate limit, a provider failure, an
+// address nobody answers and a provider that never answers.
 import { createServer, type Server, type Socket } from 'node:net'
 import { AppError, ErrorCode } from '@meridian/contracts'
 import { type StripeMock, startStripeMock, stripeMockSecretKey } from '@meridian/infra/stripe-mock'
@@ -89,6 +89,13 @@ describe("the Stripe adapter against stripe-mock (Stripe's API description)", ()
       })
       expect(refund.id).toMatch(/^re_/)
     }
+  })
+
+  it("when the adapter reads a charge's refunds (a charge.refunded webhook checked), then the request is accepted", async () => {
+    const charge = await provider.retrieveChargeRefunds('ch_contract')
+    expect(charge).toMatchObject({ chargeId: expect.stringMatching(/^ch_/) })
+    expect(typeof charge.amountRefundedCents).toBe('number')
+    expect(Array.isArray(charge.refunds)).toBe(true)
   })
 
   it('when a request names a field Stripe does not have, then stripe-mock refuses it: the check bites', async () => {

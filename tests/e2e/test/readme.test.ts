@@ -1,8 +1,9 @@
 // The documentation's examples, run as a reader would paste them: README's quick start, the walkthrough of
-// docs/api.md then docs/commerce.md (one shell: each block uses what the blocks before it assigned), and the SDK's
-// quick start (docs/realtime-client.md: its tarball in a project outside the repository); their bash blocks in order
-// against the whole system, with the run's gateway, simulator and trace store in place of the development ports (the
-// blocks read them from $A, $SIM and $J). Only the line that starts the system is left out: it is running already.
+// docs/api.md, docs/commerce.md then docs/payments.md (one shell: each block uses what the blocks before it
+// assigned), and the SDK's quick start (docs/realtime-client.md: its tarball in a project outside the repository);
+// their bash blocks in order against the whole system, with the run's gateway, simulator and trace store in place of
+// the development ports (the blocks read them from $A, $SIM and $J). Only the line that starts the system is left
+// out: it is running already.
 import { describe, expect, inject, it } from 'vitest'
 import { bashBlocksOf, page, paste as pasteAgainst, runBash } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
@@ -55,13 +56,24 @@ describe('the documentation, pasted', () => {
     expect(stdout).toMatch(/^refund succeeded$/m)
   })
 
-  it('when the walkthrough of the API and of commerce is pasted in order, then every step answers as it says', async () => {
-    const blocks = [...bashBlocksOf(page('docs/api.md')), ...bashBlocksOf(page('docs/commerce.md'))]
-    expect(blocks.length).toBeGreaterThanOrEqual(8)
+  it('when the walkthrough of the API, of commerce and of payments is pasted in order, then every step answers as it says', async () => {
+    const payments = bashBlocksOf(page('docs/payments.md'))
+    expect(payments).toHaveLength(2)
+    const blocks = [
+      ...bashBlocksOf(page('docs/api.md')),
+      ...bashBlocksOf(page('docs/commerce.md')),
+      ...payments,
+    ]
+    expect(blocks.length).toBeGreaterThanOrEqual(10)
     const stdout = await paste(blocks)
     // the expected refusals were checked by the blocks themselves (jq -e); the statuses they print are these
     expect(stdout).toContain('204')
     expect(stdout).toContain('412')
+    // payments: the charge's PaymentIntent, its webhook delivered, a refund and a dispute made at the provider, each
+    // reaching payment through its webhook
+    expect(stdout).toMatch(/charged as pi_\w+$/m)
+    expect(stdout).toMatch(/^needs_response$/m)
+    expect(stdout).toContain('{"status":"succeeded","amount":11.9,"refundedAmount":2}')
   })
 
   it("when the SDK's quick start is pasted, then a project outside the repository installs its tarball and hears the channel through the gateway", async () => {

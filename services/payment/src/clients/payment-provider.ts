@@ -44,6 +44,18 @@ export interface ProviderRefund {
   status: string
 }
 
+/** A charge's refunds as the provider tells them now (what a charge.refunded webhook is checked against). */
+export interface ProviderChargeRefunds {
+  /** ch_… */
+  chargeId: string
+  /** the PaymentIntent it belongs to (pi_…) */
+  paymentIntentId: string | undefined
+  /** the charge's whole refunded amount, cents */
+  amountRefundedCents: number
+  /** its refunds that succeeded or are on their way (re_…), as the provider lists them with the charge */
+  refunds: { id: string; amountCents: number }[]
+}
+
 export interface ChargeRequest {
   /** integer minor units (cents) */
   amountCents: number
@@ -97,6 +109,8 @@ export interface PaymentProvider {
   abandonAuthentication(intentId: string, idempotencyKey: string): Promise<AuthenticationStanding>
   refund(request: RefundRequest): Promise<ProviderRefund>
   close(): Promise<void>
+  /** a charge's (ch_…) refunded amount and refunds, as the provider tells them now */
+  chargeRefunds(chargeId: string): Promise<ProviderChargeRefunds>
 }
 
 export interface PaymentProviderOptions extends StripeProviderOptions {
@@ -277,6 +291,10 @@ export function createPaymentProvider(options: PaymentProviderOptions): PaymentP
             status: refund.status,
           }
         },
+      ),
+    chargeRefunds: (chargeId) =>
+      span('charge_refunds', { 'meridian.payment.charge_id': chargeId }, () =>
+        stripe.retrieveChargeRefunds(chargeId),
       ),
     close: async () => {},
   }

@@ -72,6 +72,18 @@ export interface IntentRequest {
   idempotencyKey: string
 }
 
+/** A charge's refunds as the provider tells them now (the truth a charge.refunded webhook is checked against). */
+export interface ProviderChargeRefunds {
+  /** ch_… */
+  chargeId: string
+  /** the PaymentIntent it belongs to (pi_…) */
+  paymentIntentId: string | undefined
+  /** the charge's whole refunded amount, cents */
+  amountRefundedCents: number
+  /** its refunds that succeeded (or are still pending: the money is on its way back), newest first */
+  refunds: { id: string; amountCents: number }[]
+}
+
 /** A card as a development or test client sends it (never in production: the provider's elements take cards). */
 export interface ProviderCardInput {
   number: string
@@ -108,6 +120,8 @@ export interface StripeProvider {
   /** cancels an intent not captured (a 3-D Secure left unanswered) */
   cancelIntent(request: { paymentIntentId: string; idempotencyKey: string }): Promise<ProviderIntent>
   retrieveIntent(paymentIntentId: string): Promise<ProviderIntent>
+  /** a charge's refunded amount and its refunds (expanded: Stripe leaves them out of a Charge otherwise) */
+  retrieveChargeRefunds(chargeId: string): Promise<ProviderChargeRefunds>
   /** refunds an intent's capture, in whole (no amount) or in part */
   refund(request: {
     paymentIntentId: string
@@ -268,6 +282,19 @@ export function createStripeProvider(options: StripeProviderOptions): StripeProv
       call('payment_intents.retrieve', ['GET', '/v1/payment_intents/:id'], undefined, async () =>
         intentOf(await stripe.paymentIntents.retrieve(paymentIntentId, { expand })),
       ),
+    retrieveChargeRefunds: (chargeId) =>
+      call('charges.retrieve', ['GET', '/v1/charges/:id'], undefined, async () => {
+        const charge = await stripe.charges.retrieve(chargeId, { expand: ['refunds'] })
+        const intent = charge.payment_intent
+        return {
+          chargeId: charge.id,
+          paymentIntentId: typeof intent === 'string' ? intent : intent?.id,
+          amountRefundedCents: charge.amount_refunded,
+          refunds: (charge.refunds?.data ?? [])
+            .filter((refund) => refund.status === 'succeeded' || refund.status === 'pending')
+            .map((refund) => ({ id: refund.id, amountCents: refund.amount })),
+        }
+      }),
     refund: ({ paymentIntentId, amountCents, orderId, idempotencyKey }) =>
       call('refunds.create', ['POST', '/v1/refunds'], idempotencyKey, async () => {
         const refund = await stripe.refunds.create(

@@ -19,6 +19,8 @@ export interface PaymentRecord {
   last4: string | null
   failureReason: string | null
   refundedCents: number
+  /** when the provider reported a dispute of its charge (charge.dispute.created); null: never */
+  disputedAt?: Date | null
   createdAt: Date
   updatedAt: Date
 }
@@ -54,7 +56,7 @@ export interface OrderStepStanding {
 
 const columns = (sql: Queryable) =>
   sql`id, order_id, payer_id, amount_cents::float8 as amount_cents, currency, status, provider_charge_id, brand,
-      last4, failure_reason, refunded_cents::float8 as refunded_cents, created_at, updated_at`
+      last4, failure_reason, refunded_cents::float8 as refunded_cents, disputed_at, created_at, updated_at`
 
 export function createPaymentsRepository(db: Queryable) {
   return {
@@ -181,15 +183,132 @@ export function createPaymentsRepository(db: Queryable) {
       return row
     },
 
-    async markRefunded(id: string, refundedCents: number, sql: Queryable = db): Promise<void> {
-      await sql`
-        update payments set status = 'refunded', refunded_cents = ${refundedCents}, updated_at = now()
-        where id = ${id}`
+    /** See ownRefundRecorded. */
+    recordOwnRefund: (
+      paymentId: string,
+      refund: ProviderRefundRecord,
+      options: { whole: boolean },
+      sql: Queryable = db,
+    ): Promise<number> => ownRefundRecorded(sql, paymentId, refund, options.whole),
+
+    /** See providerRefundsRecorded. */
+    recordProviderRefunds: (
+      paymentId: string,
+      refunds: readonly ProviderRefundRecord[],
+      providerRefundedCents: number,
+      sql: Queryable = db,
+    ): Promise<{ before: number; after: number } | undefined> =>
+      providerRefundsRecorded(sql, paymentId, refunds, providerRefundedCents),
+
+    /**
+     * Marks the payment disputed by the provider's dispute; false when it was disputed already (by this dispute or
+     * an earlier one), and then nothing is written.
+     */
+    async markDisputed(
+      paymentId: string,
+      dispute: { disputeId: string; reason: string },
+      sql: Queryable = db,
+    ): Promise<boolean> {
+      const updated = await sql`
+        update payments set disputed_at = now(), provider_dispute_id = ${dispute.disputeId},
+          dispute_reason = ${dispute.reason.slice(0, 100)}, updated_at = now()
+        where id = ${paymentId} and provider_dispute_id is null
+          and not exists (select 1 from payments where provider_dispute_id = ${dispute.disputeId})
+        returning id`
+      return updated.length === 1
+    },
+
+    /** The payment's dispute, when it has one. */
+    async findDispute(
+      paymentId: string,
+      sql: Queryable = db,
+    ): Promise<{ disputeId: string; reason: string; disputedAt: Date } | undefined> {
+      const [row] = await sql<{ disputeId: string | null; reason: string | null; disputedAt: Date | null }[]>`
+        select provider_dispute_id as dispute_id, dispute_reason as reason, disputed_at from payments
+        where id = ${paymentId}`
+      if (!row?.disputeId || !row.reason || !row.disputedAt) return undefined
+      return { disputeId: row.disputeId, reason: row.reason, disputedAt: row.disputedAt }
     },
   }
 }
 
 export type PaymentsRepository = ReturnType<typeof createPaymentsRepository>
+
+/** A refund at the provider: its id (re_…) and amount in cents. */
+export interface ProviderRefundRecord {
+  refundId: string
+  amountCents: number
+}
+
+/**
+ * One of Meridian's own refunds, answered by the provider: recorded by its refund id and its amount added to the
+ * payment's refunded cents, in one statement, unless the refund was recorded already (the provider's webhook told of
+ * it first: its answer had been lost, and this is the same refund asked again under its key), when nothing is added.
+ * `whole` marks the payment refunded (the saga's compensation and a late charge's refund give back the whole rest);
+ * otherwise it is refunded once its refunded cents reach its amount. Never above the amount. Answers the refunded
+ * cents after it.
+ */
+async function ownRefundRecorded(
+  sql: Queryable,
+  paymentId: string,
+  refund: ProviderRefundRecord,
+  whole: boolean,
+): Promise<number> {
+  const [row] = await sql<{ refundedCents: number }[]>`
+    with counted as (
+      insert into payment_refunds (refund_id, payment_id, amount_cents, recorded_by)
+      values (${refund.refundId}, ${paymentId}, ${refund.amountCents}, 'meridian')
+      on conflict (refund_id) do nothing
+      returning amount_cents
+    ),
+    added as (select coalesce((select amount_cents from counted), 0) as cents)
+    update payments set
+      refunded_cents = least(amount_cents, refunded_cents + (select cents from added)),
+      status = case
+        when ${whole} or least(amount_cents, refunded_cents + (select cents from added)) = amount_cents
+          then 'refunded'
+        else status
+      end,
+      updated_at = now()
+    where id = ${paymentId}
+    returning refunded_cents::float8 as refunded_cents`
+  if (!row) throw new Error(`payment ${paymentId} is not recorded: its refund ${refund.refundId} cannot be`)
+  return row.refundedCents
+}
+
+/**
+ * What the provider says of a payment's refunds (its charge.refunded webhook): each refund not recorded yet is
+ * recorded as the provider's, so that Meridian's own path adds nothing for it later; and the payment's refunded
+ * cents become the provider's own total when that is more (never above the amount; refunded when it reaches it).
+ * Comparing totals keeps a refund counted once even when it was recorded before refunds had ids here. Answers the
+ * refunded cents before and after; undefined when the payment is not recorded.
+ */
+async function providerRefundsRecorded(
+  sql: Queryable,
+  paymentId: string,
+  refunds: readonly ProviderRefundRecord[],
+  providerRefundedCents: number,
+): Promise<{ before: number; after: number } | undefined> {
+  const [current] = await sql<{ refundedCents: number }[]>`
+    select refunded_cents::float8 as refunded_cents from payments where id = ${paymentId} for update`
+  if (!current) return undefined
+  for (const refund of refunds)
+    await sql`
+      insert into payment_refunds (refund_id, payment_id, amount_cents, recorded_by)
+      values (${refund.refundId}, ${paymentId}, ${refund.amountCents}, 'provider')
+      on conflict (refund_id) do nothing`
+  const [row] = await sql<{ refundedCents: number }[]>`
+    update payments set
+      refunded_cents = least(amount_cents, greatest(refunded_cents, ${providerRefundedCents})),
+      status = case
+        when least(amount_cents, greatest(refunded_cents, ${providerRefundedCents})) = amount_cents then 'refunded'
+        else status
+      end,
+      updated_at = now()
+    where id = ${paymentId} and status <> 'failed'
+    returning refunded_cents::float8 as refunded_cents`
+  return { before: current.refundedCents, after: row?.refundedCents ?? current.refundedCents }
+}
 
 /**
  * The order step's succeeded charge, in one statement: recorded as recordCharge does (or its record found, when

@@ -52,8 +52,8 @@ export function createReturnRefundsRepository(db: Queryable) {
 export type ReturnRefundsRepository = ReturnType<typeof createReturnRefundsRepository>
 
 /**
- * The return's refund recorded and its amount added to the payment's refunded cents, in one statement; the payment
- * refunded in full is marked refunded. A return recorded already (its id is the key) fails the statement: the caller
+ * The return's refund recorded and its amount added to the payment's refunded cents (unless the provider's webhook
+ * counted that refund already), in one statement; the payment refunded in full is marked refunded. A return recorded already (its id is the key) fails the statement: the caller
  * reads it first, under the order's lock.
  */
 async function returnRefundRecorded(sql: Queryable, refund: NewReturnRefund): Promise<ReturnRefundRecord> {
@@ -64,11 +64,23 @@ async function returnRefundRecorded(sql: Queryable, refund: NewReturnRefund): Pr
         ${refund.providerRefundId})
       returning *
     ),
+    -- the provider's refund, counted once: the provider's webhook may have recorded it first (this refund's answer
+    -- had been lost, and the return asked again under its key), and then nothing is added (migrations/0009)
+    counted as (
+      insert into payment_refunds (refund_id, payment_id, amount_cents, recorded_by)
+      select provider_refund_id, payment_id, amount_cents, 'meridian' from inserted
+      on conflict (refund_id) do nothing
+      returning amount_cents
+    ),
+    added as (select coalesce((select amount_cents from counted), 0) as cents),
     refunded as (
       -- the right-hand sides read the row as it was: refunded_cents before this refund
       update payments set
-        refunded_cents = refunded_cents + ${refund.amountCents},
-        status = case when refunded_cents + ${refund.amountCents} = amount_cents then 'refunded' else status end,
+        refunded_cents = least(amount_cents, refunded_cents + (select cents from added)),
+        status = case
+          when least(amount_cents, refunded_cents + (select cents from added)) = amount_cents then 'refunded'
+          else status
+        end,
         updated_at = now()
       where id = ${refund.paymentId} and exists (select 1 from inserted)
     )

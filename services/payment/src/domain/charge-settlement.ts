@@ -55,8 +55,13 @@ async function refundNow(
     chargeId,
     idempotencyKey: lateRefundKey(record.orderId, chargeId),
   })
-  const refundedCents = record.refundedCents + refund.amount
-  await deps.payments.markRefunded(record.id, refundedCents, tx)
+  // counted once, even when the provider's webhook told of this refund first (its answer had been lost)
+  const refundedCents = await deps.payments.recordOwnRefund(
+    record.id,
+    { refundId: refund.id, amountCents: refund.amount },
+    { whole: true },
+    tx,
+  )
   const refunded = createEvent(
     'payment.refunded',
     {

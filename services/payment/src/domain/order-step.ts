@@ -286,7 +286,13 @@ export async function refundOrder(
       idempotencyKey: firstKeyTaken ? `refund-${order.orderId}-${payment.id}` : `refund-${order.orderId}`,
     })
     firstKeyTaken = true
-    await payments.markRefunded(payment.id, payment.refundedCents + refund.amount, tx)
+    // counted once, even when the provider's webhook told of this refund first (its answer had been lost)
+    await payments.recordOwnRefund(
+      payment.id,
+      { refundId: refund.id, amountCents: refund.amount },
+      { whole: true },
+      tx,
+    )
     const refunded = createEvent(
       'payment.refunded',
       {

@@ -33,6 +33,8 @@ export function presentPayment(record: PaymentRecord): Payment {
     amount: fromMinorUnits(record.amountCents),
     brand: record.brand,
     last4: record.last4,
+    ...(record.refundedCents > 0 ? { refundedAmount: fromMinorUnits(record.refundedCents) } : {}),
+    ...(record.disputedAt ? { disputedAt: record.disputedAt.toISOString() } : {}),
   }
 }
 

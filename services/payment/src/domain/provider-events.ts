@@ -7,7 +7,13 @@
 // Every other type is acknowledged and kept. The event is recorded after it was applied: a redelivery finds it and is
 // acknowledged without applying it again; one that comes while the first still applies applies nothing the first did
 // not (the settlement is idempotent).
+// Refunds made at the provider (charge.refunded) and chargebacks (charge.dispute.created): provider-charge-events.ts.
 import type { ProviderEventsRepository } from '../data/provider-events-repository.ts'
+import {
+  type ProviderChargeEventsDependencies,
+  providerChargeEventTypes,
+  receiveProviderChargeEvent,
+} from './provider-charge-events.ts'
 import type { Reconciliation } from './reconciler.ts'
 
 /** A provider's event as the payment service reads it (Stripe's Event: id, type, the object, the request's key). */
@@ -18,7 +24,7 @@ export interface ProviderEvent {
   request?: { id?: string | null; idempotency_key?: string | null } | null
 }
 
-export interface ProviderEventsDependencies {
+export interface ProviderEventsDependencies extends ProviderChargeEventsDependencies {
   providerEvents: ProviderEventsRepository
   reconciler: {
     reconcileKey(idempotencyKey: string): Promise<Reconciliation | undefined>
@@ -35,6 +41,15 @@ export type ProviderEventOutcome =
   | 'nothing to settle'
   /** a type this service keeps without acting on it */
   | 'recorded'
+  /** charge.refunded: what the provider's refunds added to the payment's refunded amount (0: counted already) */
+  | `refunded at the provider: ${number} cents added`
+  /** charge.refunded of a refund Meridian asked for (its answer lost): counted, announced by Meridian's own path */
+  | `refunded by Meridian: ${number} cents added`
+  /** charge.dispute.created: the payment is marked disputed (payment.disputed), or was already */
+  | 'disputed'
+  | 'disputed already'
+  /** a charge or dispute of no payment this service recorded */
+  | 'no such payment'
 
 const settling = new Set([
   'payment_intent.succeeded',
@@ -58,6 +73,8 @@ export async function receiveProviderEvent(
   event: ProviderEvent,
 ): Promise<ProviderEventOutcome> {
   if (await deps.providerEvents.exists(event.id)) return 'duplicate'
+  // a refund at the provider, a chargeback: applied and recorded in one transaction (provider-charge-events.ts)
+  if (providerChargeEventTypes.has(event.type)) return receiveProviderChargeEvent(deps, event)
   let outcome: ProviderEventOutcome = 'recorded'
   const key = event.request?.idempotency_key
   if (settling.has(event.type)) {

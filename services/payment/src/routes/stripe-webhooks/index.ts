@@ -58,7 +58,7 @@ export const stripeWebhookRoutes: FastifyPluginAsyncTypebox<StripeWebhookOptions
       schema: {
         tags: ['payments'],
         summary: "The payment provider's webhook deliveries (Stripe's, signed; no bearer)",
-        description: `The body is checked against its Stripe-Signature with the webhook secret, within ${webhookToleranceSeconds} s of its timestamp; a bad signature is 400 and changes nothing. An event is applied once: a charge whose answer was lost is settled by its payment_intent.succeeded or payment_intent.payment_failed.`,
+        description: `The body is checked against its Stripe-Signature with the webhook secret, within ${webhookToleranceSeconds} s of its timestamp; a bad signature is 400 and changes nothing. An event is applied once: a charge whose answer was lost is settled by its payment_intent.succeeded or payment_intent.payment_failed; a refund made at the provider (charge.refunded) moves the payment's refunded amount to the provider's, and a chargeback (charge.dispute.created) marks it disputed.`,
         headers: WebhookHeaders,
         body: Type.String({
           maxLength: webhookBodyLimit,
