@@ -1,5 +1,5 @@
 // The documentation's examples, run as a reader would paste them: README's quick start, the walkthrough of
-// docs/api.md, docs/commerce.md then docs/payments.md (one shell: each block uses what the blocks before it
+// docs/api.md, docs/commerce.md then docs/payments.md, its 3-D Secure too (one shell: each block uses what the blocks before it
 // assigned), and the SDK's quick start (docs/realtime-client.md: its tarball in a project outside the repository);
 // their bash blocks in order against the whole system, with the run's gateway, simulator and trace store in place of
 // the development ports (the blocks read them from $A, $SIM and $J). Only the line that starts the system is left
@@ -58,7 +58,7 @@ describe('the documentation, pasted', () => {
 
   it('when the walkthrough of the API, of commerce and of payments is pasted in order, then every step answers as it says', async () => {
     const payments = bashBlocksOf(page('docs/payments.md'))
-    expect(payments).toHaveLength(2)
+    expect(payments).toHaveLength(3)
     const blocks = [
       ...bashBlocksOf(page('docs/api.md')),
       ...bashBlocksOf(page('docs/commerce.md')),
@@ -74,6 +74,9 @@ describe('the documentation, pasted', () => {
     expect(stdout).toMatch(/charged as pi_\w+$/m)
     expect(stdout).toMatch(/^needs_response$/m)
     expect(stdout).toContain('{"status":"succeeded","amount":11.9,"refundedAmount":2}')
+    // 3-D Secure: the order links the provider's page, confirmed there it ships (until_status checked it)
+    expect(stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/3ds\/pi_\w+$/m)
+    expect(stdout).toMatch(/^303$/m)
   })
 
   it("when the SDK's quick start is pasted, then a project outside the repository installs its tarball and hears the channel through the gateway", async () => {
