@@ -78,6 +78,14 @@ async function main(): Promise<void> {
       engines[engine.name] = Number(engine.process)
   const form = process.env.MERIDIAN_SYSTEM_BUILD === 'development' ? 'development' : 'production'
   say(`the services in the ${form} form`)
+  // tracing stays off unless asked for: a shell that ran `./scripts/infra env` while the trace store was up exports
+  // its address, and every span sent there costs the services more than the saga itself (a run so traced: 100/s p99
+  // 31 s, highest sustained 50/s)
+  const tracing = process.env.BENCH_SAGA_TRACING === '1'
+  const untraced = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => tracing || !name.startsWith('OTEL_')),
+  )
+  say(tracing ? 'tracing on (BENCH_SAGA_TRACING=1): the OTEL_* of this shell' : 'tracing off')
   const system = await startSystem({
     form,
     prefix: 'bench',
@@ -85,7 +93,7 @@ async function main(): Promise<void> {
     simulatorPort: 0,
     settings: { LOG_LEVEL: 'warn' },
     // the engines ensured above, whatever the shell exported (a fresh shell exports none)
-    baseEnv: { ...process.env, ...endpointsEnv(endpoints) },
+    baseEnv: { ...untraced, ...endpointsEnv(endpoints) },
     log: say,
   })
   undo.push({ label: 'stop the system', run: () => system.close() })

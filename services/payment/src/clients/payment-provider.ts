@@ -65,7 +65,6 @@ export interface ChargeRequest {
   token: string
   /** sent as the provider's Idempotency-Key: the same key never charges twice */
   idempotencyKey: string
-  requestId?: string
 }
 
 export interface RefundRequest {
@@ -74,7 +73,6 @@ export interface RefundRequest {
   /** integer minor units; the whole unrefunded rest when absent */
   amountCents?: number
   idempotencyKey: string
-  requestId?: string
 }
 
 /** The answer to a charge that may ask the customer to authenticate first (3-D Secure). */
@@ -95,7 +93,7 @@ export type AuthenticationStanding =
 export const authenticationExpired = "The card's authentication (3-D Secure) was not completed in time"
 
 export interface PaymentProvider {
-  tokenize(card: ProviderCard, requestId?: string): Promise<ProviderToken>
+  tokenize(card: ProviderCard): Promise<ProviderToken>
   /** a charge made now; one whose card asks for authentication is declined (402) */
   charge(request: ChargeRequest): Promise<ProviderCharge>
   /**

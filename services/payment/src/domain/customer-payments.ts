@@ -30,7 +30,6 @@ export interface CreatePaymentCommand {
   payer: Payer
   idempotencyKey: string | string[] | undefined
   body: CreatePaymentBody
-  requestId?: string
 }
 
 export interface PaymentAnswer {
@@ -114,10 +113,9 @@ async function checkPayable(
 async function sourceToken(
   provider: PaymentProvider,
   source: CreatePaymentBody['source'],
-  requestId: string | undefined,
 ): Promise<{ token: string } & DeclinedCard> {
   if ('token' in source) return { token: source.token }
-  return provider.tokenize(source.card, requestId)
+  return provider.tokenize(source.card)
 }
 
 /** The 201 of a request whose charge was recorded as `paymentId` (settled while its answer was lost). */
@@ -138,7 +136,6 @@ async function answerRecorded(
 async function chargeAtProvider(
   deps: CustomerPaymentsDependencies,
   attempt: ChargeAttempt,
-  requestId: string | undefined,
 ): Promise<{ charge: ProviderCharge } | { failure: AppError }> {
   try {
     const charge = await deps.provider.charge({
@@ -147,7 +144,6 @@ async function chargeAtProvider(
       orderId: attempt.orderId,
       token: attempt.token,
       idempotencyKey: attempt.idempotencyKey,
-      ...(requestId ? { requestId } : {}),
     })
     return { charge }
   } catch (error) {
@@ -208,7 +204,7 @@ async function chargeUnderLock(
   }
   // pending again when the same request runs again after the provider failed it (its first parameters stay)
   await deps.chargeAttempts.record(attempt, deps.autonomous)
-  const answer = await chargeAtProvider(deps, attempt, command.requestId)
+  const answer = await chargeAtProvider(deps, attempt)
   if ('failure' in answer) {
     const { failure } = answer
     const card = {
@@ -243,7 +239,7 @@ async function payOrder(deps: CustomerPaymentsDependencies, request: PaymentRequ
     return transaction(deps.sql, (tx) => chargeUnderLock(deps, request, { token: earlier.token }, tx))
   let source: { token: string } & DeclinedCard
   try {
-    source = await sourceToken(deps.provider, command.body.source, command.requestId)
+    source = await sourceToken(deps.provider, command.body.source)
   } catch (error) {
     if (!(error instanceof AppError && isStoredOutcome(error.statusCode))) throw error
     // the provider refused the card (or rate-limited the call): the request ran, its answer is kept

@@ -122,7 +122,6 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<PaymentsRoutesOptions> = 
         payer: payerOf(request),
         idempotencyKey: request.headers[idempotencyKeyHeader],
         body: request.body,
-        requestId: request.id,
       })
       if (answer.replayed) reply.header(replayedHeader, 'true')
       return reply
