@@ -166,6 +166,12 @@ export function serviceAppOptions(
 
 export const bodyLimitBytes = 1024 * 1024
 
+/**
+ * The longest path parameter a service's router takes (Fastify's maxParamLength, its default): a longer one is 414
+ * URI_TOO_LONG (client-errors.ts); the gateway refuses a path segment over it the same way.
+ */
+export const maxPathParameterLength = 100
+
 export async function createServiceApp(options: ServiceAppOptions): Promise<ServiceApp> {
   const {
     logLevel,
@@ -187,6 +193,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     childLoggerFactory: requestLogger,
     bodyLimit: bodyLimitBytes,
+    routerOptions: { maxParamLength: maxPathParameterLength },
     return503OnClosing: true,
     // a plugin may wait on a broker: the event backbone's consumers join their groups, and a restarted instance's
     // joins wait until the coordinator gives up on the members of the instance that died (Kafka's session timeout,

@@ -3,6 +3,7 @@ export {
   bodyLimitBytes,
   chassisOptions,
   createServiceApp,
+  maxPathParameterLength,
   registerVersionedApi,
   type ServiceApp,
   type ServiceAppOptions,

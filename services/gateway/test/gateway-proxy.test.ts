@@ -349,6 +349,19 @@ describe('relaying answers', () => {
     expect((await rawRequest('/api/v1/other/items/v1..2')).status).toBe(200)
   })
 
+  it('when a path segment is longer than the routers take, then the gateway answers 414 itself instead of a shorter prefix (another service) answering 404', async () => {
+    for (const path of [
+      `/api/v1/other/${'a'.repeat(101)}`,
+      `/api/v1/other/${'%F1%95%96%99'.repeat(30)}/orders`,
+      `/api/v1/other/items/${'b'.repeat(500)}?q=1`,
+    ]) {
+      expectErrorEnvelope(httpAnswer(await rawRequest(path)), 414, 'URI_TOO_LONG', { context: path })
+    }
+    // up to the limit, a segment is a path like any other; a long query is not a segment
+    expect((await rawRequest(`/api/v1/other/items/${'c'.repeat(100)}`)).status).toBe(200)
+    expect((await rawRequest(`/api/v1/other/items/x?q=${'d'.repeat(500)}`)).status).toBe(200)
+  })
+
   it('when the client goes away in the middle of a long answer, then the gateway lets go of it, no verdict', async () => {
     const id = 'gone-client-2'
     await new Promise<void>((resolve, reject) => {

@@ -4,7 +4,12 @@
 // Retries, ejection and the circuit are decided here.
 import type { IncomingHttpHeaders } from 'node:http'
 import { AppError } from '@meridian/contracts'
-import { assertIdempotencyKeyOnce, bodyLimitBytes, type ServiceInstance } from '@meridian/service-kit'
+import {
+  assertIdempotencyKeyOnce,
+  bodyLimitBytes,
+  maxPathParameterLength,
+  type ServiceInstance,
+} from '@meridian/service-kit'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
 import type { UpstreamService, UpstreamServices } from '../upstreams/upstream-services.ts'
@@ -17,7 +22,13 @@ import {
   uploadBroken,
 } from './request-body-limit.ts'
 import { ResponseRelay } from './response-relay.ts'
-import { type GatewayRoute, hasDotSegment, routePatterns, upstreamUrl } from './route-table.ts'
+import {
+  type GatewayRoute,
+  hasDotSegment,
+  hasOverlongSegment,
+  routePatterns,
+  upstreamUrl,
+} from './route-table.ts'
 import {
   badGateway,
   classifyAttemptFailure,
@@ -208,6 +219,9 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
     request: FastifyRequest,
     reply: FastifyReply,
   ): Promise<FastifyReply> | undefined {
+    // a segment over the routers' parameter limit matched a shorter prefix than its own: 414, as its service says it
+    if (hasOverlongSegment(request.raw.url ?? '/', maxPathParameterLength))
+      throw new AppError(414, 'URI_TOO_LONG')
     const service = upstreams.get(route.service)
     const path = upstreamUrl(route, request.raw.url ?? '/')
     if (!service || path === undefined) throw routeNotFound(request)

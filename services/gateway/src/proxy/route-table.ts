@@ -166,6 +166,17 @@ export function hasDotSegment(pathAndQuery: string): boolean {
   return path.split(/[/\\]/).some((segment) => segment === '.' || segment === '..')
 }
 
+/**
+ * Whether a segment of the path (as sent, before decoding) is longer than `limit`: the routers match a parameter only
+ * up to their limit, so such a path would fall through to a shorter prefix (another service) instead of its own
+ * route, whose service answers 414.
+ */
+export function hasOverlongSegment(pathAndQuery: string, limit: number): boolean {
+  const query = pathAndQuery.indexOf('?')
+  const path = query === -1 ? pathAndQuery : pathAndQuery.slice(0, query)
+  return path.length > limit && path.split('/').some((segment) => segment.length > limit)
+}
+
 export interface RouteMatcher {
   /** the route serving this path (no query), longest prefix first; undefined when none does */
   match(path: string): GatewayRoute | undefined

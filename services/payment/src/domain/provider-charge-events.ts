@@ -19,7 +19,7 @@ import type { PaymentProvider } from '../clients/payment-provider.ts'
 import type { PaymentRecord, PaymentsRepository } from '../data/payments-repository.ts'
 import type { ProviderEventsRepository } from '../data/provider-events-repository.ts'
 import { serviceSource } from './payment-data.ts'
-import type { ProviderEvent, ProviderEventOutcome } from './provider-events.ts'
+import type { ProviderEvent, ProviderEventOutcome } from './provider-event.ts'
 
 /** The event types this module applies. */
 export const providerChargeEventTypes: ReadonlySet<string> = new Set([
