@@ -49,7 +49,7 @@ function configuredPort(name: string): number | undefined {
 
 describe("docker-compose.yml's system", () => {
   it('when read, then the engines have no profile, and the system profile holds every service, its migration and the simulator', () => {
-    for (const engine of ['postgres', 'kafka', 'consul', 'redis'])
+    for (const engine of ['postgres', 'kafka', 'consul', 'redis', 'mailpit'])
       expect(compose.services[engine]?.profiles, engine).toBeUndefined()
     const inProfile = Object.entries(compose.services)
       .filter(([, service]) => service.profiles?.includes('system'))
