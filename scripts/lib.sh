@@ -75,8 +75,8 @@ ensure_deps() {
 }
 
 # Obtains what the purposes need (./scripts/prepare --for <purposes>: dev, test, or some of engines, trace-store, e2e,
-# containers, engine-images, cluster, deploy, fuzz, payments); quick when everything is there. Inside ./scripts/test, after its
-# preparation (MERIDIAN_PREPARED=1), it only checks: nothing a test starts obtains anything.
+# containers, engine-images, cluster, deploy, fuzz, payments, mail); quick when everything is there. Inside
+# ./scripts/test, after its preparation (MERIDIAN_PREPARED=1), it only checks: nothing a test starts obtains anything.
 prepare_for() {
   infra prepare --for "$1"
 }

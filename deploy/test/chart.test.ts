@@ -120,6 +120,14 @@ describe("every rendered object passes Kubernetes' schemas (kubeconform -strict,
     },
   )
 
+  it('when an SMTP server and its credentials Secret are configured, then every object is still valid and lints', async () => {
+    const set = ['smtp.url=smtp://smtp.example.com:587', 'smtp.credentialsSecret=meridian-smtp']
+    const check = await checkSchemas(tools, await renderChart(tools, { set }))
+    expect(check.output).toMatch(/Invalid: 0, Errors: 0/)
+    expect(check.valid).toBe(true)
+    await lintChart(tools, { set })
+  })
+
   it('when an object has a field Kubernetes does not know, then kubeconform rejects it and names the field', async () => {
     const manifest = (await renderChart(tools)).replace(
       'revisionHistoryLimit: 5',
@@ -169,6 +177,13 @@ describe('values.schema.json refuses wrong values at render', () => {
   it("when the public origin has a path, or the drain is shorter than the services' 30 s, then helm refuses to render", async () => {
     expect(await refused(['publicOrigin=https://shop.example.com/app'])).toMatch(/publicOrigin/)
     expect(await refused(['defaults.drainSeconds=10'])).toMatch(/drainSeconds/)
+  })
+
+  it('when smtp.url is not an smtp:// or smtps:// address of a host and port, or smtp.scheme is neither, then helm refuses and names the value', async () => {
+    expect(await refused(['smtp.url=http://smtp.example.com:587'])).toMatch(/smtp/)
+    // credentials belong in the Secret, never in the URL the ConfigMap holds
+    expect(await refused(['smtp.url=smtp://user:password@smtp.example.com:587'])).toMatch(/smtp/)
+    expect(await refused(['smtp.scheme=starttls', 'smtp.host=smtp.example.com'])).toMatch(/smtp/)
   })
 
   it('when engines.postgres.mode is credentials without a host, then helm refuses and says which value to set', async () => {

@@ -191,6 +191,69 @@ describe("each service's own loader accepts the chart's environment in productio
     expect(load(env)).toMatchObject({ REFRESH_TOKEN_TTL_SECONDS: 1209600 })
   })
 
+  it('when an SMTP server and its credentials Secret are configured, then auth and notification get SMTP_URL, SMTP_USERNAME and SMTP_PASSWORD from it, and no other service does', async () => {
+    const mailers = ['auth', 'notification']
+    const smtpOf = (objects: KubeObject[], service: string) => {
+      const deployment = objects.find(
+        (o) => o.kind === 'Deployment' && o.metadata.labels?.['app.kubernetes.io/component'] === service,
+      )!
+      const container = podTemplateOf(deployment).spec.containers[0]!
+      const { env } = containerEnvironment(deployment, objects)
+      const fromSecret = Object.fromEntries(
+        ((container.env ?? []) as EnvVar[])
+          .filter((v) => v.name.startsWith('SMTP_'))
+          .map((v) => [v.name, v.valueFrom?.secretKeyRef]),
+      )
+      return { url: env.SMTP_URL, fromSecret }
+    }
+
+    const byUrl = parseManifest(
+      await renderChart(tools, {
+        set: ['smtp.url=smtps://smtp.example.com:465', 'smtp.credentialsSecret=meridian-smtp'],
+      }),
+    )
+    const services = byUrl
+      .filter((o) => o.kind === 'Deployment')
+      .map((o) => o.metadata.labels?.['app.kubernetes.io/component'] ?? '')
+    for (const service of services) {
+      const { url, fromSecret } = smtpOf(byUrl, service)
+      if (!mailers.includes(service)) {
+        expect({ url, fromSecret }, service).toEqual({ url: undefined, fromSecret: {} })
+        continue
+      }
+      expect(url, service).toBe('smtps://smtp.example.com:465')
+      expect(fromSecret, service).toEqual({
+        SMTP_USERNAME: { name: 'meridian-smtp', key: 'username' },
+        SMTP_PASSWORD: { name: 'meridian-smtp', key: 'password' },
+      })
+    }
+
+    // host and port instead of a URL, the Secret's keys named otherwise
+    const byParts = parseManifest(
+      await renderChart(tools, {
+        set: [
+          'smtp.host=email-smtp.example.com',
+          'smtp.port=2587',
+          'smtp.credentialsSecret=ses',
+          'smtp.usernameKey=user',
+          'smtp.passwordKey=pass',
+        ],
+      }),
+    )
+    expect(smtpOf(byParts, 'notification')).toEqual({
+      url: 'smtp://email-smtp.example.com:2587',
+      fromSecret: {
+        SMTP_USERNAME: { name: 'ses', key: 'user' },
+        SMTP_PASSWORD: { name: 'ses', key: 'pass' },
+      },
+    })
+
+    // nothing configured (the defaults): no SMTP variable anywhere
+    const defaults = parseManifest(await renderChart(tools))
+    for (const service of mailers)
+      expect(smtpOf(defaults, service), service).toEqual({ url: undefined, fromSecret: {} })
+  })
+
   it('when a Secret key production needs is missing, then the service refuses to start and names the variable', async () => {
     const objects = parseManifest(await renderChart(tools))
     const auth = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'meridian-auth')!

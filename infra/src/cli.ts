@@ -11,6 +11,7 @@ import {
   infraStatus,
   logFileOf,
   nativeJaegerUiUrl,
+  nativeMailpitUrl,
   nativeOtlpEndpoint,
   type OptionalComponentName,
   optionalComponents,
@@ -21,16 +22,18 @@ const engineNames: readonly EngineName[] = [...components, ...optionalComponents
 
 const usage = `usage: scripts/infra <command>
   prepare [--for P] [--check]  obtain what the purposes P need on this machine (dev, test, or some of engines,
-                           trace-store, e2e, containers, engine-images, cluster, deploy, fuzz, comma-separated; default
-                           test); --check only finds, and fails naming what is missing (./scripts/prepare runs this)
+                           trace-store, e2e, containers, engine-images, cluster, deploy, fuzz, payments, mail,
+                           comma-separated; default test); --check only finds, and fails naming what is missing
+                           (./scripts/prepare runs this)
   where <tool>             the path of a prepared Python tool (schemathesis, podman-compose)
-  up                       start PostgreSQL, Kafka, Consul, Redis and Jaeger (reuses healthy ones; obtains what they
-                           need first, as prepare --for dev does), create databases and topics
+  up                       start PostgreSQL, Kafka, Consul, Redis, Jaeger and Mailpit (reuses healthy ones; obtains
+                           what they need first, as prepare --for dev does), create databases and topics
   down                     stop what 'up' started
   status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy;
-                           Jaeger, being optional, may be stopped)
+                           Jaeger and Mailpit, being optional, may be stopped)
   env                      export lines for DATABASE_URL, each service's <SERVICE>_DATABASE_URL, KAFKA_BROKERS,
-                           CONSUL_HTTP_ADDR, REDIS_URL, and OTEL_EXPORTER_OTLP_ENDPOINT while Jaeger runs
+                           CONSUL_HTTP_ADDR, REDIS_URL, OTEL_EXPORTER_OTLP_ENDPOINT while Jaeger runs, and
+                           SMTP_URL and MAILPIT_URL while Mailpit runs
   logs <component> [-f] [-n N]   the log of a native engine (${engineNames.join(', ')})
   artifacts                what the engine images are built from (the native path's binaries and jars), as JSON`
 
@@ -62,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
       const started = Date.now()
       const ready = await prepare({ purposes: [...purposeSets.dev], check: prepared() })
       if (!ready.ok) return 1
-      const endpoints = await ensureInfra({ traceStore: true })
+      const endpoints = await ensureInfra({ traceStore: true, mail: true })
       process.stderr.write(`[infra] ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
       process.stdout.write(
         [
@@ -73,6 +76,9 @@ async function main(argv: string[]): Promise<number> {
           endpoints.otlpEndpoint === nativeOtlpEndpoint
             ? `Jaeger      OTLP ${endpoints.otlpEndpoint}, UI ${nativeJaegerUiUrl}`
             : `OTLP        ${endpoints.otlpEndpoint}`,
+          endpoints.mailpitUrl === nativeMailpitUrl
+            ? `Mailpit     SMTP ${endpoints.smtpUrl}, UI and API ${nativeMailpitUrl}`
+            : `SMTP        ${endpoints.smtpUrl}`,
           '',
         ].join('\n'),
       )

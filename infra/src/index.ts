@@ -21,6 +21,13 @@ import {
   otlpReceiverVersion,
 } from './native/jaeger.ts'
 import { kafkaClassPath, kafkaLog4jProperties, nativeKafka } from './native/kafka.ts'
+import {
+  mailpitVersion,
+  nativeMailpit,
+  nativeMailpitUrl,
+  nativeSmtpUrl,
+  smtpGreeting,
+} from './native/mailpit.ts'
 import { nativePostgres, packagedBinaries } from './native/postgres.ts'
 import { nativeRedis } from './native/redis.ts'
 import {
@@ -50,6 +57,7 @@ export {
   nativeOtlpEndpoint,
   pinnedJaegerVersion,
 } from './native/jaeger.ts'
+export { mailpitBinary, nativeMailpitUrl, nativeSmtpUrl, pinnedMailpitVersion } from './native/mailpit.ts'
 export {
   consulBaseUrl,
   databaseOfService,
@@ -76,10 +84,11 @@ export const components: readonly ComponentName[] = ['postgres', 'kafka', 'consu
 
 /**
  * Engines started only when asked for (`scripts/infra up` and `./scripts/dev` do; the test setup and the benches do
- * not, so that no test run waits for them): Jaeger, the development trace store. Kept apart from `components`, which
- * the test setup, the engine images and testcontainers take as "what every service needs".
+ * not, so that no test run waits for them): Jaeger, the development trace store, and Mailpit, the development SMTP
+ * server (a test that reads mail starts a Mailpit of its own). Kept apart from `components`, which the test setup, the
+ * engine images and testcontainers take as "what every service needs".
  */
-export const optionalComponents: readonly OptionalComponentName[] = ['jaeger']
+export const optionalComponents: readonly OptionalComponentName[] = ['jaeger', 'mailpit']
 
 /** The environment variable through which each engine's endpoint is given (and printed by `infra env`). */
 export const endpointVariable: Record<ComponentName, string> = {
@@ -89,10 +98,17 @@ export const endpointVariable: Record<ComponentName, string> = {
   redis: 'REDIS_URL',
 }
 
-/** The optional engines' variables: an OTLP endpoint given here is used instead of starting Jaeger. */
+/**
+ * The optional engines' variables: an OTLP endpoint given here is used instead of starting Jaeger, an SMTP server
+ * given here instead of starting Mailpit.
+ */
 export const optionalEndpointVariable: Record<OptionalComponentName, string> = {
   jaeger: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+  mailpit: 'SMTP_URL',
 }
+
+/** Where Mailpit's API is, beside SMTP_URL: exported while the Mailpit `up` started runs (or as given). */
+export const mailpitUrlVariable = 'MAILPIT_URL'
 
 export interface Endpoints {
   /** server URL (database `postgres`); each service's database is on the same server, see serviceDatabases */
@@ -103,6 +119,10 @@ export interface Endpoints {
   redisUrl: string
   /** where services export spans (OTLP/HTTP), when the trace store was asked for */
   otlpEndpoint?: string
+  /** where services send mail (smtp://host:port), when mail was asked for */
+  smtpUrl?: string
+  /** Mailpit's API and UI address, when mail was asked for and Mailpit is ours (not an SMTP server given) */
+  mailpitUrl?: string
 }
 
 /** The engines' addresses as the variables a service and the system runner read them from. */
@@ -142,6 +162,8 @@ export interface InfraOptions {
   progress?: Progress
   /** bring up Jaeger too (or check the OTLP endpoint given by OTEL_EXPORTER_OTLP_ENDPOINT) */
   traceStore?: boolean
+  /** bring up Mailpit too (or check the SMTP server given by SMTP_URL) */
+  mail?: boolean
 }
 
 const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.ProcessEnv) => Promise<string>> = {
@@ -154,12 +176,20 @@ const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.Process
   redis: redisVersion,
 }
 
-/** How an engine not run natively is probed: Jaeger in a container by its query API, a given collector by OTLP. */
+/**
+ * How an engine not run natively is probed: Jaeger in a container by its query API, a given collector by OTLP;
+ * Mailpit in a container by its API, a given SMTP server by its greeting.
+ */
 function probeOf(component: EnginePlan, env: NodeJS.ProcessEnv): () => Promise<string> {
   if (component.name === 'jaeger') {
     return component.mode === 'external'
       ? () => otlpReceiverVersion(component.endpoint)
       : () => jaegerVersion(nativeJaegerUiUrl)
+  }
+  if (component.name === 'mailpit') {
+    return component.mode === 'external'
+      ? () => smtpGreeting(component.endpoint)
+      : () => mailpitVersion(nativeMailpitUrl)
   }
   const name = component.name
   return () => versionProbe[name](component.endpoint, env)
@@ -172,6 +202,7 @@ function nativeEngines(layout: Layout, env: NodeJS.ProcessEnv): Record<EngineNam
     consul: nativeConsul(layout),
     redis: nativeRedis(layout),
     jaeger: nativeJaeger(layout),
+    mailpit: nativeMailpit(layout),
   }
 }
 
@@ -210,9 +241,24 @@ export async function planTraceStore(env: NodeJS.ProcessEnv = process.env): Prom
     : { name: 'jaeger', mode: await chooseLocalMode(env), endpoint: nativeOtlpEndpoint }
 }
 
+/** Where mail goes: the SMTP server given, else Mailpit in the local mode the others use. */
+export async function planMail(env: NodeJS.ProcessEnv = process.env): Promise<EnginePlan> {
+  const given = env[optionalEndpointVariable.mailpit]
+  return given
+    ? { name: 'mailpit', mode: 'external', endpoint: given }
+    : { name: 'mailpit', mode: await chooseLocalMode(env), endpoint: nativeSmtpUrl }
+}
+
+/** Mailpit's API address beside a mail plan: ours when we run it, else only as given (MAILPIT_URL). */
+function mailpitUrlOf(plan: EnginePlan, env: NodeJS.ProcessEnv): string | undefined {
+  return plan.mode === 'external' ? env[mailpitUrlVariable] || undefined : nativeMailpitUrl
+}
+
 export function endpointsOf(plan: EnginePlan[], env: NodeJS.ProcessEnv = process.env): Endpoints {
   const endpoint = (name: ComponentName) => plan.find((p) => p.name === name)?.endpoint ?? localEndpoint[name]
   const traceStore = plan.find((p) => p.name === 'jaeger')
+  const mail = plan.find((p) => p.name === 'mailpit')
+  const mailpitUrl = mail ? mailpitUrlOf(mail, env) : undefined
   return {
     databaseUrl: endpoint('postgres'),
     kafkaBrokers: endpoint('kafka'),
@@ -220,6 +266,8 @@ export function endpointsOf(plan: EnginePlan[], env: NodeJS.ProcessEnv = process
     ...(env.CONSUL_HTTP_TOKEN ? { consulToken: env.CONSUL_HTTP_TOKEN } : {}),
     redisUrl: endpoint('redis'),
     ...(traceStore ? { otlpEndpoint: traceStore.endpoint } : {}),
+    ...(mail ? { smtpUrl: mail.endpoint } : {}),
+    ...(mailpitUrl ? { mailpitUrl } : {}),
   }
 }
 
@@ -344,7 +392,7 @@ const stderrProgress: Progress = (message) => process.stderr.write(`[infra] ${me
 
 /**
  * Brings every engine up (idempotent), creates the service databases and the declared topics; with `traceStore`,
- * Jaeger too (or the OTLP endpoint given is checked).
+ * Jaeger too (or the OTLP endpoint given is checked); with `mail`, Mailpit too (or the SMTP server given is checked).
  */
 export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints> {
   const env = options.env ?? process.env
@@ -352,6 +400,7 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
   const plan: EnginePlan[] = [
     ...(await planInfra(env)),
     ...(options.traceStore ? [await planTraceStore(env)] : []),
+    ...(options.mail ? [await planMail(env)] : []),
   ]
   await bringUp(plan, env, progress)
   const endpoints = endpointsOf(plan, env)
@@ -367,11 +416,13 @@ export async function ensureTraceStore(options: Omit<InfraOptions, 'traceStore'>
   return plan.endpoint
 }
 
-/** Each engine's health, the trace store included (`stopped` when it was not started: it is optional). */
+/**
+ * Each engine's health, the trace store and Mailpit included (`stopped` when one was not started: they are optional).
+ */
 export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise<ComponentStatus[]> {
   const layout = layoutFromEnv(env)
   const engines = nativeEngines(layout, env)
-  const plan: EnginePlan[] = [...(await planInfra(env)), await planTraceStore(env)]
+  const plan: EnginePlan[] = [...(await planInfra(env)), await planTraceStore(env), await planMail(env)]
   return Promise.all(
     plan.map(async (component): Promise<ComponentStatus> => {
       const engine = engines[component.name]
@@ -430,9 +481,10 @@ export async function stopTraceStore(options: Omit<InfraOptions, 'traceStore'> =
 }
 
 /**
- * `export NAME=value` lines for a shell: the engines' endpoints, and each service's own database on the PostgreSQL
- * server (`<SERVICE>_DATABASE_URL`), which the services' dev and migrate scripts read, so that however they are
- * started (`./scripts/dev`, `pnpm turbo run dev`, one service's `pnpm dev`) none uses the server's `postgres` database.
+ * `export NAME=value` lines for a shell: the engines' endpoints (the trace store's and the SMTP server's while they
+ * run), and each service's own database on the PostgreSQL server (`<SERVICE>_DATABASE_URL`), which the services' dev
+ * and migrate scripts read, so that however they are started (`./scripts/dev`, `pnpm turbo run dev`, one service's
+ * `pnpm dev`) none uses the server's `postgres` database.
  */
 export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const endpoints = endpointsOf(await planInfra(env), env)
@@ -449,7 +501,28 @@ export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<st
   ]
   if (endpoints.consulToken) lines.push(`export CONSUL_HTTP_TOKEN='${endpoints.consulToken}'`)
   if (traceStore) lines.push(`export ${optionalEndpointVariable.jaeger}='${traceStore}'`)
+  const mail = await runningMail(env)
+  if (mail) lines.push(`export ${optionalEndpointVariable.mailpit}='${mail.smtpUrl}'`)
+  if (mail?.mailpitUrl) lines.push(`export ${mailpitUrlVariable}='${mail.mailpitUrl}'`)
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * Where services send mail: the SMTP server given, or the Mailpit `up` started while it runs (with its API address);
+ * undefined otherwise, so that a service started without one is told of none (rather than of a server that is down).
+ */
+async function runningMail(
+  env: NodeJS.ProcessEnv,
+): Promise<{ smtpUrl: string; mailpitUrl?: string } | undefined> {
+  const plan = await planMail(env)
+  const mailpitUrl = mailpitUrlOf(plan, env)
+  const found = { smtpUrl: plan.endpoint, ...(mailpitUrl ? { mailpitUrl } : {}) }
+  if (plan.mode === 'external') return found
+  const running =
+    plan.mode === 'native'
+      ? nativeMailpit(layoutFromEnv(env)).runningPid() !== undefined
+      : (await containerOf('mailpit')) !== undefined
+  return running ? found : undefined
 }
 
 /**

@@ -49,7 +49,7 @@ function configuredPort(name: string): number | undefined {
 
 describe("docker-compose.yml's system", () => {
   it('when read, then the engines have no profile, and the system profile holds every service, its migration and the simulator', () => {
-    for (const engine of ['postgres', 'kafka', 'consul', 'redis'])
+    for (const engine of ['postgres', 'kafka', 'consul', 'redis', 'mailpit'])
       expect(compose.services[engine]?.profiles, engine).toBeUndefined()
     const inProfile = Object.entries(compose.services)
       .filter(([, service]) => service.profiles?.includes('system'))
@@ -57,6 +57,14 @@ describe("docker-compose.yml's system", () => {
       .sort()
     expect(inProfile).toEqual([...system, ...withDatabase.map((name) => `${name}-migrate`)].sort())
     expect(Object.keys(imagePorts()).sort()).toEqual([...system].sort())
+  })
+
+  it('when the mailers are read, then auth and notification send mail to the SMTP_URL the environment file gives, and no other service is told of one', () => {
+    for (const name of system) {
+      const smtp = compose.services[name]?.environment?.SMTP_URL
+      if (name === 'auth' || name === 'notification') expect(smtp, name).toBe(`\${SMTP_URL:-}`)
+      else expect(smtp, name).toBeUndefined()
+    }
   })
 
   it("when each service is read, then it runs its image of this tree's version as the chart does: host network, read-only, uid 10001, a tmpfs, a drain's grace", () => {
@@ -109,7 +117,11 @@ describe("the system's environment file", () => {
   const server = 'postgres://postgres:postgres@127.0.0.1:5432/postgres'
 
   it('when written the first time, then every secret is new and long, and the databases are its own on its own role', () => {
-    const values = systemEnv(server, {}, { KAFKA_BROKERS: '127.0.0.1:9092', PATH: '/usr/bin' })
+    const values = systemEnv(
+      server,
+      {},
+      { KAFKA_BROKERS: '127.0.0.1:9092', SMTP_URL: 'smtp://127.0.0.1:1025', PATH: '/usr/bin' },
+    )
     for (const name of ['SERVICE_CREDENTIAL', 'SIGNING_KEY_ENCRYPTION_SECRET', 'OIDC_COOKIE_KEYS'])
       expect(values[name], name).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(values.SERVICE_CREDENTIAL).not.toBe(systemEnv(server, {}).SERVICE_CREDENTIAL)
@@ -117,6 +129,8 @@ describe("the system's environment file", () => {
       `postgres://meridian_system:${values.MERIDIAN_SYSTEM_DB_PASSWORD}@127.0.0.1:5432/system_orders`,
     )
     expect(values.KAFKA_BROKERS).toBe('127.0.0.1:9092')
+    // the services that send mail send it to the Mailpit scripts/infra runs
+    expect(values.SMTP_URL).toBe('smtp://127.0.0.1:1025')
     expect(values.PATH).toBeUndefined()
   })
 

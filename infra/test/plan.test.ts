@@ -9,10 +9,13 @@ import {
   endpointsOf,
   infraEnv,
   pinnedJaegerVersion,
+  pinnedMailpitVersion,
   planInfra,
+  planMail,
   planTraceStore,
   serviceDatabases,
 } from '../src/index.ts'
+import { mailpitFlags } from '../src/native/mailpit.ts'
 
 const everyEndpoint = {
   DATABASE_URL: 'postgres://u:p@db.internal:5432/postgres',
@@ -116,7 +119,12 @@ describe('infrastructure plan', () => {
   })
 
   it('when OTEL_EXPORTER_OTLP_ENDPOINT is given, then the trace store is that endpoint and env prints it after the four', async () => {
-    const env = { ...everyEndpoint, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318' }
+    // a cache folder no Mailpit was started from: env prints no SMTP_URL after it
+    const env = {
+      ...everyEndpoint,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318',
+      MERIDIAN_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meridian-plan-')),
+    }
     expect(await planTraceStore(env)).toEqual({
       name: 'jaeger',
       mode: 'external',
@@ -133,6 +141,56 @@ describe('infrastructure plan', () => {
       mode: 'native',
       endpoint: 'http://127.0.0.1:4318',
     })
+  })
+
+  it('when SMTP_URL is given, then mail goes there and env prints it (with MAILPIT_URL only when that is given too)', async () => {
+    const env = {
+      ...everyEndpoint,
+      SMTP_URL: 'smtp://mail.internal:587',
+      MERIDIAN_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meridian-plan-')),
+    }
+    expect(await planMail(env)).toEqual({
+      name: 'mailpit',
+      mode: 'external',
+      endpoint: 'smtp://mail.internal:587',
+    })
+    expect(endpointsOf([await planMail(env)], env)).toMatchObject({ smtpUrl: 'smtp://mail.internal:587' })
+    expect(endpointsOf([await planMail(env)], env).mailpitUrl).toBeUndefined()
+    expect((await infraEnv(env)).trimEnd().split('\n').at(-1)).toBe(
+      "export SMTP_URL='smtp://mail.internal:587'",
+    )
+
+    const withApi = { ...env, MAILPIT_URL: 'http://mail.internal:8025' }
+    expect((await infraEnv(withApi)).trimEnd().split('\n').slice(-2)).toEqual([
+      "export SMTP_URL='smtp://mail.internal:587'",
+      "export MAILPIT_URL='http://mail.internal:8025'",
+    ])
+  })
+
+  it('when no SMTP server is given, then Mailpit is planned on the fixed loopback ports, and env prints nothing of it while it is not running', async () => {
+    const env = {
+      MERIDIAN_INFRA: 'native',
+      MERIDIAN_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meridian-plan-')),
+    }
+    const plan = await planMail(env)
+    expect(plan).toEqual({ name: 'mailpit', mode: 'native', endpoint: 'smtp://127.0.0.1:1025' })
+    expect(endpointsOf([plan], env)).toMatchObject({
+      smtpUrl: 'smtp://127.0.0.1:1025',
+      mailpitUrl: 'http://127.0.0.1:8025',
+    })
+    expect(await infraEnv({ ...everyEndpoint, ...env })).not.toMatch(/SMTP_URL|MAILPIT_URL/)
+  })
+
+  it('when Mailpit runs from docker-compose.yml, then it is the version infra/mailpit builds, with the same flags, on loopback', () => {
+    const compose = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8')) as {
+      services: Record<string, { image: string; profiles?: string[]; command: string[]; ports: string[] }>
+    }
+    const mailpit = compose.services.mailpit
+    expect(mailpit?.image).toBe(`axllent/mailpit:${pinnedMailpitVersion()}`)
+    // with the engines: the services send mail whenever they run
+    expect(mailpit?.profiles).toBeUndefined()
+    expect(mailpit?.command).toEqual(mailpitFlags)
+    expect(mailpit?.ports).toEqual(['127.0.0.1:1025:1025', '127.0.0.1:8025:8025'])
   })
 
   it('when Jaeger runs from docker-compose.yml, then it is the release infra/jaeger builds, with the same configuration, on loopback', () => {

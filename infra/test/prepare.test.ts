@@ -146,13 +146,19 @@ describe('running the steps', () => {
 })
 
 describe('what a purpose selects', () => {
-  it('when dev is asked for, then the engines and Jaeger are, with only the Debian packages they use', async () => {
+  it('when dev is asked for, then the engines, Jaeger and Mailpit are, with only the Debian packages they use', async () => {
     const all = await repositoryPrerequisites({
       MERIDIAN_INFRA: 'native',
       MERIDIAN_CONTAINER_ENGINE: 'podman',
     })
     const steps = stepsFor(all, parsePurposes('dev'))
-    expect(steps.map((step) => step.name).sort()).toEqual(['consul', 'debian', 'jaeger', 'kafka-jars'])
+    expect(steps.map((step) => step.name).sort()).toEqual([
+      'consul',
+      'debian',
+      'jaeger',
+      'kafka-jars',
+      'mailpit',
+    ])
     const debian = steps.find((step) => step.name === 'debian')!
     expect(debian.purposes).toEqual(purposeSets.dev)
   })
@@ -165,7 +171,16 @@ describe('what a purpose selects', () => {
     const names = stepsFor(all, parsePurposes('test')).map((step) => step.name)
     expect(names).toEqual(expect.arrayContaining(['helm', 'kubeconform', 'promtool', 'kubernetes-schemas']))
     expect(names).toEqual(
-      expect.arrayContaining(['consul', 'jaeger', 'toxiproxy', 'kafka-jars', 'engine-images', 'node-bases']),
+      expect.arrayContaining([
+        'consul',
+        'jaeger',
+        'toxiproxy',
+        'stripe-mock',
+        'mailpit',
+        'kafka-jars',
+        'engine-images',
+        'node-bases',
+      ]),
     )
     expect(new Set(names).size).toBe(names.length)
   })

@@ -45,8 +45,8 @@ export function parseEnvFile(text: string): Record<string, string> {
   return values
 }
 
-/** The engines' addresses besides PostgreSQL's, as `scripts/infra env` gives them. */
-const engineVariables = ['KAFKA_BROKERS', 'CONSUL_HTTP_ADDR', 'REDIS_URL'] as const
+/** The engines' addresses besides PostgreSQL's, as `scripts/infra env` gives them (SMTP_URL: Mailpit's, while it runs). */
+const engineVariables = ['KAFKA_BROKERS', 'CONSUL_HTTP_ADDR', 'REDIS_URL', 'SMTP_URL'] as const
 
 /**
  * The file's values: its secrets as they were when it exists, new ones otherwise; the databases' URLs on `serverUrl`;

@@ -5,8 +5,8 @@ import { isAlive, processStartTime, stopPid } from '../processes.ts'
 
 /** The four engines every service needs (the test setup, the engine images and testcontainers know these). */
 export type ComponentName = 'postgres' | 'kafka' | 'consul' | 'redis'
-/** An engine started only when asked for: the development trace store. */
-export type OptionalComponentName = 'jaeger'
+/** An engine started only when asked for: the development trace store, the development SMTP server. */
+export type OptionalComponentName = 'jaeger' | 'mailpit'
 export type EngineName = ComponentName | OptionalComponentName
 
 export type Progress = (message: string) => void

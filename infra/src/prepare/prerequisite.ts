@@ -13,6 +13,7 @@
  * - deploy: the chart's and the alert rules' tools (deploy/)
  * - fuzz: schemathesis (scripts/api-fuzz)
  * - payments: stripe-mock, Stripe's API description the payment adapter's requests are checked against
+ * - mail: Mailpit, the SMTP server that keeps what it is sent (scripts/infra up, ./scripts/dev, the tests that read mail)
  */
 export const purposes = [
   'engines',
@@ -24,12 +25,13 @@ export const purposes = [
   'deploy',
   'fuzz',
   'payments',
+  'mail',
 ] as const
 export type Purpose = (typeof purposes)[number]
 
 /** The purposes of each command: `dev` (./scripts/dev) and `test` (./scripts/test: every purpose). */
 export const purposeSets: Record<'dev' | 'test', readonly Purpose[]> = {
-  dev: ['engines', 'trace-store'],
+  dev: ['engines', 'trace-store', 'mail'],
   test: purposes,
 }
 

@@ -36,6 +36,14 @@ export {
   testKafka,
 } from './kafka.ts'
 export { captureLogs, type LogCapture } from './logs.ts'
+export {
+  type Mail,
+  type MailAddress,
+  type Mailbox,
+  type MailMatch,
+  type MailSummary,
+  mailbox,
+} from './mailbox.ts'
 export { type DocumentedApp, openApiDocumentOf } from './openapi-document.ts'
 export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'

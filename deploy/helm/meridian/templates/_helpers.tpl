@@ -103,6 +103,17 @@ database. Arguments: root, name. Returns YAML (fromYaml it).
 {{- end }}
 
 {{/*
+SMTP_URL of the services that send mail (auth, notification): smtp.url, else built from smtp.scheme, host and port;
+empty when neither is set.
+*/}}
+{{- define "meridian.smtpUrl" -}}
+{{- $smtp := .Values.smtp }}
+{{- if $smtp.url }}{{ $smtp.url }}
+{{- else if $smtp.host }}{{ printf "%s://%s:%v" $smtp.scheme $smtp.host $smtp.port }}
+{{- end }}
+{{- end }}
+
+{{/*
 The non-secret configuration of one service (docs/configuration.md), as a map of variable to string: the ConfigMap's
 data, and the migration Job's environment (a pre-install hook runs before the ConfigMap exists). Arguments: root,
 name, settings. Returns YAML.
@@ -136,6 +147,7 @@ name, settings. Returns YAML.
 {{- end }}
 {{- /* unset, payment calls Stripe itself */}}
 {{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}
+{{- if and (has .name (list "auth" "notification")) (include "meridian.smtpUrl" .root) }}{{ $_ := set $c "SMTP_URL" (include "meridian.smtpUrl" .root) }}{{ end }}
 {{- if eq .name "realtime-gateway" }}{{ $_ := set $c "REALTIME_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- if eq .name "content" }}{{ $_ := set $c "GRAPHQL_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- range $key, $value := $v.config.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
@@ -226,6 +238,19 @@ never from the chart's values. Arguments: root, name, settings.
 {{- end }}
 {{- if has .name (list "order" "payment") }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "IDEMPOTENCY_SECRET" "key" "idempotency-secret") }}
+{{- end }}
+{{- /* the SMTP credentials, from a Secret of their own (smtp.credentialsSecret) */}}
+{{- if and (has .name (list "auth" "notification")) $v.smtp.credentialsSecret }}
+- name: SMTP_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ $v.smtp.credentialsSecret }}
+      key: {{ $v.smtp.usernameKey }}
+- name: SMTP_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $v.smtp.credentialsSecret }}
+      key: {{ $v.smtp.passwordKey }}
 {{- end }}
 {{- if eq .name "shipping" }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "SHIPPING_CARRIER_KEYS" "key" "shipping-carrier-keys" "optional" true) }}

@@ -1,0 +1,6 @@
+//go:build tools
+
+// Pins Mailpit's main package so `go mod tidy` keeps its dependencies.
+package tools
+
+import _ "github.com/axllent/mailpit"
