@@ -1,7 +1,7 @@
 // Mail's environment as TypeBox properties that a service spreads into its own (service-kit's serviceEnv): where the
 // SMTP server is and how to reach it, who mail is from, how long one send may take, and the unsubscribe links' secret
 // and addresses. Credentials come from their own variables (Secrets, never logged), never from SMTP_URL.
-import { ConfigError, developmentOnlyDefault } from '@meridian/service-kit'
+import { developmentOnlyDefault } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 /** One secret, or several comma-separated to rotate (the first signs; each is accepted): as IDEMPOTENCY_SECRET. */
@@ -28,8 +28,9 @@ export const mailEnv = () => ({
     maxLength: 300,
     expectation:
       'must be smtp://host[:port] or smtps://host[:port], optionally ?starttls=required, without credentials',
-    // Mailpit on a developer's machine
-    ...developmentOnlyDefault('smtp://127.0.0.1:1025'),
+    // Mailpit on a developer's machine. Not refused in production: without a server there, mails wait, are retried
+    // and end dead (logged, counted), and the rest of the service works
+    default: 'smtp://127.0.0.1:1025',
     description:
       'the SMTP server: smtps:// is TLS from the first byte (port 465); smtp:// with ?starttls=required refuses a server that does not upgrade to TLS (port 587); plain smtp:// upgrades when the server offers it',
   }),
@@ -43,7 +44,7 @@ export const mailEnv = () => ({
     pattern: mailboxFormat,
     maxLength: 400,
     expectation: 'must be a mailbox: name@example.com or Name <name@example.com>',
-    ...developmentOnlyDefault('Meridian <no-reply@meridian.test>'),
+    default: 'Meridian <no-reply@meridian.test>',
     description: "the From of every mail: an address of the deployment's own domain (SPF, DKIM, DMARC)",
   }),
   MAIL_SEND_TIMEOUT_MS: Type.Integer({
@@ -73,7 +74,7 @@ export const mailEnv = () => ({
       'must be an http(s) address without query, e.g. https://shop.example/api/v1/notifications/unsubscribe',
     ...developmentOnlyDefault('http://127.0.0.1:8080/api/v1/notifications/unsubscribe'),
     description:
-      "the public address of the one-click unsubscribe endpoint (the gateway's /api/v1/notifications/unsubscribe): List-Unsubscribe links carry ?token=… to it; https in production",
+      "the public address of the one-click unsubscribe endpoint (the gateway's /api/v1/notifications/unsubscribe): List-Unsubscribe links carry ?token=… to it; https in production (mail clients offer one-click only for https, RFC 8058)",
   }),
   UNSUBSCRIBE_MAILTO: Type.Optional(
     Type.String({
@@ -88,12 +89,3 @@ export const mailEnv = () => ({
 
 const MailEnv = Type.Object(mailEnv())
 export type MailConfig = Static<typeof MailEnv>
-
-/**
- * What production refuses beyond the schema: an unsubscribe link that is not https (RFC 8058 asks one-click links to
- * be https). Call it from the service's loadConfig when NODE_ENV is production.
- */
-export function assertProductionMailConfig(config: Pick<MailConfig, 'UNSUBSCRIBE_URL'>): void {
-  if (!config.UNSUBSCRIBE_URL.startsWith('https://'))
-    throw new ConfigError(['UNSUBSCRIBE_URL: must be an https address in production (RFC 8058)'])
-}

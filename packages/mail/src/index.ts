@@ -3,7 +3,6 @@
 // mail with its deterministic Message-ID and List-Unsubscribe headers, and signed one-click unsubscribe tokens.
 export { type ComposedMail, type ComposeOptions, composeMail } from './compose.ts'
 export {
-  assertProductionMailConfig,
   type MailConfig,
   mailboxFormat,
   mailEnv,
