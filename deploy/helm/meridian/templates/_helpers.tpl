@@ -137,6 +137,12 @@ name, settings. Returns YAML.
 {{- /* unset, payment calls Stripe itself */}}
 {{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}
 {{- if eq .name "realtime-gateway" }}{{ $_ := set $c "REALTIME_ALLOWED_ORIGINS" $origin }}{{ end }}
+{{- if eq .name "notification" }}
+{{- $_ := set $c "UNSUBSCRIBE_URL" (printf "%s/api/v1/notifications/unsubscribe" $origin) }}
+{{- if $v.mail.smtpUrl }}{{ $_ := set $c "SMTP_URL" $v.mail.smtpUrl }}{{ end }}
+{{- if $v.mail.from }}{{ $_ := set $c "MAIL_FROM" $v.mail.from }}{{ end }}
+{{- if $v.mail.unsubscribeMailto }}{{ $_ := set $c "UNSUBSCRIBE_MAILTO" $v.mail.unsubscribeMailto }}{{ end }}
+{{- end }}
 {{- if eq .name "content" }}{{ $_ := set $c "GRAPHQL_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- range $key, $value := $v.config.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
 {{- range $key, $value := .settings.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
@@ -226,6 +232,11 @@ never from the chart's values. Arguments: root, name, settings.
 {{- end }}
 {{- if has .name (list "order" "payment") }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "IDEMPOTENCY_SECRET" "key" "idempotency-secret") }}
+{{- end }}
+{{- if eq .name "notification" }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "UNSUBSCRIBE_SECRET" "key" "unsubscribe-secret") }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "SMTP_USERNAME" "key" "smtp-username" "optional" true) }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "SMTP_PASSWORD" "key" "smtp-password" "optional" true) }}
 {{- end }}
 {{- if eq .name "shipping" }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "SHIPPING_CARRIER_KEYS" "key" "shipping-carrier-keys" "optional" true) }}
