@@ -19,8 +19,9 @@ interface Received {
 }
 
 const stops: (() => Promise<void>)[] = []
+// last started, first stopped: a mailer's pooled connection is closed before its server, which waits for its clients
 afterEach(async () => {
-  for (const stop of stops.splice(0)) await stop()
+  for (const stop of stops.splice(0).reverse()) await stop()
 })
 
 async function smtpServer(options: SMTPServerOptions = {}): Promise<{ port: number; received: Received[] }> {
