@@ -39,7 +39,7 @@ const secret = () => randomBytes(32).toString('base64url')
 
 /**
  * What a production run sets beside the system's settings: NODE_ENV, the run's own secrets for auth's key encryption,
- * cookies and OpenID clients and for order's and payment's request fingerprints, payment's keys at the provider (the
+ * cookies and OpenID clients, for order's and payment's request fingerprints and notification's unsubscribe links, payment's keys at the provider (the
  * simulator, which takes any test key), the clients' addresses on the run's gateway, and the gateway's own copy of the console.
  */
 export function productionSettings(gatewayUrl: string): Record<string, string> {
@@ -50,6 +50,8 @@ export function productionSettings(gatewayUrl: string): Record<string, string> {
     OIDC_WEB_CLIENT_SECRET: secret(),
     OIDC_MACHINE_CLIENT_SECRET: secret(),
     IDEMPOTENCY_SECRET: secret(),
+    UNSUBSCRIBE_SECRET: secret(),
+    UNSUBSCRIBE_URL: `${gatewayUrl}/api/v1/notifications/unsubscribe`,
     STRIPE_SECRET_KEY: `sk_test_${randomBytes(24).toString('hex')}`,
     STRIPE_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('hex')}`,
     OIDC_SPA_REDIRECT_URIS: `${gatewayUrl}/console/`,

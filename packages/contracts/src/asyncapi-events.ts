@@ -23,12 +23,12 @@ export const eventParties: {
   },
   'user.profile_changed': {
     producer: 'auth',
-    consumers: ['content'],
+    consumers: ['content', 'notification'],
     summary: "a user's name, email, role or status changed: the user's whole state after the change",
   },
   'user.removed': {
     producer: 'auth',
-    consumers: ['content'],
+    consumers: ['content', 'notification'],
     summary: 'a user was removed; nothing of it follows',
   },
   'order.placed': {

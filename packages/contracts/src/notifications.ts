@@ -119,3 +119,94 @@ export const MarkNotificationsReadResult = Type.Object(
   { additionalProperties: false },
 )
 export type MarkNotificationsReadResult = Static<typeof MarkNotificationsReadResult>
+
+/**
+ * The channels a notification of one type reaches its user by: `inApp` (kept in their list), `realtime` (pushed on
+ * /notifications as it happens), `email` (a mail to their address). Each is on unless the user turned it off.
+ */
+export const NotificationChannels = Type.Object(
+  {
+    inApp: Type.Boolean({ description: 'kept in the list of GET /notifications' }),
+    realtime: Type.Boolean({ description: 'pushed on the realtime channel (/notifications)' }),
+    email: Type.Boolean({ description: "mailed to the user's address" }),
+  },
+  { additionalProperties: false },
+)
+export type NotificationChannels = Static<typeof NotificationChannels>
+
+/** Every notification type with its channels: what GET answers and PUT sets. */
+export const NotificationPreferenceSet = Type.Object(
+  Object.fromEntries(notificationTypes.map((type) => [type, NotificationChannels])) as {
+    [Type in NotificationType]: typeof NotificationChannels
+  },
+  { additionalProperties: false },
+)
+export type NotificationPreferenceSet = Static<typeof NotificationPreferenceSet>
+
+/**
+ * A user's notification preferences: every type, every channel, on by default. Security mails (a password reset, an
+ * address to verify, a password changed) are no notification type and cannot be turned off.
+ */
+export const NotificationPreferences = Type.Object(
+  {
+    userId: Uuid,
+    preferences: NotificationPreferenceSet,
+  },
+  { additionalProperties: false },
+)
+export type NotificationPreferences = Static<typeof NotificationPreferences>
+
+/** One type's channels in a PUT: a channel left out is on. */
+const NotificationChannelsUpdate = Type.Partial(NotificationChannels, { additionalProperties: false })
+
+/**
+ * PUT /users/{id}/notification-preferences: the user's preferences as a whole. A type left out, or a channel left out
+ * of a type, is on: PUT `{"preferences": {}}` turns every channel of every type back on.
+ */
+export const NotificationPreferencesBody = Type.Object(
+  {
+    preferences: Type.Partial(
+      Type.Object(
+        Object.fromEntries(notificationTypes.map((type) => [type, NotificationChannelsUpdate])) as {
+          [Type in NotificationType]: typeof NotificationChannelsUpdate
+        },
+      ),
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+)
+export type NotificationPreferencesBody = Static<typeof NotificationPreferencesBody>
+
+export const NotificationPreferencesParams = Type.Object({ id: Uuid })
+export type NotificationPreferencesParams = Static<typeof NotificationPreferencesParams>
+
+/** The one-click unsubscribe link's query: the signed token a notification mail's List-Unsubscribe carries. */
+export const UnsubscribeQuery = Type.Object(
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 1500,
+      description: "the token of the mail's List-Unsubscribe link (one that does not verify is 400)",
+    }),
+  },
+  { additionalProperties: false },
+)
+export type UnsubscribeQuery = Static<typeof UnsubscribeQuery>
+
+/** RFC 8058's one-click body: `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded). */
+export const UnsubscribeBody = Type.Object(
+  { 'List-Unsubscribe': Type.Literal('One-Click') },
+  { additionalProperties: true },
+)
+export type UnsubscribeBody = Static<typeof UnsubscribeBody>
+
+/** The answer to a one-click unsubscribe: e-mail of that type is off for the token's user. */
+export const UnsubscribeResult = Type.Object(
+  {
+    unsubscribed: Type.Literal(true),
+    type: NotificationType,
+  },
+  { additionalProperties: false },
+)
+export type UnsubscribeResult = Static<typeof UnsubscribeResult>

@@ -1,24 +1,41 @@
 // The notification service as a Fastify app: the chassis with its database, Redis, authentication and the event
 // backbone's metrics; users' notifications (routes/notifications) made by its consumers (events/) from order.placed,
-// payment.failed, shipment.created, shipment.delivered, return.* and user.registered, each with its
-// notification.created through the outbox (domain/, data/). Never listens; main.ts and tests build it.
+// payment.failed, shipment.created, shipment.delivered, return.* and user.registered, each reaching its user by the
+// channels their preferences (routes/notification-preferences) leave on: the list, notification.created through the
+// outbox, and a mail row that the e-mail sender (domain/email-sender.ts, on the kit's clock) sends over SMTP. The
+// user events keep each user's address. Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
+import { createMailer, type Mailer, unsubscribeTokens } from '@meridian/mail'
 import {
   createServiceApp,
   registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
+  scheduleRounds,
   serviceAppOptions,
 } from '@meridian/service-kit'
+import { Counter } from 'prom-client'
 import type { NotificationConfig } from './config.ts'
+import { createEmailDeliveriesRepository } from './data/email-deliveries-repository.ts'
 import { createNotificationsRepository } from './data/notifications-repository.ts'
 import { createOrderCustomersRepository } from './data/order-customers-repository.ts'
+import { createPreferencesRepository } from './data/preferences-repository.ts'
+import { createUserAddressesRepository } from './data/user-addresses-repository.ts'
+import { createEmailSender, type EmailSender } from './domain/email-sender.ts'
 import { createNotificationUseCases, type NotificationUseCases } from './domain/notifications.ts'
-import { type NotificationEventType, notificationConsumers } from './events/consumers.ts'
+import { createPreferenceUseCases, type PreferenceUseCases } from './domain/preferences.ts'
+import { createUserAddressUseCases } from './domain/user-addresses.ts'
+import {
+  type NotificationConsumerUseCases,
+  type NotificationEventType,
+  notificationConsumers,
+} from './events/consumers.ts'
+import { notificationPreferencesRoutes } from './routes/notification-preferences/index.ts'
 import { notificationsGuards } from './routes/notifications/access.ts'
 import { notificationsRoutes } from './routes/notifications/index.ts'
+import { unsubscribeRoutes } from './routes/notifications/unsubscribe.ts'
 
 export const serviceName = 'notification'
 
@@ -28,13 +45,60 @@ export type NotificationDependencies = ServiceDependencies<NotificationConfig, S
 /** The app and its consumers (run by its backbone when asked for), built from the repositories and their use cases. */
 export interface NotificationService {
   app: ServiceApp
-  /** what the backbone runs: the five event types that make notifications */
+  /** what the backbone runs: the event types that make notifications, and the user events that keep addresses */
   consumers: AnyServiceConsumer[]
   notifications: NotificationUseCases
+  /** what the consumers call (notifications, and the users' addresses) */
+  consumerUseCases: NotificationConsumerUseCases
+  preferences: PreferenceUseCases
+  /** the e-mail channel's sender (its rounds run on the app's clock; tests may run one at will) */
+  emailSender: EmailSender
+}
+
+/** The e-mail sender, its SMTP pool and its metric, on the app's clock. */
+function startEmailSender(
+  app: ServiceApp,
+  config: NotificationConfig,
+  sql: Sql,
+  mailer: Mailer,
+): EmailSender {
+  const emails = new Counter({
+    name: 'meridian_notification_emails_total',
+    help: 'notification e-mails by outcome: sent, retried (a send failed; due again later) or dead (given up)',
+    labelNames: ['outcome'] as const,
+    registers: [app.metrics.registry],
+  })
+  const sender = createEmailSender({
+    deliveries: tracedRepository('email_deliveries', createEmailDeliveriesRepository(sql)),
+    mailer,
+    tokens: unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
+    settings: {
+      from: config.MAIL_FROM,
+      unsubscribeUrl: config.UNSUBSCRIBE_URL,
+      unsubscribeMailto: config.UNSUBSCRIBE_MAILTO,
+      batchSize: config.EMAIL_BATCH_SIZE,
+      // a send takes at most MAIL_SEND_TIMEOUT_MS; a batch's sends share the pool's connections
+      leaseMs:
+        config.MAIL_SEND_TIMEOUT_MS * Math.ceil(config.EMAIL_BATCH_SIZE / config.MAIL_POOL_MAX_CONNECTIONS) +
+        30_000,
+      maxAttempts: config.EMAIL_MAX_ATTEMPTS,
+      retryBaseMs: config.EMAIL_RETRY_BASE_MS,
+      retryMaxMs: config.EMAIL_RETRY_MAX_MS,
+    },
+    count: (outcome) => emails.inc({ outcome }),
+    logger: app.log,
+  })
+  scheduleRounds(app, {
+    name: 'notification e-mail sender',
+    intervalMs: config.EMAIL_SEND_INTERVAL_MS,
+    round: () => sender.round(),
+    describe: (done) => (done.sent + done.retried + done.dead > 0 ? { ...done } : undefined),
+  })
+  return sender
 }
 
 export async function buildApp(dependencies: NotificationDependencies): Promise<NotificationService> {
-  const { sql } = dependencies
+  const { sql, config } = dependencies
   const app = await createServiceApp(
     serviceAppOptions(dependencies, {
       name: serviceName,
@@ -45,16 +109,32 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
   const notifications = createNotificationUseCases({
     notifications: tracedRepository('notifications', createNotificationsRepository(sql)),
     orderCustomers: tracedRepository('order_customers', createOrderCustomersRepository()),
+    deliveries: tracedRepository('email_deliveries', createEmailDeliveriesRepository(sql)),
   })
+  const addresses = createUserAddressUseCases(
+    tracedRepository('user_addresses', createUserAddressesRepository(sql)),
+  )
+  const consumerUseCases = { notifications, addresses }
+  const preferences = createPreferenceUseCases(
+    tracedRepository('notification_preferences', createPreferencesRepository(sql)),
+    unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
+  )
+
+  const mailer = createMailer(config)
+  app.addHook('onClose', async () => mailer.close())
+  const emailSender = startEmailSender(app, config, sql, mailer)
 
   // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
   await registerAuditTrail(app, { sql, service: serviceName })
-  await registerVersionedApi(app, notificationsRoutes, { notifications, guards: notificationsGuards(app) })
+  const guards = notificationsGuards(app)
+  await registerVersionedApi(app, notificationsRoutes, { notifications, guards })
+  await registerVersionedApi(app, notificationPreferencesRoutes, { preferences, guards })
+  await registerVersionedApi(app, unsubscribeRoutes, { preferences })
 
   const consumers = await registerServiceEvents(app, {
     ...dependencies,
     service: serviceName,
-    consumers: (options) => notificationConsumers(notifications, options),
+    consumers: (options) => notificationConsumers(consumerUseCases, options),
   })
-  return { app, consumers, notifications }
+  return { app, consumers, notifications, consumerUseCases, preferences, emailSender }
 }

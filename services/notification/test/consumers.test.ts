@@ -40,6 +40,8 @@ const eventTypes: NotificationEventType[] = [
   'return.completed',
   'return.rejected',
   'user.registered',
+  'user.profile_changed',
+  'user.removed',
 ]
 
 let notification: NotificationTestApp
@@ -297,7 +299,7 @@ describe('the consumers main.ts starts', () => {
   const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
   /** The event applied by the consumer of its type, in a transaction of its own (as the runner does). */
   const handle = async (event: CatalogueEvent<NotificationEventType>) => {
-    const each = notificationConsumers(notification.notifications).find(
+    const each = notificationConsumers(notification.consumerUseCases).find(
       (candidate) => candidate.type === event.type,
     )
     if (!each) throw new Error(`no consumer of ${event.type}`)
@@ -307,7 +309,7 @@ describe('the consumers main.ts starts', () => {
   }
 
   it('when listed, then one per event type notification reacts to, all in the notification group; buildApp hands the same to main.ts', () => {
-    const consumers = notificationConsumers(notification.notifications)
+    const consumers = notificationConsumers(notification.consumerUseCases)
     expect(consumers.map(({ type, group, topic }) => ({ type, group, topic }))).toEqual(
       eventTypes.map((type) => ({ type, group: 'notification', topic: undefined })),
     )
@@ -354,7 +356,7 @@ describe('the consumers main.ts starts', () => {
   it('when order.placed is applied while an uncommitted payment.failed of its order waits pending, then it waits for it and resolves it', async () => {
     const placed = orderPlaced()
     const failed = paymentFailed(placed.data.orderId)
-    const each = notificationConsumers(notification.notifications).find(
+    const each = notificationConsumers(notification.consumerUseCases).find(
       (candidate) => candidate.type === 'payment.failed',
     )
     if (!each) throw new Error('no consumer of payment.failed')

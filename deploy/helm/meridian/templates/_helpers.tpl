@@ -149,6 +149,11 @@ name, settings. Returns YAML.
 {{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}
 {{- if and (has .name (list "auth" "notification")) (include "meridian.smtpUrl" .root) }}{{ $_ := set $c "SMTP_URL" (include "meridian.smtpUrl" .root) }}{{ end }}
 {{- if eq .name "realtime-gateway" }}{{ $_ := set $c "REALTIME_ALLOWED_ORIGINS" $origin }}{{ end }}
+{{- if eq .name "notification" }}
+{{- $_ := set $c "UNSUBSCRIBE_URL" (printf "%s/api/v1/notifications/unsubscribe" $origin) }}
+{{- if $v.mail.from }}{{ $_ := set $c "MAIL_FROM" $v.mail.from }}{{ end }}
+{{- if $v.mail.unsubscribeMailto }}{{ $_ := set $c "UNSUBSCRIBE_MAILTO" $v.mail.unsubscribeMailto }}{{ end }}
+{{- end }}
 {{- if eq .name "content" }}{{ $_ := set $c "GRAPHQL_ALLOWED_ORIGINS" $origin }}{{ end }}
 {{- range $key, $value := $v.config.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
 {{- range $key, $value := .settings.env }}{{ $_ := set $c $key (include "meridian.envValue" $value) }}{{ end }}
@@ -251,6 +256,9 @@ never from the chart's values. Arguments: root, name, settings.
     secretKeyRef:
       name: {{ $v.smtp.credentialsSecret }}
       key: {{ $v.smtp.passwordKey }}
+{{- end }}
+{{- if eq .name "notification" }}
+{{ include "meridian.secretVariable" (dict "root" .root "variable" "UNSUBSCRIBE_SECRET" "key" "unsubscribe-secret") }}
 {{- end }}
 {{- if eq .name "shipping" }}
 {{ include "meridian.secretVariable" (dict "root" .root "variable" "SHIPPING_CARRIER_KEYS" "key" "shipping-carrier-keys" "optional" true) }}

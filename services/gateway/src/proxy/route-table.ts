@@ -43,6 +43,8 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/users/:userId/orders', service: 'order' },
   // a user's orders belong to order, not to auth's /api/v1/users (the longer, more specific route wins)
   { prefix: '/api/v1/users/:userId/orders', service: 'order' },
+  // and a user's notification preferences to notification (its one-click unsubscribe is under /api/v1/notifications)
+  { prefix: '/api/v1/users/:userId/notification-preferences', service: 'notification' },
   // returns (POST /api/v1/orders/{id}/returns is under the orders' prefix)
   { prefix: '/api/v1/returns', service: 'order' },
   // operators' view of the order sagas, and of every process the order service runs (the saga, returns)

@@ -13,6 +13,7 @@ export const notificationColumns = {
   createdAt: 'created_at',
   readAt: 'read_at',
   unread: 'unread',
+  inApp: 'in_app',
 } as const
 
 /** Every field of the record: the list has no sparse fieldset. */
@@ -30,14 +31,15 @@ const notificationFields = [
 /**
  * GET /notifications: newest first, the unread and type filters of the query, and userId, which the use case always
  * sets (the caller's own, or the user an admin asked for), so a list never spans users and never shows a pending
- * notification (its user_id is null, which equals nothing).
+ * notification (its user_id is null, which equals nothing); and inApp, which the use case always sets to true, so a
+ * notification whose type the user keeps out of the app is never listed.
  */
 export const notificationList = defineList({
   table: 'notifications',
   columns: notificationColumns,
   selectable: notificationFields,
   sortable: ['createdAt'],
-  filterable: ['userId', 'unread', 'type'],
+  filterable: ['userId', 'unread', 'type', 'inApp'],
   defaultSort: 'createdAt:desc',
   // no sparse fieldset: every field of the record, always
   alwaysSelected: notificationFields,

@@ -28,6 +28,8 @@ export interface NewNotification {
   message: string
   createdAt: Date
   sourceEventId: string
+  /** what its mail is rendered from (the template named as its type); null: it has no mail */
+  mailData: object | null
 }
 
 /** A notification of an order's event: its user is the order's customer, when known. */
@@ -41,6 +43,10 @@ export interface OrderPlacedNotifications {
 }
 
 const columns = ['id', 'user_id', 'order_id', 'type', 'title', 'message', 'created_at', 'read_at']
+
+/** The mail data as text, cast to jsonb in SQL (a parameter cast to jsonb directly would be encoded twice). */
+const mailDataOf = (notification: { mailData: object | null }): string | null =>
+  notification.mailData === null ? null : JSON.stringify(notification.mailData)
 
 const oldestFirst = (a: NotificationRecord, b: NotificationRecord) =>
   a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id)
@@ -56,15 +62,13 @@ export function createNotificationsRepository(db: Queryable) {
       sql: Queryable = db,
     ): Promise<NotificationRecord | undefined> {
       const [row] = await sql<NotificationRecord[]>`
-        insert into notifications ${sql({
-          user_id: notification.userId,
-          order_id: notification.orderId,
-          type: notification.type,
-          title: notification.title,
-          message: notification.message,
-          created_at: notification.createdAt,
-          source_event_id: notification.sourceEventId,
-        })}
+        insert into notifications
+          (user_id, order_id, type, title, message, created_at, source_event_id, mail_data)
+        values (
+          ${notification.userId}, ${notification.orderId}, ${notification.type}, ${notification.title},
+          ${notification.message}, ${notification.createdAt}, ${notification.sourceEventId},
+          ${mailDataOf(notification)}::text::jsonb
+        )
         on conflict (source_event_id) do nothing
         returning ${sql(columns)}`
       return row
@@ -80,11 +84,11 @@ export function createNotificationsRepository(db: Queryable) {
     ): Promise<NotificationRecord | undefined> {
       const { orderId } = notification
       const [row] = await sql<NotificationRecord[]>`
-        insert into notifications (user_id, order_id, type, title, message, created_at, source_event_id)
+        insert into notifications (user_id, order_id, type, title, message, created_at, source_event_id, mail_data)
         values (
           (select customer_id from order_customers where order_id = ${orderId}),
           ${orderId}, ${notification.type}, ${notification.title}, ${notification.message},
-          ${notification.createdAt}, ${notification.sourceEventId}
+          ${notification.createdAt}, ${notification.sourceEventId}, ${mailDataOf(notification)}::text::jsonb
         )
         on conflict (source_event_id) do nothing
         returning ${sql(columns)}`
@@ -115,9 +119,11 @@ export function createNotificationsRepository(db: Queryable) {
           ) as user_id
         ),
         confirmation as (
-          insert into notifications (user_id, order_id, type, title, message, created_at, source_event_id)
+          insert into notifications
+            (user_id, order_id, type, title, message, created_at, source_event_id, mail_data)
           select owner.user_id, ${orderId}::text, ${confirmation.type}::text, ${confirmation.title}::text,
-            ${confirmation.message}::text, ${confirmation.createdAt}::timestamptz, ${confirmation.sourceEventId}::text
+            ${confirmation.message}::text, ${confirmation.createdAt}::timestamptz, ${confirmation.sourceEventId}::text,
+            ${mailDataOf(confirmation)}::text::jsonb
           from owner
           on conflict (source_event_id) do nothing
           returning ${sql(columns)}
@@ -143,7 +149,7 @@ export function createNotificationsRepository(db: Queryable) {
     async findById(id: string, sql: Queryable = db): Promise<NotificationRecord | undefined> {
       const [row] = await sql<
         NotificationRecord[]
-      >`select ${sql(columns)} from notifications where id = ${id}`
+      >`select ${sql(columns)} from notifications where id = ${id} and in_app`
       return row
     },
 
@@ -151,7 +157,7 @@ export function createNotificationsRepository(db: Queryable) {
     async markRead(id: string, userId: string, sql: Queryable = db): Promise<NotificationRecord | undefined> {
       const [row] = await sql<NotificationRecord[]>`
         update notifications set read_at = coalesce(read_at, now())
-        where id = ${id} and user_id = ${userId}
+        where id = ${id} and user_id = ${userId} and in_app
         returning ${sql(columns)}`
       return row
     },
@@ -164,9 +170,9 @@ export function createNotificationsRepository(db: Queryable) {
       const array = sql.array([...ids])
       await sql`
         update notifications set read_at = now()
-        where id = any(${array}::uuid[]) and user_id = ${userId} and read_at is null`
+        where id = any(${array}::uuid[]) and user_id = ${userId} and read_at is null and in_app`
       const rows = await sql<{ id: string }[]>`
-        select id from notifications where id = any(${array}::uuid[]) and user_id = ${userId}`
+        select id from notifications where id = any(${array}::uuid[]) and user_id = ${userId} and in_app`
       return rows.map((row) => row.id)
     },
 

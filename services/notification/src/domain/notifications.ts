@@ -1,15 +1,27 @@
 // Notification use cases: making a user's notification from a domain event (pending while the order's customer is not
 // known, resolved by that order's order.placed; a return's events name their customer), reading and listing a user's
-// notifications, and marking them read. A notification that reaches its user and its notification.created commit in
-// one transaction (outbox).
+// notifications, and marking them read. A notification that reaches its user, its mail row and its
+// notification.created commit in one transaction (outbox), each as the user's preferences for its type allow.
 import { AppError, type EventData, type Notification, type NotificationListQuery } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
 import type { Principal } from '@meridian/service-kit'
+import type { EmailDeliveriesRepository } from '../data/email-deliveries-repository.ts'
 import { notificationList } from '../data/notification-columns.ts'
 import type { NotificationRecord, NotificationsRepository } from '../data/notifications-repository.ts'
 import type { OrderCustomersRepository } from '../data/order-customers-repository.ts'
 import { isAdmin, isUuid, listOwnerOf, mayRead, recipientOf } from './access.ts'
+import {
+  orderPlacedMailData,
+  paymentFailedMailData,
+  returnCompletedMailData,
+  returnReceivedMailData,
+  returnRejectedMailData,
+  returnRequestedMailData,
+  shipmentCreatedMailData,
+  shipmentDeliveredMailData,
+  welcomeMailData,
+} from './notification-mails.ts'
 import {
   type NotificationContent,
   orderPlaced,
@@ -62,7 +74,11 @@ export interface OrderPlacedOutcome {
 export interface NotificationUseCasesDependencies {
   notifications: NotificationsRepository
   orderCustomers: OrderCustomersRepository
+  deliveries: EmailDeliveriesRepository
 }
+
+/** What a notification says, and what its mail is rendered from (the template named as its type). */
+export type MadeNotification = NotificationContent & { mailData: object }
 
 /** An id the producer would never send is a bad event (retried, then dead-lettered), not a notification. */
 function assertUserId(userId: string, what: string): string {
@@ -76,15 +92,25 @@ function timeOf(event: SourceEvent<unknown>): Date {
   return Number.isNaN(time.getTime()) ? new Date() : time
 }
 
-/** Appends notification.created for a notification that has its user, keyed by the user. */
-async function announce(notification: NotificationRecord, tx: TransactionSql): Promise<void> {
-  if (notification.userId === null)
-    throw new Error(`notification ${notification.id} has no user to announce to`)
+/**
+ * A notification that has its user reaches them by the channels their preferences leave on for its type: kept out of
+ * their list when in-app is off, a mail row when e-mail is on (the sender mails it later), and notification.created
+ * (the realtime push) when realtime is on. All in the caller's transaction.
+ */
+async function reach(
+  deliveries: EmailDeliveriesRepository,
+  notification: NotificationRecord,
+  tx: TransactionSql,
+): Promise<void> {
+  const { userId } = notification
+  if (userId === null) throw new Error(`notification ${notification.id} has no user to announce to`)
+  const channels = await deliveries.reach({ id: notification.id, userId, type: notification.type }, tx)
+  if (!channels.realtime) return
   const created = createEvent(
     'notification.created',
     {
       notificationId: notification.id,
-      userId: notification.userId,
+      userId,
       type: notification.type,
       title: notification.title,
       message: notification.message,
@@ -92,21 +118,47 @@ async function announce(notification: NotificationRecord, tx: TransactionSql): P
     },
     { source: serviceSource },
   )
-  await appendToOutbox(tx, created, { aggregateId: notification.userId })
+  await appendToOutbox(tx, created, { aggregateId: userId })
 }
 
-/** What the event's insert leads to: announced when it has a user, pending when not, nothing when made before. */
-async function settle(inserted: NotificationRecord | undefined, tx: TransactionSql): Promise<NotifyOutcome> {
+/** What the event's insert leads to: reaching its user when it has one, pending when not, nothing when made before. */
+async function settle(
+  deliveries: EmailDeliveriesRepository,
+  inserted: NotificationRecord | undefined,
+  tx: TransactionSql,
+): Promise<NotifyOutcome> {
   if (!inserted) return { outcome: 'already notified' }
   if (inserted.userId === null) return { outcome: 'pending', notification: inserted }
-  await announce(inserted, tx)
+  await reach(deliveries, inserted, tx)
   return { outcome: 'created', notification: inserted }
+}
+
+/** A notification's content and its mail's data, both from the event's data. */
+const made =
+  <Data>(content: (data: Data) => NotificationContent, mail: (data: Data) => object) =>
+  (data: Data): MadeNotification => ({ ...content(data), mailData: mail(data) })
+
+/** What each event type's notification says, and what its mail is rendered from. */
+const madeOf = {
+  orderPlaced: made(orderPlaced, orderPlacedMailData),
+  paymentFailed: made(paymentFailed, paymentFailedMailData),
+  shipmentCreated: made(shipmentCreated, shipmentCreatedMailData),
+  shipmentDelivered: made(shipmentDelivered, shipmentDeliveredMailData),
+  returnRequested: made(returnRequested, returnRequestedMailData),
+  returnReceived: made(returnReceived, returnReceivedMailData),
+  returnCompleted: made(returnCompleted, returnCompletedMailData),
+  returnRejected: made(returnRejected, returnRejectedMailData),
+  welcome: made(welcome, welcomeMailData),
 }
 
 export function createNotificationUseCases({
   notifications,
   orderCustomers,
+  deliveries,
 }: NotificationUseCasesDependencies) {
+  const settled = (inserted: NotificationRecord | undefined, tx: TransactionSql) =>
+    settle(deliveries, inserted, tx)
+
   /**
    * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is;
    * otherwise stored pending, never dropped, until that order.placed arrives (under the order's lock, so the two
@@ -114,7 +166,7 @@ export function createNotificationUseCases({
    */
   async function notifyAboutOrder(
     event: SourceEvent<{ orderId: string }>,
-    content: NotificationContent,
+    content: MadeNotification,
     tx: TransactionSql,
   ): Promise<NotifyOutcome> {
     const { orderId } = event.data
@@ -125,7 +177,7 @@ export function createNotificationUseCases({
         tx,
       ),
     ])
-    return settle(inserted, tx)
+    return settled(inserted, tx)
   }
 
   /**
@@ -134,7 +186,7 @@ export function createNotificationUseCases({
    */
   async function notifyAboutReturn(
     event: SourceEvent<{ orderId: string; customerId: string }>,
-    content: NotificationContent,
+    content: MadeNotification,
     tx: TransactionSql,
   ): Promise<NotifyOutcome> {
     const { orderId } = event.data
@@ -143,7 +195,7 @@ export function createNotificationUseCases({
       { userId, orderId, ...content, createdAt: timeOf(event), sourceEventId: event.id },
       tx,
     )
-    return settle(inserted, tx)
+    return settled(inserted, tx)
   }
 
   return {
@@ -161,36 +213,36 @@ export function createNotificationUseCases({
       const [, placed] = await Promise.all([
         orderCustomers.lockOrder(orderId, tx),
         notifications.insertOrderPlaced(
-          { orderId, ...orderPlaced(event.data), createdAt: timeOf(event), sourceEventId: event.id },
+          { orderId, ...madeOf.orderPlaced(event.data), createdAt: timeOf(event), sourceEventId: event.id },
           customerId,
           tx,
         ),
       ])
-      const confirmation = await settle(placed.confirmation, tx)
-      for (const each of placed.resolved) await announce(each, tx)
+      const confirmation = await settled(placed.confirmation, tx)
+      for (const each of placed.resolved) await reach(deliveries, each, tx)
       return { confirmation, resolved: placed.resolved }
     },
 
     notifyPaymentFailed: (event: SourceEvent<EventData<'payment.failed'>>, tx: TransactionSql) =>
-      notifyAboutOrder(event, paymentFailed(event.data), tx),
+      notifyAboutOrder(event, madeOf.paymentFailed(event.data), tx),
 
     notifyShipmentCreated: (event: SourceEvent<EventData<'shipment.created'>>, tx: TransactionSql) =>
-      notifyAboutOrder(event, shipmentCreated(event.data), tx),
+      notifyAboutOrder(event, madeOf.shipmentCreated(event.data), tx),
 
     notifyShipmentDelivered: (event: SourceEvent<EventData<'shipment.delivered'>>, tx: TransactionSql) =>
-      notifyAboutOrder(event, shipmentDelivered(event.data), tx),
+      notifyAboutOrder(event, madeOf.shipmentDelivered(event.data), tx),
 
     notifyReturnRequested: (event: SourceEvent<EventData<'return.requested'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, returnRequested(event.data), tx),
+      notifyAboutReturn(event, madeOf.returnRequested(event.data), tx),
 
     notifyReturnReceived: (event: SourceEvent<EventData<'return.received'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, returnReceived(event.data), tx),
+      notifyAboutReturn(event, madeOf.returnReceived(event.data), tx),
 
     notifyReturnCompleted: (event: SourceEvent<EventData<'return.completed'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, returnCompleted(event.data), tx),
+      notifyAboutReturn(event, madeOf.returnCompleted(event.data), tx),
 
     notifyReturnRejected: (event: SourceEvent<EventData<'return.rejected'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, returnRejected(event.data), tx),
+      notifyAboutReturn(event, madeOf.returnRejected(event.data), tx),
 
     /** user.registered: the new user's welcome. */
     async welcomeUser(
@@ -199,10 +251,16 @@ export function createNotificationUseCases({
     ): Promise<NotifyOutcome> {
       const userId = assertUserId(event.data.userId, 'user id')
       const inserted = await notifications.insert(
-        { userId, orderId: null, ...welcome(event.data), createdAt: timeOf(event), sourceEventId: event.id },
+        {
+          userId,
+          orderId: null,
+          ...madeOf.welcome(event.data),
+          createdAt: timeOf(event),
+          sourceEventId: event.id,
+        },
         tx,
       )
-      return settle(inserted, tx)
+      return settled(inserted, tx)
     },
 
     /** The notification, if the principal may read it; another user's is a 404 (its existence is not told). */
@@ -224,7 +282,7 @@ export function createNotificationUseCases({
       path: string,
     ): Promise<ListEnvelope<Notification>> {
       const owner = listOwnerOf(principal, query.userId)
-      const request = notificationList.parse({ ...query, userId: owner ?? undefined })
+      const request = notificationList.parse({ ...query, userId: owner ?? undefined, inApp: true })
       // a caller who owns no notifications (a client) sees an empty list
       const { rows, total } = owner === null ? { rows: [], total: 0 } : await notifications.list(request)
       return listEnvelope(path, query, request, rows.map(presentNotification), total)

@@ -1,6 +1,6 @@
 // Notification's consumers: one typed handler per consumed event type, each a call of a notification use case in the
-// consumer's transaction (the one that records the event in the inbox), so the notification, its notification.created
-// and the record commit together.
+// consumer's transaction (the one that records the event in the inbox), so the notification, its mail row, its
+// notification.created and the record commit together; auth's user events keep the users' addresses.
 import {
   type AnyServiceConsumer,
   type ConsumersOptions,
@@ -8,14 +8,25 @@ import {
   type EventHandler,
 } from '@meridian/events'
 import type { NotificationUseCases } from '../domain/notifications.ts'
+import type { UserAddressUseCases } from '../domain/user-addresses.ts'
+
+/** What the consumers call: the notification use cases, and the users' addresses (where their mails go). */
+export interface NotificationConsumerUseCases {
+  notifications: NotificationUseCases
+  addresses: UserAddressUseCases
+}
 
 /** The consumer group of the notification service: its inbox key and its retries' `consumer-group` header. */
 export const consumerGroup = 'notification'
 
-/** order.placed: the customer's order_placed, and the order's pending notifications reach them. */
+/**
+ * order.placed: the customer's address when the order carries it (before the notifications, which may be mailed), the
+ * customer's order_placed, and the order's pending notifications reach them.
+ */
 export const onOrderPlaced =
-  (notifications: NotificationUseCases): EventHandler<'order.placed'> =>
+  ({ notifications, addresses }: NotificationConsumerUseCases): EventHandler<'order.placed'> =>
   async (event, tx) => {
+    await addresses.recordOrderEmail(event.data, tx)
     await notifications.notifyOrderPlaced(event, tx)
   }
 
@@ -68,11 +79,26 @@ export const onReturnRejected =
     await notifications.notifyReturnRejected(event, tx)
   }
 
-/** user.registered: the new user's welcome. */
+/** user.registered: the new user's address and their welcome. */
 export const onUserRegistered =
-  (notifications: NotificationUseCases): EventHandler<'user.registered'> =>
+  ({ notifications, addresses }: NotificationConsumerUseCases): EventHandler<'user.registered'> =>
   async (event, tx) => {
+    await addresses.recordRegistered(event.data, tx)
     await notifications.welcomeUser(event, tx)
+  }
+
+/** user.profile_changed: the user's address at that version (a newer one known stays). */
+export const onUserProfileChanged =
+  ({ addresses }: NotificationConsumerUseCases): EventHandler<'user.profile_changed'> =>
+  async (event, tx) => {
+    await addresses.recordProfileChanged(event.data, tx)
+  }
+
+/** user.removed: the address forgotten, the user's mails still waiting given up. */
+export const onUserRemoved =
+  ({ addresses }: NotificationConsumerUseCases): EventHandler<'user.removed'> =>
+  async (event, tx) => {
+    await addresses.forgetUser(event.data, tx)
   }
 
 export type NotificationEventType =
@@ -85,18 +111,21 @@ export type NotificationEventType =
   | 'return.completed'
   | 'return.rejected'
   | 'user.registered'
+  | 'user.profile_changed'
+  | 'user.removed'
 
 export type NotificationConsumersOptions = ConsumersOptions<NotificationEventType>
 
 /** What the app's event backbone runs: a consumer of each event type notification reacts to. */
 export function notificationConsumers(
-  notifications: NotificationUseCases,
+  useCases: NotificationConsumerUseCases,
   options?: NotificationConsumersOptions,
 ): AnyServiceConsumer<NotificationEventType>[] {
+  const { notifications } = useCases
   return consumersOf(
     consumerGroup,
     {
-      'order.placed': onOrderPlaced(notifications),
+      'order.placed': onOrderPlaced(useCases),
       'payment.failed': onPaymentFailed(notifications),
       'shipment.created': onShipmentCreated(notifications),
       'shipment.delivered': onShipmentDelivered(notifications),
@@ -104,7 +133,9 @@ export function notificationConsumers(
       'return.received': onReturnReceived(notifications),
       'return.completed': onReturnCompleted(notifications),
       'return.rejected': onReturnRejected(notifications),
-      'user.registered': onUserRegistered(notifications),
+      'user.registered': onUserRegistered(useCases),
+      'user.profile_changed': onUserProfileChanged(useCases),
+      'user.removed': onUserRemoved(useCases),
     },
     options,
   )

@@ -1,0 +1,49 @@
+// @meridian/mail: e-mail for the services. Configuration (mailEnv, spread into a service's serviceEnv), the pooled
+// SMTP transport (createMailer), the template registry (mailTemplates: the one place to add a template), composing a
+// mail with its deterministic Message-ID and List-Unsubscribe headers, and signed one-click unsubscribe tokens.
+export { type ComposedMail, type ComposeOptions, composeMail } from './compose.ts'
+export {
+  type MailConfig,
+  mailboxFormat,
+  mailEnv,
+  smtpUrlFormat,
+} from './config.ts'
+export {
+  addressOf,
+  domainOf,
+  listUnsubscribeHeaders,
+  messageIdFor,
+  type UnsubscribeTarget,
+  unsubscribeLink,
+} from './headers.ts'
+export { escapeHtml, type HtmlValue, html, SafeHtml } from './html.ts'
+export { formatLineTotal, formatMoney, mailCurrency } from './money.ts'
+export {
+  isTemplateName,
+  mailTemplates,
+  type RenderedTemplate,
+  renderStoredTemplate,
+  renderTemplate,
+  type TemplateData,
+  type TemplateName,
+  templateNames,
+} from './templates/index.ts'
+export { defineTemplate, type MailKind, type MailTemplate, type RenderedMail } from './templates/template.ts'
+export {
+  createMailer,
+  type Mailer,
+  MailSendError,
+  type MailTransportConfig,
+  type SentMail,
+  type SmtpEndpoint,
+  smtpEndpoint,
+  smtpPoolOptions,
+  type TlsMode,
+  toMailSendError,
+} from './transport.ts'
+export {
+  maximumTokenLength,
+  type UnsubscribeClaim,
+  type UnsubscribeTokens,
+  unsubscribeTokens,
+} from './unsubscribe-tokens.ts'
