@@ -25,8 +25,10 @@ export async function composeUp(components: EngineName[], progress: (m: string) 
 }
 
 export async function composeDown(): Promise<void> {
-  // the profile makes `down` take the trace store (started by naming it) along with the four
-  await run('docker', [...composeArgs, '--profile', 'observability', 'down'], { showOutput: true })
+  // the profiles make `down` take the trace store and the mail server (started by naming them) along with the four
+  await run('docker', [...composeArgs, '--profile', 'observability', '--profile', 'mail', 'down'], {
+    showOutput: true,
+  })
 }
 
 /** Container id of a compose service, or undefined when it is not running. */

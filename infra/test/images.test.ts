@@ -48,9 +48,11 @@ function configuredPort(name: string): number | undefined {
 }
 
 describe("docker-compose.yml's system", () => {
-  it('when read, then the engines have no profile, and the system profile holds every service, its migration and the simulator', () => {
-    for (const engine of ['postgres', 'kafka', 'consul', 'redis', 'mailpit'])
+  it('when read, then the engines have no profile (the optional ones a profile of their own), and the system profile holds every service, its migration and the simulator', () => {
+    for (const engine of ['postgres', 'kafka', 'consul', 'redis'])
       expect(compose.services[engine]?.profiles, engine).toBeUndefined()
+    expect(compose.services.mailpit?.profiles).toEqual(['mail'])
+    expect(compose.services.jaeger?.profiles).toEqual(['observability'])
     const inProfile = Object.entries(compose.services)
       .filter(([, service]) => service.profiles?.includes('system'))
       .map(([name]) => name)
@@ -62,7 +64,8 @@ describe("docker-compose.yml's system", () => {
   it('when the mailers are read, then auth and notification send mail to the SMTP_URL the environment file gives, and no other service is told of one', () => {
     for (const name of system) {
       const smtp = compose.services[name]?.environment?.SMTP_URL
-      if (name === 'auth' || name === 'notification') expect(smtp, name).toBe(`\${SMTP_URL:-}`)
+      if (name === 'auth' || name === 'notification')
+        expect(smtp, name).toBe(`\${SMTP_URL:-smtp://localhost:1025}`)
       else expect(smtp, name).toBeUndefined()
     }
   })

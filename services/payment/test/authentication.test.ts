@@ -14,6 +14,7 @@ import { authenticationExpired } from '../src/clients/payment-provider.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { handleOrderPlaced, outboxOf, placedOrder, requestRefund } from './support/orders.ts'
 import { orderSummary } from './support/provider.ts'
+import { providerEvent } from './support/provider-events.ts'
 
 const secret = 'whsec_authentication_test_0001'
 const returnUrl = 'http://127.0.0.1:9/shop/orders'
@@ -87,17 +88,7 @@ async function authenticate(waiting: Waiting, outcome: 'confirm' | 'refuse'): Pr
 
 /** The provider's webhook about the payment, signed as the provider signs it. */
 function deliver(app: PaymentTestApp, type: string, intentId: string) {
-  const body = JSON.stringify({
-    id: `evt_${randomUUID().replaceAll('-', '')}`,
-    object: 'event',
-    api_version: '2026-08-26.dahlia',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    type,
-    data: { object: { id: intentId, object: 'payment_intent' } },
-    request: { id: null, idempotency_key: null },
-  })
+  const body = JSON.stringify(providerEvent(type, { id: intentId, object: 'payment_intent' }, null))
   return app.app.inject({
     method: 'POST',
     url: '/api/v1/payments/webhooks/stripe',

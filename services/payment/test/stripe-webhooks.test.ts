@@ -12,6 +12,7 @@ import Stripe from 'stripe'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
+import { providerEvent } from './support/provider-events.ts'
 
 const secret = 'whsec_webhook_test_secret_0001'
 /** the hang card answers (and charges) this long after the call: past the adapter's timeout below */
@@ -40,19 +41,8 @@ afterAll(async () => {
 
 const path = '/api/v1/payments/webhooks/stripe'
 
-function eventOf(type: string, object: Record<string, unknown>, idempotencyKey?: string) {
-  return {
-    id: `evt_${randomUUID().replaceAll('-', '')}`,
-    object: 'event',
-    api_version: '2026-08-26.dahlia',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    type,
-    data: { object },
-    request: { id: `req_${randomUUID().slice(0, 8)}`, idempotency_key: idempotencyKey ?? null },
-  }
-}
+const eventOf = (type: string, object: Record<string, unknown>, idempotencyKey?: string) =>
+  providerEvent(type, object, { idempotencyKey: idempotencyKey ?? null })
 
 /** POSTs `body` as the provider would, signed with `signWith` at `timestamp` (seconds) unless a header is given. */
 function deliver(

@@ -22,19 +22,30 @@ export function createPreferencesRepository(db: Queryable) {
         where user_id = ${userId} order by type`
     },
 
-    /** Replaces the user's preferences: only types with a channel off keep a row. One statement. */
+    /**
+     * Replaces the user's preferences: only types with a channel off keep a row. One statement: the types no longer
+     * off are deleted and the others written over (an upsert), so a replace with rows already there, or two at once,
+     * never meets the unique key (a delete of every row beside an insert of the same keys in one statement does: its
+     * parts see one snapshot).
+     */
     async replace(userId: string, records: readonly PreferenceRecord[], sql: Queryable = db): Promise<void> {
       const off = records.filter((record) => !(record.inApp && record.realtime && record.email))
+      const types = off.map((record) => record.type)
       await sql`
-        with removed as (delete from notification_preferences where user_id = ${userId})
+        with removed as (
+          delete from notification_preferences
+          where user_id = ${userId} and type <> all(${sql.array(types)}::text[])
+        )
         insert into notification_preferences (user_id, type, in_app, realtime, email)
         select ${userId}::uuid, type, in_app, realtime, email
         from unnest(
-          ${sql.array(off.map((record) => record.type))}::text[],
+          ${sql.array(types)}::text[],
           ${sql.array(off.map((record) => record.inApp))}::boolean[],
           ${sql.array(off.map((record) => record.realtime))}::boolean[],
           ${sql.array(off.map((record) => record.email))}::boolean[]
-        ) as wanted (type, in_app, realtime, email)`
+        ) as wanted (type, in_app, realtime, email)
+        on conflict (user_id, type) do update set in_app = excluded.in_app, realtime = excluded.realtime,
+          email = excluded.email, updated_at = now()`
     },
 
     /** Turns e-mail of one type off for the user, leaving its other channels as they are. */

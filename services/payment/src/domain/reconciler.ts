@@ -222,35 +222,26 @@ export function createChargeReconciler(deps: ChargeReconcilerDependencies) {
     }: {
       olderThanMs?: number
     } = {}): Promise<Reconciliation[]> {
+      /** one attempt of the round: its failure is reported as such and does not stop the round */
+      const each = async (
+        attempt: ChargeAttempt,
+        run: (attempt: ChargeAttempt) => Promise<Reconciliation>,
+      ) => {
+        let result: Reconciliation
+        try {
+          result = await run(attempt)
+        } catch (error) {
+          const detail = error instanceof Error ? error.message : String(error)
+          result = { orderId: attempt.orderId, outcome: 'error', detail }
+        }
+        report(result)
+        return result
+      }
       const results: Reconciliation[] = []
-      for (const expired of await chargeAttempts.listExpiredAuthentications(batchSize)) {
-        let result: Reconciliation
-        try {
-          result = await settleAuthentication(expired, 'skip')
-        } catch (error) {
-          result = {
-            orderId: expired.orderId,
-            outcome: 'error',
-            detail: error instanceof Error ? error.message : String(error),
-          }
-        }
-        report(result)
-        results.push(result)
-      }
-      for (const due of await chargeAttempts.listDue(olderThanMs, batchSize)) {
-        let result: Reconciliation
-        try {
-          result = await reconcileAttempt(due)
-        } catch (error) {
-          result = {
-            orderId: due.orderId,
-            outcome: 'error',
-            detail: error instanceof Error ? error.message : String(error),
-          }
-        }
-        report(result)
-        results.push(result)
-      }
+      for (const expired of await chargeAttempts.listExpiredAuthentications(batchSize))
+        results.push(await each(expired, (attempt) => settleAuthentication(attempt, 'skip')))
+      for (const due of await chargeAttempts.listDue(olderThanMs, batchSize))
+        results.push(await each(due, reconcileAttempt))
       return results
     },
   }

@@ -29,6 +29,8 @@ const consumedTypes = [
   'shipment.created',
   'shipment.delivered',
   'user.registered',
+  'user.profile_changed',
+  'user.removed',
   'return.requested',
   'return.received',
   'return.completed',
