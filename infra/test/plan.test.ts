@@ -187,8 +187,8 @@ describe('infrastructure plan', () => {
     }
     const mailpit = compose.services.mailpit
     expect(mailpit?.image).toBe(`axllent/mailpit:${pinnedMailpitVersion()}`)
-    // with the engines: the services send mail whenever they run
-    expect(mailpit?.profiles).toBeUndefined()
+    // optional, as the trace store: started by naming it (the services' mails wait while it is not there)
+    expect(mailpit?.profiles).toEqual(['mail'])
     expect(mailpit?.command).toEqual(mailpitFlags)
     expect(mailpit?.ports).toEqual(['127.0.0.1:1025:1025', '127.0.0.1:8025:8025'])
   })
