@@ -186,7 +186,7 @@ export const UnsubscribeQuery = Type.Object(
   {
     token: Type.String({
       minLength: 1,
-      maxLength: 1500,
+      maxLength: 800,
       // base64url parts joined by a dot: what the mail's link carries, and a URL that stays far under the header limit
       pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$',
       description: "the token of the mail's List-Unsubscribe link (one that does not verify is 400)",

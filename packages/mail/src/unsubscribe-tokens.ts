@@ -14,8 +14,9 @@ export interface UnsubscribeClaim {
   address: string
 }
 
-/** Longer tokens are refused before any work: three bounded values and a signature fit well within it. */
-export const maximumTokenLength = 1500
+/** Longer tokens are refused before any work: three bounded values (an address is at most 254) and a signature fit
+ * within it (about 510), and a link of any text as long, percent-encoded, stays under the header limit. */
+export const maximumTokenLength = 800
 
 /** What signs this purpose's tokens only: the same secret signing something else never makes a valid token. */
 const purpose = 'meridian-unsubscribe-v1'
