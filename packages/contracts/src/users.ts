@@ -104,3 +104,36 @@ export const ChangePasswordBody = Type.Object(
   { additionalProperties: false },
 )
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+
+/** POST /password-resets: the address a reset link is mailed to, if an account has it (the answer never tells). */
+export const PasswordResetRequestBody = Type.Object(
+  { email: Type.String({ format: 'email', maxLength: 254 }) },
+  { additionalProperties: false },
+)
+export type PasswordResetRequestBody = Static<typeof PasswordResetRequestBody>
+
+/** The one answer to a reset request, whether or not an account has the address. */
+export const PasswordResetAccepted = Type.Object(
+  { message: Type.String({ maxLength: 300 }) },
+  { additionalProperties: false },
+)
+export type PasswordResetAccepted = Static<typeof PasswordResetAccepted>
+
+/** POST /password-resets/{token}: the token of a reset link (any text is taken; one that is no link's is 400). */
+export const PasswordResetTokenParams = Type.Object({
+  token: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'the token at the end of the reset link (never logged: the logs show [redacted])',
+  }),
+})
+export type PasswordResetTokenParams = Static<typeof PasswordResetTokenParams>
+
+/** The new password of a reset: the rules of registration and of ChangePasswordBody. */
+export const PasswordResetBody = Type.Object(
+  {
+    password: Text({ minLength: 8, maxLength: 200, description: 'stored argon2id-hashed; never returned' }),
+  },
+  { additionalProperties: false },
+)
+export type PasswordResetBody = Static<typeof PasswordResetBody>

@@ -176,11 +176,12 @@ export function redactSecretPathSegments(
   const query = queryStart === -1 ? '' : url.slice(queryStart)
   const pattern = routePattern.split('/')
   const segments = path.split('/')
+  // `:name`, or `:name(regex)`: the whole segment is the parameter's
   const secret = (patternSegment: string) =>
     secretParameters.some((name) =>
       name === '*'
         ? patternSegment === '*'
-        : new RegExp(`(^|[^:]):${name}(?![A-Za-z0-9_])`).test(patternSegment),
+        : patternSegment === `:${name}` || patternSegment.startsWith(`:${name}(`),
     )
   const redacted: string[] = []
   for (const [index, segment] of segments.entries()) {

@@ -102,7 +102,8 @@ const identityWaitMs = 60_000
 function outgoingUrlAttributes(request: { origin: unknown; path: string }): Attributes {
   const logged = loggableOutgoingPath(request.path)
   if (logged === request.path) return {}
-  const origin = String(request.origin).replace(/\/+$/, '')
+  let origin = String(request.origin)
+  while (origin.endsWith('/')) origin = origin.slice(0, -1)
   const queryStart = logged.indexOf('?')
   return {
     [ATTR_URL_FULL]: `${origin}${logged}`,
