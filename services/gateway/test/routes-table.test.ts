@@ -44,6 +44,8 @@ describe('route table', () => {
     ['/api/v1/users', 'auth'],
     ['/api/users/42', 'auth'],
     ['/api/v1/api-keys', 'auth'],
+    ['/api/v1/password-resets', 'auth'],
+    ['/api/password-resets/a-token', 'auth'],
     ['/api/v1/orders', 'order'],
     ['/api/orders', 'order'],
     ['/orders/o-1', 'order'],
