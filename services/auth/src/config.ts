@@ -95,6 +95,21 @@ export const AuthEnv = serviceEnv({
     description:
       'how long a reset link works, ms (default 30 minutes); a newer link, a use or a password change end it sooner',
   }),
+  EMAIL_VERIFICATION_URL: Type.String({
+    pattern: '^https?://[^\\s]{1,1900}$',
+    maxLength: 1900,
+    expectation: 'must be an http(s) address, e.g. https://shop.example/console/#/verify-email',
+    ...developmentOnlyDefault('http://127.0.0.1:8080/console/#/verify-email'),
+    description:
+      "the page that proves an address: a verification mail's link is this address, `/` and the token (in the fragment, as here, no server ever receives or logs it)",
+  }),
+  EMAIL_VERIFICATION_TTL_MS: Type.Integer({
+    minimum: 60_000,
+    maximum: 604_800_000,
+    default: 86_400_000,
+    description:
+      'how long a link proving an address works, ms (default 24 hours); a newer link of the same kind ends it',
+  }),
   PASSWORD_RESET_MAX_PER_ACCOUNT: Type.Integer({
     minimum: 1,
     maximum: 1000,

@@ -6,8 +6,12 @@ import { createMailer } from '@meridian/mail'
 import { type ServiceApp, scheduleRounds } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import type { AuthConfig } from './config.ts'
+import { createEmailVerificationsRepository } from './data/email-verifications-repository.ts'
 import { createPasswordResetsRepository } from './data/password-resets-repository.ts'
-import { createSecurityMailsRepository } from './data/security-mails-repository.ts'
+import {
+  createSecurityMailsRepository,
+  type SecurityMailsRepository,
+} from './data/security-mails-repository.ts'
 import { createSecurityMailSender } from './domain/security-mail-sender.ts'
 import {
   createSecurityMailQueue,
@@ -19,6 +23,7 @@ import {
 export interface SecurityMails {
   sealing: SecurityMailSealing
   queue: SecurityMailQueue
+  repository: SecurityMailsRepository
 }
 
 export function registerSecurityMails(app: ServiceApp, config: AuthConfig, sql: Sql): SecurityMails {
@@ -34,7 +39,10 @@ export function registerSecurityMails(app: ServiceApp, config: AuthConfig, sql: 
   })
   const sender = createSecurityMailSender({
     mails: repository,
-    resets: tracedRepository('password_resets', createPasswordResetsRepository(sql)),
+    expiring: [
+      tracedRepository('password_resets', createPasswordResetsRepository(sql)),
+      tracedRepository('email_verifications', createEmailVerificationsRepository(sql)),
+    ],
     sealing,
     mailer,
     settings: {
@@ -56,7 +64,7 @@ export function registerSecurityMails(app: ServiceApp, config: AuthConfig, sql: 
     intervalMs: config.EMAIL_SEND_INTERVAL_MS,
     round: () => sender.round(),
     describe: (done) =>
-      done.sent + done.retried + done.dead + done.expiredResets > 0 ? { ...done } : undefined,
+      done.sent + done.retried + done.dead + done.expiredLinks > 0 ? { ...done } : undefined,
   })
-  return { sealing, queue: createSecurityMailQueue(repository, sealing) }
+  return { sealing, queue: createSecurityMailQueue(repository, sealing), repository }
 }

@@ -1,4 +1,4 @@
-// A route whose path below its prefix is a secret (a password reset link's token): the gateway routes it to its
+// A route whose path below its prefix is a secret (a password reset or address verification link's token): the gateway routes it to its
 // service like any other, and its request log lines show [redacted] where the token was, under /api/v1 and the /api
 // alias alike.
 import { randomBytes } from 'node:crypto'
@@ -16,8 +16,12 @@ afterAll(async () => {
 
 describe('secret paths at the gateway', () => {
   it('when a reset token is posted under /api/v1 and /api, then no log line holds it and the logged URLs read [redacted]', async () => {
-    const tokens = [randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')]
-    const paths = [`/api/v1/password-resets/${tokens[0]}`, `/api/password-resets/${tokens[1]}`]
+    const tokens = [0, 1, 2].map(() => randomBytes(32).toString('base64url'))
+    const paths = [
+      `/api/v1/password-resets/${tokens[0]}`,
+      `/api/password-resets/${tokens[1]}`,
+      `/api/v1/email-verifications/${tokens[2]}`,
+    ]
     for (const path of paths) {
       const response = await fetch(`${gateway.url}${path}`, {
         method: 'POST',
@@ -32,7 +36,11 @@ describe('secret paths at the gateway', () => {
     for (const token of tokens) expect(text).not.toContain(token)
     const urls = gateway.logs.map((line) => (line.req as { url?: string } | undefined)?.url)
     expect(urls).toEqual(
-      expect.arrayContaining(['/api/v1/password-resets/[redacted]', '/api/password-resets/[redacted]']),
+      expect.arrayContaining([
+        '/api/v1/password-resets/[redacted]',
+        '/api/password-resets/[redacted]',
+        '/api/v1/email-verifications/[redacted]',
+      ]),
     )
   })
 })

@@ -144,8 +144,9 @@ name, settings. Returns YAML.
 {{- if eq .name "auth" }}
 {{- $_ := set $c "OIDC_SPA_REDIRECT_URIS" (printf "%s/console/" $origin) }}
 {{- $_ := set $c "OIDC_WEB_REDIRECT_URIS" (printf "%s/callback" $origin) }}
-{{- /* a reset mail's link: the console's page, the token in the fragment (docs/email.md, "Password reset") */}}
+{{- /* mailed links: the console's pages, the token in the fragment (docs/email.md, "Password reset") */}}
 {{- $_ := set $c "PASSWORD_RESET_URL" (printf "%s/console/#/reset-password" $origin) }}
+{{- $_ := set $c "EMAIL_VERIFICATION_URL" (printf "%s/console/#/verify-email" $origin) }}
 {{- end }}
 {{- /* unset, payment calls Stripe itself */}}
 {{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}

@@ -35,6 +35,21 @@ export function createSecurityMailsRepository(db: Queryable) {
       return written.count > 0
     },
 
+    /** Writes the mail to another address of the user's (a new address to prove); false when no user has the id. */
+    async enqueueTo(
+      userId: string,
+      recipient: string,
+      mail: PreparedSecurityMail,
+      sql: Queryable = db,
+    ): Promise<boolean> {
+      const written = await sql`
+        insert into security_mails (id, user_id, template, recipient, data, sealed_data)
+        select ${mail.id}, u.id, ${mail.template}, ${recipient}, ${JSON.stringify(mail.data)}::text::jsonb,
+          ${mail.sealedData}
+        from users u where u.id = ${userId}`
+      return written.count > 0
+    },
+
     /**
      * Takes up to `limit` due mails: each counts an attempt and is leased for `leaseMs` (due again then, should this
      * sender die before it marks the row). Rows other senders hold are skipped, not waited for.

@@ -5,12 +5,12 @@
 // password and takes every credential of the user away (sessions, refresh tokens, OpenID grants: the revocation of a
 // password change) and mails a "your password was changed" notice, in one transaction; a token that is unknown,
 // expired, used, superseded or ended by a password change is refused with one and the same error.
-import { createHash, randomBytes } from 'node:crypto'
 import { AppError } from '@meridian/contracts'
 import { type Sql, transaction } from '@meridian/db'
 import type { PasswordResetsRepository } from '../data/password-resets-repository.ts'
 import type { UserPasswordsRepository } from '../data/user-passwords-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
+import { isLinkToken, linkTo, linkTokenHash, newLinkToken } from './link-tokens.ts'
 import { hashPassword } from './passwords.ts'
 import type { ResetThrottle } from './reset-throttle.ts'
 import type { SecurityMailQueue, SecurityMailSealing } from './security-mails.ts'
@@ -18,11 +18,6 @@ import { normaliseEmail } from './users.ts'
 
 /** The one answer to a token that cannot be used, whatever the reason (nothing is told about the token). */
 export const invalidResetLinkMessage = 'This password reset link is invalid, used or expired'
-
-/** A token as made here: 32 bytes in base64url. Anything else is refused before a look-up. */
-const tokenFormat = /^[A-Za-z0-9_-]{43}$/
-
-export const resetTokenHash = (token: string): string => createHash('sha256').update(token).digest('hex')
 
 export interface PasswordResetDependencies {
   sql: Sql
@@ -41,8 +36,6 @@ export interface PasswordResetDependencies {
 
 export function createPasswordReset(dependencies: PasswordResetDependencies) {
   const { sql, resets, passwords, sealing, notices, revoker, throttle, settings } = dependencies
-  let linkBase = settings.resetUrl
-  while (linkBase.endsWith('/')) linkBase = linkBase.slice(0, -1)
   const expiresInMinutes = Math.max(1, Math.floor(settings.ttlMs / 60_000))
 
   return {
@@ -53,13 +46,12 @@ export function createPasswordReset(dependencies: PasswordResetDependencies) {
     async request(email: string): Promise<void> {
       const normalised = normaliseEmail(email)
       await throttle.take(normalised)
-      const token = randomBytes(32).toString('base64url')
-      const mail = sealing.prepare('password_reset', { resetUrl: `${linkBase}/${token}`, expiresInMinutes }, [
-        'resetUrl',
-      ])
+      const token = newLinkToken()
+      const resetUrl = linkTo(settings.resetUrl, token)
+      const mail = sealing.prepare('password_reset', { resetUrl, expiresInMinutes }, ['resetUrl'])
       await resets.request({
         email: normalised,
-        tokenHash: resetTokenHash(token),
+        tokenHash: linkTokenHash(token),
         ttlMs: settings.ttlMs,
         mail,
       })
@@ -70,9 +62,9 @@ export function createPasswordReset(dependencies: PasswordResetDependencies) {
      * an account that may still sign in. Every credential the user held stops working; the notice is mailed.
      */
     async complete(token: string, password: string): Promise<void> {
-      if (!tokenFormat.test(token)) throw AppError.badRequest(invalidResetLinkMessage)
+      if (!isLinkToken(token)) throw AppError.badRequest(invalidResetLinkMessage)
       const revocation = await transaction(sql, async (tx) => {
-        const used = await resets.use(resetTokenHash(token), tx)
+        const used = await resets.use(linkTokenHash(token), tx)
         // an expired reset is deleted all the same (the transaction commits without a change of password)
         if (!used?.live || !used.active) return undefined
         await passwords.setPasswordHash(used.userId, await hashPassword(password), tx)

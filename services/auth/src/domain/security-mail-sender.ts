@@ -4,7 +4,7 @@
 // with exponential backoff (capped) until the last attempt, then the mail is dead: an error log and
 // meridian_auth_security_mails_total{outcome="dead"}. At least once: a sender that dies after the server took the mail
 // but before marking it sent leaves the row to be taken again when its lease ends, and the mail goes out a second
-// time with the same Message-ID. The round also removes expired password resets.
+// time with the same Message-ID. The round also removes expired links (password resets, address verifications).
 import {
   backoffMs,
   composeMail,
@@ -21,8 +21,8 @@ export interface SecurityMailRound {
   sent: number
   retried: number
   dead: number
-  /** expired password resets removed */
-  expiredResets: number
+  /** expired links removed (password resets, address verifications) */
+  expiredLinks: number
 }
 
 export type SecurityMailOutcome = 'sent' | 'retried' | 'dead'
@@ -39,8 +39,8 @@ export interface SecurityMailSenderSettings {
 
 export interface SecurityMailSenderDependencies {
   mails: SecurityMailsRepository
-  /** removes expired password resets (housekeeping on the same clock) */
-  resets: { deleteExpired(): Promise<number> }
+  /** what removes expired links (password resets, address verifications): housekeeping on the same clock */
+  expiring: readonly { deleteExpired(): Promise<number> }[]
   sealing: Pick<SecurityMailSealing, 'unseal'>
   mailer: Mailer
   settings: SecurityMailSenderSettings
@@ -57,7 +57,7 @@ export const securityMailIdempotencyKey = (mailId: string): string => `security-
 
 export function createSecurityMailSender({
   mails,
-  resets,
+  expiring,
   sealing,
   mailer,
   settings,
@@ -101,9 +101,9 @@ export function createSecurityMailSender({
   }
 
   return {
-    /** One round: batches of due mails until none is left (at most `maxBatches`), then expired resets removed. */
+    /** One round: batches of due mails until none is left (at most `maxBatches`), then expired links removed. */
     async round(maxBatches = 20): Promise<SecurityMailRound> {
-      const done: SecurityMailRound = { sent: 0, retried: 0, dead: 0, expiredResets: 0 }
+      const done: SecurityMailRound = { sent: 0, retried: 0, dead: 0, expiredLinks: 0 }
       for (let batch = 0; batch < maxBatches; batch += 1) {
         const taken = await mails.takeDue(settings.batchSize, settings.leaseMs)
         const outcomes = await Promise.all(taken.map(sendOne))
@@ -113,7 +113,7 @@ export function createSecurityMailSender({
         }
         if (taken.length < settings.batchSize) break
       }
-      done.expiredResets = await resets.deleteExpired()
+      for (const links of expiring) done.expiredLinks += await links.deleteExpired()
       return done
     },
   }

@@ -10,7 +10,11 @@ import type { PreparedSecurityMail, SecurityMailsRepository } from '../data/secu
 import { createKeyEncryption, type EncryptionPurpose } from './key-encryption.ts'
 
 /** The templates auth sends. */
-export type SecurityMailName = 'password_reset' | 'verify_address' | 'password_changed'
+export type SecurityMailName =
+  | 'password_reset'
+  | 'verify_address'
+  | 'password_changed'
+  | 'address_change_requested'
 
 /** Its own key (HKDF's info) under SIGNING_KEY_ENCRYPTION_SECRET: a sealed link is no signing key, nor one of it. */
 export const securityMailPurpose: EncryptionPurpose = {

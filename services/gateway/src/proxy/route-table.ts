@@ -42,8 +42,9 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/.well-known', service: 'auth' },
   { prefix: '/api/v1/users', service: 'auth' },
   { prefix: '/api/v1/api-keys', service: 'auth' },
-  // a reset link's token is the segment below: never logged here either
+  // a mailed link's token is the segment below: never logged here either
   { prefix: '/api/v1/password-resets', service: 'auth', secretBelow: true },
+  { prefix: '/api/v1/email-verifications', service: 'auth', secretBelow: true },
   // orders
   { prefix: '/api/v1/orders', service: 'order' },
   { prefix: '/orders', service: 'order' },
