@@ -63,6 +63,8 @@ export interface Mailbox {
   /** one message whole, its headers included */
   message(id: string): Promise<Mail>
   headers(id: string): Promise<Record<string, string[]>>
+  /** deletes these messages (by Mailpit's id), leaving the others: what a test does on a Mailpit it shares */
+  remove(ids: readonly string[]): Promise<void>
   /** deletes every message */
   deleteAll(): Promise<void>
   /**
@@ -194,6 +196,10 @@ export function mailbox(url: string): Mailbox {
           size: a.Size,
         })),
       }
+    },
+    async remove(ids) {
+      if (ids.length === 0) return
+      await (await call('DELETE', '/api/v1/messages', { IDs: ids })).body?.cancel()
     },
     async deleteAll() {
       // no IDs: every message
