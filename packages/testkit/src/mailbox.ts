@@ -146,6 +146,7 @@ export function mailbox(url: string): Mailbox {
   let base = url
   while (base.endsWith('/')) base = base.slice(0, -1)
 
+  /** Every call of the API: the request, and its answer checked (anything but 2xx throws with the status and body). */
   async function call(method: string, path: string, body?: unknown): Promise<Response> {
     const response = await fetch(`${base}${path}`, {
       method,
@@ -159,18 +160,22 @@ export function mailbox(url: string): Mailbox {
     return response
   }
   const getJson = async <T>(path: string): Promise<T> => (await (await call('GET', path)).json()) as T
+  /** A listing (messages or a search), as summaries. */
+  const listed = async (path: string, parameters: Record<string, string>): Promise<MailSummary[]> => {
+    const { messages } = await getJson<{ messages: ApiSummary[] }>(
+      `${path}?${new URLSearchParams(parameters)}`,
+    )
+    return messages.map(summaryOf)
+  }
+  /** DELETE /api/v1/messages: the IDs given, or every message when none are */
+  const deleted = async (ids?: readonly string[]): Promise<void> => {
+    await (await call('DELETE', '/api/v1/messages', ids ? { IDs: ids } : {})).body?.cancel()
+  }
 
   const box: Mailbox = {
     url: base,
-    async messages(limit = 50) {
-      const { messages } = await getJson<{ messages: ApiSummary[] }>(`/api/v1/messages?limit=${limit}`)
-      return messages.map(summaryOf)
-    },
-    async search(query, limit = 50) {
-      const parameters = new URLSearchParams({ query, limit: String(limit) })
-      const { messages } = await getJson<{ messages: ApiSummary[] }>(`/api/v1/search?${parameters}`)
-      return messages.map(summaryOf)
-    },
+    messages: (limit = 50) => listed('/api/v1/messages', { limit: String(limit) }),
+    search: (query, limit = 50) => listed('/api/v1/search', { query, limit: String(limit) }),
     headers: (id) => getJson<Record<string, string[]>>(`/api/v1/message/${encodeURIComponent(id)}/headers`),
     async message(id) {
       const [m, headers] = await Promise.all([
@@ -198,13 +203,9 @@ export function mailbox(url: string): Mailbox {
       }
     },
     async remove(ids) {
-      if (ids.length === 0) return
-      await (await call('DELETE', '/api/v1/messages', { IDs: ids })).body?.cancel()
+      if (ids.length > 0) await deleted(ids)
     },
-    async deleteAll() {
-      // no IDs: every message
-      await (await call('DELETE', '/api/v1/messages', {})).body?.cancel()
-    },
+    deleteAll: () => deleted(),
     async waitForMessage(match, timeoutMs = scaledMs(waitMs)) {
       const deadline = Date.now() + timeoutMs
       // Mailpit's search narrows by recipient; the exact match (address, subject) is judged here
