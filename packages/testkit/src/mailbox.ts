@@ -1,6 +1,6 @@
 // Reading what was sent by mail, in a test: a small typed reader of Mailpit's HTTP API (/api/v1/…), for a Mailpit the
-// test started (`startMailpit()` of @meridian/infra/mailpit) or the development one (MAILPIT_URL). Messages are
-// waited for by condition, never for a fixed time.
+// test started (`startMailpit()` of @meridian/infra/mailpit) or the development one (mailpitEngine().mailbox).
+// Messages are waited for by condition, never for a fixed time.
 import { scaledMs, waitMs } from './test-time.ts'
 
 export interface MailAddress {
