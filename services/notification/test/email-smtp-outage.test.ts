@@ -22,7 +22,10 @@ import { orderPlaced } from './support/notifications.ts'
 
 /** How long the SMTP server is down: the one setting of the fault. */
 const outageMs = 30_000
-/** How long notifications are made, and how many a second: the outage sits inside, a quarter of the way in. */
+/**
+ * How long notifications are made, and how many a second: the outage sits inside, a quarter of the way in. Keep the
+ * product under 500: Mailpit keeps only its newest 500 messages, and the count reads them all.
+ */
 const load = { durationMs: 60_000, perSecond: 4 }
 const outageStartsAfterMs = load.durationMs / 4
 
