@@ -310,7 +310,11 @@ function logTail(file: string, lines = 30): string {
 async function ensureNative(engine: NativeEngine, progress: Progress): Promise<void> {
   const say = (message: string) => progress(`${engine.name}: ${message}`)
   const running = engine.runningPid()
-  if (running) {
+  const stale = running ? engine.stale?.() : undefined
+  if (running && stale) {
+    say(`pid ${running} ${stale}; restarting it`)
+    await engine.stop()
+  } else if (running) {
     try {
       const version = await waitFor(engine.name, engine.probe, {
         timeoutMs: 15_000,

@@ -1,7 +1,7 @@
 // Jaeger as the development trace store: brought up (or reused) natively, fed one OTLP/HTTP trace, read back through
 // its query API; its status and env lines; an endpoint given instead; a port someone else holds; stopped again.
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,6 +10,8 @@ import {
   holdTraceStore,
   infraEnv,
   infraStatus,
+  jaegerUiAssetsDir,
+  layoutFromEnv,
   nativeJaegerUiUrl,
   pinnedJaegerVersion,
   stopTraceStore,
@@ -167,6 +169,30 @@ describe('jaeger, the development trace store', () => {
       /jaeger: port 4317 is already held by process \d+ \(.*jaeger.*\).*docs\/configuration\.md/s,
     )
     expect(existsSync(join(cache, 'jaeger', 'meridian.pid'))).toBe(false)
+  })
+
+  it("when Jaeger runs, then it serves the trace view from its copy in the cache folder (no checkout's files), and one started with another checkout's files is started again", async () => {
+    const env = nativeEnv()
+    const home = layoutFromEnv(env).componentDir('jaeger')
+    const pidOf = async () =>
+      Number((await infraStatus(env)).find((status) => status.name === 'jaeger')?.process)
+    await ensureTraceStore({ env, progress: () => {} })
+    const pid = await pidOf()
+    const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+    expect(environment).toContain(`JAEGER_UI_ASSETS=${join(home, 'ui')}`)
+    const served = await fetch(`${nativeJaegerUiUrl}/static/viewer.js`)
+    expect(served.status).toBe(200)
+    expect(await served.text()).toBe(readFileSync(join(jaegerUiAssetsDir, 'static', 'viewer.js'), 'utf8'))
+
+    // as if another checkout, with another trace view, had started it
+    writeFileSync(join(home, 'inputs.sha256'), 'another checkout\n')
+    const messages: string[] = []
+    await ensureTraceStore({ env, progress: (m) => messages.push(m) })
+    expect(messages.join('\n')).toContain(
+      `jaeger: pid ${pid} started with another checkout's configuration or trace view; restarting it`,
+    )
+    expect(await pidOf()).not.toBe(pid)
+    expect(readFileSync(join(home, 'inputs.sha256'), 'utf8')).not.toContain('another checkout')
   })
 
   it('when the Jaeger this cache folder started is stopped, then status says stopped, env exports no OTLP endpoint, and a second stop finds none', async () => {

@@ -27,6 +27,11 @@ export interface NativeEngine {
   probe(): Promise<string>
   /** how long a fresh start may take before it is healthy */
   readonly startTimeoutMs: number
+  /**
+   * Why the running process must be started again although healthy (it runs with files this checkout has otherwise),
+   * or undefined; an engine without it is reused whenever healthy.
+   */
+  stale?(): string | undefined
 }
 
 /**

@@ -1,8 +1,9 @@
 // Jaeger (the v2 binary) built once from the Go module proxy (wrapper module infra/jaeger) and run on loopback with
 // in-memory storage: the development system's trace store, an optional engine (started by `scripts/infra up`, not by
 // the test setup).
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { createHash } from 'node:crypto'
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
 import { startDaemon } from '../processes.ts'
 import { type NativeEngine, PidFile } from './engine.ts'
@@ -95,10 +96,33 @@ export async function otlpReceiverVersion(endpoint: string): Promise<string> {
   return 'OTLP/HTTP receiver'
 }
 
+/** Every file under a folder, by path relative to it, in a stable order. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort()
+}
+
+/** What a Jaeger started from this checkout runs with: its configuration and trace view, as one digest. */
+export function jaegerInputsDigest(): string {
+  const hash = createHash('sha256').update(readFileSync(jaegerConfigFile))
+  for (const file of filesUnder(jaegerUiAssetsDir)) {
+    hash.update(`\0${file}\0`).update(readFileSync(join(jaegerUiAssetsDir, file)))
+  }
+  return hash.digest('hex')
+}
+
 export function nativeJaeger(layout: Layout): NativeEngine {
   const home = layout.componentDir('jaeger')
   const logFile = join(home, 'jaeger.log')
   const pidFile = new PidFile(home)
+  // the copies it runs with: a Jaeger shared by every checkout on the machine reads its trace view's files while it
+  // serves, so they are the developer cache's, not those of the checkout that happened to start it (removing that
+  // checkout left the next run's trace-view tests a page of 404s)
+  const uiCopy = join(home, 'ui')
+  const configCopy = join(home, 'config.yaml')
+  const digestFile = join(home, 'inputs.sha256')
 
   return {
     name: 'jaeger',
@@ -109,16 +133,28 @@ export function nativeJaeger(layout: Layout): NativeEngine {
     runningPid: () => pidFile.live(),
     probe: () => jaegerVersion(nativeJaegerUiUrl),
 
+    stale() {
+      const started = existsSync(digestFile) ? readFileSync(digestFile, 'utf8').trim() : ''
+      return started === jaegerInputsDigest()
+        ? undefined
+        : "started with another checkout's configuration or trace view"
+    },
+
     async start() {
       const path = jaegerBinary(layout)
+      const digest = jaegerInputsDigest()
+      rmSync(uiCopy, { recursive: true, force: true })
+      cpSync(jaegerUiAssetsDir, uiCopy, { recursive: true })
+      cpSync(jaegerConfigFile, configCopy)
+      writeFileSync(digestFile, `${digest}\n`)
       const pid = startDaemon({
         command: path,
-        args: ['--config', jaegerConfigFile],
+        args: ['--config', configCopy],
         logFile,
         cwd: home,
         // the configuration's listen host: loopback unless said otherwise (only the container says otherwise); the UI
         // assets by absolute path, so config.yaml names no folder of this checkout
-        env: { ...process.env, JAEGER_LISTEN_HOST: '127.0.0.1', JAEGER_UI_ASSETS: jaegerUiAssetsDir },
+        env: { ...process.env, JAEGER_LISTEN_HOST: '127.0.0.1', JAEGER_UI_ASSETS: uiCopy },
       })
       pidFile.write(pid)
       return pid

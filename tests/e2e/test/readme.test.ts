@@ -36,6 +36,9 @@ describe('the documentation, pasted', () => {
     expect(stdout).toMatch(/order [0-9a-f-]{36}: shipped/)
     expect(stdout).toContain('"payment"')
     expect(stdout).toContain('"shipment"')
+    // the order's mails, as Mailpit received them
+    expect(stdout).toMatch(/^Order [0-9a-f-]{36} placed$/m)
+    expect(stdout).toMatch(/^Order [0-9a-f-]{36} shipped$/m)
     expect(stdout).toMatch(/the order's trace: http:\/\/\S+\/trace\/[0-9a-f]{32}\n/)
     for (const service of [
       'gateway',

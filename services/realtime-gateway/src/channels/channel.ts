@@ -84,10 +84,13 @@ export function realtimeErrorOf(error: unknown): RealtimeError {
 }
 
 /** The spec's answer to a payload that fails its schema (Errors rule 6). */
-export function invalidPayload(schema: ReturnType<typeof Compile>, payload: unknown): RealtimeError {
+export function invalidPayload(
+  schema: ReturnType<typeof Compile>,
+  payload: unknown,
   // sizes first (the kit's input-bounds.ts): TypeBox's list of errors checks uniqueItems pair by pair, and 40,000
-  // repeated ids held the instance for tens of seconds
-  const bounds = boundsExceeded(schema.Type(), payload)
+  // repeated ids held the instance for tens of seconds; a caller that measured them already passes what it found
+  bounds: ReturnType<typeof boundsExceeded> = boundsExceeded(schema.Type(), payload),
+): RealtimeError {
   const issues =
     bounds.length > 0
       ? bounds.map(boundProblemAsAjvIssue)
@@ -170,8 +173,9 @@ export class ClientEvents<ChannelSocketType extends ChannelSocket<RealtimeNamesp
       }
       const payload = args[0]
       // sizes before anything else reads it (a uniqueness check is pair by pair)
-      if (boundsExceeded(schema, payload).length > 0 || !check.Check(payload)) {
-        const error = invalidPayload(check, payload)
+      const bounds = boundsExceeded(schema, payload)
+      if (bounds.length > 0 || !check.Check(payload)) {
+        const error = invalidPayload(check, payload, bounds)
         this.emit('error', error)
         ack?.({ ok: false, error })
         return
