@@ -3,13 +3,13 @@
 // reused, superseded, wrong or password-change-ended token is refused with one and the same answer; requests are
 // limited per address (existing or not, the same answer) and per client; a request for an address nobody has takes
 // as long as one for an account's (the medians of 50 each, interleaved, within 20 ms: the issue's measure); and no
-// token lands in a log line, the database or an event. Needs Mailpit: SMTP_URL and MAILPIT_URL as
-// `eval "$(./scripts/infra env)"` exports them.
+// token lands in a log line, the database or an event. On the development Mailpit (testkit's mailpitEngine(): the one
+// `./scripts/infra up` runs); without it the file fails, naming that command.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { authNames } from '@meridian/contracts'
 import { messageIdFor } from '@meridian/mail'
-import { eventually, expectErrorEnvelope, type Mailbox, mailbox } from '@meridian/testkit'
+import { eventually, expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { invalidResetLinkMessage } from '../src/domain/password-reset.ts'
 import { securityMailIdempotencyKey } from '../src/domain/security-mail-sender.ts'
@@ -20,25 +20,14 @@ const resetSubject = 'Reset your Meridian password'
 const changedSubject = 'Your Meridian password was changed'
 const json = { 'content-type': 'application/json' }
 
-/** Mailpit from the environment, or a failure that says how to start it (these tests never skip). */
-function mailpitFromEnv(): { smtpUrl: string; box: Mailbox } {
-  const { SMTP_URL: smtpUrl, MAILPIT_URL: apiUrl } = process.env
-  if (!smtpUrl || !apiUrl) {
-    throw new Error(
-      'password-reset.test.ts needs Mailpit: SMTP_URL and MAILPIT_URL are not set. Start the engines with ' +
-        '`./scripts/infra up` and export their addresses with `eval "$(./scripts/infra env)"`.',
-    )
-  }
-  return { smtpUrl, box: mailbox(apiUrl) }
-}
-
 const uniqueEmail = () => `reset.${randomUUID().slice(0, 12)}@example.com`
 
 let auth: AuthTestApp
 let box: Mailbox
 beforeAll(async () => {
-  const mailpit = mailpitFromEnv()
-  box = mailpit.box
+  // fails, saying to run ./scripts/infra up, when no Mailpit answers: these tests never skip
+  const mailpit = await mailpitEngine()
+  box = mailpit.mailbox
   auth = await buildAuthTestApp({
     LOG_LEVEL: 'info',
     SMTP_URL: mailpit.smtpUrl,
