@@ -122,7 +122,7 @@ export const AuthEnv = serviceEnv({
     maximum: 10_000,
     default: 20,
     description:
-      'reset requests, and uses of reset links, from one client address within the window before 429',
+      'requests and uses of mailed links (password resets, address verifications and changes) from one client address within the window before 429',
   }),
   PASSWORD_RESET_WINDOW_SECONDS: Type.Integer({
     minimum: 1,
