@@ -3,9 +3,11 @@
 // reused, superseded, wrong or password-change-ended token is refused with one and the same answer; requests are
 // limited per address (existing or not, the same answer) and per client; a request for an address nobody has takes
 // as long as one for an account's (the medians of 50 each, interleaved, within 20 ms: the issue's measure); and no
-// token lands in a log line, the database or an event. On the development Mailpit (testkit's mailpitEngine(): the one
+// token lands in a log line, the database or an event. With an SMTP server that never answers, the mail is retried,
+// then dead (its link erased, logged without the address, counted). On the development Mailpit (testkit's mailpitEngine(): the one
 // `./scripts/infra up` runs); without it the file fails, naming that command.
 import { randomBytes, randomUUID } from 'node:crypto'
+import { createServer } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { authNames } from '@meridian/contracts'
 import { messageIdFor } from '@meridian/mail'
@@ -286,5 +288,50 @@ describe('password reset: secrecy', () => {
     const [sealed] = await auth.sql<{ n: number }[]>`
       select count(*)::int as n from security_mails where user_id = ${user.id} and sealed_data is not null`
     expect(sealed?.n).toBe(0)
+  })
+})
+
+describe('password reset: an SMTP server that never answers', () => {
+  let unreachable: AuthTestApp
+  beforeAll(async () => {
+    // a port nothing listens on: every send fails to connect
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    unreachable = await buildAuthTestApp({
+      SMTP_URL: `smtp://127.0.0.1:${port}`,
+      MAIL_SEND_TIMEOUT_MS: '1000',
+      EMAIL_SEND_INTERVAL_MS: '50',
+      EMAIL_MAX_ATTEMPTS: '2',
+      EMAIL_RETRY_BASE_MS: '10',
+      EMAIL_RETRY_MAX_MS: '20',
+    })
+  })
+  afterAll(async () => {
+    await unreachable?.close()
+  })
+
+  it('when every send fails, then the mail is retried, then dead: its link erased, an error line without the address, and the dead counted', async () => {
+    const user = await createTestUser(unreachable, { email: uniqueEmail() })
+    expect((await requestReset(unreachable, user.email)).statusCode).toBe(202)
+    const rowOf = async () =>
+      (
+        await unreachable.sql<{ status: string; attempts: number; sealed: boolean }[]>`
+          select status, attempts, sealed_data is not null as sealed from security_mails where user_id = ${user.id}`
+      )[0]
+    await eventually('the mail is dead', async () => (await rowOf())?.status === 'dead')
+    expect(await rowOf()).toEqual({ status: 'dead', attempts: 2, sealed: false })
+    const dead = unreachable.logs.filter((line) => line.msg === 'security mail: given up (dead)')
+    expect(dead).toHaveLength(1)
+    expect(dead[0]).toMatchObject({ template: 'password_reset', attempts: 2 })
+    expect(JSON.stringify(unreachable.logs)).not.toContain(user.email)
+    expect(unreachable.logs.some((line) => line.msg === 'security mail: failed; retried later')).toBe(true)
+    const metrics = await unreachable.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { accept: 'text/plain' },
+    })
+    expect(metrics.body).toMatch(/meridian_auth_security_mails_total\{[^}]*outcome="dead"[^}]*\} 1/)
   })
 })
