@@ -7,9 +7,10 @@
 // At least once: a sender that dies after the server took the mail but before marking it sent leaves the row to be
 // taken again when its lease ends, and the mail goes out a second time with the same Message-ID.
 import {
+  backoffMs,
   composeMail,
+  isPermanentFailure,
   type Mailer,
-  type MailSendError,
   renderStoredTemplate,
   toMailSendError,
   type UnsubscribeTokens,
@@ -56,16 +57,6 @@ export interface EmailSenderDependencies {
 
 /** The key a notification's mail is sent under: its Message-ID follows from it. */
 export const emailIdempotencyKey = (notificationId: string): string => `notification-email:${notificationId}`
-
-/** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most `max`. */
-export function backoffMs(attempts: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(attempts - 1, 30)))
-}
-
-/** Failures that another try cannot fix: the server refused the recipient or the mail for good (5xx, not a login). */
-function isPermanent(error: MailSendError): boolean {
-  return error.code === 'EENVELOPE' && error.responseCode !== undefined && error.responseCode >= 500
-}
 
 /** Why a taken mail cannot be sent now, when it cannot: retried (no address yet) or dead (the user is gone). */
 function unsendable(due: DueEmail): { error: string; permanent: boolean } | undefined {
@@ -124,7 +115,7 @@ export function createEmailSender({
       return 'sent'
     } catch (caught) {
       const error = toMailSendError(caught)
-      return fail(due, `${error.code}: ${error.message}`, isPermanent(error))
+      return fail(due, `${error.code}: ${error.message}`, isPermanentFailure(error))
     }
   }
 
