@@ -183,6 +183,8 @@ async function bundle(
       ...(target.preload ? [['tracing.bundle', join(repoRoot, target.preload)]] : []),
     ]),
     outdir,
+    // the metafile names its inputs from here (checkInputsCovered)
+    absWorkingDir: repoRoot,
     bundle: true,
     splitting: true,
     chunkNames: 'chunk-[hash]',

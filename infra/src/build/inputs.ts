@@ -122,8 +122,8 @@ function filesUnder(path: string): string[] {
 export function checkInputsCovered(target: BuildTarget, metafile: Metafile, assets: string[]): void {
   const roots = inputRoots(target).map((root) => join(repoRoot, root))
   const outside = [...Object.keys(metafile.inputs), ...assets]
-    // esbuild names its inputs from its working directory (the build's: the repository's root)
-    .map((input) => (isAbsolute(input) ? input : resolve(input)))
+    // esbuild names its inputs from its working directory (bundle() sets it: the repository's root)
+    .map((input) => (isAbsolute(input) ? input : resolve(repoRoot, input)))
     .filter((file) => file.startsWith(repoRoot + sep) && !file.includes(`${sep}node_modules${sep}`))
     .filter((file) => !roots.some((root) => file === root || file.startsWith(root + sep)))
   if (outside.length > 0) {
