@@ -23,6 +23,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { build, type Metafile, type Plugin } from 'esbuild'
 import { repoRoot } from '../layout.ts'
 import { checkInputsCovered, inputsDigest } from './inputs.ts'
+import { keepBuild, restoreKeptBuild } from './kept-builds.ts'
 import { type BuildTarget, buildDir, productionNodeFlags } from './targets.ts'
 
 export interface BuildResult {
@@ -49,6 +50,12 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
     log(`${target.name}: up to date (build/${target.name})`)
     return { name: target.name, dir, built: false }
   }
+  if (!options.force && restoreKeptBuild(target.name, inputs, dir, stampFile)) {
+    log(
+      `${target.name}: built before from the same inputs, taken from the cache folder (build/${target.name})`,
+    )
+    return { name: target.name, dir, built: false }
+  }
   const staging = join(buildDir, `.${target.name}.staging`)
   rmSync(staging, { recursive: true, force: true })
   try {
@@ -69,6 +76,7 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
     rmSync(staging, { recursive: true, force: true })
     throw error
   }
+  keepBuild(target.name, inputs, dir)
   log(`${target.name}: built build/${target.name}`)
   return { name: target.name, dir, built: true }
 }
