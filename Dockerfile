@@ -31,10 +31,13 @@ RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store --mount=type=se
 COPY . .
 RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store \
     pnpm install --frozen-lockfile --offline
-# every service at once: this layer is the same for all the images of one source tree, so building the ten images
+# every service at once, or those BUILD_TARGETS names (scripts/images names the images it builds: the others are kept,
+# made from the same inputs): this layer is the same for all the images of one build, so building the ten images
 # builds once and each image then only copies its folder
+# (MERIDIAN_BUILD_CACHE=off: the builds are not kept in a cache folder too, which would only grow the layer)
+ARG BUILD_TARGETS=
 RUN --mount=type=cache,id=meridian-pnpm-store,target=/pnpm/store --mount=type=secret,id=extra-ca \
-    NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca ./scripts/build
+    MERIDIAN_BUILD_CACHE=off NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca ./scripts/build ${BUILD_TARGETS}
 
 FROM ${RUNTIME_BASE}
 ARG SERVICE

@@ -1,6 +1,7 @@
 // The chart's and the alert rules' checks need helm, kubeconform, promtool and Kubernetes' schemas: the global setup
-// gets them once (built or fetched into the cache folder on first use) before any file runs. Only the metric contract
-// (test/metrics-contract.test.ts) needs the engines: it runs the whole system to read the services' /metrics.
+// gets them once (built or fetched into the cache folder on first use) before any file runs. The metric contract (every
+// metric a rule or dashboard reads is exposed) reads a running system's /metrics: it is an end-to-end test
+// (tests/e2e/test/metrics-contract.test.ts), on the suite's system, instead of a system started here for it alone.
 import { testTimeouts } from '@meridian/infra/test-time'
 import { defineConfig } from 'vitest/config'
 

@@ -1,7 +1,7 @@
 // deploy/observability's rules and dashboards: promtool checks and unit-tests the rules and checks the scrape
 // configuration; the dashboards are Grafana JSON whose every query goes through the `datasource` variable; the
-// PromQL reader that the metric contract (metrics-contract.test.ts) relies on finds what it must and reports a name
-// nobody exposes.
+// PromQL reader that the metric contract (tests/e2e/test/metrics-contract.test.ts) relies on finds what it must and
+// reports a name nobody exposes.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

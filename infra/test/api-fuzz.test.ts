@@ -13,6 +13,7 @@ import {
   schemathesisArguments,
 } from '../src/api-fuzz/schemathesis.ts'
 import { discoverServices } from '../src/api-fuzz/services.ts'
+import { exactPaths, fuzzTargets } from '../src/api-fuzz/targets.ts'
 
 function servicesFolder(layout: Record<string, string[]>): string {
   const root = mkdtempSync(join(tmpdir(), 'api-fuzz-services-'))
@@ -103,6 +104,44 @@ describe('api fuzzing: schemathesis', () => {
       '============================= 3 warnings in 8.64s ==============================\n'
     expect(outputToShow(output, false)).toBe('=================== SUMMARY ===================\n1 passed')
     expect(outputToShow(output, true)).toBe(output)
+  })
+})
+
+describe('api fuzzing: the targets of a run', () => {
+  const services = [
+    { name: 'auth', baseUrl: 'http://127.0.0.1:1', isGateway: false },
+    { name: 'order', baseUrl: 'http://127.0.0.1:2', isGateway: false },
+    { name: 'gateway', baseUrl: 'http://127.0.0.1:3', isGateway: true },
+  ]
+  const routedPaths = ['/api/v1/users/{id}', '/api/v1/orders', '/.well-known/jwks.json']
+
+  it("when the gateway routes to services, then its own operations get every phase and its routes the coverage phase, both first; each service's document is whole", () => {
+    const targets = fuzzTargets({ services, routedPaths })
+    expect(targets.map((target) => [target.name, target.service, target.narrowing.length])).toEqual([
+      ['gateway', 'gateway', 2],
+      ['gateway-routes', 'gateway', 4],
+      ['auth', 'auth', 0],
+      ['order', 'order', 0],
+    ])
+    const [own, routes] = targets
+    expect(own?.narrowing[0]).toBe('--exclude-path-regex')
+    expect(routes?.narrowing).toEqual(['--include-path-regex', own?.narrowing[1], '--phases', 'coverage'])
+    // a gateway alone (nothing routed) is one whole run
+    expect(fuzzTargets({ services: [services[2]!], routedPaths: [] })).toEqual([
+      { name: 'gateway', service: 'gateway', baseUrl: 'http://127.0.0.1:3', narrowing: [] },
+    ])
+  })
+
+  it('when the routed paths become a regular expression, then it matches each template exactly and nothing longer or shorter', () => {
+    const pattern = new RegExp(exactPaths(routedPaths))
+    for (const path of routedPaths) expect(pattern.test(path), path).toBe(true)
+    for (const path of [
+      '/api/v1/users/{id}/orders',
+      '/api/v1/orders/{id}',
+      '/api/v1/users',
+      '/.well-knownXjwks.json',
+    ])
+      expect(pattern.test(path), path).toBe(false)
   })
 })
 

@@ -2,7 +2,7 @@
 // migrations where the bundle looks), refuses to start on development defaults, and the simulator's is one file.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import postgres from 'postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -147,6 +147,13 @@ console.log(JSON.stringify({
 
   it('when the inputs are unchanged, then building again keeps build/order', () => {
     expect(build('order')).toContain('order: up to date (build/order)')
+  })
+
+  it('when build/order is gone (a new clone), then the build of the same inputs is taken from the cache folder, whole', () => {
+    const before = filesUnder(orderDir).sort()
+    rmSync(orderDir, { recursive: true })
+    expect(build('order')).toContain('order: built before from the same inputs, taken from the cache folder')
+    expect(filesUnder(orderDir).sort()).toEqual(before)
   })
 
   describe('on an empty database', () => {

@@ -21,6 +21,7 @@ import {
 } from './schemathesis.ts'
 import { type ServiceProcess, startServiceProcess } from './service-process.ts'
 import { discoverServices, type FuzzedService, identityProvider } from './services.ts'
+import { type FuzzTarget, fuzzTargets } from './targets.ts'
 
 const say = (message: string) => process.stderr.write(`[api-fuzz] ${message}\n`)
 
@@ -47,11 +48,6 @@ async function ownPaths(baseUrl: string): Promise<string[]> {
   return Object.keys(document.paths ?? {}).filter(
     (path) => !/^\/(health|healthz|metrics|docs)(\/|$)/.test(path),
   )
-}
-
-interface Target {
-  name: string
-  baseUrl: string
 }
 
 async function main(): Promise<number> {
@@ -181,10 +177,12 @@ async function main(): Promise<number> {
     // the gateway merges the documents of the instances it has found: wait until each service's paths are there
     const gateway = services.find((service) => service.isGateway)
     const gatewayProcess = gateway ? running.get(gateway.name)?.process : undefined
+    const routedPaths: string[] = []
     if (gatewayProcess) {
       for (const [name, { process: service }] of running) {
         if (name === gatewayProcess.name) continue
         const paths = await ownPaths(service.baseUrl)
+        routedPaths.push(...paths)
         if (paths.length === 0) continue
         await waitFor(
           `the gateway's document with ${name}'s paths`,
@@ -199,22 +197,24 @@ async function main(): Promise<number> {
 
     const auth = running.get(identityProvider)
     if (!auth) say(`no ${identityProvider} service: operations that need credentials are fuzzed without them`)
-    const targets: Target[] = [...running.values()].map(({ process: service }) => ({
-      name: service.name,
-      baseUrl: service.baseUrl,
-    }))
+    const targets = fuzzTargets({
+      services: [...running.values()].map(({ process: service }) => ({
+        name: service.name,
+        baseUrl: service.baseUrl,
+        isGateway: service.name === gateway?.name,
+      })),
+      routedPaths: [...new Set(routedPaths)],
+    })
 
     // two targets at a time (MERIDIAN_FUZZ_PARALLEL): schemathesis and the service it fuzzes keep about a core
     // busy between them; each run has an administrator, a report and an examples database of its own. The gateway's
-    // merged document, the longest, goes first.
-    const outcomes: { target: Target; outcome: FuzzOutcome }[] = []
-    const queue = [...targets].sort(
-      (a, b) => Number(b.name === gateway?.name) - Number(a.name === gateway?.name),
-    )
+    // runs, the longest, go first (fuzzTargets' order).
+    const outcomes: { target: FuzzTarget; outcome: FuzzOutcome }[] = []
+    const queue = [...targets]
     const fuzzNext = async (): Promise<void> => {
       for (let target = queue.shift(); target && !interrupted; target = queue.shift()) await fuzz(target)
     }
-    const fuzz = async (target: Target): Promise<void> => {
+    const fuzz = async (target: FuzzTarget): Promise<void> => {
       // a new administrator for every run: the one before may have been demoted or deleted by its own fuzzing
       const credentials: FuzzCredentials =
         auth?.database !== undefined
@@ -232,15 +232,18 @@ async function main(): Promise<number> {
             }
       const reportFile = join(runDir, `${target.name}-report.json`)
       const logFile = join(runDir, `${target.name}-schemathesis.log`)
+      const part = target.narrowing.includes('--include-path-regex') ? ', its routes, coverage phase' : ''
       say(
-        `${target.name}: schemathesis on ${target.baseUrl}/docs/json (--max-examples ${budget.maxExamples})`,
+        `${target.name}: schemathesis on ${target.baseUrl}/docs/json (--max-examples ${budget.maxExamples}${part})`,
       )
       const outcome = await runSchemathesis({
         executable,
-        args: schemathesisArguments(`${target.baseUrl}/docs/json`, budget, {
-          reportFile,
-          examplesDatabase: join(fuzzDir, `examples-${target.name}.db`),
-        }),
+        args: schemathesisArguments(
+          `${target.baseUrl}/docs/json`,
+          budget,
+          { reportFile, examplesDatabase: join(fuzzDir, `examples-${target.name}.db`) },
+          target.narrowing,
+        ),
         env: { ...process.env, ...credentials, MERIDIAN_FUZZ_SERVICE_CREDENTIAL: serviceCredential },
         cwd: runDir,
         logFile,
@@ -255,7 +258,7 @@ async function main(): Promise<number> {
       process.stdout.write(`${outputToShow(readFileSync(logFile, 'utf8'), targetFailed)}\n`)
       if (outcome.timedOut) say(`${target.name}: schemathesis stopped after ${budget.timeoutMs / 1000} s`)
       if (targetFailed) {
-        const log = running.get(target.name)?.process.logFile
+        const log = running.get(target.service)?.process.logFile
         say(`${target.name}: FAILED; the service's log: ${log}; schemathesis' output: ${logFile}`)
       }
       outcomes.push({ target, outcome })

@@ -21,6 +21,8 @@ export function schemathesisArguments(
   documentUrl: string,
   budget: FuzzBudget,
   files: { reportFile: string; examplesDatabase: string },
+  /** options that narrow the run to a part of the document or to some phases (targets.ts) */
+  narrowing: readonly string[] = [],
 ): string[] {
   return [
     '--config-file',
@@ -45,6 +47,7 @@ export function schemathesisArguments(
     '--generation-database',
     files.examplesDatabase,
     ...(budget.seed ? ['--seed', budget.seed] : []),
+    ...narrowing,
   ]
 }
 

@@ -8,7 +8,6 @@
 // reaches into dist/, once, while third-party packages stay as their authors ship them (native addons such as
 // argon2, packages that find their own files such as swagger-ui's, and the kafkajs patch all keep working).
 import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import {
   cpSync,
   existsSync,
@@ -23,6 +22,8 @@ import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { build, type Metafile, type Plugin } from 'esbuild'
 import { repoRoot } from '../layout.ts'
+import { checkInputsCovered, inputsDigest } from './inputs.ts'
+import { keepBuild, restoreKeptBuild } from './kept-builds.ts'
 import { type BuildTarget, buildDir, productionNodeFlags } from './targets.ts'
 
 export interface BuildResult {
@@ -49,6 +50,12 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
     log(`${target.name}: up to date (build/${target.name})`)
     return { name: target.name, dir, built: false }
   }
+  if (!options.force && restoreKeptBuild(target.name, inputs, dir, stampFile)) {
+    log(
+      `${target.name}: built before from the same inputs, taken from the cache folder (build/${target.name})`,
+    )
+    return { name: target.name, dir, built: false }
+  }
   const staging = join(buildDir, `.${target.name}.staging`)
   rmSync(staging, { recursive: true, force: true })
   try {
@@ -57,6 +64,7 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
       : {}
     log(`${target.name}: bundling ${Object.values(target.entries).join(', ')}`)
     const { metafile, assets } = await bundle(target, join(staging, 'dist'))
+    checkInputsCovered(target, metafile, assets)
     for (const asset of assets) copyAsset(asset, staging)
     checkExternalsInstalled(target.name, metafile, staging)
     if (target.withConsole) await buildConsole(join(staging, 'console'), log)
@@ -68,6 +76,7 @@ export async function buildTarget(target: BuildTarget, options: BuildOptions = {
     rmSync(staging, { recursive: true, force: true })
     throw error
   }
+  keepBuild(target.name, inputs, dir)
   log(`${target.name}: built build/${target.name}`)
   return { name: target.name, dir, built: true }
 }
@@ -182,6 +191,8 @@ async function bundle(
       ...(target.preload ? [['tracing.bundle', join(repoRoot, target.preload)]] : []),
     ]),
     outdir,
+    // the metafile names its inputs from here (checkInputsCovered)
+    absWorkingDir: repoRoot,
     bundle: true,
     splitting: true,
     chunkNames: 'chunk-[hash]',
@@ -328,40 +339,6 @@ function writePackageJson(target: BuildTarget, staging: string, dependencies: Re
     dependencies,
   }
   writeFileSync(join(staging, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
-}
-
-/**
- * What the build is made of, hashed: the lockfile and workspace settings, the patches, the builder, every workspace
- * package's sources and migrations, the service's, and the console's for the gateway.
- */
-function inputsDigest(target: BuildTarget): string {
-  const roots = [
-    'pnpm-lock.yaml',
-    'pnpm-workspace.yaml',
-    'patches',
-    'infra/src/build',
-    'packages',
-    ...Object.values(target.entries).map((entry) => dirname(dirname(entry))),
-    ...(target.withConsole ? ['apps/console'] : []),
-  ]
-  const hash = createHash('sha256')
-  for (const root of roots) {
-    for (const file of filesUnder(join(repoRoot, root))) {
-      hash.update(relative(repoRoot, file)).update('\0').update(readFileSync(file)).update('\0')
-    }
-  }
-  return hash.digest('hex')
-}
-
-const skipped = new Set(['node_modules', 'dist', '.turbo', 'test', 'coverage'])
-
-function filesUnder(path: string): string[] {
-  if (!existsSync(path)) return []
-  if (!statSync(path).isDirectory()) return [path]
-  return readdirSync(path, { withFileTypes: true })
-    .filter((entry) => !skipped.has(entry.name))
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((entry) => filesUnder(join(path, entry.name)))
 }
 
 function readIfExists(path: string): string | undefined {

@@ -43,6 +43,14 @@ describe("the gateway's audit trail (a Redis stream)", () => {
     expect(atOfStreamId('1796000000123-4')).toBe('2026-11-30T00:53:20.123004Z')
     expect(streamIdBefore('2026-11-30T00:53:20.123004Z')).toBe('(1796000000123-4')
     expect(streamIdBefore('2026-11-30T00:53:20Z')).toBe('(1796000000000-0')
+    expect(streamIdBefore('2016-12-31T23:59:60Z')).toBe(streamIdBefore('2017-01-01T00:00:00Z'))
+    expect(streamIdBefore('0746-10-10T08:26:20.0-11:45')).toBeUndefined()
+  })
+
+  it('when the page asked for is before 1970 (the API fuzzing: a 500 from Redis), then it is empty', async () => {
+    expect(await trail.read({ limit: 5, before: '0746-10-10T08:26:20.0-11:45' })).toEqual([])
+    expect(await trail.read({ limit: 5, before: '1969-12-31T23:59:59.999Z' })).toEqual([])
+    expect(await trail.read({ limit: 1, before: '2999-12-31T23:59:60Z' })).toHaveLength(1)
   })
 
   it('when the trail is read a page at a time, then every entry comes once, newest first, with who, what and from where', async () => {

@@ -31,9 +31,15 @@ export function atOfStreamId(id: string): string {
   return `${iso.slice(0, -1)}${sequence.padStart(3, '0').slice(-3)}Z`
 }
 
-/** The stream id just under which entries are older than `before` (a date-time; its micro­seconds are kept). */
-export function streamIdBefore(before: string): string {
-  const ms = Date.parse(before)
+/**
+ * The stream id just under which entries are older than `before` (a date-time; its micro­seconds are kept), or
+ * undefined when none can be: a time before 1970 (a stream id's milliseconds start there; Redis refuses a negative
+ * one). A leap second (`23:59:60`, a valid date-time that Date.parse refuses) is the next minute's first.
+ */
+export function streamIdBefore(before: string): string | undefined {
+  const leap = /T(\d{2}):(\d{2}):60/.test(before)
+  const ms = Date.parse(leap ? before.replace(/:60(?=[.Zz+-]|$)/, ':59') : before) + (leap ? 1000 : 0)
+  if (!(ms >= 0)) return undefined
   const micros = /\.\d{3}(\d{1,3})/.exec(before)?.[1]?.padEnd(3, '0') ?? '000'
   return `(${ms}-${Number(micros)}`
 }
@@ -53,7 +59,10 @@ export function redisAuditTrail(redis: Redis, key = 'gateway:audit'): GatewayAud
     },
     async read(query) {
       const found: AuditEntry[] = []
-      let end = query.before === undefined ? '+' : streamIdBefore(query.before)
+      const first = query.before === undefined ? '+' : streamIdBefore(query.before)
+      // nothing in the trail is older than 1970
+      if (first === undefined) return found
+      let end: string = first
       for (let scanned = 0; found.length < query.limit && scanned < auditScanLimit; scanned += batch) {
         const rows = await redis.xrevrange(key, end, '-', 'COUNT', batch)
         for (const [id, fields] of rows) {

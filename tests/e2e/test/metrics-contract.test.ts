@@ -1,10 +1,7 @@
 // The metric names are the contract: every metric that deploy/observability's rules and dashboards read is exposed by
-// a running service. The whole system starts (every service of services/ as a process on the engines, as ./scripts/dev
-// runs them); each instance's /metrics is read as Prometheus text and its families (`# TYPE` lines) collected.
-import { endpointsEnv, ensureInfra, freePort } from '@meridian/infra'
-import { type MeridianSystem, startSystem } from '@meridian/infra/system'
-import { scaledMs } from '@meridian/infra/test-time'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+// a running service. Read from the suite's system (every service of services/ as a process, as ./scripts/dev runs
+// them): each service's /metrics as Prometheus text and its families (`# TYPE` lines) collected. It was deploy's own
+// test, which started a whole system of its own for this alone; the families a service registers are the same here.
 import {
   dashboardExpressions,
   dashboardFiles,
@@ -12,40 +9,30 @@ import {
   missingMetrics,
   ruleExpressions,
   rulesFile,
-} from '../src/index.ts'
+} from '@meridian/deploy'
+import { scaledMs } from '@meridian/testkit'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
+import '../src/system-context.ts'
 
-let system: MeridianSystem | undefined
-/** service name -> its families (name -> type) */
+const system = inject('system')
+/** service name -> its families (name -> type), read from its first instance (`<name>#<n>` are its replicas) */
 const byService = new Map<string, Map<string, string>>()
 /** every family of every service */
 const exposed = new Map<string, string>()
 
 beforeAll(async () => {
-  const endpoints = await ensureInfra({ progress: () => {} })
-  system = await startSystem({
-    prefix: 'metrics',
-    form: 'development',
-    // ports of their own: a developer's system (8080, 3099) may be running
-    gatewayPort: await freePort(),
-    simulatorPort: 0,
-    baseEnv: { ...process.env, ...endpointsEnv(endpoints) },
-    log: (line) => process.stderr.write(`[deploy:metrics] ${line}\n`),
-  })
-  for (const service of Object.values(system.services)) {
+  for (const [name, service] of Object.entries(system.services)) {
+    if (name.includes('#')) continue
     // ?format=prometheus: the gateway and the realtime channel answer the spec's JSON counters by default
     const response = await fetch(`${service.baseUrl}/metrics?format=prometheus`, {
       signal: AbortSignal.timeout(scaledMs(10_000)),
     })
-    if (!response.ok) throw new Error(`${service.name}: /metrics answered ${response.status}`)
+    if (!response.ok) throw new Error(`${name}: /metrics answered ${response.status}`)
     const families = exposedFamilies(await response.text())
-    byService.set(service.name, families)
-    for (const [name, type] of families) exposed.set(name, type)
+    byService.set(name, families)
+    for (const [family, type] of families) exposed.set(family, type)
   }
-}, scaledMs(600_000))
-
-afterAll(async () => {
-  await system?.close()
-}, scaledMs(120_000))
+})
 
 describe('the metrics the rules and dashboards read are exposed by the services', () => {
   it('when every service of a running system is asked for /metrics, then each answers its HTTP histogram among its families', () => {
