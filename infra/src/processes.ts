@@ -174,10 +174,22 @@ export interface PortHolder {
 }
 
 /**
- * Who listens on this TCP port (IPv4 or IPv6), read from /proc so that no tool is needed.
+ * Whether a listener's local address (as /proc/net/tcp and tcp6 write it, in hex) keeps 127.0.0.1 on its port from
+ * being bound: 127.0.0.1 itself, any IPv4 address, any IPv6 address (dual stack) or ::ffff:127.0.0.1. A listener on
+ * another address (a test host's 198.18.x.y in a cluster campaign) does not.
+ */
+function conflictsWithLoopback(hexAddress: string): boolean {
+  return ['0100007F', '00000000', '0'.repeat(32), '0000000000000000FFFF00000100007F'].includes(
+    hexAddress.toUpperCase(),
+  )
+}
+
+/**
+ * Who listens on this TCP port (IPv4 or IPv6), read from /proc so that no tool is needed; with `bindAddress`, only a
+ * listener that keeps that address from being bound on the port.
  * Returns undefined when nobody listens.
  */
-export function tcpListener(port: number): PortHolder | undefined {
+export function tcpListener(port: number, bindAddress?: '127.0.0.1'): PortHolder | undefined {
   const inodes = new Set<string>()
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text: string
@@ -190,7 +202,9 @@ export function tcpListener(port: number): PortHolder | undefined {
       const fields = line.trim().split(/\s+/)
       const local = fields[1]
       if (!local || fields[3] !== '0A') continue // 0A = LISTEN
-      if (Number.parseInt(local.split(':')[1] ?? '', 16) === port && fields[9]) inodes.add(fields[9])
+      const [address = '', portHex = ''] = local.split(':')
+      if (bindAddress && !conflictsWithLoopback(address)) continue
+      if (Number.parseInt(portHex, 16) === port && fields[9]) inodes.add(fields[9])
     }
   }
   if (inodes.size === 0) return undefined

@@ -15,9 +15,9 @@ describe('ports and processes', () => {
     server = undefined
   })
 
-  async function listen(): Promise<number> {
+  async function listen(host = '127.0.0.1'): Promise<number> {
     server = createServer()
-    server.listen(0, '127.0.0.1')
+    server.listen(0, host)
     await once(server, 'listening')
     const address = server.address()
     if (!address || typeof address === 'string') throw new Error('no port')
@@ -41,6 +41,19 @@ describe('ports and processes', () => {
   it('when the port belongs to the engine recorded as ours, then it is not reported as taken', async () => {
     const port = await listen()
     expect(() => assertPortsFree('redis', [port], process.pid)).not.toThrow()
+  })
+
+  it('when a port is held on another address than 127.0.0.1, then it is held, but not for binding 127.0.0.1', async () => {
+    // a cluster campaign's proxies listen on test hosts' addresses (198.18.x.y) on ports a system beside it may draw
+    const port = await listen('127.0.0.2')
+    expect(tcpListener(port)).toMatchObject({ port, pid: process.pid })
+    expect(tcpListener(port, '127.0.0.1')).toBeUndefined()
+    await new Promise((resolve) => server?.close(resolve))
+    const onLoopback = await listen('127.0.0.1')
+    expect(tcpListener(onLoopback, '127.0.0.1')).toMatchObject({ port: onLoopback, pid: process.pid })
+    await new Promise((resolve) => server?.close(resolve))
+    const onAny = await listen('0.0.0.0')
+    expect(tcpListener(onAny, '127.0.0.1')).toMatchObject({ port: onAny, pid: process.pid })
   })
 
   it('when nobody listens on a port, then it is free', async () => {

@@ -245,7 +245,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     throw new Error(`no such service: ${unknown.join(', ')} (services/<name>/src/main.ts)`)
   const gateway = services.find((service) => service.isGateway)
   if (gateway && !options.cluster) {
-    const holder = tcpListener(gatewayPort)
+    // the gateway listens on 127.0.0.1: a listener on another address (a cluster campaign's proxy on a test host's
+    // address, running beside) holds the same port number without keeping it from the gateway
+    const holder = tcpListener(gatewayPort, '127.0.0.1')
     if (holder) throw new PortInUseError(`the system's gateway`, holder)
   }
   if (form === 'images') {

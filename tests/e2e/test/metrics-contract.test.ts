@@ -15,20 +15,37 @@ import { beforeAll, describe, expect, inject, it } from 'vitest'
 import '../src/system-context.ts'
 
 const system = inject('system')
-/** service name -> its families (name -> type), read from its first instance (`<name>#<n>` are its replicas) */
+/** service name -> its families (name -> type), read from its first instance that runs (`<name>#<n>` are replicas) */
 const byService = new Map<string, Map<string, string>>()
 /** every family of every service */
 const exposed = new Map<string, string>()
 
+/** The families of the first instance of a service that answers: an earlier file may have stopped one for good. */
+async function familiesOf(name: string, baseUrls: string[]): Promise<Map<string, string>> {
+  const failures: string[] = []
+  for (const baseUrl of baseUrls) {
+    try {
+      // ?format=prometheus: the gateway and the realtime channel answer the spec's JSON counters by default
+      const response = await fetch(`${baseUrl}/metrics?format=prometheus`, {
+        signal: AbortSignal.timeout(scaledMs(10_000)),
+      })
+      if (response.ok) return exposedFamilies(await response.text())
+      failures.push(`${baseUrl}: ${response.status}`)
+    } catch (error) {
+      failures.push(`${baseUrl}: ${error instanceof Error ? (error.cause ?? error.message) : String(error)}`)
+    }
+  }
+  throw new Error(`${name}: no instance answered /metrics (${failures.join('; ')})`)
+}
+
 beforeAll(async () => {
+  const instances = new Map<string, string[]>()
   for (const [name, service] of Object.entries(system.services)) {
-    if (name.includes('#')) continue
-    // ?format=prometheus: the gateway and the realtime channel answer the spec's JSON counters by default
-    const response = await fetch(`${service.baseUrl}/metrics?format=prometheus`, {
-      signal: AbortSignal.timeout(scaledMs(10_000)),
-    })
-    if (!response.ok) throw new Error(`${name}: /metrics answered ${response.status}`)
-    const families = exposedFamilies(await response.text())
+    const base = name.split('#')[0] ?? name
+    instances.set(base, [...(instances.get(base) ?? []), service.baseUrl])
+  }
+  for (const [name, baseUrls] of instances) {
+    const families = await familiesOf(name, baseUrls)
     byService.set(name, families)
     for (const [family, type] of families) exposed.set(family, type)
   }

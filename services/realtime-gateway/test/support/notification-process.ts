@@ -35,6 +35,8 @@ const consumedTypes = [
   'return.received',
   'return.completed',
   'return.rejected',
+  // an operator's replay of a dead mail (notification's own dead letters)
+  'notification.email_requested',
 ] as const
 const publishedTypes = ['notification.created'] as const
 const retries = 3
