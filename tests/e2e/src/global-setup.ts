@@ -132,8 +132,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
         REALTIME_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
       },
       content: { GRAPHQL_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}` },
-      // the console signs in with the provider and comes back to itself on the gateway
-      auth: { OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/` },
+      // the console signs in with the provider and comes back to itself on the gateway; a password reset mail links
+      // the console's reset page on the run's gateway (test/console-account.test.ts opens it)
+      auth: {
+        OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/`,
+        PASSWORD_RESET_URL: `http://127.0.0.1:${gatewayPort}/console/#/reset-password`,
+      },
       gateway: {
         CONSOLE_PAYMENT_PROVIDER_URL: `http://127.0.0.1:${simulatorPort}`,
         ...(production
