@@ -113,7 +113,11 @@ export function accountView({ session }: ViewContext): View {
   const errors = h('div', { 'aria-live': 'assertive' })
   const saved = h('p', { role: 'status', 'aria-live': 'polite' })
   // nothing to save until the preferences are read (an empty table would save every channel on)
-  const submit = h('button', { type: 'submit', disabled: true }, 'Save preferences')
+  const submit = h(
+    'button',
+    { type: 'submit', class: 'save-preferences', disabled: true },
+    'Save preferences',
+  )
   const shown = (answer: NotificationPreferences) => {
     show(table, preferencesTable(answer.preferences))
     submit.disabled = false
