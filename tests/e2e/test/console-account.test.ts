@@ -50,7 +50,7 @@ async function setNewPassword(page: Page, password: string, again = password): P
 }
 
 describe("the console's account pages", () => {
-  it("when a customer turns a type's e-mail off on the Account page, then the API answers that setting and every other channel stays on", async () => {
+  it("when a customer turns a type's e-mail off on the Account page, then the API answers that setting and every other channel stays on, and signed out Forgot password? is there again", async () => {
     const customer = await newCustomer(client, 'Preferring Customer')
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
     try {
@@ -99,6 +99,11 @@ describe("the console's account pages", () => {
         await sidewaysScroll(page),
         'Account scrolls sideways on a 420-pixel window',
       ).toBeLessThanOrEqual(0)
+
+      // signed out, the visitor's pages are there again
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.getByRole('link', { name: 'Forgot password?' }).click()
+      await page.getByRole('heading', { name: 'Forgot your password?' }).waitFor({ timeout: patience })
     } finally {
       await page.close()
     }
@@ -174,6 +179,16 @@ describe("the console's account pages", () => {
 
       await setNewPassword(page, 'a-password-of-ours')
       await expect.poll(() => alert.textContent(), { timeout: patience }).toMatch(/request id \S+/)
+      // the API's own refusal of that token (not a route it lacks), as the page shows it
+      const refusal = await client.request<{ error: { code: string; message: string } }>(
+        'POST',
+        '/api/v1/password-resets/not-a-token-of-ours',
+        { body: { password: 'a-password-of-ours' } },
+      )
+      expect(refusal.status).toBeGreaterThanOrEqual(400)
+      expect(refusal.status).toBeLessThan(500)
+      expect(refusal.body.error.message).not.toMatch(/^Route /)
+      expect(await alert.locator('strong').textContent()).toBe(refusal.body.error.message)
       expect(await page.getByRole('heading', { name: 'Choose a new password' }).isVisible()).toBe(true)
       expect(
         await sidewaysScroll(page),
