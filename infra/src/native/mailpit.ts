@@ -157,32 +157,56 @@ export interface Mailpit {
   /** http://127.0.0.1:<httpPort>: its API, for @meridian/testkit's mailbox() */
   url: string
   httpPort: number
+  /** its process id: stop() ends this process, and only it */
+  pid: number
+  /** where its messages are kept */
+  dataDir: string
+  /** ends its process (SIGTERM, by pid) and, unless the folder was given, removes its messages */
   stop(): Promise<void>
+}
+
+export interface StartMailpitOptions {
+  /** listen on these ports (a Mailpit started again where it was); default two free ones */
+  ports?: { smtp: number; http: number }
+  /** keep the messages here, and leave them on stop(): a Mailpit started again on it has them; default a temporary folder */
+  dataDir?: string
 }
 
 function stopped(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return resolve()
     child.once('exit', () => resolve())
-    child.kill('SIGTERM')
+    process.kill(child.pid, 'SIGTERM')
   })
 }
 
+async function mailpitPorts(options: StartMailpitOptions): Promise<{ smtp: number; http: number }> {
+  if (options.ports) return options.ports
+  const smtp = await freePort()
+  let http = await freePort()
+  while (http === smtp) http = await freePort()
+  return { smtp, http }
+}
+
 /**
- * Starts a Mailpit of the test's own: SMTP and HTTP on free ports of 127.0.0.1, its messages in a temporary folder
- * removed by stop(); resolves once its API answers.
+ * Starts a Mailpit of the test's own: SMTP and HTTP on free ports of 127.0.0.1 (or `ports`), its messages in a
+ * temporary folder removed by stop() (or in `dataDir`, kept); resolves once its API and SMTP answer.
  */
-export async function startMailpit(layout: Layout = layoutFromEnv()): Promise<Mailpit> {
+export async function startMailpit(
+  layout: Layout = layoutFromEnv(),
+  options: StartMailpitOptions = {},
+): Promise<Mailpit> {
   const binary = mailpitBinary(layout)
-  const smtpPort = await freePort()
-  let httpPort = await freePort()
-  while (httpPort === smtpPort) httpPort = await freePort()
-  const url = `http://127.0.0.1:${httpPort}`
-  const dataDir = mkdtempSync(join(tmpdir(), 'meridian-mailpit-'))
+  const ports = await mailpitPorts(options)
+  const url = `http://127.0.0.1:${ports.http}`
+  const smtpUrl = `smtp://127.0.0.1:${ports.smtp}`
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'meridian-mailpit-'))
   let output = ''
-  const child = spawn(binary, mailpitArgs({ smtpPort, httpPort, database: join(dataDir, 'mailpit.db') }), {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = spawn(
+    binary,
+    mailpitArgs({ smtpPort: ports.smtp, httpPort: ports.http, database: join(dataDir, 'mailpit.db') }),
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000)
   }
@@ -190,17 +214,18 @@ export async function startMailpit(layout: Layout = layoutFromEnv()): Promise<Ma
   child.stderr?.on('data', keep)
   const stop = async () => {
     await stopped(child)
-    rmSync(dataDir, { recursive: true, force: true })
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true })
   }
   for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) {
+    if (child.exitCode !== null || child.pid === undefined) {
       await stop()
       throw new Error(`mailpit exited with ${child.exitCode}:\n${output}`)
     }
     try {
       await mailpitVersion(url)
-      await smtpGreeting(`smtp://127.0.0.1:${smtpPort}`)
-      return { smtpUrl: `smtp://127.0.0.1:${smtpPort}`, smtpPort, url, httpPort, stop }
+      await smtpGreeting(smtpUrl)
+      const mailpit = { smtpUrl, smtpPort: ports.smtp, url, httpPort: ports.http, pid: child.pid }
+      return { ...mailpit, dataDir, stop }
     } catch {
       await sleep(100)
     }

@@ -40,7 +40,7 @@ const secret = () => randomBytes(32).toString('base64url')
 /**
  * What a production run sets beside the system's settings: NODE_ENV, the run's own secrets for auth's key encryption,
  * cookies and OpenID clients, for order's and payment's request fingerprints and notification's unsubscribe links, payment's keys at the provider (the
- * simulator, which takes any test key), the clients' addresses on the run's gateway, and the gateway's own copy of the console.
+ * simulator, which takes any test key), the clients' addresses (and the pages of mailed links) on the run's gateway, and the gateway's own copy of the console.
  */
 export function productionSettings(gatewayUrl: string): Record<string, string> {
   return {
@@ -56,6 +56,8 @@ export function productionSettings(gatewayUrl: string): Record<string, string> {
     STRIPE_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('hex')}`,
     OIDC_SPA_REDIRECT_URIS: `${gatewayUrl}/console/`,
     OIDC_WEB_REDIRECT_URIS: `${gatewayUrl}/callback`,
+    PASSWORD_RESET_URL: `${gatewayUrl}/console/#/reset-password`,
+    EMAIL_VERIFICATION_URL: `${gatewayUrl}/console/#/verify-email`,
     // build/gateway/console, from the gateway's working directory
     CONSOLE_DIR: 'console',
   }

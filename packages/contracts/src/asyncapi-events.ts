@@ -158,6 +158,13 @@ export const eventParties: {
     consumers: ['realtime-gateway'],
     summary: 'a notification was stored for a user (pushed on /notifications)',
   },
+  'notification.email_requested': {
+    producer: 'notification',
+    consumers: ['notification'],
+    summary:
+      "a notification's mail to be sent again: published only to its .dlt when the mail is given up (dead); an " +
+      "operator's replay brings it here, and the notification service makes the mail pending again",
+  },
 }
 
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })

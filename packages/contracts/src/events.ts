@@ -321,6 +321,20 @@ export const NotificationCreatedData = Type.Object({
   message: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
 })
+/**
+ * notification.email_requested — a notification's mail, to be sent (again). Only its dead letters are published: when
+ * the notification service gives a mail up (dead), this event goes to `notification.email_requested.dlt` through its
+ * outbox, with the last error in the dead letter's headers; an operator's replay puts it on this topic, and the
+ * notification service makes that mail pending again (a mail already sent stays sent: it is never sent twice).
+ */
+export const NotificationEmailRequestedData = Type.Object({
+  notificationId: Id,
+  userId: Id,
+  /** the notification's type (its mail's template) */
+  type: Type.String({ maxLength: 64 }),
+  /** sends tried before it was given up */
+  attempts: Type.Integer({ minimum: 0 }),
+})
 
 /**
  * Every event type of the catalogue (docs/architecture.md, "The processes") with its current schema version and data schema. Producers and
@@ -359,6 +373,7 @@ export const eventCatalogue = {
   'order.failed': { version: '1.0.0', data: OrderFailedData },
   'post.created': { version: '1.0.0', data: PostCreatedData },
   'notification.created': { version: '1.0.0', data: NotificationCreatedData },
+  'notification.email_requested': { version: '1.0.0', data: NotificationEmailRequestedData },
 } as const satisfies Record<string, { version: string; data: TSchema }>
 
 export type EventType = keyof typeof eventCatalogue

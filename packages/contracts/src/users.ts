@@ -25,6 +25,10 @@ export const User = Type.Object(
     id: Type.String({ format: 'uuid', maxLength: 36 }),
     name: Name,
     email: Email,
+    emailVerified: Type.Boolean({
+      description:
+        'whether the user proved the address is theirs (a link mailed to it was used); a changed address is unproved until then',
+    }),
     role: UserRole,
     status: UserStatus,
     age: Nullable(Age),
@@ -37,7 +41,17 @@ export type User = Static<typeof User>
 
 /** Fields a list may sort on (`sort=field:asc|desc`) and select (`fields=`): allow-lists, never column names from input. */
 export const userSortFields = ['name', 'email', 'age', 'role', 'status', 'createdAt', 'updatedAt'] as const
-export const userFields = ['id', 'name', 'email', 'role', 'status', 'age', 'createdAt', 'updatedAt'] as const
+export const userFields = [
+  'id',
+  'name',
+  'email',
+  'emailVerified',
+  'role',
+  'status',
+  'age',
+  'createdAt',
+  'updatedAt',
+] as const
 export type UserField = (typeof userFields)[number]
 
 /** A user in a sparse list: any subset of the fields. */
@@ -104,3 +118,67 @@ export const ChangePasswordBody = Type.Object(
   { additionalProperties: false },
 )
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+
+/** POST /password-resets: the address a reset link is mailed to, if an account has it (the answer never tells). */
+export const PasswordResetRequestBody = Type.Object(
+  { email: Type.String({ format: 'email', maxLength: 254 }) },
+  { additionalProperties: false },
+)
+export type PasswordResetRequestBody = Static<typeof PasswordResetRequestBody>
+
+/** The one answer to a reset request, whether or not an account has the address. */
+export const PasswordResetAccepted = Type.Object(
+  { message: Type.String({ maxLength: 300 }) },
+  { additionalProperties: false },
+)
+export type PasswordResetAccepted = Static<typeof PasswordResetAccepted>
+
+/** POST /password-resets/{token}: the token of a reset link (any text is taken; one that is no link's is 400). */
+export const PasswordResetTokenParams = Type.Object({
+  token: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'the token at the end of the reset link (never logged: the logs show [redacted])',
+  }),
+})
+export type PasswordResetTokenParams = Static<typeof PasswordResetTokenParams>
+
+/** The new password of a reset: the rules of registration and of ChangePasswordBody. */
+export const PasswordResetBody = Type.Object(
+  {
+    password: Text({ minLength: 8, maxLength: 200, description: 'stored argon2id-hashed; never returned' }),
+  },
+  { additionalProperties: false },
+)
+export type PasswordResetBody = Static<typeof PasswordResetBody>
+
+/** POST /email-verifications/{token}: the token of a link mailed to an address (any text is taken; none that is no link's works). */
+export const EmailVerificationTokenParams = Type.Object({
+  token: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'the token at the end of the mailed link (never logged: the logs show [redacted])',
+  }),
+})
+export type EmailVerificationTokenParams = Static<typeof EmailVerificationTokenParams>
+
+/** POST /users/{id}/email-change: your new address, with your password. */
+export const EmailChangeBody = Type.Object(
+  {
+    email: Type.String({
+      format: 'email',
+      maxLength: 254,
+      description: 'the new address: a link is mailed to it',
+    }),
+    password: Text({ minLength: 1, maxLength: 1024, description: 'your current password' }),
+  },
+  { additionalProperties: false },
+)
+export type EmailChangeBody = Static<typeof EmailChangeBody>
+
+/** The answer to an address change asked for: the link is on its way to the new address. */
+export const EmailChangeAccepted = Type.Object(
+  { message: Type.String({ maxLength: 300 }) },
+  { additionalProperties: false },
+)
+export type EmailChangeAccepted = Static<typeof EmailChangeAccepted>

@@ -51,6 +51,7 @@ export {
   type AppendToOutboxOptions,
   appendToOutbox,
   OUTBOX_CHANNEL,
+  type OutboxDeadLetter,
   type OutboxEntry,
 } from './outbox.ts'
 export {

@@ -3,8 +3,10 @@
 import type { Span } from '@opentelemetry/api'
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer, OutgoingMessage } from './kafka.ts'
+import type { StoredDeadLetter } from './outbox.ts'
 import { type LeaderStatements, type Leadership, LeadershipLost } from './outbox-leadership.ts'
 import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
+import { deadLetterTopicOf, RetryHeader } from './retry.ts'
 import { recordFailure, startPublishSpan, TraceHeader, withTraceHeaders } from './tracing.ts'
 
 /** A row Kafka has acknowledged, as told to `onPublished`. */
@@ -51,6 +53,8 @@ interface OutboxRow {
   /** the W3C context stored at append time (null: none) */
   traceParent: string | null
   traceState: string | null
+  /** set: the row is a dead letter, published to its type's `.dlt` topic with the failure headers */
+  deadLetter: StoredDeadLetter | null
 }
 
 const maxCleanupIntervalMs = 60_000
@@ -150,8 +154,7 @@ export class OutboxPublisher {
       for (const { span } of publishing) span?.end()
     }
     if (metrics) {
-      for (const [type, count] of countByTopic(rows))
-        metrics.published.inc({ topic: topicPrefix + type }, count)
+      for (const [topic, count] of countByTopic(rows, topicPrefix)) metrics.published.inc({ topic }, count)
     }
     try {
       await onPublished?.(rows.map(toPublished))
@@ -196,13 +199,15 @@ function selectBatch(
       ? db<OutboxRow[]>`
           select pg_backend_pid() as pid, id::text as "outboxId", event_type as "eventType",
             aggregate_id as "aggregateId", payload->>'id' as "eventId", payload::text as payload,
-            created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState"
+            created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState",
+            dead_letter as "deadLetter"
           from outbox where id = any(${db.array(retrying)}::bigint[]) and not published
           order by id`
       : db<OutboxRow[]>`
           select pg_backend_pid() as pid, id::text as "outboxId", event_type as "eventType",
             aggregate_id as "aggregateId", payload->>'id' as "eventId", payload::text as payload,
-            created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState"
+            created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState",
+            dead_letter as "deadLetter"
           from outbox where not published
           order by id limit ${batchSize}`,
   )
@@ -217,8 +222,11 @@ function toMessage(
   row: OutboxRow,
   topicPrefix: string,
 ): { message: OutgoingMessage; span: Span | undefined } {
-  const topic = `${topicPrefix}${row.eventType}`
-  const headers: Record<string, string> = { 'message-id': `outbox-${row.outboxId}` }
+  const topic = topicOf(row, topicPrefix)
+  const headers: Record<string, string> = {
+    'message-id': `outbox-${row.outboxId}`,
+    ...deadLetterHeaders(row, topicPrefix),
+  }
   if (row.traceParent !== null) headers[TraceHeader.parent] = row.traceParent
   if (row.traceState !== null) headers[TraceHeader.state] = row.traceState
   const publish = startPublishSpan(row, {
@@ -239,6 +247,25 @@ function toMessage(
   }
 }
 
+/** The topic a row goes to: its type's (in the namespace), or that topic's `.dlt` for a dead letter. */
+function topicOf(row: Pick<OutboxRow, 'eventType' | 'deadLetter'>, topicPrefix: string): string {
+  const topic = `${topicPrefix}${row.eventType}`
+  return row.deadLetter ? deadLetterTopicOf(topic) : topic
+}
+
+/** A dead letter's failure headers, as a consumer's dead letter has them (dead-letter.ts); none for an event. */
+function deadLetterHeaders(row: OutboxRow, topicPrefix: string): Record<string, string> {
+  const { deadLetter } = row
+  if (!deadLetter) return {}
+  return {
+    [RetryHeader.originalTopic]: `${topicPrefix}${row.eventType}`,
+    [RetryHeader.errorMessage]: deadLetter.errorMessage,
+    [RetryHeader.deadLetteredAt]: deadLetter.deadLetteredAt,
+    [RetryHeader.consumerGroup]: `${topicPrefix}${deadLetter.group}`,
+    [RetryHeader.retryCount]: String(deadLetter.retries),
+  }
+}
+
 function toPublished(row: OutboxRow): PublishedOutboxRow {
   return {
     outboxId: row.outboxId,
@@ -249,8 +276,11 @@ function toPublished(row: OutboxRow): PublishedOutboxRow {
   }
 }
 
-function countByTopic(rows: OutboxRow[]): Map<string, number> {
+function countByTopic(rows: OutboxRow[], topicPrefix: string): Map<string, number> {
   const counts = new Map<string, number>()
-  for (const row of rows) counts.set(row.eventType, (counts.get(row.eventType) ?? 0) + 1)
+  for (const row of rows) {
+    const topic = topicOf(row, topicPrefix)
+    counts.set(topic, (counts.get(topic) ?? 0) + 1)
+  }
   return counts
 }

@@ -21,10 +21,31 @@ export interface AlsoPublishAs {
   data?: Record<string, unknown>
 }
 
+/**
+ * Work a service gave up on, recorded as its event: published to `{type}.dlt` (not `{type}`) with the headers a
+ * consumer's dead letter carries, so the operators' dead-letter pages list it and a replay sends it to `{type}`.
+ */
+export interface OutboxDeadLetter {
+  /** why it was given up (the `error-message` header), cut to 1000 characters */
+  errorMessage: string
+  /** who gave it up (the `consumer-group` header; the relay prefixes the namespace as a consumer's group has it) */
+  group: string
+  /** the tries it had (the `retry-count` header) */
+  retries: number
+}
+
+/** The dead letter as stored in outbox.dead_letter: the headers' values but the topics, which the relay names. */
+export interface StoredDeadLetter extends OutboxDeadLetter {
+  /** ISO 8601: when it was given up (the `dead-lettered-at` header) */
+  deadLetteredAt: string
+}
+
 export interface AppendToOutboxOptions {
   /** the message key: the events of one aggregate are published in the order they were appended */
   aggregateId: string
   alsoAs?: AlsoPublishAs[]
+  /** the event (and each alsoAs version) is a dead letter: published to its type's `.dlt` topic */
+  deadLetter?: OutboxDeadLetter
 }
 
 export interface OutboxEntry {
@@ -55,13 +76,15 @@ export async function appendToOutbox(
   checkColumn('aggregate id', options.aggregateId)
   for (const each of events) checkColumn('event type', each.type)
   const { traceParent, traceState } = activeTraceContext()
+  const deadLetter = storedDeadLetter(options.deadLetter)
 
   // One statement for every row and the signal: a business transaction pays a single round trip for its events.
   // Repeated identical notifications in one transaction are delivered once.
   const rows = await tx<{ id: string; eventId: string }[]>`
     with written as (
-      insert into outbox (event_type, aggregate_id, payload, trace_parent, trace_state)
-      select entry.event_type, ${options.aggregateId}, entry.payload::jsonb, ${traceParent}, ${traceState}
+      insert into outbox (event_type, aggregate_id, payload, trace_parent, trace_state, dead_letter)
+      select entry.event_type, ${options.aggregateId}, entry.payload::jsonb, ${traceParent}, ${traceState},
+        ${deadLetter}::text::jsonb
       from unnest(${tx.array(events.map((each) => each.type))}::text[],
                   ${tx.array(events.map((each) => JSON.stringify(each)))}::text[])
         with ordinality as entry(event_type, payload, position)
@@ -75,6 +98,19 @@ export async function appendToOutbox(
     if (outboxId === undefined) throw new Error(`the outbox row of event ${each.id} was not written`)
     return { outboxId, event: each }
   })
+}
+
+function storedDeadLetter(deadLetter: OutboxDeadLetter | undefined): string | null {
+  if (!deadLetter) return null
+  const { errorMessage, group, retries } = deadLetter
+  const cut = errorMessage.length > 1000 ? `${errorMessage.slice(0, 999)}…` : errorMessage
+  const stored: StoredDeadLetter = {
+    errorMessage: cut,
+    group,
+    retries,
+    deadLetteredAt: new Date().toISOString(),
+  }
+  return JSON.stringify(stored)
 }
 
 function alsoAsEvent(event: DomainEvent, version: AlsoPublishAs): DomainEvent {

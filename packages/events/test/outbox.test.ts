@@ -1,10 +1,14 @@
-// appendToOutbox on real PostgreSQL and Kafka: the event commits or rolls back with the business write; dual publish.
+// appendToOutbox on real PostgreSQL and Kafka: the event commits or rolls back with the business write; dual publish;
+// a dead letter appended through the outbox reaches its type's `.dlt` with the failure headers, where the operators'
+// reader lists it and a replay sends it to the type's topic.
 import { type Sql, transaction } from '@meridian/db'
-import type { TestTopics } from '@meridian/testkit'
+import { freshEventTopics, type TestEventTopics, type TestTopics, testKafka } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readDeadLetters } from '../src/dead-letter-topics.ts'
 import type { EventProducer } from '../src/kafka.ts'
 import { appendToOutbox, OUTBOX_CHANNEL } from '../src/outbox.ts'
 import { createOutboxRelay, type OutboxRelay } from '../src/outbox-relay.ts'
+import { replayDeadLetters } from '../src/replay.ts'
 import {
   EffectCounter,
   type OutboxDatabase,
@@ -21,6 +25,7 @@ import {
 let database: OutboxDatabase
 let sql: Sql
 let topics: TestTopics
+let deadTopics: TestEventTopics
 let counter: EffectCounter
 let producer: EventProducer
 let relay: OutboxRelay
@@ -35,7 +40,8 @@ beforeAll(async () => {
     'outbox-placed',
     'outbox-placed.v2',
   ])
-  counter = await EffectCounter.start(Object.values(topics.names))
+  deadTopics = await freshEventTopics('outbox-dead', 0, 1)
+  counter = await EffectCounter.start([...Object.values(topics.names), deadTopics.topic])
   producer = await testProducer()
   relay = createOutboxRelay({ sql, producer, logger: recordingLogger(), leadershipRetryMs: 100 })
   await relay.start()
@@ -46,6 +52,7 @@ afterAll(async () => {
   await producer?.disconnect()
   await counter?.stop()
   await topics?.delete()
+  await deadTopics?.delete()
   await database?.drop()
 })
 
@@ -178,6 +185,47 @@ describe('appendToOutbox', () => {
       key: 'order-7',
       messageId: `outbox-${second!.outboxId}`,
       event: second!.event,
+    })
+  })
+
+  it('when an event is appended as a dead letter, then it is on its .dlt with the failure headers, listed by the dead-letter reader, and a replay sends it to its topic', async () => {
+    const event = testEvent(deadTopics.topic, { write: 'given-up', seq: 1 })
+    const deadLetter = { errorMessage: 'ECONNECTION: connect ECONNREFUSED', group: 'widgets', retries: 12 }
+    const [entry] = await transaction(sql, (tx) =>
+      appendToOutbox(tx, event, { aggregateId: 'widget-9', deadLetter }),
+    )
+    await waitFor('the relay to publish the dead letter', async () => {
+      const [row] = await sql`select 1 from outbox where id = ${entry!.outboxId}`
+      return row === undefined
+    })
+    const kafka = testKafka()
+    const [parked, ...more] = await readDeadLetters({ kafka, topic: deadTopics.deadLetterTopic })
+    expect(more).toEqual([])
+    expect(parked).toMatchObject({
+      key: 'widget-9',
+      eventId: `outbox-${entry!.outboxId}`,
+      eventType: deadTopics.topic,
+      originalTopic: deadTopics.topic,
+      consumerGroup: 'widgets',
+      errorMessage: deadLetter.errorMessage,
+      retryCount: 12,
+      replayed: false,
+    })
+    expect(Date.parse(parked?.deadLetteredAt ?? '')).not.toBeNaN()
+    expect(counter.has(event.id)).toBe(false)
+
+    const replay = await replayDeadLetters({
+      kafka,
+      topic: deadTopics.deadLetterTopic,
+      logger: recordingLogger(),
+    })
+    expect(replay).toMatchObject({ replayed: 1, to: { [deadTopics.topic]: 1 } })
+    await waitFor('the replayed event on its topic', () => counter.has(event.id))
+    expect(counter.messages.find((message) => message.event.id === event.id)).toMatchObject({
+      topic: deadTopics.topic,
+      key: 'widget-9',
+      messageId: `outbox-${entry!.outboxId}`,
+      event,
     })
   })
 })

@@ -21,8 +21,11 @@ export const smtpUrlFormat =
 export const mailboxFormat =
   '^(?:[^<>",\\r\\n@]{1,100} <[^\\s@<>",]{1,64}@[A-Za-z0-9.-]{1,253}>|[^\\s@<>",]{1,64}@[A-Za-z0-9.-]{1,253})$'
 
-/** The variables of the SMTP transport and of the mail it sends: spread into a service's serviceEnv. */
-export const mailEnv = () => ({
+/**
+ * The variables of the SMTP transport and of who mail is from, without the unsubscribe links': what a service that
+ * sends only security mails (auth) spreads into its serviceEnv.
+ */
+export const smtpEnv = () => ({
   SMTP_URL: Type.String({
     pattern: smtpUrlFormat,
     maxLength: 300,
@@ -60,6 +63,11 @@ export const mailEnv = () => ({
     default: 3,
     description: 'the most SMTP connections the pool keeps open at once',
   }),
+})
+
+/** The variables of the SMTP transport and of the mail it sends, unsubscribe links included: spread into a service's serviceEnv. */
+export const mailEnv = () => ({
+  ...smtpEnv(),
   UNSUBSCRIBE_SECRET: Type.String({
     pattern: rotatedSecretFormat,
     expectation: 'must be one to four comma-separated secrets of at least 32 characters, without white space',
@@ -89,3 +97,5 @@ export const mailEnv = () => ({
 
 const MailEnv = Type.Object(mailEnv())
 export type MailConfig = Static<typeof MailEnv>
+const SmtpEnv = Type.Object(smtpEnv())
+export type SmtpConfig = Static<typeof SmtpEnv>

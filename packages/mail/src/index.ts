@@ -1,11 +1,14 @@
-// @meridian/mail: e-mail for the services. Configuration (mailEnv, spread into a service's serviceEnv), the pooled
-// SMTP transport (createMailer), the template registry (mailTemplates: the one place to add a template), composing a
-// mail with its deterministic Message-ID and List-Unsubscribe headers, and signed one-click unsubscribe tokens.
+// @meridian/mail: e-mail for the services. Configuration (mailEnv or smtpEnv, spread into a service's serviceEnv), the
+// pooled SMTP transport (createMailer), a stored mail's retries (backoffMs, isPermanentFailure), the template registry
+// (mailTemplates: the one place to add a template), composing a mail with its deterministic Message-ID and
+// List-Unsubscribe headers, and signed one-click unsubscribe tokens.
 export { type ComposedMail, type ComposeOptions, composeMail } from './compose.ts'
 export {
   type MailConfig,
   mailboxFormat,
   mailEnv,
+  type SmtpConfig,
+  smtpEnv,
   smtpUrlFormat,
 } from './config.ts'
 export {
@@ -18,6 +21,7 @@ export {
 } from './headers.ts'
 export { escapeHtml, type HtmlValue, html, SafeHtml } from './html.ts'
 export { formatLineTotal, formatMoney, mailCurrency } from './money.ts'
+export { backoffMs, isPermanentFailure } from './retries.ts'
 export {
   isTemplateName,
   mailTemplates,

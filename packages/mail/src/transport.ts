@@ -5,10 +5,10 @@
 import nodemailer from 'nodemailer'
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js'
 import type { ComposedMail } from './compose.ts'
-import type { MailConfig } from './config.ts'
+import type { SmtpConfig } from './config.ts'
 
 export type MailTransportConfig = Pick<
-  MailConfig,
+  SmtpConfig,
   'SMTP_URL' | 'SMTP_USERNAME' | 'SMTP_PASSWORD' | 'MAIL_SEND_TIMEOUT_MS' | 'MAIL_POOL_MAX_CONNECTIONS'
 >
 

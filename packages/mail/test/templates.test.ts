@@ -40,6 +40,7 @@ const samples: { [Name in TemplateName]: TemplateData<Name> } = {
   password_reset: { resetUrl: 'https://shop.example/reset?t=abc', expiresInMinutes: 30 },
   verify_address: { verifyUrl: 'https://shop.example/verify?t=abc', expiresInMinutes: 60 },
   password_changed: { changedAt: '2026-05-01T10:00:00.000Z' },
+  address_change_requested: { requestedAt: '2026-05-01T10:00:00.000Z' },
 }
 
 describe('mail templates', () => {
@@ -86,6 +87,7 @@ describe('mail templates', () => {
     expect(rendered.html).toContain('href="https://shop.example/reset?t=a&quot;onmouseover=&quot;x"')
     expect(mailTemplates.verify_address.kind).toBe('security')
     expect(mailTemplates.password_changed.kind).toBe('security')
+    expect(mailTemplates.address_change_requested.kind).toBe('security')
     expect(mailTemplates.order_placed.kind).toBe('notification')
   })
 

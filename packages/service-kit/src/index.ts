@@ -71,7 +71,13 @@ export {
   maxBoundProblems,
 } from './input-bounds.ts'
 export { jsonBodyMessages, jsonDepthExceeds, maxJsonDepth } from './json-body.ts'
-export { loggerOptions, redactPaths } from './logging.ts'
+export {
+  loggableUrl,
+  loggerOptions,
+  redactedSegment,
+  redactPaths,
+  redactSecretPathSegments,
+} from './logging.ts'
 export { createServiceMetrics, type MetricsFormat, metricsFormat, type ServiceMetrics } from './metrics.ts'
 export {
   chassisStatuses,

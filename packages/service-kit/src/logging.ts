@@ -145,10 +145,110 @@ export function maskSecretsInUrl(url: string): string {
   return `${url.slice(0, queryStart)}?${query}`
 }
 
-interface SerializableRequest {
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Path parameters whose values are secrets (a single-use token in the path, as a password reset's link has):
+     * wherever the kit writes the request's URL (the request log lines, the request span's `url.path`) their segments
+     * read `[redacted]`. `*` names a wildcard's whole rest (the gateway's routes of such paths).
+     */
+    secretPathParameters?: readonly string[]
+  }
+}
+
+/** What stands in a logged URL for a secret path segment. */
+export const redactedSegment = '[redacted]'
+
+/**
+ * The path with the segments of the route's secret parameters replaced by [redacted] (the query is kept as sent).
+ * The route's pattern and the path are compared segment by segment: a pattern segment naming a secret parameter
+ * (`:token`) hides the path's segment there; a secret `*` hides everything from there on.
+ */
+export function redactSecretPathSegments(
+  url: string,
+  routePattern: string | undefined,
+  secretParameters: readonly string[] | undefined,
+): string {
+  if (routePattern === undefined || secretParameters === undefined || secretParameters.length === 0)
+    return url
+  const queryStart = url.indexOf('?')
+  const path = queryStart === -1 ? url : url.slice(0, queryStart)
+  const query = queryStart === -1 ? '' : url.slice(queryStart)
+  const pattern = routePattern.split('/')
+  const segments = path.split('/')
+  // `:name`, or `:name(regex)`: the whole segment is the parameter's
+  const secret = (patternSegment: string) =>
+    secretParameters.some((name) =>
+      name === '*'
+        ? patternSegment === '*'
+        : patternSegment === `:${name}` || patternSegment.startsWith(`:${name}(`),
+    )
+  const redacted: string[] = []
+  for (const [index, segment] of segments.entries()) {
+    const patternSegment = pattern[index] ?? ''
+    if (patternSegment === '*' && secret('*')) {
+      redacted.push(redactedSegment)
+      break
+    }
+    redacted.push(secret(patternSegment) ? redactedSegment : segment)
+  }
+  return `${redacted.join('/')}${query}`
+}
+
+/** A request as the kit's logs and spans see it: its route's pattern and options once routed. */
+export interface LoggableRequest {
+  url: string
+  routeOptions?: { url?: string | undefined; config?: { secretPathParameters?: readonly string[] } }
+}
+
+/**
+ * The URL as the kit writes it anywhere (request logs, the request span): secret path segments and secret query
+ * parameters' values replaced.
+ */
+export function loggableUrl(request: LoggableRequest): string {
+  const options = request.routeOptions
+  return maskSecretsInUrl(
+    redactSecretPathSegments(request.url, options?.url, options?.config?.secretPathParameters),
+  )
+}
+
+/** The routes of this process with secret path parameters (the kit's onRoute hook adds them): outgoing calls to such
+ * paths (the gateway's, forwarding them) are traced without those segments too. */
+const secretRoutes: { pattern: string[]; source: string; parameters: readonly string[] }[] = []
+
+/** Remembers a route whose path parameters are secret (`config.secretPathParameters`). */
+export function rememberSecretRoute(routePattern: string, parameters: readonly string[]): void {
+  if (parameters.length === 0 || secretRoutes.some((route) => route.source === routePattern)) return
+  secretRoutes.push({ pattern: routePattern.split('/'), source: routePattern, parameters })
+}
+
+function matchesPattern(pattern: readonly string[], segments: readonly string[]): boolean {
+  for (const [index, part] of pattern.entries()) {
+    if (part === '*') return true
+    const segment = segments[index]
+    if (segment === undefined) return false
+    if (part.startsWith(':') ? segment === '' : part !== segment) return false
+  }
+  return pattern.length === segments.length
+}
+
+/**
+ * An outgoing call's path and query as traced: the segments of a remembered secret route's parameters replaced (the
+ * gateway forwards /api/v1/password-resets/<token> as it came) and secret query parameters' values masked.
+ */
+export function loggableOutgoingPath(pathAndQuery: string): string {
+  const queryStart = pathAndQuery.indexOf('?')
+  const segments = (queryStart === -1 ? pathAndQuery : pathAndQuery.slice(0, queryStart)).split('/')
+  const route = secretRoutes.find((each) => matchesPattern(each.pattern, segments))
+  const redacted = route
+    ? redactSecretPathSegments(pathAndQuery, route.source, route.parameters)
+    : pathAndQuery
+  return maskSecretsInUrl(redacted)
+}
+
+interface SerializableRequest extends LoggableRequest {
   id: string
   method: string
-  url: string
   headers: Record<string, unknown>
   socket?: { remoteAddress?: string }
   ip?: string
@@ -168,7 +268,7 @@ export function loggerOptions(
         return {
           requestId: request.id,
           method: request.method,
-          url: maskSecretsInUrl(request.url),
+          url: loggableUrl(request),
           remoteAddress: request.ip ?? request.socket?.remoteAddress,
           headers: request.headers,
         }

@@ -8,6 +8,7 @@ import { pino } from 'pino'
 import { guardInternalRoutes } from './auth/service-credential.ts'
 import { sendError, toAppError } from './error-handler.ts'
 import { createHealthRegistry, type HealthRegistry, healthRoutes } from './health.ts'
+import { rememberSecretRoute } from './logging.ts'
 import { createServiceMetrics, metricsRoutes, type ServiceMetrics } from './metrics.ts'
 import { registerOpenApi } from './openapi.ts'
 import { syncedRedisStore } from './rate-limit-store.ts'
@@ -123,6 +124,11 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
 
   const routes = createRouteIndex()
   app.addHook('onRoute', (route) => routes.add(route))
+  // a route's secret path segments are kept out of the outgoing calls' spans too (logging.ts)
+  app.addHook('onRoute', (route) => {
+    const secret = route.config?.secretPathParameters
+    if (secret !== undefined) rememberSecretRoute(route.url, secret)
+  })
   // before OpenAPI's hook, which documents the 401 of the security this adds
   app.addHook('onRoute', guardInternalRoutes(options.serviceCredential))
 

@@ -1,9 +1,10 @@
-// A request's logger: its request id on every line it (or a child of it) writes, and on no other logger's lines.
+// A request's logger: its request id on every line it (or a child of it) writes, and on no other logger's lines; the
+// URL as logged: a route's secret path segments and secret query parameters' values replaced.
 import { Writable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { loggerOptions, requestLogger } from '../src/logging.ts'
+import { loggableUrl, loggerOptions, redactSecretPathSegments, requestLogger } from '../src/logging.ts'
 
 function capturedLogger() {
   const lines: Record<string, unknown>[] = []
@@ -78,5 +79,37 @@ describe('request loggers', () => {
 
     expect(lines[0]).toMatchObject({ requestId: 'r', body: { password: '[Redacted]' } })
     expect(JSON.stringify(lines)).not.toContain('hunter2')
+  })
+})
+
+describe('the URL as logged', () => {
+  it('when a route names a secret path parameter, then that segment reads [redacted] and the others are kept', () => {
+    expect(
+      redactSecretPathSegments('/api/v1/password-resets/abc_DEF-123', '/api/v1/password-resets/:token', [
+        'token',
+      ]),
+    ).toBe('/api/v1/password-resets/[redacted]')
+    expect(redactSecretPathSegments('/a/1/b/s3cr3t?x=1', '/a/:id/b/:token', ['token'])).toBe(
+      '/a/1/b/[redacted]?x=1',
+    )
+    // a parameter whose name only starts like the secret's is not it
+    expect(redactSecretPathSegments('/a/1', '/a/:tokenish', ['token'])).toBe('/a/1')
+    expect(redactSecretPathSegments('/a/1', '/a/:id', undefined)).toBe('/a/1')
+  })
+
+  it('when a secret wildcard ends the pattern, then everything below it reads [redacted], the query kept', () => {
+    expect(
+      redactSecretPathSegments('/api/v1/password-resets/tok/extra?q=1', '/api/v1/password-resets/*', ['*']),
+    ).toBe('/api/v1/password-resets/[redacted]?q=1')
+  })
+
+  it('when a request has both, then loggableUrl replaces the segment and the secret query value', () => {
+    expect(
+      loggableUrl({
+        url: '/resets/s3cr3t?token=t0k3n&page=2',
+        routeOptions: { url: '/resets/:token', config: { secretPathParameters: ['token'] } },
+      }),
+    ).toBe('/resets/[redacted]?token=[Redacted]&page=2')
+    expect(loggableUrl({ url: '/unrouted/x?code=1' })).toBe('/unrouted/x?code=[Redacted]')
   })
 })

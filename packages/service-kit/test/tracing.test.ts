@@ -1,5 +1,5 @@
 // Tracing set up by the kit, in process with an in-memory exporter: nothing when off; spans for a request (named by
-// route, with its request id), a repository call, a Consul lookup and an outgoing undici call, parented; log lines
+// route, with its request id and its URL as logged: no secret path segment or query value), a repository call, a Consul lookup and an outgoing undici call, parented; log lines
 // with the span's ids; error bodies without them; the sampler and a parent's sampled flag honoured; shutdown flushes.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -58,6 +58,16 @@ async function tracedApp(database: TestDatabase, upstreamUrl: string) {
     throw new Error('the database is on fire')
   })
   app.post('/strict', { schema: { body: Type.Object({ n: Type.Integer() }) } }, async () => ({ ok: true }))
+  app.post('/resets/:token', { config: { secretPathParameters: ['token'] } }, async () => ({ ok: true }))
+  // forwards to the upstream as the gateway does: the same path, which is a secret route's
+  app.post('/forward/:token', { config: { secretPathParameters: ['token'] } }, async (req) => {
+    const { token } = req.params as { token: string }
+    const upstream = await request(`${new URL(upstreamUrl).origin}/resets/${token}?code=c0d3`, {
+      method: 'POST',
+    })
+    await upstream.body.dump()
+    return { ok: true }
+  })
   await app.ready()
   return { app, logs: lines }
 }
@@ -212,6 +222,41 @@ describe('tracing on', () => {
       // a line written outside any span carries none
       app.log.info('outside any request')
       expect(logs.find((line) => line.msg === 'outside any request')).not.toHaveProperty('trace_id')
+    } finally {
+      await app.close()
+    }
+  })
+
+  it("when a route's path parameter is secret and a query parameter a token, then the request span's url.path shows neither", async () => {
+    recorder = recordSpans()
+    const { app, logs } = await tracedApp(database, upstreamUrl)
+    try {
+      const secret = 'path-secret-7f3a9c'
+      const response = await app.inject({
+        method: 'POST',
+        url: `/resets/${secret}?token=query-secret-1b2c&x=1`,
+      })
+      expect(response.statusCode).toBe(200)
+      const span = recorder.span('POST /resets/:token')
+      expect(span?.attributes['url.path']).toBe('/resets/[redacted]?token=[Redacted]&x=1')
+      expect(JSON.stringify(span?.attributes)).not.toContain('secret')
+      expect(JSON.stringify(logs)).not.toContain('secret-')
+
+      // the call out to a path of a secret route (as the gateway forwards one) is traced without it too
+      const forwarded = await app.inject({ method: 'POST', url: `/forward/${secret}` })
+      expect(forwarded.statusCode).toBe(200)
+      const outgoing = recorder.spans().find((each) => each.kind === SpanKind.CLIENT && each.name === 'POST')
+      expect(outgoing?.attributes['url.path']).toBe('/resets/[redacted]')
+      expect(outgoing?.attributes['url.query']).toBe('?code=[Redacted]')
+      expect(outgoing?.attributes['url.full']).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+\/resets\/\[redacted\]\?code=\[Redacted\]$/,
+      )
+      expect(
+        recorder
+          .spans()
+          .map((each) => JSON.stringify(each.attributes))
+          .join(),
+      ).not.toContain(secret)
     } finally {
       await app.close()
     }

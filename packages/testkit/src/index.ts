@@ -44,6 +44,7 @@ export {
   type MailSummary,
   mailbox,
 } from './mailbox.ts'
+export { type MailpitEngine, mailpitEngine } from './mailpit-engine.ts'
 export { type DocumentedApp, openApiDocumentOf } from './openapi-document.ts'
 export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'

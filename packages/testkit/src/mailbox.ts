@@ -1,6 +1,6 @@
 // Reading what was sent by mail, in a test: a small typed reader of Mailpit's HTTP API (/api/v1/…), for a Mailpit the
-// test started (`startMailpit()` of @meridian/infra/mailpit) or the development one (MAILPIT_URL). Messages are
-// waited for by condition, never for a fixed time.
+// test started (`startMailpit()` of @meridian/infra/mailpit) or the development one (mailpitEngine().mailbox).
+// Messages are waited for by condition, never for a fixed time.
 import { scaledMs, waitMs } from './test-time.ts'
 
 export interface MailAddress {
@@ -63,6 +63,8 @@ export interface Mailbox {
   /** one message whole, its headers included */
   message(id: string): Promise<Mail>
   headers(id: string): Promise<Record<string, string[]>>
+  /** deletes these messages (by Mailpit's id), leaving the others: what a test does on a Mailpit it shares */
+  remove(ids: readonly string[]): Promise<void>
   /** deletes every message */
   deleteAll(): Promise<void>
   /**
@@ -144,6 +146,7 @@ export function mailbox(url: string): Mailbox {
   let base = url
   while (base.endsWith('/')) base = base.slice(0, -1)
 
+  /** Every call of the API: the request, and its answer checked (anything but 2xx throws with the status and body). */
   async function call(method: string, path: string, body?: unknown): Promise<Response> {
     const response = await fetch(`${base}${path}`, {
       method,
@@ -157,18 +160,22 @@ export function mailbox(url: string): Mailbox {
     return response
   }
   const getJson = async <T>(path: string): Promise<T> => (await (await call('GET', path)).json()) as T
+  /** A listing (messages or a search), as summaries. */
+  const listed = async (path: string, parameters: Record<string, string>): Promise<MailSummary[]> => {
+    const { messages } = await getJson<{ messages: ApiSummary[] }>(
+      `${path}?${new URLSearchParams(parameters)}`,
+    )
+    return messages.map(summaryOf)
+  }
+  /** DELETE /api/v1/messages: the IDs given, or every message when none are */
+  const deleted = async (ids?: readonly string[]): Promise<void> => {
+    await (await call('DELETE', '/api/v1/messages', ids ? { IDs: ids } : {})).body?.cancel()
+  }
 
   const box: Mailbox = {
     url: base,
-    async messages(limit = 50) {
-      const { messages } = await getJson<{ messages: ApiSummary[] }>(`/api/v1/messages?limit=${limit}`)
-      return messages.map(summaryOf)
-    },
-    async search(query, limit = 50) {
-      const parameters = new URLSearchParams({ query, limit: String(limit) })
-      const { messages } = await getJson<{ messages: ApiSummary[] }>(`/api/v1/search?${parameters}`)
-      return messages.map(summaryOf)
-    },
+    messages: (limit = 50) => listed('/api/v1/messages', { limit: String(limit) }),
+    search: (query, limit = 50) => listed('/api/v1/search', { query, limit: String(limit) }),
     headers: (id) => getJson<Record<string, string[]>>(`/api/v1/message/${encodeURIComponent(id)}/headers`),
     async message(id) {
       const [m, headers] = await Promise.all([
@@ -195,10 +202,10 @@ export function mailbox(url: string): Mailbox {
         })),
       }
     },
-    async deleteAll() {
-      // no IDs: every message
-      await (await call('DELETE', '/api/v1/messages', {})).body?.cancel()
+    async remove(ids) {
+      if (ids.length > 0) await deleted(ids)
     },
+    deleteAll: () => deleted(),
     async waitForMessage(match, timeoutMs = scaledMs(waitMs)) {
       const deadline = Date.now() + timeoutMs
       // Mailpit's search narrows by recipient; the exact match (address, subject) is judged here

@@ -1,4 +1,5 @@
-// The auth service as a Fastify app: chassis, users, credentials, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
+// The auth service as a Fastify app: chassis, users, credentials, password reset, address verification and the
+// security mails it sends, OAuth 2.0 / OIDC, API keys. Never listens; main.ts and tests build it.
 /// <reference path="./oidc/oidc-provider.d.ts" />
 import { type Sql, tracedRepository } from '@meridian/db'
 import { registerServiceEvents, type ServiceEvents } from '@meridian/events'
@@ -11,22 +12,34 @@ import {
   type ServiceClient,
   serviceAppOptions,
 } from '@meridian/service-kit'
+import type { onRequestHookHandler } from 'fastify'
 import type { Redis } from 'ioredis'
 import { createConfiguredKeyRing, registerAuthentication } from './authentication.ts'
 import type { AuthConfig } from './config.ts'
 import { createApiKeysRepository } from './data/api-keys-repository.ts'
+import { createEmailVerificationsRepository } from './data/email-verifications-repository.ts'
+import { createLoginFailureCounters } from './data/login-failures.ts'
+import { createPasswordResetsRepository } from './data/password-resets-repository.ts'
 import { createUserPasswordsRepository } from './data/user-passwords-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
 import { createApiKeyUseCases } from './domain/api-keys.ts'
+import type { CredentialRevoker } from './domain/credential-revocation.ts'
+import { createEmailVerification, type EmailVerification } from './domain/email-verification.ts'
 import { createPasswordChange } from './domain/password-change.ts'
+import { createPasswordReset } from './domain/password-reset.ts'
+import { createResetThrottle } from './domain/reset-throttle.ts'
+import type { SignIn } from './domain/sign-in.ts'
 import type { KeyRing } from './domain/signing-keys.ts'
 import { createUserUseCases } from './domain/users.ts'
 import { oidcPlugin } from './oidc/oidc-plugin.ts'
 import { apiKeysRoutes } from './routes/api-keys/index.ts'
+import { emailVerificationRoutes } from './routes/email-verifications/index.ts'
 import { internalRoutes } from './routes/internal/index.ts'
+import { passwordResetRoutes } from './routes/password-resets/index.ts'
 import { passwordRoutes } from './routes/passwords/index.ts'
 import { usersGuards } from './routes/users/access.ts'
 import { usersRoutes } from './routes/users/index.ts'
+import { registerSecurityMails, type SecurityMails } from './security-mail-setup.ts'
 
 export const serviceName = 'auth'
 
@@ -89,8 +102,23 @@ export async function buildApp({
     revocationRedis,
   })
 
-  const users = createUserUseCases(tracedRepository('users', createUsersRepository(sql)), sql, revoker)
   const guards = usersGuards(app)
+  // the security mails auth sends itself (links, notices), from its own outbox
+  const mails = registerSecurityMails(app, config, sql)
+  // a link proving a registered address, and the change of one
+  const emailVerification = await registerEmailVerification(app, {
+    config,
+    sql,
+    signIn,
+    mails,
+    guard: guards.write ?? [],
+  })
+  const users = createUserUseCases(
+    tracedRepository('users', createUsersRepository(sql)),
+    sql,
+    revoker,
+    emailVerification,
+  )
   // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
   await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, usersRoutes, { users, guards })
@@ -100,14 +128,81 @@ export async function buildApp({
     passwords: tracedRepository('user_passwords', createUserPasswordsRepository(sql)),
     signIn,
     revoker,
+    notices: mails.queue,
   })
   await registerVersionedApi(app, passwordRoutes, { passwordChange, guard: guards.write ?? [] })
+  await registerPasswordReset(app, { config, sql, redis, revoker, mails })
   await registerVersionedApi(app, apiKeysRoutes, { apiKeys })
   // for the other services: whose is an API key (not routed by the gateway)
   await app.register(internalRoutes, { apiKeys })
   // OAuth 2.0 / OpenID Connect at the root: /authorize, /token, /userinfo, discovery, device flow (src/oidc)
   if (keyRing) await app.register(oidcPlugin, { config, sql, redis, keyRing })
   return app
+}
+
+/** The limit per client of the routes that take mailed links' tokens (PASSWORD_RESET_MAX_PER_CLIENT, _WINDOW_SECONDS). */
+const perClientOf = (config: AuthConfig) => ({
+  max: config.PASSWORD_RESET_MAX_PER_CLIENT,
+  timeWindowMs: config.PASSWORD_RESET_WINDOW_SECONDS * 1000,
+})
+
+/** POST /api/v1/email-verifications/{token} and /api/v1/users/{id}/email-change; the use cases registration mails with. */
+async function registerEmailVerification(
+  app: ServiceApp,
+  {
+    config,
+    sql,
+    signIn,
+    mails,
+    guard,
+  }: { config: AuthConfig; sql: Sql; signIn: SignIn; mails: SecurityMails; guard: onRequestHookHandler[] },
+): Promise<EmailVerification> {
+  const emailVerification = createEmailVerification({
+    sql,
+    users: tracedRepository('users', createUsersRepository(sql)),
+    verifications: tracedRepository('email_verifications', createEmailVerificationsRepository(sql)),
+    mails: mails.repository,
+    sealing: mails.sealing,
+    signIn,
+    settings: { verifyUrl: config.EMAIL_VERIFICATION_URL, ttlMs: config.EMAIL_VERIFICATION_TTL_MS },
+  })
+  await registerVersionedApi(app, emailVerificationRoutes, {
+    emailVerification,
+    guard,
+    perClient: perClientOf(config),
+  })
+  return emailVerification
+}
+
+/** POST /api/v1/password-resets and /{token}: the reset, its limits (per client: the route's; per address: Redis). */
+async function registerPasswordReset(
+  app: ServiceApp,
+  {
+    config,
+    sql,
+    redis,
+    revoker,
+    mails,
+  }: { config: AuthConfig; sql: Sql; redis: Redis; revoker: CredentialRevoker; mails: SecurityMails },
+): Promise<void> {
+  const passwordReset = createPasswordReset({
+    sql,
+    resets: tracedRepository('password_resets', createPasswordResetsRepository(sql)),
+    passwords: tracedRepository('user_passwords', createUserPasswordsRepository(sql)),
+    sealing: mails.sealing,
+    notices: mails.queue,
+    revoker,
+    throttle: createResetThrottle({
+      counters: createLoginFailureCounters(redis, config.PASSWORD_RESET_WINDOW_SECONDS),
+      maxPerAccount: config.PASSWORD_RESET_MAX_PER_ACCOUNT,
+      windowSeconds: config.PASSWORD_RESET_WINDOW_SECONDS,
+    }),
+    settings: { resetUrl: config.PASSWORD_RESET_URL, ttlMs: config.PASSWORD_RESET_TTL_MS },
+  })
+  await registerVersionedApi(app, passwordResetRoutes, {
+    passwordReset,
+    perClient: perClientOf(config),
+  })
 }
 
 /**

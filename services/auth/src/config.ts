@@ -1,4 +1,5 @@
 // The auth service's environment.
+import { smtpEnv } from '@meridian/mail'
 import {
   ConfigError,
   developmentOnlyDefault,
@@ -73,6 +74,93 @@ export const AuthEnv = serviceEnv({
    * are delivered: the most a Redis outage delays one past its end
    */
   REVOCATION_DELIVERY_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
+
+  // --- Password reset and the security mails (docs/email.md) ---------------------------------------------------
+  // auth mails a reset link, a password changed notice and an address to verify itself, over the SMTP server of
+  // @meridian/mail's settings, from an outbox of its own (security_mails)
+  ...smtpEnv(),
+  PASSWORD_RESET_URL: Type.String({
+    pattern: '^https?://[^\\s]{1,1900}$',
+    maxLength: 1900,
+    expectation: 'must be an http(s) address, e.g. https://shop.example/console/#/reset-password',
+    // the console on a developer's machine (the gateway serves it): production refuses to start without its own
+    ...developmentOnlyDefault('http://127.0.0.1:8080/console/#/reset-password'),
+    description:
+      "the page that sets a new password: a reset mail's link is this address, `/` and the token (in the fragment, as here, no server ever receives or logs it)",
+  }),
+  PASSWORD_RESET_TTL_MS: Type.Integer({
+    minimum: 60_000,
+    maximum: 86_400_000,
+    default: 1_800_000,
+    description:
+      'how long a reset link works, ms (default 30 minutes); a newer link, a use or a password change end it sooner',
+  }),
+  EMAIL_VERIFICATION_URL: Type.String({
+    pattern: '^https?://[^\\s]{1,1900}$',
+    maxLength: 1900,
+    expectation: 'must be an http(s) address, e.g. https://shop.example/console/#/verify-email',
+    ...developmentOnlyDefault('http://127.0.0.1:8080/console/#/verify-email'),
+    description:
+      "the page that proves an address: a verification mail's link is this address, `/` and the token (in the fragment, as here, no server ever receives or logs it)",
+  }),
+  EMAIL_VERIFICATION_TTL_MS: Type.Integer({
+    minimum: 60_000,
+    maximum: 604_800_000,
+    default: 86_400_000,
+    description:
+      'how long a link proving an address works, ms (default 24 hours); a newer link of the same kind ends it',
+  }),
+  PASSWORD_RESET_MAX_PER_ACCOUNT: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 5,
+    description:
+      'reset requests for one (normalised) address within the window before 429, whether the account exists or not',
+  }),
+  PASSWORD_RESET_MAX_PER_CLIENT: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 20,
+    description:
+      'requests and uses of mailed links (password resets, address verifications and changes) from one client address within the window before 429',
+  }),
+  PASSWORD_RESET_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 3600,
+    description: "the reset limits' window, s",
+  }),
+  EMAIL_SEND_INTERVAL_MS: Type.Integer({
+    minimum: 50,
+    maximum: 600_000,
+    default: 2000,
+    description: 'how often the security-mail sender looks for mails that are due, ms',
+  }),
+  EMAIL_MAX_ATTEMPTS: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 12,
+    description:
+      'sends tried per mail before it is dead (meridian_auth_security_mails_total{outcome="dead"})',
+  }),
+  EMAIL_RETRY_BASE_MS: Type.Integer({
+    minimum: 10,
+    maximum: 3_600_000,
+    default: 30_000,
+    description: 'the wait after the first failed send, ms; doubled after each further failure',
+  }),
+  EMAIL_RETRY_MAX_MS: Type.Integer({
+    minimum: 10,
+    maximum: 86_400_000,
+    default: 3_600_000,
+    description: 'the longest wait between two sends of a mail, ms',
+  }),
+  EMAIL_BATCH_SIZE: Type.Integer({
+    minimum: 1,
+    maximum: 200,
+    default: 10,
+    description: 'mails a sender takes at once (sent over the pool of MAIL_POOL_MAX_CONNECTIONS)',
+  }),
 })
 export type AuthConfig = Static<typeof AuthEnv>
 

@@ -118,7 +118,7 @@ describe('auth OpenAPI document', () => {
       '^(name|email|age|role|status|createdAt|updatedAt):(asc|desc)(,(name|email|age|role|status|createdAt|updatedAt):(asc|desc))*$',
     )
     expect(parameters.fields?.schema.pattern).toBe(
-      '^(id|name|email|role|status|age|createdAt|updatedAt)(,(id|name|email|role|status|age|createdAt|updatedAt))*$',
+      '^(id|name|email|emailVerified|role|status|age|createdAt|updatedAt)(,(id|name|email|emailVerified|role|status|age|createdAt|updatedAt))*$',
     )
     const keys = document.paths['/api/v1/api-keys'].get.parameters as { name: string; required: boolean }[]
     expect(keys.filter((parameter) => parameter.required)).toEqual([])

@@ -1,5 +1,5 @@
 // Auth started as production (NODE_ENV unset or production): every public development default is refused by name,
-// and real values start it.
+// and real values start it (the addresses of the password reset and address verification pages among them).
 import { ConfigError } from '@meridian/service-kit'
 import { describe, expect, it } from 'vitest'
 import { loadAuthConfig } from '../src/config.ts'
@@ -14,6 +14,10 @@ const production = {
   OIDC_MACHINE_CLIENT_SECRET: 'a-real-production-machine-secret-long-xx',
   OIDC_SPA_REDIRECT_URIS: 'https://console.example.com/console/',
   OIDC_WEB_REDIRECT_URIS: 'https://shop.example.com/callback',
+  // where a password reset mail's link leads (the console's page): a development default would mail links to localhost
+  PASSWORD_RESET_URL: 'https://shop.example.com/console/#/reset-password',
+  // and where an address verification mail's link leads
+  EMAIL_VERIFICATION_URL: 'https://shop.example.com/console/#/verify-email',
 }
 const developmentDefaults = Object.keys(production)
 

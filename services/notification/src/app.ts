@@ -2,7 +2,8 @@
 // backbone's metrics; users' notifications (routes/notifications) made by its consumers (events/) from order.placed,
 // payment.failed, shipment.created, shipment.delivered, return.* and user.registered, each reaching its user by the
 // channels their preferences (routes/notification-preferences) leave on: the list, notification.created through the
-// outbox, and a mail row that the e-mail sender (domain/email-sender.ts, on the kit's clock) sends over SMTP. The
+// outbox, and a mail row that the e-mail sender (domain/email-sender.ts, on the kit's clock) sends over SMTP; a mail
+// given up is a dead letter on notification.email_requested.dlt, whose replay the consumers turn into a retry. The
 // user events keep each user's address. Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
@@ -23,6 +24,7 @@ import { createNotificationsRepository } from './data/notifications-repository.t
 import { createOrderCustomersRepository } from './data/order-customers-repository.ts'
 import { createPreferencesRepository } from './data/preferences-repository.ts'
 import { createUserAddressesRepository } from './data/user-addresses-repository.ts'
+import { createEmailDeadLetters, type EmailDeadLetters } from './domain/email-dead-letters.ts'
 import { createEmailSender, type EmailSender } from './domain/email-sender.ts'
 import { createNotificationUseCases, type NotificationUseCases } from './domain/notifications.ts'
 import { createPreferenceUseCases, type PreferenceUseCases } from './domain/preferences.ts'
@@ -60,7 +62,7 @@ function startEmailSender(
   app: ServiceApp,
   config: NotificationConfig,
   sql: Sql,
-  mailer: Mailer,
+  { mailer, deadLetters }: { mailer: Mailer; deadLetters: EmailDeadLetters },
 ): EmailSender {
   const emails = new Counter({
     name: 'meridian_notification_emails_total',
@@ -70,6 +72,7 @@ function startEmailSender(
   })
   const sender = createEmailSender({
     deliveries: tracedRepository('email_deliveries', createEmailDeliveriesRepository(sql)),
+    deadLetters,
     mailer,
     tokens: unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
     settings: {
@@ -114,7 +117,11 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
   const addresses = createUserAddressUseCases(
     tracedRepository('user_addresses', createUserAddressesRepository(sql)),
   )
-  const consumerUseCases = { notifications, addresses }
+  const emailDeadLetters = createEmailDeadLetters({
+    sql,
+    deliveries: tracedRepository('email_deliveries', createEmailDeliveriesRepository(sql)),
+  })
+  const consumerUseCases = { notifications, addresses, emails: emailDeadLetters }
   const preferences = createPreferenceUseCases(
     tracedRepository('notification_preferences', createPreferencesRepository(sql)),
     unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
@@ -122,7 +129,7 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
 
   const mailer = createMailer(config)
   app.addHook('onClose', async () => mailer.close())
-  const emailSender = startEmailSender(app, config, sql, mailer)
+  const emailSender = startEmailSender(app, config, sql, { mailer, deadLetters: emailDeadLetters })
 
   // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
   await registerAuditTrail(app, { sql, service: serviceName })

@@ -42,6 +42,8 @@ const eventTypes: NotificationEventType[] = [
   'user.registered',
   'user.profile_changed',
   'user.removed',
+  // a replayed dead letter of a mail (email-dead-letters.test.ts)
+  'notification.email_requested',
 ]
 
 let notification: NotificationTestApp

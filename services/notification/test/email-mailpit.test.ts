@@ -1,18 +1,22 @@
-// The e-mail channel against a real SMTP server, Mailpit (its engine sets SMTP_URL and MAILPIT_URL; without them this
-// file runs nothing): one mail per notification even when the consumer gets its event twice, with the Message-ID that
+// The e-mail channel against a real SMTP server, the development Mailpit (testkit's mailpitEngine(): the one
+// ./scripts/infra up runs; the file fails, never skips, without it): one mail per notification even when the consumer gets its event twice, with the Message-ID that
 // follows from the notification and RFC 8058's List-Unsubscribe; the SMTP server down (a closed port), then up: the
 // mail goes out once, nothing lost; and the unsubscribe link of a mail as it arrived turns that type's e-mail off.
 import { randomUUID } from 'node:crypto'
 import { messageIdFor } from '@meridian/mail'
-import { eventually, tokenEnv } from '@meridian/testkit'
+import { eventually, type MailpitEngine, mailpitEngine, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { emailIdempotencyKey } from '../src/domain/email-sender.ts'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
 import { closedPort, deliveriesOf, handle, relay } from './support/email.ts'
-import { mailpitFromEnv } from './support/mailpit.ts'
+import { messagesTo, unsubscribeHeadersOf } from './support/mailpit.ts'
 import { orderPlaced } from './support/notifications.ts'
 
-const mailpit = mailpitFromEnv()
+let mailpit: MailpitEngine
+
+beforeAll(async () => {
+  mailpit = await mailpitEngine()
+})
 
 const testEnv = (smtpUrl: string) => ({
   ...tokenEnv,
@@ -30,11 +34,11 @@ const mailpitMessageId = (notificationId: string) =>
 
 const uniqueAddress = () => `customer.${randomUUID().slice(0, 12)}@example.com`
 
-describe.runIf(mailpit !== undefined)('e-mail through Mailpit', () => {
+describe('e-mail through Mailpit', () => {
   let notification: NotificationTestApp
 
   beforeAll(async () => {
-    notification = await buildNotificationTestApp(testEnv(mailpit?.smtpUrl ?? ''))
+    notification = await buildNotificationTestApp(testEnv(mailpit.smtpUrl))
   })
 
   afterAll(async () => {
@@ -56,17 +60,18 @@ describe.runIf(mailpit !== undefined)('e-mail through Mailpit', () => {
     })
     await notification.emailSender.round()
     const [row] = await deliveriesOf(notification, placed.data.customerId)
-    const arrived = await mailpit?.messagesTo(address)
+    const arrived = await messagesTo(mailpit.mailbox, address)
     expect(arrived).toHaveLength(1)
-    const [summary] = arrived ?? []
-    expect(summary?.MessageID).toBe(mailpitMessageId(row?.notificationId ?? ''))
-    expect(summary?.Subject).toBe(`Order ${placed.data.orderId} placed`)
-    const message = await mailpit?.message(summary?.ID ?? '')
-    expect(message?.Text).toContain('2 × <script>alert(1)</script> at $19.99: $39.98')
-    expect(message?.HTML).not.toContain('<script>')
-    expect(message?.ListUnsubscribe.HeaderPost).toBe('List-Unsubscribe=One-Click')
-    expect(message?.ListUnsubscribe.Links[0]).toMatch(/\/api\/v1\/notifications\/unsubscribe\?token=/)
-    await mailpit?.remove([summary?.ID ?? ''])
+    const [summary] = arrived
+    expect(summary?.messageId).toBe(mailpitMessageId(row?.notificationId ?? ''))
+    expect(summary?.subject).toBe(`Order ${placed.data.orderId} placed`)
+    const message = await mailpit.mailbox.message(summary?.id ?? '')
+    expect(message.text).toContain('2 × <script>alert(1)</script> at $19.99: $39.98')
+    expect(message.html).not.toContain('<script>')
+    const unsubscribe = unsubscribeHeadersOf(message)
+    expect(unsubscribe.post).toBe('List-Unsubscribe=One-Click')
+    expect(unsubscribe.links[0]).toMatch(/\/api\/v1\/notifications\/unsubscribe\?token=/)
+    await mailpit.mailbox.remove([message.id])
   })
 
   it("when the mail's List-Unsubscribe link is posted, then e-mail of its type is off for its user", async () => {
@@ -75,10 +80,11 @@ describe.runIf(mailpit !== undefined)('e-mail through Mailpit', () => {
     await handle(notification, placed)
     await eventually('the mail arrives', async () => {
       await notification.emailSender.round()
-      return ((await mailpit?.messagesTo(address)) ?? []).length === 1
+      return (await messagesTo(mailpit.mailbox, address)).length === 1
     })
-    const [summary] = (await mailpit?.messagesTo(address)) ?? []
-    const link = new URL((await mailpit?.message(summary?.ID ?? ''))?.ListUnsubscribe.Links[0] ?? '')
+    const [summary] = await messagesTo(mailpit.mailbox, address)
+    const message = await mailpit.mailbox.message(summary?.id ?? '')
+    const link = new URL(unsubscribeHeadersOf(message).links[0] ?? '')
     const answer = await notification.app.inject({
       method: 'POST',
       url: `${link.pathname}${link.search}`,
@@ -89,11 +95,11 @@ describe.runIf(mailpit !== undefined)('e-mail through Mailpit', () => {
     const [preference] = await notification.sql<{ email: boolean }[]>`
       select email from notification_preferences where user_id = ${placed.data.customerId} and type = 'order_placed'`
     expect(preference?.email).toBe(false)
-    await mailpit?.remove([summary?.ID ?? ''])
+    await mailpit.mailbox.remove([message.id])
   })
 })
 
-describe.runIf(mailpit !== undefined)('e-mail while the SMTP server is down, then up', () => {
+describe('e-mail while the SMTP server is down, then up', () => {
   let notification: NotificationTestApp
   let port: number
   let stopRelay: (() => Promise<void>) | undefined
@@ -117,15 +123,15 @@ describe.runIf(mailpit !== undefined)('e-mail while the SMTP server is down, the
     expect(failed).toMatchObject({ status: 'pending', attempts: 1 })
     expect(failed?.lastError).not.toBeNull()
 
-    const target = new URL(mailpit?.smtpUrl ?? '')
+    const target = new URL(mailpit.smtpUrl)
     stopRelay = await relay(port, { host: target.hostname, port: Number(target.port || 25) })
     await eventually('the mail is sent once the server is back', async () => {
       await notification.emailSender.round()
       return (await deliveriesOf(notification, placed.data.customerId))[0]?.status === 'sent'
     })
     await notification.emailSender.round()
-    const arrived = (await mailpit?.messagesTo(address)) ?? []
+    const arrived = await messagesTo(mailpit.mailbox, address)
     expect(arrived).toHaveLength(1)
-    await mailpit?.remove(arrived.map((each) => each.ID))
+    await mailpit.mailbox.remove(arrived.map((each) => each.id))
   })
 })

@@ -144,14 +144,17 @@ name, settings. Returns YAML.
 {{- if eq .name "auth" }}
 {{- $_ := set $c "OIDC_SPA_REDIRECT_URIS" (printf "%s/console/" $origin) }}
 {{- $_ := set $c "OIDC_WEB_REDIRECT_URIS" (printf "%s/callback" $origin) }}
+{{- /* mailed links: the console's pages, the token in the fragment (docs/email.md, "Password reset") */}}
+{{- $_ := set $c "PASSWORD_RESET_URL" (printf "%s/console/#/reset-password" $origin) }}
+{{- $_ := set $c "EMAIL_VERIFICATION_URL" (printf "%s/console/#/verify-email" $origin) }}
 {{- end }}
 {{- /* unset, payment calls Stripe itself */}}
 {{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}
 {{- if and (has .name (list "auth" "notification")) (include "meridian.smtpUrl" .root) }}{{ $_ := set $c "SMTP_URL" (include "meridian.smtpUrl" .root) }}{{ end }}
 {{- if eq .name "realtime-gateway" }}{{ $_ := set $c "REALTIME_ALLOWED_ORIGINS" $origin }}{{ end }}
+{{- if and (has .name (list "auth" "notification")) $v.mail.from }}{{ $_ := set $c "MAIL_FROM" $v.mail.from }}{{ end }}
 {{- if eq .name "notification" }}
 {{- $_ := set $c "UNSUBSCRIBE_URL" (printf "%s/api/v1/notifications/unsubscribe" $origin) }}
-{{- if $v.mail.from }}{{ $_ := set $c "MAIL_FROM" $v.mail.from }}{{ end }}
 {{- if $v.mail.unsubscribeMailto }}{{ $_ := set $c "UNSUBSCRIBE_MAILTO" $v.mail.unsubscribeMailto }}{{ end }}
 {{- end }}
 {{- if eq .name "content" }}{{ $_ := set $c "GRAPHQL_ALLOWED_ORIGINS" $origin }}{{ end }}

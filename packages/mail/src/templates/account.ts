@@ -1,5 +1,6 @@
 // Mails about an account: the welcome (a notification), and the security mails, which the user cannot turn off and
-// which carry no List-Unsubscribe: a password reset link, an address to verify, a password changed.
+// which carry no List-Unsubscribe: a password reset link, an address to verify, a password changed, and the notice to
+// an account's address that a change of it to another was asked for.
 import { Type } from 'typebox'
 import { html } from '../html.ts'
 import { defineTemplate, page, textOf } from './template.ts'
@@ -62,6 +63,21 @@ export const passwordChangedMail = defineTemplate({
     const said = `The password of your Meridian account was changed at ${changedAt} (UTC).`
     const notYours =
       'If you did not change it, reset your password now and tell us: someone else may have it.'
+    return {
+      subject,
+      text: textOf(said, notYours),
+      html: page(subject, html`<p>${said}</p><p>${notYours}</p>`),
+    }
+  },
+})
+
+export const addressChangeRequestedMail = defineTemplate({
+  kind: 'security',
+  data: Type.Object({ requestedAt: Type.String({ format: 'date-time', maxLength: 64 }) }),
+  render({ requestedAt }) {
+    const subject = 'A change of your Meridian address was asked for'
+    const said = `At ${requestedAt} (UTC), someone who knew the password of your Meridian account asked to change its e-mail address to another. The change takes effect only when the link mailed to the new address is used.`
+    const notYours = 'If you did not ask for it, reset your password now: someone else may have it.'
     return {
       subject,
       text: textOf(said, notYours),

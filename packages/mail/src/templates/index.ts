@@ -3,7 +3,13 @@
 // checked before it is rendered.
 import type { Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { passwordChangedMail, passwordResetMail, verifyAddressMail, welcomeMail } from './account.ts'
+import {
+  addressChangeRequestedMail,
+  passwordChangedMail,
+  passwordResetMail,
+  verifyAddressMail,
+  welcomeMail,
+} from './account.ts'
 import {
   orderPaidMail,
   orderPlacedMail,
@@ -34,6 +40,7 @@ export const mailTemplates = {
   password_reset: passwordResetMail,
   verify_address: verifyAddressMail,
   password_changed: passwordChangedMail,
+  address_change_requested: addressChangeRequestedMail,
 } as const
 
 export type TemplateName = keyof typeof mailTemplates

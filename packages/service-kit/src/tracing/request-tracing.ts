@@ -1,6 +1,8 @@
 // Request spans for every service: @fastify/otel registered on the app when tracing is on, named by route.
 import type { FastifyOtelInstrumentationOpts } from '@fastify/otel'
+import { ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
 import type { FastifyInstance } from 'fastify'
+import { loggableUrl } from '../logging.ts'
 import { activeTracing, isOperationsPath } from './active-tracing.ts'
 
 /** The attribute that keeps a traced request's X-Request-Id (the id clients and logs know it by). */
@@ -8,7 +10,8 @@ export const requestIdAttribute = 'meridian.request_id'
 
 /**
  * @fastify/otel's settings: a span per request named `<METHOD> <route>`, with the request id as
- * `meridian.request_id`; probes and scrapes (/health, /metrics) left out. tracing.ts makes the one instrumentation
+ * `meridian.request_id` and `url.path` as the logs write it (a route's secret path segments and secret query
+ * parameters' values replaced: logging.ts); probes and scrapes (/health, /metrics) left out. tracing.ts makes the one instrumentation
  * of the process with them as tracing starts.
  */
 export const requestTracingOptions: FastifyOtelInstrumentationOpts = {
@@ -19,6 +22,8 @@ export const requestTracingOptions: FastifyOtelInstrumentationOpts = {
   instrumentHandler: false,
   requestHook(span, request) {
     span.setAttribute(requestIdAttribute, request.id)
+    // @fastify/otel set the URL as sent: a token in the path or the query would reach the trace store
+    span.setAttribute(ATTR_URL_PATH, loggableUrl(request))
     const route = request.routeOptions.url
     if (route !== undefined) span.updateName(`${request.method} ${route}`)
   },

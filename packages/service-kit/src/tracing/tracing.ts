@@ -3,7 +3,7 @@
 import { Module } from 'node:module'
 import { hostname } from 'node:os'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
-import { context, propagation, trace } from '@opentelemetry/api'
+import { type Attributes, context, propagation, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
@@ -24,7 +24,14 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace'
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
+import {
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_URL_FULL,
+  ATTR_URL_PATH,
+  ATTR_URL_QUERY,
+} from '@opentelemetry/semantic-conventions'
+import { loggableOutgoingPath } from '../logging.ts'
 import {
   activeTracing,
   type TracedService,
@@ -88,8 +95,26 @@ function later<Value>(fallback: () => Value, fallbackAfterMs: number) {
 /** How long spans wait for the service to name itself before they go out as `unknown_service:node`. */
 const identityWaitMs = 60_000
 
+/**
+ * The URL attributes of an outgoing call whose path holds a secret (a route's secret path parameter, a secret query
+ * parameter): as logs write it. None when nothing needs hiding (the instrumentation's own stand).
+ */
+function outgoingUrlAttributes(request: { origin: unknown; path: string }): Attributes {
+  const logged = loggableOutgoingPath(request.path)
+  if (logged === request.path) return {}
+  let origin = String(request.origin)
+  while (origin.endsWith('/')) origin = origin.slice(0, -1)
+  const queryStart = logged.indexOf('?')
+  return {
+    [ATTR_URL_FULL]: `${origin}${logged}`,
+    [ATTR_URL_PATH]: queryStart === -1 ? logged : logged.slice(0, queryStart),
+    [ATTR_URL_QUERY]: queryStart === -1 ? '' : logged.slice(queryStart),
+  }
+}
+
 /** Outgoing undici requests (the kit's upstream client, the gateway's proxy, fetch) inside a trace. */
-const undiciInstrumentation = () => new UndiciInstrumentation({ requireParentforSpans: true })
+const undiciInstrumentation = () =>
+  new UndiciInstrumentation({ requireParentforSpans: true, startSpanHook: outgoingUrlAttributes })
 
 /** The instrumentations the kit turns on: never kafkajs (the event backbone writes its own spans and headers). */
 function kitInstrumentations(): Instrumentation[] {

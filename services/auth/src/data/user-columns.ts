@@ -8,6 +8,7 @@ export const userColumns: Record<UserField, string> = {
   id: 'id',
   name: 'name',
   email: 'email',
+  emailVerified: 'email_verified',
   role: 'role',
   status: 'status',
   age: 'age',

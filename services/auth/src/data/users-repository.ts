@@ -42,7 +42,20 @@ export interface UserChanges {
   age?: number | null
 }
 
-const publicColumns = ['id', 'name', 'email', 'role', 'status', 'age', 'version', 'created_at', 'updated_at']
+/** The columns a user is read with (never the password hash). */
+export const userPublicColumns = [
+  'id',
+  'name',
+  'email',
+  'email_verified',
+  'role',
+  'status',
+  'age',
+  'version',
+  'created_at',
+  'updated_at',
+]
+const publicColumns = userPublicColumns
 
 export function createUsersRepository(db: Queryable) {
   return {
@@ -88,8 +101,13 @@ export function createUsersRepository(db: Queryable) {
       for (const [field, value] of Object.entries(changes)) {
         if (value !== undefined) set[userColumns[field as UserField]] = value
       }
+      // a new address is unproved until a link mailed to it is used (the same address keeps its state)
+      const verified =
+        changes.email === undefined
+          ? sql``
+          : sql`, email_verified = email_verified and email = ${changes.email}`
       const [row] = await sql<UserRecord[]>`
-        update users set ${sql(set)}, version = version + 1, updated_at = now()
+        update users set ${sql(set)}${verified}, version = version + 1, updated_at = now()
         where id = ${id} ${expectedVersion === undefined ? sql`` : sql`and version = ${expectedVersion}`}
         returning ${sql(publicColumns)}`
       return row

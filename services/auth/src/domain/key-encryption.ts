@@ -1,11 +1,21 @@
-// Private signing keys at rest: AES-256-GCM with a key derived (HKDF-SHA-256) from SIGNING_KEY_ENCRYPTION_SECRET.
+// Secrets at rest: AES-256-GCM with a key derived (HKDF-SHA-256) from SIGNING_KEY_ENCRYPTION_SECRET, one key per
+// purpose: the private signing keys, and the links (with their tokens) of security mails waiting to be sent.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
 const version = 'v1'
 
-function deriveKey(secret: string): Buffer {
+/** What is encrypted: each purpose derives a key of its own (HKDF's info), and names its rows in errors. */
+export interface EncryptionPurpose {
+  info: string
+  /** how an error names a row, e.g. `signing key` */
+  noun: string
+}
+
+export const signingKeyPurpose: EncryptionPurpose = { info: 'signing-key-encryption v1', noun: 'signing key' }
+
+function deriveKey(secret: string, info: string): Buffer {
   // HKDF, not a password hash: the secret is a long random value from configuration, not something a person chose
-  return Buffer.from(hkdfSync('sha256', secret, 'meridian-auth', 'signing-key-encryption v1', 32))
+  return Buffer.from(hkdfSync('sha256', secret, 'meridian-auth', info, 32))
 }
 
 export interface KeyEncryption {
@@ -14,8 +24,11 @@ export interface KeyEncryption {
   decrypt(kid: string, sealed: string): Buffer
 }
 
-export function createKeyEncryption(secret: string): KeyEncryption {
-  const key = deriveKey(secret)
+export function createKeyEncryption(
+  secret: string,
+  { info, noun }: EncryptionPurpose = signingKeyPurpose,
+): KeyEncryption {
+  const key = deriveKey(secret, info)
   return {
     encrypt(kid, plaintext) {
       const iv = randomBytes(12)
@@ -29,7 +42,7 @@ export function createKeyEncryption(secret: string): KeyEncryption {
     decrypt(kid, sealed) {
       const [tag, iv, authTag, ciphertext] = sealed.split('.')
       if (tag !== version || !iv || !authTag || !ciphertext) {
-        throw new Error(`signing key ${kid}: unknown encryption format`)
+        throw new Error(`${noun} ${kid}: unknown encryption format`)
       }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
       decipher.setAAD(Buffer.from(kid))
@@ -38,7 +51,7 @@ export function createKeyEncryption(secret: string): KeyEncryption {
         return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()])
       } catch (error) {
         throw new Error(
-          `signing key ${kid}: cannot be decrypted (is SIGNING_KEY_ENCRYPTION_SECRET the one it was stored with?)`,
+          `${noun} ${kid}: cannot be decrypted (is SIGNING_KEY_ENCRYPTION_SECRET the one it was stored with?)`,
           { cause: error },
         )
       }

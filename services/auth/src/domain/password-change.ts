@@ -1,5 +1,7 @@
 // Changing a password: your own with the current one (throttled like a login), anyone's as an admin; either way
-// every credential the user held before stops working. An invited user's first password makes them active.
+// every credential the user held before stops working, and any password reset link of the user with it (the
+// repository's statement). An invited user's first password makes them active. Your own change is told to your
+// address ("your password was changed"), by a security mail written in the change's transaction.
 import { AppError, type ChangePasswordBody } from '@meridian/contracts'
 import { type Sql, transaction } from '@meridian/db'
 import { actorOf, appendAudit, type Principal } from '@meridian/service-kit'
@@ -7,6 +9,7 @@ import type { UserPasswordsRepository } from '../data/user-passwords-repository.
 import type { UsersRepository } from '../data/users-repository.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
 import { hashPassword } from './passwords.ts'
+import type { SecurityMailQueue } from './security-mails.ts'
 import type { SignIn } from './sign-in.ts'
 import { recordProfileChange } from './user-events.ts'
 
@@ -16,9 +19,18 @@ export interface PasswordChangeDependencies {
   passwords: UserPasswordsRepository
   signIn: Pick<SignIn, 'authenticate'>
   revoker: Pick<CredentialRevoker, 'revokeWithin' | 'deliver'>
+  /** the "your password was changed" mail */
+  notices: Pick<SecurityMailQueue, 'passwordChanged'>
 }
 
-export function createPasswordChange({ sql, users, passwords, signIn, revoker }: PasswordChangeDependencies) {
+export function createPasswordChange({
+  sql,
+  users,
+  passwords,
+  signIn,
+  revoker,
+  notices,
+}: PasswordChangeDependencies) {
   /** Your own password: only with the current one, and never with an API key (a leaked key must not take the account). */
   async function assertKnowsCurrentPassword(
     principal: Principal,
@@ -66,6 +78,7 @@ export function createPasswordChange({ sql, users, passwords, signIn, revoker }:
         if (!(await passwords.setPasswordHash(userId, passwordHash, tx))) return undefined
         const activated = await users.activateInvited(userId, tx)
         if (activated) await recordProfileChange(tx, activated)
+        if (ownPassword) await notices.passwordChanged(userId, tx)
         // another's password set (an admin's act): in the audit trail with the change; never the password
         if (!ownPassword) {
           await appendAudit(

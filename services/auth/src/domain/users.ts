@@ -26,6 +26,7 @@ export function presentUser(record: Partial<UserRecord>): Partial<User> {
   if (record.id !== undefined) user.id = record.id
   if (record.name !== undefined) user.name = record.name
   if (record.email !== undefined) user.email = record.email
+  if (record.emailVerified !== undefined) user.emailVerified = record.emailVerified
   if (record.role !== undefined) user.role = record.role
   if (record.status !== undefined) user.status = record.status
   if (record.age !== undefined) user.age = record.age
@@ -49,6 +50,11 @@ export function createUserUseCases(
   users: UsersRepository,
   sql: Sql,
   revoker: Pick<CredentialRevoker, 'revokeWithin' | 'deliver'>,
+  /**
+   * registration mails a link to prove the address (email-verification.ts; none for the create-admin command),
+   * written in the registration's transaction
+   */
+  verification?: { issueWithin(tx: Queryable, user: { id: string; email: string }): Promise<void> },
 ) {
   async function getUser(id: string): Promise<{ user: UserRecord; etag: string }> {
     const user = await users.findById(id)
@@ -73,7 +79,8 @@ export function createUserUseCases(
     getUser,
 
     /**
-     * Creates the user and, in the same transaction, its user.registered event (never with the password). Without a
+     * Creates the user and, in the same transaction, its user.registered event (never with the password) and the mail
+     * of a link that proves its address. Without a
      * password (which the route allows only admins) the user is invited, whatever status was asked for: no sign-in
      * until an admin sets a password.
      */
@@ -95,6 +102,7 @@ export function createUserUseCases(
           tx,
         )
         await recordRegistration(tx, created)
+        await verification?.issueWithin(tx, created)
         if (source) {
           await appendAudit(tx, source, {
             action: 'user.created',

@@ -30,8 +30,8 @@ export function claimsOf(user: UserRecord): AccountClaims {
     preferred_username: user.email,
     updated_at: Math.floor(user.updatedAt.getTime() / 1000),
     email: user.email,
-    // registration does not verify addresses (yet): say so rather than claim otherwise
-    email_verified: false,
+    // true once a link mailed to the address was used (a changed address is unproved until then)
+    email_verified: user.emailVerified,
   }
 }
 

@@ -262,6 +262,8 @@ export async function proxyRoutes(app: FastifyInstance, options: ProxyOptions): 
         url,
         exposeHeadRoute: false,
         schema: { hide: true },
+        // the wildcard's rest is the secret of such a route: logs and spans show [redacted]
+        ...(route.secretBelow && url.endsWith('/*') ? { config: { secretPathParameters: ['*'] } } : {}),
         handler: (request, reply) => forward(route, request, reply),
       })
     }

@@ -17,6 +17,11 @@ export interface GatewayRoute {
    * forwarded.
    */
   websocket?: true
+  /**
+   * What follows the prefix is a secret (a password reset link's token): the gateway's request log lines and spans
+   * show `[redacted]` in its place (service-kit's secretPathParameters).
+   */
+  secretBelow?: true
 }
 
 /** Every public path of the spec, canonical form. /api/* aliases of /api/v1/* are derived (withVersionAliases). */
@@ -37,6 +42,9 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/.well-known', service: 'auth' },
   { prefix: '/api/v1/users', service: 'auth' },
   { prefix: '/api/v1/api-keys', service: 'auth' },
+  // a mailed link's token is the segment below: never logged here either
+  { prefix: '/api/v1/password-resets', service: 'auth', secretBelow: true },
+  { prefix: '/api/v1/email-verifications', service: 'auth', secretBelow: true },
   // orders
   { prefix: '/api/v1/orders', service: 'order' },
   { prefix: '/orders', service: 'order' },

@@ -1,7 +1,8 @@
 // Notifications' channels and their mails in PostgreSQL. `reach` applies the user's preferences to a notification that
 // has its user, in one statement: kept out of the list when in-app is off, a mail row written when e-mail is on (and
 // the notification has mail data). The sender's statements take due rows (`for update skip locked`, so senders in
-// several instances never take the same row), and mark them sent, due again later, or dead. SQL only.
+// several instances never take the same row), and mark them sent, due again later, or dead; a dead one is made
+// pending again when an operator replays its dead letter. SQL only.
 import type { NotificationType } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
 
@@ -87,18 +88,30 @@ export function createEmailDeliveriesRepository(db: Queryable) {
         where notification_id = ${notificationId} and status = 'pending'`
     },
 
-    /** It failed: due again at `retryAt`, or dead when null. */
+    /** It failed: due again at `retryAt`, or dead when null. False when the row was not pending (nothing changed). */
     async markFailed(
       notificationId: string,
       error: string,
       retryAt: Date | null,
       sql: Queryable = db,
-    ): Promise<void> {
-      await sql`
+    ): Promise<boolean> {
+      const changed = await sql`
         update email_deliveries
         set status = ${retryAt === null ? 'dead' : 'pending'}, last_error = ${error.slice(0, 1000)},
           next_attempt_at = coalesce(${retryAt}::timestamptz, next_attempt_at)
         where notification_id = ${notificationId} and status = 'pending'`
+      return changed.count > 0
+    },
+
+    /**
+     * A dead mail pending again, due now with its attempts counted afresh (its last error kept until it is sent).
+     * False when it is not dead: a mail sent stays sent, a pending one is left to its sender.
+     */
+    async revive(notificationId: string, sql: Queryable = db): Promise<boolean> {
+      const changed = await sql`
+        update email_deliveries set status = 'pending', attempts = 0, next_attempt_at = now()
+        where notification_id = ${notificationId} and status = 'dead'`
+      return changed.count > 0
     },
   }
 }

@@ -1,18 +1,22 @@
 // The e-mail channel's sender: each round takes the mails that are due (the sender's lease on each, so another
 // instance never takes the same one), renders each from its notification's data, sends it with the Message-ID that
 // follows from the notification's id, and marks it sent. A failure is retried with exponential backoff (capped) until
-// the last attempt, then the mail is dead: an error log and meridian_notification_emails_total{outcome="dead"}.
+// the last attempt, then the mail is dead: an error log, meridian_notification_emails_total{outcome="dead"} and, in the
+// transaction that marks it, its dead letter on notification.email_requested.dlt (email-dead-letters.ts), which an
+// operator's replay turns into a retry.
 // At least once: a sender that dies after the server took the mail but before marking it sent leaves the row to be
 // taken again when its lease ends, and the mail goes out a second time with the same Message-ID.
 import {
+  backoffMs,
   composeMail,
+  isPermanentFailure,
   type Mailer,
-  type MailSendError,
   renderStoredTemplate,
   toMailSendError,
   type UnsubscribeTokens,
 } from '@meridian/mail'
 import type { DueEmail, EmailDeliveriesRepository } from '../data/email-deliveries-repository.ts'
+import type { EmailDeadLetters } from './email-dead-letters.ts'
 
 /** What a round did with the mails it took. */
 export interface SendRound {
@@ -38,6 +42,8 @@ export interface EmailSenderSettings {
 
 export interface EmailSenderDependencies {
   deliveries: EmailDeliveriesRepository
+  /** marks a mail dead with its dead letter (a removed user's mails die without one: there is nobody to retry for) */
+  deadLetters: Pick<EmailDeadLetters, 'giveUp'>
   mailer: Mailer
   tokens: UnsubscribeTokens
   settings: EmailSenderSettings
@@ -52,16 +58,6 @@ export interface EmailSenderDependencies {
 /** The key a notification's mail is sent under: its Message-ID follows from it. */
 export const emailIdempotencyKey = (notificationId: string): string => `notification-email:${notificationId}`
 
-/** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most `max`. */
-export function backoffMs(attempts: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(attempts - 1, 30)))
-}
-
-/** Failures that another try cannot fix: the server refused the recipient or the mail for good (5xx, not a login). */
-function isPermanent(error: MailSendError): boolean {
-  return error.code === 'EENVELOPE' && error.responseCode !== undefined && error.responseCode >= 500
-}
-
 /** Why a taken mail cannot be sent now, when it cannot: retried (no address yet) or dead (the user is gone). */
 function unsendable(due: DueEmail): { error: string; permanent: boolean } | undefined {
   if (due.removed) return { error: 'the user was removed', permanent: true }
@@ -71,6 +67,7 @@ function unsendable(due: DueEmail): { error: string; permanent: boolean } | unde
 
 export function createEmailSender({
   deliveries,
+  deadLetters,
   mailer,
   tokens,
   settings,
@@ -82,7 +79,8 @@ export function createEmailSender({
     const retryAt = last
       ? null
       : new Date(Date.now() + backoffMs(due.attempts, settings.retryBaseMs, settings.retryMaxMs))
-    await deliveries.markFailed(due.notificationId, error, retryAt)
+    if (last && !due.removed) await deadLetters.giveUp(due, error)
+    else await deliveries.markFailed(due.notificationId, error, retryAt)
     const details = { notificationId: due.notificationId, attempts: due.attempts, error }
     if (last) logger.error(details, 'notification e-mail: given up (dead)')
     else
@@ -117,7 +115,7 @@ export function createEmailSender({
       return 'sent'
     } catch (caught) {
       const error = toMailSendError(caught)
-      return fail(due, `${error.code}: ${error.message}`, isPermanent(error))
+      return fail(due, `${error.code}: ${error.message}`, isPermanentFailure(error))
     }
   }
 

@@ -1,19 +1,25 @@
 // Notification's consumers: one typed handler per consumed event type, each a call of a notification use case in the
 // consumer's transaction (the one that records the event in the inbox), so the notification, its mail row, its
-// notification.created and the record commit together; auth's user events keep the users' addresses.
+// notification.created and the record commit together; auth's user events keep the users' addresses; a replayed dead
+// letter of a mail makes it pending again.
 import {
   type AnyServiceConsumer,
   type ConsumersOptions,
   consumersOf,
   type EventHandler,
 } from '@meridian/events'
+import type { EmailDeadLetters } from '../domain/email-dead-letters.ts'
 import type { NotificationUseCases } from '../domain/notifications.ts'
 import type { UserAddressUseCases } from '../domain/user-addresses.ts'
 
-/** What the consumers call: the notification use cases, and the users' addresses (where their mails go). */
+/**
+ * What the consumers call: the notification use cases, the users' addresses (where their mails go), and the retry of
+ * a mail given up.
+ */
 export interface NotificationConsumerUseCases {
   notifications: NotificationUseCases
   addresses: UserAddressUseCases
+  emails: Pick<EmailDeadLetters, 'retry'>
 }
 
 /** The consumer group of the notification service: its inbox key and its retries' `consumer-group` header. */
@@ -101,6 +107,16 @@ export const onUserRemoved =
     await addresses.forgetUser(event.data, tx)
   }
 
+/**
+ * notification.email_requested: only ever an operator's replay of a mail's dead letter (the service publishes it to
+ * the .dlt alone), so the mail is pending again if it is dead, and its sender sends it once.
+ */
+export const onEmailRequested =
+  ({ emails }: NotificationConsumerUseCases): EventHandler<'notification.email_requested'> =>
+  async (event, tx) => {
+    await emails.retry(event.data, tx)
+  }
+
 export type NotificationEventType =
   | 'order.placed'
   | 'payment.failed'
@@ -113,6 +129,7 @@ export type NotificationEventType =
   | 'user.registered'
   | 'user.profile_changed'
   | 'user.removed'
+  | 'notification.email_requested'
 
 export type NotificationConsumersOptions = ConsumersOptions<NotificationEventType>
 
@@ -136,6 +153,7 @@ export function notificationConsumers(
       'user.registered': onUserRegistered(useCases),
       'user.profile_changed': onUserProfileChanged(useCases),
       'user.removed': onUserRemoved(useCases),
+      'notification.email_requested': onEmailRequested(useCases),
     },
     options,
   )

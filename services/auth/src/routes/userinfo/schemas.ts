@@ -17,7 +17,9 @@ export const UserinfoClaims = Type.Object(
     ),
     email: Type.Optional(Type.String({ description: 'scope email' })),
     email_verified: Type.Optional(
-      Type.Boolean({ description: 'always false: registration does not verify addresses; scope email' }),
+      Type.Boolean({
+        description: 'whether the user proved the address (a link mailed to it was used); scope email',
+      }),
     ),
     role: Type.Optional(Type.String({ description: 'Meridian access tokens only' })),
     roles: Type.Optional(Type.Array(Type.String(), { description: 'Meridian access tokens only' })),

@@ -1,6 +1,7 @@
 // Who may do what with the users resource: admins manage everyone; a user reads, changes and removes only
-// themself; anyone may register, but only an admin may set `role` or `status` (on create and on change), or create a
-// user without a password (an invited user). A credential limited to scopes needs admin:write as well to act on
+// themself; anyone may register, but only an admin may set `role` or `status` (on create and on change), change an
+// address with PATCH (a user changes their own with POST /users/{id}/email-change), or create a user without a
+// password (an invited user). A credential limited to scopes needs admin:write as well to act on
 // another user's account or to set a role or status: those are an administrator's operations.
 import { AppError } from '@meridian/contracts'
 import { assertOwnerOrRole, assertScopes, holdsRole, type Principal } from '@meridian/service-kit'
@@ -29,7 +30,10 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
   // after body validation: only then is it known whether role or status is being set, or a password left out
   const privilegedFieldsAdminOnly: preHandlerHookHandler = async (request) => {
     const body = request.body as Record<string, unknown> | undefined
-    const setting = privilegedFields.filter((field) => body?.[field] !== undefined)
+    // a change of address (not the one given at registration) is an admin's: yours needs your password and a link
+    // to the new one (POST /users/{id}/email-change)
+    const fields = request.method === 'PATCH' ? [...privilegedFields, 'email'] : privilegedFields
+    const setting = fields.filter((field) => body?.[field] !== undefined)
     // only POST takes a password: PATCH never does
     const inviting = request.method === 'POST' && body?.password === undefined
     if (setting.length === 0 && !inviting) return
@@ -38,7 +42,10 @@ export function usersGuards(app: FastifyInstance): UsersGuards {
     if (setting.length > 0) assertScopes(principal, ['admin:write'])
     if (holdsRole(principal, ['admin'])) return
     if (inviting) throw AppError.forbidden('Only an admin may create a user without a password')
-    throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}`)
+    const ownAddress = setting.includes('email')
+      ? ' (change your own address with POST /api/v1/users/{id}/email-change)'
+      : ''
+    throw AppError.forbidden(`Only an admin may set ${setting.join(' and ')}${ownAddress}`)
   }
 
   return {

@@ -1,0 +1,93 @@
+// Security mails in PostgreSQL (auth's outbox of mails: migration 0009): written in the transaction of what they tell,
+// to the user's address as it is then; the sender's statements take due rows (`for update skip locked`, so senders
+// in several instances never take the same row) and mark them sent or dead (their sealed data erased) or due later.
+// SQL only.
+import type { Queryable } from '@meridian/db'
+
+/** A mail ready to be written: its id, template and data, the secret part of its data encrypted. */
+export interface PreparedSecurityMail {
+  id: string
+  template: string
+  data: Record<string, unknown>
+  /** the encrypted secret data (a link with its token), or null */
+  sealedData: string | null
+}
+
+/** A due mail as a sender takes it. */
+export interface DueSecurityMail {
+  id: string
+  template: string
+  recipient: string
+  data: Record<string, unknown>
+  sealedData: string | null
+  /** sends tried, this one included */
+  attempts: number
+}
+
+export function createSecurityMailsRepository(db: Queryable) {
+  return {
+    /** Writes the mail to the user's current address; false when no user has the id. */
+    async enqueueFor(userId: string, mail: PreparedSecurityMail, sql: Queryable = db): Promise<boolean> {
+      const written = await sql`
+        insert into security_mails (id, user_id, template, recipient, data, sealed_data)
+        select ${mail.id}, u.id, ${mail.template}, u.email, ${JSON.stringify(mail.data)}::text::jsonb, ${mail.sealedData}
+        from users u where u.id = ${userId}`
+      return written.count > 0
+    },
+
+    /** Writes the mail to another address of the user's (a new address to prove); false when no user has the id. */
+    async enqueueTo(
+      userId: string,
+      recipient: string,
+      mail: PreparedSecurityMail,
+      sql: Queryable = db,
+    ): Promise<boolean> {
+      const written = await sql`
+        insert into security_mails (id, user_id, template, recipient, data, sealed_data)
+        select ${mail.id}, u.id, ${mail.template}, ${recipient}, ${JSON.stringify(mail.data)}::text::jsonb,
+          ${mail.sealedData}
+        from users u where u.id = ${userId}`
+      return written.count > 0
+    },
+
+    /**
+     * Takes up to `limit` due mails: each counts an attempt and is leased for `leaseMs` (due again then, should this
+     * sender die before it marks the row). Rows other senders hold are skipped, not waited for.
+     */
+    async takeDue(limit: number, leaseMs: number, sql: Queryable = db): Promise<DueSecurityMail[]> {
+      return sql<DueSecurityMail[]>`
+        with due as (
+          select id from security_mails
+          where status = 'pending' and next_attempt_at <= now()
+          order by next_attempt_at
+          limit ${limit}
+          for update skip locked
+        )
+        update security_mails m
+        set attempts = m.attempts + 1, next_attempt_at = now() + ${leaseMs} * interval '1 millisecond'
+        from due
+        where m.id = due.id
+        returning m.id, m.template, m.recipient, m.data, m.sealed_data as "sealedData", m.attempts`
+    },
+
+    /** The mail went out: sent, with the Message-ID it carried; its secret data is erased. */
+    async markSent(id: string, messageId: string, sql: Queryable = db): Promise<void> {
+      await sql`
+        update security_mails
+        set status = 'sent', sent_at = now(), message_id = ${messageId}, last_error = null, sealed_data = null
+        where id = ${id} and status = 'pending'`
+    },
+
+    /** It failed: due again at `retryAt`, or dead when null (its secret data erased). */
+    async markFailed(id: string, error: string, retryAt: Date | null, sql: Queryable = db): Promise<void> {
+      await sql`
+        update security_mails
+        set status = ${retryAt === null ? 'dead' : 'pending'}, last_error = ${error.slice(0, 1000)},
+          next_attempt_at = coalesce(${retryAt}::timestamptz, next_attempt_at),
+          sealed_data = case when ${retryAt}::timestamptz is null then null else sealed_data end
+        where id = ${id} and status = 'pending'`
+    },
+  }
+}
+
+export type SecurityMailsRepository = ReturnType<typeof createSecurityMailsRepository>

@@ -1,0 +1,172 @@
+// Address verification and change (issue 44, point 5) on the real engines and Mailpit: registration mails a link that
+// proves the address (`emailVerified`, and `email_verified` in the OpenID claims); a used, expired or wrong link is
+// refused with one answer; your own address changes only with your password and through a link mailed to the new
+// one, while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged.
+// On the development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
+import { randomBytes, randomUUID } from 'node:crypto'
+import { expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { invalidVerificationLinkMessage } from '../src/domain/email-verification.ts'
+import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import { bearerFor, login, randomAddress, signedIn } from './identities.ts'
+
+const verifySubject = 'Confirm your e-mail address'
+const changeNoticeSubject = 'A change of your Meridian address was asked for'
+const json = { 'content-type': 'application/json' }
+
+const uniqueEmail = () => `verify.${randomUUID().slice(0, 12)}@example.com`
+
+let auth: AuthTestApp
+let box: Mailbox
+beforeAll(async () => {
+  // fails, saying to run ./scripts/infra up, when no Mailpit answers: these tests never skip
+  const mailpit = await mailpitEngine()
+  box = mailpit.mailbox
+  auth = await buildAuthTestApp({
+    LOG_LEVEL: 'info',
+    SMTP_URL: mailpit.smtpUrl,
+    MAIL_FROM: 'Meridian Test <no-reply@meridian.test>',
+    EMAIL_SEND_INTERVAL_MS: '100',
+  })
+})
+afterAll(async () => {
+  await auth?.close()
+})
+
+/** The token of the newest verification link mailed to `address`. */
+async function verificationToken(address: string): Promise<string> {
+  const mail = await box.waitForMessage({ to: address, subject: verifySubject })
+  const token = /verify-email\/([A-Za-z0-9_-]{43})\s/.exec(mail.text)?.[1]
+  if (token === undefined) throw new Error(`no verification link in the mail: ${mail.text}`)
+  return token
+}
+
+const verify = (token: string) =>
+  auth.app.inject({
+    method: 'POST',
+    url: `/api/v1/email-verifications/${token}`,
+    remoteAddress: randomAddress(),
+  })
+
+const refusedAsInvalid = (response: Parameters<typeof expectErrorEnvelope>[0]) =>
+  expect(expectErrorEnvelope(response, 400, 'BAD_REQUEST').message).toBe(invalidVerificationLinkMessage)
+
+const register = async (email: string, password = 'registered passphrase') => {
+  const created = await auth.app.inject({
+    method: 'POST',
+    url: '/api/v1/users',
+    headers: json,
+    payload: { name: 'Verified Person', email, password },
+  })
+  expect(created.statusCode).toBe(201)
+  return { id: created.json().id as string, email, password }
+}
+
+const userAs = async (id: string, headers: Record<string, string>) =>
+  (await auth.app.inject({ method: 'GET', url: `/api/v1/users/${id}`, headers })).json()
+
+describe('address verification', () => {
+  it('when a registered user uses the mailed link, then the address is verified in the user and the OpenID claims, and the link works once', async () => {
+    const user = await register(uniqueEmail())
+    const pair = (await login(auth, user)).json()
+    const bearer = { authorization: `Bearer ${pair.accessToken}` }
+    expect((await userAs(user.id, bearer)).emailVerified).toBe(false)
+
+    const token = await verificationToken(user.email)
+    expect((await verify(token)).statusCode).toBe(204)
+    expect((await userAs(user.id, bearer)).emailVerified).toBe(true)
+    const claims = await auth.app.inject({ method: 'GET', url: '/userinfo', headers: bearer })
+    expect(claims.json()).toMatchObject({ email: user.email, email_verified: true })
+    refusedAsInvalid(await verify(token))
+  })
+
+  it('when a link is wrong, malformed or expired, then the same 400 answers and nothing is verified', async () => {
+    refusedAsInvalid(await verify(randomBytes(32).toString('base64url')))
+    refusedAsInvalid(await verify('not-a-token'))
+    const user = await register(uniqueEmail())
+    const token = await verificationToken(user.email)
+    await auth.sql`update email_verifications set expires_at = now() - interval '1 second' where user_id = ${user.id}`
+    refusedAsInvalid(await verify(token))
+    expect((await userAs(user.id, bearerFor(auth, { role: 'admin' }))).emailVerified).toBe(false)
+  })
+})
+
+describe('address change', () => {
+  const changeEmail = (id: string, headers: Record<string, string>, payload: Record<string, unknown>) =>
+    auth.app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${id}/email-change`,
+      headers: { ...json, ...headers },
+      payload,
+      remoteAddress: randomAddress(),
+    })
+
+  it('when a user asks with their password, then the current address is told, and the address changes, verified, only when the new one’s link is used', async () => {
+    const user = await signedIn(auth, { email: uniqueEmail() })
+    const newAddress = uniqueEmail()
+    const asked = await changeEmail(user.user.id, user.headers, {
+      email: newAddress.toUpperCase(),
+      password: user.user.password,
+    })
+    expect(asked.statusCode).toBe(202)
+    await box.waitForMessage({ to: user.user.email, subject: changeNoticeSubject })
+    const token = await verificationToken(newAddress)
+    expect((await userAs(user.user.id, user.headers)).email).toBe(user.user.email)
+
+    expect((await verify(token)).statusCode).toBe(204)
+    const changed = await userAs(user.user.id, bearerFor(auth, { role: 'admin' }))
+    expect(changed).toMatchObject({ email: newAddress, emailVerified: true })
+    expect((await login(auth, { email: newAddress, password: user.user.password })).statusCode).toBe(200)
+    expect((await login(auth, user.user)).statusCode).toBe(401)
+  })
+
+  it('when the password is wrong, the account is another’s, or the user PATCHes their address, then 403 and nothing is mailed', async () => {
+    const user = await signedIn(auth, { email: uniqueEmail() })
+    const other = await signedIn(auth, { email: uniqueEmail() })
+    const newAddress = uniqueEmail()
+    const wrong = await changeEmail(user.user.id, user.headers, {
+      email: newAddress,
+      password: 'not it at all',
+    })
+    expect(expectErrorEnvelope(wrong, 403, 'FORBIDDEN').message).toBe('The current password is incorrect')
+    expectErrorEnvelope(
+      await changeEmail(other.user.id, user.headers, { email: newAddress, password: user.user.password }),
+      403,
+      'FORBIDDEN',
+    )
+    const patched = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.user.id}`,
+      headers: { ...json, ...user.headers },
+      payload: { email: newAddress },
+    })
+    expect(expectErrorEnvelope(patched, 403, 'FORBIDDEN').message).toContain('/email-change')
+    // PATCH counts against the service's limit, not the address change's (the routes share their guard array)
+    expect(patched.headers['x-ratelimit-limit']).toBe(auth.config.RATE_LIMIT_MAX.toString())
+    expect(await box.search(`to:"${newAddress}"`)).toEqual([])
+  })
+
+  it('when an admin PATCHes a verified address, then it changes and is unproved again', async () => {
+    const user = await register(uniqueEmail())
+    expect((await verify(await verificationToken(user.email))).statusCode).toBe(204)
+    const admin = bearerFor(auth, { role: 'admin' })
+    const newAddress = uniqueEmail()
+    const patched = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      headers: { ...json, ...admin },
+      payload: { email: newAddress },
+    })
+    expect(patched.statusCode).toBe(200)
+    expect(patched.json()).toMatchObject({ email: newAddress, emailVerified: false })
+  })
+
+  it('when links are used, then no log line holds a token and the logged URLs read [redacted]', async () => {
+    const user = await register(uniqueEmail())
+    const token = await verificationToken(user.email)
+    expect((await verify(token)).statusCode).toBe(204)
+    expect(JSON.stringify(auth.logs)).not.toContain(token)
+    const urls = auth.logs.map((line) => (line.req as { url?: string } | undefined)?.url)
+    expect(urls).toContain('/api/v1/email-verifications/[redacted]')
+  })
+})
