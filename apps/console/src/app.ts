@@ -1,9 +1,9 @@
 // The console's shell: signing in (the provider's redirect back, or the sign-in view, or a page a visitor reaches
 // without signing in), the navigation, one realtime client for the signed-in user, and the views by the URL's hash
-// (routes.ts).
+// (routes.ts), or a mailed link's page that a signed-in user opens in the same tab.
 import { createRealtimeClient } from '@meridian/realtime-client'
 import { type ConsoleConfig, loadConsoleConfig } from './config.ts'
-import { routes, visitorPageOf } from './routes.ts'
+import { routes, signedInPageOf, visitorPageOf } from './routes.ts'
 import { completeOpenIdSignIn, type Session } from './session.ts'
 import { errorBox, h, show } from './ui.ts'
 import { notificationsOf } from './views/notifications.ts'
@@ -30,7 +30,7 @@ export async function startConsole(root: HTMLElement): Promise<void> {
 
 /**
  * A visitor who is not signed in: the page of the hash they reach without signing in (a forgotten password: the
- * reset mail's link opens one), else the sign-in page, with the failure that brought them there if any; followed
+ * reset mail's link opens one; an address to confirm: the verification mail's link), else the sign-in page, with the failure that brought them there if any; followed
  * as the hash changes, until they sign in.
  */
 function signedOut(root: HTMLElement, config: ConsoleConfig, failure?: unknown): void {
@@ -88,13 +88,16 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
 
   function route(): void {
     current?.close?.()
+    // a mailed link's page (an address to confirm) opened in this tab is no view of the navigation
+    const linked = signedInPageOf(location.hash)
     const chosen = visible.find((known) => known.hash === location.hash) ?? visible[0]!
+    const here = linked ? undefined : chosen.hash
     for (const link of nav.querySelectorAll('a')) {
-      if (link.getAttribute('href') === chosen.hash) link.setAttribute('aria-current', 'page')
+      if (link.getAttribute('href') === here) link.setAttribute('aria-current', 'page')
       else link.removeAttribute('aria-current')
     }
-    if (chosen.hash === '#/notifications') unread.textContent = ''
-    current = chosen.create(context)
+    if (here === '#/notifications') unread.textContent = ''
+    current = linked ?? chosen.create(context)
     show(content, current.element)
     content.focus()
   }

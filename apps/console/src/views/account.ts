@@ -1,8 +1,11 @@
-// The signed-in user's account: who they are (GET /api/v1/users/{id}; whether the address is verified, when the API
-// tells it) and their notification preferences, each type by each channel (GET and PUT
-// /api/v1/users/{id}/notification-preferences: the PUT replaces the whole set, and the page shows what it answers).
-// Security mails (a password reset, an address to verify, a password changed) are no notification type: always sent.
+// The signed-in user's account: who they are (GET /api/v1/users/{id}, whether their address is verified included), a
+// change of their address (POST /api/v1/users/{id}/email-change with their password: a link goes to the new address,
+// whose page, #/verify-email/<token>, sets it; verify-email.ts) and their notification preferences, each type by each
+// channel (GET and PUT /api/v1/users/{id}/notification-preferences: the PUT replaces the whole set, and the page shows
+// what it answers). Security mails (a password reset, an address to verify, a password changed) are no notification
+// type: always sent.
 import {
+  type EmailChangeAccepted,
   type NotificationChannels,
   type NotificationPreferenceSet,
   type NotificationPreferences,
@@ -34,9 +37,6 @@ const channels: { channel: Channel; label: string }[] = [
   { channel: 'realtime', label: 'Live' },
   { channel: 'email', label: 'By e-mail' },
 ]
-
-/** The user as GET /api/v1/users/{id} answers, with emailVerified once the API has it. */
-type AccountUser = User & { emailVerified?: boolean }
 
 const preferencesPath = (session: Session) => `/api/v1/users/${session.user.id}/notification-preferences`
 
@@ -82,18 +82,7 @@ function preferencesIn(table: Element): NotificationPreferenceSet {
   return set
 }
 
-function accountDetails(user: AccountUser): HTMLElement {
-  const verified =
-    typeof user.emailVerified === 'boolean'
-      ? [
-          h('dt', {}, 'Address verified'),
-          h(
-            'dd',
-            { 'data-email-verified': String(user.emailVerified) },
-            user.emailVerified ? 'Yes' : 'Not yet',
-          ),
-        ]
-      : []
+function accountDetails(user: User): HTMLElement {
   return h(
     'dl',
     { class: 'account' },
@@ -101,9 +90,64 @@ function accountDetails(user: AccountUser): HTMLElement {
     h('dd', {}, user.name),
     h('dt', {}, 'Email'),
     h('dd', {}, user.email),
-    ...verified,
+    h('dt', {}, 'Address verified'),
+    h(
+      'dd',
+      { 'data-email-verified': String(user.emailVerified) },
+      user.emailVerified ? 'Yes' : 'Not yet: open the link mailed to it',
+    ),
     h('dt', {}, 'Role'),
     h('dd', {}, user.role),
+  )
+}
+
+function inputOf(id: string, label: string, attributes: Record<string, string | number | boolean>) {
+  const input = h('input', { id, name: id, required: true, ...attributes })
+  return { input, nodes: [h('label', { for: id }, label), input] }
+}
+
+/** Your address changed with your password: the API mails a link to the new one, and nothing changes until it is used. */
+function emailChangeSection(session: Session): HTMLElement {
+  const errors = h('div', { 'aria-live': 'assertive' })
+  const sent = h('div', { role: 'status', 'aria-live': 'polite' })
+  const email = inputOf('new-email', 'New address', { type: 'email', autocomplete: 'email', maxlength: 254 })
+  const password = inputOf('email-change-password', 'Your password', {
+    type: 'password',
+    autocomplete: 'current-password',
+    maxlength: 1024,
+  })
+  const submit = h('button', { type: 'submit', class: 'change-email' }, 'Send a link to the new address')
+  const onsubmit = submitWith(submit, errors, async () => {
+    show(sent)
+    const address = email.input.value
+    await api<EmailChangeAccepted>('POST', `/api/v1/users/${session.user.id}/email-change`, {
+      token: session.token,
+      body: { email: address, password: password.input.value },
+    })
+    password.input.value = ''
+    show(
+      sent,
+      h(
+        'p',
+        {},
+        `A link was sent to ${address}. Your address changes to it when the link is opened; until then it stays ` +
+          'as it is. Your current address was told of the change.',
+      ),
+    )
+  })
+  return h(
+    'div',
+    {},
+    h('h2', { id: 'email-change-title' }, 'Change e-mail address'),
+    h(
+      'form',
+      { class: 'email-change-form', 'aria-labelledby': 'email-change-title', onsubmit },
+      ...email.nodes,
+      ...password.nodes,
+      submit,
+    ),
+    errors,
+    sent,
   )
 }
 
@@ -142,7 +186,7 @@ export function accountView({ session }: ViewContext): View {
     submit,
   )
 
-  api<AccountUser>('GET', `/api/v1/users/${session.user.id}`, { token: session.token })
+  api<User>('GET', `/api/v1/users/${session.user.id}`, { token: session.token })
     .then((user) => show(who, accountDetails(user)))
     .catch((error: unknown) => show(who, errorBox(error)))
   api<NotificationPreferences>('GET', preferencesPath(session), { token: session.token })
@@ -154,6 +198,7 @@ export function accountView({ session }: ViewContext): View {
       'account',
       'Account',
       who,
+      emailChangeSection(session),
       h('h2', { id: 'preferences-title' }, 'Notifications'),
       h(
         'p',

@@ -4,6 +4,7 @@
 // The token is in the URL's fragment, which the browser never sends: no server logs it.
 import { api } from '../api.ts'
 import { h, show, submitWith } from '../ui.ts'
+import { forgetLinkToken, linkTokenOf } from './link-token.ts'
 
 export const forgotPasswordHash = '#/forgot-password'
 export const resetPasswordPrefix = '#/reset-password/'
@@ -73,8 +74,7 @@ function passwordField(id: string, label: string) {
 
 /** After a reset: every session of the account has ended, so the way on is signing in with the new password. */
 function changedView(view: HTMLElement): void {
-  // the used token leaves the address bar and the history (no hashchange: the page stays; its link then changes it)
-  history.replaceState(null, '', `${location.pathname}${location.search}`)
+  forgetLinkToken()
   show(
     view,
     h('h1', { id: 'reset-title', tabindex: -1 }, 'Your password was changed'),
@@ -129,16 +129,6 @@ export function resetPasswordView(token: string): HTMLElement {
 /** The page a visitor who is not signed in reaches by the hash (#/forgot-password, #/reset-password/<token>), if any. */
 export function passwordPageOf(hash: string): HTMLElement | undefined {
   if (hash === forgotPasswordHash) return forgotPasswordView()
-  if (!hash.startsWith(resetPasswordPrefix)) return undefined
-  const token = hash.slice(resetPasswordPrefix.length)
-  return token === '' ? undefined : resetPasswordView(tokenOf(token))
-}
-
-/** The token as the link carries it; one that is no percent-encoding is kept as it is (the API refuses it). */
-function tokenOf(fragment: string): string {
-  try {
-    return decodeURIComponent(fragment)
-  } catch {
-    return fragment
-  }
+  const token = linkTokenOf(hash, resetPasswordPrefix)
+  return token === undefined ? undefined : resetPasswordView(token)
 }
