@@ -1,11 +1,14 @@
 // The console's account pages in Chromium, against the whole system: a customer turns a notification type's e-mail off
 // on the Account page and the API then answers that setting; a visitor who forgot their password asks for a link on
-// "Forgot password?", the test reads the mail the system delivered to the development Mailpit (the services send to
-// 127.0.0.1:1025) and opens its link in the browser, sets a new password and signs in with it, while the old one is
-// refused; a link that was used, or is no link of ours, is refused on the page.
+// "Forgot password?", the test reads the mail the system delivered to the development Mailpit (testkit's
+// mailpitEngine(): the services send to its SMTP port) and opens its link in the browser, sets a new password and signs
+// in with it, while the old one is refused; a link that was used, or is no link of ours, is refused on the page. A new
+// customer's address is proved by the link registration mailed (the Account page then shows it verified), and a
+// customer changes their address on the Account page: the link mailed to the new one sets it, they sign in with it, and
+// the old address got a notice. Every test has addresses of its own (the Mailpit is shared).
+import { randomBytes } from 'node:crypto'
 import type { NotificationPreferences, User } from '@meridian/contracts'
-import { nativeMailpitUrl } from '@meridian/infra'
-import { mailbox, scaledMs } from '@meridian/testkit'
+import { type Mailbox, mailpitEngine, scaledMs } from '@meridian/testkit'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { e2eClient } from '../src/client.ts'
@@ -20,12 +23,13 @@ import '../src/system-context.ts'
 
 const system = inject('system')
 const client = e2eClient(system)
-const mail = mailbox(process.env.MAILPIT_URL || nativeMailpitUrl)
 const patience = scaledMs(15_000)
 
 let browser: Browser
+let mail: Mailbox
 
 beforeAll(async () => {
+  mail = (await mailpitEngine()).mailbox
   browser = await launchChromium()
 })
 
@@ -33,12 +37,27 @@ afterAll(async () => {
   await browser?.close()
 })
 
-/** The reset link of the newest reset mail to `email`, as its text body carries it. */
-async function resetLinkMailedTo(email: string): Promise<string> {
-  const delivered = await mail.waitForMessage({ to: email, subject: 'Reset your Meridian password' })
-  const link = /https?:\/\/\S+\/console\/#\/reset-password\/\S+/.exec(delivered.text)?.[0]
-  expect(link, `a reset link in the mail's text:\n${delivered.text}`).toBeDefined()
+/** The link of the newest mail to `email` with this subject that opens the console's `page`, as its text carries it. */
+async function linkMailedTo(email: string, subject: string, page: string): Promise<string> {
+  const delivered = await mail.waitForMessage({ to: email, subject })
+  const link = new RegExp(`https?://\\S+/console/#/${page}/\\S+`).exec(delivered.text)?.[0]
+  expect(link, `a link to ${page} in the mail's text:\n${delivered.text}`).toBeDefined()
   return link!
+}
+
+/** The reset link of the newest reset mail to `email`. */
+const resetLinkMailedTo = (email: string) =>
+  linkMailedTo(email, 'Reset your Meridian password', 'reset-password')
+
+/** The link of the newest mail to `email` that proves it (registration's, or an address change's). */
+const verifyLinkMailedTo = (email: string) =>
+  linkMailedTo(email, 'Confirm your e-mail address', 'verify-email')
+
+/** Opens the Account page of the signed-in console and waits for the address it shows. */
+async function openAccount(page: Page, email: string): Promise<void> {
+  await page.getByRole('link', { name: 'Account', exact: true }).click()
+  await page.getByRole('heading', { name: 'Account', exact: true }).waitFor({ timeout: patience })
+  await page.getByText(email, { exact: true }).waitFor({ timeout: patience })
 }
 
 /** Types the new password twice on the reset page and submits it. */
@@ -81,17 +100,12 @@ describe("the console's account pages", () => {
       for (const channels of Object.values(others))
         expect(channels).toEqual({ inApp: true, realtime: true, email: true })
 
-      // the address's verification is shown when (and as) the API tells it
-      const user = await client.request<User & { emailVerified?: boolean }>(
-        'GET',
-        `/api/v1/users/${customer.id}`,
-        {
-          token,
-        },
-      )
+      // a new customer's address is not verified yet (the link registration mailed is unused), as the API tells it
+      const user = await client.request<User>('GET', `/api/v1/users/${customer.id}`, { token })
+      expect(user.body.emailVerified).toBe(false)
       const verified = page.locator('dd[data-email-verified]')
-      if (user.body.emailVerified === undefined) expect(await verified.count()).toBe(0)
-      else expect(await verified.getAttribute('data-email-verified')).toBe(String(user.body.emailVerified))
+      expect(await verified.getAttribute('data-email-verified')).toBe('false')
+      expect(await verified.textContent()).toContain('Not yet')
 
       await page.setViewportSize({ width: 420, height: 800 })
       await page.waitForTimeout(300)
@@ -201,5 +215,111 @@ describe("the console's account pages", () => {
     } finally {
       await page.close()
     }
+  })
+
+  it('when a newly registered customer opens the link of the mail that proves their address, then the page says it is confirmed, the Account page shows it verified, and the link works once', async () => {
+    const customer = await newCustomer(client, 'Confirming Customer')
+    const link = await verifyLinkMailedTo(customer.email)
+    expect(link.startsWith(`${system.gatewayUrl}/console/#/verify-email/`)).toBe(true)
+    // the mail is opened in a browser that is signed in nowhere
+    const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
+    try {
+      await page.goto(link)
+      await page.getByRole('heading', { name: 'Your address is confirmed' }).waitFor({ timeout: patience })
+      expect(page.url()).not.toContain('verify-email')
+      expect(
+        await sidewaysScroll(page),
+        'the confirmation scrolls sideways on a 420-pixel window',
+      ).toBeLessThanOrEqual(0)
+      await page.screenshot({ path: `${artifacts}address-confirmed.png`, fullPage: true })
+      await page.getByRole('link', { name: 'Sign in', exact: true }).click()
+      await page.getByRole('heading', { name: 'Sign in to Meridian' }).waitFor({ timeout: patience })
+      await page.getByLabel('Email').fill(customer.email)
+      await page.getByLabel('Password').fill(customer.password)
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+      await page.getByRole('heading', { name: 'Orders', exact: true }).waitFor({ timeout: patience })
+      await openAccount(page, customer.email)
+      const verified = page.locator('dd[data-email-verified]')
+      expect(await verified.getAttribute('data-email-verified')).toBe('true')
+      expect(await verified.textContent()).toBe('Yes')
+    } finally {
+      await page.close()
+    }
+    const token = await client.login(customer.email, customer.password)
+    const user = await client.request<User>('GET', `/api/v1/users/${customer.id}`, { token })
+    expect(user.body.emailVerified).toBe(true)
+
+    // followed again, the API refuses the used link and the page shows its message
+    const again = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    try {
+      await again.goto(link)
+      await again.getByRole('heading', { name: 'This link does not work' }).waitFor({ timeout: patience })
+      expect(await again.getByRole('alert').locator('strong').textContent()).toBe(
+        'This address verification link is invalid, used or expired',
+      )
+      await again.getByRole('link', { name: 'Sign in', exact: true }).click()
+      await again.getByRole('heading', { name: 'Sign in to Meridian' }).waitFor({ timeout: patience })
+    } finally {
+      await again.close()
+    }
+  })
+
+  it('when a customer changes their address on the Account page, then the link mailed to the new address sets it, verified, they sign in with it and no longer with the old one, and the old address got a notice', async () => {
+    const customer = await newCustomer(client, 'Moving Customer')
+    const newEmail = `moved-${randomBytes(4).toString('hex')}@example.com`
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } })
+    try {
+      await signInToOrders(page, system.gatewayUrl, customer.email, customer.password)
+      await openAccount(page, customer.email)
+      await page.getByRole('heading', { name: 'Change e-mail address' }).waitFor({ timeout: patience })
+      await page.getByLabel('New address', { exact: true }).fill(newEmail)
+      // a wrong password is refused with the API's message, and nothing is mailed
+      await page.getByLabel('Your password', { exact: true }).fill(`not-${customer.password}`)
+      await page.getByRole('button', { name: 'Send a link to the new address' }).click()
+      const alert = page.getByRole('alert')
+      await alert.waitFor({ timeout: patience })
+      expect(await alert.locator('strong').textContent()).toBe('The current password is incorrect')
+
+      await page.getByLabel('Your password', { exact: true }).fill(customer.password)
+      await page.getByRole('button', { name: 'Send a link to the new address' }).click()
+      await page
+        .getByRole('status')
+        .filter({ hasText: `A link was sent to ${newEmail}.` })
+        .waitFor({ timeout: patience })
+      expect(await alert.count()).toBe(0)
+      await page.screenshot({ path: `${artifacts}address-change-asked.png`, fullPage: true })
+
+      const notice = await mail.waitForMessage({
+        to: customer.email,
+        subject: 'A change of your Meridian address was asked for',
+      })
+      expect(notice.text).not.toContain(newEmail)
+      const link = await verifyLinkMailedTo(newEmail)
+      expect(link.startsWith(`${system.gatewayUrl}/console/#/verify-email/`)).toBe(true)
+      // until the link is used the address stays: the old one still signs in
+      await client.login(customer.email, customer.password)
+
+      // opened in the same tab, signed in: the page confirms, and leads on to the account, which has the new address
+      await page.goto(link)
+      await page.getByRole('heading', { name: 'Your address is confirmed' }).waitFor({ timeout: patience })
+      await page.getByRole('link', { name: 'Go on to your account' }).click()
+      await page.getByText(newEmail, { exact: true }).waitFor({ timeout: patience })
+      expect(await page.locator('dd[data-email-verified]').getAttribute('data-email-verified')).toBe('true')
+      await page.screenshot({ path: `${artifacts}address-changed.png`, fullPage: true })
+
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await signInToOrders(page, system.gatewayUrl, newEmail, customer.password)
+      expect(await page.locator('.who').textContent()).toBe('Moving Customer (user)')
+    } finally {
+      await page.close()
+    }
+    const old = await client.request('POST', '/login', {
+      body: { email: customer.email, password: customer.password },
+    })
+    expect(old.status).toBe(401)
+    // the old address got no link of the change: registration's is the only one it has
+    await verifyLinkMailedTo(customer.email)
+    const links = await mail.search(`to:"${customer.email}" subject:"Confirm your e-mail address"`)
+    expect(links.length).toBe(1)
   })
 })
