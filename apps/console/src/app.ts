@@ -1,8 +1,9 @@
-// The console's shell: signing in (the provider's redirect back, or the sign-in view), the navigation, one realtime
-// client for the signed-in user, and the views by the URL's hash (routes.ts).
+// The console's shell: signing in (the provider's redirect back, or the sign-in view, or a page a visitor reaches
+// without signing in), the navigation, one realtime client for the signed-in user, and the views by the URL's hash
+// (routes.ts), or a mailed link's page that a signed-in user opens in the same tab.
 import { createRealtimeClient } from '@meridian/realtime-client'
 import { type ConsoleConfig, loadConsoleConfig } from './config.ts'
-import { routes } from './routes.ts'
+import { routes, signedInPageOf, visitorPageOf } from './routes.ts'
 import { completeOpenIdSignIn, type Session } from './session.ts'
 import { errorBox, h, show } from './ui.ts'
 import { notificationsOf } from './views/notifications.ts'
@@ -22,17 +23,28 @@ export async function startConsole(root: HTMLElement): Promise<void> {
     const session = await completeOpenIdSignIn()
     if (session) return signedIn(root, session, config)
   } catch (error) {
-    show(
-      root,
-      signInView((session) => signedIn(root, session, config), config.signInHint),
-      errorBox(error),
-    )
-    return
+    return signedOut(root, config, error)
   }
-  show(
-    root,
-    signInView((session) => signedIn(root, session, config), config.signInHint),
-  )
+  signedOut(root, config)
+}
+
+/**
+ * A visitor who is not signed in: the page of the hash they reach without signing in (a forgotten password: the
+ * reset mail's link opens one; an address to confirm: the verification mail's link), else the sign-in page, with the failure that brought them there if any; followed
+ * as the hash changes, until they sign in.
+ */
+function signedOut(root: HTMLElement, config: ConsoleConfig, failure?: unknown): void {
+  function page(): void {
+    const shown = visitorPageOf(location.hash) ?? signInView(onSignedIn, config.signInHint)
+    show(root, shown, failure === undefined ? null : errorBox(failure))
+    failure = undefined
+  }
+  function onSignedIn(session: Session): void {
+    window.removeEventListener('hashchange', page)
+    signedIn(root, session, config)
+  }
+  window.addEventListener('hashchange', page)
+  page()
 }
 
 function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): void {
@@ -71,21 +83,21 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
     current?.close?.()
     window.removeEventListener('hashchange', route)
     location.hash = ''
-    show(
-      root,
-      signInView((next) => signedIn(root, next, config), config.signInHint),
-    )
+    signedOut(root, config)
   })
 
   function route(): void {
     current?.close?.()
+    // a mailed link's page (an address to confirm) opened in this tab is no view of the navigation
+    const linked = signedInPageOf(location.hash)
     const chosen = visible.find((known) => known.hash === location.hash) ?? visible[0]!
+    const here = linked ? undefined : chosen.hash
     for (const link of nav.querySelectorAll('a')) {
-      if (link.getAttribute('href') === chosen.hash) link.setAttribute('aria-current', 'page')
+      if (link.getAttribute('href') === here) link.setAttribute('aria-current', 'page')
       else link.removeAttribute('aria-current')
     }
-    if (chosen.hash === '#/notifications') unread.textContent = ''
-    current = chosen.create(context)
+    if (here === '#/notifications') unread.textContent = ''
+    current = linked ?? chosen.create(context)
     show(content, current.element)
     content.focus()
   }

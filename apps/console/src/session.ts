@@ -47,6 +47,10 @@ const apiResource = 'urn:meridian:api'
  * service refuses it elsewhere (403 INSUFFICIENT_SCOPE). What the signed-in user may do is still their role's.
  */
 export const consoleApiScopes: readonly ApiScope[] = [
+  // the Account view reads the user themself (GET /api/v1/users/{id}) and asks to change their address
+  // (POST /api/v1/users/{id}/email-change)
+  'users:read',
+  'users:write',
   'orders:read',
   'orders:write',
   'notifications:read',

@@ -132,8 +132,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
         REALTIME_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
       },
       content: { GRAPHQL_ALLOWED_ORIGINS: `http://127.0.0.1:${gatewayPort}` },
-      // the console signs in with the provider and comes back to itself on the gateway
-      auth: { OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/` },
+      // the console signs in with the provider and comes back to itself on the gateway; a password reset mail and an
+      // address verification mail link the console's pages on the run's gateway (test/console-account.test.ts opens
+      // them; a production run sets the same, productionSettings)
+      auth: {
+        OIDC_SPA_REDIRECT_URIS: `http://127.0.0.1:${gatewayPort}/console/`,
+        PASSWORD_RESET_URL: `http://127.0.0.1:${gatewayPort}/console/#/reset-password`,
+        EMAIL_VERIFICATION_URL: `http://127.0.0.1:${gatewayPort}/console/#/verify-email`,
+      },
       gateway: {
         CONSOLE_PAYMENT_PROVIDER_URL: `http://127.0.0.1:${simulatorPort}`,
         ...(production

@@ -1,8 +1,10 @@
 // Signing in: Meridian's own OpenID Connect provider (authorization code with PKCE), or the login form; a newcomer
-// creates an account here (open registration, POST /api/v1/users) and is signed in with it. In development the
-// gateway may give a hint (./scripts/dev --demo: the demo accounts), shown above both.
+// creates an account here (open registration, POST /api/v1/users) and is signed in with it, and "Forgot password?"
+// leads to the page that mails a reset link (password-reset.ts). In development the gateway may give a hint
+// (./scripts/dev --demo: the demo accounts), shown above both.
 import { registerAndSignIn, type Session, signInWithPassword, startOpenIdSignIn } from '../session.ts'
 import { busy, h, show, submitWith } from '../ui.ts'
+import { forgotPasswordHash } from './password-reset.ts'
 
 function field(id: string, label: string, attributes: Record<string, string | number | boolean>) {
   const input = h('input', { id, name: id, required: true, ...attributes })
@@ -77,6 +79,7 @@ export function signInView(onSignedIn: (session: Session) => void, hint?: string
       h('p', { class: 'or' }, 'or with your email and password'),
       signInForm(onSignedIn, errors),
       errors,
+      h('p', { class: 'or' }, h('a', { href: forgotPasswordHash }, 'Forgot password?')),
       h('p', { class: 'or' }, 'New here? ', create),
     )
   }
