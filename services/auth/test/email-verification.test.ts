@@ -1,8 +1,9 @@
 // Address verification and change (issue 44, point 5) on the real engines and Mailpit: registration mails a link that
-// proves the address (`emailVerified`, and `email_verified` in the OpenID claims); a used, expired or wrong link is
-// refused with one answer; a signed-in user asks for a new link, which supersedes the older (409 once verified); your own address changes only with your password and through a link mailed to the new
-// one, while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged.
-// On the development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
+// proves the address (`emailVerified`, and `email_verified` in the OpenID claims and first-party access tokens); a
+// used, expired or wrong link is refused with one answer; a signed-in user asks for a new link, which supersedes the
+// older (409 once verified); your own address changes only with your password and through a link mailed to the new one,
+// while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged. On the
+// development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { eventually, expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -63,6 +64,10 @@ const register = async (email: string, password = 'registered passphrase') => {
   return { id: created.json().id as string, email, password }
 }
 
+/** The claims of a token (its signature is checked where it is used, not here). */
+const claimsOf = (token: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'))
+
 const userAs = async (id: string, headers: Record<string, string>) =>
   (await auth.app.inject({ method: 'GET', url: `/api/v1/users/${id}`, headers })).json()
 
@@ -79,6 +84,22 @@ describe('address verification', () => {
     const claims = await auth.app.inject({ method: 'GET', url: '/userinfo', headers: bearer })
     expect(claims.json()).toMatchObject({ email: user.email, email_verified: true })
     refusedAsInvalid(await verify(token))
+  })
+
+  it('when a user signs in, then the access token says whether the address is verified; a refresh after the link says it is', async () => {
+    const user = await register(uniqueEmail())
+    const pair = (await login(auth, user)).json()
+    expect(claimsOf(pair.accessToken).email_verified).toBe(false)
+    expect((await verify(await verificationToken(user.email))).statusCode).toBe(204)
+    const refreshed = await auth.app.inject({
+      method: 'POST',
+      url: '/refresh',
+      headers: json,
+      payload: { refreshToken: pair.refreshToken },
+    })
+    expect(refreshed.statusCode).toBe(200)
+    expect(claimsOf(refreshed.json().accessToken).email_verified).toBe(true)
+    expect(claimsOf((await login(auth, user)).json().accessToken).email_verified).toBe(true)
   })
 
   it('when a link is wrong, malformed or expired, then the same 400 answers and nothing is verified', async () => {
