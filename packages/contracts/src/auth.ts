@@ -11,6 +11,12 @@ export const TokenClaims = Type.Object({
   role: Type.String(),
   roles: Type.Array(Type.String(), { default: [] }),
   email: Type.Optional(Type.String()),
+  email_verified: Type.Optional(
+    Type.Boolean({
+      description:
+        "whether the user proved the address (auth's first-party tokens carry it as of their issue; a refresh brings it up to date)",
+    }),
+  ),
   scope: Type.Optional(
     Type.String({
       description:

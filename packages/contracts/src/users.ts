@@ -162,6 +162,17 @@ export const EmailVerificationTokenParams = Type.Object({
 })
 export type EmailVerificationTokenParams = Static<typeof EmailVerificationTokenParams>
 
+/** POST /email-verifications: a new link to your own unverified address; no body, or an empty object. */
+export const EmailVerificationRequestBody = Type.Object({}, { additionalProperties: false })
+export type EmailVerificationRequestBody = Static<typeof EmailVerificationRequestBody>
+
+/** The answer to a new verification link asked for: it is on its way to the account's address. */
+export const EmailVerificationRequested = Type.Object(
+  { message: Type.String({ maxLength: 300 }) },
+  { additionalProperties: false },
+)
+export type EmailVerificationRequested = Static<typeof EmailVerificationRequested>
+
 /** POST /users/{id}/email-change: your new address, with your password. */
 export const EmailChangeBody = Type.Object(
   {

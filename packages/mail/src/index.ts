@@ -11,6 +11,7 @@ export {
   smtpEnv,
   smtpUrlFormat,
 } from './config.ts'
+export { formatDuration } from './duration.ts'
 export {
   addressOf,
   domainOf,

@@ -1,8 +1,9 @@
 // The templates: every one renders from its data, text as written and HTML escaped; money as the contracts' Money
-// says; data read back from storage is checked before it is rendered.
+// says; how long a link works as a person reads it; data read back from storage is checked before it is rendered.
 import { describe, expect, it } from 'vitest'
 import {
   escapeHtml,
+  formatDuration,
   formatLineTotal,
   formatMoney,
   html,
@@ -89,6 +90,37 @@ describe('mail templates', () => {
     expect(mailTemplates.password_changed.kind).toBe('security')
     expect(mailTemplates.address_change_requested.kind).toBe('security')
     expect(mailTemplates.order_placed.kind).toBe('notification')
+  })
+
+  it('when a duration is rendered, then minutes under 2 hours, hours under 2 days, else days, never more than it is', () => {
+    const said = [1, 30, 119, 120, 150, 1440, 2879, 2880, 4320, 10_080].map(formatDuration)
+    expect(said).toEqual([
+      '1 minute',
+      '30 minutes',
+      '119 minutes',
+      '2 hours',
+      '2 hours',
+      '24 hours',
+      '47 hours',
+      '2 days',
+      '3 days',
+      '7 days',
+    ])
+  })
+
+  it('when a link mail is rendered, then it says how long the link works in that unit', () => {
+    const verify = renderTemplate('verify_address', {
+      verifyUrl: 'https://shop.example/verify?t=abc',
+      expiresInMinutes: 1440,
+    })
+    expect(verify.text).toContain('The link works for 24 hours:')
+    expect(verify.html).toContain('The link works for 24 hours:')
+    expect(verify.text).not.toContain('1440')
+    const reset = renderTemplate('password_reset', {
+      resetUrl: 'https://shop.example/reset?t=abc',
+      expiresInMinutes: 30,
+    })
+    expect(reset.text).toContain('The link works once, for 30 minutes:')
   })
 
   it('when stored data does not match its template, or the name is no template, then rendering refuses it', () => {

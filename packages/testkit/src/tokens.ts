@@ -32,7 +32,14 @@ export function accessToken(
     expiresInSeconds = 900,
     issuedAgoSeconds = 0,
     scopes,
-  }: { expiresInSeconds?: number; issuedAgoSeconds?: number; scopes?: readonly string[] } = {},
+    emailVerified,
+  }: {
+    expiresInSeconds?: number
+    issuedAgoSeconds?: number
+    scopes?: readonly string[]
+    /** the `email_verified` claim auth's tokens carry; left out when not given */
+    emailVerified?: boolean
+  } = {},
 ): string {
   const now = Math.floor(Date.now() / 1000)
   const claims = {
@@ -47,6 +54,7 @@ export function accessToken(
     aud: audience,
     jti: randomUUID(),
     ...(scopes === undefined ? {} : { client_id: scopedTokenClient, scope: scopes.join(' ') }),
+    ...(emailVerified === undefined ? {} : { email_verified: emailVerified }),
   }
   const input = `${base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${base64url(JSON.stringify(claims))}`
   return `${input}.${base64url(createHmac('sha256', jwtSecret).update(input).digest())}`

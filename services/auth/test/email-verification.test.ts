@@ -1,12 +1,14 @@
 // Address verification and change (issue 44, point 5) on the real engines and Mailpit: registration mails a link that
-// proves the address (`emailVerified`, and `email_verified` in the OpenID claims); a used, expired or wrong link is
-// refused with one answer; your own address changes only with your password and through a link mailed to the new
-// one, while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged.
-// On the development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
+// proves the address (`emailVerified`, and `email_verified` in the OpenID claims and first-party access tokens); a
+// used, expired or wrong link is refused with one answer; a signed-in user asks for a new link, which supersedes the
+// older (409 once verified); your own address changes only with your password and through a link mailed to the new one,
+// while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged. On the
+// development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
+import { eventually, expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { invalidVerificationLinkMessage } from '../src/domain/email-verification.ts'
+import { alreadyVerifiedMessage, invalidVerificationLinkMessage } from '../src/domain/email-verification.ts'
+import { verificationLinkSentMessage } from '../src/routes/email-verifications/index.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { bearerFor, login, randomAddress, signedIn } from './identities.ts'
 
@@ -62,6 +64,10 @@ const register = async (email: string, password = 'registered passphrase') => {
   return { id: created.json().id as string, email, password }
 }
 
+/** The claims of a token (its signature is checked where it is used, not here). */
+const claimsOf = (token: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'))
+
 const userAs = async (id: string, headers: Record<string, string>) =>
   (await auth.app.inject({ method: 'GET', url: `/api/v1/users/${id}`, headers })).json()
 
@@ -80,6 +86,22 @@ describe('address verification', () => {
     refusedAsInvalid(await verify(token))
   })
 
+  it('when a user signs in, then the access token says whether the address is verified; a refresh after the link says it is', async () => {
+    const user = await register(uniqueEmail())
+    const pair = (await login(auth, user)).json()
+    expect(claimsOf(pair.accessToken).email_verified).toBe(false)
+    expect((await verify(await verificationToken(user.email))).statusCode).toBe(204)
+    const refreshed = await auth.app.inject({
+      method: 'POST',
+      url: '/refresh',
+      headers: json,
+      payload: { refreshToken: pair.refreshToken },
+    })
+    expect(refreshed.statusCode).toBe(200)
+    expect(claimsOf(refreshed.json().accessToken).email_verified).toBe(true)
+    expect(claimsOf((await login(auth, user)).json().accessToken).email_verified).toBe(true)
+  })
+
   it('when a link is wrong, malformed or expired, then the same 400 answers and nothing is verified', async () => {
     refusedAsInvalid(await verify(randomBytes(32).toString('base64url')))
     refusedAsInvalid(await verify('not-a-token'))
@@ -88,6 +110,73 @@ describe('address verification', () => {
     await auth.sql`update email_verifications set expires_at = now() - interval '1 second' where user_id = ${user.id}`
     refusedAsInvalid(await verify(token))
     expect((await userAs(user.id, bearerFor(auth, { role: 'admin' }))).emailVerified).toBe(false)
+  })
+})
+
+describe('a new verification link on demand', () => {
+  const askForLink = (headers: Record<string, string>, payload?: Record<string, unknown>) =>
+    auth.app.inject({
+      method: 'POST',
+      url: '/api/v1/email-verifications',
+      headers: payload === undefined ? headers : { ...json, ...headers },
+      ...(payload === undefined ? {} : { payload }),
+      remoteAddress: randomAddress(),
+    })
+
+  /** How many links of the user wait to be used (written with their mail, in one transaction). */
+  const pendingLinks = async (userId: string) =>
+    (
+      await auth.sql<
+        { n: number }[]
+      >`select count(*)::int as n from email_verifications where user_id = ${userId}`
+    )[0]?.n
+
+  /** The ids of the verification mails Mailpit holds for `address`, newest first. */
+  const verificationMails = async (address: string) =>
+    (await box.search(`to:"${address}" subject:"${verifySubject}"`)).map((mail) => mail.id)
+
+  it('when an unverified user asks (no body, or {}), then a new link arrives, the older one is refused and the new one proves the address', async () => {
+    const user = await register(uniqueEmail())
+    const bearer = { authorization: `Bearer ${(await login(auth, user)).json().accessToken}` }
+    const first = await verificationToken(user.email)
+
+    const asked = await askForLink(bearer)
+    expect(asked.statusCode).toBe(202)
+    expect(asked.json()).toEqual({ message: verificationLinkSentMessage })
+    await eventually(
+      'the second link is delivered',
+      async () => (await verificationMails(user.email)).length === 2,
+    )
+    const second = await verificationToken(user.email)
+    expect(second).not.toBe(first)
+    expect((await askForLink(bearer, {})).statusCode).toBe(202)
+    await eventually(
+      'the third link is delivered',
+      async () => (await verificationMails(user.email)).length === 3,
+    )
+    const third = await verificationToken(user.email)
+
+    refusedAsInvalid(await verify(first))
+    refusedAsInvalid(await verify(second))
+    expect((await verify(third)).statusCode).toBe(204)
+    expect((await userAs(user.id, bearer)).emailVerified).toBe(true)
+  })
+
+  it('when the address is verified already, then 409 CONFLICT and no link is mailed', async () => {
+    const user = await register(uniqueEmail())
+    expect((await verify(await verificationToken(user.email))).statusCode).toBe(204)
+    const bearer = { authorization: `Bearer ${(await login(auth, user)).json().accessToken}` }
+    const refused = await askForLink(bearer)
+    expect(expectErrorEnvelope(refused, 409, 'CONFLICT').message).toBe(alreadyVerifiedMessage)
+    expect(await pendingLinks(user.id)).toBe(0)
+    expect(await verificationMails(user.email)).toHaveLength(1)
+  })
+
+  it('when no one is signed in or the body holds anything, then 401 or 422 and nothing is mailed', async () => {
+    expectErrorEnvelope(await askForLink({}), 401, 'UNAUTHORIZED')
+    const user = await signedIn(auth, { email: uniqueEmail() })
+    expectErrorEnvelope(await askForLink(user.headers, { email: uniqueEmail() }), 422, 'VALIDATION_ERROR')
+    expect(await pendingLinks(user.user.id)).toBe(0)
   })
 })
 

@@ -44,6 +44,8 @@ describe('login', () => {
       email: user.email,
       role: 'admin',
       roles: ['admin'],
+      // whether the address is proved, as when the token was issued (a new user's is not)
+      email_verified: false,
       iss: auth.config.JWT_ISSUER,
       aud: auth.config.JWT_AUDIENCE,
       iat: expect.any(Number),

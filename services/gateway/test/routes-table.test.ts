@@ -46,6 +46,8 @@ describe('route table', () => {
     ['/api/v1/api-keys', 'auth'],
     ['/api/v1/password-resets', 'auth'],
     ['/api/password-resets/a-token', 'auth'],
+    ['/api/v1/email-verifications', 'auth'],
+    ['/api/email-verifications', 'auth'],
     ['/api/v1/email-verifications/a-token', 'auth'],
     ['/api/v1/orders', 'order'],
     ['/api/orders', 'order'],

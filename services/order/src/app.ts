@@ -18,7 +18,7 @@ import {
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
 import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
-import type { OrderConfig } from './config.ts'
+import { type OrderConfig, unverifiedOrderLimitOf } from './config.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createReturnsRepository } from './data/returns-repository.ts'
 import { createSagasRepository } from './data/sagas-repository.ts'
@@ -118,6 +118,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     saga,
     sql,
     fingerprints: orderFingerprints(config.IDEMPOTENCY_SECRET),
+    ...unverifiedOrderLimitOf(config),
   })
   const carrierKeys = namedCarrierKeysIn(config.RETURNS_CARRIER_KEYS)
   const returns = createReturnUseCases({

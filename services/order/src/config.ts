@@ -1,5 +1,7 @@
 // The order service's environment.
+import { toMinorUnits } from '@meridian/contracts'
 import {
+  ConfigError,
   idempotencySecretVariable,
   loadConfig,
   namedCarrierKeysVariable,
@@ -33,10 +35,36 @@ export const OrderEnv = serviceEnv({
    * /returns/{id}/receive with X-Carrier-Key) only the returns that name that carrier
    */
   RETURNS_CARRIER_KEYS: namedCarrierKeysVariable('mark received the returns that go back with them'),
+  /**
+   * the largest total a customer whose address is not verified (their token's `email_verified` is false) may order
+   * for themself, in dollars; 0: no order at all; unset: no limit (issue 44, point 5)
+   */
+  UNVERIFIED_CUSTOMER_ORDER_LIMIT: Type.Optional(Type.Number({ minimum: 0, maximum: 10_000_000 })),
   /** the secret placing requests' fingerprints are keyed by (service-kit's idempotencySecretVariable) */
   IDEMPOTENCY_SECRET: idempotencySecretVariable(),
 })
 export type OrderConfig = Static<typeof OrderEnv>
 
-export const loadOrderConfig = (env: NodeJS.ProcessEnv = process.env): OrderConfig =>
-  loadConfig(OrderEnv, env)
+export function loadOrderConfig(env: NodeJS.ProcessEnv = process.env): OrderConfig {
+  const config = loadConfig(OrderEnv, env)
+  unverifiedOrderLimitOf(config)
+  return config
+}
+
+/**
+ * UNVERIFIED_CUSTOMER_ORDER_LIMIT in cents, as the order use cases take it (nothing when unset); an amount that is no
+ * Money (more than two decimals) is refused at start.
+ */
+export function unverifiedOrderLimitOf(config: Pick<OrderConfig, 'UNVERIFIED_CUSTOMER_ORDER_LIMIT'>): {
+  unverifiedOrderLimitCents?: number
+} {
+  const limit = config.UNVERIFIED_CUSTOMER_ORDER_LIMIT
+  if (limit === undefined) return {}
+  const cents = toMinorUnits(limit)
+  if (cents === undefined) {
+    throw new ConfigError([
+      `UNVERIFIED_CUSTOMER_ORDER_LIMIT: an amount with at most two decimals (got '${String(limit)}')`,
+    ])
+  }
+  return { unverifiedOrderLimitCents: cents }
+}

@@ -1,4 +1,5 @@
-// The signed-in user's account: who they are (GET /api/v1/users/{id}, whether their address is verified included), a
+// The signed-in user's account: who they are (GET /api/v1/users/{id}, whether their address is verified included, and
+// while it is not, a new link to it on demand: POST /api/v1/email-verifications), a
 // change of their address (POST /api/v1/users/{id}/email-change with their password: a link goes to the new address,
 // whose page, #/verify-email/<token>, sets it; verify-email.ts) and their notification preferences, each type by each
 // channel (GET and PUT /api/v1/users/{id}/notification-preferences: the PUT replaces the whole set, and the page shows
@@ -6,6 +7,7 @@
 // type: always sent.
 import {
   type EmailChangeAccepted,
+  type EmailVerificationRequested,
   type NotificationChannels,
   type NotificationPreferenceSet,
   type NotificationPreferences,
@@ -15,7 +17,7 @@ import {
 } from '@meridian/contracts'
 import { api } from '../api.ts'
 import type { Session } from '../session.ts'
-import { dataTable, errorBox, h, loading, panel, show, submitWith } from '../ui.ts'
+import { busy, dataTable, errorBox, h, loading, panel, show, submitWith } from '../ui.ts'
 import type { View, ViewContext } from './view.ts'
 
 type Channel = keyof NotificationChannels
@@ -82,7 +84,30 @@ function preferencesIn(table: Element): NotificationPreferenceSet {
   return set
 }
 
-function accountDetails(user: User): HTMLElement {
+/** While the address is not verified: a button mailing a new link to it (the older link stops working). */
+function newLinkButton(session: Session): HTMLElement {
+  const errors = h('div', { 'aria-live': 'assertive' })
+  const sent = h('span', { role: 'status', 'aria-live': 'polite' })
+  const send = async () => {
+    await api<EmailVerificationRequested>('POST', '/api/v1/email-verifications', { token: session.token })
+    show(sent, ' A new link was sent to your address; older links no longer work.')
+  }
+  const button: HTMLButtonElement = h(
+    'button',
+    {
+      type: 'button',
+      class: 'send-verification',
+      onclick: () => {
+        show(sent)
+        void busy(button, errors, send)
+      },
+    },
+    'Send a new link',
+  )
+  return h('span', { class: 'new-verification-link' }, ' ', button, sent, errors)
+}
+
+function accountDetails(user: User, session: Session): HTMLElement {
   return h(
     'dl',
     { class: 'account' },
@@ -94,7 +119,7 @@ function accountDetails(user: User): HTMLElement {
     h(
       'dd',
       { 'data-email-verified': String(user.emailVerified) },
-      user.emailVerified ? 'Yes' : 'Not yet: open the link mailed to it',
+      ...(user.emailVerified ? ['Yes'] : ['Not yet: open the link mailed to it', newLinkButton(session)]),
     ),
     h('dt', {}, 'Role'),
     h('dd', {}, user.role),
@@ -187,7 +212,7 @@ export function accountView({ session }: ViewContext): View {
   )
 
   api<User>('GET', `/api/v1/users/${session.user.id}`, { token: session.token })
-    .then((user) => show(who, accountDetails(user)))
+    .then((user) => show(who, accountDetails(user, session)))
     .catch((error: unknown) => show(who, errorBox(error)))
   api<NotificationPreferences>('GET', preferencesPath(session), { token: session.token })
     .then(shown)

@@ -1,7 +1,9 @@
 // Mails about an account: the welcome (a notification), and the security mails, which the user cannot turn off and
 // which carry no List-Unsubscribe: a password reset link, an address to verify, a password changed, and the notice to
-// an account's address that a change of it to another was asked for.
+// an account's address that a change of it to another was asked for. How long a link works reads as a person says
+// it (duration.ts: "24 hours", not "1440 minutes").
 import { Type } from 'typebox'
+import { formatDuration } from '../duration.ts'
 import { html } from '../html.ts'
 import { defineTemplate, page, textOf } from './template.ts'
 
@@ -26,7 +28,7 @@ export const passwordResetMail = defineTemplate({
   data: Type.Object({ resetUrl: Link, expiresInMinutes: Minutes }),
   render({ resetUrl, expiresInMinutes }) {
     const subject = 'Reset your Meridian password'
-    const said = `Someone asked to reset the password of your Meridian account. The link works once, for ${expiresInMinutes} minutes:`
+    const said = `Someone asked to reset the password of your Meridian account. The link works once, for ${formatDuration(expiresInMinutes)}:`
     return {
       subject,
       text: textOf(said, resetUrl, notYou),
@@ -43,7 +45,7 @@ export const verifyAddressMail = defineTemplate({
   data: Type.Object({ verifyUrl: Link, expiresInMinutes: Minutes }),
   render({ verifyUrl, expiresInMinutes }) {
     const subject = 'Confirm your e-mail address'
-    const said = `Please confirm that this address is yours. The link works for ${expiresInMinutes} minutes:`
+    const said = `Please confirm that this address is yours. The link works for ${formatDuration(expiresInMinutes)}:`
     return {
       subject,
       text: textOf(said, verifyUrl, notYou),

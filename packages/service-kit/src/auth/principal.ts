@@ -10,6 +10,11 @@ export interface Principal {
   name?: string
   email?: string
   /**
+   * Whether the user proved their address, as the credential said when it was issued (a bearer token's
+   * `email_verified`); absent when the credential does not say (a cookie session, an API key, a token without it).
+   */
+  emailVerified?: boolean
+  /**
    * The scopes the credential is limited to: an API key's, or those of an access token the OpenID provider issued
    * (its space-separated `scope` claim; such a token carries `client_id`). Absent for first-party credentials — POST
    * /login's tokens and cookie sessions — which act with the user's role alone.
@@ -47,10 +52,12 @@ const optionalString = (value: unknown): value is string | undefined =>
  */
 export function principalFromClaims(claims: Readonly<Record<string, unknown>>): Principal | undefined {
   const { sub, role = '', roles = [], scope, name, email, client_id: clientId } = claims
+  const { email_verified: emailVerified } = claims
   if (typeof sub !== 'string' || sub === '' || typeof role !== 'string' || !isStringArray(roles))
     return undefined
   if (!optionalString(scope) || !optionalString(name) || !optionalString(email) || !optionalString(clientId))
     return undefined
+  if (emailVerified !== undefined && typeof emailVerified !== 'boolean') return undefined
   // a token issued to an OAuth client is limited to its scopes, none when it has no `scope` claim
   const limited = scope !== undefined || clientId !== undefined
   return {
@@ -60,6 +67,7 @@ export function principalFromClaims(claims: Readonly<Record<string, unknown>>): 
     roles,
     ...(name !== undefined ? { name } : {}),
     ...(email !== undefined ? { email } : {}),
+    ...(emailVerified !== undefined ? { emailVerified } : {}),
     ...(limited ? { scopes: scope?.split(' ').filter(Boolean) ?? [] } : {}),
     method: 'bearer',
   }

@@ -22,6 +22,7 @@ export interface UserCredentials {
   role: UserRole
   status: UserStatus
   passwordHash: string | null
+  emailVerified: boolean
 }
 
 export interface NewUser {
@@ -81,7 +82,7 @@ export function createUsersRepository(db: Queryable) {
 
     async findCredentialsByEmail(email: string, sql: Queryable = db): Promise<UserCredentials | undefined> {
       const [row] = await sql<UserCredentials[]>`
-        select id, name, email, role, status, password_hash from users where email = ${email}`
+        select id, name, email, role, status, password_hash, email_verified from users where email = ${email}`
       return row
     },
 

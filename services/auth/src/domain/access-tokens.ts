@@ -1,5 +1,6 @@
 // Access tokens: short-lived JWTs with the spec's claims, RS256 with the key ring's current key (kid in the header)
-// or HS256 with the shared secret when JWT_ALGORITHM=HS256.
+// or HS256 with the shared secret when JWT_ALGORITHM=HS256. `email_verified` says whether the user had proved their
+// address when the token was issued (the order service's limit for unproved customers reads it).
 import type { TokenClaims } from '@meridian/contracts'
 import { createSigner } from 'fast-jwt'
 import type { KeyRing } from './signing-keys.ts'
@@ -10,6 +11,8 @@ export interface TokenSubject {
   name: string
   email: string
   role: string
+  /** whether the address is proved: the `email_verified` claim (left out when not known) */
+  emailVerified?: boolean
 }
 
 export type AccessTokenSigning =
@@ -66,6 +69,7 @@ export function createAccessTokenIssuer(options: AccessTokenOptions) {
         role: subject.role,
         // every role the subject holds; a user holds exactly one
         roles: [subject.role],
+        ...(subject.emailVerified === undefined ? {} : { email_verified: subject.emailVerified }),
         iat: Math.floor(clock() / 1000),
       }
       return { accessToken: signer()(claims), expiresIn: ttlSeconds }

@@ -1,6 +1,7 @@
 // Address verification and change (issue 44, point 5). Registration mails a link to the new user's address; using it
 // (POST /email-verifications/{token}) marks the address verified, which users show as `emailVerified` and ID tokens
-// as `email_verified`. Your own address is changed with your password: a link goes to the new address (using it sets
+// as `email_verified`. A signed-in user whose address is not verified yet asks for a new link (POST
+// /email-verifications): it supersedes the older one, as a link that expired unused would otherwise leave no way. Your own address is changed with your password: a link goes to the new address (using it sets
 // the address, verified) and the current one is told a change was asked for. Links are single use, end after
 // EMAIL_VERIFICATION_TTL_MS, and a newer one of the same purpose supersedes the older; every link that cannot be
 // used is refused with one and the same error.
@@ -21,6 +22,9 @@ import { normaliseEmail } from './users.ts'
 
 /** The one answer to a link that cannot be used, whatever the reason. */
 export const invalidVerificationLinkMessage = 'This address verification link is invalid, used or expired'
+
+/** The answer to a new link asked for by a user whose address is proved already. */
+export const alreadyVerifiedMessage = 'The address of the account is verified already'
 
 export interface EmailVerificationDependencies {
   sql: Sql
@@ -70,6 +74,18 @@ export function createEmailVerification(dependencies: EmailVerificationDependenc
     /** In the registration's transaction: a link to prove the new user's address. */
     async issueWithin(tx: Queryable, user: { id: string; email: string }): Promise<void> {
       await issue(tx, user.id, user.email, 'verify')
+    },
+
+    /**
+     * A new link to the signed-in user's own address while it is not verified (it supersedes the older link); 409 once
+     * it is. A client's credential (client_credentials) has no address: 403.
+     */
+    async requestLink(principal: Principal): Promise<void> {
+      if (principal.kind !== 'user') throw AppError.forbidden('Only a user has an address to verify')
+      const user = await users.findById(principal.subject)
+      if (!user) throw AppError.notFound(`User ${principal.subject} not found`)
+      if (user.emailVerified) throw AppError.conflict(alreadyVerifiedMessage)
+      await transaction(sql, (tx) => issue(tx, user.id, user.email, 'verify'))
     },
 
     /** Uses a mailed link: the address proved (and, for a change, set). 400 for any link that cannot be used. */

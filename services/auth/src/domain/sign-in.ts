@@ -45,6 +45,7 @@ export function createSignIn(options: SignInOptions) {
     name: user.name,
     email: user.email,
     role: user.role,
+    ...(user.emailVerified === undefined ? {} : { emailVerified: user.emailVerified }),
   })
 
   return {

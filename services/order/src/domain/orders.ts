@@ -30,7 +30,7 @@ import {
   type OrderRecord,
   type OrdersRepository,
 } from '../data/orders-repository.ts'
-import { assertCustomerOrAdmin, isCustomerOrAdmin } from './access.ts'
+import { assertCustomerOrAdmin, assertUnverifiedMayOrder, isCustomerOrAdmin } from './access.ts'
 import {
   isCancellable,
   isReturnable,
@@ -163,6 +163,23 @@ async function priceOrder(
 }
 
 /**
+ * priceOrder for the principal: a customer whose address is unproved is held to UNVERIFIED_CUSTOMER_ORDER_LIMIT
+ * (`limitCents`; 403: a limit of 0 before anything is priced, another once the total is known).
+ */
+async function priceOrderFor(
+  principal: Principal,
+  limitCents: number | undefined,
+  catalogue: ProductCatalogue,
+  input: PlaceOrderBody,
+  requestId?: string,
+): Promise<{ items: OrderItemRecord[]; totalCents: number }> {
+  assertUnverifiedMayOrder(principal, input.customerId, limitCents)
+  const priced = await priceOrder(catalogue, input.items, requestId)
+  assertUnverifiedMayOrder(principal, input.customerId, limitCents, priced.totalCents)
+  return priced
+}
+
+/**
  * order.placed for a just written order: the full-state variant, with the payment token (a provider token, never card
  * data) for the payment step, and the customer's email when the customer placed it.
  */
@@ -264,6 +281,8 @@ export interface OrderUseCasesDependencies {
   sql: Sql
   /** how a placing request is fingerprinted under its Idempotency-Key (orderFingerprints) */
   fingerprints: RequestFingerprints
+  /** UNVERIFIED_CUSTOMER_ORDER_LIMIT in cents: the largest total of a customer whose address is unproved (0: none) */
+  unverifiedOrderLimitCents?: number
 }
 
 export function createOrderUseCases({
@@ -272,6 +291,7 @@ export function createOrderUseCases({
   saga,
   sql,
   fingerprints,
+  unverifiedOrderLimitCents,
 }: OrderUseCasesDependencies) {
   /** The order, if the principal may see it; another customer's order is a 404 (its existence is not told). */
   async function findVisibleOrder(id: string, principal: Principal): Promise<OrderRecord> {
@@ -285,7 +305,7 @@ export function createOrderUseCases({
   /**
    * Prices the items from the catalogue (422 per bad item, 503 when inventory is unreachable), then writes the
    * order, its items and its order.placed record in one transaction, with the request's Idempotency-Key when it came
-   * with one. The caller checked who may place for `input.customerId`.
+   * with one. The caller checked who may place for `input.customerId` (an unproved one's limit: priceOrderFor).
    */
   async function priceAndPlace(
     input: PlaceOrderBody,
@@ -293,7 +313,8 @@ export function createOrderUseCases({
     requestId?: string,
     idempotency?: OrderIdempotency,
   ): Promise<PlaceAnswer> {
-    const { items, totalCents } = await priceOrder(catalogue, input.items, requestId)
+    const limit = unverifiedOrderLimitCents
+    const { items, totalCents } = await priceOrderFor(principal, limit, catalogue, input, requestId)
 
     const newOrder: NewOrder = {
       id: randomUUID(),

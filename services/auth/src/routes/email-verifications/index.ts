@@ -1,19 +1,26 @@
+// POST /api/v1/email-verifications (a signed-in user whose address is not verified asks for a new link),
 // POST /api/v1/email-verifications/{token} (a mailed link proves an address, or sets a new one) and
 // POST /api/v1/users/{id}/email-change (your new address, with your password: a link to it, a notice to the current
 // one). The token is a secret path parameter: logs and traces show [redacted] in its place (service-kit's
-// secretPathParameters); both are limited per client like the password reset routes.
+// secretPathParameters); all are limited per client like the password reset routes.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
   EmailChangeAccepted,
   EmailChangeBody,
+  EmailVerificationRequestBody,
+  EmailVerificationRequested,
   EmailVerificationTokenParams,
   UserIdParams,
 } from '@meridian/contracts'
 import { errorResponses, security } from '@meridian/service-kit'
 import type { onRequestHookHandler } from 'fastify'
 import { Type } from 'typebox'
-import { type EmailVerification, invalidVerificationLinkMessage } from '../../domain/email-verification.ts'
+import {
+  alreadyVerifiedMessage,
+  type EmailVerification,
+  invalidVerificationLinkMessage,
+} from '../../domain/email-verification.ts'
 
 export interface EmailVerificationRoutesOptions {
   emailVerification: EmailVerification
@@ -26,11 +33,42 @@ export interface EmailVerificationRoutesOptions {
 export const emailChangeRequestedMessage =
   'A link to confirm the new address is on its way to it; the address changes when it is used. The current address is told.'
 
+export const verificationLinkSentMessage =
+  'A new link to confirm your address is on its way to it; older links no longer work.'
+
 export const emailVerificationRoutes: FastifyPluginAsyncTypebox<EmailVerificationRoutesOptions> = async (
   app,
   { emailVerification, guard, perClient },
 ) => {
   const rateLimit = { max: perClient.max, timeWindow: perClient.timeWindowMs }
+
+  app.post(
+    '/email-verifications',
+    {
+      onRequest: [app.authenticate as onRequestHookHandler],
+      schema: {
+        tags: ['users'],
+        summary: 'Ask for a new link proving your address (the older link stops working)',
+        description:
+          "The signed-in user's own address, while it is not verified: a new link is mailed to it (for " +
+          'EMAIL_VERIFICATION_TTL_MS), and every older verification link of the account stops working. No body, or ' +
+          `\`{}\`. 409 CONFLICT \`${alreadyVerifiedMessage}\` once the address is verified; a client's credential ` +
+          '(client_credentials) is 403. Limited per client like the other link routes (429).',
+        security: security.requires('users:write'),
+        body: EmailVerificationRequestBody,
+        response: {
+          202: EmailVerificationRequested,
+          ...errorResponses(401, 403, 404, 409, 413, 415, 422, 429),
+        },
+      },
+      config: { rateLimit, optionalBody: true },
+    },
+    async (request, reply) => {
+      if (!request.principal) throw AppError.unauthorized()
+      await emailVerification.requestLink(request.principal)
+      return reply.code(202).send({ message: verificationLinkSentMessage })
+    },
+  )
 
   app.post(
     '/email-verifications/:token',
