@@ -95,6 +95,43 @@ export const mailEnv = () => ({
   ),
 })
 
+/**
+ * The clock and retries of a sender of stored mails (notification's notification mails, auth's security mails), spread
+ * into its service's env; `sender` names it and `deadMetric` the counter its dead mails are counted in.
+ */
+export const mailSenderEnv = (sender: string, deadMetric: string) => ({
+  EMAIL_SEND_INTERVAL_MS: Type.Integer({
+    minimum: 50,
+    maximum: 600_000,
+    default: 2000,
+    description: `how often the ${sender} looks for mails that are due, ms`,
+  }),
+  EMAIL_MAX_ATTEMPTS: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 12,
+    description: `sends tried per mail before it is dead (${deadMetric}{outcome="dead"})`,
+  }),
+  EMAIL_RETRY_BASE_MS: Type.Integer({
+    minimum: 10,
+    maximum: 3_600_000,
+    default: 30_000,
+    description: 'the wait after the first failed send, ms; doubled after each further failure',
+  }),
+  EMAIL_RETRY_MAX_MS: Type.Integer({
+    minimum: 10,
+    maximum: 86_400_000,
+    default: 3_600_000,
+    description: 'the longest wait between two sends of a mail, ms',
+  }),
+  EMAIL_BATCH_SIZE: Type.Integer({
+    minimum: 1,
+    maximum: 200,
+    default: 10,
+    description: 'mails a sender takes at once (sent over the pool of MAIL_POOL_MAX_CONNECTIONS)',
+  }),
+})
+
 const MailEnv = Type.Object(mailEnv())
 export type MailConfig = Static<typeof MailEnv>
 const SmtpEnv = Type.Object(smtpEnv())

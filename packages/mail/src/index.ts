@@ -7,6 +7,7 @@ export {
   type MailConfig,
   mailboxFormat,
   mailEnv,
+  mailSenderEnv,
   type SmtpConfig,
   smtpEnv,
   smtpUrlFormat,

@@ -1,5 +1,5 @@
 // The auth service's environment.
-import { smtpEnv } from '@meridian/mail'
+import { mailSenderEnv, smtpEnv } from '@meridian/mail'
 import {
   ConfigError,
   developmentOnlyDefault,
@@ -130,37 +130,7 @@ export const AuthEnv = serviceEnv({
     default: 3600,
     description: "the reset limits' window, s",
   }),
-  EMAIL_SEND_INTERVAL_MS: Type.Integer({
-    minimum: 50,
-    maximum: 600_000,
-    default: 2000,
-    description: 'how often the security-mail sender looks for mails that are due, ms',
-  }),
-  EMAIL_MAX_ATTEMPTS: Type.Integer({
-    minimum: 1,
-    maximum: 100,
-    default: 12,
-    description:
-      'sends tried per mail before it is dead (meridian_auth_security_mails_total{outcome="dead"})',
-  }),
-  EMAIL_RETRY_BASE_MS: Type.Integer({
-    minimum: 10,
-    maximum: 3_600_000,
-    default: 30_000,
-    description: 'the wait after the first failed send, ms; doubled after each further failure',
-  }),
-  EMAIL_RETRY_MAX_MS: Type.Integer({
-    minimum: 10,
-    maximum: 86_400_000,
-    default: 3_600_000,
-    description: 'the longest wait between two sends of a mail, ms',
-  }),
-  EMAIL_BATCH_SIZE: Type.Integer({
-    minimum: 1,
-    maximum: 200,
-    default: 10,
-    description: 'mails a sender takes at once (sent over the pool of MAIL_POOL_MAX_CONNECTIONS)',
-  }),
+  ...mailSenderEnv('security-mail sender', 'meridian_auth_security_mails_total'),
 })
 export type AuthConfig = Static<typeof AuthEnv>
 
