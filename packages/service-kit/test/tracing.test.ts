@@ -28,7 +28,7 @@ import {
 } from '../src/index.ts'
 import { activeTracing } from '../src/tracing/active-tracing.ts'
 import { recordSpans, type SpanRecorder, startTracing } from '../src/tracing/index.ts'
-import { resourceAttributesOf, tracesEndpoint } from '../src/tracing/tracing-env.ts'
+import { batchSettingsOf, resourceAttributesOf, tracesEndpoint } from '../src/tracing/tracing-env.ts'
 
 const offConfig = { OTEL_SDK_DISABLED: false, OTEL_TRACES_SAMPLER: 'parentbased_always_on' } as const
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
@@ -128,6 +128,29 @@ describe('the OTEL_* variables', () => {
       team: 'sales ops',
       k: '%E0%A4%A',
     })
+  })
+
+  it('when OTEL_BSP_* are set, then the batch processor is given them (the SDK reads none itself); unset, its own defaults; out of range, refused', () => {
+    const config = loadConfig(TracingEnv, {
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      OTEL_BSP_EXPORT_TIMEOUT: '10000',
+      OTEL_BSP_MAX_QUEUE_SIZE: '4096',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '256',
+    })
+    expect(batchSettingsOf(config)).toEqual({
+      scheduledDelayMillis: 200,
+      exportTimeoutMillis: 10_000,
+      maxQueueSize: 4096,
+      maxExportBatchSize: 256,
+    })
+    expect(batchSettingsOf(loadConfig(TracingEnv, {}))).toEqual({})
+    for (const [name, value] of [
+      ['OTEL_BSP_SCHEDULE_DELAY', '0'],
+      ['OTEL_BSP_EXPORT_TIMEOUT', '600001'],
+      ['OTEL_BSP_MAX_QUEUE_SIZE', 'many'],
+      ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE', '-3'],
+    ] as const)
+      expect(() => loadConfig(TracingEnv, { [name]: value }), name).toThrow(new RegExp(name))
   })
 
   it('when a service loads its configuration with a bad sampler or endpoint, then the ConfigError names both', () => {

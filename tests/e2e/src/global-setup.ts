@@ -123,7 +123,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     simulatorPort,
     simulator: simulatorSettings,
     env: {
-      '*': { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint },
+      // a finished span leaves its service within 200 ms instead of the default 5 s: the tests that read traces back
+      // (tracing, readme) wait for what they look for, not for the batch's clock
+      '*': { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: '200' },
       order: { ...sagaSettings, ...returnSettings },
       payment: { ...reconcileSettings, ...authenticationSettings(gatewayPort) },
       // the console's page is on the gateway's origin: the channel and GraphQL's subscriptions accept it

@@ -36,6 +36,14 @@ export const TracingEnv = Type.Object({
   ),
   /** the ratio of the traceidratio samplers, 0 to 1 (default 1) */
   OTEL_TRACES_SAMPLER_ARG: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /** the batch processor: ms between two exports (the SDK's default 5000) */
+  OTEL_BSP_SCHEDULE_DELAY: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+  /** the batch processor: ms an export may take before it is given up (default 30000) */
+  OTEL_BSP_EXPORT_TIMEOUT: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+  /** the batch processor: spans held at most; more are dropped (default 2048) */
+  OTEL_BSP_MAX_QUEUE_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  /** the batch processor: spans per export at most, at most the queue's size (default 512) */
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   /**
    * The W3C baggage keys passed on, comma-separated (none by default): a caller's other entries are dropped where a
    * request comes in, never carried to the next service (a client's 8 KB of baggage once went everywhere).
@@ -85,6 +93,38 @@ export function resourceAttributesOf(value: string | undefined): Record<string, 
     }
   }
   return attributes
+}
+
+/** The batch span processor's settings, as the OTEL_BSP_* variables give them (the SDK's defaults where unset). */
+export interface BatchSettings {
+  scheduledDelayMillis?: number
+  exportTimeoutMillis?: number
+  maxQueueSize?: number
+  maxExportBatchSize?: number
+}
+
+/**
+ * The batch span processor's settings from the specification's OTEL_BSP_* variables, which the SDK's processor does
+ * not read by itself (it takes them as options only).
+ */
+export function batchSettingsOf(
+  config: Pick<
+    TracingEnv,
+    | 'OTEL_BSP_SCHEDULE_DELAY'
+    | 'OTEL_BSP_EXPORT_TIMEOUT'
+    | 'OTEL_BSP_MAX_QUEUE_SIZE'
+    | 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'
+  >,
+): BatchSettings {
+  const settings: BatchSettings = {}
+  if (config.OTEL_BSP_SCHEDULE_DELAY !== undefined)
+    settings.scheduledDelayMillis = config.OTEL_BSP_SCHEDULE_DELAY
+  if (config.OTEL_BSP_EXPORT_TIMEOUT !== undefined)
+    settings.exportTimeoutMillis = config.OTEL_BSP_EXPORT_TIMEOUT
+  if (config.OTEL_BSP_MAX_QUEUE_SIZE !== undefined) settings.maxQueueSize = config.OTEL_BSP_MAX_QUEUE_SIZE
+  if (config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE !== undefined)
+    settings.maxExportBatchSize = config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE
+  return settings
 }
 
 /** The baggage keys a service passes on (TRACING_BAGGAGE_KEYS). */

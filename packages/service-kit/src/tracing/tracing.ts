@@ -41,7 +41,13 @@ import {
 } from './active-tracing.ts'
 import { AllowedBaggagePropagator } from './allowed-baggage.ts'
 import { requestTracingOptions } from './request-tracing.ts'
-import { baggageKeysOf, resourceAttributesOf, type TracingEnv, tracesEndpoint } from './tracing-env.ts'
+import {
+  baggageKeysOf,
+  batchSettingsOf,
+  resourceAttributesOf,
+  type TracingEnv,
+  tracesEndpoint,
+} from './tracing-env.ts'
 
 /** The resource attribute of the instance (semantic conventions, still in the incubating set). */
 const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id'
@@ -169,7 +175,7 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
     spanProcessors: [
       options.processor === 'simple'
         ? new SimpleSpanProcessor({ exporter })
-        : new BatchSpanProcessor({ exporter }),
+        : new BatchSpanProcessor({ exporter, ...batchSettingsOf(config) }),
     ],
   })
   const contextManager = new AsyncLocalStorageContextManager().enable()
