@@ -136,3 +136,5 @@ const MailEnv = Type.Object(mailEnv())
 export type MailConfig = Static<typeof MailEnv>
 const SmtpEnv = Type.Object(smtpEnv())
 export type SmtpConfig = Static<typeof SmtpEnv>
+const MailSenderEnv = Type.Object(mailSenderEnv('sender', 'its counter'))
+export type MailSenderConfig = Static<typeof MailSenderEnv>
