@@ -41,6 +41,7 @@ export {
   type Mail,
   type MailAddress,
   type Mailbox,
+  type MailHeading,
   type MailMatch,
   type MailSummary,
   mailbox,

@@ -5,12 +5,13 @@
 // while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged. On the
 // development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { eventually, expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
+import { eventually, expectErrorEnvelope, type Mailbox } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { alreadyVerifiedMessage, invalidVerificationLinkMessage } from '../src/domain/email-verification.ts'
 import { verificationLinkSentMessage } from '../src/routes/email-verifications/index.ts'
-import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import type { AuthTestApp } from './auth-app.ts'
 import { bearerFor, login, randomAddress, signedIn } from './identities.ts'
+import { buildMailingAuthTestApp, linkToken } from './support/mailing-app.ts'
 
 const verifySubject = 'Confirm your e-mail address'
 const changeNoticeSubject = 'A change of your Meridian address was asked for'
@@ -21,15 +22,7 @@ const uniqueEmail = () => `verify.${randomUUID().slice(0, 12)}@example.com`
 let auth: AuthTestApp
 let box: Mailbox
 beforeAll(async () => {
-  // fails, saying to run ./scripts/infra up, when no Mailpit answers: these tests never skip
-  const mailpit = await mailpitEngine()
-  box = mailpit.mailbox
-  auth = await buildAuthTestApp({
-    LOG_LEVEL: 'info',
-    SMTP_URL: mailpit.smtpUrl,
-    MAIL_FROM: 'Meridian Test <no-reply@meridian.test>',
-    EMAIL_SEND_INTERVAL_MS: '100',
-  })
+  ;({ auth, box } = await buildMailingAuthTestApp())
 })
 afterAll(async () => {
   await auth?.close()
@@ -38,9 +31,7 @@ afterAll(async () => {
 /** The token of the newest verification link mailed to `address`. */
 async function verificationToken(address: string): Promise<string> {
   const mail = await box.waitForMessage({ to: address, subject: verifySubject })
-  const token = /verify-email\/([A-Za-z0-9_-]{43})\s/.exec(mail.text)?.[1]
-  if (token === undefined) throw new Error(`no verification link in the mail: ${mail.text}`)
-  return token
+  return linkToken(mail.text, 'verify-email')
 }
 
 const verify = (token: string) =>
