@@ -105,13 +105,17 @@ describe('address verification', () => {
 })
 
 describe('a new verification link on demand', () => {
-  const askForLink = (headers: Record<string, string>, payload?: Record<string, unknown>) =>
+  const askForLink = (
+    headers: Record<string, string>,
+    payload?: Record<string, unknown>,
+    remoteAddress = randomAddress(),
+  ) =>
     auth.app.inject({
       method: 'POST',
       url: '/api/v1/email-verifications',
       headers: payload === undefined ? headers : { ...json, ...headers },
       ...(payload === undefined ? {} : { payload }),
-      remoteAddress: randomAddress(),
+      remoteAddress,
     })
 
   /** How many links of the user wait to be used (written with their mail, in one transaction). */
@@ -161,6 +165,34 @@ describe('a new verification link on demand', () => {
     expect(expectErrorEnvelope(refused, 409, 'CONFLICT').message).toBe(alreadyVerifiedMessage)
     expect(await pendingLinks(user.id)).toBe(0)
     expect(await verificationMails(user.email)).toHaveLength(1)
+  })
+
+  it('when one address asks for new links from two clients past its limit, then 429 RATE_LIMITED from either, the answers before it as always, and another address still served', async () => {
+    const user = await register(uniqueEmail())
+    const bearer = { authorization: `Bearer ${(await login(auth, user)).json().accessToken}` }
+    // two clients, each well within its own limit (PASSWORD_RESET_MAX_PER_CLIENT: 20); the address's is 5
+    const clients = [randomAddress(), randomAddress()]
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const asked = await askForLink(bearer, undefined, clients[attempt % 2])
+      expect(asked.statusCode).toBe(202)
+      expect(asked.json()).toEqual({ message: verificationLinkSentMessage })
+    }
+    for (const client of clients) {
+      const refused = expectErrorEnvelope(await askForLink(bearer, undefined, client), 429, 'RATE_LIMITED')
+      expect(refused.message).toBe('Too many requests for a new link to this address. Try again later.')
+      expect(refused.retryAfter).toBeGreaterThan(0)
+    }
+    // one link waits (each supersedes the older); six mails, the registration's and the five asked for: the refused
+    // requests wrote none
+    expect(await pendingLinks(user.id)).toBe(1)
+    const [mailed] = await auth.sql<{ n: number }[]>`
+      select count(*)::int as n from security_mails where user_id = ${user.id} and template = 'verify_address'`
+    expect(mailed?.n).toBe(6)
+
+    // the limit is the address's: another account, from the same clients, is served
+    const other = await register(uniqueEmail())
+    const otherBearer = { authorization: `Bearer ${(await login(auth, other)).json().accessToken}` }
+    expect((await askForLink(otherBearer, undefined, clients[0])).statusCode).toBe(202)
   })
 
   it('when no one is signed in or the body holds anything, then 401 or 422 and nothing is mailed', async () => {
