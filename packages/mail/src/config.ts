@@ -96,8 +96,8 @@ export const mailEnv = () => ({
 })
 
 /**
- * The clock and retries of a sender of stored mails (notification's notification mails, auth's security mails), spread
- * into its service's env; `sender` names it and `deadMetric` the counter its dead mails are counted in.
+ * The clock, retries and retention of a sender of stored mails (notification's notification mails, auth's security
+ * mails), spread into its service's env; `sender` names it and `deadMetric` the counter its dead mails are counted in.
  */
 export const mailSenderEnv = (sender: string, deadMetric: string) => ({
   EMAIL_SEND_INTERVAL_MS: Type.Integer({
@@ -129,6 +129,12 @@ export const mailSenderEnv = (sender: string, deadMetric: string) => ({
     maximum: 200,
     default: 10,
     description: 'mails a sender takes at once (sent over the pool of MAIL_POOL_MAX_CONNECTIONS)',
+  }),
+  MAIL_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 30,
+    description: `days a mail the ${sender} finished (sent, or dead) is kept; then its row is removed, in the sender's rounds`,
   }),
 })
 

@@ -26,6 +26,9 @@ export function storedMailSettings(config: StoredMailConfig): StoredMailSettings
     maxAttempts: config.EMAIL_MAX_ATTEMPTS,
     retryBaseMs: config.EMAIL_RETRY_BASE_MS,
     retryMaxMs: config.EMAIL_RETRY_MAX_MS,
+    retentionDays: config.MAIL_RETENTION_DAYS,
+    // a delete of at most 500 rows at a time: short transactions, however many are past their retention
+    removeBatchSize: 500,
   }
 }
 

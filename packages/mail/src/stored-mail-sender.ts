@@ -6,15 +6,16 @@
 // counted, and each failure logged (an error line when dead, a warning when retried) with what the caller says of
 // the mail (an id, a template), never its address or data. The caller owns its table's statements, what a mail is
 // composed from and what marking it does; the sender owns the round. At least once: a sender that dies after the
-// server took a mail but before marking it leaves the row to be taken again when its lease ends.
+// server took a mail but before marking it leaves the row to be taken again when its lease ends. After its sends, a
+// round removes the mails finished (sent or dead) more than the retention's days ago, in bounded batches.
 import type { ComposedMail } from './compose.ts'
 import { backoffMs, isPermanentFailure } from './retries.ts'
 import { type Mailer, toMailSendError } from './transport.ts'
 
 export type StoredMailOutcome = 'sent' | 'retried' | 'dead'
 
-/** What a round did with the mails it took. */
-export type StoredMailRound = Record<StoredMailOutcome, number>
+/** What a round did with the mails it took, and how many finished ones it removed. */
+export type StoredMailRound = Record<StoredMailOutcome, number> & { removed: number }
 
 export interface StoredMailSettings {
   /** mails taken at once (sent concurrently, through the pool's connections) */
@@ -24,6 +25,10 @@ export interface StoredMailSettings {
   maxAttempts: number
   retryBaseMs: number
   retryMaxMs: number
+  /** a mail finished (sent or dead) is removed this many days later (MAIL_RETENTION_DAYS) */
+  retentionDays: number
+  /** finished mails removed by one statement: a round removes batches of them until one comes back short */
+  removeBatchSize: number
 }
 
 /** Why a taken mail cannot be sent now: the error stored and logged, and whether it is dead at once. */
@@ -45,6 +50,8 @@ export interface StoredMails<Due extends { attempts: number }, Extra extends obj
   markSent(due: Due, messageId: string): Promise<unknown>
   /** it failed: due again at `retryAt`, or dead when null (its last attempt, or a permanent failure) */
   markFailed(due: Due, error: string, retryAt: Date | null): Promise<unknown>
+  /** removes up to `limit` mails finished (sent or dead) more than `retentionDays` ago; how many it removed */
+  removeFinished(retentionDays: number, limit: number): Promise<number>
   /** what a log line says of a mail: its id (and template), never its address or data */
   logDetails(due: Due): Record<string, unknown>
   /** housekeeping after the round's sends (e.g. expired links removed); what it did joins the round's result */
@@ -66,7 +73,10 @@ export interface StoredMailSenderOptions<Due extends { attempts: number }, Extra
 }
 
 export interface StoredMailSender<Extra extends object = object> {
-  /** One round: batches of due mails until fewer than a batch are left (at most `maxBatches`), then housekeeping. */
+  /**
+   * One round: batches of due mails until fewer than a batch are left, then batches of finished mails past their
+   * retention removed likewise (at most `maxBatches` of each), then the caller's housekeeping.
+   */
   round(maxBatches?: number): Promise<StoredMailRound & Extra>
 }
 
@@ -111,9 +121,20 @@ export function createStoredMailSender<Due extends { attempts: number }, Extra e
     }
   }
 
+  /** Finished mails past their retention removed, a batch at a time: how many. */
+  async function removeFinished(maxBatches: number): Promise<number> {
+    let removed = 0
+    for (let batch = 0; batch < maxBatches; batch += 1) {
+      const gone = await mails.removeFinished(settings.retentionDays, settings.removeBatchSize)
+      removed += gone
+      if (gone < settings.removeBatchSize) break
+    }
+    return removed
+  }
+
   return {
     async round(maxBatches = 20) {
-      const done: StoredMailRound = { sent: 0, retried: 0, dead: 0 }
+      const done: StoredMailRound = { sent: 0, retried: 0, dead: 0, removed: 0 }
       for (let batch = 0; batch < maxBatches; batch += 1) {
         const taken = await mails.takeDue(settings.batchSize, settings.leaseMs)
         const outcomes = await Promise.all(taken.map(sendOne))
@@ -123,6 +144,7 @@ export function createStoredMailSender<Due extends { attempts: number }, Extra e
         }
         if (taken.length < settings.batchSize) break
       }
+      done.removed = await removeFinished(maxBatches)
       const housekept = mails.afterRound ? await mails.afterRound() : undefined
       // without afterRound, Extra is the default `object`: the round's counts are the whole result
       return { ...housekept, ...done } as StoredMailRound & Extra

@@ -3,7 +3,8 @@
 // never skips, without it) receives what is sent and refuses for good an address too long for it (a 5xx to the
 // envelope); a closed port is the SMTP server down. Sent; retried with the backoff; dead after the last attempt; dead
 // at once for a permanent refusal, data that does not render and what the caller says can never be sent; batches
-// until fewer than a batch are left; each outcome counted; no address in a log line.
+// until fewer than a batch are left; each outcome counted; no address in a log line; finished mails past their
+// retention removed in batches.
 import { randomUUID } from 'node:crypto'
 import { closedPort, type MailpitEngine, mailpitEngine } from '@meridian/testkit'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -27,6 +28,8 @@ interface Row {
   attempts: number
   status: 'pending' | 'sent' | 'dead'
   dueAt: number
+  /** when it was sent or given up (ms), while finished */
+  finishedAt?: number
   lastError: string | null
   messageId: string | null
   /** the test's: the row's data does not render */
@@ -38,6 +41,7 @@ interface Row {
 /** A table of stored mails in memory, as a service's statements keep one, and what the sender asked of it. */
 function table(rows: Row[]) {
   const taken: number[] = []
+  const removedAt: number[] = []
   const mails: StoredMails<Row, { housekept: number }> = {
     kind: 'test mail',
     async takeDue(limit, leaseMs) {
@@ -61,19 +65,31 @@ function table(rows: Row[]) {
     },
     unsendable: (due) => due.refused,
     async markSent(due, messageId) {
-      Object.assign(rowOf(due), { status: 'sent', messageId, lastError: null })
+      Object.assign(rowOf(due), { status: 'sent', messageId, lastError: null, finishedAt: Date.now() })
     },
     async markFailed(due, error, retryAt) {
       const row = rowOf(due)
       Object.assign(row, { status: retryAt === null ? 'dead' : 'pending', lastError: error })
-      if (retryAt !== null) row.dueAt = retryAt.getTime()
+      if (retryAt === null) row.finishedAt = Date.now()
+      else row.dueAt = retryAt.getTime()
+    },
+    async removeFinished(retentionDays, limit) {
+      const before = Date.now() - retentionDays * day
+      const gone = rows
+        .filter((row) => row.status !== 'pending' && (row.finishedAt ?? Date.now()) < before)
+        .slice(0, limit)
+      for (const row of gone) rows.splice(rows.indexOf(row), 1)
+      removedAt.push(gone.length)
+      return gone.length
     },
     logDetails: (due) => ({ mailId: due.id }),
     afterRound: async () => ({ housekept: 1 }),
   }
   const rowOf = (due: Row): Row => rows.find((row) => row.id === due.id) ?? fail(`no row ${due.id}`)
-  return { mails, taken }
+  return { mails, taken, removedAt }
 }
+
+const day = 86_400_000
 
 const fail = (message: string): never => {
   throw new Error(message)
@@ -98,6 +114,8 @@ const settings: StoredMailSettings = {
   maxAttempts: 3,
   retryBaseMs: 1000,
   retryMaxMs: 5000,
+  retentionDays: 30,
+  removeBatchSize: 100,
 }
 
 let mailpit: MailpitEngine
@@ -128,7 +146,7 @@ afterEach(async () => {
 
 /** A sender over `rows` through `mailer`, and what it counted and logged. */
 function senderOver(rows: Row[], mailer: Mailer, overrides: Partial<StoredMailSettings> = {}) {
-  const { mails, taken } = table(rows)
+  const { mails, taken, removedAt } = table(rows)
   const counted: StoredMailOutcome[] = []
   const logs: { level: 'warn' | 'error'; details: Record<string, unknown>; message: string }[] = []
   const sender = createStoredMailSender({
@@ -141,7 +159,7 @@ function senderOver(rows: Row[], mailer: Mailer, overrides: Partial<StoredMailSe
       error: (details, message) => logs.push({ level: 'error', details, message }),
     },
   })
-  return { sender, taken, counted, logs }
+  return { sender, taken, removedAt, counted, logs }
 }
 
 describe('the stored-mail round', () => {
@@ -149,7 +167,7 @@ describe('the stored-mail round', () => {
     const mail = row()
     sentTo.push(mail.to)
     const { sender, counted, logs } = senderOver([mail], up)
-    expect(await sender.round()).toEqual({ sent: 1, retried: 0, dead: 0, housekept: 1 })
+    expect(await sender.round()).toEqual({ sent: 1, retried: 0, dead: 0, removed: 0, housekept: 1 })
     expect(mail).toMatchObject({ status: 'sent', attempts: 1, lastError: null })
     const arrived = await mailpit.mailbox.waitForMessage({ to: mail.to })
     expect(`<${arrived.messageId}>`).toBe(messageIdFor(mail.id, 'no-reply@meridian.test'))
@@ -240,5 +258,27 @@ describe('the stored-mail round', () => {
     expect(await bounded.sender.round(2)).toMatchObject({ dead: 4 })
     expect(bounded.taken).toEqual([2, 2])
     expect(many.filter((each) => each.status === 'pending')).toHaveLength(3)
+  })
+
+  it('when mails finished longer ago than the retention, then the round removes them in batches, and keeps newer and pending ones', async () => {
+    const longAgo = Date.now() - 31 * day
+    const old = Array.from({ length: 5 }, (_, at) =>
+      row(uniqueAddress(), { status: at % 2 === 0 ? 'sent' : 'dead', finishedAt: longAgo }),
+    )
+    const recent = row(uniqueAddress(), { status: 'sent', finishedAt: Date.now() - 29 * day })
+    // pending for long (never finished): kept, whatever its age; not due, so nothing is sent
+    const waiting = row(uniqueAddress(), { dueAt: Date.now() + 60_000 })
+    const rows = [...old, recent, waiting]
+    const { sender, removedAt } = senderOver(rows, up, { removeBatchSize: 2 })
+    expect(await sender.round()).toMatchObject({ sent: 0, retried: 0, dead: 0, removed: 5 })
+    expect(removedAt).toEqual([2, 2, 1])
+    expect(rows).toEqual([recent, waiting])
+
+    const many = Array.from({ length: 7 }, () =>
+      row(uniqueAddress(), { status: 'sent', finishedAt: longAgo }),
+    )
+    const bounded = senderOver(many, up, { removeBatchSize: 2 })
+    expect(await bounded.sender.round(2)).toMatchObject({ removed: 4 })
+    expect(many).toHaveLength(3)
   })
 })

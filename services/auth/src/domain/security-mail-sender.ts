@@ -2,8 +2,8 @@
 // with backoff, dead after the last attempt, counted as meridian_auth_security_mails_total{outcome}): each is rendered
 // from its data (its secret part decrypted) and sent with the Message-ID that follows from the mail's id, so a resend
 // after a crash carries the same one; marking it sent or dead erases its secret part. A log line names the mail's id
-// and template, never its address or link. After the round's sends, expired links (password resets, address
-// verifications) are removed: housekeeping on the same clock.
+// and template, never its address or link. After the round's sends, the mails finished more than MAIL_RETENTION_DAYS
+// ago are removed, and expired links (password resets, address verifications): housekeeping on the same clock.
 import { composeMail, renderStoredTemplate, type StoredMails } from '@meridian/mail'
 import type { DueSecurityMail, SecurityMailsRepository } from '../data/security-mails-repository.ts'
 import type { SecurityMailSealing } from './security-mails.ts'
@@ -14,7 +14,7 @@ export interface SecurityMailHousekeeping {
 }
 
 export interface SecurityMailsToSend {
-  mails: Pick<SecurityMailsRepository, 'takeDue' | 'markSent' | 'markFailed'>
+  mails: Pick<SecurityMailsRepository, 'takeDue' | 'markSent' | 'markFailed' | 'removeFinished'>
   /** what removes expired links (password resets, address verifications) */
   expiring: readonly { deleteExpired(): Promise<number> }[]
   sealing: Pick<SecurityMailSealing, 'unseal'>
@@ -42,6 +42,7 @@ export function securityMailsToSend({
       }),
     markSent: (due, messageId) => mails.markSent(due.id, messageId),
     markFailed: (due, error, retryAt) => mails.markFailed(due.id, error, retryAt),
+    removeFinished: (retentionDays, limit) => mails.removeFinished(retentionDays, limit),
     // the mail's id and template, never its address or data
     logDetails: (due) => ({ mailId: due.id, template: due.template }),
     async afterRound() {

@@ -5,7 +5,7 @@
 // whose user has no known address yet is retried. A mail given up is marked dead, in the same transaction, with its
 // dead letter on notification.email_requested.dlt (email-dead-letters.ts), which an operator's replay turns into a
 // retry (a removed user's mails die without one: there is nobody to retry for). A log line names the notification,
-// never the address.
+// never the address. The rows of mails finished more than MAIL_RETENTION_DAYS ago are removed in the rounds.
 import { composeMail, renderStoredTemplate, type StoredMails, type UnsubscribeTokens } from '@meridian/mail'
 import type { DueEmail, EmailDeliveriesRepository } from '../data/email-deliveries-repository.ts'
 import type { EmailDeadLetters } from './email-dead-letters.ts'
@@ -17,7 +17,7 @@ export interface EmailSettings {
 }
 
 export interface EmailsToSend {
-  deliveries: Pick<EmailDeliveriesRepository, 'takeDue' | 'markSent' | 'markFailed'>
+  deliveries: Pick<EmailDeliveriesRepository, 'takeDue' | 'markSent' | 'markFailed' | 'removeFinished'>
   /** marks a mail dead with its dead letter */
   deadLetters: Pick<EmailDeadLetters, 'giveUp'>
   tokens: UnsubscribeTokens
@@ -57,6 +57,7 @@ export function emailsToSend({
       retryAt === null && !due.removed
         ? deadLetters.giveUp(due, error)
         : deliveries.markFailed(due.notificationId, error, retryAt),
+    removeFinished: (retentionDays, limit) => deliveries.removeFinished(retentionDays, limit),
     logDetails: (due) => ({ notificationId: due.notificationId }),
   }
 }
