@@ -186,6 +186,13 @@ describe('values.schema.json refuses wrong values at render', () => {
     expect(await refused(['smtp.scheme=starttls', 'smtp.host=smtp.example.com'])).toMatch(/smtp/)
   })
 
+  it('when order.unverifiedCustomerOrderLimit is negative or no amount, then helm refuses and names the value', async () => {
+    expect(await refused(['order.unverifiedCustomerOrderLimit=-1'])).toMatch(/unverifiedCustomerOrderLimit/)
+    expect(await refused(['order.unverifiedCustomerOrderLimit=ten dollars'])).toMatch(
+      /unverifiedCustomerOrderLimit/,
+    )
+  })
+
   it('when engines.postgres.mode is credentials without a host, then helm refuses and says which value to set', async () => {
     expect(await refused(['engines.postgres.mode=credentials'])).toMatch(/engines\.postgres\.host/)
   })

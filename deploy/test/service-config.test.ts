@@ -191,6 +191,47 @@ describe("each service's own loader accepts the chart's environment in productio
     expect(load(env)).toMatchObject({ REFRESH_TOKEN_TTL_SECONDS: 1209600 })
   })
 
+  it('when order.unverifiedCustomerOrderLimit is set (an amount, 0, or text), then order alone is given UNVERIFIED_CUSTOMER_ORDER_LIMIT and its loader reads it; unset (the defaults), no service is', async () => {
+    const limitsOf = (objects: KubeObject[]) =>
+      Object.fromEntries(
+        objects
+          .filter((o) => o.kind === 'Deployment')
+          .map((o) => [
+            o.metadata.labels?.['app.kubernetes.io/component'] ?? '',
+            containerEnvironment(o, objects).env.UNVERIFIED_CUSTOMER_ORDER_LIMIT,
+          ])
+          .filter(([, limit]) => limit !== undefined),
+      )
+    const { load } = await serviceConfig('order')
+    const orderEnv = (objects: KubeObject[]) =>
+      containerEnvironment(
+        objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'meridian-order')!,
+        objects,
+      ).env
+
+    const amount = parseManifest(
+      await renderChart(tools, { set: ['order.unverifiedCustomerOrderLimit=12.5'] }),
+    )
+    expect(limitsOf(amount)).toEqual({ order: '12.5' })
+    expect(load(orderEnv(amount))).toMatchObject({ UNVERIFIED_CUSTOMER_ORDER_LIMIT: 12.5 })
+
+    // 0 is a limit (no order at all), not "unset"; a YAML number and a quoted one render alike
+    const dir = mkdtempSync(join(tmpdir(), 'meridian-values-'))
+    for (const [text, expected] of [
+      ['0', '0'],
+      ['"50"', '50'],
+      ['1000000', '1000000'],
+    ] as const) {
+      const file = join(dir, 'order-limit.yaml')
+      writeFileSync(file, `order:\n  unverifiedCustomerOrderLimit: ${text}\n`)
+      const objects = parseManifest(await renderChart(tools, { valuesFiles: [file] }))
+      expect(limitsOf(objects), text).toEqual({ order: expected })
+      expect(load(orderEnv(objects))).toMatchObject({ UNVERIFIED_CUSTOMER_ORDER_LIMIT: Number(expected) })
+    }
+
+    expect(limitsOf(parseManifest(await renderChart(tools)))).toEqual({})
+  })
+
   it('when an SMTP server and its credentials Secret are configured, then auth and notification get SMTP_URL, SMTP_USERNAME and SMTP_PASSWORD from it, and no other service does', async () => {
     const mailers = ['auth', 'notification']
     const smtpOf = (objects: KubeObject[], service: string) => {

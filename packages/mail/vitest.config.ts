@@ -1,7 +1,8 @@
 import { testTimeouts } from '@meridian/testkit/test-time'
 import { defineConfig } from 'vitest/config'
 
-// unit tests only (an in-process SMTP server stands in for nothing else): no engines, no global setup
+// unit tests, and the stored-mail round through the development Mailpit (testkit's mailpitEngine(), which finds it
+// by its fixed ports): no database or broker, no global setup
 export default defineConfig({
   test: {
     ...testTimeouts(),

@@ -96,8 +96,8 @@ export const mailEnv = () => ({
 })
 
 /**
- * The clock and retries of a sender of stored mails (notification's notification mails, auth's security mails), spread
- * into its service's env; `sender` names it and `deadMetric` the counter its dead mails are counted in.
+ * The clock, retries and retention of a sender of stored mails (notification's notification mails, auth's security
+ * mails), spread into its service's env; `sender` names it and `deadMetric` the counter its dead mails are counted in.
  */
 export const mailSenderEnv = (sender: string, deadMetric: string) => ({
   EMAIL_SEND_INTERVAL_MS: Type.Integer({
@@ -130,9 +130,17 @@ export const mailSenderEnv = (sender: string, deadMetric: string) => ({
     default: 10,
     description: 'mails a sender takes at once (sent over the pool of MAIL_POOL_MAX_CONNECTIONS)',
   }),
+  MAIL_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 30,
+    description: `days a mail the ${sender} finished (sent, or dead) is kept; then its row is removed, in the sender's rounds`,
+  }),
 })
 
 const MailEnv = Type.Object(mailEnv())
 export type MailConfig = Static<typeof MailEnv>
 const SmtpEnv = Type.Object(smtpEnv())
 export type SmtpConfig = Static<typeof SmtpEnv>
+const MailSenderEnv = Type.Object(mailSenderEnv('sender', 'its counter'))
+export type MailSenderConfig = Static<typeof MailSenderEnv>

@@ -1,10 +1,12 @@
 // @meridian/mail: e-mail for the services. Configuration (mailEnv or smtpEnv, spread into a service's serviceEnv), the
-// pooled SMTP transport (createMailer), a stored mail's retries (backoffMs, isPermanentFailure), the template registry
+// pooled SMTP transport (createMailer), a stored mail's retries (backoffMs, isPermanentFailure) and the sender of
+// stored mails (createStoredMailSender, on the service's clock with scheduleStoredMailSender), the template registry
 // (mailTemplates: the one place to add a template), composing a mail with its deterministic Message-ID and
 // List-Unsubscribe headers, and signed one-click unsubscribe tokens.
 export { type ComposedMail, type ComposeOptions, composeMail } from './compose.ts'
 export {
   type MailConfig,
+  type MailSenderConfig,
   mailboxFormat,
   mailEnv,
   mailSenderEnv,
@@ -24,6 +26,23 @@ export {
 export { escapeHtml, type HtmlValue, html, SafeHtml } from './html.ts'
 export { formatLineTotal, formatMoney, mailCurrency } from './money.ts'
 export { backoffMs, isPermanentFailure } from './retries.ts'
+export {
+  type StoredMailConfig,
+  type StoredMailRoundsOptions,
+  scheduleStoredMailSender,
+  storedMailSettings,
+} from './stored-mail-rounds.ts'
+export {
+  createStoredMailSender,
+  type StoredMailLogger,
+  type StoredMailOutcome,
+  type StoredMailRound,
+  type StoredMailSender,
+  type StoredMailSenderOptions,
+  type StoredMailSettings,
+  type StoredMails,
+  type Unsendable,
+} from './stored-mail-sender.ts'
 export {
   isTemplateName,
   mailTemplates,

@@ -2,6 +2,7 @@
 // (headers, Message-ID), the login, STARTTLS required against a server that does not offer it, a closed port and a
 // server that never answers. Mailpit, once it is an engine, is the notification service's SMTP server in its tests.
 import { createServer, type Server } from 'node:net'
+import { closedPort } from '@meridian/testkit'
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -51,15 +52,6 @@ async function smtpServer(options: SMTPServerOptions = {}): Promise<{ port: numb
   const address = server.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
   return { port: address.port, received }
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return address.port
 }
 
 const config = (url: string, extra: Partial<MailTransportConfig> = {}): MailTransportConfig => ({

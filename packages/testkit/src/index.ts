@@ -6,6 +6,7 @@ export {
   startApiKeysStandIn,
 } from './api-keys-stand-in.ts'
 export { type AuthProcess, startAuthProcess } from './auth-process.ts'
+export { closedPort } from './closed-port.ts'
 export { consulApi, passingInConsul } from './consul.ts'
 export { freshDatabase, type TestDatabase } from './database.ts'
 export { type Endpoints, infraEndpoints } from './endpoints.ts'
@@ -40,6 +41,7 @@ export {
   type Mail,
   type MailAddress,
   type Mailbox,
+  type MailHeading,
   type MailMatch,
   type MailSummary,
   mailbox,

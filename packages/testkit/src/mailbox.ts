@@ -8,8 +8,8 @@ export interface MailAddress {
   address: string
 }
 
-/** A message as Mailpit lists it (GET /api/v1/messages, /api/v1/search). */
-export interface MailSummary {
+/** What a message's listing and the message whole both tell: who it is from and to, and its subject. */
+export interface MailHeading {
   /** Mailpit's own id of the message (its database id), what message() and headers() take */
   id: string
   /** the Message-ID header, without its angle brackets */
@@ -19,6 +19,10 @@ export interface MailSummary {
   cc: MailAddress[]
   bcc: MailAddress[]
   subject: string
+}
+
+/** A message as Mailpit lists it (GET /api/v1/messages, /api/v1/search). */
+export interface MailSummary extends MailHeading {
   /** when Mailpit received it (RFC 3339) */
   created: string
   snippet: string
@@ -27,15 +31,8 @@ export interface MailSummary {
 }
 
 /** One message whole (GET /api/v1/message/{ID} and its /headers). */
-export interface Mail {
-  id: string
-  messageId: string
-  from: MailAddress | undefined
-  to: MailAddress[]
-  cc: MailAddress[]
-  bcc: MailAddress[]
+export interface Mail extends MailHeading {
   replyTo: MailAddress[]
-  subject: string
   /** the Date header's time, or when it was received (RFC 3339) */
   date: string
   /** the text/plain body ('' when there is none) */
@@ -79,7 +76,7 @@ interface ApiAddress {
   Address: string
 }
 
-interface ApiSummary {
+interface ApiHeading {
   ID: string
   MessageID: string
   From: ApiAddress | null
@@ -87,21 +84,17 @@ interface ApiSummary {
   Cc: ApiAddress[] | null
   Bcc: ApiAddress[] | null
   Subject: string
+}
+
+interface ApiSummary extends ApiHeading {
   Created: string
   Snippet: string
   Tags: string[] | null
   Size: number
 }
 
-interface ApiMessage {
-  ID: string
-  MessageID: string
-  From: ApiAddress | null
-  To: ApiAddress[] | null
-  Cc: ApiAddress[] | null
-  Bcc: ApiAddress[] | null
+interface ApiMessage extends ApiHeading {
   ReplyTo: ApiAddress[] | null
-  Subject: string
   Date: string
   Text: string
   HTML: string
@@ -113,15 +106,19 @@ const addresses = (list: ApiAddress[] | null | undefined): MailAddress[] =>
 const addressOf = (a: ApiAddress | null | undefined): MailAddress | undefined =>
   a ? { name: a.Name, address: a.Address } : undefined
 
+const headingOf = (m: ApiHeading): MailHeading => ({
+  id: m.ID,
+  messageId: m.MessageID,
+  from: addressOf(m.From),
+  to: addresses(m.To),
+  cc: addresses(m.Cc),
+  bcc: addresses(m.Bcc),
+  subject: m.Subject,
+})
+
 function summaryOf(m: ApiSummary): MailSummary {
   return {
-    id: m.ID,
-    messageId: m.MessageID,
-    from: addressOf(m.From),
-    to: addresses(m.To),
-    cc: addresses(m.Cc),
-    bcc: addresses(m.Bcc),
-    subject: m.Subject,
+    ...headingOf(m),
     created: m.Created,
     snippet: m.Snippet,
     tags: m.Tags ?? [],
@@ -183,14 +180,8 @@ export function mailbox(url: string): Mailbox {
         box.headers(id),
       ])
       return {
-        id: m.ID,
-        messageId: m.MessageID,
-        from: addressOf(m.From),
-        to: addresses(m.To),
-        cc: addresses(m.Cc),
-        bcc: addresses(m.Bcc),
+        ...headingOf(m),
         replyTo: addresses(m.ReplyTo),
-        subject: m.Subject,
         date: m.Date,
         text: m.Text,
         html: m.HTML,

@@ -22,12 +22,12 @@ import { createLoginFailureCounters } from './data/login-failures.ts'
 import { createPasswordResetsRepository } from './data/password-resets-repository.ts'
 import { createUserPasswordsRepository } from './data/user-passwords-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
+import { createAddressThrottle } from './domain/address-throttle.ts'
 import { createApiKeyUseCases } from './domain/api-keys.ts'
 import type { CredentialRevoker } from './domain/credential-revocation.ts'
 import { createEmailVerification, type EmailVerification } from './domain/email-verification.ts'
 import { createPasswordChange } from './domain/password-change.ts'
 import { createPasswordReset } from './domain/password-reset.ts'
-import { createResetThrottle } from './domain/reset-throttle.ts'
 import type { SignIn } from './domain/sign-in.ts'
 import type { KeyRing } from './domain/signing-keys.ts'
 import { createUserUseCases } from './domain/users.ts'
@@ -109,6 +109,7 @@ export async function buildApp({
   const emailVerification = await registerEmailVerification(app, {
     config,
     sql,
+    redis,
     signIn,
     mails,
     guard: guards.write ?? [],
@@ -146,16 +147,41 @@ const perClientOf = (config: AuthConfig) => ({
   timeWindowMs: config.PASSWORD_RESET_WINDOW_SECONDS * 1000,
 })
 
+/**
+ * The limit per address of the requests that mail it a link (PASSWORD_RESET_MAX_PER_ACCOUNT, _WINDOW_SECONDS), each kind
+ * counted on its own.
+ */
+const perAddressOf = (
+  config: AuthConfig,
+  redis: Redis,
+  { kind, refusal }: { kind: string; refusal: string },
+) =>
+  createAddressThrottle({
+    counters: createLoginFailureCounters(redis, config.PASSWORD_RESET_WINDOW_SECONDS),
+    kind,
+    maxPerAddress: config.PASSWORD_RESET_MAX_PER_ACCOUNT,
+    windowSeconds: config.PASSWORD_RESET_WINDOW_SECONDS,
+    refusal,
+  })
+
 /** POST /api/v1/email-verifications/{token} and /api/v1/users/{id}/email-change; the use cases registration mails with. */
 async function registerEmailVerification(
   app: ServiceApp,
   {
     config,
     sql,
+    redis,
     signIn,
     mails,
     guard,
-  }: { config: AuthConfig; sql: Sql; signIn: SignIn; mails: SecurityMails; guard: onRequestHookHandler[] },
+  }: {
+    config: AuthConfig
+    sql: Sql
+    redis: Redis
+    signIn: SignIn
+    mails: SecurityMails
+    guard: onRequestHookHandler[]
+  },
 ): Promise<EmailVerification> {
   const emailVerification = createEmailVerification({
     sql,
@@ -164,6 +190,10 @@ async function registerEmailVerification(
     mails: mails.repository,
     sealing: mails.sealing,
     signIn,
+    throttle: perAddressOf(config, redis, {
+      kind: 'email-verifications',
+      refusal: 'Too many requests for a new link to this address. Try again later.',
+    }),
     settings: { verifyUrl: config.EMAIL_VERIFICATION_URL, ttlMs: config.EMAIL_VERIFICATION_TTL_MS },
   })
   await registerVersionedApi(app, emailVerificationRoutes, {
@@ -192,10 +222,9 @@ async function registerPasswordReset(
     sealing: mails.sealing,
     notices: mails.queue,
     revoker,
-    throttle: createResetThrottle({
-      counters: createLoginFailureCounters(redis, config.PASSWORD_RESET_WINDOW_SECONDS),
-      maxPerAccount: config.PASSWORD_RESET_MAX_PER_ACCOUNT,
-      windowSeconds: config.PASSWORD_RESET_WINDOW_SECONDS,
+    throttle: perAddressOf(config, redis, {
+      kind: 'password-resets',
+      refusal: 'Too many password reset requests for this address. Try again later.',
     }),
     settings: { resetUrl: config.PASSWORD_RESET_URL, ttlMs: config.PASSWORD_RESET_TTL_MS },
   })

@@ -5,12 +5,13 @@
 // while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged. On the
 // development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { eventually, expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
+import { eventually, expectErrorEnvelope, type Mailbox } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { alreadyVerifiedMessage, invalidVerificationLinkMessage } from '../src/domain/email-verification.ts'
 import { verificationLinkSentMessage } from '../src/routes/email-verifications/index.ts'
-import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
+import type { AuthTestApp } from './auth-app.ts'
 import { bearerFor, login, randomAddress, signedIn } from './identities.ts'
+import { buildMailingAuthTestApp, linkToken } from './support/mailing-app.ts'
 
 const verifySubject = 'Confirm your e-mail address'
 const changeNoticeSubject = 'A change of your Meridian address was asked for'
@@ -21,15 +22,7 @@ const uniqueEmail = () => `verify.${randomUUID().slice(0, 12)}@example.com`
 let auth: AuthTestApp
 let box: Mailbox
 beforeAll(async () => {
-  // fails, saying to run ./scripts/infra up, when no Mailpit answers: these tests never skip
-  const mailpit = await mailpitEngine()
-  box = mailpit.mailbox
-  auth = await buildAuthTestApp({
-    LOG_LEVEL: 'info',
-    SMTP_URL: mailpit.smtpUrl,
-    MAIL_FROM: 'Meridian Test <no-reply@meridian.test>',
-    EMAIL_SEND_INTERVAL_MS: '100',
-  })
+  ;({ auth, box } = await buildMailingAuthTestApp())
 })
 afterAll(async () => {
   await auth?.close()
@@ -38,9 +31,7 @@ afterAll(async () => {
 /** The token of the newest verification link mailed to `address`. */
 async function verificationToken(address: string): Promise<string> {
   const mail = await box.waitForMessage({ to: address, subject: verifySubject })
-  const token = /verify-email\/([A-Za-z0-9_-]{43})\s/.exec(mail.text)?.[1]
-  if (token === undefined) throw new Error(`no verification link in the mail: ${mail.text}`)
-  return token
+  return linkToken(mail.text, 'verify-email')
 }
 
 const verify = (token: string) =>
@@ -114,13 +105,17 @@ describe('address verification', () => {
 })
 
 describe('a new verification link on demand', () => {
-  const askForLink = (headers: Record<string, string>, payload?: Record<string, unknown>) =>
+  const askForLink = (
+    headers: Record<string, string>,
+    payload?: Record<string, unknown>,
+    remoteAddress = randomAddress(),
+  ) =>
     auth.app.inject({
       method: 'POST',
       url: '/api/v1/email-verifications',
       headers: payload === undefined ? headers : { ...json, ...headers },
       ...(payload === undefined ? {} : { payload }),
-      remoteAddress: randomAddress(),
+      remoteAddress,
     })
 
   /** How many links of the user wait to be used (written with their mail, in one transaction). */
@@ -170,6 +165,34 @@ describe('a new verification link on demand', () => {
     expect(expectErrorEnvelope(refused, 409, 'CONFLICT').message).toBe(alreadyVerifiedMessage)
     expect(await pendingLinks(user.id)).toBe(0)
     expect(await verificationMails(user.email)).toHaveLength(1)
+  })
+
+  it('when one address asks for new links from two clients past its limit, then 429 RATE_LIMITED from either, the answers before it as always, and another address still served', async () => {
+    const user = await register(uniqueEmail())
+    const bearer = { authorization: `Bearer ${(await login(auth, user)).json().accessToken}` }
+    // two clients, each well within its own limit (PASSWORD_RESET_MAX_PER_CLIENT: 20); the address's is 5
+    const clients = [randomAddress(), randomAddress()]
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const asked = await askForLink(bearer, undefined, clients[attempt % 2])
+      expect(asked.statusCode).toBe(202)
+      expect(asked.json()).toEqual({ message: verificationLinkSentMessage })
+    }
+    for (const client of clients) {
+      const refused = expectErrorEnvelope(await askForLink(bearer, undefined, client), 429, 'RATE_LIMITED')
+      expect(refused.message).toBe('Too many requests for a new link to this address. Try again later.')
+      expect(refused.retryAfter).toBeGreaterThan(0)
+    }
+    // one link waits (each supersedes the older); six mails, the registration's and the five asked for: the refused
+    // requests wrote none
+    expect(await pendingLinks(user.id)).toBe(1)
+    const [mailed] = await auth.sql<{ n: number }[]>`
+      select count(*)::int as n from security_mails where user_id = ${user.id} and template = 'verify_address'`
+    expect(mailed?.n).toBe(6)
+
+    // the limit is the address's: another account, from the same clients, is served
+    const other = await register(uniqueEmail())
+    const otherBearer = { authorization: `Bearer ${(await login(auth, other)).json().accessToken}` }
+    expect((await askForLink(otherBearer, undefined, clients[0])).statusCode).toBe(202)
   })
 
   it('when no one is signed in or the body holds anything, then 401 or 422 and nothing is mailed', async () => {

@@ -11,12 +11,13 @@ import { createServer } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { authNames } from '@meridian/contracts'
 import { messageIdFor } from '@meridian/mail'
-import { eventually, expectErrorEnvelope, type Mailbox, mailpitEngine } from '@meridian/testkit'
+import { eventually, expectErrorEnvelope, type Mailbox } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { invalidResetLinkMessage } from '../src/domain/password-reset.ts'
 import { securityMailIdempotencyKey } from '../src/domain/security-mail-sender.ts'
 import { type AuthTestApp, buildAuthTestApp } from './auth-app.ts'
 import { createTestUser, login, randomAddress, setCookies, signedIn } from './identities.ts'
+import { buildMailingAuthTestApp, linkToken } from './support/mailing-app.ts'
 
 const resetSubject = 'Reset your Meridian password'
 const changedSubject = 'Your Meridian password was changed'
@@ -27,17 +28,10 @@ const uniqueEmail = () => `reset.${randomUUID().slice(0, 12)}@example.com`
 let auth: AuthTestApp
 let box: Mailbox
 beforeAll(async () => {
-  // fails, saying to run ./scripts/infra up, when no Mailpit answers: these tests never skip
-  const mailpit = await mailpitEngine()
-  box = mailpit.mailbox
-  auth = await buildAuthTestApp({
-    LOG_LEVEL: 'info',
-    SMTP_URL: mailpit.smtpUrl,
-    MAIL_FROM: 'Meridian Test <no-reply@meridian.test>',
-    EMAIL_SEND_INTERVAL_MS: '100',
+  ;({ auth, box } = await buildMailingAuthTestApp({
     PASSWORD_RESET_MAX_PER_ACCOUNT: '3',
     PASSWORD_RESET_MAX_PER_CLIENT: '5',
-  })
+  }))
 })
 afterAll(async () => {
   await auth?.close()
@@ -62,11 +56,7 @@ const useReset = (token: string, password: string, remoteAddress = randomAddress
   })
 
 /** The token at the end of the link of a reset mail's text. */
-function tokenOf(text: string): string {
-  const token = /reset-password\/([A-Za-z0-9_-]{43})\s/.exec(text)?.[1]
-  if (token === undefined) throw new Error(`no reset link in the mail: ${text}`)
-  return token
-}
+const tokenOf = (text: string): string => linkToken(text, 'reset-password')
 
 /** The tokens of the reset mails sent to `address`, newest first, once `count` of them arrived. */
 async function resetTokens(address: string, count: number): Promise<string[]> {

@@ -7,17 +7,15 @@
 // user events keep each user's address. Never listens; main.ts and tests build it.
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
-import { createMailer, type Mailer, unsubscribeTokens } from '@meridian/mail'
+import { type StoredMailSender, scheduleStoredMailSender, unsubscribeTokens } from '@meridian/mail'
 import {
   createServiceApp,
   registerAuditTrail,
   registerVersionedApi,
   type ServiceApp,
   type ServiceDependencies,
-  scheduleRounds,
   serviceAppOptions,
 } from '@meridian/service-kit'
-import { Counter } from 'prom-client'
 import type { NotificationConfig } from './config.ts'
 import { createEmailDeliveriesRepository } from './data/email-deliveries-repository.ts'
 import { createNotificationsRepository } from './data/notifications-repository.ts'
@@ -25,7 +23,7 @@ import { createOrderCustomersRepository } from './data/order-customers-repositor
 import { createPreferencesRepository } from './data/preferences-repository.ts'
 import { createUserAddressesRepository } from './data/user-addresses-repository.ts'
 import { createEmailDeadLetters, type EmailDeadLetters } from './domain/email-dead-letters.ts'
-import { createEmailSender, type EmailSender } from './domain/email-sender.ts'
+import { emailsToSend } from './domain/email-sender.ts'
 import { createNotificationUseCases, type NotificationUseCases } from './domain/notifications.ts'
 import { createPreferenceUseCases, type PreferenceUseCases } from './domain/preferences.ts'
 import { createUserAddressUseCases } from './domain/user-addresses.ts'
@@ -54,50 +52,32 @@ export interface NotificationService {
   consumerUseCases: NotificationConsumerUseCases
   preferences: PreferenceUseCases
   /** the e-mail channel's sender (its rounds run on the app's clock; tests may run one at will) */
-  emailSender: EmailSender
+  emailSender: StoredMailSender
 }
 
-/** The e-mail sender, its SMTP pool and its metric, on the app's clock. */
+/** The e-mail sender, its SMTP pool and its metric, on the app's clock (@meridian/mail's stored-mail sender). */
 function startEmailSender(
   app: ServiceApp,
   config: NotificationConfig,
   sql: Sql,
-  { mailer, deadLetters }: { mailer: Mailer; deadLetters: EmailDeadLetters },
-): EmailSender {
-  const emails = new Counter({
-    name: 'meridian_notification_emails_total',
-    help: 'notification e-mails by outcome: sent, retried (a send failed; due again later) or dead (given up)',
-    labelNames: ['outcome'] as const,
-    registers: [app.metrics.registry],
-  })
-  const sender = createEmailSender({
-    deliveries: tracedRepository('email_deliveries', createEmailDeliveriesRepository(sql)),
-    deadLetters,
-    mailer,
-    tokens: unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
-    settings: {
-      from: config.MAIL_FROM,
-      unsubscribeUrl: config.UNSUBSCRIBE_URL,
-      unsubscribeMailto: config.UNSUBSCRIBE_MAILTO,
-      batchSize: config.EMAIL_BATCH_SIZE,
-      // a send takes at most MAIL_SEND_TIMEOUT_MS; a batch's sends share the pool's connections
-      leaseMs:
-        config.MAIL_SEND_TIMEOUT_MS * Math.ceil(config.EMAIL_BATCH_SIZE / config.MAIL_POOL_MAX_CONNECTIONS) +
-        30_000,
-      maxAttempts: config.EMAIL_MAX_ATTEMPTS,
-      retryBaseMs: config.EMAIL_RETRY_BASE_MS,
-      retryMaxMs: config.EMAIL_RETRY_MAX_MS,
+  deadLetters: EmailDeadLetters,
+): StoredMailSender {
+  return scheduleStoredMailSender(app, config, {
+    mails: emailsToSend({
+      deliveries: tracedRepository('email_deliveries', createEmailDeliveriesRepository(sql)),
+      deadLetters,
+      tokens: unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
+      settings: {
+        from: config.MAIL_FROM,
+        unsubscribeUrl: config.UNSUBSCRIBE_URL,
+        unsubscribeMailto: config.UNSUBSCRIBE_MAILTO,
+      },
+    }),
+    metric: {
+      name: 'meridian_notification_emails_total',
+      help: 'notification e-mails by outcome: sent, retried (a send failed; due again later) or dead (given up)',
     },
-    count: (outcome) => emails.inc({ outcome }),
-    logger: app.log,
   })
-  scheduleRounds(app, {
-    name: 'notification e-mail sender',
-    intervalMs: config.EMAIL_SEND_INTERVAL_MS,
-    round: () => sender.round(),
-    describe: (done) => (done.sent + done.retried + done.dead > 0 ? { ...done } : undefined),
-  })
-  return sender
 }
 
 export async function buildApp(dependencies: NotificationDependencies): Promise<NotificationService> {
@@ -127,9 +107,7 @@ export async function buildApp(dependencies: NotificationDependencies): Promise<
     unsubscribeTokens(config.UNSUBSCRIBE_SECRET),
   )
 
-  const mailer = createMailer(config)
-  app.addHook('onClose', async () => mailer.close())
-  const emailSender = startEmailSender(app, config, sql, { mailer, deadLetters: emailDeadLetters })
+  const emailSender = startEmailSender(app, config, sql, emailDeadLetters)
 
   // its audit trail, for admins at /api/v1/admin/audit/<service> (service-kit's audit/)
   await registerAuditTrail(app, { sql, service: serviceName })

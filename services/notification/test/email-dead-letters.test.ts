@@ -136,7 +136,7 @@ describe('a dead mail on the dead-letter topic, and its replay', () => {
 
   it('when the only send fails, then the mail is dead and its notification.email_requested is on the .dlt with the dead-letter headers', async () => {
     await handle(notification, placed)
-    expect(await notification.emailSender.round()).toEqual({ sent: 0, retried: 0, dead: 1 })
+    expect(await notification.emailSender.round()).toEqual({ sent: 0, retried: 0, dead: 1, removed: 0 })
     const [row] = await deliveriesOf(notification, placed.data.customerId)
     expect(row).toMatchObject({ status: 'dead', attempts: 1 })
 

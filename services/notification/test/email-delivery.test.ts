@@ -1,8 +1,9 @@
 // The e-mail channel without an SMTP server (its port closed): a notification that reaches its user writes one mail
 // row in the consumer's transaction, a redelivery none, a pending one when its order.placed resolves it; the address
 // comes from order.placed's customerEmail and auth's user events; a send that fails is retried later, and dead after
-// the last attempt (counted by meridian_notification_emails_total); a removed user's mails are given up. What arrives
-// at a real SMTP server is email-mailpit.test.ts'.
+// the last attempt (counted by meridian_notification_emails_total); a removed user's mails are given up; a round
+// removes the rows of mails finished more than MAIL_RETENTION_DAYS (30 by default) ago. What arrives at a real SMTP
+// server is email-mailpit.test.ts'.
 import { randomUUID } from 'node:crypto'
 import { createEvent } from '@meridian/events'
 import { eventually, tokenEnv } from '@meridian/testkit'
@@ -138,5 +139,35 @@ describe('the sender while the SMTP server is down', () => {
     expect(
       (await deliveries.takeDue(1000, 60_000)).some((due) => due.userId === registered.data.userId),
     ).toBe(false)
+  })
+})
+
+describe('mail rows past their retention', () => {
+  it('when a sent and a dead mail were finished more than MAIL_RETENTION_DAYS ago, then a round removes their rows (not their notifications), and a newer finished one and a pending one stay', async () => {
+    const users = [userRegistered(), userRegistered(), userRegistered(), userRegistered()]
+    for (const registered of users) await handle(notification, registered)
+    const [oldSent, oldDead, newer, pending] = users.map((registered) => registered.data.userId)
+    /** the user's welcome mail dated: finished (sent or dead) `days` ago, or pending, written `days` ago and not due */
+    const date = (userId: string | undefined, status: 'pending' | 'sent' | 'dead', days: number) =>
+      notification.sql`
+        update email_deliveries
+        set status = ${status}, created_at = now() - ${days} * interval '1 day',
+          sent_at = case when ${status}::text = 'sent' then now() - ${days} * interval '1 day' end,
+          finished_at = case when ${status}::text <> 'pending' then now() - ${days} * interval '1 day' end,
+          next_attempt_at = now() + interval '1 day'
+        where user_id = ${userId ?? ''}`
+    await date(oldSent, 'sent', 31)
+    await date(oldDead, 'dead', 31)
+    await date(newer, 'sent', 29)
+    await date(pending, 'pending', 40)
+
+    const round = await notification.emailSender.round()
+    expect(round.removed).toBeGreaterThanOrEqual(2)
+    const left = await notification.sql<{ userId: string }[]>`
+      select d.user_id from email_deliveries d where d.user_id in ${notification.sql(users.map((u) => u.data.userId))}`
+    expect(left.map((row) => row.userId).sort()).toEqual([newer, pending].sort())
+    const notifications = await notification.sql`
+      select 1 from notifications where user_id in ${notification.sql(users.map((u) => u.data.userId))}`
+    expect(notifications).toHaveLength(4)
   })
 })

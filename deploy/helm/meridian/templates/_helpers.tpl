@@ -148,6 +148,8 @@ name, settings. Returns YAML.
 {{- $_ := set $c "PASSWORD_RESET_URL" (printf "%s/console/#/reset-password" $origin) }}
 {{- $_ := set $c "EMAIL_VERIFICATION_URL" (printf "%s/console/#/verify-email" $origin) }}
 {{- end }}
+{{- /* unset, order limits no customer by their address's proof (0 is a limit: no order at all) */}}
+{{- if and (eq .name "order") (ne (toString $v.order.unverifiedCustomerOrderLimit) "") }}{{ $_ := set $c "UNVERIFIED_CUSTOMER_ORDER_LIMIT" (include "meridian.envValue" $v.order.unverifiedCustomerOrderLimit) }}{{ end }}
 {{- /* unset, payment calls Stripe itself */}}
 {{- if and (eq .name "payment") $v.payment.stripeApiBase }}{{ $_ := set $c "STRIPE_API_BASE" $v.payment.stripeApiBase }}{{ end }}
 {{- if and (has .name (list "auth" "notification")) (include "meridian.smtpUrl" .root) }}{{ $_ := set $c "SMTP_URL" (include "meridian.smtpUrl" .root) }}{{ end }}

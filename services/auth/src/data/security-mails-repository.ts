@@ -1,7 +1,7 @@
 // Security mails in PostgreSQL (auth's outbox of mails: migration 0009): written in the transaction of what they tell,
 // to the user's address as it is then; the sender's statements take due rows (`for update skip locked`, so senders
-// in several instances never take the same row) and mark them sent or dead (their sealed data erased) or due later.
-// SQL only.
+// in several instances never take the same row), mark them sent or dead (their sealed data erased, when they were
+// finished kept) or due later, and remove the rows finished longer ago than the retention (migration 0011). SQL only.
 import type { Queryable } from '@meridian/db'
 
 /** A mail ready to be written: its id, template and data, the secret part of its data encrypted. */
@@ -74,7 +74,8 @@ export function createSecurityMailsRepository(db: Queryable) {
     async markSent(id: string, messageId: string, sql: Queryable = db): Promise<void> {
       await sql`
         update security_mails
-        set status = 'sent', sent_at = now(), message_id = ${messageId}, last_error = null, sealed_data = null
+        set status = 'sent', sent_at = now(), finished_at = now(), message_id = ${messageId}, last_error = null,
+          sealed_data = null
         where id = ${id} and status = 'pending'`
     },
 
@@ -84,8 +85,25 @@ export function createSecurityMailsRepository(db: Queryable) {
         update security_mails
         set status = ${retryAt === null ? 'dead' : 'pending'}, last_error = ${error.slice(0, 1000)},
           next_attempt_at = coalesce(${retryAt}::timestamptz, next_attempt_at),
+          finished_at = case when ${retryAt}::timestamptz is null then now() end,
           sealed_data = case when ${retryAt}::timestamptz is null then null else sealed_data end
         where id = ${id} and status = 'pending'`
+    },
+
+    /**
+     * Removes up to `limit` mails finished (sent or dead) more than `retentionDays` ago, oldest first; rows another
+     * sender is removing are skipped. How many it removed.
+     */
+    async removeFinished(retentionDays: number, limit: number, sql: Queryable = db): Promise<number> {
+      const removed = await sql`
+        delete from security_mails where id in (
+          select id from security_mails
+          where status <> 'pending' and finished_at < now() - ${retentionDays} * interval '1 day'
+          order by finished_at
+          limit ${limit}
+          for update skip locked
+        )`
+      return removed.count
     },
   }
 }

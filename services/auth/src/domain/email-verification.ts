@@ -14,6 +14,7 @@ import type {
 } from '../data/email-verifications-repository.ts'
 import type { SecurityMailsRepository } from '../data/security-mails-repository.ts'
 import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
+import type { AddressThrottle } from './address-throttle.ts'
 import { isLinkToken, linkTo, linkTokenHash, newLinkToken } from './link-tokens.ts'
 import type { SecurityMailSealing } from './security-mails.ts'
 import type { SignIn } from './sign-in.ts'
@@ -33,6 +34,8 @@ export interface EmailVerificationDependencies {
   mails: Pick<SecurityMailsRepository, 'enqueueFor' | 'enqueueTo'>
   sealing: Pick<SecurityMailSealing, 'prepare'>
   signIn: Pick<SignIn, 'authenticate'>
+  /** new links asked for, per address (the account's, normalised) */
+  throttle: AddressThrottle
   settings: {
     /** EMAIL_VERIFICATION_URL: the token is appended after a `/` */
     verifyUrl: string
@@ -42,7 +45,7 @@ export interface EmailVerificationDependencies {
 }
 
 export function createEmailVerification(dependencies: EmailVerificationDependencies) {
-  const { sql, users, verifications, mails, sealing, signIn, settings } = dependencies
+  const { sql, users, verifications, mails, sealing, signIn, throttle, settings } = dependencies
   const clock = dependencies.clock ?? Date.now
   const expiresInMinutes = Math.max(1, Math.floor(settings.ttlMs / 60_000))
 
@@ -85,6 +88,8 @@ export function createEmailVerification(dependencies: EmailVerificationDependenc
       const user = await users.findById(principal.subject)
       if (!user) throw AppError.notFound(`User ${principal.subject} not found`)
       if (user.emailVerified) throw AppError.conflict(alreadyVerifiedMessage)
+      // per address, whichever client asks (the route limits each client)
+      await throttle.take(normaliseEmail(user.email))
       await transaction(sql, (tx) => issue(tx, user.id, user.email, 'verify'))
     },
 

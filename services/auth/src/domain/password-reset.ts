@@ -9,10 +9,10 @@ import { AppError } from '@meridian/contracts'
 import { type Sql, transaction } from '@meridian/db'
 import type { PasswordResetsRepository } from '../data/password-resets-repository.ts'
 import type { UserPasswordsRepository } from '../data/user-passwords-repository.ts'
+import type { AddressThrottle } from './address-throttle.ts'
 import type { CredentialRevoker } from './credential-revocation.ts'
 import { isLinkToken, linkTo, linkTokenHash, newLinkToken } from './link-tokens.ts'
 import { hashPassword } from './passwords.ts'
-import type { ResetThrottle } from './reset-throttle.ts'
 import type { SecurityMailQueue, SecurityMailSealing } from './security-mails.ts'
 import { normaliseEmail } from './users.ts'
 
@@ -26,7 +26,7 @@ export interface PasswordResetDependencies {
   sealing: Pick<SecurityMailSealing, 'prepare'>
   notices: Pick<SecurityMailQueue, 'passwordChanged'>
   revoker: Pick<CredentialRevoker, 'revokeWithin' | 'deliver'>
-  throttle: ResetThrottle
+  throttle: AddressThrottle
   settings: {
     /** PASSWORD_RESET_URL: the token is appended after a `/` */
     resetUrl: string

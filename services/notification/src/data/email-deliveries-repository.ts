@@ -1,8 +1,9 @@
 // Notifications' channels and their mails in PostgreSQL. `reach` applies the user's preferences to a notification that
 // has its user, in one statement: kept out of the list when in-app is off, a mail row written when e-mail is on (and
 // the notification has mail data). The sender's statements take due rows (`for update skip locked`, so senders in
-// several instances never take the same row), and mark them sent, due again later, or dead; a dead one is made
-// pending again when an operator replays its dead letter. SQL only.
+// several instances never take the same row), and mark them sent, due again later, or dead (when they were finished
+// kept); a dead one is made pending again when an operator replays its dead letter; the rows finished longer ago than
+// the retention are removed (migration 0005). SQL only.
 import type { NotificationType } from '@meridian/contracts'
 import type { Queryable } from '@meridian/db'
 
@@ -84,7 +85,8 @@ export function createEmailDeliveriesRepository(db: Queryable) {
     /** The mail went out: sent, with the Message-ID it carried. */
     async markSent(notificationId: string, messageId: string, sql: Queryable = db): Promise<void> {
       await sql`
-        update email_deliveries set status = 'sent', sent_at = now(), message_id = ${messageId}, last_error = null
+        update email_deliveries
+        set status = 'sent', sent_at = now(), finished_at = now(), message_id = ${messageId}, last_error = null
         where notification_id = ${notificationId} and status = 'pending'`
     },
 
@@ -98,7 +100,8 @@ export function createEmailDeliveriesRepository(db: Queryable) {
       const changed = await sql`
         update email_deliveries
         set status = ${retryAt === null ? 'dead' : 'pending'}, last_error = ${error.slice(0, 1000)},
-          next_attempt_at = coalesce(${retryAt}::timestamptz, next_attempt_at)
+          next_attempt_at = coalesce(${retryAt}::timestamptz, next_attempt_at),
+          finished_at = case when ${retryAt}::timestamptz is null then now() end
         where notification_id = ${notificationId} and status = 'pending'`
       return changed.count > 0
     },
@@ -109,9 +112,25 @@ export function createEmailDeliveriesRepository(db: Queryable) {
      */
     async revive(notificationId: string, sql: Queryable = db): Promise<boolean> {
       const changed = await sql`
-        update email_deliveries set status = 'pending', attempts = 0, next_attempt_at = now()
+        update email_deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), finished_at = null
         where notification_id = ${notificationId} and status = 'dead'`
       return changed.count > 0
+    },
+
+    /**
+     * Removes up to `limit` mail rows finished (sent or dead) more than `retentionDays` ago, oldest first (their
+     * notifications stay); rows another sender is removing are skipped. How many it removed.
+     */
+    async removeFinished(retentionDays: number, limit: number, sql: Queryable = db): Promise<number> {
+      const removed = await sql`
+        delete from email_deliveries where notification_id in (
+          select notification_id from email_deliveries
+          where status <> 'pending' and finished_at < now() - ${retentionDays} * interval '1 day'
+          order by finished_at
+          limit ${limit}
+          for update skip locked
+        )`
+      return removed.count
     },
   }
 }

@@ -26,7 +26,7 @@ export function createUserAddressesRepository(db: Queryable) {
           on conflict (user_id) do update set email = null, removed_at = coalesce(user_addresses.removed_at, now()),
             updated_at = now()`,
         sql`
-          update email_deliveries set status = 'dead', last_error = 'the user was removed'
+          update email_deliveries set status = 'dead', last_error = 'the user was removed', finished_at = now()
           where user_id = ${userId} and status = 'pending'
           returning notification_id`,
       ])

@@ -7,6 +7,9 @@ import type { CatalogueEvent } from '@meridian/events'
 import { type NotificationEventType, notificationConsumers } from '../../src/events/consumers.ts'
 import type { NotificationTestApp } from './app.ts'
 
+/** A port on 127.0.0.1 that nothing listens on (testkit's). */
+export { closedPort } from '@meridian/testkit'
+
 const context = { topic: 't', partition: 0, offset: '0', attempt: 1 }
 
 export async function handle(
@@ -38,16 +41,6 @@ export function deliveriesOf(notification: NotificationTestApp, userId: string):
     select d.notification_id, d.user_id, d.status, d.attempts, d.last_error, d.message_id, d.next_attempt_at
     from email_deliveries d join notifications n on n.id = d.notification_id
     where d.user_id = ${userId} order by n.created_at, n.id`
-}
-
-/** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
-export async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return address.port
 }
 
 /** Relays connections to `port` on 127.0.0.1 to `target`, from now until stopped. */

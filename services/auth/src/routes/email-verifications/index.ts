@@ -2,7 +2,8 @@
 // POST /api/v1/email-verifications/{token} (a mailed link proves an address, or sets a new one) and
 // POST /api/v1/users/{id}/email-change (your new address, with your password: a link to it, a notice to the current
 // one). The token is a secret path parameter: logs and traces show [redacted] in its place (service-kit's
-// secretPathParameters); all are limited per client like the password reset routes.
+// secretPathParameters); all are limited per client like the password reset routes, and a new link per address too
+// (domain/address-throttle.ts, in the use case).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
@@ -53,7 +54,8 @@ export const emailVerificationRoutes: FastifyPluginAsyncTypebox<EmailVerificatio
           "The signed-in user's own address, while it is not verified: a new link is mailed to it (for " +
           'EMAIL_VERIFICATION_TTL_MS), and every older verification link of the account stops working. No body, or ' +
           `\`{}\`. 409 CONFLICT \`${alreadyVerifiedMessage}\` once the address is verified; a client's credential ` +
-          '(client_credentials) is 403. Limited per client like the other link routes (429).',
+          '(client_credentials) is 403. Limited per client like the other link routes, and per address ' +
+          '(PASSWORD_RESET_MAX_PER_ACCOUNT requests within PASSWORD_RESET_WINDOW_SECONDS, whichever client asks): 429.',
         security: security.requires('users:write'),
         body: EmailVerificationRequestBody,
         response: {

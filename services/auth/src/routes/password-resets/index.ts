@@ -1,6 +1,6 @@
 // POST /api/v1/password-resets (a reset link mailed, if an account has the address) and
 // POST /api/v1/password-resets/{token} (a new password with the link's token). Neither takes a credential; both are
-// limited per client (the route's rate limit), the request per address too (domain/reset-throttle.ts). The token is
+// limited per client (the route's rate limit), the request per address too (domain/address-throttle.ts). The token is
 // a secret path parameter: logs and traces show [redacted] in its place (service-kit's secretPathParameters).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
