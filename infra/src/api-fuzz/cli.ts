@@ -221,9 +221,9 @@ async function main(): Promise<number> {
           ? await administratorCredentials({
               repoRoot,
               authDatabaseUrl: auth.database.url,
+              redisUrl,
               authUrl: auth.process.baseUrl,
               label: target.name,
-              env: process.env,
             })
           : {
               MERIDIAN_FUZZ_BEARER_TOKEN: 'no-credential',

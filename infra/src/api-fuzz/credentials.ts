@@ -1,10 +1,11 @@
-// Credentials for a fuzzing run, obtained as an operator and a client would: an administrator made with
-// scripts/create-admin in the run's auth database, then a token pair, an API key holding every scope of the catalogue
+// Credentials for a fuzzing run, obtained as an operator and a client would: an administrator made with auth's own
+// create-admin (what scripts/create-admin runs, called in this process: ten runs of the script were ten Node starts,
+// ~2 s of CPU each) in the run's auth database, then a token pair, an API key holding every scope of the catalogue
 // (so that every operation is reached with it) and a cookie session through auth's public API. One administrator per
 // schemathesis run: a run may demote, suspend or delete the one it was given.
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { run } from '../processes.ts'
+import { makeAdministrator } from '../system/administrator.ts'
 
 /** What schemathesis.toml reads (auth.openapi.*): one value per security scheme of the documents. */
 export interface FuzzCredentials {
@@ -59,14 +60,19 @@ export async function administratorCredentials(options: {
   repoRoot: string
   /** the run's auth: its database (for create-admin) and where it answers */
   authDatabaseUrl: string
+  /** the Redis the run's services follow credential revocations in */
+  redisUrl: string
   authUrl: string
   label: string
-  env: NodeJS.ProcessEnv
 }): Promise<FuzzCredentials> {
   const email = `api-fuzz-${options.label}-${randomBytes(4).toString('hex')}@example.com`
   const password = randomBytes(18).toString('base64url')
-  await run(join(options.repoRoot, 'scripts', 'create-admin'), ['--email', email, '--name', 'API fuzzing'], {
-    env: { ...options.env, AUTH_DATABASE_URL: options.authDatabaseUrl, MERIDIAN_ADMIN_PASSWORD: password },
+  await makeAdministrator(join(options.repoRoot, 'services', 'auth'), {
+    databaseUrl: options.authDatabaseUrl,
+    redisUrl: options.redisUrl,
+    email,
+    name: 'API fuzzing',
+    password,
   })
   const login = `${options.authUrl}/login`
   const pair = await call(login, { method: 'POST', body: { email, password } })
