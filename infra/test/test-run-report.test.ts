@@ -1,7 +1,7 @@
 // ./scripts/test's closing table: the phases it recorded, each with its share of the cores; what the preparation
 // obtained; each typecheck program's and each workspace's time; the suites' counts from vitest's reports; the cluster
 // campaign's latencies.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -62,7 +62,7 @@ describe("./scripts/test's closing table", () => {
     ])
   })
 
-  it("when turbo's run summaries are read, then the newest that ran the task gives each workspace's seconds and cache", () => {
+  it("when turbo's run summaries are read, then every one that ran the task gives its workspaces' seconds and cache, a workspace in two the newest's", () => {
     const root = mkdtempSync(join(tmpdir(), 'test-run-'))
     mkdirSync(join(root, '.turbo', 'runs'), { recursive: true })
     writeFileSync(
@@ -89,6 +89,34 @@ describe("./scripts/test's closing table", () => {
       { workspace: '@meridian/auth', seconds: 12.5, cached: false, exitCode: 0 },
     ])
     expect(readTurboTasks(root, 'test')).toEqual([])
+
+    // a second run beside the first (./scripts/test's infra suite): its workspaces join; one in both is the newest's
+    const second = join(root, '.turbo', 'runs', 'b.json')
+    writeFileSync(
+      second,
+      JSON.stringify({
+        tasks: [
+          {
+            task: 'typecheck',
+            package: '@meridian/infra',
+            cache: { status: 'MISS' },
+            execution: { startTime: 0, endTime: 200_000, exitCode: 1 },
+          },
+          {
+            task: 'typecheck',
+            package: '@meridian/db',
+            cache: { status: 'MISS' },
+            execution: { startTime: 0, endTime: 2000, exitCode: 0 },
+          },
+        ],
+      }),
+    )
+    utimesSync(second, new Date(), new Date(Date.now() + 60_000))
+    expect(readTurboTasks(root, 'typecheck')).toEqual([
+      { workspace: '@meridian/auth', seconds: 12.5, cached: false, exitCode: 0 },
+      { workspace: '@meridian/infra', seconds: 200, cached: false, exitCode: 1 },
+      { workspace: '@meridian/db', seconds: 2, cached: false, exitCode: 0 },
+    ])
   })
 
   it("when the cluster campaign's results are read, then each fault's latencies before, during and after are a line", () => {

@@ -50,26 +50,33 @@ interface TurboSummary {
   }[]
 }
 
-/** Each workspace's time in the newest turbo run summary (--summarize) of `task`. */
+/**
+ * Each workspace's time in turbo's run summaries (--summarize) of `task`: every summary that ran it (./scripts/test
+ * runs its workspaces' suites as two turbo runs side by side, and clears the summaries first); a workspace found in
+ * more than one, from the newest.
+ */
 export function readTurboTasks(root: string, task: string): TaskTime[] {
   const dir = join(root, '.turbo', 'runs')
   if (!existsSync(dir)) return []
   const summaries = readdirSync(dir)
     .filter((name) => name.endsWith('.json'))
     .map((name) => join(dir, name))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+    .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
+  const byWorkspace = new Map<string, TaskTime>()
   for (const file of summaries) {
     const summary = JSON.parse(readFileSync(file, 'utf8')) as TurboSummary
-    const tasks = (summary.tasks ?? []).filter((entry) => entry.task === task)
-    if (tasks.length === 0) continue
-    return tasks.map((entry) => ({
-      workspace: entry.package ?? '?',
-      seconds: ((entry.execution?.endTime ?? 0) - (entry.execution?.startTime ?? 0)) / 1000,
-      cached: entry.cache?.status === 'HIT',
-      exitCode: entry.execution?.exitCode,
-    }))
+    for (const entry of (summary.tasks ?? []).filter((each) => each.task === task)) {
+      const workspace = entry.package ?? '?'
+      byWorkspace.delete(workspace)
+      byWorkspace.set(workspace, {
+        workspace,
+        seconds: ((entry.execution?.endTime ?? 0) - (entry.execution?.startTime ?? 0)) / 1000,
+        cached: entry.cache?.status === 'HIT',
+        exitCode: entry.execution?.exitCode,
+      })
+    }
   }
-  return []
+  return [...byWorkspace.values()]
 }
 
 /** Each program's time in the typecheck's record (infra/src/test-run/typecheck.ts). */
