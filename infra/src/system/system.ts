@@ -77,7 +77,11 @@ export interface SystemOptions {
   env?: Record<string, Record<string, string>>
   /** Redis database number of the run; default systemRedisDatabase */
   redisDatabase?: number
-  /** how many services start at once after auth (the machine may be small); default 2 */
+  /**
+   * how many services start at once after auth (the machine may be small); default 2 for the sources under tsx (each
+   * start compiles, a core's work for a second or two), 4 for the builds and images (a start mostly waits: Kafka's group
+   * joins, Consul's checks)
+   */
   startConcurrency?: number
   /** per service; default 90 s */
   readyTimeoutMs?: number
@@ -534,7 +538,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       (member) => member.service.name !== identityProvider && !member.service.isGateway,
     )
     for (const member of authInstances.filter((each) => each !== auth)) await startMember(member)
-    await inBatches(rest, options.startConcurrency ?? 2, startMember)
+    await inBatches(rest, options.startConcurrency ?? (form === 'development' ? 2 : 4), startMember)
     for (const gatewayMember of gatewayMembers) {
       await startMember(gatewayMember)
       // the gateway routes to what it has found in Consul: wait until its merged document has each service's paths
