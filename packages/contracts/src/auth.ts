@@ -70,6 +70,12 @@ export const SessionRecord = Type.Object({
   userId: Type.String(),
   role: Type.String(),
   createdAt: Type.String({ format: 'date-time', maxLength: 64 }),
+  /**
+   * Whether the user had proved their address: written at sign-in from the user, and rewritten in place by auth when
+   * it changes (the address verified, or changed and so unproved). Optional: a record written before it was added
+   * does not say (as an access token without `email_verified`).
+   */
+  emailVerified: Type.Optional(Type.Boolean()),
 })
 export type SessionRecord = Static<typeof SessionRecord>
 
@@ -232,6 +238,8 @@ export const ApiKeyIntrospection = Type.Object({
   role: Type.Optional(Type.String()),
   name: Type.Optional(Type.String()),
   email: Type.Optional(Type.String()),
+  /** whether the key's owner has proved their address, read with the answer (absent from an older auth's) */
+  emailVerified: Type.Optional(Type.Boolean()),
   scopes: Type.Optional(Type.Array(Type.String())),
   apiKeyId: Type.Optional(Type.String()),
 })

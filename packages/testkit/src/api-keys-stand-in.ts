@@ -16,6 +16,8 @@ interface ActiveKey {
   role: string
   name: string
   email: string
+  /** whether the owner's address is verified, when the test says */
+  emailVerified?: boolean
   scopes: string[]
   apiKeyId: string
 }
@@ -27,6 +29,8 @@ export interface StandInKeyOptions {
   role?: string
   /** its owner's id; a fresh one by default */
   subject?: string
+  /** whether its owner's address is verified (auth's `emailVerified`); not said by default */
+  emailVerified?: boolean
 }
 
 export interface ApiKeysStandIn {
@@ -84,7 +88,7 @@ export async function startApiKeysStandIn(): Promise<ApiKeysStandIn> {
 
   return {
     name,
-    keyFor({ scopes, role = 'admin', subject = randomUUID() }) {
+    keyFor({ scopes, role = 'admin', subject = randomUUID(), emailVerified }) {
       const prefix = randomBytes(6).toString('hex')
       const key = `mk_${prefix}_${randomBytes(32).toString('base64url')}`
       keys.set(key, {
@@ -93,6 +97,7 @@ export async function startApiKeysStandIn(): Promise<ApiKeysStandIn> {
         role,
         name: `${role} of the tests`,
         email: `${role}.${subject.slice(0, 8)}@example.com`,
+        ...(emailVerified === undefined ? {} : { emailVerified }),
         scopes: [...scopes],
         apiKeyId: randomUUID(),
       })

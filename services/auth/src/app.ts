@@ -20,6 +20,7 @@ import { createApiKeysRepository } from './data/api-keys-repository.ts'
 import { createEmailVerificationsRepository } from './data/email-verifications-repository.ts'
 import { createLoginFailureCounters } from './data/login-failures.ts'
 import { createPasswordResetsRepository } from './data/password-resets-repository.ts'
+import { createSessionStore } from './data/session-store.ts'
 import { createUserPasswordsRepository } from './data/user-passwords-repository.ts'
 import { createUsersRepository } from './data/users-repository.ts'
 import { createAddressThrottle } from './domain/address-throttle.ts'
@@ -194,6 +195,8 @@ async function registerEmailVerification(
       kind: 'email-verifications',
       refusal: 'Too many requests for a new link to this address. Try again later.',
     }),
+    sessions: createSessionStore(redis),
+    logger: app.log,
     settings: { verifyUrl: config.EMAIL_VERIFICATION_URL, ttlMs: config.EMAIL_VERIFICATION_TTL_MS },
   })
   await registerVersionedApi(app, emailVerificationRoutes, {

@@ -44,8 +44,8 @@ beforeAll(async () => {
   })
   service.get('/whoami', { preHandler: service.authenticate }, async (request) => {
     if (!request.principal) throw AppError.unauthorized()
-    const { subject, role, scopes, method } = request.principal
-    return { subject, role, scopes, method }
+    const { subject, role, scopes, method, emailVerified } = request.principal
+    return { subject, role, scopes, method, emailVerified }
   })
   await service.ready()
 })
@@ -60,7 +60,7 @@ const whoami = (key: string) =>
   service.inject({ method: 'GET', url: '/whoami', headers: { 'x-api-key': key } })
 
 describe('API keys at another service', () => {
-  it('when a valid key is presented, then the service knows its owner, role and scopes; once revoked, it is refused', async () => {
+  it("when a valid key is presented, then the service knows its owner, role, scopes and whether the owner's address is verified (as it is now); once revoked, it is refused", async () => {
     const owner = await signedIn(auth, { role: 'admin' })
     const created = await auth.app.inject({
       method: 'POST',
@@ -77,7 +77,11 @@ describe('API keys at another service', () => {
       role: 'admin',
       scopes: ['orders:read'],
       method: 'api-key',
+      emailVerified: false,
     })
+    // as a used verification link leaves the row (this service asks every time: acceptedForMs 0)
+    await auth.sql`update users set email_verified = true where id = ${owner.user.id}`
+    expect((await whoami(key)).json()).toMatchObject({ subject: owner.user.id, emailVerified: true })
 
     await auth.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${id}`, headers: owner.headers })
     const refused = await whoami(key)

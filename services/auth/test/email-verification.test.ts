@@ -2,15 +2,17 @@
 // proves the address (`emailVerified`, and `email_verified` in the OpenID claims and first-party access tokens); a
 // used, expired or wrong link is refused with one answer; a signed-in user asks for a new link, which supersedes the
 // older (409 once verified); your own address changes only with your password and through a link mailed to the new one,
-// while the current one is told; PATCH of an address is an admin's, and leaves it unproved; no token is logged. On the
+// while the current one is told; PATCH of an address is an admin's, and leaves it unproved; a user's live cookie
+// sessions say whether the address is verified, rewritten in place as it changes; no token is logged. On the
 // development Mailpit (testkit's mailpitEngine()); without it the file fails, naming ./scripts/infra up.
 import { randomBytes, randomUUID } from 'node:crypto'
+import { authNames } from '@meridian/contracts'
 import { eventually, expectErrorEnvelope, type Mailbox } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { alreadyVerifiedMessage, invalidVerificationLinkMessage } from '../src/domain/email-verification.ts'
 import { verificationLinkSentMessage } from '../src/routes/email-verifications/index.ts'
 import type { AuthTestApp } from './auth-app.ts'
-import { bearerFor, login, randomAddress, signedIn } from './identities.ts'
+import { bearerFor, login, randomAddress, setCookies, signedIn } from './identities.ts'
 import { buildMailingAuthTestApp, linkToken } from './support/mailing-app.ts'
 
 const verifySubject = 'Confirm your e-mail address'
@@ -200,6 +202,74 @@ describe('a new verification link on demand', () => {
     const user = await signedIn(auth, { email: uniqueEmail() })
     expectErrorEnvelope(await askForLink(user.headers, { email: uniqueEmail() }), 422, 'VALIDATION_ERROR')
     expect(await pendingLinks(user.user.id)).toBe(0)
+  })
+})
+
+describe('cookie sessions say whether the address is verified', () => {
+  /** A new cookie session of the user (POST /login?mode=session): its id and its Redis key. */
+  async function sessionOf(user: { email: string; password: string }) {
+    const response = await login(auth, user, { query: '?mode=session' })
+    expect(response.statusCode).toBe(204)
+    const sessionId = setCookies(response.headers)[0]?.value ?? ''
+    return { sessionId, key: `${authNames.sessionKeyPrefix}${sessionId}` }
+  }
+
+  const recordAt = async (key: string) => JSON.parse((await auth.redis.get(key)) ?? 'null')
+
+  it('when a user signs in with a session, then its record says the address is not verified; once the link is used, every live session says it is, in place, its time left kept', async () => {
+    const user = await register(uniqueEmail())
+    const other = await register(uniqueEmail())
+    const first = await sessionOf(user)
+    const second = await sessionOf(user)
+    const others = await sessionOf(other)
+    expect(await recordAt(first.key)).toEqual({
+      userId: user.id,
+      role: 'user',
+      createdAt: expect.any(String),
+      emailVerified: false,
+    })
+    const before = await recordAt(first.key)
+    const ttlsBefore = [await auth.redis.pttl(first.key), await auth.redis.pttl(second.key)]
+
+    expect((await verify(await verificationToken(user.email))).statusCode).toBe(204)
+    expect(await recordAt(first.key)).toEqual({ ...before, emailVerified: true })
+    expect((await recordAt(second.key)).emailVerified).toBe(true)
+    const ttlsAfter = [await auth.redis.pttl(first.key), await auth.redis.pttl(second.key)]
+    // KEEPTTL: each still ends when it did (a rewrite without it would make the record last for ever: -1)
+    ttlsAfter.forEach((ttl, index) => {
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(ttlsBefore[index] ?? 0)
+    })
+    // the session still signs in, and another user's session is not touched
+    expect(
+      (await userAs(user.id, { cookie: `${authNames.sessionCookie}=${first.sessionId}` })).emailVerified,
+    ).toBe(true)
+    expect((await recordAt(others.key)).emailVerified).toBe(false)
+  })
+
+  it('when an admin PATCHes the address, then the live sessions say it is not verified; a session ended by logout is not written back', async () => {
+    const user = await register(uniqueEmail())
+    expect((await verify(await verificationToken(user.email))).statusCode).toBe(204)
+    const live = await sessionOf(user)
+    const ended = await sessionOf(user)
+    expect((await recordAt(live.key)).emailVerified).toBe(true)
+    const logout = await auth.app.inject({
+      method: 'POST',
+      url: '/logout',
+      cookies: { [authNames.sessionCookie]: ended.sessionId },
+    })
+    expect(logout.statusCode).toBe(204)
+
+    const patched = await auth.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      headers: { ...json, ...bearerFor(auth, { role: 'admin' }) },
+      payload: { email: uniqueEmail() },
+    })
+    expect(patched.statusCode).toBe(200)
+    expect((await recordAt(live.key)).emailVerified).toBe(false)
+    expect(await auth.redis.pttl(live.key)).toBeGreaterThan(0)
+    expect(await auth.redis.exists(ended.key)).toBe(0)
   })
 })
 

@@ -118,7 +118,7 @@ describe('OpenID Connect grants', () => {
     })
   })
 
-  it("when the SPA asks for Meridian's APIs (resource) and users:read, then its access token is a JWT every service accepts, with the user's role and that scope", async () => {
+  it("when the SPA asks for Meridian's APIs (resource) and users:read, then its access token is a JWT every service accepts, with the user's role, whether their address is verified (order's limit reads it) and that scope", async () => {
     const { callback, verifier, state } = await authorize(spa, {
       redirect_uri: spaRedirect,
       scope: 'openid profile email users:read',
@@ -144,6 +144,7 @@ describe('OpenID Connect grants', () => {
       email: user.email,
       role: 'user',
       roles: ['user'],
+      email_verified: false,
     })
     expect(String(payload.scope).split(' ').sort()).toEqual(['email', 'openid', 'profile', 'users:read'])
     // the chassis verifies it as it verifies POST /login's tokens: the user reads themself

@@ -31,7 +31,10 @@ export type ApiKeysFromAuthOptions = ApiKeysFromAuthTimings &
   )
 
 interface ApiKeysFromAuthTimings {
-  /** how long an accepted key is believed without asking again; a revocation takes up to this long to reach here */
+  /**
+   * how long an accepted key is believed without asking again: a revocation takes up to this long to reach here, and
+   * so does a change of whether the owner's address is verified (the answer's `emailVerified`), which revokes nothing
+   */
   acceptedForMs?: number
   /** how long a refused key is refused without asking again */
   refusedForMs?: number
@@ -90,6 +93,7 @@ export function apiKeysFromAuth(options: ApiKeysFromAuthOptions): ApiKeysFromAut
               roles: [],
               ...(body.name === undefined ? {} : { name: body.name }),
               ...(body.email === undefined ? {} : { email: body.email }),
+              ...(body.emailVerified === undefined ? {} : { emailVerified: body.emailVerified }),
               scopes: body.scopes ?? [],
               method: 'api-key',
               ...(body.apiKeyId === undefined ? {} : { apiKeyId: body.apiKeyId }),

@@ -370,6 +370,7 @@ async function sessionPrincipal(
     kind: 'user',
     role: record.role,
     roles: [],
+    ...(record.emailVerified === undefined ? {} : { emailVerified: record.emailVerified }),
     method: 'session',
     issuedAt,
     // -1: a key without expiry (auth always sets one), a session without end

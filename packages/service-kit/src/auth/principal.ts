@@ -10,8 +10,10 @@ export interface Principal {
   name?: string
   email?: string
   /**
-   * Whether the user proved their address, as the credential said when it was issued (a bearer token's
-   * `email_verified`); absent when the credential does not say (a cookie session, an API key, a token without it).
+   * Whether the user proved their address, as the credential says: a bearer token's `email_verified` (as when it was
+   * issued), a cookie session's record (auth rewrites it when the address is verified or changed), auth's answer
+   * about an API key's owner (remembered as long as the answer). Absent when the credential does not say (a client's
+   * token, a token or session record issued before auth said it).
    */
   emailVerified?: boolean
   /**

@@ -13,13 +13,17 @@ export interface ApiKeyRecord {
   revokedAt: Date | null
 }
 
-/** A key found by its prefix, with what a verification needs: the hash and the owner's current role and status. */
+/**
+ * A key found by its prefix, with what a verification needs: the hash and the owner's current role and status (and
+ * whether their address is verified, which the key's principal says).
+ */
 export interface ApiKeyCredential extends ApiKeyRecord {
   keyHash: string
   ownerRole: string
   ownerStatus: string
   ownerName: string
   ownerEmail: string
+  ownerEmailVerified: boolean
 }
 
 export interface NewApiKey {
@@ -68,7 +72,8 @@ export function createApiKeysRepository(db: Queryable) {
     async findCredential(prefix: string, sql: Queryable = db): Promise<ApiKeyCredential | undefined> {
       const [row] = await sql<ApiKeyCredential[]>`
         select ${sql(columns.map((column) => `k.${column}`))}, k.key_hash,
-               u.role as owner_role, u.status as owner_status, u.name as owner_name, u.email as owner_email
+               u.role as owner_role, u.status as owner_status, u.name as owner_name, u.email as owner_email,
+               u.email_verified as owner_email_verified
         from api_keys k join users u on u.id = k.user_id
         where k.prefix = ${prefix}`
       return row

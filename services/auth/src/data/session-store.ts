@@ -1,28 +1,77 @@
 // Cookie sessions in Redis: `authNames.sessionKeyPrefix + id` -> the session record as JSON, expiring with the session
 // (a fixed lifetime from the login: nothing extends it). A session ended by logout is announced on
 // authNames.sessionEndedChannel, so that connections held with it (the realtime channel's) end too.
+// Each user's sessions are indexed under `userSessionsKeyPrefix + user id` (a set of session ids, kept as long as the
+// user's latest session), so that a change of what the records say (whether the address is verified) reaches every
+// live session of the user; an id whose session expired is dropped from the set when next met.
 import { randomBytes } from 'node:crypto'
 import { authNames, type SessionEnded, type SessionRecord } from '@meridian/contracts'
 import { sessionIdHash } from '@meridian/service-kit'
 import type { Redis } from 'ioredis'
 
-// deleted and announced in one step, and announced only when there was a session to end (a logout without one, or a
-// guessed cookie, tells no one anything)
-const endScript = `
-  if redis.call('DEL', KEYS[1]) == 1 then
-    redis.call('PUBLISH', ARGV[1], ARGV[2])
-    return 1
+/** Redis key of a user's session index: prefix + user id -> set of session ids. */
+export const userSessionsKeyPrefix = 'auth:user-sessions:'
+
+// the record and its id in the user's index in one step; the index lives at least as long as the new session
+const createScript = `
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SADD', KEYS[2], ARGV[3])
+  if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
   end
-  return 0
+  return 1
+`
+
+// deleted, taken out of its user's index and announced in one step, and announced only when there was a session to
+// end (a logout without one, or a guessed cookie, tells no one anything)
+const endScript = `
+  local stored = redis.call('GET', KEYS[1])
+  if not stored then return 0 end
+  redis.call('DEL', KEYS[1])
+  local decoded, record = pcall(cjson.decode, stored)
+  if decoded and type(record) == 'table' and type(record.userId) == 'string' then
+    redis.call('SREM', ARGV[3] .. record.userId, ARGV[4])
+  end
+  redis.call('PUBLISH', ARGV[1], ARGV[2])
+  return 1
+`
+
+// every live session of the user rewritten with emailVerified, each keeping its time left (KEEPTTL); the ids of
+// sessions that expired or ended leave the index. Answers how many sessions were rewritten.
+const setEmailVerifiedScript = `
+  local rewritten = 0
+  for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+    local key = ARGV[1] .. id
+    local stored = redis.call('GET', key)
+    local decoded, record = false, nil
+    if stored then decoded, record = pcall(cjson.decode, stored) end
+    if decoded and type(record) == 'table' then
+      record.emailVerified = ARGV[2] == 'true'
+      redis.call('SET', key, cjson.encode(record), 'KEEPTTL')
+      rewritten = rewritten + 1
+    elseif not stored then
+      redis.call('SREM', KEYS[1], id)
+    end
+  end
+  return rewritten
 `
 
 export function createSessionStore(redis: Redis) {
   const key = (id: string) => `${authNames.sessionKeyPrefix}${id}`
+  const userKey = (userId: string) => `${userSessionsKeyPrefix}${userId}`
   return {
-    /** Stores the record under a new random id (32 bytes, base64url) and returns the id. */
+    /** Stores the record under a new random id (32 bytes, base64url), indexed under its user; returns the id. */
     async create(record: SessionRecord, ttlSeconds: number): Promise<string> {
       const id = randomBytes(32).toString('base64url')
-      await redis.set(key(id), JSON.stringify(record), 'EX', ttlSeconds)
+      await redis.eval(
+        createScript,
+        2,
+        key(id),
+        userKey(record.userId),
+        JSON.stringify(record),
+        ttlSeconds * 1000,
+        id,
+      )
       return id
     },
 
@@ -40,8 +89,25 @@ export function createSessionStore(redis: Redis) {
         key(id),
         authNames.sessionEndedChannel,
         JSON.stringify(ended),
+        userSessionsKeyPrefix,
+        id,
       )
       return deleted === 1
+    },
+
+    /**
+     * Rewrites every live session of the user to say `emailVerified`, each keeping its time left; how many were.
+     * (Sessions are read on each request, so the next one sees it.)
+     */
+    async setEmailVerified(userId: string, emailVerified: boolean): Promise<number> {
+      const rewritten = await redis.eval(
+        setEmailVerifiedScript,
+        1,
+        userKey(userId),
+        authNames.sessionKeyPrefix,
+        String(emailVerified),
+      )
+      return Number(rewritten)
     },
   }
 }

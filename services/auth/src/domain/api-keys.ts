@@ -111,7 +111,8 @@ export function createApiKeyUseCases(keys: ApiKeysRepository, sql: Sql, clock: (
 
     /**
      * The principal of a presented key, or undefined when it is malformed, unknown, revoked, expired, or its owner is
-     * no longer active. The owner's current role applies (a demoted owner's keys are demoted with them).
+     * no longer active. The owner's current role applies (a demoted owner's keys are demoted with them), and whether
+     * their address is verified now (`emailVerified`).
      */
     async verifyApiKey(key: string): Promise<Principal | undefined> {
       const prefix = keyPattern.exec(key)?.[1]
@@ -135,6 +136,7 @@ export function createApiKeyUseCases(keys: ApiKeysRepository, sql: Sql, clock: (
         roles: [],
         name: found.ownerName,
         email: found.ownerEmail,
+        emailVerified: found.ownerEmailVerified,
         scopes: found.scopes,
         method: 'api-key',
         apiKeyId: found.id,

@@ -4,7 +4,8 @@
 // /email-verifications): it supersedes the older one, as a link that expired unused would otherwise leave no way. Your own address is changed with your password: a link goes to the new address (using it sets
 // the address, verified) and the current one is told a change was asked for. Links are single use, end after
 // EMAIL_VERIFICATION_TTL_MS, and a newer one of the same purpose supersedes the older; every link that cannot be
-// used is refused with one and the same error.
+// used is refused with one and the same error. Once a change of the address's state commits (a link used, an admin's
+// new address), the user's live cookie sessions are rewritten to say it, so that their next request does.
 import { AppError, type EmailChangeBody } from '@meridian/contracts'
 import { type Queryable, type Sql, transaction } from '@meridian/db'
 import type { Principal } from '@meridian/service-kit'
@@ -13,6 +14,7 @@ import type {
   VerificationPurpose,
 } from '../data/email-verifications-repository.ts'
 import type { SecurityMailsRepository } from '../data/security-mails-repository.ts'
+import type { SessionStore } from '../data/session-store.ts'
 import type { UserRecord, UsersRepository } from '../data/users-repository.ts'
 import type { AddressThrottle } from './address-throttle.ts'
 import { isLinkToken, linkTo, linkTokenHash, newLinkToken } from './link-tokens.ts'
@@ -36,6 +38,9 @@ export interface EmailVerificationDependencies {
   signIn: Pick<SignIn, 'authenticate'>
   /** new links asked for, per address (the account's, normalised) */
   throttle: AddressThrottle
+  /** the user's live cookie sessions, rewritten to say whether the address is verified */
+  sessions: Pick<SessionStore, 'setEmailVerified'>
+  logger: { warn(details: object, message: string): void }
   settings: {
     /** EMAIL_VERIFICATION_URL: the token is appended after a `/` */
     verifyUrl: string
@@ -45,7 +50,8 @@ export interface EmailVerificationDependencies {
 }
 
 export function createEmailVerification(dependencies: EmailVerificationDependencies) {
-  const { sql, users, verifications, mails, sealing, signIn, throttle, settings } = dependencies
+  const { sql, users, verifications, mails, sealing, signIn, throttle, sessions, logger, settings } =
+    dependencies
   const clock = dependencies.clock ?? Date.now
   const expiresInMinutes = Math.max(1, Math.floor(settings.ttlMs / 60_000))
 
@@ -73,7 +79,24 @@ export function createEmailVerification(dependencies: EmailVerificationDependenc
     return changed
   }
 
+  /**
+   * After the commit of a change of the address's state: the user's live sessions say it. A Redis failure leaves them
+   * saying the former state (logged; the change stands, and a new sign-in says it).
+   */
+  async function followVerification(user: Pick<UserRecord, 'id' | 'emailVerified'>): Promise<void> {
+    try {
+      await sessions.setEmailVerified(user.id, user.emailVerified)
+    } catch (error) {
+      logger.warn(
+        { err: error, userId: user.id },
+        "the user's sessions could not be told whether the address is verified",
+      )
+    }
+  }
+
   return {
+    followVerification,
+
     /** In the registration's transaction: a link to prove the new user's address. */
     async issueWithin(tx: Queryable, user: { id: string; email: string }): Promise<void> {
       await issue(tx, user.id, user.email, 'verify')
@@ -98,6 +121,7 @@ export function createEmailVerification(dependencies: EmailVerificationDependenc
       if (!isLinkToken(token)) throw AppError.badRequest(invalidVerificationLinkMessage)
       const changed = await transaction(sql, (tx) => apply(tx, token))
       if (!changed) throw AppError.badRequest(invalidVerificationLinkMessage)
+      await followVerification(changed)
     },
 
     /**

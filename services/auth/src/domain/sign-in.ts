@@ -88,14 +88,24 @@ export function createSignIn(options: SignInOptions) {
       return { accessToken, refreshToken: rotated.refreshToken, tokenType: 'Bearer' as const, expiresIn }
     },
 
-    /** A server-side session for the cookie-session mode; returns its id (the cookie value). */
+    /**
+     * A server-side session for the cookie-session mode; returns its id (the cookie value). Its record says whether the
+     * address is verified, as the subject was read; read again once stored, so that a change committed in between
+     * (whose rewrite of the user's sessions came before this one was indexed) is not missed.
+     */
     async openSession(subject: TokenSubject): Promise<{ sessionId: string; ttlSeconds: number }> {
       const record: SessionRecord = {
         userId: subject.id,
         role: subject.role,
         createdAt: new Date(clock()).toISOString(),
+        ...(subject.emailVerified === undefined ? {} : { emailVerified: subject.emailVerified }),
       }
-      return { sessionId: await sessions.create(record, sessionTtlSeconds), ttlSeconds: sessionTtlSeconds }
+      const sessionId = await sessions.create(record, sessionTtlSeconds)
+      const now = await users.findById(subject.id)
+      if (now && now.emailVerified !== record.emailVerified) {
+        await sessions.setEmailVerified(subject.id, now.emailVerified)
+      }
+      return { sessionId, ttlSeconds: sessionTtlSeconds }
     },
 
     /**

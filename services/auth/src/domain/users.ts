@@ -54,7 +54,11 @@ export function createUserUseCases(
    * registration mails a link to prove the address (email-verification.ts; none for the create-admin command),
    * written in the registration's transaction
    */
-  verification?: { issueWithin(tx: Queryable, user: { id: string; email: string }): Promise<void> },
+  verification?: {
+    issueWithin(tx: Queryable, user: { id: string; email: string }): Promise<void>
+    /** after the commit of a new address (unproved): the user's live sessions say so */
+    followVerification(user: Pick<UserRecord, 'id' | 'emailVerified'>): Promise<void>
+  },
 ) {
   async function getUser(id: string): Promise<{ user: UserRecord; etag: string }> {
     const user = await users.findById(id)
@@ -168,6 +172,8 @@ export function createUserUseCases(
       })
       if (updated) {
         if (revocation) await revoker.deliver(revocation)
+        // a new address is unproved: the user's sessions say so (the same address keeps its state)
+        if (normalised.email !== undefined) await verification?.followVerification(updated)
         return { user: updated, etag: userETag(updated.id, updated.version) }
       }
       // nothing matched: the user is gone (404), or another write got in between the check and the update (412)

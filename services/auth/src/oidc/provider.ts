@@ -14,7 +14,7 @@ import {
   userCodeConfirmPage,
   userCodeInputPage,
 } from '../views/pages.ts'
-import type { Accounts } from './accounts.ts'
+import type { Accounts, MeridianUserClaims } from './accounts.ts'
 import { claimsOfScopes } from './accounts.ts'
 import { type ClientsConfig, isRedirectOrigin, seededClients } from './clients.ts'
 
@@ -88,6 +88,18 @@ const clientName = (ctx: KoaContextWithOIDC): string =>
 /** CORS for browser clients: an origin is allowed when one of the client's redirect URIs lives there. */
 function clientBasedCORS(_ctx: KoaContextWithOIDC, origin: string, client: ClientMetadataView): boolean {
   return isRedirectOrigin(origin, (client.redirectUris as string[] | undefined) ?? [])
+}
+
+/** The claims a JWT access token for Meridian's APIs adds to the provider's: as POST /login's tokens carry them. */
+function apiTokenClaims(claims: MeridianUserClaims) {
+  const { name, email, role, roles, email_verified: emailVerified } = claims
+  return {
+    name,
+    email,
+    role,
+    roles,
+    ...(typeof emailVerified === 'boolean' ? { email_verified: emailVerified } : {}),
+  }
 }
 
 export function createOidcProvider(options: OidcProviderOptions): Provider {
@@ -183,7 +195,9 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
         },
       },
     },
-    // a JWT access token for Meridian's APIs carries what POST /login's tokens carry, read from the user now
+    // a JWT access token for Meridian's APIs carries what POST /login's tokens carry, read from the user now:
+    // `email_verified` included, whatever the scopes, so that a limit on unverified customers (order's) holds for a
+    // third-party client's token as for a first-party one
     async extraTokenClaims(
       _ctx: KoaContextWithOIDC,
       token: { kind: string; accountId?: string; aud?: unknown },
@@ -191,7 +205,7 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
       if (token.kind !== 'AccessToken' || token.aud !== options.apiAudience || !token.accountId)
         return undefined
       const claims = await options.accounts.meridianClaims(token.accountId)
-      return claims && { name: claims.name, email: claims.email, role: claims.role, roles: claims.roles }
+      return claims && apiTokenClaims(claims)
     },
 
     routes: { ...oidcRoutes },

@@ -30,6 +30,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox<InternalRoutesOptions> = 
         role: principal.role,
         ...(principal.name === undefined ? {} : { name: principal.name }),
         ...(principal.email === undefined ? {} : { email: principal.email }),
+        ...(principal.emailVerified === undefined ? {} : { emailVerified: principal.emailVerified }),
         scopes: principal.scopes,
         ...(principal.apiKeyId === undefined ? {} : { apiKeyId: principal.apiKeyId }),
       }
