@@ -135,6 +135,21 @@ async function eventuallyMissed(notifications: Sql, watches: RealtimeWatch[], si
   }
 }
 
+/**
+ * One order placed and shipped through every service before the first fault: the "before" figures are then a settled
+ * system's (every consumer group has joined and read, the cluster's group coordinators have loaded), not the end of
+ * its start (its services started eight at a time, the first measured orders met groups still joining: before p99
+ * 15.6 s, p50 1.17 s).
+ */
+async function warmUp(client: ReturnType<typeof e2eClient>, customer: Customer): Promise<void> {
+  const startedAt = Date.now()
+  const admin = await client.loginAdmin()
+  const product = await client.createProduct(admin, { stock: 1 })
+  const orderId = await client.placeOrderOk(customer, { product, card: cards.good })
+  await client.orderReaches(customer, orderId, 'shipped', 120_000)
+  say(`warm-up: an order placed and shipped in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+}
+
 async function runFault(
   cluster: Cluster,
   system: MeridianSystem,
@@ -331,6 +346,7 @@ async function main(): Promise<number> {
     const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
     const customers: Customer[] = []
     for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())
+    await warmUp(client, customers[0] as Customer)
     system.gatewayUrls.forEach((url, i) => {
       for (const customer of customers.filter((_, n) => n % system!.gatewayUrls.length === i).slice(0, 3))
         watches.push(watchRealtime(url, customer))
