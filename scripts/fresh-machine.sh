@@ -60,11 +60,21 @@ prepared_packages() {
   done
 }
 
+# stop_engines_recorded <cache folder>: every engine scripts/infra started there, by the pid it recorded in its folder
+# (<cache>/<engine>/meridian.pid; a list of names here missed Mailpit once it came, and the bare run's own Mailpit
+# found port 1025 held); PostgreSQL on SIGINT (its fast shutdown), the others on SIGTERM.
+stop_engines_recorded() {
+  local file
+  for file in "$1"/*/meridian.pid; do
+    [ -e "$file" ] || continue
+    if [ "$file" = "$1/postgres/meridian.pid" ]; then stop_recorded "$file" INT; else stop_recorded "$file" TERM; fi
+  done
+}
+
 make_machine_bare() {
   local old_cache="$MERIDIAN_CACHE_DIR" name
   say "--fresh: making this machine bare (the developer's cache folder $old_cache is kept)"
-  for name in kafka consul redis jaeger; do stop_recorded "$old_cache/$name/meridian.pid" TERM; done
-  stop_recorded "$old_cache/postgres/meridian.pid" INT
+  stop_engines_recorded "$old_cache"
   stop_recorded "${MERIDIAN_POSTGRES_DIR:-/var/lib/meridian/postgres}/meridian.pid" INT
   if command -v podman >/dev/null 2>&1; then
     local images

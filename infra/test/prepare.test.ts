@@ -1,11 +1,12 @@
 // The preparation (./scripts/prepare): steps run once their needs are there, compiles two at a time, a failure named
 // with its log and the steps after it skipped, --check only finds; which steps a purpose selects; and what a test meets
 // when something was never obtained (the command that provides it, not an install).
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '../src/layout.ts'
 import { MissingPrerequisite } from '../src/missing-prerequisite.ts'
@@ -262,5 +263,47 @@ describe("--fresh's purge list", () => {
       MERIDIAN_CONTAINER_ENGINE: 'podman',
     })
     expect([...declared].sort()).toEqual([...new Set(debian.map((entry) => entry.package))].sort())
+  })
+})
+
+describe("--fresh's engines", () => {
+  it('when engines recorded their pids in the cache folder (Mailpit among them), then every one is stopped by its pid, and a pid file of a process since gone stops nothing', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'fresh-engines-'))
+    const names = ['kafka', 'mailpit', 'postgres', 'some-engine-to-come']
+    const engines = names.map((name) => {
+      // a process that ends on the signal it is sent, as the engines do
+      const child = spawn('sleep', ['600'], { stdio: 'ignore' })
+      const startTime = readFileSync(`/proc/${child.pid}/stat`, 'utf8').replace(/.*\) /s, '').split(' ')[19]
+      mkdirSync(join(cache, name))
+      writeFileSync(join(cache, name, 'meridian.pid'), `${child.pid} ${startTime}\n`)
+      const ended = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.once('exit', (_code, signal) => resolve(signal)),
+      )
+      return { name, ended }
+    })
+    // a stale file: its pid is no process of ours any more (its start time does not match)
+    mkdirSync(join(cache, 'redis'))
+    writeFileSync(join(cache, 'redis', 'meridian.pid'), `${process.pid} 1\n`)
+    // not execFileSync: this process must reap each child as it ends (a zombie's /proc entry stays, and the script waits on it)
+    await promisify(execFile)(
+      'bash',
+      [
+        '-c',
+        'say() { :; }; source "$1"; stop_engines_recorded "$2"',
+        'bash',
+        join(repoRoot, 'scripts', 'fresh-machine.sh'),
+        cache,
+      ],
+      { encoding: 'utf8' },
+    )
+    const signals = Object.fromEntries(
+      await Promise.all(engines.map(async ({ name, ended }) => [name, await ended])),
+    )
+    expect(signals).toEqual({
+      kafka: 'SIGTERM',
+      mailpit: 'SIGTERM',
+      postgres: 'SIGINT',
+      'some-engine-to-come': 'SIGTERM',
+    })
   })
 })
