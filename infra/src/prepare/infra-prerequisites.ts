@@ -86,6 +86,12 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
     { package: 'iptables', installed: onPath('iptables'), why: "the cluster's links", purposes: ['cluster'] },
     { package: 'iproute2', installed: onPath('ip'), why: "the cluster's hosts", purposes: ['cluster'] },
     {
+      package: 'openssl',
+      installed: onPath('openssl'),
+      why: 'the certificate authority of secure engines',
+      purposes: ['engines', 'cluster'],
+    },
+    {
       package: 'python3-venv',
       installed: pythonVenvInstalled,
       why: 'the Python tools',
