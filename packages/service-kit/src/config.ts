@@ -1,6 +1,7 @@
 // Configuration from the environment, validated against a TypeBox schema at boot: the only reader of process.env.
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { type EngineVariables, plaintextEngineProblems } from './engine-transport.ts'
 import { TracingEnv } from './tracing/tracing-env.ts'
 
 /** The schema keyword that marks a variable's default as public and for development only (developmentOnlyDefault). */
@@ -121,6 +122,12 @@ export const ServiceEnv = Type.Object({
     default: 3000,
     description: 'how long a call to auth waits for the first list of its instances from Consul, ms',
   }),
+  /**
+   * Production refuses engines reached in plaintext or without credentials (engine-transport.ts names each); true
+   * allows them, for engines on a network the operator trusts (a host's loopback, a private link), and the service
+   * names them in its log at start.
+   */
+  ENGINES_PLAINTEXT_ALLOWED: Type.Boolean({ default: false }),
   // OpenTelemetry's standard variables (docs/operations.md, Tracing): read first by tracing/preload.ts
   ...TracingEnv.properties,
 })
@@ -191,7 +198,8 @@ const secretName = /URL|TOKEN|SECRET|PASSWORD|KEY|CREDENTIAL/
  * Reads the variables the schema names from `env`, applies defaults, converts strings to numbers and booleans,
  * and fails with one message naming every bad or missing variable. A schema with NODE_ENV (every service's) that
  * resolves to production also fails for every variable that holds its development-only default
- * (developmentOnlyDefault), whether left unset or set to it.
+ * (developmentOnlyDefault), whether left unset or set to it, and, for the kit's schemas (ServiceEnv's), for every
+ * engine reached in plaintext or without credentials unless ENGINES_PLAINTEXT_ALLOWED is true (engine-transport.ts).
  */
 export function loadConfig<Schema extends TObject>(
   schema: Schema,
@@ -216,7 +224,12 @@ export function loadConfig<Schema extends TObject>(
     const secret = secretName.test(name)
     problems.push(`${name}: ${describeExpectation(property)}${secret ? '' : ` (got '${String(raw[name])}')`}`)
   }
-  if (candidate.NODE_ENV === 'production') problems.push(...developmentDefaultProblems(schema, candidate))
+  if (candidate.NODE_ENV === 'production') {
+    problems.push(...developmentDefaultProblems(schema, candidate))
+    // a schema of the kit's (every service's) says how it reaches its engines: production refuses plaintext
+    if ('ENGINES_PLAINTEXT_ALLOWED' in schema.properties)
+      problems.push(...plaintextEngineProblems(candidate as EngineVariables))
+  }
   if (problems.length > 0) throw new ConfigError(problems)
   return candidate as Static<Schema>
 }

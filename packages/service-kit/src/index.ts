@@ -44,6 +44,7 @@ export {
   ServiceEnv,
   serviceEnv,
 } from './config.ts'
+export { type EngineVariables, type PlaintextEngine, plaintextEngines } from './engine-transport.ts'
 export {
   maxValidationDetails,
   moreProblems,

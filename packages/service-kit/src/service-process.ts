@@ -4,6 +4,7 @@ import { createDatabase, type MigrationLogger, type Sql } from '@meridian/db'
 import type { Redis } from 'ioredis'
 import { pino } from 'pino'
 import type { ServiceApp } from './app.ts'
+import { type EngineVariables, plaintextEngines } from './engine-transport.ts'
 import { loggerOptions } from './logging.ts'
 import { createRedis } from './redis.ts'
 import { runMain, runService, type ServiceClient, type ServiceProcessConfig } from './run-service.ts'
@@ -57,6 +58,21 @@ function isStateless<Config extends ProcessConfig>(
 }
 
 /**
+ * A production service allowed plaintext engines (ENGINES_PLAINTEXT_ALLOWED) says at start which it reaches so, and
+ * why that is not refused: an operator reading the log sees what the configuration accepted.
+ */
+function warnOfPlaintextEngines(name: string, config: ProcessConfig): void {
+  const settings = config as ProcessConfig & EngineVariables & { NODE_ENV?: string }
+  if (settings.NODE_ENV !== 'production') return
+  const engines = plaintextEngines(settings)
+  if (engines.length === 0) return
+  pino(loggerOptions(name, config.LOG_LEVEL)).warn(
+    { plaintextEngines: engines },
+    'engines reached in plaintext or without credentials, allowed by ENGINES_PLAINTEXT_ALLOWED=true',
+  )
+}
+
+/**
  * A service's main.ts in one call. The stores close last (the app's consumers and relay use them until it has
  * closed), the clients buildApp returned just before them, in their order.
  *
@@ -74,6 +90,7 @@ export function runServiceProcess<Config extends ProcessConfig>(
   const { name } = declaration
   runMain(name, async () => {
     const config = declaration.loadConfig()
+    warnOfPlaintextEngines(name, config)
     // tracing was started by the preload, before this module loaded: it learns now whose spans it sends
     activeTracing()?.identify({ name, version: config.SERVICE_VERSION })
     const redis = createRedis(config.REDIS_URL, { connectionName: name })

@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, developmentOnlyDefault, loadConfig, ownStoresEnv, serviceEnv } from '../src/config.ts'
+import { plaintextEngines } from '../src/engine-transport.ts'
 
 const schema = serviceEnv({ JWT_TTL_MINUTES: Type.Integer({ minimum: 15, maximum: 60, default: 15 }) })
 const minimal = {
@@ -77,6 +78,8 @@ describe('loadConfig: production and the development-only defaults', () => {
     SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
     DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
     PROVIDER_URL: 'https://provider.example.com',
+    // these tests are about the development defaults; the engines' transport has its own below
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
   }
 
   it('when NODE_ENV is not set and every development default is replaced, then the service runs as production', () => {
@@ -148,5 +151,92 @@ describe('loadConfig: production and the development-only defaults', () => {
   it('when a schema has no NODE_ENV (a command, not a service), then its development defaults are not judged', () => {
     const command = Type.Object({ DATABASE_URL: ownStoresEnv({ port: 1, database: 'auth' }).DATABASE_URL })
     expect(loadConfig(command, {}).DATABASE_URL).toBe('postgres://postgres:postgres@127.0.0.1:5432/auth')
+  })
+})
+
+describe('loadConfig: production and engines reached in plaintext', () => {
+  const storesSchema = serviceEnv({ ...ownStoresEnv({ port: 3004, database: 'inventory' }) })
+  const secrets = {
+    SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
+    DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
+  }
+
+  it('when production reaches its engines in plaintext, then the start is refused naming each engine and the way out', () => {
+    const message = refusal(() => loadConfig(storesSchema, { ...secrets, NODE_ENV: 'production' }))
+    expect(message).toContain('DATABASE_URL: sslmode is not set: PostgreSQL needs sslmode=verify-full')
+    expect(message).toContain('REDIS_URL: redis:// is plaintext')
+    expect(message).toContain("CONSUL_HTTP_ADDR: not https://: Consul's HTTP API needs TLS")
+    expect(message).toContain('KAFKA_TLS: not true')
+    expect(message).toContain('ENGINES_PLAINTEXT_ALLOWED=true allows them')
+    // the database URL's password is never echoed
+    expect(message).not.toContain('s3cret-pw')
+  })
+
+  it('when ENGINES_PLAINTEXT_ALLOWED is true, then production starts on plaintext engines', () => {
+    expect(
+      loadConfig(storesSchema, { ...secrets, NODE_ENV: 'production', ENGINES_PLAINTEXT_ALLOWED: 'true' }),
+    ).toMatchObject({ NODE_ENV: 'production', ENGINES_PLAINTEXT_ALLOWED: true })
+  })
+
+  it('when development or test reach plaintext engines, then nothing is refused', () => {
+    for (const NODE_ENV of ['development', 'test']) {
+      expect(loadConfig(storesSchema, { NODE_ENV }).ENGINES_PLAINTEXT_ALLOWED).toBe(false)
+    }
+  })
+})
+
+describe('plaintextEngines: what counts as plaintext or without credentials', () => {
+  const secure = {
+    DATABASE_URL:
+      'postgres://order:pw@db.internal:5432/order?sslmode=verify-full&sslrootcert=/etc/meridian/ca.pem',
+    REDIS_URL: 'rediss://order:pw@redis.internal:6380',
+    CONSUL_HTTP_ADDR: 'https://consul.internal:8501',
+    CONSUL_HTTP_TOKEN: 'a-token',
+    KAFKA_BROKERS: 'kafka.internal:9094',
+    KAFKA_TLS: true,
+    KAFKA_SASL_MECHANISM: 'scram-sha-512',
+  }
+
+  it('when every engine is reached over verified TLS with credentials, then none is named', () => {
+    expect(plaintextEngines(secure)).toEqual([])
+    expect(
+      plaintextEngines({
+        ...secure,
+        DATABASE_URL: `${secure.DATABASE_URL.replace('verify-full', 'verify-ca')}`,
+      }),
+    ).toEqual([])
+    // mutual TLS is Kafka's credential too
+    expect(
+      plaintextEngines({
+        ...secure,
+        KAFKA_SASL_MECHANISM: undefined,
+        KAFKA_TLS_CERT: '/etc/meridian/order.pem',
+      }),
+    ).toEqual([])
+  })
+
+  it('when one engine falls short, then exactly that one is named', () => {
+    const cases: [Partial<typeof secure> & Record<string, unknown>, string][] = [
+      [{ DATABASE_URL: 'postgres://order:pw@db:5432/order' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://order:pw@db:5432/order?sslmode=require' }, 'DATABASE_URL'],
+      [{ DATABASE_URL: 'postgres://order:pw@db:5432/order?sslmode=prefer' }, 'DATABASE_URL'],
+      [{ REDIS_URL: 'redis://order:pw@redis:6379' }, 'REDIS_URL'],
+      [{ REDIS_URL: 'rediss://redis:6380' }, 'REDIS_URL'],
+      [{ CONSUL_HTTP_ADDR: 'http://consul:8500' }, 'CONSUL_HTTP_ADDR'],
+      [{ CONSUL_HTTP_ADDR: 'consul:8500' }, 'CONSUL_HTTP_ADDR'],
+      [{ CONSUL_HTTP_TOKEN: undefined }, 'CONSUL_HTTP_TOKEN'],
+      [{ KAFKA_TLS: false }, 'KAFKA_TLS'],
+      [{ KAFKA_SASL_MECHANISM: undefined }, 'KAFKA_SASL_MECHANISM'],
+    ]
+    for (const [change, variable] of cases) {
+      expect(
+        plaintextEngines({ ...secure, ...change }).map((engine) => engine.variable),
+        JSON.stringify(change),
+      ).toEqual([variable])
+    }
+  })
+
+  it('when a service does not read an engine, then that engine is not judged', () => {
+    expect(plaintextEngines({ REDIS_URL: secure.REDIS_URL })).toEqual([])
   })
 })
