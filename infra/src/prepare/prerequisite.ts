@@ -59,7 +59,7 @@ export interface PrerequisiteStep {
   purposes: readonly Purpose[]
   /** steps that must be there first, by name ('debian': the Debian packages) */
   needs?: readonly string[]
-  /** compiles (a Go build): at most two such steps run at once, whatever else runs */
+  /** compiles (a Go build): at most four such steps run at once, whatever else runs */
   heavy?: boolean
   /** what it is where it is (a path, a version) when present; undefined when missing */
   present(): Promise<string | undefined>

@@ -1,5 +1,5 @@
 // Runs the prerequisite steps: each as soon as the steps it needs are there, independent ones side by side (at most
-// two compiles at once), every long output into a log file of its own; progress lines while it works, a line a
+// four compiles at once), every long output into a log file of its own; progress lines while it works, a line a
 // minute saying what is still running, and a summary of what was obtained and how long each took.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -26,7 +26,11 @@ export interface PrepareOptions {
   say(line: string): void
   /** how often the steps still running are named; default a minute */
   heartbeatMs?: number
-  /** how many heavy steps (compiles) may run at once; default 2 */
+  /**
+   * how many heavy steps (compiles) may run at once; default 4: two left the cores a third idle on a bare 2-core
+   * machine (1.1-1.6 cores busy while Consul and Jaeger compiled for 20 minutes, helm, promtool and Mailpit waiting
+   * behind them), a Go build's long single-threaded compiles and links leaving the other core to nobody
+   */
   heavySlots?: number
 }
 
@@ -59,7 +63,7 @@ export async function runSteps(
   for (const step of steps)
     for (const need of step.needs ?? [])
       if (!byName.has(need)) throw new Error(`prerequisite ${step.name} needs ${need}, which nobody declares`)
-  const heavy = slots(options.heavySlots ?? 2)
+  const heavy = slots(options.heavySlots ?? 4)
   const running = new Map<string, number>()
   const results = new Map<string, Promise<StepResult>>()
 
