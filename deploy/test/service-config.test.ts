@@ -1,6 +1,7 @@
 // The chart's environment for each service, as Kubernetes would assemble it (the ConfigMap, then the env list with
 // its $(VAR) references and the Secret keys), read by the service's own configuration loader in production: the
-// chart sets every variable production insists on, and names none the service does not read.
+// chart sets every variable production insists on, and names none the service does not read; production refuses its
+// engines reached in plaintext unless engines.plaintextAllowed allows them.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -92,8 +93,23 @@ function containerEnvironment(deployment: KubeObject, objects: KubeObject[], mis
   }
 }
 
+/** --set of the engines allowed in plaintext: the chart's default addresses are plaintext ones */
+const plaintextAllowed = 'engines.plaintextAllowed=true'
+
 // variables of the pod itself that no service reads: the downward API's and the parts of a built DATABASE_URL
 const podOnly = ['POD_IP', 'HOST_IP', 'DATABASE_USER', 'DATABASE_PASSWORD']
+
+/** The problems of a refused configuration (a ConfigError's, one line per variable); fails when it was accepted. */
+function refusedProblems(load: () => unknown): string[] {
+  try {
+    load()
+  } catch (error) {
+    const { problems } = error as { problems?: unknown }
+    if (Array.isArray(problems)) return problems.map(String)
+    throw error
+  }
+  throw new Error('the configuration was accepted')
+}
 
 let tools: DeployTools
 beforeAll(async () => {
@@ -102,7 +118,7 @@ beforeAll(async () => {
 
 describe("each service's own loader accepts the chart's environment in production", () => {
   it.each(valueSets)(
-    'when the chart renders with $name, then every service starts its configuration in production and reads every variable it is given',
+    'when the chart renders with $name, then every service starts its configuration in production (its plaintext engines refused unless allowed) and reads every variable it is given',
     async ({ valuesFiles }) => {
       const objects = parseManifest(await renderChart(tools, { valuesFiles }))
       const deployments = objects.filter((o) => o.kind === 'Deployment')
@@ -112,7 +128,17 @@ describe("each service's own loader accepts the chart's environment in productio
         const { load, variables } = await serviceConfig(service)
         const { env, configMapKeys, envNames } = containerEnvironment(deployment, objects)
         expect(env.NODE_ENV, service).toBe('production')
-        expect(() => load(env), service).not.toThrow()
+        if (env.ENGINES_PLAINTEXT_ALLOWED === 'true') expect(() => load(env), service).not.toThrow()
+        else {
+          // the chart sets everything else production insists on: what is refused is the engines' plaintext alone
+          const problems = refusedProblems(() => load(env))
+          expect(problems.length, service).toBeGreaterThan(0)
+          expect(
+            problems.filter((problem) => !problem.includes('production refuses plaintext engines')),
+            service,
+          ).toEqual([])
+          expect(() => load({ ...env, ENGINES_PLAINTEXT_ALLOWED: 'true' }), service).not.toThrow()
+        }
         const unread = [...configMapKeys, ...envNames].filter(
           (name) => !variables.includes(name) && !podOnly.includes(name),
         )
@@ -182,7 +208,10 @@ describe("each service's own loader accepts the chart's environment in productio
     const dir = mkdtempSync(join(tmpdir(), 'meridian-values-'))
     const file = join(dir, 'numbers.yaml')
     // a YAML number reaches the templates as a float, which would print 1209600 as 1.2096e+06
-    writeFileSync(file, 'services:\n  auth:\n    env:\n      REFRESH_TOKEN_TTL_SECONDS: 1209600\n')
+    writeFileSync(
+      file,
+      'engines:\n  plaintextAllowed: true\nservices:\n  auth:\n    env:\n      REFRESH_TOKEN_TTL_SECONDS: 1209600\n',
+    )
     const objects = parseManifest(await renderChart(tools, { valuesFiles: [file] }))
     const auth = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'meridian-auth')!
     const { env } = containerEnvironment(auth, objects)
@@ -210,7 +239,7 @@ describe("each service's own loader accepts the chart's environment in productio
       ).env
 
     const amount = parseManifest(
-      await renderChart(tools, { set: ['order.unverifiedCustomerOrderLimit=12.5'] }),
+      await renderChart(tools, { set: ['order.unverifiedCustomerOrderLimit=12.5', plaintextAllowed] }),
     )
     expect(limitsOf(amount)).toEqual({ order: '12.5' })
     expect(load(orderEnv(amount))).toMatchObject({ UNVERIFIED_CUSTOMER_ORDER_LIMIT: 12.5 })
@@ -224,7 +253,9 @@ describe("each service's own loader accepts the chart's environment in productio
     ] as const) {
       const file = join(dir, 'order-limit.yaml')
       writeFileSync(file, `order:\n  unverifiedCustomerOrderLimit: ${text}\n`)
-      const objects = parseManifest(await renderChart(tools, { valuesFiles: [file] }))
+      const objects = parseManifest(
+        await renderChart(tools, { valuesFiles: [file], set: [plaintextAllowed] }),
+      )
       expect(limitsOf(objects), text).toEqual({ order: expected })
       expect(load(orderEnv(objects))).toMatchObject({ UNVERIFIED_CUSTOMER_ORDER_LIMIT: Number(expected) })
     }
@@ -296,10 +327,55 @@ describe("each service's own loader accepts the chart's environment in productio
   })
 
   it('when a Secret key production needs is missing, then the service refuses to start and names the variable', async () => {
-    const objects = parseManifest(await renderChart(tools))
+    // the engines allowed in plaintext: the missing key is what is refused
+    const objects = parseManifest(await renderChart(tools, { set: [plaintextAllowed] }))
     const auth = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'meridian-auth')!
     const { load } = await serviceConfig('auth')
     const { env } = containerEnvironment(auth, objects, ['oidc-cookie-keys'])
-    expect(() => load(env)).toThrow(/OIDC_COOKIE_KEYS: must be set in production/)
+    expect(refusedProblems(() => load(env))).toEqual([
+      'OIDC_COOKIE_KEYS: must be set in production (its default is for development only)',
+    ])
+  })
+
+  it('when engines.plaintextAllowed is left false (the default), then every Deployment and migration Job is given ENGINES_PLAINTEXT_ALLOWED=false and each service refuses its plaintext engines by name; true, every one is given true and starts', async () => {
+    const allowanceOf = (objects: KubeObject[]) =>
+      objects
+        .filter((o) => o.kind === 'Deployment' || o.kind === 'Job')
+        .map((o) => {
+          const container = podTemplateOf(o).spec.containers[0]!
+          const inline = ((container.env ?? []) as EnvVar[]).find(
+            (v) => v.name === 'ENGINES_PLAINTEXT_ALLOWED',
+          )
+          const configMap = objects.find(
+            (c) => c.kind === 'ConfigMap' && c.metadata.name === o.metadata.name,
+          ) as (KubeObject & { data: Record<string, string> }) | undefined
+          // a Deployment reads it from its ConfigMap, a migration Job (a hook, before the ConfigMap) inline
+          return [`${o.kind} ${o.metadata.name}`, inline?.value ?? configMap?.data.ENGINES_PLAINTEXT_ALLOWED]
+        })
+    const defaults = parseManifest(await renderChart(tools))
+    const allowances = allowanceOf(defaults)
+    // nine Deployments and eight migration Jobs
+    expect(allowances).toHaveLength(17)
+    for (const [name, value] of allowances) expect(value, name).toBe('false')
+    const { load } = await serviceConfig('order')
+    const orderEnv = (objects: KubeObject[]) =>
+      containerEnvironment(
+        objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'meridian-order')!,
+        objects,
+      ).env
+    const problems = refusedProblems(() => load(orderEnv(defaults)))
+    // each engine at its default address: a Secret's DATABASE_URL without sslmode, redis://, http:// Consul, Kafka
+    // without TLS
+    expect(problems.map((problem) => problem.slice(0, problem.indexOf(':')))).toEqual([
+      'DATABASE_URL',
+      'REDIS_URL',
+      'CONSUL_HTTP_ADDR',
+      'KAFKA_TLS',
+    ])
+    for (const problem of problems) expect(problem).toContain('ENGINES_PLAINTEXT_ALLOWED=true allows them')
+
+    const allowed = parseManifest(await renderChart(tools, { set: [plaintextAllowed] }))
+    for (const [name, value] of allowanceOf(allowed)) expect(value, name).toBe('true')
+    expect(load(orderEnv(allowed))).toMatchObject({ NODE_ENV: 'production', ENGINES_PLAINTEXT_ALLOWED: true })
   })
 })

@@ -102,6 +102,9 @@ describe('./scripts/build order', () => {
     expect(output).toContain(
       'IDEMPOTENCY_SECRET: must be set in production (its default is for development only)',
     )
+    // and the engines it would reach in plaintext (the development defaults' addresses), with the way out
+    expect(output).toContain('REDIS_URL: redis:// is plaintext')
+    expect(output).toContain('ENGINES_PLAINTEXT_ALLOWED=true allows them')
     // the message names the variables and never shows the development values
     expect(output).not.toContain('postgres://postgres:postgres@')
   })
@@ -168,6 +171,8 @@ console.log(JSON.stringify({
       database = await createRunDatabase(databaseUrl, `build_order_${Date.now().toString(36)}`)
       const env = {
         NODE_ENV: 'production',
+        // the test's PostgreSQL is the development engine, plaintext on this machine's loopback
+        ENGINES_PLAINTEXT_ALLOWED: 'true',
         DATABASE_URL: database.url,
         SERVICE_CREDENTIAL: 'x'.repeat(32),
         IDEMPOTENCY_SECRET: 'y'.repeat(32),

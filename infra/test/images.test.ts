@@ -103,6 +103,19 @@ describe("docker-compose.yml's system", () => {
     }
   })
 
+  it("when each service's environment is read, then it allows plaintext engines, whose default addresses are the development engines' plaintext ones", () => {
+    // production refuses engines reached in plaintext unless allowed, and compose's engines (or scripts/infra's) are
+    for (const name of system.filter((each) => each !== 'payment-simulator')) {
+      const environment = compose.services[name]?.environment ?? {}
+      expect(environment.ENGINES_PLAINTEXT_ALLOWED, name).toBe('true')
+      expect(environment, name).toMatchObject({
+        KAFKA_BROKERS: `\${KAFKA_BROKERS:-127.0.0.1:9092}`,
+        CONSUL_HTTP_ADDR: `\${CONSUL_HTTP_ADDR:-http://127.0.0.1:8500}`,
+        REDIS_URL: `\${REDIS_URL:-redis://127.0.0.1:6379}`,
+      })
+    }
+  })
+
   it('when the environment is read, then no secret has a value in the file and no address is a development default production refuses', () => {
     for (const name of system) {
       const environment = compose.services[name]?.environment ?? {}
@@ -209,6 +222,17 @@ describe("a container's environment in the images form", () => {
       KAFKA_BROKERS: '127.0.0.1:9092',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
       KAFKA_NAMESPACE: 'e2e-x.',
+      NODE_ENV: 'production',
+      PORT: '3002',
+    })
+  })
+
+  it("when the host's environment allows plaintext engines too, then the production run's allowance still reaches the container", () => {
+    // the image sets no ENGINES_PLAINTEXT_ALLOWED: dropped as "taken unchanged from this process", a production
+    // container on the development engines would refuse to start
+    const host = { PATH: '/usr/bin', ENGINES_PLAINTEXT_ALLOWED: 'true' }
+    expect(containerEnv({ ...host, NODE_ENV: 'production', PORT: '3002' }, host)).toEqual({
+      ENGINES_PLAINTEXT_ALLOWED: 'true',
       NODE_ENV: 'production',
       PORT: '3002',
     })

@@ -37,6 +37,8 @@ export function startAuthService(options: UpstreamOptions): Promise<StartedProce
       env: {
         ...options.inheritedEnv,
         NODE_ENV: 'production',
+        // the bench's engines are the development ones, plaintext on this machine's loopback
+        ENGINES_PLAINTEXT_ALLOWED: 'true',
         LOG_LEVEL: 'warn',
         HOST: '127.0.0.1',
         PORT: String(options.port),

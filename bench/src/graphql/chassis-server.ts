@@ -14,6 +14,8 @@ await serveOverIpc(async () => {
   const config = loadContentConfig({
     ...process.env,
     NODE_ENV: 'production',
+    // the bench's engines are the development ones, plaintext on this machine's loopback
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     PORT: '0',

@@ -444,6 +444,8 @@ async function runSocketPhases(config: RealtimeConfig, endpoints: Endpoints, fil
   const gatewayEnv: NodeJS.ProcessEnv = {
     ...config.inheritedEnv,
     NODE_ENV: 'production',
+    // the bench's engines are the development ones, plaintext on this machine's loopback
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     PORT: String(port),

@@ -10,6 +10,8 @@ await serveOverIpc(async () => {
   const env = readServerEnv()
   const config = loadAuthConfig({
     NODE_ENV: 'production',
+    // the bench's engines are the development ones, plaintext on this machine's loopback
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     PORT: '0',

@@ -38,13 +38,18 @@ export const buildServices = (names: string[]): void => runScript('build', names
 const secret = () => randomBytes(32).toString('base64url')
 
 /**
- * What a production run sets beside the system's settings: NODE_ENV, the run's own secrets for auth's key encryption,
- * cookies and OpenID clients, for order's and payment's request fingerprints and notification's unsubscribe links, payment's keys at the provider (the
- * simulator, which takes any test key), the clients' addresses (and the pages of mailed links) on the run's gateway, and the gateway's own copy of the console.
+ * What a production run sets beside the system's settings: NODE_ENV; the engines reached in plaintext allowed (a run's
+ * engines are the development ones, on this machine's loopback or a cluster's own bridge: production refuses them
+ * otherwise); the run's own secrets for auth's key encryption, cookies and OpenID clients, for order's and payment's
+ * request fingerprints and notification's unsubscribe links; payment's keys at the provider (the simulator, which
+ * takes any test key); the clients' addresses (and the pages of mailed links) on the run's gateway; and the gateway's
+ * own copy of the console.
  */
 export function productionSettings(gatewayUrl: string): Record<string, string> {
   return {
     NODE_ENV: 'production',
+    // the run's engines are the development ones, plaintext on this machine's loopback (or the cluster's own bridge)
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
     SIGNING_KEY_ENCRYPTION_SECRET: secret(),
     OIDC_COOKIE_KEYS: secret(),
     OIDC_WEB_CLIENT_SECRET: secret(),

@@ -79,13 +79,17 @@ export function imageTag(): string {
   return (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
 }
 
-/** The engines' addresses: set by the test setup or the developer's shell, and needed inside the container too. */
+/**
+ * The engines' addresses, and whether production may reach them in plaintext: set by the test setup, the developer's
+ * shell or the run, and needed inside the container too (the image sets none of them).
+ */
 const endpointVariables = new Set([
   'DATABASE_URL',
   'KAFKA_BROKERS',
   'CONSUL_HTTP_ADDR',
   'CONSUL_HTTP_TOKEN',
   'REDIS_URL',
+  'ENGINES_PLAINTEXT_ALLOWED',
 ])
 
 /**

@@ -172,6 +172,8 @@ describe('chassis: errors and request ids', () => {
       DATABASE_URL: 'postgres://inventory:s3cret-pw@db.internal:5432/inventory',
       REDIS_URL: infraEndpoints().redisUrl,
       SERVICE_CREDENTIAL: 'a-real-service-credential-of-the-deployment-0001',
+      // the test's Redis is the development engine, plaintext on this machine's loopback
+      ENGINES_PLAINTEXT_ALLOWED: 'true',
     })
     const redis = new Redis(config.REDIS_URL, { lazyConnect: true })
     const { environment } = chassisOptions(config, redis)

@@ -101,8 +101,9 @@ describe('content: GraphiQL', () => {
   it('when NODE_ENV is development, then /graphiql is served; in test, or unset (production), it does not exist', async () => {
     const development = await buildContentTestApp({ ...tokenEnv, NODE_ENV: 'development' })
     const test = await buildContentTestApp({ ...tokenEnv })
-    // empty is unset: the configuration's default, production (its credential and database are not the public ones)
-    const unset = await buildContentTestApp({ ...tokenEnv, NODE_ENV: '' })
+    // empty is unset: the configuration's default, production (its credential and database are not the public ones;
+    // the test's engines are the development ones, plaintext on this machine's loopback, so allowed)
+    const unset = await buildContentTestApp({ ...tokenEnv, NODE_ENV: '', ENGINES_PLAINTEXT_ALLOWED: 'true' })
     try {
       const served = await development.app.inject({ method: 'GET', url: '/graphiql' })
       expect(served.statusCode).toBe(200)

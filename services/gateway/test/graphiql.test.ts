@@ -11,10 +11,17 @@ const content = uniqueName('gw-content')
 const gateways: TestGateway[] = []
 let upstream: UpstreamProcess
 
-/** A gateway with its own route table (none given), content mapped to the stand-in. */
+/**
+ * A gateway with its own route table (none given), content mapped to the stand-in. The test's engines are the
+ * development ones, plaintext on this machine's loopback: allowed, so that production starts on them.
+ */
 async function gatewayIn(environment: string): Promise<TestGateway> {
   const gateway = await startGateway({
-    env: { NODE_ENV: environment, GATEWAY_SERVICE_NAMES: `content=${content}` },
+    env: {
+      NODE_ENV: environment,
+      ENGINES_PLAINTEXT_ALLOWED: 'true',
+      GATEWAY_SERVICE_NAMES: `content=${content}`,
+    },
   })
   gateways.push(gateway)
   await eventually(() => gateway.app.upstreams.get('content')?.status().instances === 1)

@@ -20,6 +20,8 @@ beforeAll(async () => {
   order = await buildOrderTestApp({
     ...tokenEnv,
     NODE_ENV: 'production',
+    // the test's engines are the development ones, plaintext on this machine's loopback
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
     IDEMPOTENCY_SECRET: randomBytes(32).toString('base64url'),
     INVENTORY_SERVICE_NAME: inventory.name,
   })

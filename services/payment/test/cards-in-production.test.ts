@@ -20,6 +20,8 @@ beforeAll(async () => {
   payment = await buildPaymentTestApp({
     ...tokenEnv,
     NODE_ENV: 'production',
+    // the test's engines are the development ones, plaintext on this machine's loopback
+    ENGINES_PLAINTEXT_ALLOWED: 'true',
     IDEMPOTENCY_SECRET: randomBytes(32).toString('base64url'),
     STRIPE_SECRET_KEY: `sk_test_${randomBytes(24).toString('hex')}`,
     STRIPE_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('hex')}`,

@@ -130,6 +130,7 @@ name, settings. Returns YAML.
   "SERVICE_VERSION" (include "meridian.tag" .root)
   "CONSUL_REGISTER" "true"
   "KAFKA_BROKERS" (include "meridian.kafkaBrokers" .root)
+  "ENGINES_PLAINTEXT_ALLOWED" (ternary "true" "false" (eq (toString $v.engines.plaintextAllowed) "true"))
   "JWT_ISSUER" $origin
   "JWT_AUDIENCE" $v.config.jwtAudience
   "AUTH_JWKS_URL" (printf "http://%s:3001/.well-known/jwks.json" $auth)
