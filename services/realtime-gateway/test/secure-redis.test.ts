@@ -103,11 +103,15 @@ describe("the realtime channel on realtime-gateway's own Redis user", () => {
     const answer = await send(admin, 'admin:connections')
     expect(answer.ok).toBe(true)
     const connections = answer.connections as { socketId: string; userId: string }[]
-    expect(connections).toEqual(expect.arrayContaining([expect.objectContaining({ socketId: onB.id, userId })]))
+    expect(connections).toEqual(
+      expect.arrayContaining([expect.objectContaining({ socketId: onB.id, userId })]),
+    )
   })
 
   it('when the instances ran, then neither logged a refusal of Redis', () => {
-    const refusals = [...a.logs, ...b.logs].filter((line) => /NOPERM|NOAUTH|WRONGPASS/.test(JSON.stringify(line)))
+    const refusals = [...a.logs, ...b.logs].filter((line) =>
+      /NOPERM|NOAUTH|WRONGPASS/.test(JSON.stringify(line)),
+    )
     expect(refusals).toEqual([])
   })
 })
