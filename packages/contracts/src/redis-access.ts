@@ -83,10 +83,12 @@ function checkedPrefixes(prefixes: Partial<RedisPrefixes>): RedisPrefixes {
     { variable: 'REALTIME_REDIS_PREFIX', prefix: chosen.realtime, owner: 'realtime-gateway' },
     { variable: 'CONTENT_PUBSUB_PREFIX', prefix: chosen.contentPubsub, owner: 'content' },
   ] as const
-  for (const { variable, prefix, owner } of owners) {
+  for (const { variable, prefix } of owners) {
     if (!new RegExp(redisPrefixPattern).test(prefix)) {
       throw new Error(`${variable} '${prefix}' must match ${redisPrefixPattern}`)
     }
+  }
+  for (const { variable, prefix, owner } of owners) {
     const others = [
       authNames.sessionKeyPrefix,
       ...redisServices.filter((service) => service !== owner).map((service) => `${service}:`),

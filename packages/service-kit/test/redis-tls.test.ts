@@ -104,7 +104,7 @@ describe('Redis TLS from the configuration', () => {
   })
 
   it('when the variables are read, then overlong paths and URLs are refused, the URL without echoing its password', () => {
-    const minimal = { PORT: '3002', DATABASE_URL: 'postgres://u:p@h:5432/orders' }
+    const minimal = { NODE_ENV: 'test', PORT: '3002', DATABASE_URL: 'postgres://u:p@h:5432/orders' }
     const config = loadConfig(ServiceEnv, {
       ...minimal,
       REDIS_URL: 'rediss://order:secret@127.0.0.1:6380',
