@@ -1,6 +1,7 @@
-// scripts/infra: up | down | status [--check] | env | logs <component> [-f] [-n N] | artifacts
+// scripts/infra: up | down | status [--check] | env | logs <component> [-f] [-n N] | artifacts | redis-acl
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { redisServices } from '@meridian/contracts'
 import {
   components,
   type EngineName,
@@ -17,6 +18,7 @@ import {
   optionalComponents,
 } from './index.ts'
 import { parsePurposes, prepare, purposeSets, pythonToolPath } from './prepare/index.ts'
+import { redisAccessStrings, redisAclTemplate } from './secure/redis-acl.ts'
 
 const engineNames: readonly EngineName[] = [...components, ...optionalComponents]
 
@@ -35,7 +37,11 @@ const usage = `usage: scripts/infra <command>
                            CONSUL_HTTP_ADDR, REDIS_URL, OTEL_EXPORTER_OTLP_ENDPOINT while Jaeger runs, and
                            SMTP_URL and MAILPIT_URL while Mailpit runs
   logs <component> [-f] [-n N]   the log of a native engine (${engineNames.join(', ')})
-  artifacts                what the engine images are built from (the native path's binaries and jars), as JSON`
+  artifacts                what the engine images are built from (the native path's binaries and jars), as JSON
+  redis-acl [--realtime-prefix P] [--content-prefix P] [--access-strings]
+                           the ACL users of a Redis of one's own, one per service from the declared access, passwords
+                           as placeholders; --access-strings: each user's rules as a managed offering's access string
+                           (docs/deploying.md)`
 
 /**
  * Inside ./scripts/test, after its preparation (MERIDIAN_PREPARED=1), what runs only finds its prerequisites: nothing
@@ -119,6 +125,20 @@ async function main(argv: string[]): Promise<number> {
     case 'artifacts':
       process.stdout.write(`${JSON.stringify(await engineArtifacts(), null, 2)}\n`)
       return 0
+    case 'redis-acl': {
+      const option = (name: string) => (rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined)
+      const realtime = option('--realtime-prefix')
+      const contentPubsub = option('--content-prefix')
+      const prefixes = {
+        ...(realtime === undefined ? {} : { realtime }),
+        ...(contentPubsub === undefined ? {} : { contentPubsub }),
+      }
+      const lines = rest.includes('--access-strings')
+        ? redisAccessStrings(redisServices, prefixes)
+        : redisAclTemplate(redisServices, prefixes)
+      process.stdout.write(`${lines.join('\n')}\n`)
+      return 0
+    }
     case 'logs': {
       const name = rest.find((arg) => !arg.startsWith('-') && !/^\d+$/.test(arg)) as EngineName | undefined
       if (!name || !engineNames.includes(name)) {

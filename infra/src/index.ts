@@ -44,6 +44,7 @@ import {
   serviceDatabases,
 } from './probes.ts'
 import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
+import { redisTlsFromEnv } from './secure/redis-tls.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
 export { freePort } from './free-port.ts'
@@ -173,7 +174,8 @@ const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.Process
     return `Kafka broker (${cluster.brokers} node${cluster.brokers === 1 ? '' : 's'})`
   },
   consul: (addr, env) => consulVersion(addr, env.CONSUL_HTTP_TOKEN),
-  redis: redisVersion,
+  // rediss:// with REDIS_TLS_CA (and a client certificate) as the services are given it
+  redis: (url, env) => redisVersion(url, redisTlsFromEnv(url, env)),
 }
 
 /**

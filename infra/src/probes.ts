@@ -1,4 +1,5 @@
 // Health, version and provisioning of each engine, asked from the engine itself. The same for every mode.
+import type { ConnectionOptions } from 'node:tls'
 import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
@@ -198,12 +199,14 @@ export function consulBaseUrl(httpAddr: string): string {
   return (/^https?:\/\//.test(httpAddr) ? httpAddr : `http://${httpAddr}`).replace(/(^|[^/])\/+$/, '$1')
 }
 
-export async function redisVersion(url: string): Promise<string> {
+/** Redis' version, asked as the URL's user (INFO: an administrator's command); over TLS with `tls` (rediss://). */
+export async function redisVersion(url: string, tls?: ConnectionOptions): Promise<string> {
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 3000,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
+    ...(tls ? { tls } : {}),
   })
   redis.on('error', () => {}) // the failed connect() below carries the error
   try {

@@ -1,8 +1,6 @@
 // The cluster's one Redis: a redis-server on one host, configured as the native one, on that host's address.
 import { join } from 'node:path'
-import { MissingPrerequisite } from '../missing-prerequisite.ts'
-import { which } from '../native/engine.ts'
-import { redisServerArgs } from '../native/redis.ts'
+import { assertRedisServer, redisServerArgs } from '../native/redis.ts'
 import { redisVersion } from '../probes.ts'
 import { clusterStateDir, daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
@@ -20,8 +18,7 @@ export async function startClusterRedis(
   host: ClusterHost,
   options: ClusterRedisOptions,
 ): Promise<HostEngine & { url: string }> {
-  if (!which('redis-server'))
-    throw new MissingPrerequisite("Debian's redis-server", 'installs it with apt-get')
+  assertRedisServer()
   const url = `redis://${host.address}:6379`
   // nothing is kept between starts (no snapshot, no append-only file): a fresh folder costs nothing
   const dir = clusterStateDir(options.prefix, host, 'redis', true)

@@ -10,13 +10,14 @@ const PORT = 6379
 export const nativeRedisUrl = `redis://127.0.0.1:${PORT}`
 
 /**
- * The arguments of a redis-server on the standard port: in the foreground, nothing written to disk (what it holds is
- * derived state the services rebuild: docs/scaling-out.md, "Redis").
+ * The arguments of a redis-server on the standard port (or `port`; 0: no plaintext port, the secure one's): in the
+ * foreground, nothing written to disk (what it holds is derived state the services rebuild: docs/scaling-out.md,
+ * "Redis").
  */
-export function redisServerArgs(options: { bind: string[]; dir: string }): string[] {
+export function redisServerArgs(options: { bind: string[]; dir: string; port?: number }): string[] {
   return [
     '--port',
-    String(PORT),
+    String(options.port ?? PORT),
     '--bind',
     options.bind.join(' '),
     '--dir',
@@ -28,6 +29,12 @@ export function redisServerArgs(options: { bind: string[]; dir: string }): strin
     '--daemonize',
     'no',
   ]
+}
+
+/** Debian's redis-server, which every Redis of infra runs (native, secure, the cluster's): a MissingPrerequisite without it. */
+export function assertRedisServer(): void {
+  if (!which('redis-server'))
+    throw new MissingPrerequisite("Debian's redis-server", 'installs it with apt-get')
 }
 
 export function nativeRedis(layout: Layout): NativeEngine {
@@ -45,8 +52,7 @@ export function nativeRedis(layout: Layout): NativeEngine {
     probe: () => redisVersion(nativeRedisUrl),
 
     async start() {
-      if (!which('redis-server'))
-        throw new MissingPrerequisite("Debian's redis-server", 'installs it with apt-get')
+      assertRedisServer()
       const pid = startDaemon({
         command: 'redis-server',
         args: redisServerArgs({ bind: ['127.0.0.1'], dir: home }),

@@ -22,6 +22,17 @@ export const developmentOnlyDefault = <Value extends string>(value: Value) =>
  */
 const serviceCredentialFormat = '^[^,\\s]{32,}(?:,[^,\\s]{32,}){0,3}$'
 
+/**
+ * Redis over TLS (REDIS_URL rediss://<service>:<password>@host:port): paths of PEM files, read once by createRedis —
+ * the CA that signed the server's certificate (unset: the system's), and a client certificate with its key for a
+ * server that asks for one. A file given for a redis:// URL is refused.
+ */
+export const RedisTlsEnv = Type.Object({
+  REDIS_TLS_CA: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  REDIS_TLS_CERT: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  REDIS_TLS_KEY: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+})
+
 /** What every service reads (docs/architecture.md, "The processes"); a service extends it with its own variables. */
 export const ServiceEnv = Type.Object({
   /**
@@ -43,7 +54,8 @@ export const ServiceEnv = Type.Object({
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'address to listen on' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535 }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048 }),
+  ...RedisTlsEnv.properties,
   CONSUL_HTTP_ADDR: Type.String({ minLength: 1, default: 'http://127.0.0.1:8500' }),
   CONSUL_HTTP_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
@@ -188,7 +200,7 @@ export const ownStoresEnv = ({ port, database }: { port: number; database: strin
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** how long a connection may sit idle in an open transaction before PostgreSQL ends it and frees its locks, ms */
   DATABASE_IDLE_TRANSACTION_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, default: 'redis://127.0.0.1:6379' }),
 })
 
 /** A variable name whose value is never shown in a message. */

@@ -41,6 +41,7 @@ export {
   loadConfig,
   originProblems,
   ownStoresEnv,
+  RedisTlsEnv,
   ServiceEnv,
   serviceEnv,
 } from './config.ts'
@@ -97,7 +98,7 @@ export {
   type SyncedRedisStoreOptions,
   syncedRedisCounter,
 } from './rate-limit-store.ts'
-export { createRedis, type ServiceRedisOptions } from './redis.ts'
+export { createRedis, type RedisTlsFiles, redisTlsOptions, type ServiceRedisOptions } from './redis.ts'
 export {
   type ConsulCallOptions,
   type ConsulClient,

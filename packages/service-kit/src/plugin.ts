@@ -1,6 +1,6 @@
 // The chassis as one Fastify plugin: request ids, errors, 404/405, rate limits, health, metrics, OpenAPI.
 import rateLimit from '@fastify/rate-limit'
-import { AppError, ErrorEnvelope, maintenanceHeader } from '@meridian/contracts'
+import { AppError, ErrorEnvelope, maintenanceHeader, rateLimitKeyPrefix } from '@meridian/contracts'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -181,7 +181,8 @@ async function serviceKit(app: FastifyInstance, options: ServiceKitOptions): Pro
       timeWindow: options.rateLimit.timeWindowMs,
       store: syncedRedisStore({
         redis: options.rateLimit.redis,
-        keyPrefix: `${options.name}:rate-limit:`,
+        // under the service's own keys (redisAccess: its Redis user may write nothing else)
+        keyPrefix: rateLimitKeyPrefix(options.name),
         syncIntervalMs: options.rateLimit.syncIntervalMs ?? defaultRateLimitSyncMs,
         timeWindowMs: options.rateLimit.timeWindowMs,
       }),

@@ -1,14 +1,96 @@
-// The Redis client every service uses (rate limits, sessions, caches): one place for the options that matter.
+// The Redis client every service uses (rate limits, sessions, caches): one place for the options that matter, TLS and
+// the service's own user included (REDIS_URL rediss://user:password@host:port, REDIS_TLS_CA / _CERT / _KEY).
+import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
+import type { ConnectionOptions } from 'node:tls'
 import { Redis, type RedisOptions } from 'ioredis'
+import { ConfigError } from './config.ts'
+
+/** ServiceEnv's TLS variables: paths of PEM files, read once when the client is made. */
+export interface RedisTlsFiles {
+  /** the CA the server's certificate is checked against (unset: the system's CAs) */
+  REDIS_TLS_CA?: string | undefined
+  /** a client certificate and its key, for a server that asks for one (mutual TLS) */
+  REDIS_TLS_CERT?: string | undefined
+  REDIS_TLS_KEY?: string | undefined
+}
 
 export interface ServiceRedisOptions {
   /** shown by CLIENT LIST, so an operator can tell which service holds a connection */
   connectionName: string
   /** prepended to every key (tests and benchmarks isolate their keys with it) */
   keyPrefix?: string
+  /** the configuration's REDIS_TLS_* (a service passes its config) */
+  tls?: RedisTlsFiles
 }
 
+const certificatePem = /-----BEGIN CERTIFICATE-----/
+/** PKCS#8 (plain or encrypted), or the older PKCS#1 RSA and SEC 1 EC keys */
+const privateKeyPem = /-----BEGIN (?:ENCRYPTED |RSA |EC )?PRIVATE KEY-----/
+
+function pemFile(variable: keyof RedisTlsFiles, path: string, expected: RegExp, what: string): string {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error)
+    throw new ConfigError([`${variable}: cannot read '${path}' (${code})`])
+  }
+  if (!expected.test(text)) throw new ConfigError([`${variable}: '${path}' holds no PEM ${what}`])
+  return text
+}
+
+/** The URL's host as a TLS server name: a DNS name, never an address (RFC 6066 forbids those in SNI). */
+function serverNameOf(url: string): string | undefined {
+  let host: string
+  try {
+    host = new URL(url).hostname
+  } catch {
+    return undefined
+  }
+  // an IPv6 address comes in brackets
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  return bare !== '' && isIP(bare) === 0 ? bare : undefined
+}
+
+/**
+ * ioredis' `tls` for this URL and these files: on for rediss:// (the server checked against REDIS_TLS_CA, or the
+ * system's CAs, at the URL's host), off for redis://. A file given for a plaintext URL, half a client certificate, or a
+ * file that cannot be read or holds no PEM is a ConfigError naming the variable.
+ */
+export function redisTlsOptions(url: string, files: RedisTlsFiles = {}): ConnectionOptions | undefined {
+  const given = (['REDIS_TLS_CA', 'REDIS_TLS_CERT', 'REDIS_TLS_KEY'] as const).filter((name) => files[name])
+  if (!url.startsWith('rediss://')) {
+    if (given.length === 0) return undefined
+    throw new ConfigError(
+      given.map(
+        (name) => `${name}: given, but REDIS_URL is not rediss:// (TLS): set REDIS_URL to rediss://…`,
+      ),
+    )
+  }
+  if (Boolean(files.REDIS_TLS_CERT) !== Boolean(files.REDIS_TLS_KEY)) {
+    throw new ConfigError([
+      `${files.REDIS_TLS_CERT ? 'REDIS_TLS_KEY' : 'REDIS_TLS_CERT'}: required with ${files.REDIS_TLS_CERT ? 'REDIS_TLS_CERT' : 'REDIS_TLS_KEY'} (a client certificate and its key)`,
+    ])
+  }
+  const servername = serverNameOf(url)
+  return {
+    ...(servername ? { servername } : {}),
+    ...(files.REDIS_TLS_CA
+      ? { ca: pemFile('REDIS_TLS_CA', files.REDIS_TLS_CA, certificatePem, 'certificate') }
+      : {}),
+    ...(files.REDIS_TLS_CERT && files.REDIS_TLS_KEY
+      ? {
+          cert: pemFile('REDIS_TLS_CERT', files.REDIS_TLS_CERT, certificatePem, 'certificate'),
+          key: pemFile('REDIS_TLS_KEY', files.REDIS_TLS_KEY, privateKeyPem, 'private key'),
+        }
+      : {}),
+  }
+}
+
+/** Its `duplicate()`s (subscribers, the Socket.IO adapter's connection) keep these options, TLS included. */
 export function createRedis(url: string, options: ServiceRedisOptions): Redis {
+  const tls = redisTlsOptions(url, options.tls)
   const redisOptions: RedisOptions = {
     connectionName: options.connectionName,
     // Commands issued in the same event-loop tick leave in one write: under load every request's rate-limit
@@ -16,7 +98,12 @@ export function createRedis(url: string, options: ServiceRedisOptions): Redis {
     enableAutoPipelining: true,
     // a request waiting on Redis fails fast (the rate limiter then lets it through) instead of queueing forever
     maxRetriesPerRequest: 2,
+    // ioredis' ready check asks INFO, which a service's own user may not run (docs/deploying.md, Redis over TLS with a
+    // user per service); it waits for a Redis loading its data from disk, which Meridian's keeps none of, and a
+    // command sent meanwhile fails like any other Redis error
+    enableReadyCheck: false,
     ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
+    ...(tls ? { tls } : {}),
   }
   return new Redis(url, redisOptions)
 }

@@ -3,6 +3,7 @@
 // function, a Redis client, captured logs, and one close() that undoes all of it in order.
 
 import type { Writable } from 'node:stream'
+import { redisTlsFromEnv } from '@meridian/infra/secure'
 import { Redis } from 'ioredis'
 import { freshDatabase, type TestDatabase } from './database.ts'
 import { infraEndpoints } from './endpoints.ts'
@@ -112,9 +113,15 @@ export async function buildServiceTestApp<
   const database = await freshDatabase(options.service)
   const env: Record<string, string> = { ...serviceTestEnv(), DATABASE_URL: database.url, ...options.env }
   const sql = options.connect(database.url)
-  // the Redis the test's environment names (a relay in front of the engine, for one), the engine's otherwise
-  const redis = new Redis(env.REDIS_URL ?? infraEndpoints().redisUrl, {
+  // the Redis the test's environment names (a relay in front of the engine, for one), the engine's otherwise; over TLS
+  // as the service would be (rediss://, REDIS_TLS_*)
+  const redisUrl = env.REDIS_URL ?? infraEndpoints().redisUrl
+  const tls = redisTlsFromEnv(redisUrl, env)
+  const redis = new Redis(redisUrl, {
     connectionName: `${options.service}-test`,
+    // as service-kit's createRedis: no INFO, which a service's own Redis user may not run
+    enableReadyCheck: false,
+    ...(tls ? { tls } : {}),
   })
   const closers: (() => unknown)[] = []
   const release = async () => {

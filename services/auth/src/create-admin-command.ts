@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { isAppError } from '@meridian/contracts'
 import { createDatabase, isDatabaseUnavailable } from '@meridian/db'
-import { ConfigError, createRedis, loadConfig } from '@meridian/service-kit'
+import { ConfigError, createRedis, loadConfig, RedisTlsEnv, type RedisTlsFiles } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import { AuthEnv } from './config.ts'
 import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
@@ -43,6 +43,8 @@ const CreateAdminEnv = Type.Object({
   DATABASE_URL: AuthEnv.properties.DATABASE_URL,
   // where the running services learn that a promoted or re-passworded user's credentials are revoked
   REDIS_URL: AuthEnv.properties.REDIS_URL,
+  // auth's own Redis user over TLS, as the service connects (docs/configuration.md)
+  ...RedisTlsEnv.properties,
   ACCESS_TOKEN_TTL_SECONDS: AuthEnv.properties.ACCESS_TOKEN_TTL_SECONDS,
   SESSION_TTL_SECONDS: AuthEnv.properties.SESSION_TTL_SECONDS,
   MERIDIAN_ADMIN_PASSWORD: Type.Optional(Type.String()),
@@ -100,6 +102,8 @@ export interface CreateAdminOptions extends AdminRequest {
   databaseUrl: string
   /** the Redis the services follow revocations in */
   redisUrl: string
+  /** its REDIS_TLS_* (rediss://) */
+  redisTls?: RedisTlsFiles
   /** how long a revocation is kept, ms (auth's: the longest access-token or session lifetime); default 8 h 5 s */
   revocationKeepForMs?: number
   password: PasswordSource
@@ -109,8 +113,12 @@ export interface CreateAdminOptions extends AdminRequest {
 
 /** Migrates auth's database as main.ts does, makes the admin, and closes the pool whatever happened. */
 export async function createAdmin(options: CreateAdminOptions): Promise<AdminOutcome> {
+  // first: a TLS file that cannot be read stops the command before anything is opened
+  const redis = createRedis(options.redisUrl, {
+    connectionName: 'auth-create-admin',
+    ...(options.redisTls ? { tls: options.redisTls } : {}),
+  })
   const sql = createDatabase(options.databaseUrl, { max: 1, applicationName: 'auth-create-admin' })
-  const redis = createRedis(options.redisUrl, { connectionName: 'auth-create-admin' })
   // Redis being unreachable is reported once, by the revoker's warning, not by ioredis on every reconnection
   redis.on('error', () => {})
   try {
@@ -242,6 +250,7 @@ export async function runCreateAdminCommand(
       resetPassword,
       databaseUrl: config.DATABASE_URL,
       redisUrl: config.REDIS_URL,
+      redisTls: config,
       revocationKeepForMs: revocationKeepForMs(config),
       password: passwordSource(io, config.MERIDIAN_ADMIN_PASSWORD, normaliseEmail(email)),
       log: (line) => io.stderr.write(`create-admin: ${line}\n`),

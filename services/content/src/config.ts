@@ -1,14 +1,15 @@
 // The content service's environment: its own stores, GraphQL's limits, and the Redis channel prefix subscriptions
 // share across instances (auth in Consul, for createUser and API keys, is every service's AUTH_SERVICE_NAME).
-import { graphqlLimits } from '@meridian/contracts'
+import { graphqlLimits, redisPrefixDefaults, redisPrefixPattern } from '@meridian/contracts'
 import { exactOrigins, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
 export const ContentEnv = serviceEnv({
   ...ownStoresEnv({ port: 3008, database: 'content' }),
   CONTENT_PUBSUB_PREFIX: Type.String({
-    default: 'meridian:content:',
-    pattern: '^[A-Za-z0-9:._-]{1,64}$',
+    default: redisPrefixDefaults.contentPubsub,
+    pattern: redisPrefixPattern,
+    maxLength: 64,
     description:
       "prefix of the Redis pub/sub channels of GraphQL subscriptions: instances that share it hear each other's posts",
   }),

@@ -9,7 +9,7 @@ const { DATABASE_URL: _database, ...chassisVariables } = ServiceEnv.properties
 export const GatewayEnv = Type.Object({
   ...chassisVariables,
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048, default: 'redis://127.0.0.1:6379' }),
   /** comma-separated exact origins allowed to call the API from a browser (credentials allowed); '*' is refused */
   CORS_ORIGINS: Type.String({ default: '' }),
   /**

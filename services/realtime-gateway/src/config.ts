@@ -1,6 +1,6 @@
 // The realtime-gateway service's environment: its own stores, the origins browsers may connect from, the channel's
 // limits (spec: Limits, and Meridian's own abuse limits: event rates, rooms, chat messages) and its timings.
-import { realtimeLimits } from '@meridian/contracts'
+import { realtimeLimits, redisPrefixDefaults, redisPrefixPattern } from '@meridian/contracts'
 import { exactOrigins, loadConfig, ownStoresEnv, serviceEnv } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
 
@@ -17,8 +17,9 @@ export const RealtimeGatewayEnv = serviceEnv({
       'comma-separated exact origins (scheme://host[:port]) a browser may connect from; never a wildcard (credentials are allowed)',
   }),
   REALTIME_REDIS_PREFIX: Type.String({
-    default: 'meridian:realtime:',
-    pattern: '^[A-Za-z0-9:._-]{1,64}$',
+    default: redisPrefixDefaults.realtime,
+    pattern: redisPrefixPattern,
+    maxLength: 64,
     description:
       'prefix of every Redis key and stream of the channel (adapter stream, sessions, limits, presence); instances that share one channel share it',
   }),
