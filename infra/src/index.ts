@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { consulSettingsFromEnv } from './consul-http.ts'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
 import { consulBinary, nativeConsul, pinnedConsulVersion } from './native/consul.ts'
@@ -46,6 +47,12 @@ import {
 import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
+export {
+  type ConsulSettings,
+  consulBaseUrl,
+  consulEnvOf,
+  consulSettingsFromEnv,
+} from './consul-http.ts'
 export { freePort } from './free-port.ts'
 export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
 export { MissingPrerequisite, prepareCommand } from './missing-prerequisite.ts'
@@ -59,7 +66,6 @@ export {
 } from './native/jaeger.ts'
 export { mailpitBinary, nativeMailpitUrl, nativeSmtpUrl, pinnedMailpitVersion } from './native/mailpit.ts'
 export {
-  consulBaseUrl,
   databaseOfService,
   databaseUrl,
   databaseVariableOf,
@@ -172,7 +178,7 @@ const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.Process
     const cluster = await kafkaCluster(brokers)
     return `Kafka broker (${cluster.brokers} node${cluster.brokers === 1 ? '' : 's'})`
   },
-  consul: (addr, env) => consulVersion(addr, env.CONSUL_HTTP_TOKEN),
+  consul: (addr, env) => consulVersion(consulSettingsFromEnv(env, addr)),
   redis: redisVersion,
 }
 

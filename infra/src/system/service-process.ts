@@ -85,6 +85,9 @@ const endpointVariables = new Set([
   'KAFKA_BROKERS',
   'CONSUL_HTTP_ADDR',
   'CONSUL_HTTP_TOKEN',
+  'CONSUL_CACERT',
+  'CONSUL_CLIENT_CERT',
+  'CONSUL_CLIENT_KEY',
   'REDIS_URL',
 ])
 
