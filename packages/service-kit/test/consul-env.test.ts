@@ -125,6 +125,7 @@ describe("the kit's Consul settings from the environment", () => {
 describe("Consul's variables in every service's schema", () => {
   const schema = serviceEnv({})
   const base = {
+    NODE_ENV: 'test',
     PORT: '3001',
     DATABASE_URL: 'postgres://u:p@h:5432/auth',
     REDIS_URL: 'redis://127.0.0.1:6379',

@@ -93,10 +93,8 @@ describe('the kit against a Consul with ACLs and TLS', () => {
     const discovery = createDiscovery({ consul: order, name: 'payment', logger })
     try {
       await discovery.ready()
-      const instances = await eventually('payment discovered with order token', async () =>
-        discovery.instances().length > 0 ? discovery.instances() : undefined,
-      )
-      expect(instances.map((instance) => instance.id)).toEqual([payment.id])
+      await eventually("payment discovered with order's token", () => discovery.instances().length > 0)
+      expect(discovery.instances().map((instance) => instance.id)).toEqual([payment.id])
     } finally {
       await discovery.close()
     }
@@ -130,7 +128,7 @@ describe('the kit against a Consul with ACLs and TLS', () => {
       await watch.ready()
       expect(latest?.maintenance).toBeUndefined()
       await gateway.put('/v1/kv/meridian/order-run1/maintenance', { body: 'on' })
-      await eventually('maintenance followed', async () => (latest?.maintenance ? true : undefined))
+      await eventually('maintenance followed', () => latest?.maintenance !== undefined)
       const denied = await order
         .put('/v1/kv/meridian/order-run1/maintenance', { body: 'off' })
         .catch((error: unknown) => error)
