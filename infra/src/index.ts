@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { consulSettingsFromEnv } from './consul-http.ts'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
 import { consulBinary, nativeConsul, pinnedConsulVersion } from './native/consul.ts'
@@ -47,6 +48,12 @@ import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
 import { redisTlsFromEnv } from './secure/redis-tls.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
+export {
+  type ConsulSettings,
+  consulBaseUrl,
+  consulEnvOf,
+  consulSettingsFromEnv,
+} from './consul-http.ts'
 export { freePort } from './free-port.ts'
 export { type Layout, layoutFromEnv, repoRoot } from './layout.ts'
 export { MissingPrerequisite, prepareCommand } from './missing-prerequisite.ts'
@@ -60,7 +67,6 @@ export {
 } from './native/jaeger.ts'
 export { mailpitBinary, nativeMailpitUrl, nativeSmtpUrl, pinnedMailpitVersion } from './native/mailpit.ts'
 export {
-  consulBaseUrl,
   databaseOfService,
   databaseUrl,
   databaseVariableOf,
@@ -173,7 +179,7 @@ const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.Process
     const cluster = await kafkaCluster(brokers)
     return `Kafka broker (${cluster.brokers} node${cluster.brokers === 1 ? '' : 's'})`
   },
-  consul: (addr, env) => consulVersion(addr, env.CONSUL_HTTP_TOKEN),
+  consul: (addr, env) => consulVersion(consulSettingsFromEnv(env, addr)),
   // rediss:// with REDIS_TLS_CA (and a client certificate) as the services are given it
   redis: (url, env) => redisVersion(url, redisTlsFromEnv(url, env)),
 }

@@ -3,6 +3,7 @@ import type { ConnectionOptions } from 'node:tls'
 import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
+import { type ConsulSettings, consulBaseUrl, consulRequest } from './consul-http.ts'
 import { waitFor } from './processes.ts'
 import type { TopicSpec } from './topics.ts'
 
@@ -182,21 +183,19 @@ export async function createTopics(
   }
 }
 
-/** Consul answers with a leader once its raft is ready; the version comes from the agent's own config. */
-export async function consulVersion(httpAddr: string, token?: string): Promise<string> {
-  const base = consulBaseUrl(httpAddr)
-  const headers: Record<string, string> = token ? { 'X-Consul-Token': token } : {}
-  const leader = await fetch(`${base}/v1/status/leader`, { headers, signal: AbortSignal.timeout(3000) })
-  const leaderText = (await leader.text()).replaceAll('"', '')
-  if (!leader.ok || leaderText === '') throw new Error(`consul at ${base} has no leader yet`)
-  const self = await fetch(`${base}/v1/agent/self`, { headers, signal: AbortSignal.timeout(3000) })
-  if (!self.ok) throw new Error(`consul at ${base}: /v1/agent/self answered ${self.status}`)
-  const body = (await self.json()) as { Config?: { Version?: string } }
+/**
+ * Consul answers with a leader once its raft is ready; the version comes from the agent's own config (which needs
+ * `agent:read` where ACLs are on: an administrator's token, or the anonymous token of an agent without ACLs).
+ */
+export async function consulVersion(consul: ConsulSettings): Promise<string> {
+  const base = consulBaseUrl(consul.address)
+  const leader = await consulRequest(consul, 'GET', '/v1/status/leader', { timeoutMs: 3000 })
+  const leaderText = leader.text.replaceAll('"', '')
+  if (leader.status !== 200 || leaderText === '') throw new Error(`consul at ${base} has no leader yet`)
+  const self = await consulRequest(consul, 'GET', '/v1/agent/self', { timeoutMs: 3000 })
+  if (self.status !== 200) throw new Error(`consul at ${base}: /v1/agent/self answered ${self.status}`)
+  const body = JSON.parse(self.text) as { Config?: { Version?: string } }
   return `Consul ${body.Config?.Version ?? 'unknown'}`
-}
-
-export function consulBaseUrl(httpAddr: string): string {
-  return (/^https?:\/\//.test(httpAddr) ? httpAddr : `http://${httpAddr}`).replace(/(^|[^/])\/+$/, '$1')
 }
 
 /** Redis' version, asked as the URL's user (INFO: an administrator's command); over TLS with `tls` (rediss://). */

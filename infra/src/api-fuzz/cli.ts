@@ -4,11 +4,12 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { type ConsulSettings, consulSettingsFromEnv } from '../consul-http.ts'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
 import { createPaymentSimulator } from '../payment-simulator/index.ts'
 import { errorText, stopPid, waitFor } from '../processes.ts'
 import { testTimeScale } from '../test-time.ts'
-import { type ConsulSettings, registerInConsul } from './consul-registration.ts'
+import { registerInConsul } from './consul-registration.ts'
 import { administratorCredentials, type FuzzCredentials } from './credentials.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { runRedisDatabase, runSettings, withRedisDatabase } from './run-settings.ts'
@@ -55,10 +56,7 @@ async function main(): Promise<number> {
   const executable = requireEnv('SCHEMATHESIS')
   const serverUrl = requireEnv('DATABASE_URL')
   const redisUrl = withRedisDatabase(requireEnv('REDIS_URL'), runRedisDatabase)
-  const consul: ConsulSettings = {
-    address: requireEnv('CONSUL_HTTP_ADDR'),
-    ...(process.env.CONSUL_HTTP_TOKEN ? { token: process.env.CONSUL_HTTP_TOKEN } : {}),
-  }
+  const consul: ConsulSettings = consulSettingsFromEnv(process.env, requireEnv('CONSUL_HTTP_ADDR'))
   const budget: FuzzBudget = {
     maxExamples: positiveInteger('MERIDIAN_FUZZ_MAX_EXAMPLES', 30),
     // a guard against a hang, not a verdict on speed: the gateway's 76 operations took 80-126 s beside the

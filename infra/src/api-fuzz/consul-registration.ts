@@ -1,11 +1,9 @@
 // Registers a service of the fuzzing run in Consul under the run's own name (never the service's own, so that a
 // developer's running `auth` and the run's never mix), for the run's gateway to find; removed again at the end.
+import { type ConsulSettings, consulCall } from '../consul-http.ts'
 import { errorText } from '../processes.ts'
 
-export interface ConsulSettings {
-  address: string
-  token?: string
-}
+export type { ConsulSettings }
 
 export interface Registration {
   consulName: string
@@ -13,17 +11,7 @@ export interface Registration {
 }
 
 async function consulPut(consul: ConsulSettings, path: string, body?: unknown): Promise<void> {
-  const response = await fetch(new URL(path, consul.address), {
-    method: 'PUT',
-    headers: {
-      'content-type': 'application/json',
-      ...(consul.token ? { 'x-consul-token': consul.token } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(5000),
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`Consul PUT ${path}: ${response.status} ${text}`)
+  await consulCall(consul, 'PUT', path, body === undefined ? {} : { body })
 }
 
 /**

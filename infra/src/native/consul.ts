@@ -34,6 +34,27 @@ export function consulBuild(layout: Layout): GoBuild {
 /** The Consul binary the preparation built; MissingPrerequisite before that. */
 export const consulBinary = (layout: Layout): string => builtGoBinary(consulBuild(layout))
 
+/** How a Consul agent we started is stopped: SIGINT (it leaves gracefully, or a server just shuts down), then killed. */
+export const consulStop = { signal: 'SIGINT', graceMs: 20_000 } as const satisfies {
+  signal: NodeJS.Signals
+  graceMs: number
+}
+
+/** Starts `consul agent <args>` in the background, its output in `logFile`, and records its pid in `pidFile`. */
+export function startConsulAgent(
+  layout: Layout,
+  options: { args: readonly string[]; logFile: string; cwd: string; pidFile: PidFile },
+): number {
+  const pid = startDaemon({
+    command: consulBinary(layout),
+    args: ['agent', ...options.args],
+    logFile: options.logFile,
+    cwd: options.cwd,
+  })
+  options.pidFile.write(pid)
+  return pid
+}
+
 export function nativeConsul(layout: Layout): NativeEngine {
   const home = layout.componentDir('consul')
   const logFile = join(home, 'consul.log')
@@ -47,14 +68,11 @@ export function nativeConsul(layout: Layout): NativeEngine {
     logFile,
     startTimeoutMs: 60_000,
     runningPid: () => pidFile.live(),
-    probe: () => consulVersion(nativeConsulAddr),
+    probe: () => consulVersion({ address: nativeConsulAddr }),
 
     async start() {
-      const path = consulBinary(layout)
-      const pid = startDaemon({
-        command: path,
+      return startConsulAgent(layout, {
         args: [
-          'agent',
           '-dev',
           '-node=meridian-dev',
           '-bind=127.0.0.1',
@@ -65,12 +83,10 @@ export function nativeConsul(layout: Layout): NativeEngine {
         ],
         logFile,
         cwd: home,
+        pidFile,
       })
-      pidFile.write(pid)
-      return pid
     },
 
-    // SIGINT makes the agent leave gracefully
-    stop: () => pidFile.stop('SIGINT', 20_000),
+    stop: () => pidFile.stop(consulStop.signal, consulStop.graceMs),
   }
 }

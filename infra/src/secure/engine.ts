@@ -1,7 +1,7 @@
 // What a secure engine is given and what it offers (issue 45): one instance of the engine as a native process, with
 // TLS from the run's certificate authority and a credential of its own for each service, kept in the instance's folder.
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CertificateAuthority } from './certificates.ts'
 
@@ -27,18 +27,13 @@ export interface SecureEngineInstance {
   stop(): Promise<void>
 }
 
-/** A principal's name: it becomes a user name in the engine's configuration, so nothing but a plain name. */
-const principalShape = /^[a-z][a-z0-9-]{0,62}$/
-
 /**
  * The instance's credentials, one per name: random (32 bytes, base64url), made on first use and kept in
  * `<dir>/credentials.json` (mode 0600), so that the instance started again on its folder has the same ones. A name
  * asked for later than the others gets its own and the file is written again. Never logged.
  */
 export function instanceCredentials(dir: string, names: readonly string[]): Readonly<Record<string, string>> {
-  for (const name of names) {
-    if (!principalShape.test(name)) throw new Error(`principal '${name}' must match ${principalShape}`)
-  }
+  assertPrincipals(names)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const file = join(dir, 'credentials.json')
   const kept: Record<string, string> = existsSync(file)
@@ -53,4 +48,46 @@ export function instanceCredentials(dir: string, names: readonly string[]): Read
     renameSync(partial, file)
   }
   return Object.freeze(Object.fromEntries(names.map((name) => [name, kept[name] as string])))
+}
+
+/** A random secret: `bytes` random bytes, base64url (no padding, nothing to quote in a URL or a shell). */
+export const randomSecret = (bytes = 32): string => randomBytes(bytes).toString('base64url')
+
+/** Names a credential is made for: they reach engines' configuration (ACL rules, user names), so nothing to escape. */
+const principalPattern = /^[a-z][a-z0-9-]{0,62}$/
+
+/** Throws on a principal an engine could not name safely (empty, upper case, quotes, slashes, …). */
+export function assertPrincipals(principals: readonly string[]): void {
+  for (const principal of principals) {
+    if (!principalPattern.test(principal)) {
+      throw new Error(`principal '${principal}' must match ${principalPattern} (a service's name)`)
+    }
+  }
+  const duplicate = principals.find((principal, index) => principals.indexOf(principal) !== index)
+  if (duplicate) throw new Error(`principal '${duplicate}' is named twice`)
+}
+
+/**
+ * The instance's secrets of any shape (instanceCredentials' are a password per name), kept in
+ * `<dir>/credentials.json` (mode 0600): `complete` gets what the file holds (an
+ * empty object the first time) and returns it with whatever is missing made anew, so that a secret is generated once
+ * per instance folder and a principal added later gets its own without changing the others'. The file is written
+ * (under a temporary name, then renamed) only when something was added. Nothing here logs a secret.
+ */
+export function instanceSecrets<Credentials extends object>(
+  dir: string,
+  complete: (stored: Partial<Credentials>) => Credentials,
+): Credentials {
+  const file = join(dir, 'credentials.json')
+  const stored = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<Credentials>) : {}
+  const credentials = complete(structuredClone(stored))
+  const text = `${JSON.stringify(credentials, null, 2)}\n`
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) {
+    const partial = `${file}.partial`
+    // a partial file left by an interrupted write may have another mode: the new one is made with 0600
+    rmSync(partial, { force: true })
+    writeFileSync(partial, text, { mode: 0o600 })
+    renameSync(partial, file)
+  }
+  return credentials
 }

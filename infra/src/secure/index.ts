@@ -1,6 +1,12 @@
-// Secure engines (issue 45): the run's certificate authority, and each engine started with TLS and a credential per
-// service.
+// Engines with credentials and TLS (issue 45): the run's certificate authority and each engine's secure instance.
 export { type CertificateAuthority, certificateAuthority, type IssuedCertificate } from './certificates.ts'
+export {
+  consulServiceRules,
+  type SecureConsulInstance,
+  type SecureConsulOptions,
+  type SecureConsulPorts,
+  startSecureConsul,
+} from './consul.ts'
 export { instanceCredentials, type SecureEngineInstance, type SecureEngineOptions } from './engine.ts'
 export { type SecureRedisOptions, startSecureRedis } from './redis.ts'
 export { redisAclRules, redisAclTemplate, redisAdminUser, serviceCommandRules } from './redis-acl.ts'

@@ -1,22 +1,8 @@
 // A run's instances in Consul: the services register (and deregister) themselves under the run's names; what a
 // SIGKILL left behind is removed here, by those names only, when the run ends.
-import { consulBaseUrl } from '../probes.ts'
+import { type ConsulSettings, consulCall } from '../consul-http.ts'
 
-export interface ConsulSettings {
-  address: string
-  token?: string
-}
-
-async function consulCall(consul: ConsulSettings, method: 'GET' | 'PUT', path: string): Promise<string> {
-  const response = await fetch(`${consulBaseUrl(consul.address)}${path}`, {
-    method,
-    headers: consul.token ? { 'x-consul-token': consul.token } : {},
-    signal: AbortSignal.timeout(5000),
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`Consul ${method} ${path}: ${response.status} ${text}`)
-  return text
-}
+export type { ConsulSettings }
 
 /** The ids of the local agent's instances registered under this name (whatever their health). */
 export async function instanceIds(consul: ConsulSettings, consulName: string): Promise<string[]> {

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { consulSettingsFromEnv } from '../consul-http.ts'
 import { freePort } from '../free-port.ts'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
 import {
@@ -225,10 +226,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const log = options.log ?? ((line: string) => process.stderr.write(`[system] ${line}\n`))
   const serverUrl = requireEnv(baseEnv, 'DATABASE_URL')
   const brokers = requireEnv(baseEnv, 'KAFKA_BROKERS')
-  const consul: ConsulSettings = {
-    address: requireEnv(baseEnv, 'CONSUL_HTTP_ADDR'),
-    ...(baseEnv.CONSUL_HTTP_TOKEN ? { token: baseEnv.CONSUL_HTTP_TOKEN } : {}),
-  }
+  const consul: ConsulSettings = consulSettingsFromEnv(baseEnv, requireEnv(baseEnv, 'CONSUL_HTTP_ADDR'))
   const redisUrl = withRedisDatabase(
     requireEnv(baseEnv, 'REDIS_URL'),
     options.redisDatabase ?? systemRedisDatabase,

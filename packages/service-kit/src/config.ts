@@ -33,6 +33,9 @@ export const RedisTlsEnv = Type.Object({
   REDIS_TLS_KEY: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 })
 
+/** What a variable naming a PEM file expects (its contents are read and checked where the client is made). */
+const pemPathExpectation = 'must be the path of a PEM file, at most 4096 characters'
+
 /** What every service reads (docs/architecture.md, "The processes"); a service extends it with its own variables. */
 export const ServiceEnv = Type.Object({
   /**
@@ -56,8 +59,28 @@ export const ServiceEnv = Type.Object({
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048 }),
   ...RedisTlsEnv.properties,
-  CONSUL_HTTP_ADDR: Type.String({ minLength: 1, default: 'http://127.0.0.1:8500' }),
-  CONSUL_HTTP_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  /** `https://host:port` for an agent with TLS on its HTTP API (CONSUL_CACERT names its CA), else plain HTTP */
+  CONSUL_HTTP_ADDR: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    pattern: '^(?:[Hh][Tt][Tt][Pp][Ss]?://)?[^\\s/?#]+(?:/(?:[^\\s?#/][^\\s?#]*)?)?$',
+    expectation: 'must be host:port, http://host:port or https://host:port (a path may follow)',
+    default: 'http://127.0.0.1:8500',
+  }),
+  /** the service's own ACL token (sent as X-Consul-Token): only its service, its key prefix, reading the others */
+  CONSUL_HTTP_TOKEN: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+  /** the PEM file of the CA the agent's HTTPS certificate is checked against (default: the system's CAs) */
+  CONSUL_CACERT: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 4096, expectation: pemPathExpectation }),
+  ),
+  /** a client certificate (PEM file) for an agent that verifies HTTPS clients, with CONSUL_CLIENT_KEY */
+  CONSUL_CLIENT_CERT: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 4096, expectation: pemPathExpectation }),
+  ),
+  /** the PEM file of CONSUL_CLIENT_CERT's private key */
+  CONSUL_CLIENT_KEY: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 4096, expectation: pemPathExpectation }),
+  ),
   KAFKA_BROKERS: Type.String({ minLength: 1, default: '127.0.0.1:9092' }),
   /**
    * Prepended to every topic and consumer group: a whole system run in a namespace of its own (end-to-end tests,

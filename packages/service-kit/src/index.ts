@@ -106,10 +106,12 @@ export {
   type ConsulQuery,
   ConsulRequestError,
   type ConsulResponse,
+  type ConsulTls,
   consulBaseUrl,
   createConsulClient,
 } from './registry/consul-client.ts'
 export { consulDurationToMs } from './registry/consul-duration.ts'
+export { type ConsulEnv, consulOptionsFromEnv } from './registry/consul-env.ts'
 export type { RegistryLogger } from './registry/registry-logger.ts'
 export {
   followRuntimeSettings,

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { ServiceApp } from './app.ts'
 import { ConfigError, type ServiceEnv } from './config.ts'
+import { consulOptionsFromEnv } from './registry/consul-env.ts'
 import { followRuntimeSettings } from './registry/runtime-settings.ts'
 import {
   type RegistrationTiming,
@@ -24,6 +25,9 @@ export type ServiceProcessConfig = Pick<
   | 'SERVICE_HOST'
   | 'CONSUL_HTTP_ADDR'
   | 'CONSUL_HTTP_TOKEN'
+  | 'CONSUL_CACERT'
+  | 'CONSUL_CLIENT_CERT'
+  | 'CONSUL_CLIENT_KEY'
   | 'CONSUL_REGISTER'
   | 'CONSUL_SERVICE_NAME'
   | 'SERVICE_VERSION'
@@ -71,10 +75,7 @@ export async function startService({
   let registration: ServiceRegistration | undefined
   if (config.CONSUL_REGISTER) {
     registration = await registerService({
-      consul: {
-        address: config.CONSUL_HTTP_ADDR,
-        ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
-      },
+      consul: consulOptionsFromEnv(config),
       name: config.CONSUL_SERVICE_NAME ?? app.service.name,
       address: config.SERVICE_HOST,
       port,
@@ -100,10 +101,7 @@ export async function startService({
   // registered by: a system run beside another on one Consul (its own CONSUL_SERVICE_NAME) has switches of its own
   const settings = config.CONSUL_REGISTER
     ? followRuntimeSettings({
-        consul: {
-          address: config.CONSUL_HTTP_ADDR,
-          ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
-        },
+        consul: consulOptionsFromEnv(config),
         service: config.CONSUL_SERVICE_NAME ?? app.service.name,
         logger: app.log,
         apply: (current) => app.runtime.apply(current),

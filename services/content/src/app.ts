@@ -7,6 +7,7 @@ import { ErrorCode } from '@meridian/contracts'
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
+  consulOptionsFromEnv,
   createDiscoveredUpstream,
   createServiceApp,
   exactOrigins,
@@ -78,10 +79,7 @@ export async function buildApp(dependencies: ContentDependencies): Promise<Conte
 
   // auth in Consul: createUser creates users there
   const auth = createDiscoveredUpstream({
-    consul: {
-      address: config.CONSUL_HTTP_ADDR,
-      ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
-    },
+    consul: consulOptionsFromEnv(config),
     name: 'auth',
     serviceName: config.AUTH_SERVICE_NAME,
     logger: app.log,

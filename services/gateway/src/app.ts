@@ -6,6 +6,7 @@ import {
   authOptionsFromEnv,
   authPlugin,
   type ConsulClient,
+  consulOptionsFromEnv,
   createConsulClient,
   createDiscovery,
   createServiceApp,
@@ -133,13 +134,11 @@ export async function buildGatewayApp({
 
   const corsResponseHeaders = registerCors(app, { origins: listOf(config.CORS_ORIGINS) })
 
+  // read at build time: a bad CONSUL_CACERT stops the start, not the first request routed
+  const consulSettings = consulOptionsFromEnv(config)
   let consul: ConsulClient | undefined
   const consulClient = () => {
-    consul ??= createConsulClient({
-      address: config.CONSUL_HTTP_ADDR,
-      ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
-      requestTimeoutMs: 2000,
-    })
+    consul ??= createConsulClient({ ...consulSettings, requestTimeoutMs: 2000 })
     return consul
   }
   const discover =

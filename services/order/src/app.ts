@@ -7,6 +7,7 @@ import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import { createProcessStore, type ProcessManager, registerProcesses } from '@meridian/process'
 import {
+  consulOptionsFromEnv,
   createServiceApp,
   namedCarrierKeysIn,
   registerAuditTrail,
@@ -63,10 +64,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
 
   // the catalogue prices every order: inventory's internal lookup, a healthy instance found in Consul
   const catalogue = createInventoryCatalogue({
-    consul: {
-      address: config.CONSUL_HTTP_ADDR,
-      ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
-    },
+    consul: consulOptionsFromEnv(config),
     serviceName: config.INVENTORY_SERVICE_NAME,
     logger: app.log,
     discoveryWaitMs: config.INVENTORY_DISCOVERY_WAIT_MS,

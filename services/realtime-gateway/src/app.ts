@@ -7,6 +7,7 @@ import { ErrorCode } from '@meridian/contracts'
 import { type Sql, tracedRepository } from '@meridian/db'
 import { type AnyServiceConsumer, registerServiceEvents, type WithServiceEvents } from '@meridian/events'
 import {
+  consulOptionsFromEnv,
   createDiscoveredUpstream,
   createServiceApp,
   listOf,
@@ -72,10 +73,7 @@ export async function buildApp(dependencies: RealtimeGatewayDependencies): Promi
         'The realtime channel: Socket.IO namespaces, raw WebSocket, chat rooms, collaborative documents, live dashboard',
     }),
   )
-  const consul = {
-    address: config.CONSUL_HTTP_ADDR,
-    ...(config.CONSUL_HTTP_TOKEN ? { token: config.CONSUL_HTTP_TOKEN } : {}),
-  }
+  const consul = consulOptionsFromEnv(config)
   const prefix = config.REALTIME_REDIS_PREFIX
 
   // the channel's limits count across instances in Redis

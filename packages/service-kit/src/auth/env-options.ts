@@ -1,5 +1,6 @@
 // The plugin options a service's validated config implies, so that no service assembles them by hand.
 import { ConfigError, type ServiceEnv } from '../config.ts'
+import { consulOptionsFromEnv } from '../registry/consul-env.ts'
 import type { AuthPluginOptions } from './auth-plugin.ts'
 
 type AuthEnv = Pick<
@@ -13,6 +14,9 @@ type AuthEnv = Pick<
   | 'AUTH_DISCOVERY_WAIT_MS'
   | 'CONSUL_HTTP_ADDR'
   | 'CONSUL_HTTP_TOKEN'
+  | 'CONSUL_CACERT'
+  | 'CONSUL_CLIENT_CERT'
+  | 'CONSUL_CLIENT_KEY'
   | 'SERVICE_CREDENTIAL'
 >
 
@@ -38,10 +42,7 @@ export function authOptionsFromEnv(
     issuer: env.JWT_ISSUER,
     audience: env.JWT_AUDIENCE,
     apiKeysAtAuth: {
-      consul: {
-        address: env.CONSUL_HTTP_ADDR,
-        ...(env.CONSUL_HTTP_TOKEN ? { token: env.CONSUL_HTTP_TOKEN } : {}),
-      },
+      consul: consulOptionsFromEnv(env),
       serviceName: env.AUTH_SERVICE_NAME,
       discoveryWaitMs: env.AUTH_DISCOVERY_WAIT_MS,
       serviceCredential: env.SERVICE_CREDENTIAL,

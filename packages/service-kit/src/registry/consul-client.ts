@@ -1,11 +1,25 @@
-// A small client of Consul's HTTP API over undici: base URL, ACL token header, errors that name the failed call.
+// A small client of Consul's HTTP API over undici: base URL, ACL token header, TLS, errors that name the failed call.
 import { Pool } from 'undici'
 
+/** TLS of an `https://` address, as PEM texts (the contents of the files CONSUL_CACERT, … name). */
+export interface ConsulTls {
+  /** the CA(s) the agent's certificate is checked against, instead of the system's; unset: the system's */
+  ca?: string
+  /** a client certificate and its key, for an agent that verifies incoming HTTPS clients; both or neither */
+  cert?: string
+  key?: string
+}
+
 export interface ConsulClientOptions {
-  /** Consul's HTTP address as in CONSUL_HTTP_ADDR: `http://127.0.0.1:8500` or `127.0.0.1:8500` */
+  /**
+   * Consul's HTTP address as in CONSUL_HTTP_ADDR: `https://127.0.0.1:8501`, `http://127.0.0.1:8500` or
+   * `127.0.0.1:8500` (plain HTTP)
+   */
   address: string
   /** ACL token (CONSUL_HTTP_TOKEN), sent as X-Consul-Token */
   token?: string
+  /** only with an `https://` address */
+  tls?: ConsulTls
   /** how long a non-blocking call may take, in ms; default 10000 */
   requestTimeoutMs?: number
 }
@@ -69,7 +83,7 @@ export function createConsulClient(options: ConsulClientOptions): ConsulClient {
   const url = new URL(baseUrl)
   const pathPrefix = url.pathname.replace(/(^|[^/])\/+$/, '$1')
   const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs
-  const pool = new Pool(url.origin, { keepAliveTimeout: 10_000 })
+  const pool = new Pool(url.origin, { keepAliveTimeout: 10_000, ...connectOptions(url, options.tls) })
   const tokenHeader: Record<string, string> = options.token ? { 'x-consul-token': options.token } : {}
 
   async function call<T>(
@@ -136,6 +150,26 @@ export function createConsulClient(options: ConsulClientOptions): ConsulClient {
     put: (path, callOptions) => call('PUT', path, callOptions),
     delete: (path, callOptions) => call('DELETE', path, callOptions),
     close: () => pool.close(),
+  }
+}
+
+/** undici's TLS settings for the pool; a TLS setting beside a plain-HTTP address is a mistake, not ignored. */
+function connectOptions(url: URL, tls: ConsulTls | undefined): { connect?: ConsulTls } {
+  if (!tls || (tls.ca === undefined && tls.cert === undefined && tls.key === undefined)) return {}
+  if (url.protocol !== 'https:') {
+    throw new TypeError(
+      `Consul TLS settings were given for a plain-HTTP address (${url.origin}): use https://`,
+    )
+  }
+  if ((tls.cert === undefined) !== (tls.key === undefined)) {
+    throw new TypeError('a Consul client certificate needs its key, and a key its certificate')
+  }
+  return {
+    connect: {
+      ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+      ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
+      ...(tls.key !== undefined ? { key: tls.key } : {}),
+    },
   }
 }
 

@@ -11,7 +11,7 @@
 // samples while someone watches it, and a service list that changes (new services in the catalogue) would need a
 // discovery opened and closed per name; two small local calls per second cost less than that bookkeeping.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createConsulClient, type RegistryLogger } from '@meridian/service-kit'
+import { type ConsulClientOptions, createConsulClient, type RegistryLogger } from '@meridian/service-kit'
 import {
   type InstanceTraffic,
   instanceTrafficOf,
@@ -24,7 +24,7 @@ import {
 } from '../domain/dashboard-metrics.ts'
 
 export interface ServiceMetricsSourceOptions {
-  consul: { address: string; token?: string }
+  consul: ConsulClientOptions
   /** the services to watch; default: every service of Consul's catalogue (but Consul itself) */
   services?: () => Promise<string[]> | string[]
   /** how long one round (Consul look-ups and scrapes) may take, ms; keep it below the dashboard's interval */
@@ -96,11 +96,7 @@ export function createServiceMetricsSource(options: ServiceMetricsSourceOptions)
   const staleAfterMs = options.staleAfterMs ?? serviceMetricsDefaults.staleAfterMs
   const baselineWindowMs = options.baselineWindowMs ?? serviceMetricsDefaults.baselineWindowMs
   const edgeService = options.edgeService ?? serviceMetricsDefaults.edgeService
-  const consul = createConsulClient({
-    address: options.consul.address,
-    ...(options.consul.token ? { token: options.consul.token } : {}),
-    requestTimeoutMs: timeoutMs,
-  })
+  const consul = createConsulClient({ ...options.consul, requestTimeoutMs: timeoutMs })
   /** the last scrape of each instance, by instance key */
   let baselines = new Map<string, Scrape>()
   let lastRoundAt: number | undefined
