@@ -64,6 +64,9 @@ export {
   databaseUrl,
   databaseVariableOf,
   kafkaClient,
+  type PostgresClientOptions,
+  postgresClient,
+  provisionServiceRoles,
   serviceDatabases,
 } from './probes.ts'
 export { run, runLogged } from './processes.ts'

@@ -109,7 +109,11 @@ export interface CreateAdminOptions extends AdminRequest {
 
 /** Migrates auth's database as main.ts does, makes the admin, and closes the pool whatever happened. */
 export async function createAdmin(options: CreateAdminOptions): Promise<AdminOutcome> {
-  const sql = createDatabase(options.databaseUrl, { max: 1, applicationName: 'auth-create-admin' })
+  const sql = createDatabase(options.databaseUrl, {
+    max: 1,
+    applicationName: 'auth-create-admin',
+    urlSource: 'DATABASE_URL',
+  })
   const redis = createRedis(options.redisUrl, { connectionName: 'auth-create-admin' })
   // Redis being unreachable is reported once, by the revoker's warning, not by ioredis on every reconnection
   redis.on('error', () => {})
