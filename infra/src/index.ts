@@ -63,6 +63,7 @@ export {
   databaseOfService,
   databaseUrl,
   databaseVariableOf,
+  editPostgresUrl,
   kafkaClient,
   type PostgresClientOptions,
   postgresClient,
