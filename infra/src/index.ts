@@ -70,7 +70,11 @@ export {
   databaseOfService,
   databaseUrl,
   databaseVariableOf,
+  editPostgresUrl,
   kafkaClient,
+  type PostgresClientOptions,
+  postgresClient,
+  provisionServiceRoles,
   serviceDatabases,
 } from './probes.ts'
 export { run, runLogged } from './processes.ts'

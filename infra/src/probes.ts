@@ -1,5 +1,7 @@
 // Health, version and provisioning of each engine, asked from the engine itself. The same for every mode.
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
 import type { ConnectionOptions } from 'node:tls'
+import { connectionOptionsOf } from '@meridian/postgres-connection'
 import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
@@ -31,8 +33,23 @@ export const databaseVariableOf = (service: string): string =>
 
 const quiet = { onnotice: () => {} }
 
+/** postgres.js' options, but for `ssl`: that comes from the URL's libpq parameters */
+export type PostgresClientOptions = Omit<postgres.Options<Record<string, postgres.PostgresType>>, 'ssl'>
+
+/**
+ * A postgres.js client on `url` with libpq's TLS parameters (sslmode, sslrootcert, sslcert, sslkey) applied, as
+ * @meridian/db's createDatabase applies them: every connection infra makes to PostgreSQL goes through here.
+ */
+export function postgresClient(url: string, options: PostgresClientOptions = {}): postgres.Sql {
+  const connection = connectionOptionsOf(url)
+  return postgres(connection.url, {
+    ...options,
+    ...(connection.ssl === undefined ? {} : { ssl: connection.ssl }),
+  })
+}
+
 export async function postgresVersion(url: string): Promise<string> {
-  const sql = postgres(url, { max: 1, connect_timeout: 3, idle_timeout: 1, ...quiet })
+  const sql = postgresClient(url, { max: 1, connect_timeout: 3, idle_timeout: 1, ...quiet })
   try {
     const [row] = await sql<{ server_version: string }[]>`show server_version`
     return `PostgreSQL ${row?.server_version.split(' ')[0]}`
@@ -43,7 +60,7 @@ export async function postgresVersion(url: string): Promise<string> {
 
 /** Creates each database that does not exist yet. */
 export async function createDatabases(url: string, names: readonly string[]): Promise<string[]> {
-  const sql = postgres(url, { max: 1, connect_timeout: 5, ...quiet })
+  const sql = postgresClient(url, { max: 1, connect_timeout: 5, ...quiet })
   try {
     const existing = new Set(
       (await sql<{ datname: string }[]>`select datname from pg_database`).map((row) => row.datname),
@@ -60,6 +77,83 @@ export async function createDatabases(url: string, names: readonly string[]): Pr
       }
     }
     return created
+  } finally {
+    await sql.end({ timeout: 2 })
+  }
+}
+
+/** A password provisionServiceRoles accepts: base64url (it reaches DDL as a literal), long enough to be a secret. */
+const rolePasswordPattern = /^[A-Za-z0-9_-]{16,256}$/
+
+/**
+ * The SCRAM-SHA-256 verifier of a password (RFC 5802/7677, as PostgreSQL stores it): what `alter role … password` is
+ * given, so that the password itself never reaches the server, its statement log or pg_stat_activity.
+ */
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password, salt, iterations, 32, 'sha256')
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest()
+  const storedKey = createHash('sha256').update(clientKey).digest()
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest()
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`
+}
+
+const quoteIdentifier = (name: string): string => `"${name.replaceAll('"', '""')}"`
+
+/**
+ * A login role per service (named as the service, `passwords[service]` its password) owning that service's
+ * database (databaseOfService), created when missing, and that database's public schema; CONNECT and TEMPORARY on
+ * every service database taken from PUBLIC, so a role cannot even connect to another service's database. The roles
+ * get no other right: not superuser, no CREATEDB, no CREATEROLE, no replication. Run again, it sets the same (a new
+ * password included). `adminUrl`: a superuser's URL (its libpq TLS parameters apply) on the server's maintenance
+ * database. Objects already in a database that another role made stay that role's (docs/deploying.md).
+ */
+export async function provisionServiceRoles(
+  adminUrl: string,
+  passwords: Readonly<Record<string, string>>,
+): Promise<void> {
+  const services = Object.keys(passwords)
+  for (const service of services) {
+    if (!Object.hasOwn(databaseOfService, service))
+      throw new Error(`'${service}' is not a service with a database`)
+    if (!rolePasswordPattern.test(passwords[service] ?? ''))
+      throw new Error(`the password of '${service}' must be 16 to 256 base64url characters`)
+  }
+  const sql = postgresClient(adminUrl, { max: 1, connect_timeout: 5, ...quiet })
+  try {
+    for (const service of services) {
+      const role = quoteIdentifier(service)
+      const database = databaseOfService[service as keyof typeof databaseOfService]
+      // the verifier is base64 and `$:`: a literal without quotes to escape
+      const rights = `login nosuperuser nocreatedb nocreaterole noreplication nobypassrls password '${scramVerifier(passwords[service] ?? '')}'`
+      const [roleExists] = await sql`select 1 from pg_roles where rolname = ${service}`
+      await sql.unsafe(`${roleExists ? 'alter' : 'create'} role ${role} with ${rights}`)
+      const [databaseExists] = await sql`select 1 from pg_database where datname = ${database}`
+      try {
+        if (databaseExists) await sql.unsafe(`alter database ${quoteIdentifier(database)} owner to ${role}`)
+        else await sql.unsafe(`create database ${quoteIdentifier(database)} owner ${role}`)
+      } catch (error) {
+        // another starter created it in between: it is given to the role below
+        if ((error as { code?: string }).code !== '42P04') throw error
+        await sql.unsafe(`alter database ${quoteIdentifier(database)} owner to ${role}`)
+      }
+      // the public schema is the role's own: before PostgreSQL 15 everyone could create in it, from 15 on it belongs
+      // to pg_database_owner (the database's owner, so the role, already); owning it says so on any version
+      const inDatabase = postgresClient(databaseUrl(adminUrl, database), {
+        max: 1,
+        connect_timeout: 5,
+        ...quiet,
+      })
+      try {
+        await inDatabase.unsafe(`alter schema public owner to ${role}`)
+        await inDatabase.unsafe('revoke all on schema public from public')
+      } finally {
+        await inDatabase.end({ timeout: 2 })
+      }
+    }
+    const existing = await sql<{ datname: string }[]>`
+      select datname from pg_database where datname in ${sql(serviceDatabases)}`
+    for (const { datname } of existing)
+      await sql.unsafe(`revoke all on database ${quoteIdentifier(datname)} from public`)
   } finally {
     await sql.end({ timeout: 2 })
   }

@@ -7,8 +7,13 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import postgres from 'postgres'
-import { databaseOfService, databaseUrl, databaseVariableOf, editPostgresUrl } from '../probes.ts'
+import {
+  databaseOfService,
+  databaseUrl,
+  databaseVariableOf,
+  editPostgresUrl,
+  postgresClient,
+} from '../probes.ts'
 
 /** The role the system's services connect as, and the prefix of its databases (apart from the development ones). */
 export const systemRole = 'meridian_system'
@@ -89,7 +94,7 @@ export async function ensureSystemDatabases(
   // DDL takes no bind parameters: the password is base64url (letters, digits, - and _), quoted as a literal
   if (!/^[A-Za-z0-9_-]+$/.test(password)) throw new Error('the system password must be base64url')
   if (!/^[a-z_][a-z0-9_]*$/.test(names.role)) throw new Error(`not a role name: ${names.role}`)
-  const sql = postgres(serverUrl, { max: 1, connect_timeout: 5, onnotice: () => {} })
+  const sql = postgresClient(serverUrl, { max: 1, connect_timeout: 5, onnotice: () => {} })
   try {
     const [role] = await sql`select 1 from pg_roles where rolname = ${names.role}`
     await sql.unsafe(`${role ? 'alter' : 'create'} role ${names.role} with login password '${password}'`)

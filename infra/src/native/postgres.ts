@@ -74,15 +74,19 @@ export async function installPostgres(dir: string, progress: Progress): Promise<
   return installDir
 }
 
-/** A new, empty database cluster in dataDir (any old one removed): the superuser with its password, scram, UTF8. */
+/**
+ * A new, empty database cluster in dataDir (any old one removed): the superuser with its password (the well-known
+ * one unless given: a secure instance's is random), scram, UTF8.
+ */
 export async function initPostgresData(
   installDir: string,
   dataDir: string,
   account: { uid: number; gid: number } | undefined,
+  password: string = PASSWORD,
 ): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true })
   const pwfile = join(dirname(dataDir), '.pwfile')
-  writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 })
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 })
   if (account) await run('chown', [`${account.uid}:${account.gid}`, pwfile])
   try {
     await run(
@@ -106,6 +110,32 @@ export async function initPostgresData(
     rmSync(pwfile, { force: true })
   }
   chmodSync(dataDir, 0o700)
+}
+
+/**
+ * The server's command line for a development or test engine (the native one, the secure one): on `host`:`port` over
+ * TCP only (no Unix socket), room for every service's pool, and durability against power loss traded for speed.
+ */
+export function postgresServerArgs(dataDir: string, host: string, port: number): string[] {
+  return [
+    '-D',
+    dataDir,
+    '-c',
+    `listen_addresses=${host}`,
+    '-c',
+    `port=${port}`,
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=300',
+    // a development and test engine: durability against power loss is not wanted, speed is
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+  ]
 }
 
 export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.env): NativeEngine {
@@ -138,25 +168,7 @@ export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.
       }
       const pid = startDaemon({
         command: join(installDir, 'bin', 'postgres'),
-        args: [
-          '-D',
-          dataDir,
-          '-c',
-          'listen_addresses=127.0.0.1',
-          '-c',
-          `port=${PORT}`,
-          '-c',
-          'unix_socket_directories=',
-          '-c',
-          'max_connections=300',
-          // a development and test engine: durability against power loss is not wanted, speed is
-          '-c',
-          'fsync=off',
-          '-c',
-          'synchronous_commit=off',
-          '-c',
-          'full_page_writes=off',
-        ],
+        args: postgresServerArgs(dataDir, '127.0.0.1', PORT),
         logFile,
         cwd: home,
         ...(account ?? {}),

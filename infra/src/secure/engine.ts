@@ -78,6 +78,7 @@ export function instanceSecrets<Credentials extends object>(
   dir: string,
   complete: (stored: Partial<Credentials>) => Credentials,
 ): Credentials {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
   const file = join(dir, 'credentials.json')
   const stored = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<Credentials>) : {}
   const credentials = complete(structuredClone(stored))
@@ -91,3 +92,6 @@ export function instanceSecrets<Credentials extends object>(
   }
   return credentials
 }
+
+/** `host` as it goes in a URL's authority: an IPv6 address in brackets. */
+export const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host)

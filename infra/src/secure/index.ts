@@ -7,7 +7,14 @@ export {
   type SecureConsulPorts,
   startSecureConsul,
 } from './consul.ts'
-export { instanceCredentials, type SecureEngineInstance, type SecureEngineOptions } from './engine.ts'
+export {
+  instanceCredentials,
+  instanceSecrets,
+  randomSecret,
+  type SecureEngineInstance,
+  type SecureEngineOptions,
+} from './engine.ts'
+export { type SecurePostgresPorts, securePgHba, startSecurePostgres } from './postgres.ts'
 export { type SecureRedisOptions, startSecureRedis } from './redis.ts'
 export { redisAclRules, redisAclTemplate, redisAdminUser, serviceCommandRules } from './redis-acl.ts'
 export { redisTlsFromEnv } from './redis-tls.ts'

@@ -1,7 +1,6 @@
 // A run's own databases (a system run, API fuzzing): one per service that has one, created empty (the service migrates
 // it at start, as main.ts does) and dropped at the end, so a run never writes into a developer's data.
-import postgres from 'postgres'
-import { databaseUrl } from '../probes.ts'
+import { databaseUrl, postgresClient } from '../probes.ts'
 
 export interface RunDatabase {
   name: string
@@ -17,7 +16,7 @@ export async function createRunDatabase(
   name: string,
   urlOf?: (database: string) => string,
 ): Promise<RunDatabase> {
-  const sql = postgres(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
+  const sql = postgresClient(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
   try {
     await sql`create database ${sql(name)}`
   } finally {
@@ -27,7 +26,7 @@ export async function createRunDatabase(
     name,
     url: urlOf ? urlOf(name) : databaseUrl(serverUrl, name),
     async drop() {
-      const admin = postgres(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
+      const admin = postgresClient(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
       try {
         // (force): a connection the stopped service left behind must not keep the database alive
         await admin`drop database if exists ${admin(name)} with (force)`

@@ -1,4 +1,5 @@
 // The postgres.js client factory and the types repositories use to accept either a pool or a transaction.
+import { connectionOptionsOf } from '@meridian/postgres-connection'
 import postgres from 'postgres'
 
 export type Sql = postgres.Sql
@@ -29,15 +30,23 @@ export interface DatabaseOptions {
   idleInTransactionTimeoutMs?: number
   /** called with each statement's text as it is sent (tests counting statements; never in production) */
   onQuery?: (query: string) => void
+  /** what a configuration error calls the URL: the variable it came from; default 'the PostgreSQL URL' */
+  urlSource?: string
 }
 
 /**
  * A connection pool on `url`. Connections open lazily on the first query; close the pool with `sql.end()`.
  * Result column names are camelCased (`created_at` -> `createdAt`) so repositories return plain camelCase objects;
  * interpolated identifiers are left as written, so SQL keeps its snake_case names.
+ *
+ * libpq's TLS parameters in the URL (`sslmode=verify-full&sslrootcert=/etc/meridian/pg-ca.pem`, sslcert, sslkey)
+ * are applied (@meridian/postgres-connection): their files are read now, and a missing or unreadable one, or a
+ * wrong mode, throws a PostgresUrlError naming the parameter (and `urlSource`) before any connection is tried.
  */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Sql {
-  return postgres(url, {
+  const connection = connectionOptionsOf(url, options.urlSource ? { source: options.urlSource } : {})
+  return postgres(connection.url, {
+    ...(connection.ssl === undefined ? {} : { ssl: connection.ssl }),
     max: options.max ?? 10,
     idle_timeout: options.idleTimeoutSeconds ?? 30,
     connect_timeout: options.connectTimeoutSeconds ?? 10,

@@ -1,4 +1,6 @@
 // @meridian/db: postgres.js client, transactions, list queries, numbered SQL migrations under a lock, error mapping.
+
+export { connectionOptionsOf, PostgresUrlError, type SslMode } from '@meridian/postgres-connection'
 export {
   createDatabase,
   type DatabaseOptions,

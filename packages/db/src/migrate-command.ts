@@ -15,7 +15,11 @@ export async function runMigrateCommand({
   databaseUrl,
   migrate,
 }: MigrateCommandOptions): Promise<void> {
-  const sql = createDatabase(databaseUrl, { max: 1, applicationName: `${service}-migrate` })
+  const sql = createDatabase(databaseUrl, {
+    max: 1,
+    applicationName: `${service}-migrate`,
+    urlSource: 'DATABASE_URL',
+  })
   try {
     const { applied } = await migrate(sql)
     process.stdout.write(

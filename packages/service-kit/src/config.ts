@@ -56,7 +56,7 @@ export const ServiceEnv = Type.Object({
   }),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'address to listen on' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535 }),
-  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', maxLength: 8192 }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048 }),
   ...RedisTlsEnv.properties,
   /** `https://host:port` for an agent with TLS on its HTTP API (CONSUL_CACERT names its CA), else plain HTTP */
@@ -218,6 +218,7 @@ export const ownStoresEnv = ({ port, database }: { port: number; database: strin
   // the local server's superuser and its well-known password: a developer's machine only
   DATABASE_URL: Type.String({
     pattern: '^postgres(ql)?://',
+    maxLength: 8192,
     ...developmentOnlyDefault(`postgres://postgres:postgres@127.0.0.1:5432/${database}`),
   }),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),

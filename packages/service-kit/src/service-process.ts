@@ -105,6 +105,7 @@ export function runServiceProcess<Config extends ProcessConfig>(
           max: withDatabase.DATABASE_POOL_MAX,
           idleInTransactionTimeoutMs: withDatabase.DATABASE_IDLE_TRANSACTION_TIMEOUT_MS,
           applicationName: name,
+          urlSource: 'DATABASE_URL',
         })
         // the app does not exist yet: its backbone starts while it is built, on migrated tables
         await declaration.migrate(sql, pino(loggerOptions(name, config.LOG_LEVEL)))

@@ -1,6 +1,6 @@
 // PostgreSQL for tests: a database of its own per test file on the real server, dropped when the file is done.
-import { databaseUrl } from '@meridian/infra'
-import postgres from 'postgres'
+import { databaseUrl, postgresClient } from '@meridian/infra'
+import type postgres from 'postgres'
 import { infraEndpoints } from './endpoints.ts'
 import { uniqueName } from './unique-name.ts'
 
@@ -18,21 +18,21 @@ export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
   const name = uniqueName(`t_${label}`)
     .replace(/[^a-z0-9_]/g, '_')
     .slice(0, 63)
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  const admin = postgresClient(serverUrl, { max: 1, onnotice: () => {} })
   try {
     await admin`create database ${admin(name)}`
   } finally {
     await admin.end({ timeout: 5 })
   }
   const url = databaseUrl(serverUrl, name)
-  const sql = postgres(url, { max: 4, onnotice: () => {} })
+  const sql = postgresClient(url, { max: 4, onnotice: () => {} })
   return {
     name,
     url,
     sql,
     async drop() {
       await sql.end({ timeout: 5 })
-      const dropper = postgres(serverUrl, { max: 1, onnotice: () => {} })
+      const dropper = postgresClient(serverUrl, { max: 1, onnotice: () => {} })
       try {
         await dropper`drop database if exists ${dropper(name)} with (force)`
       } finally {

@@ -118,7 +118,11 @@ export async function createAdmin(options: CreateAdminOptions): Promise<AdminOut
     connectionName: 'auth-create-admin',
     ...(options.redisTls ? { tls: options.redisTls } : {}),
   })
-  const sql = createDatabase(options.databaseUrl, { max: 1, applicationName: 'auth-create-admin' })
+  const sql = createDatabase(options.databaseUrl, {
+    max: 1,
+    applicationName: 'auth-create-admin',
+    urlSource: 'DATABASE_URL',
+  })
   // Redis being unreachable is reported once, by the revoker's warning, not by ioredis on every reconnection
   redis.on('error', () => {})
   try {
