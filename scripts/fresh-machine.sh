@@ -30,7 +30,7 @@ stop_recorded() {
 # The packages to purge: the Install: lines of apt's history entries whose command installed only packages the
 # preparation declares (infra/src/prepare/infra-prerequisites.ts), still installed now.
 prepared_packages() {
-  local declared="redis-server chromium jq podman buildah runc mmdebstrap iptables iproute2 python3-venv"
+  local declared="redis-server chromium jq podman buildah runc mmdebstrap iptables iproute2 openssl python3-venv"
   local history
   for history in /var/log/apt/history.log.1.gz /var/log/apt/history.log; do
     [ -f "$history" ] || continue
