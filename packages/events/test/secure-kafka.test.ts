@@ -15,7 +15,7 @@ import type { Kafka } from 'kafkajs'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEventProducer, createKafka } from '../src/kafka.ts'
-import { deadLetterTopicOf } from '../src/retry.ts'
+import { deadLetterTopicOf, retryTopicOf } from '../src/retry.ts'
 import { consumersOf, registerServiceEvents } from '../src/service-events.ts'
 import {
   applyEffect,
@@ -53,11 +53,15 @@ beforeAll(async () => {
   const admin = clientFor(kafka.adminEnv(), 'events-secure-admin').admin()
   await admin.connect()
   try {
-    await admin.createTopics({
-      topics: [topic, deadLetterTopicOf(topic)].map((name) => ({ topic: name, numPartitions: 1 })),
-    })
+    // the event topic with its retry and dead-letter topics, as infra/topics.json declares each
+    const names = [
+      topic,
+      ...[1, 2, 3].map((attempt) => retryTopicOf(topic, attempt)),
+      deadLetterTopicOf(topic),
+    ]
+    await admin.createTopics({ topics: names.map((name) => ({ topic: name, numPartitions: 1 })) })
     await waitFor('the topics to have leaders', async () => {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic, deadLetterTopicOf(topic)] })
+      const { topics } = await admin.fetchTopicMetadata({ topics: names })
       return topics.every((each) => each.partitions.every((partition) => partition.leader >= 0))
     })
   } finally {

@@ -93,6 +93,8 @@ function text(value: string | boolean | undefined): string | undefined {
 
 /** A value shown in a message: quoted, and cut short (a hostile value is not echoed whole). */
 const shown = (value: string): string => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+/** A path shown in a message: whole (at most pathMaxLength characters), quoted. */
+const shownPath = (path: string): string => JSON.stringify(path)
 
 /** What `marker` says the file must hold: a certificate, or a private key (PKCS#8, RSA or EC). */
 const pemKinds = {
@@ -114,22 +116,22 @@ function readPem(
   try {
     const stat = statSync(path)
     if (!stat.isFile()) {
-      problems.push(`${variable}: ${shown(path)} is not a file`)
+      problems.push(`${variable}: ${shownPath(path)} is not a file`)
       return undefined
     }
     if (stat.size > pemMaxBytes) {
-      problems.push(`${variable}: ${shown(path)} is larger than ${pemMaxBytes} bytes: not a PEM ${kind}`)
+      problems.push(`${variable}: ${shownPath(path)} is larger than ${pemMaxBytes} bytes: not a PEM ${kind}`)
       return undefined
     }
     const pem = readFileSync(path, 'utf8')
     if (!pemKinds[kind].test(pem)) {
-      problems.push(`${variable}: ${shown(path)} holds no PEM ${kind}`)
+      problems.push(`${variable}: ${shownPath(path)} holds no PEM ${kind}`)
       return undefined
     }
     return pem
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
-    problems.push(`${variable}: cannot read ${shown(path)} (${code})`)
+    problems.push(`${variable}: cannot read ${shownPath(path)} (${code})`)
     return undefined
   }
 }
@@ -230,6 +232,15 @@ export function kafkajsSecurity({ ssl, sasl }: KafkaSecurity): Pick<KafkaConfig,
       ...(ssl.key === undefined ? {} : { key: ssl.key }),
     }
   }
-  if (sasl) config.sasl = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password }
+  if (sasl) {
+    const { mechanism, username, password } = sasl
+    // kafkajs types each mechanism's options apart
+    config.sasl =
+      mechanism === 'plain'
+        ? { mechanism, username, password }
+        : mechanism === 'scram-sha-256'
+          ? { mechanism, username, password }
+          : { mechanism, username, password }
+  }
   return config
 }
