@@ -2,7 +2,7 @@
 // PLAIN, mutual TLS on the SSL listener; and what it refuses: a wrong password, a client that does not trust its CA, a
 // plaintext client, a client without a certificate on the mutual-TLS listener. Clients are infra's own (probes.ts),
 // made from the variables a service is given (envFor, adminEnv) as every client is: kafkaSecurityFromEnv.
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type KafkaSecurityVariables, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
@@ -168,6 +168,21 @@ describe('a secure Kafka: SASL_SSL with SCRAM-SHA-512 and PLAIN, mutual TLS, no 
     const { topics, error } = await listTopics(kafkaClient(kafka.brokers.sasl, 'plaintext'))
     expect(topics).toBeUndefined()
     expect(error).toBeDefined()
+  })
+
+  it('listens on no plaintext listener, and its log shows no password', () => {
+    const properties = readFileSync(join(root, 'kafka', 'server.properties'), 'utf8')
+    expect(properties).toMatch(
+      /^listeners=SASL_SSL:\/\/127\.0\.0\.1:\d+,SSL:\/\/127\.0\.0\.1:\d+,CONTROLLER:\/\/127\.0\.0\.1:\d+$/m,
+    )
+    expect(properties).toMatch(
+      /^listener\.security\.protocol\.map=CONTROLLER:SSL,SASL_SSL:SASL_SSL,SSL:SSL$/m,
+    )
+    expect(properties).not.toContain('PLAINTEXT')
+    const log = readFileSync(kafka.logFile, 'utf8')
+    expect(log).toMatch(/Kafka version: 3\.9\.2/)
+    for (const env of [kafka.adminEnv(), kafka.envFor('auth'), kafka.envFor('order')])
+      expect(log).not.toContain(env.KAFKA_SASL_PASSWORD)
   })
 
   it('keeps the credentials in the instance’s folder, readable by its owner only, and names no stranger', () => {
