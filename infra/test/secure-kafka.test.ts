@@ -9,10 +9,12 @@ import { type KafkaSecurityVariables, kafkaSecurityFromEnv } from '@meridian/kaf
 import type { Kafka } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../src/free-port.ts'
+import { kafkaSecurityOf, provisionTopics } from '../src/index.ts'
 import { createTopics, kafkaClient, kafkaCluster } from '../src/probes.ts'
 import { type CertificateAuthority, certificateAuthority } from '../src/secure/certificates.ts'
 import { type SecureKafkaInstance, startSecureKafka } from '../src/secure/kafka.ts'
 import { scaledMs } from '../src/test-time.ts'
+import { expandTopics, loadTopicDeclaration } from '../src/topics.ts'
 import { eventually } from './eventually.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'meridian-secure-kafka-'))
@@ -84,6 +86,19 @@ describe('a secure Kafka: SASL_SSL with SCRAM-SHA-512 and PLAIN, mutual TLS, no 
     expect(await createTopics(brokers, [{ name: topic, partitions: 2 }], {}, admin)).toEqual([topic])
     // again: nothing missing
     expect(await createTopics(brokers, [{ name: topic, partitions: 2 }], {}, admin)).toEqual([])
+    // its partitions answer (a leader in the metadata may not have taken its partition over yet)
+    const client = clientOf(brokers, kafka.adminEnv(), 'secure-kafka-offsets').admin()
+    await client.connect()
+    try {
+      await eventually('the topic to answer for its offsets', () =>
+        client.fetchTopicOffsets(topic).then(
+          (offsets) => offsets,
+          () => undefined,
+        ),
+      )
+    } finally {
+      await client.disconnect()
+    }
   })
 
   it('when a service connects with its own variables (SCRAM-SHA-512 over TLS), then it produces and consumes', async () => {
@@ -219,5 +234,16 @@ describe('a secure Kafka: SASL_SSL with SCRAM-SHA-512 and PLAIN, mutual TLS, no 
     await expect(startSecureKafka({ ...options, principals: ['order', 'payment'] })).rejects.toThrow(
       /payment is not among the SCRAM users .* was formatted with; remove that folder/,
     )
+  })
+
+  it('when scripts/infra provisions this broker with the administrator’s variables, then every declared topic is created', async () => {
+    const lines: string[] = []
+    const created = await provisionTopics(
+      kafka.brokers.sasl,
+      (line) => lines.push(line),
+      kafkaSecurityOf('external', kafka.adminEnv()),
+    )
+    expect(created).toEqual(expandTopics(loadTopicDeclaration()).map((each) => each.name))
+    expect(lines).toEqual([`kafka: created ${created.length} of ${created.length} topics (1 copy)`])
   })
 })
