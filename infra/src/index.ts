@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { type KafkaSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { consulSettingsFromEnv } from './consul-http.ts'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
@@ -177,10 +178,21 @@ export interface InfraOptions {
   mail?: boolean
 }
 
-const versionProbe: Record<ComponentName, (endpoint: string, env: NodeJS.ProcessEnv) => Promise<string>> = {
+/**
+ * The TLS and SASL of infra's Kafka clients: a broker given (KAFKA_BROKERS) with the variables the services read
+ * (KAFKA_TLS*, KAFKA_SASL_*); none for the brokers infra starts, which are plaintext.
+ */
+export function kafkaSecurityOf(mode: Mode, env: NodeJS.ProcessEnv): KafkaSecurity {
+  return mode === 'external' ? kafkaSecurityFromEnv(env) : {}
+}
+
+const versionProbe: Record<
+  ComponentName,
+  (endpoint: string, env: NodeJS.ProcessEnv, mode: Mode) => Promise<string>
+> = {
   postgres: postgresVersion,
-  kafka: async (brokers) => {
-    const cluster = await kafkaCluster(brokers)
+  kafka: async (brokers, env, mode) => {
+    const cluster = await kafkaCluster(brokers, kafkaSecurityOf(mode, env))
     return `Kafka broker (${cluster.brokers} node${cluster.brokers === 1 ? '' : 's'})`
   },
   consul: (addr, env) => consulVersion(consulSettingsFromEnv(env, addr)),
@@ -204,7 +216,9 @@ function probeOf(component: EnginePlan, env: NodeJS.ProcessEnv): () => Promise<s
       : () => mailpitVersion(nativeMailpitUrl)
   }
   const name = component.name
-  return () => versionProbe[name](component.endpoint, env)
+  // a Kafka client's TLS and SASL variables are checked here, once: a mistake in them is no broker still starting
+  if (name === 'kafka') kafkaSecurityOf(component.mode, env)
+  return () => versionProbe[name](component.endpoint, env, component.mode)
 }
 
 function nativeEngines(layout: Layout, env: NodeJS.ProcessEnv): Record<EngineName, NativeEngine> {
@@ -356,23 +370,34 @@ async function ensureNative(engine: NativeEngine, progress: Progress): Promise<v
   }
 }
 
-/** Creates the service databases and the declared topics where missing, on engines however obtained. */
-export async function provision(endpoints: Endpoints, progress: Progress): Promise<void> {
+/**
+ * Creates the service databases and the declared topics where missing, on engines however obtained. `kafkaSecurity`:
+ * the broker's TLS and SASL (kafkaSecurityOf), none for a plaintext one.
+ */
+export async function provision(
+  endpoints: Endpoints,
+  progress: Progress,
+  kafkaSecurity: KafkaSecurity = {},
+): Promise<void> {
   const created = await createDatabases(endpoints.databaseUrl, serviceDatabases)
   progress(
     `postgres: ${created.length ? `created databases ${created.join(', ')}` : 'service databases present'}`,
   )
-  await provisionTopics(endpoints.kafkaBrokers, progress)
+  await provisionTopics(endpoints.kafkaBrokers, progress, kafkaSecurity)
 }
 
 /**
  * Creates the declared topics where missing: on three brokers or more with three copies and min.insync.replicas 2,
- * else with one copy (replicationForBrokers).
+ * else with one copy (replicationForBrokers). `security`: a secure broker's TLS and SASL (an administrator's).
  */
-export async function provisionTopics(brokers: string, progress: Progress): Promise<string[]> {
+export async function provisionTopics(
+  brokers: string,
+  progress: Progress,
+  security: KafkaSecurity = {},
+): Promise<string[]> {
   const topics = expandTopics(loadTopicDeclaration())
-  const replication = replicationForBrokers((await kafkaCluster(brokers)).brokers)
-  const missing = await createTopics(brokers, topics, replication)
+  const replication = replicationForBrokers((await kafkaCluster(brokers, security)).brokers)
+  const missing = await createTopics(brokers, topics, replication, security)
   const copies = `${replication.replicationFactor} ${replication.replicationFactor === 1 ? 'copy' : 'copies'}`
   progress(
     `kafka: ${missing.length ? `created ${missing.length} of ${topics.length} topics (${copies})` : `${topics.length} topics present`}`,
@@ -420,7 +445,8 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
   ]
   await bringUp(plan, env, progress)
   const endpoints = endpointsOf(plan, env)
-  await provision(endpoints, progress)
+  const kafka = plan.find((component) => component.name === 'kafka')
+  await provision(endpoints, progress, kafka ? kafkaSecurityOf(kafka.mode, env) : {})
   return endpoints
 }
 

@@ -1,6 +1,7 @@
 // Health, version and provisioning of each engine, asked from the engine itself. The same for every mode.
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
 import type { ConnectionOptions } from 'node:tls'
+import { type KafkaSecurity, kafkajsSecurity } from '@meridian/kafka-connection'
 import { connectionOptionsOf } from '@meridian/postgres-connection'
 import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
@@ -195,18 +196,30 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return editPostgresUrl(serverUrl, { database })
 }
 
-export function kafkaClient(brokers: string, clientId = 'meridian-infra'): Kafka {
+/**
+ * A client of infra's tools. `security`: the TLS and SASL a secure broker asks for, as the services' clients get them
+ * (kafkaSecurityFromEnv of the same KAFKA_TLS* and KAFKA_SASL_* variables); none for a plaintext broker.
+ */
+export function kafkaClient(
+  brokers: string,
+  clientId = 'meridian-infra',
+  security: KafkaSecurity = {},
+): Kafka {
   return new Kafka({
     clientId,
     brokers: brokers.split(',').map((b) => b.trim()),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 3000,
     retry: { retries: 2, initialRetryTime: 200 },
+    ...kafkajsSecurity(security),
   })
 }
 
-export async function kafkaCluster(brokers: string): Promise<{ brokers: number; controller: number | null }> {
-  const admin = kafkaClient(brokers).admin()
+export async function kafkaCluster(
+  brokers: string,
+  security: KafkaSecurity = {},
+): Promise<{ brokers: number; controller: number | null }> {
+  const admin = kafkaClient(brokers, undefined, security).admin()
   await admin.connect()
   try {
     const cluster = await admin.describeCluster()
@@ -234,16 +247,17 @@ export function replicationForBrokers(brokers: number): Required<TopicReplicatio
     : { replicationFactor: 1, minInsyncReplicas: 1 }
 }
 
-/** Creates every declared topic that is missing; existing topics are left as they are. */
+/** Creates every declared topic that is missing; existing topics are left as they are. `security`: as kafkaClient's. */
 export async function createTopics(
   brokers: string,
   topics: TopicSpec[],
   replication: TopicReplication = {},
+  security: KafkaSecurity = {},
 ): Promise<string[]> {
   const { replicationFactor = 1, minInsyncReplicas } = replication
   const configEntries =
     minInsyncReplicas === undefined ? [] : [{ name: 'min.insync.replicas', value: String(minInsyncReplicas) }]
-  const admin = kafkaClient(brokers).admin()
+  const admin = kafkaClient(brokers, undefined, security).admin()
   await admin.connect()
   try {
     const existing = new Set(await admin.listTopics())

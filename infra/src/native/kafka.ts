@@ -1,12 +1,12 @@
 // Apache Kafka in KRaft mode (one node, broker and controller), its jars resolved by Maven, run with the machine's Java.
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout } from '../layout.ts'
 import { MissingPrerequisite } from '../missing-prerequisite.ts'
 import { kafkaCluster } from '../probes.ts'
 import { run, runLogged, startDaemon } from '../processes.ts'
-import { type NativeEngine, PidFile, which } from './engine.ts'
+import { type NativeEngine, PidFile, type Progress, which } from './engine.ts'
 
 /** the standard ports, on 127.0.0.1 natively and on each host's address in a cluster */
 export const kafkaBrokerPort = 9092
@@ -33,20 +33,47 @@ export interface KafkaNodeSettings {
   replicationFactor: number
   /** the default min.insync.replicas, and the transaction-state log's */
   minInsyncReplicas: number
+  /** the listeners and their security; default plaintextKafkaListeners(address) (the development node's, a cluster's) */
+  listeners?: KafkaListeners
+}
+
+/** A node's listeners: where clients, other brokers and the controller reach it, and what secures each. */
+export interface KafkaListeners {
+  /** `listeners`: NAME://address:port, comma-separated, the controller's among them */
+  listeners: string
+  /** `advertised.listeners`: the client listeners as clients are told to reach them */
+  advertised: string
+  /** `listener.security.protocol.map`: each listener's protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) */
+  protocolMap: string
+  /** `inter.broker.listener.name` */
+  interBroker: string
+  /** further lines of server.properties: the listeners' TLS, SASL and the authorizer (secure/kafka.ts) */
+  security?: string
+}
+
+/** Clients on 9092 and the controller on 9093, both in plaintext: the development node's and a cluster's. */
+export function plaintextKafkaListeners(address: string): KafkaListeners {
+  return {
+    listeners: `PLAINTEXT://${address}:${BROKER_PORT},CONTROLLER://${address}:${CONTROLLER_PORT}`,
+    advertised: `PLAINTEXT://${address}:${BROKER_PORT}`,
+    protocolMap: 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    interBroker: 'PLAINTEXT',
+  }
 }
 
 /** A node's server.properties: broker and controller in one process (KRaft combined mode). */
 export function kafkaServerProperties(node: KafkaNodeSettings): string {
+  const listeners = node.listeners ?? plaintextKafkaListeners(node.address)
   return `# written on every start by infra/src/native/kafka.ts (kafkaServerProperties); edit it there
 process.roles=broker,controller
 node.id=${node.nodeId}
 controller.quorum.voters=${node.voters}
-listeners=PLAINTEXT://${node.address}:${BROKER_PORT},CONTROLLER://${node.address}:${CONTROLLER_PORT}
-advertised.listeners=PLAINTEXT://${node.address}:${BROKER_PORT}
+listeners=${listeners.listeners}
+advertised.listeners=${listeners.advertised}
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs=${node.dataDir}
+inter.broker.listener.name=${listeners.interBroker}
+listener.security.protocol.map=${listeners.protocolMap}
+${listeners.security ? `${listeners.security.trimEnd()}\n` : ''}log.dirs=${node.dataDir}
 # topics come only from infra/topics.json
 auto.create.topics.enable=false
 num.partitions=3
@@ -126,8 +153,16 @@ export async function resolveKafkaJars(layout: Layout, logFile: string): Promise
   return file
 }
 
-/** The java arguments that format a node's KRaft storage; every node of one cluster is formatted with its id. */
-export const kafkaFormatArgs = (classPath: string, configFile: string, clusterId: string): string[] => [
+/**
+ * The java arguments that format a node's KRaft storage; every node of one cluster is formatted with its id. `extra`:
+ * the storage tool's further options (a secure node's `--add-scram` users).
+ */
+export const kafkaFormatArgs = (
+  classPath: string,
+  configFile: string,
+  clusterId: string,
+  extra: readonly string[] = [],
+): string[] => [
   '-cp',
   classPath,
   'kafka.tools.StorageTool',
@@ -136,6 +171,7 @@ export const kafkaFormatArgs = (classPath: string, configFile: string, clusterId
   clusterId,
   '-c',
   configFile,
+  ...extra,
 ]
 
 /** The java arguments of a node: `jvm` (heap, collector) first, its log4j configuration, the class path, its config. */
@@ -158,13 +194,72 @@ export function kafkaServerArgs(options: {
   ]
 }
 
+/** The files of one node run as a process of ours: its config, logging, log and data, in its own folder. */
+export interface KafkaNodeFiles {
+  home: string
+  dataDir: string
+  configFile: string
+  log4jFile: string
+  logFile: string
+}
+
+export function kafkaNodeFiles(home: string): KafkaNodeFiles {
+  return {
+    home,
+    dataDir: join(home, 'data'),
+    configFile: join(home, 'server.properties'),
+    log4jFile: join(home, 'log4j.properties'),
+    logFile: join(home, 'kafka.log'),
+  }
+}
+
+/** The single node's JVM: the development node's and a secure instance's. */
+const singleNodeJvm = ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC']
+
+/**
+ * Starts a single node (broker and controller) of ours: writes its config (mode 0600: a secure node's holds passwords)
+ * and logging, formats its storage when it has none (`formatExtra`: the storage tool's further options; `secrets`:
+ * words of them that a failure's message must not show), starts the JVM. Returns its pid.
+ */
+export async function startKafkaNode(
+  layout: Layout,
+  files: KafkaNodeFiles,
+  properties: string,
+  options: { progress?: Progress; formatExtra?: readonly string[]; secrets?: readonly string[] } = {},
+): Promise<number> {
+  const cp = kafkaClassPath(layout)
+  writeFileSync(files.configFile, properties, { mode: 0o600 })
+  chmodSync(files.configFile, 0o600)
+  writeFileSync(files.log4jFile, kafkaLog4jProperties)
+  if (!existsSync(join(files.dataDir, 'meta.properties'))) {
+    options.progress?.(`formatting KRaft storage in ${files.dataDir}`)
+    try {
+      await run('java', kafkaFormatArgs(cp, files.configFile, newKafkaClusterId(), options.formatExtra))
+    } catch (error) {
+      // run()'s message repeats the command line, which holds the SCRAM users' passwords
+      let message = error instanceof Error ? error.message : String(error)
+      for (const secret of options.secrets ?? []) message = message.replaceAll(secret, '[redacted]')
+      throw new Error(message)
+    }
+  }
+  return startDaemon({
+    command: 'java',
+    args: kafkaServerArgs({
+      classPath: cp,
+      configFile: files.configFile,
+      log4jFile: files.log4jFile,
+      logsDir: files.home,
+      jvm: singleNodeJvm,
+    }),
+    logFile: files.logFile,
+    cwd: files.home,
+  })
+}
+
 export function nativeKafka(layout: Layout): NativeEngine {
-  const home = layout.componentDir('kafka')
-  const dataDir = join(home, 'data')
-  const configFile = join(home, 'server.properties')
-  const log4jFile = join(home, 'log4j.properties')
-  const logFile = join(home, 'kafka.log')
-  const pidFile = new PidFile(home)
+  const files = kafkaNodeFiles(layout.componentDir('kafka'))
+  const { logFile } = files
+  const pidFile = new PidFile(files.home)
 
   return {
     name: 'kafka',
@@ -180,35 +275,15 @@ export function nativeKafka(layout: Layout): NativeEngine {
     },
 
     async start(progress) {
-      const cp = kafkaClassPath(layout)
-      writeFileSync(
-        configFile,
-        kafkaServerProperties({
-          nodeId: 1,
-          address: '127.0.0.1',
-          voters: `1@127.0.0.1:${CONTROLLER_PORT}`,
-          dataDir,
-          replicationFactor: 1,
-          minInsyncReplicas: 1,
-        }),
-      )
-      writeFileSync(log4jFile, kafkaLog4jProperties)
-      if (!existsSync(join(dataDir, 'meta.properties'))) {
-        progress(`formatting KRaft storage in ${dataDir}`)
-        await run('java', kafkaFormatArgs(cp, configFile, newKafkaClusterId()))
-      }
-      const pid = startDaemon({
-        command: 'java',
-        args: kafkaServerArgs({
-          classPath: cp,
-          configFile,
-          log4jFile,
-          logsDir: home,
-          jvm: ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC'],
-        }),
-        logFile,
-        cwd: home,
+      const properties = kafkaServerProperties({
+        nodeId: 1,
+        address: '127.0.0.1',
+        voters: `1@127.0.0.1:${CONTROLLER_PORT}`,
+        dataDir: files.dataDir,
+        replicationFactor: 1,
+        minInsyncReplicas: 1,
       })
+      const pid = await startKafkaNode(layout, files, properties, { progress })
       pidFile.write(pid)
       return pid
     },

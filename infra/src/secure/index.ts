@@ -14,6 +14,13 @@ export {
   type SecureEngineInstance,
   type SecureEngineOptions,
 } from './engine.ts'
+export {
+  kafkaAdminUser,
+  type SecureKafkaInstance,
+  type SecureKafkaOptions,
+  type SecureKafkaPorts,
+  startSecureKafka,
+} from './kafka.ts'
 export { type SecurePostgresPorts, securePgHba, startSecurePostgres } from './postgres.ts'
 export { type SecureRedisOptions, startSecureRedis } from './redis.ts'
 export { redisAclRules, redisAclTemplate, redisAdminUser, serviceCommandRules } from './redis-acl.ts'

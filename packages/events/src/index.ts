@@ -1,5 +1,14 @@
 // @meridian/events: domain events on Kafka through a transactional outbox, consumed idempotently with retries.
 
+// the client's TLS and SASL from KAFKA_TLS* and KAFKA_SASL_*: createKafka({ brokers, clientId, ...kafkaSecurityFromEnv(config) })
+export {
+  type KafkaSasl,
+  type KafkaSecurity,
+  KafkaSecurityError,
+  type KafkaSecurityVariables,
+  type KafkaTls,
+  kafkaSecurityFromEnv,
+} from '@meridian/kafka-connection'
 export type { BatchWork, BatchWorkRunner } from './consume-options.ts'
 export {
   type ConsumeContext,

@@ -1,4 +1,5 @@
 // Kafka behind this package's own small interface, so that services never touch kafkajs and the client can change.
+import { type KafkaSasl, type KafkaTls, kafkajsSecurity } from '@meridian/kafka-connection'
 import { type IHeaders, Kafka, type KafkaConfig, logLevel, Partitioners, type Producer } from 'kafkajs'
 
 export interface OutgoingMessage {
@@ -20,6 +21,13 @@ export interface KafkaOptions {
   /** a kafkajs socket factory: tests use it to cut the network to a real broker */
   socketFactory?: KafkaConfig['socketFactory']
   connectionTimeoutMs?: number
+  /**
+   * TLS to the brokers: true (the system's CAs) or the PEM texts of the CA to trust and of a client certificate and
+   * its key (mutual TLS). kafkaSecurityFromEnv makes it, and `sasl`, from the KAFKA_TLS* and KAFKA_SASL_* variables.
+   */
+  ssl?: true | KafkaTls
+  /** SASL authentication: SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN, with the username and password */
+  sasl?: KafkaSasl
 }
 
 export function createKafka(options: KafkaOptions): Kafka {
@@ -33,6 +41,7 @@ export function createKafka(options: KafkaOptions): Kafka {
     connectionTimeout: options.connectionTimeoutMs ?? 3000,
     retry: { initialRetryTime: 100, retries: 5 },
     ...(options.socketFactory ? { socketFactory: options.socketFactory } : {}),
+    ...kafkajsSecurity(options),
   })
 }
 

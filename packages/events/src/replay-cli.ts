@@ -1,4 +1,6 @@
-// scripts/events: replay <topic>.dlt — re-publishes dead-lettered events to their original topic (KAFKA_BROKERS).
+// scripts/events: replay <topic>.dlt — re-publishes dead-lettered events to their original topic (KAFKA_BROKERS, with
+// the client's TLS and SASL from KAFKA_TLS* and KAFKA_SASL_* as the services read them).
+import { kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { pino } from 'pino'
 import { createKafka } from './kafka.ts'
 import { type ReplayResult, replayDeadLetters } from './replay.ts'
@@ -31,8 +33,9 @@ async function main(argv: string[]): Promise<number> {
     )
     return 1
   }
+  const security = kafkaSecurityFromEnv(process.env)
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2))
-  const kafka = createKafka({ brokers, clientId: 'meridian-events-replay' })
+  const kafka = createKafka({ brokers, clientId: 'meridian-events-replay', ...security })
   const result = await replayDeadLetters({ kafka, topic, logger, from: all ? 'beginning' : 'pending' })
   process.stdout.write(`${replaySummary(topic, result)}\n`)
   return 0

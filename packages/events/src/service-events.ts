@@ -2,6 +2,7 @@
 // buildApp: the app a test builds can carry the same relay and consumers as the one main.ts runs.
 import type { EventType } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
+import { type KafkaSecurityVariables, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import type { FastifyInstance } from 'fastify'
 import type { Kafka } from 'kafkajs'
 import type { Registry } from 'prom-client'
@@ -75,7 +76,8 @@ export interface WithServiceEvents<Types extends EventType = EventType> {
 export interface RegisterServiceEventsOptions<Types extends EventType> extends WithServiceEvents<Types> {
   /** the service's name: its Kafka client id */
   service: string
-  config: { KAFKA_BROKERS: string; KAFKA_NAMESPACE: string }
+  /** the brokers, the namespace, and the client's TLS and SASL (KAFKA_TLS*, KAFKA_SASL_*: ServiceEnv has them all) */
+  config: { KAFKA_BROKERS: string; KAFKA_NAMESPACE: string } & KafkaSecurityVariables
   sql: Sql
   /** the service's consumers (consumersOf), with the group and topics asked for */
   consumers?: (options: ConsumersOptions<Types>) => AnyServiceConsumer[]
@@ -98,7 +100,9 @@ export async function registerServiceEvents<Types extends EventType>(
   const running = runningOf(consumers, asked.consumers)
   await app.register(eventsPlugin, {
     sql,
-    kafka: asked.kafka ?? createKafka({ brokers: config.KAFKA_BROKERS, clientId: service }),
+    kafka:
+      asked.kafka ??
+      createKafka({ brokers: config.KAFKA_BROKERS, clientId: service, ...kafkaSecurityFromEnv(config) }),
     namespace: config.KAFKA_NAMESPACE,
     metrics,
     ...(asked.relay === undefined ? {} : { relay: asked.relay }),

@@ -1,4 +1,5 @@
 // Configuration from the environment, validated against a TypeBox schema at boot: the only reader of process.env.
+import { KafkaSecurityEnv } from '@meridian/kafka-connection'
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { type EngineVariables, plaintextEngineProblems } from './engine-transport.ts'
@@ -87,6 +88,12 @@ export const ServiceEnv = Type.Object({
    * fault runs, benchmarks) shares a broker without reading anyone else's events. Empty: topic = event type.
    */
   KAFKA_NAMESPACE: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$', maxLength: 100 }),
+  /**
+   * The Kafka client's TLS (KAFKA_TLS, and the PEM files KAFKA_TLS_CA, KAFKA_TLS_CERT, KAFKA_TLS_KEY) and SASL
+   * (KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD): checked here, the files read and the whole
+   * checked together by kafkaSecurityFromEnv when the client is made (the same parsing as the tools').
+   */
+  ...KafkaSecurityEnv.properties,
   /** set to false to run without Consul (a single process on a laptop) */
   CONSUL_REGISTER: Type.Boolean({ default: true }),
   /**

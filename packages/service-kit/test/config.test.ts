@@ -53,6 +53,52 @@ describe('loadConfig', () => {
   })
 })
 
+describe("a service's Kafka TLS and SASL variables", () => {
+  it('when they are given, then they are read as the Kafka client takes them: the flag a boolean, the rest as given', () => {
+    const config = loadConfig(schema, {
+      ...minimal,
+      NODE_ENV: 'test',
+      KAFKA_TLS: 'true',
+      KAFKA_TLS_CA: '/etc/meridian/kafka-ca.pem',
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'auth',
+      KAFKA_SASL_PASSWORD: 'a-password',
+    })
+    expect(config).toMatchObject({
+      KAFKA_TLS: true,
+      KAFKA_TLS_CA: '/etc/meridian/kafka-ca.pem',
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'auth',
+    })
+    // unset: a plaintext broker without authentication
+    expect(loadConfig(schema, { ...minimal, NODE_ENV: 'test' })).not.toHaveProperty('KAFKA_TLS')
+  })
+
+  it('when they are bad, then each is named, an unknown mechanism with the ones there are, and no password is shown', () => {
+    let message = ''
+    try {
+      loadConfig(schema, {
+        ...minimal,
+        NODE_ENV: 'test',
+        KAFKA_TLS: 'yes',
+        KAFKA_TLS_CERT: `/${'c'.repeat(5000)}`,
+        KAFKA_SASL_MECHANISM: 'gssapi',
+        KAFKA_SASL_PASSWORD: `secretpw${'x'.repeat(2000)}`,
+      })
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError)
+      message = (error as Error).message
+    }
+    expect(message).toContain("KAFKA_TLS: must be true or false (got 'yes')")
+    expect(message).toContain('KAFKA_TLS_CERT')
+    expect(message).toContain(
+      "KAFKA_SASL_MECHANISM: must be one of scram-sha-512, scram-sha-256, plain (got 'gssapi')",
+    )
+    expect(message).toContain('KAFKA_SASL_PASSWORD')
+    expect(message).not.toContain('secretpw')
+  })
+})
+
 /** The message of the ConfigError `load` throws. */
 function refusal(load: () => unknown): string {
   try {

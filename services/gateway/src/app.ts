@@ -1,7 +1,7 @@
 // The gateway as a Fastify app: the chassis, CORS and edge rate limits, the proxied route table, WebSocket
 // pass-through, health, merged docs and the AsyncAPI document. Never listens; main.ts and tests build it.
 import { resolve } from 'node:path'
-import { createKafka } from '@meridian/events'
+import { createKafka, kafkaSecurityFromEnv } from '@meridian/events'
 import {
   authOptionsFromEnv,
   authPlugin,
@@ -199,9 +199,16 @@ export async function buildGatewayApp({
     own: audit,
   })
   let kafka: ReturnType<typeof createKafka> | undefined
+  // the files of KAFKA_TLS_* are read at start: one that cannot be read stops the start, not an admin's first page
+  const kafkaSecurity = kafkaSecurityFromEnv(config)
   await app.register(adminDeadLettersRoutes, {
     kafka: () => {
-      kafka ??= createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'gateway', connectionTimeoutMs: 2000 })
+      kafka ??= createKafka({
+        brokers: config.KAFKA_BROKERS,
+        clientId: 'gateway',
+        connectionTimeoutMs: 2000,
+        ...kafkaSecurity,
+      })
       return kafka
     },
     namespace: config.KAFKA_NAMESPACE,
