@@ -202,11 +202,19 @@ describe("the test setup's definitions for the images built here", () => {
     )
   })
 
-  it('when Kafka is started from the local image, then only its listeners and quorum move, and it advertises what the tests dial', () => {
+  it('when Kafka is started from the local image, then only its listeners, quorum and JVM flags move, and it advertises what the tests dial', () => {
     const changed = Object.keys(local.kafka.environment).filter(
       (key) => local.kafka.environment[key] !== official.kafka.environment[key],
     )
-    expect(changed.sort()).toEqual(['KAFKA_CONTROLLER_QUORUM_VOTERS', 'KAFKA_LISTENERS'])
+    expect(changed.sort()).toEqual([
+      'KAFKA_CONTROLLER_QUORUM_VOTERS',
+      'KAFKA_JVM_PERFORMANCE_OPTS',
+      'KAFKA_LISTENERS',
+    ])
+    // the serial collector and the client compiler only: a suite's broker for a few minutes
+    expect(local.kafka.environment.KAFKA_JVM_PERFORMANCE_OPTS).toBe(
+      '-XX:+UseSerialGC -XX:TieredStopAtLevel=1',
+    )
     expect(local.kafka.environment.KAFKA_CONTROLLER_QUORUM_VOTERS).toBe('1@127.0.0.1:41003')
     expect(local.kafka.environment.KAFKA_ADVERTISED_LISTENERS).toBe('PLAINTEXT://127.0.0.1:41002')
     expect(local.kafka.hostname).toBeUndefined()
