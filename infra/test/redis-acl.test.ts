@@ -14,13 +14,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 describe("the services' Redis users", () => {
   it("when a service only follows auth, then its user writes its own keys, reads auth's, and only subscribes to auth's channels", () => {
     expect(redisAclRules(redisAccess().order).join(' ')).toBe(
-      'resetkeys ~order:* %R~session:* %R~auth:credentials-revoked:* resetchannels +@all -@dangerous -@scripting +eval +evalsha (&auth:credential-revocations &auth:sessions-ended +subscribe)',
+      'resetkeys ~order:* %R~session:* %R~auth:credentials-revoked:* resetchannels +@all -@dangerous +info -@scripting +eval +evalsha (&auth:credential-revocations &auth:sessions-ended +subscribe)',
     )
   })
 
   it('when the service is auth, then it owns the sessions, the revocations and their channels, with no selector', () => {
     expect(redisAclRules(redisAccess().auth).join(' ')).toBe(
-      'resetkeys ~auth:* ~session:* resetchannels &auth:credential-revocations &auth:sessions-ended +@all -@dangerous -@scripting +eval +evalsha',
+      'resetkeys ~auth:* ~session:* resetchannels &auth:credential-revocations &auth:sessions-ended +@all -@dangerous +info -@scripting +eval +evalsha',
     )
   })
 

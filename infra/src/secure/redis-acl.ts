@@ -8,13 +8,15 @@ import { isRedisService, type RedisAccess, type RedisPrefixes, redisAccess } fro
 export const redisAdminUser = 'admin'
 
 /**
- * What a service's user may run: every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, INFO, DEBUG, CLIENT
- * LIST and KILL, SHUTDOWN…) and, of scripting, only EVAL and EVALSHA (ioredis runs its scripts with them): no SCRIPT
- * FLUSH or KILL, no FUNCTION. Inside a script every command is checked against the user's rules again.
+ * What a service's user may run: every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, DEBUG, CLIENT LIST and
+ * KILL, SHUTDOWN…) except INFO (ioredis' ready check asks it on every connection: without it a connection is never
+ * ready), and, of scripting, only EVAL and EVALSHA (ioredis runs its scripts with them): no SCRIPT FLUSH or KILL, no
+ * FUNCTION. Inside a script every command is checked against the user's rules again.
  */
 export const serviceCommandRules: readonly string[] = [
   '+@all',
   '-@dangerous',
+  '+info',
   '-@scripting',
   '+eval',
   '+evalsha',

@@ -119,8 +119,6 @@ export async function buildServiceTestApp<
   const tls = redisTlsFromEnv(redisUrl, env)
   const redis = new Redis(redisUrl, {
     connectionName: `${options.service}-test`,
-    // as service-kit's createRedis: no INFO, which a service's own Redis user may not run
-    enableReadyCheck: false,
     ...(tls ? { tls } : {}),
   })
   const closers: (() => unknown)[] = []
