@@ -63,6 +63,7 @@ export {
   type ScopeSweepOptions,
   type ServiceScopesSuite,
   type StateReader,
+  type StoredStateOptions,
   storedStateDigest,
 } from './scope-checks.ts'
 export {

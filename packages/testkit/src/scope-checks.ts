@@ -201,8 +201,18 @@ export interface StateReader {
   unsafe(query: string): PromiseLike<readonly object[]>
 }
 
+/** What storedStateDigest reads of tables whose rows a service's own background rounds change. */
+export interface StoredStateOptions {
+  /**
+   * Tables digested by their rows' ids alone: a row added or removed still changes the digest, a row a background
+   * round updates meanwhile (a mail sender's attempts and status) does not
+   */
+  idsOnly?: readonly string[]
+}
+
 /** A digest of every row of every table of the database's public schema: equal digests, nothing stored changed. */
-export async function storedStateDigest(sql: StateReader): Promise<string> {
+export async function storedStateDigest(sql: StateReader, options: StoredStateOptions = {}): Promise<string> {
+  const idsOnly = new Set(options.idsOnly ?? [])
   const tables = (await sql.unsafe(
     `select table_name as name from information_schema.tables
      where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`,
@@ -210,8 +220,9 @@ export async function storedStateDigest(sql: StateReader): Promise<string> {
   const digests: string[] = []
   for (const { name } of tables) {
     const table = `"${name.replaceAll('"', '""')}"`
+    const value = idsOnly.has(name) ? 't.id::text' : 't::text'
     const [row] = (await sql.unsafe(
-      `select md5(coalesce(string_agg(t::text, ',' order by t::text), '')) as digest from ${table} t`,
+      `select md5(coalesce(string_agg(${value}, ',' order by ${value}), '')) as digest from ${table} t`,
     )) as { digest: string }[]
     digests.push(`${name}:${row?.digest}`)
   }
