@@ -113,7 +113,7 @@ describe("libpq's TLS parameters of a PostgreSQL URL", () => {
   })
 
   it('when the URL names several hosts, then they are kept as written', () => {
-    const multi = 'postgres://u:p@10.0.0.1:5432,10.0.0.2:5433/orders'
+    const multi = 'postgres://u:p@198.18.0.1:5432,198.18.0.2:5433/orders'
     const connection = connectionOptionsOf(
       `${multi}?sslmode=verify-full&sslrootcert=${ca}&target_session_attrs=primary`,
     )
