@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import {
   clusterLines,
   coreShare,
+  failureLines,
   readPhases,
   readTurboTasks,
   readVitestReports,
@@ -53,13 +54,85 @@ describe("./scripts/test's closing table", () => {
         failed: 1,
         skipped: 1,
         seconds: 2.5,
+        failures: [],
       },
-      { file: 'services/auth/.turbo/vitest-report.json', passed: 10, failed: 0, skipped: 1, seconds: 8 },
+      {
+        file: 'services/auth/.turbo/vitest-report.json',
+        passed: 10,
+        failed: 0,
+        skipped: 1,
+        seconds: 8,
+        failures: [],
+      },
     ])
     expect(suites.map((suite) => suiteName(suite.file))).toEqual([
       'packages/db (containers)',
       'services/auth',
     ])
+  })
+
+  it('when tests failed, then each is listed at the end with its file, its name and its error’s first line; a file that failed outside its tests too', () => {
+    const root = mkdtempSync(join(tmpdir(), 'test-run-'))
+    mkdirSync(join(root, 'services/chat/.turbo'), { recursive: true })
+    writeFileSync(
+      join(root, 'services/chat/.turbo/vitest-report.json'),
+      JSON.stringify({
+        numPassedTests: 1,
+        numFailedTests: 1,
+        numPendingTests: 0,
+        numTodoTests: 0,
+        startTime: 0,
+        testResults: [
+          {
+            endTime: 1000,
+            name: join(root, 'services/chat/test/rooms.test.ts'),
+            status: 'failed',
+            assertionResults: [
+              {
+                fullName: 'rooms when a member joins, then it is heard',
+                status: 'passed',
+                failureMessages: [],
+              },
+              {
+                fullName: 'rooms when a member leaves, then it is heard once',
+                status: 'failed',
+                failureMessages: [
+                  `\u001b[31mAssertionError: expected [] to deeply equal [ 'left' ]\u001b[39m\n    at rooms.test.ts:12:5`,
+                ],
+              },
+            ],
+          },
+          {
+            endTime: 1000,
+            name: join(root, 'services/chat/test/setup.test.ts'),
+            status: 'failed',
+            message: `\nError: Hook timed out in 60000ms ${'x'.repeat(400)}`,
+            assertionResults: [],
+          },
+        ],
+      }),
+    )
+    const suites = readVitestReports(root)
+    expect(suites[0]?.failures).toEqual([
+      {
+        file: 'services/chat/test/rooms.test.ts',
+        test: 'rooms when a member leaves, then it is heard once',
+        message: "AssertionError: expected [] to deeply equal [ 'left' ]",
+      },
+      {
+        file: 'services/chat/test/setup.test.ts',
+        test: '',
+        message: `Error: Hook timed out in 60000ms ${'x'.repeat(266)}…`,
+      },
+    ])
+    expect(failureLines(suites)).toEqual([
+      'the failed tests (2)',
+      '  services/chat/test/rooms.test.ts › rooms when a member leaves, then it is heard once',
+      "    AssertionError: expected [] to deeply equal [ 'left' ]",
+      '  services/chat/test/setup.test.ts (the file itself)',
+      `    Error: Hook timed out in 60000ms ${'x'.repeat(266)}…`,
+    ])
+    expect(failureLines([])).toEqual([])
   })
 
   it("when turbo's run summaries are read, then every one that ran the task gives its workspaces' seconds and cache, a workspace in two the newest's", () => {

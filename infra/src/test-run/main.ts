@@ -1,5 +1,5 @@
 // The end of ./scripts/test: where the time went — each phase, what the preparation obtained (on a machine's first
-// run), each workspace's typecheck and tests — then one closing line over every test, which CI reads as the run's
+// run), each workspace's typecheck and tests, the failed tests with their errors' first lines — then one closing line over every test, which CI reads as the run's
 // last line. Exits 1 when no test ran.
 //   tsx infra/src/test-run/main.ts --phases <phases.tsv> --total <seconds> [--cluster <the cluster campaign's JSON>]
 import { existsSync, readFileSync } from 'node:fs'
@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os'
 import { repoRoot } from '../layout.ts'
 import {
   clusterLines,
+  failureLines,
   readPhases,
   readPrepareReport,
   readTurboTasks,
@@ -36,6 +37,7 @@ const lines = timeTable({
 })
 const cluster = argument('--cluster')
 if (cluster && existsSync(cluster)) lines.push(...clusterLines(readFileSync(cluster, 'utf8')))
+lines.push(...failureLines(reports))
 process.stderr.write(`${lines.join('\n')}\n`)
 
 const passed = reports.reduce((sum, report) => sum + report.passed, 0)

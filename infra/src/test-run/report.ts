@@ -92,6 +92,17 @@ export interface SuiteReport {
   failed: number
   skipped: number
   seconds: number
+  /** each failed test (or file that failed outside its tests: a hook, an import), with the start of its error */
+  failures: Failure[]
+}
+
+export interface Failure {
+  /** the test file, from the repository's root */
+  file: string
+  /** the test's describe blocks and title; the file's own failure has none */
+  test: string
+  /** the error's first line, at most 300 characters */
+  message: string
 }
 
 interface VitestReport {
@@ -100,7 +111,43 @@ interface VitestReport {
   numPendingTests: number
   numTodoTests: number
   startTime?: number
-  testResults?: { endTime?: number }[]
+  testResults?: {
+    endTime?: number
+    name?: string
+    status?: string
+    message?: string
+    assertionResults?: { fullName?: string; status?: string; failureMessages?: string[] }[]
+  }[]
+}
+
+/** The first non-empty line of an error, colour codes removed, at most 300 characters. */
+function firstLine(text: string | undefined): string {
+  const line = (text ?? '')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's colour codes in vitest's messages
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((each) => each.trim())
+    .find(Boolean)
+  if (!line) return '(no message)'
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line
+}
+
+/** The failed tests of one report: each failed assertion result, and a file that failed with none of its own. */
+function failuresOf(root: string, report: VitestReport): Failure[] {
+  const failures: Failure[] = []
+  for (const result of report.testResults ?? []) {
+    const file = result.name ? relative(root, result.name) : '?'
+    const failed = (result.assertionResults ?? []).filter((assertion) => assertion.status === 'failed')
+    for (const assertion of failed)
+      failures.push({
+        file,
+        test: assertion.fullName ?? '?',
+        message: firstLine(assertion.failureMessages?.[0]),
+      })
+    if (failed.length === 0 && result.status === 'failed')
+      failures.push({ file, test: '', message: firstLine(result.message) })
+  }
+  return failures
 }
 
 /** Every vitest-report.json under a .turbo folder of the repository (node_modules aside). */
@@ -125,8 +172,25 @@ export function readVitestReports(root: string): SuiteReport[] {
       failed: report.numFailedTests,
       skipped: report.numPendingTests + report.numTodoTests,
       seconds: report.startTime === undefined ? 0 : (end - report.startTime) / 1000,
+      failures: failuresOf(root, report),
     }
   })
+}
+
+/**
+ * The failed tests, each with the start of its error, for the end of the output: what CI keeps of a run is its tail,
+ * and a count of failures alone does not say which test to look at.
+ */
+export function failureLines(reports: SuiteReport[]): string[] {
+  const failures = reports.flatMap((report) => report.failures)
+  if (failures.length === 0) return []
+  return [
+    `the failed tests (${failures.length})`,
+    ...failures.flatMap((failure) => [
+      `  ${failure.file}${failure.test ? ` › ${failure.test}` : ' (the file itself)'}`,
+      `    ${failure.message}`,
+    ]),
+  ]
 }
 
 /** The suite a report belongs to, as a reader names it: `services/order`, `packages/db (containers)`. */

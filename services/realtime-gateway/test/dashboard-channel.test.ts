@@ -325,9 +325,11 @@ describe('/dashboard', () => {
     )
     await sleep(scaledMs(500))
     const afterLeaving = await scrapesOf(watched.app)
-    // five intervals and more (scaled) without a scrape: nothing can be waited for that does not come
+    // five intervals and more (scaled): a running loop would have scraped about five times; a stopped one at most
+    // once more, for the sample that was in flight when the socket left (on a loaded machine it can outlast the pause
+    // above). Nothing can be waited for that does not come.
     await sleep(scaledMs(1000))
-    expect(await scrapesOf(watched.app)).toBe(afterLeaving)
+    expect(await scrapesOf(watched.app)).toBeLessThanOrEqual(afterLeaving + 1)
 
     const back = await admin()
     await nextEvent(back, 'metrics:update')

@@ -198,9 +198,12 @@ describe('cookie sessions', () => {
 
   it('when a session reaches its end, then its socket gets auth:failed Invalid session then; a session extended meanwhile keeps its socket to its new end', async () => {
     const userId = randomUUID()
+    // long enough for both sockets to connect and the second session to be extended before either ends, on a loaded
+    // machine too (1.5 s was a narrower margin than a loaded CI run can promise)
+    const ttlMs = 4000
     const [ending, extended] = [
-      await startSession(redis, userId, { ttlMs: 1500 }),
-      await startSession(redis, userId, { ttlMs: 1500 }),
+      await startSession(redis, userId, { ttlMs }),
+      await startSession(redis, userId, { ttlMs }),
     ]
     const expiring = keep(await connect(a.url, '/', { token: null, headers: sessionHeaders(ending) }))
     const lasting = keep(await connect(a.url, '/', { token: null, headers: sessionHeaders(extended) }))
