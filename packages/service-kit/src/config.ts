@@ -34,6 +34,28 @@ export const RedisTlsEnv = Type.Object({
   REDIS_TLS_KEY: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
 })
 
+/**
+ * Redis through its sentinels (a primary, replicas, and the sentinels that promote a replica when the primary dies):
+ * REDIS_SENTINELS lists them, REDIS_NAME is the primary's name they monitor. REDIS_URL then gives the user, password,
+ * database and scheme (rediss://: TLS to the sentinels and the servers alike); its host and port are not used.
+ */
+export const RedisSentinelEnv = Type.Object({
+  REDIS_SENTINELS: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      // host:port, at most nine, an IPv6 address in brackets; each entry's classes exclude the comma that ends it
+      pattern:
+        '^(?:\\[[0-9A-Fa-f:.]+\\]|[^,\\s:\\[\\]]+):\\d{1,5}(?:,(?:\\[[0-9A-Fa-f:.]+\\]|[^,\\s:\\[\\]]+):\\d{1,5}){0,8}$',
+      expectation: 'must be host:port[,host:port…] (at most nine sentinels)',
+    }),
+  ),
+  REDIS_NAME: Type.String({
+    pattern: '^[A-Za-z0-9._-]{1,64}$',
+    default: 'meridian',
+    expectation: 'must be the name the sentinels monitor the primary under (letters, digits, . _ -)',
+  }),
+})
+
 /** What a variable naming a PEM file expects (its contents are read and checked where the client is made). */
 const pemPathExpectation = 'must be the path of a PEM file, at most 4096 characters'
 
@@ -60,6 +82,7 @@ export const ServiceEnv = Type.Object({
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', maxLength: 8192 }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', maxLength: 2048 }),
   ...RedisTlsEnv.properties,
+  ...RedisSentinelEnv.properties,
   /** `https://host:port` for an agent with TLS on its HTTP API (CONSUL_CACERT names its CA), else plain HTTP */
   CONSUL_HTTP_ADDR: Type.String({
     minLength: 1,

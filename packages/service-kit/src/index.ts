@@ -41,6 +41,7 @@ export {
   loadConfig,
   originProblems,
   ownStoresEnv,
+  RedisSentinelEnv,
   RedisTlsEnv,
   ServiceEnv,
   serviceEnv,
@@ -98,7 +99,14 @@ export {
   type SyncedRedisStoreOptions,
   syncedRedisCounter,
 } from './rate-limit-store.ts'
-export { createRedis, type RedisTlsFiles, redisTlsOptions, type ServiceRedisOptions } from './redis.ts'
+export {
+  createRedis,
+  type RedisSentinelVariables,
+  type RedisTlsFiles,
+  redisTlsOptions,
+  type ServiceRedisOptions,
+  sentinelAddresses,
+} from './redis.ts'
 export {
   type ConsulCallOptions,
   type ConsulClient,

@@ -1,5 +1,6 @@
 // The Redis client every service uses (rate limits, sessions, caches): one place for the options that matter, TLS and
-// the service's own user included (REDIS_URL rediss://user:password@host:port, REDIS_TLS_CA / _CERT / _KEY).
+// the service's own user included (REDIS_URL rediss://user:password@host:port, REDIS_TLS_CA / _CERT / _KEY), and the
+// sentinels when the primary is found through them (REDIS_SENTINELS, REDIS_NAME).
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
@@ -15,6 +16,12 @@ export interface RedisTlsFiles {
   REDIS_TLS_KEY?: string | undefined
 }
 
+/** ServiceEnv's sentinel variables: unset REDIS_SENTINELS means one server, at REDIS_URL's host. */
+export interface RedisSentinelVariables {
+  REDIS_SENTINELS?: string | undefined
+  REDIS_NAME?: string | undefined
+}
+
 export interface ServiceRedisOptions {
   /** shown by CLIENT LIST, so an operator can tell which service holds a connection */
   connectionName: string
@@ -22,6 +29,34 @@ export interface ServiceRedisOptions {
   keyPrefix?: string
   /** the configuration's REDIS_TLS_* (a service passes its config) */
   tls?: RedisTlsFiles
+  /** the configuration's REDIS_SENTINELS and REDIS_NAME (a service passes its config) */
+  sentinel?: RedisSentinelVariables
+}
+
+/** REDIS_SENTINELS' entries (`host:port`, an IPv6 address in brackets), as ioredis takes them. */
+export function sentinelAddresses(value: string): { host: string; port: number }[] {
+  return value.split(',').map((entry) => {
+    const at = entry.lastIndexOf(':')
+    const host = entry.slice(0, at)
+    const port = Number(entry.slice(at + 1))
+    if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65535)
+      throw new ConfigError([`REDIS_SENTINELS: '${entry}' is not host:port`])
+    return { host: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port }
+  })
+}
+
+/**
+ * What REDIS_URL gives a client that finds its server through the sentinels: the user, the password and the database
+ * (its host and port are the sentinels' to say).
+ */
+function credentialsOf(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {
+  const parsed = new URL(url)
+  const db = parsed.pathname.replace(/^\//, '')
+  return {
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+  }
 }
 
 const certificatePem = /-----BEGIN CERTIFICATE-----/
@@ -105,5 +140,17 @@ export function createRedis(url: string, options: ServiceRedisOptions): Redis {
     ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
     ...(tls ? { tls } : {}),
   }
-  return new Redis(url, redisOptions)
+  const sentinels = options.sentinel?.REDIS_SENTINELS
+  if (!sentinels) return new Redis(url, redisOptions)
+  // Through the sentinels: ioredis asks them for the primary, connects to it, and asks again whenever the connection
+  // is lost or the server it reaches answers as a replica (after a failover), so every command goes to the primary of
+  // the moment. The servers' user and password are REDIS_URL's; the sentinels are reached the same way (TLS with
+  // rediss://), without a user of their own.
+  return new Redis({
+    ...redisOptions,
+    ...credentialsOf(url),
+    sentinels: sentinelAddresses(sentinels),
+    name: options.sentinel?.REDIS_NAME ?? 'meridian',
+    ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
+  })
 }

@@ -6,11 +6,13 @@ import { pino } from 'pino'
 import type { ServiceApp } from './app.ts'
 import { type EngineVariables, plaintextEngines } from './engine-transport.ts'
 import { loggerOptions } from './logging.ts'
-import { createRedis, type RedisTlsFiles } from './redis.ts'
+import { createRedis, type RedisSentinelVariables, type RedisTlsFiles } from './redis.ts'
 import { runMain, runService, type ServiceClient, type ServiceProcessConfig } from './run-service.ts'
 import { activeTracing } from './tracing/active-tracing.ts'
 
-type ProcessConfig = ServiceProcessConfig & RedisTlsFiles & { REDIS_URL: string; LOG_LEVEL: string }
+type ProcessConfig = ServiceProcessConfig &
+  RedisTlsFiles &
+  RedisSentinelVariables & { REDIS_URL: string; LOG_LEVEL: string }
 type DatabaseConfig = {
   DATABASE_URL: string
   DATABASE_POOL_MAX: number
@@ -93,7 +95,7 @@ export function runServiceProcess<Config extends ProcessConfig>(
     warnOfPlaintextEngines(name, config)
     // tracing was started by the preload, before this module loaded: it learns now whose spans it sends
     activeTracing()?.identify({ name, version: config.SERVICE_VERSION })
-    const redis = createRedis(config.REDIS_URL, { connectionName: name, tls: config })
+    const redis = createRedis(config.REDIS_URL, { connectionName: name, tls: config, sentinel: config })
     let sql: Sql | undefined
     let built: BuiltService
     try {

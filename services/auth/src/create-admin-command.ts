@@ -5,7 +5,15 @@ import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { isAppError } from '@meridian/contracts'
 import { createDatabase, isDatabaseUnavailable } from '@meridian/db'
-import { ConfigError, createRedis, loadConfig, RedisTlsEnv, type RedisTlsFiles } from '@meridian/service-kit'
+import {
+  ConfigError,
+  createRedis,
+  loadConfig,
+  RedisSentinelEnv,
+  type RedisSentinelVariables,
+  RedisTlsEnv,
+  type RedisTlsFiles,
+} from '@meridian/service-kit'
 import { Type } from 'typebox'
 import { AuthEnv } from './config.ts'
 import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
@@ -45,6 +53,8 @@ const CreateAdminEnv = Type.Object({
   REDIS_URL: AuthEnv.properties.REDIS_URL,
   // auth's own Redis user over TLS, as the service connects (docs/configuration.md)
   ...RedisTlsEnv.properties,
+  // and through its sentinels, when the service finds its primary so (REDIS_SENTINELS, REDIS_NAME)
+  ...RedisSentinelEnv.properties,
   ACCESS_TOKEN_TTL_SECONDS: AuthEnv.properties.ACCESS_TOKEN_TTL_SECONDS,
   SESSION_TTL_SECONDS: AuthEnv.properties.SESSION_TTL_SECONDS,
   MERIDIAN_ADMIN_PASSWORD: Type.Optional(Type.String()),
@@ -104,6 +114,8 @@ export interface CreateAdminOptions extends AdminRequest {
   redisUrl: string
   /** its REDIS_TLS_* (rediss://) */
   redisTls?: RedisTlsFiles
+  /** its REDIS_SENTINELS and REDIS_NAME, when Redis is found through sentinels */
+  redisSentinel?: RedisSentinelVariables
   /** how long a revocation is kept, ms (auth's: the longest access-token or session lifetime); default 8 h 5 s */
   revocationKeepForMs?: number
   password: PasswordSource
@@ -117,6 +129,7 @@ export async function createAdmin(options: CreateAdminOptions): Promise<AdminOut
   const redis = createRedis(options.redisUrl, {
     connectionName: 'auth-create-admin',
     ...(options.redisTls ? { tls: options.redisTls } : {}),
+    ...(options.redisSentinel ? { sentinel: options.redisSentinel } : {}),
   })
   const sql = createDatabase(options.databaseUrl, {
     max: 1,
@@ -255,6 +268,7 @@ export async function runCreateAdminCommand(
       databaseUrl: config.DATABASE_URL,
       redisUrl: config.REDIS_URL,
       redisTls: config,
+      redisSentinel: config,
       revocationKeepForMs: revocationKeepForMs(config),
       password: passwordSource(io, config.MERIDIAN_ADMIN_PASSWORD, normaliseEmail(email)),
       log: (line) => io.stderr.write(`create-admin: ${line}\n`),
