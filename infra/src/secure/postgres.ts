@@ -2,7 +2,7 @@
 // (infra/src/native/postgres.ts): TLS only (ssl=on with the run's CA's server certificate, TLS 1.2 at least; pg_hba.conf
 // has hostssl lines and no host line, so a plaintext connection is refused), SCRAM-SHA-256 passwords, a random
 // superuser password, and for each service a login role of its own that owns its database and nothing else
-// (provisionServiceRoles in infra/src/probes.ts). What `scripts/infra up --secure` will run, and what the tests of the
+// (provisionServiceRoles in infra/src/probes.ts). What `scripts/infra up --secure` runs, and what the tests of the
 // services' TLS and roles run against.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
