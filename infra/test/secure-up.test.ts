@@ -3,7 +3,7 @@
 // neither starts nor stops: every variable `env` prints is used with the real client of its engine, and a service's
 // lines reach its own database, keys and Consul names only.
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { kafkaSecurityFromEnv } from '@meridian/kafka-connection'
@@ -11,7 +11,8 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { consulRequest, consulSettingsFromEnv } from '../src/consul-http.ts'
 import { freePort } from '../src/free-port.ts'
-import { ensureSecureInfra, infraEnv, infraStatus } from '../src/index.ts'
+import { ensureInfra, ensureSecureInfra, infraEnv, infraStatus } from '../src/index.ts'
+import { PidFile } from '../src/native/engine.ts'
 import { editPostgresUrl, kafkaClient, postgresClient } from '../src/probes.ts'
 import {
   downSecureEngines,
@@ -139,6 +140,25 @@ describe('scripts/infra up --secure', () => {
         ensureSecureInfra({ env: { ...env, MERIDIAN_SECURE_DIR: other }, ports: standardSecurePorts }),
       ).rejects.toThrow(/plaintext engines run .*scripts\/infra down/)
       expect(existsSync(join(other, 'engines.json'))).toBe(false)
+    } finally {
+      rmSync(other, { recursive: true, force: true })
+    }
+  })
+
+  it('when up is asked while secure engines hold its ports, then it refuses naming scripts/infra down', async () => {
+    // a state folder that says its Redis runs on the standard ports: this test's own process stands for it (only
+    // its pid file and engines.json are read before the refusal; nothing here is ever stopped)
+    const other = mkdtempSync(join(tmpdir(), 'meridian-secure-up-standard-'))
+    try {
+      mkdirSync(join(other, 'redis'))
+      new PidFile(join(other, 'redis')).write(process.pid)
+      writeFileSync(
+        join(other, 'engines.json'),
+        JSON.stringify({ host: '127.0.0.1', ports: standardSecurePorts, principals: {} }),
+      )
+      await expect(ensureInfra({ env: { ...env, MERIDIAN_SECURE_DIR: other } })).rejects.toThrow(
+        /the secure engines run \(redis; .*scripts\/infra down/,
+      )
     } finally {
       rmSync(other, { recursive: true, force: true })
     }
