@@ -1,4 +1,4 @@
-// scripts/infra: up | down | status [--check] | env | logs <component> [-f] [-n N] | artifacts | redis-acl
+// scripts/infra: up [--secure] | down | status [--check] | env [--service NAME] | logs <component> [-f] [-n N] | artifacts | redis-acl
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { redisServices } from '@meridian/contracts'
@@ -7,6 +7,7 @@ import {
   type EngineName,
   engineArtifacts,
   ensureInfra,
+  ensureSecureInfra,
   infraDown,
   infraEnv,
   infraStatus,
@@ -14,10 +15,12 @@ import {
   nativeJaegerUiUrl,
   nativeMailpitUrl,
   nativeOtlpEndpoint,
+  nativeSmtpUrl,
   type OptionalComponentName,
   optionalComponents,
 } from './index.ts'
 import { parsePurposes, prepare, purposeSets, pythonToolPath } from './prepare/index.ts'
+import { secureEndpoint } from './secure/machine.ts'
 import { redisAccessStrings, redisAclTemplate } from './secure/redis-acl.ts'
 
 const engineNames: readonly EngineName[] = [...components, ...optionalComponents]
@@ -28,14 +31,19 @@ const usage = `usage: scripts/infra <command>
                            comma-separated; default test); --check only finds, and fails naming what is missing
                            (./scripts/prepare runs this)
   where <tool>             the path of a prepared Python tool (schemathesis, podman-compose)
-  up                       start PostgreSQL, Kafka, Consul, Redis, Jaeger and Mailpit (reuses healthy ones; obtains
-                           what they need first, as prepare --for dev does), create databases and topics
-  down                     stop what 'up' started
-  status [--check]         version, endpoint, pid and health of each engine (--check: exit 1 unless all are healthy;
-                           Jaeger and Mailpit, being optional, may be stopped)
-  env                      export lines for DATABASE_URL, each service's <SERVICE>_DATABASE_URL, KAFKA_BROKERS,
+  up [--secure]            start PostgreSQL, Kafka, Consul, Redis, Jaeger and Mailpit (reuses healthy ones; obtains
+                           what they need first, as prepare --for dev does), create databases and topics;
+                           --secure: the four engines with TLS and a credential per service, on the same ports
+                           (CA and secrets in MERIDIAN_SECURE_DIR, default the cache's secure/; Jaeger and Mailpit
+                           stay plaintext on loopback); either refuses while the other kind runs
+  down                     stop what 'up' or 'up --secure' started
+  status [--check]         mode (plaintext or secure), version, endpoint, pid and health of each engine (--check:
+                           exit 1 unless all are healthy; Jaeger and Mailpit, being optional, may be stopped)
+  env [--service NAME]     export lines for DATABASE_URL, each service's <SERVICE>_DATABASE_URL, KAFKA_BROKERS,
                            CONSUL_HTTP_ADDR, REDIS_URL, OTEL_EXPORTER_OTLP_ENDPOINT while Jaeger runs, and
-                           SMTP_URL and MAILPIT_URL while Mailpit runs
+                           SMTP_URL and MAILPIT_URL while Mailpit runs; on secure engines the administrator's
+                           credentials and the TLS variables (KAFKA_TLS*, KAFKA_SASL_*, REDIS_TLS_CA, CONSUL_CACERT,
+                           CONSUL_HTTP_TOKEN); --service NAME: only what that service needs, its own credentials
   logs <component> [-f] [-n N]   the log of a native engine (${engineNames.join(', ')})
   artifacts                what the engine images are built from (the native path's binaries and jars), as JSON
   redis-acl [--realtime-prefix P] [--content-prefix P] [--access-strings]
@@ -71,6 +79,27 @@ async function main(argv: string[]): Promise<number> {
       const started = Date.now()
       const ready = await prepare({ purposes: [...purposeSets.dev], check: prepared() })
       if (!ready.ok) return 1
+      if (rest.includes('--secure')) {
+        const machine = await ensureSecureInfra({ traceStore: true, mail: true })
+        process.stderr.write(
+          `[infra] secure engines ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+        )
+        process.stdout.write(
+          [
+            `PostgreSQL  ${secureEndpoint(machine, 'postgres')}`,
+            `Kafka       ${secureEndpoint(machine, 'kafka')}`,
+            `Consul      ${secureEndpoint(machine, 'consul')}`,
+            `Redis       ${secureEndpoint(machine, 'redis')}`,
+            `CA          ${machine.caFile}`,
+            `State       ${machine.dir} (credentials.json of each engine, mode 0600)`,
+            `Jaeger      OTLP ${nativeOtlpEndpoint}, UI ${nativeJaegerUiUrl} (plaintext, loopback)`,
+            `Mailpit     SMTP ${nativeSmtpUrl}, UI and API ${nativeMailpitUrl} (plaintext, loopback)`,
+            `Variables   eval "$(scripts/infra env)" (administrator), scripts/infra env --service <name>`,
+            '',
+          ].join('\n'),
+        )
+        return 0
+      }
       const endpoints = await ensureInfra({ traceStore: true, mail: true })
       process.stderr.write(`[infra] ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
       process.stdout.write(
@@ -95,11 +124,17 @@ async function main(argv: string[]): Promise<number> {
       return 0
     case 'status': {
       const statuses = await infraStatus()
+      const secure = statuses.some((s) => s.secure)
+      process.stdout.write(
+        secure
+          ? 'engines: secure (TLS, a credential per service: scripts/infra up --secure)\n'
+          : 'engines: plaintext (scripts/infra up)\n',
+      )
       const rows = [
         ['COMPONENT', 'MODE', 'HEALTH', 'PID', 'VERSION / PROBLEM', 'ENDPOINT'],
         ...statuses.map((s) => [
           s.name,
-          s.mode,
+          s.secure ? `${s.mode}/secure` : s.mode,
           s.healthy ? 'healthy' : s.detail === 'stopped' ? 'stopped' : 'unhealthy',
           s.process ?? '-',
           s.detail,
@@ -119,9 +154,16 @@ async function main(argv: string[]): Promise<number> {
       const failing = statuses.some((s) => !s.healthy && !(optional(s.name) && s.detail === 'stopped'))
       return rest.includes('--check') && failing ? 1 : 0
     }
-    case 'env':
-      process.stdout.write(await infraEnv())
+    case 'env': {
+      const at = rest.indexOf('--service')
+      const service = at >= 0 ? rest[at + 1] : undefined
+      if (at >= 0 && !service) {
+        process.stderr.write('scripts/infra env --service: name a service\n')
+        return 2
+      }
+      process.stdout.write(await infraEnv(process.env, service ? { service } : {}))
       return 0
+    }
     case 'artifacts':
       process.stdout.write(`${JSON.stringify(await engineArtifacts(), null, 2)}\n`)
       return 0

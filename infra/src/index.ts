@@ -46,6 +46,20 @@ import {
   serviceDatabases,
 } from './probes.ts'
 import { assertPortsFree, errorText, isAlive, waitFor } from './processes.ts'
+import {
+  downSecureEngines,
+  runningSecureEngines,
+  type SecureMachine,
+  type SecureUpOptions,
+  secureEndpoint,
+  secureMachine,
+  securePortList,
+  securePortsFromEnv,
+  securePrincipals,
+  secureProbe,
+  secureStateDir,
+  upSecureEngines,
+} from './secure/machine.ts'
 import { redisTlsFromEnv } from './secure/redis-tls.ts'
 import { expandTopics, loadTopicDeclaration } from './topics.ts'
 
@@ -162,6 +176,8 @@ export interface EnginePlan {
 }
 
 export interface ComponentStatus extends EnginePlan {
+  /** one of the machine's secure engines (`up --secure`: TLS and a credential per service), else plaintext */
+  secure: boolean
   healthy: boolean
   /** the engine's own version while healthy, otherwise why it is not */
   detail: string
@@ -443,11 +459,82 @@ export async function ensureInfra(options: InfraOptions = {}): Promise<Endpoints
     ...(options.traceStore ? [await planTraceStore(env)] : []),
     ...(options.mail ? [await planMail(env)] : []),
   ]
+  assertNoSecureEngines(plan, env)
   await bringUp(plan, env, progress)
   const endpoints = endpointsOf(plan, env)
   const kafka = plan.find((component) => component.name === 'kafka')
   await provision(endpoints, progress, kafka ? kafkaSecurityOf(kafka.mode, env) : {})
   return endpoints
+}
+
+/**
+ * Plaintext engines are not started while the machine's secure ones run on any of their ports (nor the reverse,
+ * assertNoPlaintextEngines): the two would fight over the ports, and `env` could no longer say which the shell gets.
+ */
+function assertNoSecureEngines(plan: EnginePlan[], env: NodeJS.ProcessEnv): void {
+  const dir = secureStateDir(env)
+  const running = Object.keys(runningSecureEngines(dir))
+  if (running.length === 0) return
+  const engines = nativeEngines(layoutFromEnv(env), env)
+  const record = readSecurePorts(dir)
+  const shared = plan
+    .filter(
+      (component) => component.mode !== 'external' && components.includes(component.name as ComponentName),
+    )
+    .filter((component) => !record || engines[component.name].ports.some((port) => record.includes(port)))
+  if (shared.length === 0) return
+  throw new Error(
+    `the secure engines run (${running.join(', ')}; scripts/infra up --secure, state in ${dir}): plaintext ones are not started beside them. Use them (eval "$(scripts/infra env)"), or stop them first with scripts/infra down`,
+  )
+}
+
+/** The ports the secure engines of `dir` were started on (engines.json), if they were. */
+function readSecurePorts(dir: string): number[] | undefined {
+  const file = join(dir, 'engines.json')
+  if (!existsSync(file)) return undefined
+  const { ports } = JSON.parse(readFileSync(file, 'utf8')) as { ports: Parameters<typeof securePortList>[0] }
+  return securePortList(ports)
+}
+
+/** The reverse of assertNoSecureEngines: no secure engine starts while a plaintext one of this machine holds its port. */
+function assertNoPlaintextEngines(ports: number[], env: NodeJS.ProcessEnv): void {
+  const engines = nativeEngines(layoutFromEnv(env), env)
+  const running = components.filter(
+    (name) =>
+      engines[name].runningPid() !== undefined && engines[name].ports.some((port) => ports.includes(port)),
+  )
+  if (running.length === 0) return
+  throw new Error(
+    `plaintext engines run (${running.join(', ')}; scripts/infra up): the secure ones are not started beside them on the same ports. Stop them first with scripts/infra down, then run scripts/infra up --secure`,
+  )
+}
+
+/**
+ * `scripts/infra up --secure`: the machine's secure engines (secure/machine.ts) on the standard ports (or
+ * MERIDIAN_SECURE_PORTS), reused when they run, the declared topics created as Kafka's administrator; with
+ * `traceStore` and `mail`, Jaeger and Mailpit as `up` runs them, in plaintext: they listen on loopback only and carry
+ * traces and development mail, no engine's data or credential.
+ */
+export async function ensureSecureInfra(
+  options: InfraOptions & Pick<SecureUpOptions, 'dir' | 'ports'> = {},
+): Promise<SecureMachine> {
+  const env = options.env ?? process.env
+  const progress = options.progress ?? stderrProgress
+  const layout = layoutFromEnv(env)
+  const ports = options.ports ?? securePortsFromEnv(env)
+  const dir = options.dir ?? secureStateDir(env)
+  const machine = await withLock(layout, progress, async () => {
+    assertNoPlaintextEngines(securePortList(ports), env)
+    return upSecureEngines({ dir, ports, env, layout, progress })
+  })
+  const optional: EnginePlan[] = [
+    ...(options.traceStore ? [await planTraceStore(env)] : []),
+    ...(options.mail ? [await planMail(env)] : []),
+  ]
+  if (optional.length > 0) await bringUp(optional, env, progress)
+  const admin = machine.engines.kafka.adminEnv()
+  await provisionTopics(admin.KAFKA_BROKERS ?? '', progress, kafkaSecurityFromEnv(admin))
+  return machine
 }
 
 /** Brings the trace store alone up (Jaeger, or the OTLP endpoint given, checked); returns the OTLP endpoint. */
@@ -465,8 +552,30 @@ export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise
   const layout = layoutFromEnv(env)
   const engines = nativeEngines(layout, env)
   const plan: EnginePlan[] = [...(await planInfra(env)), await planTraceStore(env), await planMail(env)]
+  const secure = await runningSecureMachine(env)
   return Promise.all(
     plan.map(async (component): Promise<ComponentStatus> => {
+      if (secure && components.includes(component.name as ComponentName)) {
+        const name = component.name as ComponentName
+        const pid = secure.running[name]
+        const shown = {
+          name,
+          mode: 'native' as const,
+          endpoint: secureEndpoint(secure.machine, name),
+          secure: true,
+        }
+        if (pid === undefined) return { ...shown, healthy: false, detail: 'stopped' }
+        try {
+          return {
+            ...shown,
+            healthy: true,
+            detail: await secureProbe[name](secure.machine),
+            process: String(pid),
+          }
+        } catch (error) {
+          return { ...shown, healthy: false, detail: errorText(error), process: String(pid) }
+        }
+      }
       const engine = engines[component.name]
       const processId =
         component.mode === 'native'
@@ -476,14 +585,21 @@ export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise
             : undefined
       const optional = optionalComponents.includes(component.name as OptionalComponentName)
       if (!processId && (component.mode === 'native' || (component.mode === 'docker' && optional))) {
-        return { ...component, healthy: false, detail: 'stopped' }
+        return { ...component, secure: false, healthy: false, detail: 'stopped' }
       }
       try {
         const detail = component.mode === 'native' ? await engine.probe() : await probeOf(component, env)()
-        return { ...component, healthy: true, detail, ...(processId ? { process: processId } : {}) }
+        return {
+          ...component,
+          secure: false,
+          healthy: true,
+          detail,
+          ...(processId ? { process: processId } : {}),
+        }
       } catch (error) {
         return {
           ...component,
+          secure: false,
           healthy: false,
           detail: errorText(error),
           ...(processId ? { process: processId } : {}),
@@ -493,7 +609,21 @@ export async function infraStatus(env: NodeJS.ProcessEnv = process.env): Promise
   )
 }
 
-/** Stops what `up` started natively (by recorded pid) or through compose; endpoints from the environment are left alone. */
+/** The machine's secure engines while any of them runs (`up --secure`), with the pid of each that does. */
+export async function runningSecureMachine(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ machine: SecureMachine; running: Partial<Record<ComponentName, number>> } | undefined> {
+  const dir = secureStateDir(env)
+  const running = runningSecureEngines(dir)
+  if (Object.keys(running).length === 0) return undefined
+  const machine = await secureMachine(dir)
+  return machine ? { machine, running } : undefined
+}
+
+/**
+ * Stops what `up` and `up --secure` started natively (by recorded pid) or through compose; endpoints from the
+ * environment are left alone.
+ */
 export async function infraDown(options: InfraOptions = {}): Promise<void> {
   const env = options.env ?? process.env
   const progress = options.progress ?? stderrProgress
@@ -512,6 +642,7 @@ export async function infraDown(options: InfraOptions = {}): Promise<void> {
         )
       }),
     )
+    await downSecureEngines(secureStateDir(env), progress)
   })
 }
 
@@ -522,30 +653,81 @@ export async function stopTraceStore(options: Omit<InfraOptions, 'traceStore'> =
   return withLock(layout, options.progress ?? stderrProgress, () => nativeJaeger(layout).stop())
 }
 
+/** A value in single quotes for a POSIX shell. */
+const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`
+
+const exportLines = (variables: Record<string, string>): string[] =>
+  Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}`)
+
 /**
  * `export NAME=value` lines for a shell: the engines' endpoints (the trace store's and the SMTP server's while they
  * run), and each service's own database on the PostgreSQL server (`<SERVICE>_DATABASE_URL`), which the services' dev
  * and migrate scripts read, so that however they are started (`./scripts/dev`, `pnpm turbo run dev`, one service's
  * `pnpm dev`) none uses the server's `postgres` database.
+ *
+ * While the machine's secure engines run (`up --secure`): the administrator's form (the superuser on `postgres`,
+ * Kafka's admin user, Redis' admin user, Consul's management token, each with TLS against the machine's CA), and
+ * `<SERVICE>_DATABASE_URL` as the service's own role (what it migrates and creates is then its own, as it will be
+ * when it runs). With `service`: that service's lines only (its role, SCRAM user, ACL user and token), both modes.
  */
-export async function infraEnv(env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const endpoints = endpointsOf(await planInfra(env), env)
+export async function infraEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { service?: string } = {},
+): Promise<string> {
+  const secure = await runningSecureMachine(env)
+  const lines: string[] = []
+  if (secure) {
+    const { machine } = secure
+    if (options.service) lines.push(...exportLines(machine.serviceEnv(options.service)))
+    else {
+      lines.push(...exportLines(machine.engines.postgres.adminEnv()))
+      for (const service of machine.principals.postgres) {
+        const own = machine.engines.postgres.envFor(service)
+        lines.push(...exportLines({ [databaseVariableOf(service)]: own[databaseVariableOf(service)] ?? '' }))
+      }
+      lines.push(
+        ...exportLines({
+          ...machine.engines.kafka.adminEnv(),
+          ...machine.engines.consul.adminEnv(),
+          ...machine.engines.redis.adminEnv(),
+        }),
+      )
+    }
+  } else {
+    const endpoints = endpointsOf(await planInfra(env), env)
+    const service = options.service
+    const services = securePrincipals().consul
+    if (service !== undefined && !services.includes(service))
+      throw new Error(`'${service}' is not a service of services/ (${services.join(', ')})`)
+    const own = service !== undefined && Object.hasOwn(databaseOfService, service)
+    if (service === undefined) {
+      lines.push(`export DATABASE_URL=${shellQuote(endpoints.databaseUrl)}`)
+      for (const [name, database] of Object.entries(databaseOfService))
+        lines.push(
+          `export ${databaseVariableOf(name)}=${shellQuote(databaseUrl(endpoints.databaseUrl, database))}`,
+        )
+    } else if (own) {
+      const url = databaseUrl(
+        endpoints.databaseUrl,
+        databaseOfService[service as keyof typeof databaseOfService],
+      )
+      lines.push(
+        `export DATABASE_URL=${shellQuote(url)}`,
+        `export ${databaseVariableOf(service)}=${shellQuote(url)}`,
+      )
+    }
+    lines.push(
+      `export KAFKA_BROKERS=${shellQuote(endpoints.kafkaBrokers)}`,
+      `export CONSUL_HTTP_ADDR=${shellQuote(endpoints.consulHttpAddr)}`,
+      `export REDIS_URL=${shellQuote(endpoints.redisUrl)}`,
+    )
+    if (endpoints.consulToken) lines.push(`export CONSUL_HTTP_TOKEN=${shellQuote(endpoints.consulToken)}`)
+  }
   const traceStore = await runningTraceStore(env)
-  const lines = [
-    `export DATABASE_URL='${endpoints.databaseUrl}'`,
-    ...Object.entries(databaseOfService).map(
-      ([service, database]) =>
-        `export ${databaseVariableOf(service)}='${databaseUrl(endpoints.databaseUrl, database)}'`,
-    ),
-    `export KAFKA_BROKERS='${endpoints.kafkaBrokers}'`,
-    `export CONSUL_HTTP_ADDR='${endpoints.consulHttpAddr}'`,
-    `export REDIS_URL='${endpoints.redisUrl}'`,
-  ]
-  if (endpoints.consulToken) lines.push(`export CONSUL_HTTP_TOKEN='${endpoints.consulToken}'`)
-  if (traceStore) lines.push(`export ${optionalEndpointVariable.jaeger}='${traceStore}'`)
+  if (traceStore) lines.push(`export ${optionalEndpointVariable.jaeger}=${shellQuote(traceStore)}`)
   const mail = await runningMail(env)
-  if (mail) lines.push(`export ${optionalEndpointVariable.mailpit}='${mail.smtpUrl}'`)
-  if (mail?.mailpitUrl) lines.push(`export ${mailpitUrlVariable}='${mail.mailpitUrl}'`)
+  if (mail) lines.push(`export ${optionalEndpointVariable.mailpit}=${shellQuote(mail.smtpUrl)}`)
+  if (mail?.mailpitUrl) lines.push(`export ${mailpitUrlVariable}=${shellQuote(mail.mailpitUrl)}`)
   return `${lines.join('\n')}\n`
 }
 

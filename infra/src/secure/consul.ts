@@ -15,8 +15,10 @@ import { assertPortsFree, isAlive, stopPid, waitFor } from '../processes.ts'
 import {
   assertPrincipals,
   instanceSecrets,
+  type SecureEngineAccess,
   type SecureEngineInstance,
   type SecureEngineOptions,
+  serverHosts,
 } from './engine.ts'
 
 export interface SecureConsulPorts {
@@ -235,18 +237,11 @@ export async function startSecureConsul(options: SecureConsulOptions): Promise<S
   const portList = [ports.https, ports.serfLan, ports.server, ...(ports.grpc ? [ports.grpc] : [])]
   assertPortsFree('consul', portList)
 
-  const credentials = instanceSecrets<ConsulCredentials>(dir, (stored) => ({
-    gossipKey: stored.gossipKey ?? randomBytes(32).toString('base64'),
-    managementToken: stored.managementToken ?? randomUUID(),
-    agent: stored.agent ?? token(),
-    principals: Object.fromEntries(
-      [...new Set([...Object.keys(stored.principals ?? {}), ...principals])].map((name) => [
-        name,
-        stored.principals?.[name] ?? token(),
-      ]),
-    ),
-  }))
-  const certificate = await options.ca.server('consul', [host, 'localhost'])
+  const credentials = consulCredentials(dir, principals)
+  const certificate = await options.ca.server(
+    'consul',
+    serverHosts({ host, serverNames: ['localhost', ...(options.serverNames ?? [])] }),
+  )
   const tls: TlsFiles = { caFile: options.ca.caFile, ...certificate }
   const configFile = join(dir, 'consul.json')
   writeFileSync(configFile, `${JSON.stringify(agentConfig(options, credentials, tls), null, 2)}\n`, {
@@ -282,15 +277,45 @@ export async function startSecureConsul(options: SecureConsulOptions): Promise<S
     throw error
   }
 
-  const envOf = (secret: string) => ({
-    ...consulEnvOf({ address, token: secret, caFile: tls.caFile }),
-  })
+  const access = secureConsulAccess(options)
   return {
     pid,
     logFile,
     address,
     node: nodeName,
     gossipKey: () => credentials.gossipKey,
+    envFor: access.envFor,
+    adminEnv: access.adminEnv,
+    stop,
+  }
+}
+
+/** The agent's secrets, made once per folder (credentials.json, 0600); a principal added later gets its own token. */
+function consulCredentials(dir: string, principals: readonly string[]): ConsulCredentials {
+  return instanceSecrets<ConsulCredentials>(dir, (stored) => ({
+    gossipKey: stored.gossipKey ?? randomBytes(32).toString('base64'),
+    managementToken: stored.managementToken ?? randomUUID(),
+    agent: stored.agent ?? token(),
+    principals: Object.fromEntries(
+      [...new Set([...Object.keys(stored.principals ?? {}), ...principals])].map((name) => [
+        name,
+        stored.principals?.[name] ?? token(),
+      ]),
+    ),
+  }))
+}
+
+/**
+ * The tokens (made on first use, kept in the folder's credentials.json) and the variables they give: the HTTPS
+ * address, a principal's token or the management token, the CA.
+ */
+export function secureConsulAccess(options: SecureEngineOptions<SecureConsulPorts>): SecureEngineAccess {
+  const { dir, host, ports, principals } = options
+  assertPrincipals(principals)
+  const credentials = consulCredentials(dir, principals)
+  const address = httpsAddress(host, ports.https)
+  const envOf = (secret: string) => consulEnvOf({ address, token: secret, caFile: options.ca.caFile })
+  return {
     envFor(principal) {
       const credential = principals.includes(principal) ? credentials.principals[principal] : undefined
       if (!credential)
@@ -298,6 +323,5 @@ export async function startSecureConsul(options: SecureConsulOptions): Promise<S
       return envOf(credential.secret)
     },
     adminEnv: () => envOf(credentials.managementToken),
-    stop,
   }
 }

@@ -11,6 +11,8 @@ export interface SecureEngineOptions<Ports> {
   ca: CertificateAuthority
   /** the address it listens on, also in its server certificate ('127.0.0.1') */
   host: string
+  /** further names its server certificate holds beside `host` (`localhost` for the machine's engines) */
+  serverNames?: readonly string[]
   /** free ports in tests; the standard ones when `scripts/infra up --secure` runs it */
   ports: Ports
   /** the services that each get a credential of their own: e.g. ['auth', 'order'] */
@@ -26,6 +28,13 @@ export interface SecureEngineInstance {
   adminEnv(): Record<string, string>
   stop(): Promise<void>
 }
+
+/**
+ * What a client of an instance is given, known from the instance's folder alone (its credentials.json, the CA, its
+ * host and ports): what the instance's starter returns, and what `scripts/infra env` prints for a secure engine that
+ * another process started.
+ */
+export type SecureEngineAccess = Pick<SecureEngineInstance, 'envFor' | 'adminEnv'>
 
 /**
  * The instance's credentials, one per name: random (32 bytes, base64url), made on first use and kept in
@@ -95,3 +104,8 @@ export function instanceSecrets<Credentials extends object>(
 
 /** `host` as it goes in a URL's authority: an IPv6 address in brackets. */
 export const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host)
+
+/** The hosts an instance's server certificate names: its address, then the further names it was given. */
+export const serverHosts = (
+  options: Pick<SecureEngineOptions<unknown>, 'host' | 'serverNames'>,
+): string[] => [...new Set([options.host, ...(options.serverNames ?? [])])]

@@ -21,6 +21,19 @@ export {
   type SecureKafkaPorts,
   startSecureKafka,
 } from './kafka.ts'
+export {
+  downSecureEngines,
+  runningSecureEngines,
+  type SecureMachine,
+  type SecureMachinePorts,
+  type SecureUpOptions,
+  secureMachine,
+  securePortsFromEnv,
+  securePrincipals,
+  secureStateDir,
+  standardSecurePorts,
+  upSecureEngines,
+} from './machine.ts'
 export { type SecurePostgresPorts, securePgHba, startSecurePostgres } from './postgres.ts'
 export { type SecureRedisOptions, startSecureRedis } from './redis.ts'
 export { redisAclRules, redisAclTemplate, redisAdminUser, serviceCommandRules } from './redis-acl.ts'

@@ -17,7 +17,13 @@ import {
 } from '../native/kafka.ts'
 import { kafkaCluster } from '../probes.ts'
 import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
-import { instanceCredentials, type SecureEngineInstance, type SecureEngineOptions } from './engine.ts'
+import {
+  instanceCredentials,
+  type SecureEngineAccess,
+  type SecureEngineInstance,
+  type SecureEngineOptions,
+  serverHosts,
+} from './engine.ts'
 
 export interface SecureKafkaPorts {
   /** SASL_SSL: SCRAM-SHA-512 or PLAIN over TLS, what envFor() points a service at */
@@ -149,7 +155,7 @@ export async function startSecureKafka(options: SecureKafkaOptions): Promise<Sec
   }
 
   // the broker's key and certificate in one PEM file, readable by its owner only
-  const serverCertificate = await ca.server(kafkaServerCertificateName, [host])
+  const serverCertificate = await ca.server(kafkaServerCertificateName, serverHosts(options))
   const keyStoreFile = join(dir, 'keystore.pem')
   writeFileSync(
     keyStoreFile,
@@ -173,6 +179,41 @@ export async function startSecureKafka(options: SecureKafkaOptions): Promise<Sec
   pidFile.write(pid)
   if (!formatted) writeFileSync(scramUsersFile(dir), `${JSON.stringify(Object.keys(passwords))}\n`)
 
+  const access = secureKafkaAccess(options)
+  const { brokers } = access
+  try {
+    await waitFor(
+      'the secure Kafka broker',
+      () => kafkaCluster(brokers.sasl, kafkaSecurityFromEnv(access.adminEnv())),
+      { timeoutMs: options.startTimeoutMs ?? 120_000, intervalMs: 500, alive: () => isAlive(pid) },
+    )
+  } catch (error) {
+    await stopPid(pid, 'SIGTERM', 10_000)
+    pidFile.clear()
+    throw new Error(`${errorText(error)}\nlast lines of ${files.logFile}:\n${tail(files.logFile)}`)
+  }
+  return {
+    pid,
+    logFile: files.logFile,
+    brokers,
+    envFor: access.envFor,
+    adminEnv: access.adminEnv,
+    // SIGTERM: a controlled shutdown
+    stop: async () => {
+      await pidFile.stop('SIGTERM', 30_000)
+    },
+  }
+}
+
+/**
+ * The SCRAM users' passwords (made on first use, kept in the folder's credentials.json) and the variables they give:
+ * the SASL_SSL listener, SCRAM-SHA-512 as the principal or as the administrator, TLS against the CA.
+ */
+export function secureKafkaAccess(
+  options: SecureEngineOptions<SecureKafkaPorts>,
+): SecureEngineAccess & Pick<SecureKafkaInstance, 'brokers'> {
+  const { dir, ca, host, ports, principals } = options
+  const passwords = instanceCredentials(dir, [kafkaAdminUser, ...principals])
   const brokers = { sasl: hostPort(host, ports.sasl), mtls: hostPort(host, ports.mtls) }
   const envOf = (user: string): Record<string, string> => {
     const password = passwords[user]
@@ -186,20 +227,7 @@ export async function startSecureKafka(options: SecureKafkaOptions): Promise<Sec
       KAFKA_SASL_PASSWORD: password,
     }
   }
-  try {
-    await waitFor(
-      'the secure Kafka broker',
-      () => kafkaCluster(brokers.sasl, kafkaSecurityFromEnv(envOf(kafkaAdminUser))),
-      { timeoutMs: options.startTimeoutMs ?? 120_000, intervalMs: 500, alive: () => isAlive(pid) },
-    )
-  } catch (error) {
-    await stopPid(pid, 'SIGTERM', 10_000)
-    pidFile.clear()
-    throw new Error(`${errorText(error)}\nlast lines of ${files.logFile}:\n${tail(files.logFile)}`)
-  }
   return {
-    pid,
-    logFile: files.logFile,
     brokers,
     envFor: (principal) => {
       if (principal === kafkaAdminUser)
@@ -207,9 +235,5 @@ export async function startSecureKafka(options: SecureKafkaOptions): Promise<Sec
       return envOf(principal)
     },
     adminEnv: () => envOf(kafkaAdminUser),
-    // SIGTERM: a controlled shutdown
-    stop: async () => {
-      await pidFile.stop('SIGTERM', 30_000)
-    },
   }
 }

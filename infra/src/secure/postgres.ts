@@ -2,7 +2,7 @@
 // (infra/src/native/postgres.ts): TLS only (ssl=on with the run's CA's server certificate, TLS 1.2 at least; pg_hba.conf
 // has hostssl lines and no host line, so a plaintext connection is refused), SCRAM-SHA-256 passwords, a random
 // superuser password, and for each service a login role of its own that owns its database and nothing else
-// (provisionServiceRoles in infra/src/probes.ts). What `scripts/infra up --secure` will run, and what the tests of the
+// (provisionServiceRoles in infra/src/probes.ts). What `scripts/infra up --secure` runs, and what the tests of the
 // services' TLS and roles run against.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -19,8 +19,10 @@ import { errorText, isAlive, run, startDaemon, waitFor } from '../processes.ts'
 import {
   instanceSecrets,
   randomSecret,
+  type SecureEngineAccess,
   type SecureEngineInstance,
   type SecureEngineOptions,
+  serverHosts,
   urlHost,
 } from './engine.ts'
 
@@ -74,18 +76,13 @@ export async function startSecurePostgres(
 
   // made anew, the server's data must be made again too (it holds other credentials, or none)
   const created = !existsSync(join(dir, 'credentials.json'))
-  const credentials = instanceSecrets<PostgresCredentials>(dir, (existing) => ({
-    superuser: existing.superuser ?? randomSecret(),
-    roles: Object.fromEntries(
-      principals.map((principal) => [principal, existing.roles?.[principal] ?? randomSecret()]),
-    ),
-  }))
+  const access = securePostgresAccess(options)
 
   const serverDir = join(dir, 'server')
   mkdirSync(serverDir, { recursive: true, mode: 0o700 })
   const installDir = await installPostgres(serverDir, progress)
   const dataDir = join(serverDir, 'data')
-  const certificate = await ca.server('postgres', [host])
+  const certificate = await ca.server('postgres', serverHosts(options))
   const certFile = join(serverDir, 'server.crt')
   const keyFile = join(serverDir, 'server.key')
   // copies the server's account owns: PostgreSQL refuses a key another user could read
@@ -102,7 +99,7 @@ export async function startSecurePostgres(
   if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, serverDir])
   if (created || !existsSync(join(dataDir, 'PG_VERSION'))) {
     progress(`initialising a secure PostgreSQL cluster in ${dataDir}`)
-    await initPostgresData(installDir, dataDir, account, credentials.superuser)
+    await initPostgresData(installDir, dataDir, account, access.superuserPassword)
   }
 
   const logFile = join(dir, 'postgres.log')
@@ -132,17 +129,13 @@ export async function startSecurePostgres(
     await pidFile.stop('SIGINT', 30_000)
   }
 
-  // the path percent-encoded but for its slashes, which a query may hold as they are
-  const tls = `sslmode=verify-full&sslrootcert=${encodeURIComponent(ca.caFile).replaceAll('%2F', '/')}`
-  const urlOf = (user: string, password: string, database: string) =>
-    `postgres://${user}:${password}@${urlHost(host)}:${port}/${database}?${tls}`
-  const adminUrl = urlOf(SUPERUSER, credentials.superuser, 'postgres')
+  const adminUrl = access.adminEnv().DATABASE_URL ?? ''
   try {
     await waitFor('the secure PostgreSQL server', () => postgresVersion(adminUrl), {
       timeoutMs: 60_000,
       alive: () => isAlive(pid),
     })
-    await provisionServiceRoles(adminUrl, credentials.roles)
+    await provisionServiceRoles(adminUrl, access.rolePasswords)
   } catch (error) {
     await stop()
     const tail = existsSync(logFile)
@@ -153,9 +146,33 @@ export async function startSecurePostgres(
     )
   }
 
+  return { pid, logFile, envFor: access.envFor, adminEnv: access.adminEnv, stop }
+}
+
+/**
+ * The server's credentials (made on first use, kept in the folder's credentials.json) and the URLs they give: a
+ * service's role on its own database, the superuser on `postgres`, each `sslmode=verify-full` against the CA.
+ */
+export function securePostgresAccess(
+  options: SecureEngineOptions<SecurePostgresPorts>,
+): SecureEngineAccess & { rolePasswords: Readonly<Record<string, string>>; superuserPassword: string } {
+  const { dir, ca, host } = options
+  const port = options.ports.postgres
+  const principals = [...new Set(options.principals)]
+  const credentials = instanceSecrets<PostgresCredentials>(dir, (existing) => ({
+    superuser: existing.superuser ?? randomSecret(),
+    roles: Object.fromEntries(
+      principals.map((principal) => [principal, existing.roles?.[principal] ?? randomSecret()]),
+    ),
+  }))
+  // the path percent-encoded but for its slashes, which a query may hold as they are
+  const tls = `sslmode=verify-full&sslrootcert=${encodeURIComponent(ca.caFile).replaceAll('%2F', '/')}`
+  const urlOf = (user: string, password: string, database: string) =>
+    `postgres://${user}:${password}@${urlHost(host)}:${port}/${database}?${tls}`
+  const adminUrl = urlOf(SUPERUSER, credentials.superuser, 'postgres')
   return {
-    pid,
-    logFile,
+    rolePasswords: credentials.roles,
+    superuserPassword: credentials.superuser,
     envFor(principal) {
       const password = credentials.roles[principal]
       if (password === undefined || !isServiceWithDatabase(principal))
@@ -166,6 +183,5 @@ export async function startSecurePostgres(
       return { DATABASE_URL: url, [databaseVariableOf(principal)]: url }
     },
     adminEnv: () => ({ DATABASE_URL: adminUrl }),
-    stop,
   }
 }

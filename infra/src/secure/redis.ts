@@ -8,7 +8,13 @@ import { PidFile } from '../native/engine.ts'
 import { assertRedisServer, redisServerArgs } from '../native/redis.ts'
 import { redisVersion } from '../probes.ts'
 import { errorText, isAlive, startDaemon, waitFor } from '../processes.ts'
-import { instanceCredentials, type SecureEngineInstance, type SecureEngineOptions } from './engine.ts'
+import {
+  instanceCredentials,
+  type SecureEngineAccess,
+  type SecureEngineInstance,
+  type SecureEngineOptions,
+  serverHosts,
+} from './engine.ts'
 import { passwordHashRule, redisAclLines, redisAdminUser } from './redis-acl.ts'
 
 export interface SecureRedisOptions extends SecureEngineOptions<{ redis: number }> {
@@ -61,7 +67,7 @@ export async function startSecureRedis(options: SecureRedisOptions): Promise<Sec
   writeFileSync(aclFile, `${acl.join('\n')}\n`, { mode: 0o600 })
   chmodSync(aclFile, 0o600)
 
-  const certificate = await ca.server('redis', [host])
+  const certificate = await ca.server('redis', serverHosts(options))
   const logFile = join(dir, 'redis.log')
   const pid = startDaemon({
     command: 'redis-server',
@@ -86,13 +92,12 @@ export async function startSecureRedis(options: SecureRedisOptions): Promise<Sec
   })
   pidFile.write(pid)
 
-  const urlOf = (user: string): string =>
-    `rediss://${user}:${encodeURIComponent(passwordOf(user))}@${urlHost(host)}:${port}`
+  const access = secureRedisAccess(options)
   const stop = async (): Promise<void> => {
     await pidFile.stop('SIGTERM', 10_000)
   }
   try {
-    await waitFor('secure redis', () => redisVersion(urlOf(redisAdminUser), { ca: ca.caPem() }), {
+    await waitFor('secure redis', () => redisVersion(access.adminEnv().REDIS_URL ?? '', { ca: ca.caPem() }), {
       timeoutMs: startTimeoutMs,
       alive: () => isAlive(pid),
     })
@@ -101,13 +106,23 @@ export async function startSecureRedis(options: SecureRedisOptions): Promise<Sec
     throw new Error(`${errorText(error)}\nlast lines of ${logFile}:\n${logTail(logFile)}`)
   }
 
+  return { pid, logFile, envFor: access.envFor, adminEnv: access.adminEnv, stop }
+}
+
+/**
+ * The users' passwords (made on first use, kept in the folder's credentials.json) and the variables they give:
+ * `rediss://<user>:<password>@host:port` and the CA.
+ */
+export function secureRedisAccess(options: SecureEngineOptions<{ redis: number }>): SecureEngineAccess {
+  const { dir, ca, host, principals } = options
+  const credentials = instanceCredentials(dir, [redisAdminUser, ...principals])
+  const urlOf = (user: string): string =>
+    `rediss://${user}:${encodeURIComponent(credentials[user] ?? '')}@${urlHost(host)}:${options.ports.redis}`
   const envOf = (user: string): Record<string, string> => ({
     REDIS_URL: urlOf(user),
     REDIS_TLS_CA: ca.caFile,
   })
   return {
-    pid,
-    logFile,
     envFor(principal) {
       if (principal === redisAdminUser || !principals.includes(principal)) {
         throw new Error(
@@ -117,6 +132,5 @@ export async function startSecureRedis(options: SecureRedisOptions): Promise<Sec
       return envOf(principal)
     },
     adminEnv: () => envOf(redisAdminUser),
-    stop,
   }
 }

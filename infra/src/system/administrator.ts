@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url'
 type CreateAdmin = (options: {
   databaseUrl: string
   redisUrl: string
+  redisTls?: { REDIS_TLS_CA?: string }
   email: string
   name?: string
   password: () => Promise<string>
@@ -17,6 +18,8 @@ export interface AdministratorRequest {
   databaseUrl: string
   /** the Redis the services follow credential revocations in */
   redisUrl: string
+  /** the CA file of a rediss:// URL (REDIS_TLS_CA) */
+  redisCaFile?: string
   email: string
   name: string
   /** used for a new user (or an invited one); an existing user keeps theirs */
@@ -33,6 +36,7 @@ export async function makeAdministrator(
   const outcome = await createAdmin({
     databaseUrl: request.databaseUrl,
     redisUrl: request.redisUrl,
+    ...(request.redisCaFile ? { redisTls: { REDIS_TLS_CA: request.redisCaFile } } : {}),
     email: request.email,
     name: request.name,
     password: async () => request.password,

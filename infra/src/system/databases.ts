@@ -10,15 +10,24 @@ export interface RunDatabase {
 
 const quiet = { onnotice: () => {} }
 
-/** `urlOf`: the address services are given for it (a multi-host URL across hosts); default on serverUrl */
+/**
+ * `urlOf`: the address services are given for it (a multi-host URL across hosts); default on serverUrl. `owner`: the
+ * service's own login role on a secure server, which then owns the database (it migrates it) and is the only one but
+ * the superuser that may connect to it, as with its standing database (provisionServiceRoles).
+ */
 export async function createRunDatabase(
   serverUrl: string,
   name: string,
   urlOf?: (database: string) => string,
+  owner?: string,
 ): Promise<RunDatabase> {
   const sql = postgresClient(serverUrl, { max: 1, connect_timeout: 5, ...quiet })
   try {
     await sql`create database ${sql(name)}`
+    if (owner) {
+      await sql`alter database ${sql(name)} owner to ${sql(owner)}`
+      await sql`revoke connect, temporary on database ${sql(name)} from public`
+    }
   } finally {
     await sql.end({ timeout: 2 })
   }

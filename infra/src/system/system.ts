@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { type KafkaSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { consulSettingsFromEnv } from '../consul-http.ts'
 import { freePort } from '../free-port.ts'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
@@ -13,8 +14,9 @@ import {
   type PaymentSimulator,
   type PaymentSimulatorOptions,
 } from '../payment-simulator/index.ts'
-import type { TopicReplication } from '../probes.ts'
+import { editPostgresUrl, type TopicReplication } from '../probes.ts'
 import { errorText, isAlive, PortInUseError, tcpListener, waitFor } from '../processes.ts'
+import { type SecureMachine, secureMachineOfEnv } from '../secure/machine.ts'
 import { makeAdministrator } from './administrator.ts'
 import { type ConsulSettings, deregisterInstance, instanceIds, isPassing } from './consul-instances.ts'
 import { createRunDatabase, type RunDatabase } from './databases.ts'
@@ -92,6 +94,13 @@ export interface SystemOptions {
   log?: (line: string) => void
   /** where the endpoints (DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR, REDIS_URL) and PATH come from */
   baseEnv?: NodeJS.ProcessEnv
+  /**
+   * The machine's secure engines (`scripts/infra up --secure`) the endpoints of baseEnv are: each service is then given
+   * its own credentials of them (secureServiceEnv), baseEnv's administrator's being the run's own (its databases,
+   * topics and clean-up). Default: those of baseEnv's secure state folder when they run and baseEnv's DATABASE_URL is
+   * their administrator's (what `eval "$(scripts/infra env)"` gives on them).
+   */
+  secureEngines?: SecureMachine
   /**
    * development: the sources under tsx; production: each service built (./scripts/build, kept when up to date) and
    * run as `node dist/main.js` with NODE_ENV=production and the run's own production secrets (production.ts).
@@ -220,6 +229,32 @@ async function inBatches<T>(items: T[], limit: number, work: (item: T) => Promis
   if (failures.length > 0) throw failures[0]
 }
 
+/**
+ * The variables of an engine's credential or TLS: on secure engines a service gets its own (secureServiceEnv), never
+ * those of the environment the run was started from, which are the administrator's.
+ */
+const engineCredentialVariable =
+  /^(DATABASE_URL|[A-Z0-9_]+_DATABASE_URL|KAFKA_TLS.*|KAFKA_SASL_.*|CONSUL_HTTP_TOKEN|CONSUL_CACERT|CONSUL_CLIENT_.*|REDIS_URL|REDIS_TLS_.*|ENGINES_PLAINTEXT_ALLOWED)$/
+
+export function withoutEngineCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !engineCredentialVariable.test(name)))
+}
+
+/**
+ * A service's own lines of the secure engines (`scripts/infra env --service`): its role (the run's database replaces
+ * its standing one), SCRAM user, token, and its Redis user on the run's database number.
+ */
+export function secureServiceEnv(
+  machine: SecureMachine,
+  service: string,
+  redisDatabase: number = systemRedisDatabase,
+): Record<string, string> {
+  const own = machine.serviceEnv(service)
+  // its standing database's variable would name another database than the run's
+  const { [`${service.toUpperCase().replaceAll('-', '_')}_DATABASE_URL`]: _standing, ...rest } = own
+  return rest.REDIS_URL ? { ...rest, REDIS_URL: withRedisDatabase(rest.REDIS_URL, redisDatabase) } : rest
+}
+
 export async function startSystem(options: SystemOptions = {}): Promise<MeridianSystem> {
   const started = Date.now()
   const baseEnv = options.baseEnv ?? process.env
@@ -227,10 +262,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const serverUrl = requireEnv(baseEnv, 'DATABASE_URL')
   const brokers = requireEnv(baseEnv, 'KAFKA_BROKERS')
   const consul: ConsulSettings = consulSettingsFromEnv(baseEnv, requireEnv(baseEnv, 'CONSUL_HTTP_ADDR'))
-  const redisUrl = withRedisDatabase(
-    requireEnv(baseEnv, 'REDIS_URL'),
-    options.redisDatabase ?? systemRedisDatabase,
-  )
+  const redisDatabase = options.redisDatabase ?? systemRedisDatabase
+  const redisUrl = withRedisDatabase(requireEnv(baseEnv, 'REDIS_URL'), redisDatabase)
+  // a secure broker's TLS and SASL, the administrator's, for the run's topics (none for a plaintext one)
+  const kafkaSecurity: KafkaSecurity = kafkaSecurityFromEnv(baseEnv)
+  const secure = options.secureEngines ?? (await secureMachineOfEnv(baseEnv))
   const prefix = options.prefix ?? 'system'
   if (!/^[a-z][a-z0-9_]*$/.test(prefix))
     throw new Error(`prefix must be lower-case letters, digits and _ (got '${prefix}')`)
@@ -365,7 +401,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       }
       if (topicsCreated)
         await attempt(`delete Kafka namespace ${kafkaNamespace}`, () =>
-          deleteNamespace(brokers, kafkaNamespace),
+          deleteNamespace(brokers, kafkaNamespace, kafkaSecurity),
         )
       if (simulator)
         await attempt('stop the payment-provider simulator', () => simulator?.close() ?? Promise.resolve())
@@ -418,13 +454,15 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
   let admin: MeridianSystem['admin']
   try {
-    await createNamespaceTopics(brokers, kafkaNamespace, options.topicReplication)
+    await createNamespaceTopics(brokers, kafkaNamespace, options.topicReplication, kafkaSecurity)
     topicsCreated = true
 
     const auth = members.get(identityProvider)
     const gatewayMembers = [...members.values()].filter((member) => member.service.isGateway)
     const publicUrl = gatewayMembers[0] ? baseUrlOf(gatewayMembers[0]) : `http://127.0.0.1:${gatewayPort}`
     const production: Record<string, string> = form === 'development' ? {} : productionSettings(publicUrl)
+    // on secure engines nothing is reached in plaintext: production is not told it may be
+    if (secure) delete production.ENGINES_PLAINTEXT_ALLOWED
 
     simulatorLog = createWriteStream(join(runDir, 'simulator.log'), { flags: 'a' })
     const simulatorPort = options.simulatorPort ?? 3099
@@ -463,7 +501,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
     const authInstances = [...members.values()].filter((member) => member.service.name === identityProvider)
     const sharedEnv: NodeJS.ProcessEnv = {
-      ...baseEnv,
+      ...(secure ? withoutEngineCredentials(baseEnv) : baseEnv),
       ...systemSettings,
       ...production,
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
@@ -472,10 +510,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       JWT_ISSUER: publicUrl,
 
       ...options.settings,
-      REDIS_URL: redisUrl,
+      // on secure engines each service's own user, below
+      ...(secure ? {} : { REDIS_URL: redisUrl }),
       KAFKA_NAMESPACE: kafkaNamespace,
-      // the realtime channel's Redis keys and adapter stream: the run's own, as its topics are
-      REALTIME_REDIS_PREFIX: `${runId}:realtime:`,
+      // the realtime channel's Redis keys and adapter stream: the run's own, as its topics are; on secure engines the
+      // declared default, the only one realtime-gateway's ACL user may touch (the run's database number keeps its keys
+      // apart, not its channels: two runs at once on one secure Redis would hear each other's adapter messages)
+      ...(secure ? {} : { REALTIME_REDIS_PREFIX: `${runId}:realtime:` }),
       // the provider is the simulator, which speaks Stripe's API: its keys are the defaults, or in production the run's
       STRIPE_API_BASE: simulator.url,
       // every instance of auth: a key is read from the next when one is down
@@ -495,15 +536,19 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     }
     for (const member of firsts()) {
       const name = member.service.name
+      const own = secure ? secureServiceEnv(secure, name, redisDatabase) : {}
       if (member.service.hasDatabase) {
+        const ownUrl = own.DATABASE_URL
         member.database = await createRunDatabase(
           serverUrl,
           `${prefix}_${name.replaceAll('-', '_')}_${dbSuffix}`,
-          options.cluster?.databaseUrl,
+          ownUrl ? (database) => editPostgresUrl(ownUrl, { database }) : options.cluster?.databaseUrl,
+          ownUrl ? name : undefined,
         )
       }
       member.env = {
         ...sharedEnv,
+        ...own,
         ...(member.database ? { DATABASE_URL: member.database.url } : {}),
         CONSUL_SERVICE_NAME: member.consulName,
         // across hosts the gateways forward from their hosts' addresses: a service believes their X-Forwarded-For
@@ -526,7 +571,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
         admin = { email: `admin-${runId}@example.com`, password: randomBytes(18).toString('base64url') }
         await makeAdministrator(auth.service.dir, {
           databaseUrl: auth.database.url,
-          redisUrl,
+          // on secure engines auth's own user, as auth itself connects
+          redisUrl: auth.env.REDIS_URL ?? redisUrl,
+          ...(auth.env.REDIS_TLS_CA ? { redisCaFile: auth.env.REDIS_TLS_CA } : {}),
           name: 'System administrator',
           ...admin,
         })
