@@ -48,7 +48,10 @@ export const versionSites: readonly VersionSite[] = [
     file: 'packages/service-kit/src/config.ts',
     pattern: /SERVICE_VERSION: Type\.String\(\{ default: '([^']+)' \}\)/,
   },
+  // the payment simulator's build/package.json, which has no workspace package.json of its own to read
+  { file: 'infra/src/build/build.ts', pattern: /name: `@meridian\/\$\{target\.name\}`, version: '([^']+)'/ },
   // docs that name the version
+  { file: 'packages/realtime-client/README.md', pattern: /meridian-realtime-client-(\d\S*?)\.tgz/g },
   { file: 'docs/configuration.md', pattern: /the instance's Consul metadata \| `([^`]+)`/ },
   { file: 'docs/realtime-client.md', pattern: /meridian-realtime-client-(\d\S*?)\.tgz/g, count: 2 },
   { file: 'deploy/helm/meridian/README.md', pattern: /\(the services' version, `([^`]+)`\)/ },
