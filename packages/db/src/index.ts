@@ -38,15 +38,23 @@ export {
   type TsQuerySyntax,
 } from './list-query.ts'
 export {
+  MIGRATE_CONTRACT_ENV,
   MIGRATION_LOCK_NAME,
   type MigrateOptions,
   type MigrateResult,
   type MigrationLogger,
   migrate,
   migrationTrack,
+  splitStatements,
 } from './migrate.ts'
 export { type MigrateCommandOptions, runMigrateCommand } from './migrate-command.ts'
 export { MigrationError } from './migration-error.ts'
+export {
+  type MigrationFile,
+  type MigrationPhase,
+  migrationMarks,
+  readMigrationFiles,
+} from './migration-files.ts'
 export { chassisDatabase, pingDatabase } from './ping.ts'
 export { tracedRepository } from './traced-repository.ts'
 export { lockKey, transaction, tryLockKey } from './transaction.ts'

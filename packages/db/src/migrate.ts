@@ -23,12 +23,29 @@ export interface MigrateOptions {
    */
   table?: string
   logger?: MigrationLogger
+  /**
+   * also apply `-- meridian: contract` migrations (docs/releasing.md, "Migrations"): only once every instance runs a
+   * release that no longer needs what they remove. Default: the environment's MERIDIAN_MIGRATE_CONTRACT=true (what a
+   * service's `pnpm migrate --contract` sets, so every track a service migrates sees the same choice), else false.
+   */
+  contract?: boolean
+  /**
+   * how long one migration's statement waits for a table lock before the migration fails (PostgreSQL's lock_timeout,
+   * set for each migration's transaction). A DDL statement queued behind a long transaction makes every later query
+   * of that table queue behind it; failing fast and retrying later keeps the service answering. Default '10s'.
+   */
+  lockTimeout?: string
 }
 
 export interface MigrateResult {
   /** versions this call applied, in order; empty when the schema was already up to date */
   applied: number[]
+  /** contract migrations left pending because the call did not ask for them */
+  pendingContract: number[]
 }
+
+/** The environment variable `pnpm migrate --contract` sets; read when migrate's `contract` option is not given. */
+export const MIGRATE_CONTRACT_ENV = 'MERIDIAN_MIGRATE_CONTRACT'
 
 interface AppliedMigration {
   version: number
@@ -41,8 +58,9 @@ interface AppliedMigration {
  * `schema_migrations` row, so a failing one leaves no trace. Applied migrations whose file changed are rejected before
  * anything runs. A second caller waits for the lock and then finds nothing left to do.
  *
- * Migration files must not manage transactions themselves (no `begin`/`commit`), nor use statements that refuse to
- * run in a transaction (e.g. `create index concurrently`).
+ * Migration files must not manage transactions themselves (no `begin`/`commit`); one that needs a statement refusing a
+ * transaction (`create index concurrently`) says `-- meridian: no-transaction`. Contract migrations (`-- meridian:
+ * contract`) are applied only with the `contract` option; without it they stay pending and later expand ones still run.
  */
 export async function migrate(sql: Sql, options: MigrateOptions): Promise<MigrateResult> {
   const files = await readMigrationFiles(options.dir)
@@ -56,7 +74,10 @@ export async function migrate(sql: Sql, options: MigrateOptions): Promise<Migrat
     await lock(session, logger)
     let result: MigrateResult
     try {
-      result = await applyPending(session, files, logger, table)
+      result = await applyPending(session, files, logger, table, {
+        contract: options.contract ?? process.env[MIGRATE_CONTRACT_ENV] === 'true',
+        lockTimeout: options.lockTimeout ?? '10s',
+      })
     } catch (error) {
       // The original error matters more; if unlocking fails the connection is gone, and the lock with it.
       await unlock(session).catch(() => {})
@@ -86,6 +107,7 @@ async function applyPending(
   files: MigrationFile[],
   logger: MigrationLogger | undefined,
   table: string,
+  { contract, lockTimeout }: { contract: boolean; lockTimeout: string },
 ): Promise<MigrateResult> {
   await session`
     create table if not exists ${session(table)} (
@@ -116,26 +138,46 @@ async function applyPending(
   }
 
   const applied: number[] = []
+  const pendingContract: number[] = []
+  // A contract migration left pending does not hold back the expand migrations after it: they only add, and the code
+  // that needs them may already be starting.
   for (const migration of files.filter((file) => !recorded.has(file.version))) {
-    await applyOne(session, migration, table)
+    if (migration.phase === 'contract' && !contract) {
+      pendingContract.push(migration.version)
+      continue
+    }
+    await applyOne(session, migration, table, lockTimeout)
     applied.push(migration.version)
-    logger?.info({ version: migration.version, file: migration.file }, 'applied migration')
+    logger?.info(
+      { version: migration.version, file: migration.file, phase: migration.phase },
+      'applied migration',
+    )
+  }
+  if (pendingContract.length > 0) {
+    logger?.info(
+      { versions: pendingContract },
+      'contract migrations pending: they run with the contract option once every instance runs this release',
+    )
   }
   logger?.info(
     { applied, latest: files.at(-1)?.version ?? null },
     applied.length > 0 ? 'migrations applied' : 'database schema is up to date',
   )
-  return { applied }
+  return { applied, pendingContract }
 }
 
 async function applyOne(
   session: postgres.ReservedSql,
   migration: MigrationFile,
   table: string,
+  lockTimeout: string,
 ): Promise<void> {
+  if (!migration.transaction) return applyOutsideTransaction(session, migration, table, lockTimeout)
   // A reserved connection has no begin() helper, so the transaction is spelled out.
   await session`begin`
   try {
+    // set_config(..., true) is `set local`: the timeout ends with this transaction
+    await session`select set_config('lock_timeout', ${lockTimeout}, true)`
     // No parameters: the simple query protocol runs every statement of the file.
     await session.unsafe(migration.sql)
     await session`
@@ -153,6 +195,51 @@ async function applyOne(
 }
 
 /**
+ * A `-- meridian: no-transaction` migration: its statements one by one, outside any transaction (PostgreSQL runs a
+ * multi-statement query as one implicit transaction, which `create index concurrently` refuses), then its row. A
+ * failure halfway leaves what ran; the file is written to run again.
+ */
+async function applyOutsideTransaction(
+  session: postgres.ReservedSql,
+  migration: MigrationFile,
+  table: string,
+  lockTimeout: string,
+): Promise<void> {
+  try {
+    await session`select set_config('lock_timeout', ${lockTimeout}, false)`
+    for (const statement of splitStatements(migration.sql)) await session.unsafe(statement)
+    await session`
+      insert into ${session(table)} (version, name, checksum)
+      values (${migration.version}, ${migration.name}, ${migration.checksum})`
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new MigrationError(`migration ${migration.file} failed: ${reason}`, {
+      file: migration.file,
+      cause: error,
+    })
+  } finally {
+    // back to the session's default (the server's or the role's), for whatever the connection runs next
+    await session`reset lock_timeout`.catch(() => {})
+  }
+}
+
+/**
+ * A no-transaction migration's statements, split at semicolons that end a line. Such files hold a few plain DDL
+ * statements (no functions with bodies, no semicolons inside strings at a line's end); anything richer belongs in a
+ * transactional migration.
+ */
+export function splitStatements(sql: string): string[] {
+  const withoutComments = sql
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('--'))
+    .join('\n')
+  return withoutComments
+    .split(/;\s*(?:\n|$)/)
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.length > 0)
+}
+
+/**
  * A package's own migration track beside a service's (the outbox's, the processes', the audit trail's): its folder
  * and the table that records it, migrated as migrate() does (idempotent; safe from many instances).
  */
@@ -160,5 +247,6 @@ export function migrationTrack(
   dir: string,
   table: string,
 ): (sql: Sql, logger?: MigrationLogger) => Promise<MigrateResult> {
+  // `contract` stays unset: the track follows the environment's choice, as the service's own folder does
   return (sql, logger) => migrate(sql, { dir, table, ...(logger ? { logger } : {}) })
 }

@@ -91,7 +91,7 @@ describe('migrate', () => {
 
     const result = await migrate(sql, { dir: await migrationsFolder(catalogue), logger })
 
-    expect(result).toEqual({ applied: [1, 9999, 10000] })
+    expect(result).toEqual({ applied: [1, 9999, 10000], pendingContract: [] })
     expect(await sql`select id, price_cents from items order by id`).toEqual([
       { id: 1, priceCents: 100 },
       { id: 2, priceCents: 250 },
@@ -114,7 +114,7 @@ describe('migrate', () => {
 
     const result = await migrate(sql, { dir })
 
-    expect(result).toEqual({ applied: [] })
+    expect(result).toEqual({ applied: [], pendingContract: [] })
     expect(await recorded(sql)).toEqual(before)
     expect(await sql`select count(*)::int as items from items`).toEqual([{ items: 2 }])
   })
@@ -127,7 +127,7 @@ describe('migrate', () => {
 
     const result = await migrate(sql, { dir })
 
-    expect(result).toEqual({ applied: [10001] })
+    expect(result).toEqual({ applied: [10001], pendingContract: [] })
     expect((await recorded(sql)).map((row) => row.version)).toEqual([1, 9999, 10000, 10001])
   })
 
@@ -257,7 +257,7 @@ describe('migrate', () => {
 
     const result = await migrate(sql, { dir })
 
-    expect(result).toEqual({ applied: [2] })
+    expect(result).toEqual({ applied: [2], pendingContract: [] })
   })
 
   it('when the folder does not exist, then it rejects with a MigrationError naming the folder', async () => {
@@ -297,5 +297,101 @@ describe('migrate: separate tracks', () => {
     } finally {
       await sql.end({ timeout: 5 })
     }
+  })
+})
+
+describe('migrate: expand and contract', () => {
+  it('when a contract migration is pending, then a plain run skips it, applies the expand ones after it, and a contract run applies it', async () => {
+    const sql = (await emptySchema()).connect()
+    const dir = await migrationsFolder({
+      '0001_create_items.sql': 'create table items (id integer primary key, legacy text);\n',
+      '0002_drop_legacy.sql':
+        '-- meridian: contract\n-- the release before this one still read items.legacy\nalter table items drop column legacy;\n',
+      '0003_create_tags.sql': '-- meridian: expand\ncreate table tags (id integer primary key);\n',
+    })
+    const logger = recordingLogger()
+
+    const plain = await migrate(sql, { dir, logger })
+
+    expect(plain).toEqual({ applied: [1, 3], pendingContract: [2] })
+    expect(await tableExists(sql, 'tags')).toBe(true)
+    const [legacy] = await sql<{ found: boolean }[]>`
+      select exists (select 1 from information_schema.columns
+        where table_schema = current_schema() and table_name = 'items' and column_name = 'legacy') as found`
+    expect(legacy?.found).toBe(true)
+    expect(logger.lines.some((line) => line.msg?.startsWith('contract migrations pending'))).toBe(true)
+
+    const contract = await migrate(sql, { dir, contract: true })
+
+    expect(contract).toEqual({ applied: [2], pendingContract: [] })
+    const [gone] = await sql<{ found: boolean }[]>`
+      select exists (select 1 from information_schema.columns
+        where table_schema = current_schema() and table_name = 'items' and column_name = 'legacy') as found`
+    expect(gone?.found).toBe(false)
+    expect((await recorded(sql)).map((row) => row.version)).toEqual([1, 2, 3])
+  })
+
+  it('when the option is not given, then MERIDIAN_MIGRATE_CONTRACT=true asks for contract migrations', async () => {
+    const sql = (await emptySchema()).connect()
+    const dir = await migrationsFolder({
+      '0001_create_items.sql': 'create table items (id integer primary key);\n',
+      '0002_drop_items.sql': '-- meridian: contract\ndrop table items;\n',
+    })
+    const before = process.env.MERIDIAN_MIGRATE_CONTRACT
+    process.env.MERIDIAN_MIGRATE_CONTRACT = 'true'
+    try {
+      expect(await migrate(sql, { dir })).toEqual({ applied: [1, 2], pendingContract: [] })
+    } finally {
+      if (before === undefined) delete process.env.MERIDIAN_MIGRATE_CONTRACT
+      else process.env.MERIDIAN_MIGRATE_CONTRACT = before
+    }
+  })
+
+  it('when a mark is misspelt, then the folder is refused before anything runs', async () => {
+    const sql = (await emptySchema()).connect()
+    const dir = await migrationsFolder({
+      '0001_create_items.sql': '-- meridian: contrakt\ncreate table items (id integer primary key);\n',
+    })
+
+    await expect(migrate(sql, { dir })).rejects.toThrow("unknown mark 'contrakt'")
+    expect(await tableExists(sql, 'items')).toBe(false)
+  })
+
+  it('when a migration says no-transaction, then create index concurrently runs and is recorded', async () => {
+    const sql = (await emptySchema()).connect()
+    const dir = await migrationsFolder({
+      '0001_create_items.sql': 'create table items (id integer primary key, name text);\n',
+      '0002_items_name.sql':
+        '-- meridian: no-transaction\n-- built without blocking writes\ncreate index concurrently if not exists items_name on items (name);\n',
+    })
+
+    expect(await migrate(sql, { dir })).toEqual({ applied: [1, 2], pendingContract: [] })
+
+    expect(await tableExists(sql, 'items_name')).toBe(true)
+  })
+
+  it('when a migration waits for a lock longer than lockTimeout, then it fails and leaves no trace', async () => {
+    const { connect } = await emptySchema()
+    const sql = connect()
+    const holder = connect()
+    const dir = await migrationsFolder({
+      '0001_create_items.sql': 'create table items (id integer primary key);\n',
+    })
+    await migrate(sql, { dir })
+    await writeFile(join(dir, '0002_items_name.sql'), 'alter table items add column name text;\n')
+    const reserved = await holder.reserve()
+    try {
+      await reserved`begin`
+      await reserved`lock table items in access share mode`
+
+      await expect(migrate(sql, { dir, lockTimeout: '200ms' })).rejects.toThrow(
+        /0002_items_name\.sql failed: .*lock timeout/,
+      )
+
+      await reserved`rollback`
+    } finally {
+      reserved.release()
+    }
+    expect((await recorded(sql)).map((row) => row.version)).toEqual([1])
   })
 })

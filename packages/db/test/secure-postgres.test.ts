@@ -182,7 +182,7 @@ describe('a service on the secure PostgreSQL server, through createDatabase', ()
     )
     expect(owners).toEqual({ value: [{ owner: 'payment' }] })
     const again = await attempt(urlOf('payment'), (sql) => migrate(sql, { dir: paymentMigrations }))
-    expect(again).toEqual({ value: { applied: [] } })
+    expect(again).toEqual({ value: { applied: [], pendingContract: [] } })
   })
 
   it('when the roles are provisioned again, then nothing changes: no role gained a right, and each still reaches only its own database', async () => {

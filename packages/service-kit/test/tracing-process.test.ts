@@ -4,6 +4,7 @@
 // that trace's ids. The pattern the end-to-end test follows.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -23,6 +24,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 const fixture = fileURLToPath(new URL('./fixtures/traced-process.ts', import.meta.url))
 const stateFixture = fileURLToPath(new URL('./fixtures/tracing-state.ts', import.meta.url))
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
+// SERVICE_VERSION's default is the platform's version, which ./scripts/release writes in config.ts and package.json
+const platformVersion = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version
 
 /** What the preload did to a process started with `env` (tracing-state.ts's line). */
 function preloadState(env: Record<string, string>): Record<string, unknown> {
@@ -228,7 +233,7 @@ describe('tracing in a service process', () => {
     const process = found.processes[(request as StoredSpan).processID]
     const resource = Object.fromEntries((process?.tags ?? []).map((tag) => [tag.key, tag.value]))
     expect(process?.serviceName).toBe(serviceName)
-    expect(resource['service.version']).toBe('0.1.0')
+    expect(resource['service.version']).toBe(platformVersion)
     expect(String(resource['service.instance.id'])).toMatch(/-\d+$/)
     expect(resource['deployment.environment.name']).toBe('test')
 
