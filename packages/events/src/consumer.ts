@@ -194,6 +194,16 @@ class ConsumerRunner {
         payload.restart ? 'event consumer crashed; restarting' : 'event consumer crashed and stopped',
       )
     })
+    // Instances of one service read the same types, except while a deployment that adds or drops a type rolls out:
+    // the group's leader then divides the topics it reads itself among all the members (kafkajs#1679), and a member
+    // given a topic it does not read drops it: those partitions wait until the group rebalances without the other
+    // version's instances.
+    consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, ({ payload }) => {
+      options.logger.warn(
+        { group: options.group, topics: payload.topicsNotSubscribed },
+        'assigned topics this instance does not read: instances reading other types share the group; those partitions wait for the next rebalance',
+      )
+    })
     await consumer.connect()
     for (const { topic, options: typeOptions } of this.handlings)
       await consumer.subscribe({ topics: [topic], fromBeginning: typeOptions.fromBeginning ?? true })
