@@ -46,11 +46,11 @@ export interface BatchWork {
 /** Runs a batch's handling as its work (the kit's withWork): whatever it starts, awaited or not, is that batch's. */
 export type BatchWorkRunner = <Result>(work: BatchWork, run: () => Result) => Result
 
-export interface ConsumeOptions<Type extends EventType> {
-  /** a client from createKafka() */
-  kafka: Kafka
-  /** the service's database, holding the inbox table (migrateEventTables) */
-  sql: Sql
+/**
+ * What one consumed event type needs of its own within a consumer: its type, topic, handler and failure handling.
+ * A service's consumer reads several such types in one Kafka group (consumeTypes).
+ */
+export interface TypeConsumption<Type extends EventType> {
   /**
    * The catalogue event type consumed: it decides the data type the handler receives and, by default, the topic
    * (topic = event type). A name outside the catalogue does not compile. With validation on (the default), an event
@@ -63,14 +63,7 @@ export interface ConsumeOptions<Type extends EventType> {
    * exist. Default: `type`.
    */
   topic?: string
-  /**
-   * The consumer group: the inbox key, the `consumer-group` header of its retries, and the stem of its Kafka group
-   * (see kafkaGroupIdOf)
-   */
-  group: string
   handler: EventHandler<NoInfer<Type>>
-  logger: ConsumerLogger
-  metrics?: EventMetrics
   /** the alert hook, called for every dead-lettered event */
   onDeadLetter?: DeadLetterHook
   /** delay before each retry; its length is the number of retries. Default 1000, 5000, 15000 ms (the spec's) */
@@ -80,8 +73,6 @@ export interface ConsumeOptions<Type extends EventType> {
    * only a string id and type are required: the handler's event type is then the producer's promise, not checked.
    */
   validate?: boolean
-  /** publishes retries and dead letters; default: one of its own, closed by stop() */
-  producer?: EventProducer
   /**
    * Where a group without a committed offset starts on the event topic; default true (the beginning), so that
    * nothing published before the group's first commit is missed: the inbox makes the replay harmless. Retry topics
@@ -89,17 +80,45 @@ export interface ConsumeOptions<Type extends EventType> {
    */
   fromBeginning?: boolean
   /**
-   * Partitions handled at the same time (each partition stays sequential, so events of one key keep their order);
-   * default 3, the partitions of every catalogue topic (infra/topics.json). Each takes a database connection while
-   * it applies a batch: keep the service's consumers' sum below its pool.
-   */
-  concurrency?: number
-  /**
    * Most events of one partition applied in one transaction (with one inbox insert for all of them); default 100.
    * When a handler throws, that transaction is rolled back and its events are applied again one per transaction,
    * so only the failing event is retried. 1 gives one transaction per event.
    */
   maxEventsPerTransaction?: number
+  /**
+   * Runs after an event's transaction committed and before its offset is committed, e.g. to push a notification
+   * that must follow the commit. If it throws, the partition is held and the events of that transaction come again;
+   * the inbox skips them (afterCommit is not called twice for an event).
+   */
+  afterCommit?: (event: CatalogueEvent<NoInfer<Type>>, context: ConsumeContext) => void | Promise<void>
+}
+
+/** A consumed type of any one catalogue type: a list of them holds several types, each keeping its handler's type. */
+export type AnyTypeConsumption<Types extends EventType = EventType> = {
+  [Type in Types]: TypeConsumption<Type>
+}[Types]
+
+/** What the Kafka consumer of a group needs, whatever types it reads. */
+export interface GroupConsumeOptions {
+  /** a client from createKafka() */
+  kafka: Kafka
+  /** the service's database, holding the inbox table (migrateEventTables) */
+  sql: Sql
+  /**
+   * The consumer group: the inbox key, the `consumer-group` header of its retries, and its Kafka group (one per
+   * service, whatever types it reads)
+   */
+  group: string
+  logger: ConsumerLogger
+  metrics?: EventMetrics
+  /** publishes retries and dead letters; default: one of its own, closed by stop() */
+  producer?: EventProducer
+  /**
+   * Partitions handled at the same time, over all the topics read (each partition stays sequential, so events of one
+   * key keep their order); default 3 per consumed type, the partitions of every catalogue topic
+   * (infra/topics.json). Each takes a database connection while it applies a batch: keep it below the service's pool.
+   */
+  concurrency?: number
   /** processed ids are kept this long; default 24 hours */
   inboxRetentionMs?: number
   /** how often this group's expired inbox rows are removed; default 15 minutes */
@@ -108,12 +127,15 @@ export interface ConsumeOptions<Type extends EventType> {
   sessionTimeoutMs?: number
   /** longest a fetch waits on the broker, and so how late a resumed (delayed) partition may start; default 500 ms */
   maxWaitTimeMs?: number
-  /**
-   * Runs after an event's transaction committed and before its offset is committed, e.g. to push a notification
-   * that must follow the commit. If it throws, the partition is held and the events of that transaction come again;
-   * the inbox skips them (afterCommit is not called twice for an event).
-   */
-  afterCommit?: (event: CatalogueEvent<NoInfer<Type>>, context: ConsumeContext) => void | Promise<void>
   /** runs each batch as its work, so an error that escapes every handler names the batch (the kit's withWork) */
   withWork?: BatchWorkRunner
+}
+
+/** A consumer of one type: the group's options and the type's (consume). */
+export interface ConsumeOptions<Type extends EventType> extends GroupConsumeOptions, TypeConsumption<Type> {}
+
+/** A consumer of several types in one Kafka group (consumeTypes): a service's consumer. */
+export interface ConsumeTypesOptions extends GroupConsumeOptions {
+  /** the types read, each on its own topic (two types on one topic are refused) */
+  types: readonly AnyTypeConsumption[]
 }

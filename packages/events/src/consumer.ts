@@ -1,10 +1,18 @@
-// The consumer runner: each event is handled in one transaction with its inbox record; failures go to retry topics.
-// The runner owns the Kafka consumer, its partitions and offsets; what a batch does is consumer-batch.ts, where a
+// The consumer runner: one Kafka consumer per group (a service's instance) for every type it reads; each event is
+// handled in one transaction with its inbox record; failures go to retry topics. The runner owns the Kafka consumer,
+// its partitions and offsets, and sends each message to its topic's type; what a batch does is consumer-batch.ts, where a
 // failed event goes is consumer-retries.ts.
 import type { EventType } from '@meridian/contracts'
 import { context } from '@opentelemetry/api'
 import type { Consumer, EachBatchPayload } from 'kafkajs'
-import type { ConsumeContext, ConsumeOptions, EventHandler } from './consume-options.ts'
+import type {
+  AnyTypeConsumption,
+  ConsumeContext,
+  ConsumeOptions,
+  ConsumeTypesOptions,
+  EventHandler,
+  GroupConsumeOptions,
+} from './consume-options.ts'
 import {
   applyEvents,
   applyMessage,
@@ -17,32 +25,29 @@ import {
   runsOf,
 } from './consumer-batch.ts'
 import { type FailureRouting, routeFailedEvent } from './consumer-retries.ts'
+import { adoptPerTopicOffsets } from './group-upgrade.ts'
 import { cleanInbox, defaultInboxRetentionMs } from './inbox.ts'
 import { createEventProducer, type EventProducer } from './kafka.ts'
 import { defaultRetryDelaysMs, retryTopicOf } from './retry.ts'
 
-export type { ConsumeContext, ConsumeOptions, EventHandler }
+export type { ConsumeContext, ConsumeOptions, ConsumeTypesOptions, EventHandler }
 
-/**
- * The Kafka group of a consumer of `topic` in `group`: one per consumed topic (`<group>.<topic>`). A service's
- * consumers of different topics cannot share one Kafka group: kafkajs' group leader assigns only the topics it
- * subscribed to itself, so the other members' topics would go unread (kafkajs#1679). Instances of one service still
- * share each topic's group and divide its partitions. The inbox keeps `group` (an event applied once per service).
- */
-export const kafkaGroupIdOf = (group: string, topic: string): string => `${group}.${topic}`
-
-/** Partitions a consumer handles at the same time unless told: the catalogue topics' partitions. */
+/** Partitions a consumer handles at the same time per type it reads, unless told: the catalogue topics' partitions. */
 export const defaultConsumerConcurrency = 3
 
 /** A running consumer. */
 export interface EventConsumer {
-  readonly topic: string
   readonly group: string
-  /** its Kafka consumer group: kafkaGroupIdOf(group, topic) */
+  /**
+   * its Kafka consumer group: the group itself, one for every type it reads. (Before, each topic had a group of its
+   * own, `<group>.<topic>`, whose offsets a new group adopts: group-upgrade.ts.)
+   */
   readonly kafkaGroupId: string
-  /** what it reads: the event topic and its retry topics */
+  /** the event topics it reads, one per type, in the order given */
+  readonly eventTopics: readonly string[]
+  /** what it reads: each event topic and its retry topics */
   readonly topics: readonly string[]
-  /** finishes the message in hand, leaves the group, and closes the producer it opened itself */
+  /** finishes the messages in hand, leaves the group, and closes the producer it opened itself */
   stop(): Promise<void>
 }
 
@@ -52,42 +57,59 @@ const commitIntervalMs = 1000
 const holdBackoffMs = (failures: number) => Math.min(30_000, 500 * 2 ** (failures - 1))
 
 /**
- * Consumes the events of `type` (from the topic `type`, or `topic`) as `group`, exactly once in effect: each event
- * runs `handler` in a transaction together with an inbox insert keyed by (group, event id), so a redelivered event is
- * skipped; offsets are committed only after that transaction committed, or after a failed event was handed to its
- * retry or dead-letter topic. Events of one key keep their order (a partition is handled sequentially). Consecutive
- * events of a partition share a transaction (up to `maxEventsPerTransaction`): one commit instead of one per event is
- * what lets a consumer keep up with thousands of events a second; a failing handler makes its batch fall back to one
- * transaction per event.
+ * Consumes the events of `type` (from the topic `type`, or `topic`) as `group`: consumeTypes with one type (tests,
+ * benchmarks; a service's consumers run as one consumer of all their types).
+ */
+export function consume<Type extends EventType>(options: ConsumeOptions<Type>): Promise<EventConsumer> {
+  // the single type's options are the group's too; a TypeConsumption<Type> is one of AnyTypeConsumption's members
+  const only = options as unknown as AnyTypeConsumption
+  return consumeTypes({ ...options, types: [only] })
+}
+
+/**
+ * Consumes the events of each of `types` (each from its own topic: `type`, or `topic`) as `group`, in ONE Kafka group
+ * named `group`: every instance of a service reads the same topics, so its instances divide the partitions of all of
+ * them, with one fetch loop, one heartbeat and one rebalance per instance whatever the number of types. Each message
+ * goes to its topic's type (a retry topic's to the type of its event topic).
+ *
+ * Exactly once in effect: each event runs its type's `handler` in a transaction together with an inbox insert keyed by
+ * (group, event id), so a redelivered event is skipped; offsets are committed only after that transaction committed,
+ * or after a failed event was handed to its retry or dead-letter topic. Events of one key keep their order (a
+ * partition is handled sequentially). Consecutive events of a partition share a transaction (up to
+ * `maxEventsPerTransaction`): one commit instead of one per event is what lets a consumer keep up with thousands of
+ * events a second; a failing handler makes its batch fall back to one transaction per event.
  *
  * A handler that throws sends the event to `{topic}.retry.1`, due after the first delay; the same consumer reads the
  * retry topics (acting only on its own group's retries), waits for each retry to be due by pausing that partition
  * alone, and runs it again: after the last retry it goes to `{topic}.dlt`. An event that can never succeed (not
- * JSON, not an envelope, an unknown type, another type than `type`, or bad data) goes straight to `{topic}.dlt`.
+ * JSON, not an envelope, an unknown type, another type than its topic's, or bad data) goes straight to `{topic}.dlt`.
  * Every dead letter raises an alert: an error log, the deadLettered metric and `onDeadLetter`.
  *
- * Resolves once the consumer has joined its group.
+ * A group with no committed offset yet starts where the service's old per-topic groups (`<group>.<topic>`) had
+ * committed (adoptPerTopicOffsets). Resolves once the consumer has joined its group.
  */
-export async function consume<Type extends EventType>(options: ConsumeOptions<Type>): Promise<EventConsumer> {
+export async function consumeTypes(options: ConsumeTypesOptions): Promise<EventConsumer> {
   const ownProducer = options.producer === undefined
   const producer = options.producer ?? (await createEventProducer(options.kafka))
-  const runner = new ConsumerRunner(options, producer)
+  let runner: ConsumerRunner | undefined
   try {
+    runner = new ConsumerRunner(options, producer)
     await runner.start()
   } catch (error) {
-    await runner.stop().catch(() => {})
+    await runner?.stop().catch(() => {})
     if (ownProducer) await producer.disconnect().catch(() => {})
     throw error
   }
+  const started = runner
   let stopped: Promise<void> | undefined
   return {
-    topic: runner.topic,
     group: options.group,
-    kafkaGroupId: runner.kafkaGroupId,
-    topics: runner.topics,
+    kafkaGroupId: started.kafkaGroupId,
+    eventTopics: started.eventTopics,
+    topics: started.topics,
     stop() {
       stopped ??= (async () => {
-        await runner.stop()
+        await started.stop()
         if (ownProducer) await producer.disconnect()
       })()
       return stopped
@@ -95,14 +117,38 @@ export async function consume<Type extends EventType>(options: ConsumeOptions<Ty
   }
 }
 
+/**
+ * One type's batch handling with the group's options. Stored as the handling of any type: the runner hands it only
+ * messages of its own topics, and it checks each event's type (parseConsumed) before its handler sees it.
+ */
+function handlingOf(
+  group: ConsumeTypesOptions,
+  consumed: AnyTypeConsumption,
+  producer: EventProducer,
+): BatchHandling<EventType> {
+  const options = { ...group, ...consumed } as unknown as ConsumeOptions<EventType>
+  const topic = consumed.topic ?? consumed.type
+  const routing: FailureRouting = {
+    topic,
+    retryDelaysMs: consumed.retryDelaysMs ?? defaultRetryDelaysMs,
+    producer,
+    group: group.group,
+    logger: group.logger,
+    metrics: group.metrics,
+    onDeadLetter: consumed.onDeadLetter,
+  }
+  return { options, topic, routing }
+}
+
 /** Runs one consumer: joins its group, works through each fetched batch in order, holds and resumes partitions. */
-class ConsumerRunner<Type extends EventType> {
-  /** the event topic: `topic`, or the event type */
-  readonly topic: string
+class ConsumerRunner {
   readonly kafkaGroupId: string
+  readonly eventTopics: readonly string[]
   readonly topics: readonly string[]
   private readonly consumer: Consumer
-  private readonly handling: BatchHandling<Type>
+  /** each topic read (event topic or retry topic) to its type's handling */
+  private readonly handlingByTopic = new Map<string, BatchHandling<EventType>>()
+  private readonly handlings: BatchHandling<EventType>[]
   private readonly holds: PartitionHolds
   /** consecutive infrastructure failures per topic-partition, for the hold backoff */
   private readonly failures = new Map<string, number>()
@@ -110,39 +156,58 @@ class ConsumerRunner<Type extends EventType> {
   private stopping: Promise<void> | undefined
 
   constructor(
-    private readonly options: ConsumeOptions<Type>,
+    private readonly options: ConsumeTypesOptions,
     producer: EventProducer,
   ) {
-    const retryDelaysMs = options.retryDelaysMs ?? defaultRetryDelaysMs
-    const topic = options.topic ?? options.type
-    this.topic = topic
-    this.topics = [topic, ...retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]
-    this.kafkaGroupId = kafkaGroupIdOf(options.group, topic)
+    if (options.types.length === 0)
+      throw new Error(`consumer group '${options.group}' is given no type to read`)
+    this.handlings = options.types.map((each) => handlingOf(options, each, producer))
+    for (const handling of this.handlings) {
+      const { topic, routing } = handling
+      for (const read of [topic, ...routing.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]) {
+        if (this.handlingByTopic.has(read))
+          throw new Error(`consumer group '${options.group}' is given two types on topic '${read}'`)
+        this.handlingByTopic.set(read, handling)
+      }
+    }
+    this.eventTopics = this.handlings.map(({ topic }) => topic)
+    this.topics = [...this.handlingByTopic.keys()]
+    this.kafkaGroupId = options.group
     this.consumer = createGroupConsumer(options, this.kafkaGroupId)
     this.holds = new PartitionHolds(this.consumer)
-    const routing: FailureRouting = {
-      topic,
-      retryDelaysMs,
-      producer,
-      group: options.group,
-      logger: options.logger,
-      metrics: options.metrics,
-      onDeadLetter: options.onDeadLetter,
-    }
-    this.handling = { options, topic, routing }
   }
 
   async start(): Promise<void> {
     const { consumer, options } = this
+    await adoptPerTopicOffsets({
+      kafka: options.kafka,
+      group: this.kafkaGroupId,
+      consumed: this.handlings.map(({ topic, routing }) => ({
+        eventTopic: topic,
+        topics: [topic, ...routing.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))],
+      })),
+      logger: options.logger,
+    })
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       options.logger.error(
-        { err: payload.error, group: options.group, topic: this.topic, restart: payload.restart },
+        { err: payload.error, group: options.group, topics: this.eventTopics, restart: payload.restart },
         payload.restart ? 'event consumer crashed; restarting' : 'event consumer crashed and stopped',
       )
     })
+    // Instances of one service read the same types, except while a deployment that adds or drops a type rolls out:
+    // the group's leader then divides the topics it reads itself among all the members (kafkajs#1679), and a member
+    // given a topic it does not read drops it: those partitions wait until the group rebalances without the other
+    // version's instances.
+    consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, ({ payload }) => {
+      options.logger.warn(
+        { group: options.group, topics: payload.topicsNotSubscribed },
+        'assigned topics this instance does not read: instances reading other types share the group; those partitions wait for the next rebalance',
+      )
+    })
     await consumer.connect()
-    await consumer.subscribe({ topics: [this.topic], fromBeginning: options.fromBeginning ?? true })
-    const retryTopics = this.topics.slice(1)
+    for (const { topic, options: typeOptions } of this.handlings)
+      await consumer.subscribe({ topics: [topic], fromBeginning: typeOptions.fromBeginning ?? true })
+    const retryTopics = this.topics.filter((topic) => !this.eventTopics.includes(topic))
     if (retryTopics.length > 0) await consumer.subscribe({ topics: retryTopics, fromBeginning: true })
 
     const joined = groupJoined(consumer)
@@ -150,7 +215,8 @@ class ConsumerRunner<Type extends EventType> {
       autoCommit: false,
       // a held message and those after it must be fetched again, not skipped
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: options.concurrency ?? defaultConsumerConcurrency,
+      partitionsConsumedConcurrently:
+        options.concurrency ?? defaultConsumerConcurrency * this.handlings.length,
       eachBatch: (payload) => this.onBatch(payload),
     })
     await joined
@@ -181,15 +247,19 @@ class ConsumerRunner<Type extends EventType> {
   private async handleBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload
     const { topic, partition } = batch
+    const handling = this.handlingByTopic.get(topic)
+    // never: the consumer subscribed to exactly the topics of its handlings
+    if (handling === undefined)
+      throw new Error(`consumer group '${this.options.group}' fetched topic '${topic}'`)
     // the payload's commit, unlike consumer.commitOffsets, still works while stop() waits for this batch
     const commit = (offset: string) => commitOffset(payload, this.options, topic, partition, offset)
     let toCommit: string | undefined
     let committedAt = Date.now()
-    const runs = runsOf(this.handling, topic, batch.messages)
+    const runs = runsOf(handling, topic, batch.messages)
     for (let i = 0; i < runs.length; i++) {
       if (!isRunning() || isStale() || this.stopping) break
-      const run = runs[i] as Run<Type>
-      const outcome = await this.applyRun(topic, partition, run)
+      const run = runs[i] as Run<EventType>
+      const outcome = await this.applyRun(handling, topic, partition, run)
       if (outcome === 'held') break
       const reruns = runsAfterRollback(run, outcome)
       if (reruns) {
@@ -213,25 +283,30 @@ class ConsumerRunner<Type extends EventType> {
    * Applies one run; 'held' when its partition now waits: for a retry to be due, or because the database or Kafka
    * could not take the outcome.
    */
-  private async applyRun(topic: string, partition: number, run: Run<Type>): Promise<EventsOutcome | 'held'> {
+  private async applyRun(
+    handling: BatchHandling<EventType>,
+    topic: string,
+    partition: number,
+    run: Run<EventType>,
+  ): Promise<EventsOutcome | 'held'> {
     const key = `${topic}|${partition}`
     let outcome: EventsOutcome | 'held'
     try {
-      if (run.kind === 'events') outcome = await applyEvents(this.handling, topic, partition, run.items)
+      if (run.kind === 'events') outcome = await applyEvents(handling, topic, partition, run.items)
       else if (run.kind === 'failed') {
         const { message, event } = run.item
         const { delivery } = run
         try {
           // told in the failed delivery's span: its retry event, and the retry message continues from it
           await context.with(delivery.context, () =>
-            routeFailedEvent(this.handling.routing, { message, event, level: 0, error: run.error }),
+            routeFailedEvent(handling.routing, { message, event, level: 0, error: run.error }),
           )
         } finally {
           delivery.span.end()
         }
         outcome = 'done'
       } else {
-        const applied = await applyMessage(this.handling, topic, partition, run.message)
+        const applied = await applyMessage(handling, topic, partition, run.message)
         if (applied === 'done') outcome = 'done'
         else {
           this.holds.hold(topic, partition, run.message.offset, applied.waitMs)
@@ -246,7 +321,15 @@ class ConsumerRunner<Type extends EventType> {
       const delayMs = holdBackoffMs(failures)
       const offset = firstMessageOf(run).offset
       this.options.logger.warn(
-        { err: error, topic, partition, offset, group: this.options.group, retryInMs: delayMs },
+        {
+          err: error,
+          topic,
+          eventType: handling.options.type,
+          partition,
+          offset,
+          group: this.options.group,
+          retryInMs: delayMs,
+        },
         'could not process message; its partition is held and it will be read again',
       )
       this.holds.hold(topic, partition, offset, delayMs)
@@ -286,10 +369,7 @@ class PartitionHolds {
 }
 
 /** The Kafka consumer of one group; its heartbeat a third of the session timeout, at most 3 s. */
-function createGroupConsumer<Type extends EventType>(
-  options: ConsumeOptions<Type>,
-  groupId: string,
-): Consumer {
+function createGroupConsumer(options: GroupConsumeOptions, groupId: string): Consumer {
   const sessionTimeout = options.sessionTimeoutMs ?? 30_000
   return options.kafka.consumer({
     groupId,
@@ -306,7 +386,8 @@ function createGroupConsumer<Type extends EventType>(
  * rebalances every member of the group: about 20 s, from 250 ms doubling up to 5 s. A broker that dies is fenced by
  * the controller after its session timeout (9 s by default) and its partitions get new leaders; with the client's
  * budget (5 retries from 100 ms, about 3 s) every consumer of the dead leader's partitions crashed first, and the
- * rebalances of the ~25 groups stalled the saga for ~30 s on a three-broker cluster (docs/scaling-out.md). Producers
+ * rebalances of the ~25 groups (a group per consumed topic then) stalled the saga for ~30 s on a three-broker cluster
+ * (docs/scaling-out.md). Producers
  * keep the short budget: the relay leaves its rows in the outbox and tries again on its next pass.
  */
 export const consumerRetry = Object.freeze({ initialRetryTime: 250, maxRetryTime: 5000, retries: 8 })
@@ -328,9 +409,9 @@ function groupJoined(consumer: Consumer): Promise<void> {
   })
 }
 
-async function commitOffset<Type extends EventType>(
+async function commitOffset(
   payload: EachBatchPayload,
-  options: ConsumeOptions<Type>,
+  options: GroupConsumeOptions,
   topic: string,
   partition: number,
   offset: string,
@@ -354,7 +435,7 @@ class InboxCleanup {
 
   constructor(
     private readonly options: Pick<
-      ConsumeOptions<EventType>,
+      GroupConsumeOptions,
       'sql' | 'group' | 'logger' | 'inboxRetentionMs' | 'inboxCleanupIntervalMs'
     >,
   ) {

@@ -1,14 +1,20 @@
-// A service's event backbone as one Fastify plugin: the producer, the outbox relay and the service's consumers are
-// opened when it is registered and closed with the app, consumers first (their handlers may still write outbox rows),
-// then the relay (it publishes what is left), then the producer. Whoever handed over `sql` closes it afterwards:
+// A service's event backbone as one Fastify plugin: the producer, the outbox relay and the service's consumer (one
+// Kafka consumer, in one group, for all the types it reads) are opened when it is registered and closed with the app,
+// consumers first (their handlers may still write outbox rows), then the relay (it publishes what is left), then the
+// producer. Whoever handed over `sql` closes it afterwards:
 // Fastify runs an instance's onClose hooks last-added first, so a hook added before this plugin runs after it.
 import type { EventType } from '@meridian/contracts'
 import type { Sql } from '@meridian/db'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kafka } from 'kafkajs'
-import type { BatchWorkRunner } from './consume-options.ts'
-import { type ConsumeOptions, consume, type EventConsumer } from './consumer.ts'
+import type { AnyTypeConsumption, BatchWorkRunner, GroupConsumeOptions } from './consume-options.ts'
+import {
+  type ConsumeOptions,
+  consumeTypes,
+  defaultConsumerConcurrency,
+  type EventConsumer,
+} from './consumer.ts'
 import type { EventMetrics } from './event-metrics.ts'
 import { createEventProducer } from './kafka.ts'
 import { createOutboxRelay, type OutboxRelayOptions } from './outbox-relay.ts'
@@ -86,25 +92,81 @@ async function eventsPluginImpl(app: FastifyInstance, options: EventsPluginOptio
   const withWork = app.hasDecorator('withWork')
     ? (app as unknown as { withWork: BatchWorkRunner }).withWork
     : undefined
-  // generic in the consumer's type, so that each element's handler is checked against its own type
-  const start = <Type extends EventType>(each: AnyServiceConsumer<Type>) =>
-    consume<Type>({
-      ...each,
-      topic: `${namespace}${each.topic ?? each.type}`,
-      group: `${namespace}${each.group}`,
+  // One Kafka consumer per group (a service declares one group for all its types: consumersOf), namespaced as its
+  // topics are. Started together: after a crash a group waits for the dead member's session to lapse, once for all.
+  const starting = groupsOf(options.consumers ?? [], namespace).map(({ group, types, tuning }) =>
+    consumeTypes({
+      ...tuning,
+      group,
+      types,
       kafka,
       sql,
       producer,
       logger: app.log,
       ...(metrics ? { metrics } : {}),
       ...(withWork ? { withWork } : {}),
-    })
-  // joined together: after a crash each group waits for the dead member's session to lapse, once for all of them
-  const starting = (options.consumers ?? []).map((each) => start(each))
+    }),
+  )
   const started = await Promise.allSettled(starting)
   for (const outcome of started) if (outcome.status === 'fulfilled') consumers.push(outcome.value)
   const failed = started.find((outcome) => outcome.status === 'rejected')
   if (failed) throw failed.reason
+}
+
+/** The group-wide tuning a service's consumers may each give: their consumer's, once they share it. */
+type GroupTuning = Pick<
+  GroupConsumeOptions,
+  'concurrency' | 'sessionTimeoutMs' | 'maxWaitTimeMs' | 'inboxRetentionMs' | 'inboxCleanupIntervalMs'
+>
+
+/**
+ * The service's consumers by (namespaced) group, in the order declared, with their topics namespaced. The tuning of
+ * the group's one Kafka consumer is what each would have had alone, together: the sum of their concurrencies (3 each
+ * by default: the database connections they took before), the longest session and retention, the shortest fetch wait
+ * and cleanup interval.
+ */
+function groupsOf(
+  consumers: readonly AnyServiceConsumer[],
+  namespace: string,
+): { group: string; types: AnyTypeConsumption[]; tuning: GroupTuning }[] {
+  const groups = new Map<string, { group: string; types: AnyTypeConsumption[]; each: AnyServiceConsumer[] }>()
+  for (const each of consumers) {
+    const group = `${namespace}${each.group}`
+    const entry = groups.get(group) ?? { group, types: [], each: [] }
+    groups.set(group, entry)
+    // the consumer's own fields, group-wide ones included, are a TypeConsumption of its own type with extras
+    entry.types.push({ ...each, topic: `${namespace}${each.topic ?? each.type}` } as AnyTypeConsumption)
+    entry.each.push(each)
+  }
+  const defined = (values: (number | undefined)[]) => values.filter((value) => value !== undefined)
+  const pick = (values: (number | undefined)[], choose: (...values: number[]) => number) =>
+    defined(values).length > 0 ? choose(...defined(values)) : undefined
+  return [...groups.values()].map(({ group, types, each }) => {
+    const tuning: GroupTuning = {
+      concurrency: each.reduce((sum, one) => sum + (one.concurrency ?? defaultConsumerConcurrency), 0),
+    }
+    const sessionTimeoutMs = pick(
+      each.map((one) => one.sessionTimeoutMs),
+      Math.max,
+    )
+    const maxWaitTimeMs = pick(
+      each.map((one) => one.maxWaitTimeMs),
+      Math.min,
+    )
+    const inboxRetentionMs = pick(
+      each.map((one) => one.inboxRetentionMs),
+      Math.max,
+    )
+    const inboxCleanupIntervalMs = pick(
+      each.map((one) => one.inboxCleanupIntervalMs),
+      Math.min,
+    )
+    if (sessionTimeoutMs !== undefined) tuning.sessionTimeoutMs = sessionTimeoutMs
+    if (maxWaitTimeMs !== undefined) tuning.maxWaitTimeMs = maxWaitTimeMs
+    if (inboxRetentionMs !== undefined) tuning.inboxRetentionMs = inboxRetentionMs
+    if (inboxCleanupIntervalMs !== undefined) tuning.inboxCleanupIntervalMs = inboxCleanupIntervalMs
+    return { group, types, tuning }
+  })
 }
 
 export const eventsPlugin = fp(eventsPluginImpl, { name: '@meridian/events', fastify: '5.x' })

@@ -9,14 +9,21 @@ export {
   type KafkaTls,
   kafkaSecurityFromEnv,
 } from '@meridian/kafka-connection'
-export type { BatchWork, BatchWorkRunner } from './consume-options.ts'
+export type {
+  AnyTypeConsumption,
+  BatchWork,
+  BatchWorkRunner,
+  GroupConsumeOptions,
+  TypeConsumption,
+} from './consume-options.ts'
 export {
   type ConsumeContext,
   type ConsumeOptions,
+  type ConsumeTypesOptions,
   consume,
+  consumeTypes,
   type EventConsumer,
   type EventHandler,
-  kafkaGroupIdOf,
 } from './consumer.ts'
 export type { ConsumerLogger } from './consumer-logger.ts'
 export type { DeadLetterHook, DeadLetterInfo, DeadLetterReason } from './dead-letter.ts'
@@ -46,6 +53,7 @@ export {
   eventsPlugin,
   type ServiceConsumer,
 } from './events-plugin.ts'
+export { type AdoptedOffsets, adoptPerTopicOffsets, perTopicGroupIdOf } from './group-upgrade.ts'
 export { type CleanInboxOptions, cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
 export {
   createEventProducer,

@@ -7,7 +7,7 @@ import { scaledMs, testKafka, uniqueName, waitMs } from '@meridian/testkit'
 import { Registry } from 'prom-client'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { BatchWork } from '../src/consume-options.ts'
-import { consume, type EventConsumer, kafkaGroupIdOf } from '../src/consumer.ts'
+import { consume, type EventConsumer } from '../src/consumer.ts'
 import type { DeadLetterInfo } from '../src/dead-letter.ts'
 import { createEvent, type DomainEvent } from '../src/envelope.ts'
 import { createEventMetrics } from '../src/event-metrics.ts'
@@ -223,7 +223,7 @@ describe.concurrent('consume', () => {
     const admin = testKafka().admin()
     await admin.connect()
     const [committed] = await admin.fetchOffsets({
-      groupId: kafkaGroupIdOf(group, topics.topic),
+      groupId: group,
       topics: [topics.topic],
     })
     await admin.disconnect()
@@ -325,7 +325,7 @@ describe.concurrent('consume', () => {
     )
     await waitFor('the other group to commit past the retry message', async () => {
       const [committed] = await admin.fetchOffsets({
-        groupId: kafkaGroupIdOf(other, topics.topic),
+        groupId: other,
         topics: [topics.retry(1)],
       })
       return committed?.partitions.find((p) => p.partition === partition)?.offset === '1'

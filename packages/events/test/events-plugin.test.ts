@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { transaction } from '@meridian/db'
 import { scaledMs, uniqueName } from '@meridian/testkit'
 import Fastify from 'fastify'
+import { AssignerProtocol } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { kafkaGroupIdOf } from '../src/consumer.ts'
 import { consumer, eventsPlugin } from '../src/events-plugin.ts'
 import { appendToOutbox } from '../src/outbox.ts'
 import {
@@ -127,7 +127,7 @@ describe('eventsPlugin', () => {
       await admin.connect()
       try {
         const groups = (await admin.listGroups()).groups.map((each) => each.groupId)
-        expect(groups).toContain(kafkaGroupIdOf(`${namespace}${group}`, namespaced.topic))
+        expect(groups).toContain(`${namespace}${group}`)
         expect(groups.some((each) => each.startsWith(group))).toBe(false)
       } finally {
         await admin.disconnect()
@@ -138,7 +138,7 @@ describe('eventsPlugin', () => {
     }
   })
 
-  it('when a service consumes two topics in one group, then each consumer gets the events of its own topic (a Kafka group per topic)', async () => {
+  it('when a service consumes two topics in one group, then one Kafka consumer in that group reads both and each consumer gets the events of its own topic', async () => {
     await database.sql`delete from outbox`
     const [first, second] = await Promise.all([eventTopics('two-a'), eventTopics('two-b')])
     if (!first || !second) throw new Error('no topics')
@@ -171,6 +171,25 @@ describe('eventsPlugin', () => {
         const counts = await database.effectCounts()
         return events.every((event) => counts.get(event.id) === 1)
       })
+      // one member, in the service's group, subscribed to both topics and their retry topics
+      const admin = eventKafka('plugin-two-topics-admin').admin()
+      await admin.connect()
+      try {
+        const {
+          groups: [described],
+        } = await admin.describeGroups([group])
+        expect(described?.members).toHaveLength(1)
+        const member = described!.members[0]!
+        const subscribed = AssignerProtocol.MemberMetadata.decode(member.memberMetadata)?.topics ?? []
+        const retries = (topic: string) => [1, 2, 3].map((n) => `${topic}.retry.${n}`)
+        expect([...subscribed].sort()).toEqual(
+          [first.topic, ...retries(first.topic), second.topic, ...retries(second.topic)].sort(),
+        )
+        const groups = (await admin.listGroups()).groups.map((each) => each.groupId)
+        expect(groups.filter((each) => each.startsWith(group))).toEqual([group])
+      } finally {
+        await admin.disconnect()
+      }
     } finally {
       await app.close()
       await Promise.all([first.delete(), second.delete()])

@@ -2,9 +2,9 @@
 // service's buildApp registers itself: none unless asked for, and when asked for, its own consumers on the broker.
 import { randomUUID } from 'node:crypto'
 import Fastify from 'fastify'
+import { AssignerProtocol } from 'kafkajs'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { kafkaGroupIdOf } from '../src/consumer.ts'
 import { createEvent } from '../src/envelope.ts'
 import { createEventProducer, type EventProducer } from '../src/kafka.ts'
 import { type ConsumersOptions, consumersOf, registerServiceEvents } from '../src/service-events.ts'
@@ -164,16 +164,21 @@ describe('registerServiceEvents', () => {
         { type: 'order.completed', topic: topics.topic },
         { type: 'order.cancelled', topic: cancelledTopics.topic },
       ])
-      // a consumer resolves once it joined its group, so by ready() each one run has a member and no other has
+      // the consumer resolves once it joined its group, so by ready() the group has its member, subscribed to the
+      // running type's topics only
       const admin = eventKafka('service-events-admin').admin()
       await admin.connect()
       try {
-        const completedGroup = kafkaGroupIdOf(group, topics.topic)
-        const cancelledGroup = kafkaGroupIdOf(group, cancelledTopics.topic)
-        const { groups } = await admin.describeGroups([completedGroup, cancelledGroup])
-        const membersOf = (groupId: string) => groups.find((each) => each.groupId === groupId)?.members.length
-        expect(membersOf(completedGroup)).toBe(1)
-        expect(membersOf(cancelledGroup)).toBe(0)
+        const {
+          groups: [described],
+        } = await admin.describeGroups([group])
+        expect(described?.members).toHaveLength(1)
+        const subscribed = AssignerProtocol.MemberMetadata.decode(
+          described!.members[0]!.memberMetadata,
+        )?.topics
+        expect([...(subscribed ?? [])].sort()).toEqual(
+          [topics.topic, topics.retry(1), topics.retry(2), topics.retry(3)].sort(),
+        )
       } finally {
         await admin.disconnect()
       }

@@ -28,7 +28,7 @@ beforeAll(async () => {
     freshEventTopics('inventory.release_requested'),
     freshEventTopics('inventory.restock_requested'),
   ])
-  // one group for the four, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf);
+  // one group for the four, as the service runs them (one Kafka consumer in that group reads the four topics);
   // shipment.created is left out (the handler tests below call it); no relay (the outbox is what the tests read)
   inventory = await buildInventoryTestApp(
     {},

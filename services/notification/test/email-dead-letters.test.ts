@@ -5,13 +5,7 @@
 // listing. Then the port leads to the development Mailpit, the dead letter is replayed as the gateway's operator
 // route replays it, the consumer makes the mail pending again, and it is sent once — a second replay of it sends none.
 import { randomUUID } from 'node:crypto'
-import {
-  createKafka,
-  headerText,
-  kafkaGroupIdOf,
-  listDeadLetterTopics,
-  replayDeadLetters,
-} from '@meridian/events'
+import { createKafka, headerText, listDeadLetterTopics, replayDeadLetters } from '@meridian/events'
 import {
   captureLogs,
   eventually,
@@ -43,8 +37,8 @@ async function consumed(): Promise<number> {
   const admin = kafka().admin()
   await admin.connect()
   try {
-    const groupId = kafkaGroupIdOf(`${namespace}${group}`, requested)
-    const [offsets] = await admin.fetchOffsets({ groupId, topics: [requested] })
+    // the service's one Kafka group, the namespaced group itself, whatever topics it reads
+    const [offsets] = await admin.fetchOffsets({ groupId: `${namespace}${group}`, topics: [requested] })
     return (offsets?.partitions ?? []).reduce((sum, { offset }) => sum + Math.max(0, Number(offset)), 0)
   } finally {
     await admin.disconnect()

@@ -30,7 +30,7 @@ beforeAll(async () => {
     freshEventTopics('payment.requested'),
     freshEventTopics('payment.refund_requested'),
   ])
-  // one group for the three, as the service runs them (each topic gets a Kafka group of its own: kafkaGroupIdOf);
+  // one group for the three, as the service runs them (one Kafka consumer in that group reads the three topics);
   // no relay (the outbox is what the tests read)
   consumerOptions = {
     group: uniqueName('payment'),
