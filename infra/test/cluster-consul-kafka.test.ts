@@ -1,16 +1,19 @@
 // Consul servers, Kafka nodes and Redis across three hosts (network namespaces on this machine): one catalog seen from
 // every agent, a leader kept when a host loses power, acks=all writes and a consumer group that outlive the broker
-// leading most partitions, and the lost members rejoining. Needs root; brings everything up on prefix mrdck.
+// leading most partitions, Redis' primary replaced by its replica when it dies, and the lost members rejoining. Needs
+// root; brings everything up on prefix mrdck.
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ConsulCluster, consulView, startConsulCluster } from '../src/cluster/consul-cluster.ts'
 import type { HostEngine } from '../src/cluster/engine.ts'
 import { createHosts, existingNamespaces, type Hosts } from '../src/cluster/hosts.ts'
 import { clusterReplication, type KafkaCluster, startKafkaCluster } from '../src/cluster/kafka-cluster.ts'
-import { startClusterRedis } from '../src/cluster/redis.ts'
+import { type ClusterRedis, startClusterRedis } from '../src/cluster/redis.ts'
 import { provisionTopics } from '../src/index.ts'
+import { replicationOf } from '../src/native/redis-sentinel.ts'
 import { redisVersion, replicationForBrokers } from '../src/probes.ts'
 import { isAlive } from '../src/processes.ts'
 import { createNamespaceTopics } from '../src/system/kafka-namespace.ts'
@@ -24,17 +27,17 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   let hosts: Hosts
   let consul: ConsulCluster
   let kafka: KafkaCluster
-  let redis: HostEngine & { url: string }
+  let redis: ClusterRedis
   const namespace = `ck-${randomUUID().slice(0, 8)}.`
   let topics: string[] = []
 
   beforeAll(async () => {
     hosts = await createHosts({ prefix, subnet })
-    const [h1] = hosts.hosts as [(typeof hosts.hosts)[0]]
+    const [h1, h2] = hosts.hosts as [(typeof hosts.hosts)[0], (typeof hosts.hosts)[0]]
     ;[consul, kafka, redis] = await Promise.all([
       startConsulCluster(hosts.hosts, { prefix }),
       startKafkaCluster(hosts.hosts, { prefix }),
-      startClusterRedis(h1, { prefix }),
+      startClusterRedis({ primary: h1, replica: h2, sentinels: hosts.hosts }, { prefix }),
     ])
     await Promise.all([consul.waitForLeader(), kafka.waitHealthy()])
   }, scaledMs(150_000))
@@ -92,7 +95,11 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
         })
         expect(await written.json()).toBe(true)
 
-        await Promise.all([consul.agents[1]?.start(), kafka.nodes[1]?.start()])
+        await Promise.all([
+          consul.agents[1]?.start(),
+          kafka.nodes[1]?.start(),
+          ...redis.engines.filter((engine) => engine.host === host(2)).map((engine) => engine.start()),
+        ])
         await consul.waitForLeader()
         for (const n of [1, 2, 3])
           expect((await consulView(host(n))).alive.sort()).toEqual(['h1', 'h2', 'h3'])
@@ -205,11 +212,93 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   })
 
   describe('Redis', () => {
-    it("when redis runs on h1, then it answers on h1's address, from the machine and from another host", async () => {
+    /** What h3's sentinel answers, from h3, for the primary's address: its host and port, a line each. */
+    const primaryNamedOnH3 = () =>
+      host(3).run('redis-cli', [
+        '-h',
+        host(3).address,
+        '-p',
+        '26379',
+        'sentinel',
+        'get-master-addr-by-name',
+        redis.name,
+      ])
+
+    it("when the set runs, then the primary answers on h1's address, from the machine and from another host, and the sentinels name it", async () => {
       expect(redis.url).toBe(`redis://${host(1).address}:6379`)
       expect(await redisVersion(redis.url)).toMatch(/^Redis \d/)
       expect((await host(3).run('redis-cli', ['-h', host(1).address, 'ping'])).trim()).toBe('PONG')
+      const named = await primaryNamedOnH3()
+      expect(named.trim().split('\n')).toEqual([host(1).address, '6379'])
     })
+
+    it(
+      "when the primary's process on h1 dies, then the sentinels promote h2's replica, a client through them goes on with what was acknowledged, and h1's comes back as a replica",
+      async () => {
+        const client = new Redis({
+          sentinels: redis.sentinelAddresses,
+          name: redis.name,
+          maxRetriesPerRequest: 2,
+          connectTimeout: 2000,
+        })
+        // the lost primary is expected below; the errors are shown if a wait fails
+        const errors: string[] = []
+        client.on('error', (error: Error) => errors.push(error.message))
+        try {
+          // whatever an earlier test left stopped (h2's power cut) runs again, its replica linked
+          for (const engine of redis.engines) if (engine.pid() === undefined) await engine.start()
+          await eventually(
+            "h2's replica linked to h1's primary",
+            async () =>
+              (await replicationOf({ host: host(2).address, port: 6379 })).includes(
+                'master_link_status:up',
+              ) || undefined,
+          )
+          await eventually('a write the replica acknowledges', async () => {
+            try {
+              await client.set('ck:before', 'acknowledged')
+              return (await client.call('WAIT', '1', '2000')) === 1 || undefined
+            } catch (error) {
+              errors.push(`(${(error as Error).message})`)
+              return undefined
+            }
+          }).catch((error: unknown) => {
+            throw new Error(
+              `${(error as Error).message}; the client's errors: ${errors.slice(-6).join('; ')}`,
+            )
+          })
+          const primary = redis.servers.primary
+          process.kill(primary.pid() as number, 'SIGKILL')
+          await eventually('the sentinels to name h2', async () => {
+            const named = await primaryNamedOnH3()
+            return named.includes(host(2).address) || undefined
+          })
+          await eventually('a write through the same client', async () => {
+            try {
+              return (await client.set('ck:after', 'written')) === 'OK' || undefined
+            } catch {
+              return undefined
+            }
+          })
+          expect(await client.get('ck:before')).toBe('acknowledged')
+
+          // restarted empty (nothing kept on disk), the old primary is made a replica of the new one, and copies it
+          await primary.start()
+          await eventually("h1's server a replica of h2's, its link up", async () => {
+            const info = await replicationOf({ host: host(1).address, port: 6379 }).catch(() => '')
+            const linked =
+              info.includes('role:slave') &&
+              info.includes(`master_host:${host(2).address}`) &&
+              info.includes('master_link_status:up')
+            return linked || undefined
+          })
+          expect((await host(1).run('redis-cli', ['get', 'ck:after'])).trim()).toBe('written')
+        } finally {
+          client.disconnect()
+        }
+      },
+      scaledMs(120_000),
+    )
   })
 
   describe('closing', () => {
@@ -217,7 +306,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       'when the cluster closes, then every engine has stopped by its pid and the hosts run nothing',
       async () => {
         await Promise.all([consul.close(), kafka.close(), redis.stop()])
-        const engines = [...consul.agents, ...kafka.nodes, redis]
+        const engines = [...consul.agents, ...kafka.nodes, ...redis.engines]
         expect(
           engines.filter((engine) => engine.pid() !== undefined).map((e) => `${e.host.name} ${e.name}`),
         ).toEqual([])

@@ -1,7 +1,8 @@
 // A cluster on one machine (@meridian/infra/cluster): three hosts in network namespaces, each with a Consul server and
 // a Kafka broker (KRaft, three controllers), PostgreSQL's primary on the first host and its streaming replica on the
-// second, Redis on the first, and every connection between hosts through Toxiproxy so a fault can slow it. What a
-// run across hosts of the system (startSystem's `cluster`) is given, and what a fault campaign breaks.
+// second, Redis's primary on the first, its replica on the second and a sentinel on each, and every connection
+// between hosts through Toxiproxy so a fault can slow it. What a run across hosts of the system (startSystem's
+// `cluster`) is given, and what a fault campaign breaks.
 import { join } from 'node:path'
 import { layoutFromEnv } from '../layout.ts'
 import type { SystemCluster, SystemHost } from '../system/system.ts'
@@ -11,7 +12,7 @@ import { type ClusterHost, createHosts, destroyHosts, type Hosts } from './hosts
 import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.ts'
 import { destroyLinks, type Links, startLinks } from './links.ts'
 import { type PostgresCluster, startPostgresCluster } from './postgres-cluster.ts'
-import { startClusterRedis } from './redis.ts'
+import { type ClusterRedis, startClusterRedis } from './redis.ts'
 
 export interface ClusterOptions {
   /** names every namespace, the bridge and the state folder; default `mrdc` */
@@ -31,10 +32,13 @@ export interface Cluster {
   consul: ConsulCluster
   kafka: KafkaCluster
   postgres: PostgresCluster
-  redis: HostEngine & { url: string }
+  redis: ClusterRedis
   links: Links
   /** the engines' addresses for startSystem's baseEnv: DATABASE_URL (the primary, to create databases), ... */
-  env: Record<'DATABASE_URL' | 'KAFKA_BROKERS' | 'CONSUL_HTTP_ADDR' | 'REDIS_URL', string>
+  env: Record<
+    'DATABASE_URL' | 'KAFKA_BROKERS' | 'CONSUL_HTTP_ADDR' | 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_NAME',
+    string
+  >
   /** startSystem's `cluster`: the hosts with their Consul agents, the multi-host database URL */
   system: SystemCluster
   /** the engines of one host, in the order they start */
@@ -72,14 +76,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const postgres = await startPostgresCluster({ primary: h1, replica: h2 }, { prefix, progress: log })
     await postgres.waitReplicating()
     log(`postgres: primary on ${postgres.primary().name}, streaming replica on ${postgres.replica()?.name}`)
-    const redis = await startClusterRedis(h1, { prefix })
-    log(`redis on ${h1.name}`)
+    const redis = await startClusterRedis({ primary: h1, replica: h2, sentinels: hosts }, { prefix })
+    log(`redis: primary on ${h1.name}, replica on ${h2.name}, a sentinel on each host`)
     log(
       `cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s (state in ${join(layoutFromEnv().componentDir('cluster'), prefix)})`,
     )
 
     const enginesOf = (host: ClusterHost): HostEngine[] =>
-      [...consul.agents, ...kafka.nodes, ...postgres.nodes, redis].filter((engine) => engine.host === host)
+      [...consul.agents, ...kafka.nodes, ...postgres.nodes, ...redis.engines].filter(
+        (engine) => engine.host === host,
+      )
     const systemHosts: SystemHost[] = hosts.map((host) => ({
       name: host.name,
       address: host.address,
@@ -101,7 +107,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         DATABASE_URL: postgres.url('postgres'),
         KAFKA_BROKERS: kafka.brokers,
         CONSUL_HTTP_ADDR: consul.httpAddrOf(h1),
+        // the services find the primary through the sentinels (REDIS_URL: the primary at the start, for scripts)
         REDIS_URL: redis.url,
+        REDIS_SENTINELS: redis.sentinels,
+        REDIS_NAME: redis.name,
       },
       system: {
         hosts: systemHosts,

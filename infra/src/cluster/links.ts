@@ -8,8 +8,11 @@ import { builtGoBinary, type GoBuild, requiredVersion } from '../native/go-build
 import { isAlive, startDaemon, waitFor } from '../processes.ts'
 import type { ClusterHost, Hosts } from './hosts.ts'
 
-/** TCP ports the engines use between hosts: Consul RPC, serf LAN and WAN; Kafka broker and controller; PostgreSQL; Redis. */
-export const clusterPorts = [8300, 8301, 8302, 9092, 9093, 5432, 6379]
+/**
+ * TCP ports the engines use between hosts: Consul RPC, serf LAN and WAN; Kafka broker and controller; PostgreSQL;
+ * Redis and its sentinels.
+ */
+export const clusterPorts = [8300, 8301, 8302, 9092, 9093, 5432, 6379, 26379]
 /** Toxiproxy's API on the bridge address */
 const API_PORT = 8474
 /**

@@ -27,8 +27,6 @@ export interface RedisSentinelSetOptions {
   downAfterMs?: number
   /** a failover that has not ended after this long is tried again by another sentinel; 30 s by default */
   failoverTimeoutMs?: number
-  /** runs a member's command where its host is (the cluster: in the host's network namespace); here by default */
-  wrap?: (member: RedisAddress, command: string, args: string[]) => { command: string; args: string[] }
 }
 
 export interface RedisSentinelSet {
@@ -46,11 +44,12 @@ export interface RedisSentinelSet {
 
 export const defaultSentinelName = 'meridian'
 
-const addressText = ({ host, port }: RedisAddress) =>
+/** `host:port`, an IPv6 address in brackets: an entry of REDIS_SENTINELS. */
+export const addressText = ({ host, port }: RedisAddress) =>
   host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
 
 /** The sentinels' own configuration: a sentinel rewrites its file (what it learns), so each has one of its own. */
-function sentinelConfig(
+export function sentinelConfig(
   self: RedisAddress,
   dir: string,
   options: Required<Pick<RedisSentinelSetOptions, 'name' | 'downAfterMs' | 'failoverTimeoutMs'>> & {
@@ -103,13 +102,11 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
   const name = options.name ?? defaultSentinelName
   const downAfterMs = options.downAfterMs ?? 5000
   const failoverTimeoutMs = options.failoverTimeoutMs ?? 30_000
-  const wrap = options.wrap ?? ((_member, command, args) => ({ command, args }))
   const started: number[] = []
-  const start = (member: RedisAddress, role: string, args: string[]): number => {
+  const start = (role: string, args: string[]): number => {
     const home = join(options.dir, role)
     mkdirSync(home, { recursive: true })
-    const wrapped = wrap(member, 'redis-server', args)
-    const pid = startDaemon({ ...wrapped, logFile: join(home, `${role}.log`), cwd: home })
+    const pid = startDaemon({ command: 'redis-server', args, logFile: join(home, `${role}.log`), cwd: home })
     started.push(pid)
     return pid
   }
@@ -120,12 +117,12 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
   try {
     const dataArgs = (member: RedisAddress, role: string) =>
       redisServerArgs({ bind: [member.host], dir: join(options.dir, role), port: member.port })
-    const primary = start(options.primary, 'primary', dataArgs(options.primary, 'primary'))
+    const primary = start('primary', dataArgs(options.primary, 'primary'))
     await waitFor('the Redis primary', () => redisVersion(`redis://${addressText(options.primary)}`), {
       timeoutMs: 30_000,
       alive: () => isAlive(primary),
     })
-    const replica = start(options.replica, 'replica', [
+    const replica = start('replica', [
       ...dataArgs(options.replica, 'replica'),
       '--replicaof',
       options.primary.host,
@@ -148,7 +145,7 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
         file,
         sentinelConfig(sentinel, home, { name, downAfterMs, failoverTimeoutMs, primary: options.primary }),
       )
-      return start(sentinel, role, [file, '--sentinel'])
+      return start(role, [file, '--sentinel'])
     })
     for (const [index, sentinel] of options.sentinels.entries()) {
       await waitFor(
@@ -185,7 +182,8 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
   }
 }
 
-async function replicationOf(member: RedisAddress): Promise<string> {
+/** INFO replication of one server: its role, and for a replica its link to the primary. */
+export async function replicationOf(member: RedisAddress): Promise<string> {
   const client = new Redis({
     host: member.host,
     port: member.port,
@@ -202,7 +200,7 @@ async function replicationOf(member: RedisAddress): Promise<string> {
 }
 
 /** What one sentinel knows of the set: its replicas and the other sentinels. */
-async function sentinelView(
+export async function sentinelView(
   sentinel: RedisAddress,
   name: string,
 ): Promise<{ replicas: number; sentinels: number }> {
