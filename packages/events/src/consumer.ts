@@ -140,6 +140,47 @@ function handlingOf(
   return { options, topic, routing }
 }
 
+/** Each topic the group reads (each type's event topic and its retry topics) to that type's handling. */
+function handlingsByTopic(
+  group: string,
+  handlings: readonly BatchHandling<EventType>[],
+): Map<string, BatchHandling<EventType>> {
+  const byTopic = new Map<string, BatchHandling<EventType>>()
+  for (const handling of handlings) {
+    const { topic, routing } = handling
+    for (const read of [topic, ...routing.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]) {
+      if (byTopic.has(read))
+        throw new Error(`consumer group '${group}' is given two types on topic '${read}'`)
+      byTopic.set(read, handling)
+    }
+  }
+  return byTopic
+}
+
+/** What the group's consumer tells of itself that an operator must see: a crash, and topics it was given but does not read. */
+function logGroupEvents(
+  consumer: Consumer,
+  options: ConsumeTypesOptions,
+  eventTopics: readonly string[],
+): void {
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    options.logger.error(
+      { err: payload.error, group: options.group, topics: eventTopics, restart: payload.restart },
+      payload.restart ? 'event consumer crashed; restarting' : 'event consumer crashed and stopped',
+    )
+  })
+  // Instances of one service read the same types, except while a deployment that adds or drops a type rolls out: the
+  // group's leader then divides the topics it reads itself among all the members (kafkajs#1679), and a member given a
+  // topic it does not read drops it: those partitions wait until the group rebalances without the other version's
+  // instances.
+  consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, ({ payload }) => {
+    options.logger.warn(
+      { group: options.group, topics: payload.topicsNotSubscribed },
+      'assigned topics this instance does not read: instances reading other types share the group; those partitions wait for the next rebalance',
+    )
+  })
+}
+
 /** Runs one consumer: joins its group, works through each fetched batch in order, holds and resumes partitions. */
 class ConsumerRunner {
   readonly kafkaGroupId: string
@@ -147,7 +188,7 @@ class ConsumerRunner {
   readonly topics: readonly string[]
   private readonly consumer: Consumer
   /** each topic read (event topic or retry topic) to its type's handling */
-  private readonly handlingByTopic = new Map<string, BatchHandling<EventType>>()
+  private readonly handlingByTopic: Map<string, BatchHandling<EventType>>
   private readonly handlings: BatchHandling<EventType>[]
   private readonly holds: PartitionHolds
   /** consecutive infrastructure failures per topic-partition, for the hold backoff */
@@ -162,14 +203,7 @@ class ConsumerRunner {
     if (options.types.length === 0)
       throw new Error(`consumer group '${options.group}' is given no type to read`)
     this.handlings = options.types.map((each) => handlingOf(options, each, producer))
-    for (const handling of this.handlings) {
-      const { topic, routing } = handling
-      for (const read of [topic, ...routing.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))]) {
-        if (this.handlingByTopic.has(read))
-          throw new Error(`consumer group '${options.group}' is given two types on topic '${read}'`)
-        this.handlingByTopic.set(read, handling)
-      }
-    }
+    this.handlingByTopic = handlingsByTopic(options.group, this.handlings)
     this.eventTopics = this.handlings.map(({ topic }) => topic)
     this.topics = [...this.handlingByTopic.keys()]
     this.kafkaGroupId = options.group
@@ -188,22 +222,7 @@ class ConsumerRunner {
       })),
       logger: options.logger,
     })
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      options.logger.error(
-        { err: payload.error, group: options.group, topics: this.eventTopics, restart: payload.restart },
-        payload.restart ? 'event consumer crashed; restarting' : 'event consumer crashed and stopped',
-      )
-    })
-    // Instances of one service read the same types, except while a deployment that adds or drops a type rolls out:
-    // the group's leader then divides the topics it reads itself among all the members (kafkajs#1679), and a member
-    // given a topic it does not read drops it: those partitions wait until the group rebalances without the other
-    // version's instances.
-    consumer.on(consumer.events.RECEIVED_UNSUBSCRIBED_TOPICS, ({ payload }) => {
-      options.logger.warn(
-        { group: options.group, topics: payload.topicsNotSubscribed },
-        'assigned topics this instance does not read: instances reading other types share the group; those partitions wait for the next rebalance',
-      )
-    })
+    logGroupEvents(consumer, options, this.eventTopics)
     await consumer.connect()
     for (const { topic, options: typeOptions } of this.handlings)
       await consumer.subscribe({ topics: [topic], fromBeginning: typeOptions.fromBeginning ?? true })
