@@ -64,7 +64,19 @@ export const licenceExceptions: Readonly<Record<string, LicenceException>> = {
 // A native package's binary comes as one optional package per platform (`@node-rs/argon2-linux-x64-gnu`), and pnpm
 // installs only the one of the machine: named by its platform, the list would differ between a developer's laptop and
 // CI. Each such package is listed once, as `<platform>`, with its version and licence (the same for every platform).
-const platformSuffix = /-(?:linux|darwin|win32|freebsd|android|openharmony)-[a-z0-9-]+$/
+// (Read by splitting on '-', not by a pattern searched from every '-': a name is untrusted text like any other.)
+const platforms = new Set(['linux', 'darwin', 'win32', 'freebsd', 'android', 'openharmony'])
+const platformTail = /^[a-z0-9-]+$/
+
+/** `name` with a platform package's suffix (`-<platform>-<arch…>`, the leftmost that ends it) as `-<platform>`. */
+export function platformNeutralName(name: string): string {
+  const parts = name.split('-')
+  for (let at = 1; at < parts.length - 1; at++) {
+    if (platforms.has(parts[at] as string) && platformTail.test(parts.slice(at + 1).join('-')))
+      return `${parts.slice(0, at).join('-')}-<platform>`
+  }
+  return name
+}
 
 export function thirdPartyPackages(listed: PnpmLicences): ThirdPartyPackage[] {
   const packages: ThirdPartyPackage[] = []
@@ -72,7 +84,7 @@ export function thirdPartyPackages(listed: PnpmLicences): ThirdPartyPackage[] {
     for (const entry of entries) {
       entry.versions.forEach((version, index) => {
         packages.push({
-          name: entry.name.replace(platformSuffix, '-<platform>'),
+          name: platformNeutralName(entry.name),
           version,
           licence: entry.license,
           homepage: entry.homepage,
@@ -91,10 +103,25 @@ export function thirdPartyPackages(listed: PnpmLicences): ThirdPartyPackage[] {
  * exception are read through. Unknown words (`Unknown`, `SEE LICENSE IN ...`, `UNLICENSED`) are not allowed.
  */
 export function licenceAllowed(expression: string, allowed: ReadonlySet<string> = allowedLicences): boolean {
-  const plain = expression.replace(/[()]/g, ' ').trim()
-  if (plain === '') return false
-  if (/\sOR\s/.test(plain)) return plain.split(/\s+OR\s+/).some((part) => licenceAllowed(part, allowed))
-  return plain.split(/\s+AND\s+/).every((part) => allowed.has(part.replace(/\s+WITH\s+.*$/, '').trim()))
+  const words = expression.replace(/[()]/g, ' ').split(/\s/).filter(Boolean)
+  if (words.length === 0) return false
+  // words, not patterns searched from every space: OR binds loosest, then AND; a WITH exception is read through
+  const split = (list: string[], operator: string): string[][] =>
+    list.reduce<string[][]>(
+      (groups, word) => {
+        if (word === operator) groups.push([])
+        else groups.at(-1)?.push(word)
+        return groups
+      },
+      [[]],
+    )
+  return split(words, 'OR').some((either) =>
+    split(either, 'AND').every((both) => {
+      const withAt = both.indexOf('WITH')
+      const licence = (withAt < 0 ? both : both.slice(0, withAt)).join(' ')
+      return licence !== '' && allowed.has(licence)
+    }),
+  )
 }
 
 export interface LicenceProblem {

@@ -29,7 +29,13 @@ export interface MigrationFile {
   transaction: boolean
 }
 
-const headerPattern = /^--\s*meridian:\s*(.+?)\s*$/
+/** A trimmed comment line's marks (`-- meridian: contract, no-transaction`), or undefined when it is no header. */
+function headerOf(trimmed: string): string | undefined {
+  const comment = trimmed.slice(2).trimStart()
+  if (!comment.startsWith('meridian:')) return undefined
+  const marks = comment.slice('meridian:'.length).trim()
+  return marks === '' ? undefined : marks
+}
 const knownMarks = new Set(['expand', 'contract', 'no-transaction'])
 
 /**
@@ -44,9 +50,9 @@ export function migrationMarks(file: string, sql: string): { phase: MigrationPha
     const trimmed = line.trim()
     if (trimmed === '') continue
     if (!trimmed.startsWith('--')) break
-    const header = headerPattern.exec(trimmed)
-    if (!header) continue
-    for (const mark of header[1]!.split(',').map((part) => part.trim())) {
+    const header = headerOf(trimmed)
+    if (header === undefined) continue
+    for (const mark of header.split(',').map((part) => part.trim())) {
       if (!knownMarks.has(mark)) {
         throw new MigrationError(
           `migration ${file} has an unknown mark '${mark}' (known: ${[...knownMarks].join(', ')})`,
