@@ -82,6 +82,26 @@ export async function adoptPerTopicOffsets(options: {
   return adopted
 }
 
+/** Attempts of a fetch the broker answered with a retriable error, and the first pause between them (doubling). */
+const fetchAttempts = 8
+const firstPauseMs = 100
+
+/**
+ * `fetch`, asked again while the broker answers with a retriable error: a group the cluster has not seen yet has a
+ * coordinator still being chosen or loading ("This is not the correct coordinator for this group", which kafkajs'
+ * admin does not retry), met on a fresh broker.
+ */
+async function retriable<T>(fetch: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch()
+    } catch (error) {
+      if (attempt >= fetchAttempts || (error as { retriable?: boolean }).retriable !== true) throw error
+      await new Promise((resolve) => setTimeout(resolve, firstPauseMs * 2 ** (attempt - 1)))
+    }
+  }
+}
+
 /** The old groups' committed offsets on the topics `group` has no committed offset on. */
 async function offsetsToAdopt(
   admin: Admin,
@@ -90,17 +110,18 @@ async function offsetsToAdopt(
 ): Promise<AdoptedOffsets[]> {
   const hasCommitted = ({ partitions }: { partitions: { offset: string }[] }) =>
     partitions.some(({ offset }) => offset !== '-1')
-  const own = await admin.fetchOffsets({
-    groupId: group,
-    topics: consumed.flatMap(({ topics }) => [...topics]),
-  })
+  const own = await retriable(() =>
+    admin.fetchOffsets({ groupId: group, topics: consumed.flatMap(({ topics }) => [...topics]) }),
+  )
   const started = new Set(own.filter(hasCommitted).map(({ topic }) => topic))
   const pending: AdoptedOffsets[] = []
   for (const { eventTopic, topics } of consumed) {
     const fresh = topics.filter((topic) => !started.has(topic))
     if (fresh.length === 0) continue
     const from = perTopicGroupIdOf(group, eventTopic)
-    for (const { topic, partitions } of await admin.fetchOffsets({ groupId: from, topics: fresh })) {
+    for (const { topic, partitions } of await retriable(() =>
+      admin.fetchOffsets({ groupId: from, topics: fresh }),
+    )) {
       const committed = partitions
         .filter(({ offset }) => offset !== '-1')
         .map(({ partition, offset }) => ({ partition, offset }))
