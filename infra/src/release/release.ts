@@ -40,7 +40,7 @@ export const versionSites: readonly VersionSite[] = [
   // the images' default tag when MERIDIAN_TAG is unset (./scripts/images sets it from the root package.json)
   {
     file: 'docker-compose.yml',
-    pattern: /image: meridian\/[a-z-]{1,64}:\$\{MERIDIAN_TAG:-([^}\s]{1,64})\}/g,
+    pattern: /image: meridian\/[a-z-]+:\$\{MERIDIAN_TAG:-([^}\s]+)\}/g,
     count: 'some',
   },
   // the version an instance registers in Consul and reports in its traces when SERVICE_VERSION is unset
@@ -53,12 +53,12 @@ export const versionSites: readonly VersionSite[] = [
   // docs that name the version
   {
     file: 'packages/realtime-client/README.md',
-    pattern: /meridian-realtime-client-(\d[0-9A-Za-z.+-]{0,63}?)\.tgz/g,
+    pattern: /realtime-client-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\.tgz/g,
   },
   { file: 'docs/configuration.md', pattern: /the instance's Consul metadata \| `([^`]+)`/ },
   {
     file: 'docs/realtime-client.md',
-    pattern: /meridian-realtime-client-(\d[0-9A-Za-z.+-]{0,63}?)\.tgz/g,
+    pattern: /realtime-client-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\.tgz/g,
     count: 2,
   },
   { file: 'deploy/helm/meridian/README.md', pattern: /\(the services' version, `([^`]+)`\)/ },
@@ -69,9 +69,7 @@ export async function packageJsonFiles(root: string): Promise<string[]> {
   const workspace = await readFile(join(root, 'pnpm-workspace.yaml'), 'utf8').catch(() => '')
   // the `packages:` list alone: the lists after it (onlyBuiltDependencies ...) name dependencies, not folders
   const block = /^packages:\n((?:[ \t]+-.*\n?)+)/m.exec(workspace)?.[1] ?? ''
-  const globs = [...block.matchAll(/^[ \t]{1,16}-[ \t]{1,8}["']?([^"'\s]{1,200})["']?[ \t]{0,16}$/gm)].map(
-    (match) => match[1]!,
-  )
+  const globs = [...block.matchAll(/^[ \t]+-[ \t]+["']?([^"'\s]+)["']?[ \t]*$/gm)].map((match) => match[1]!)
   const files = ['package.json']
   for (const glob of globs) {
     if (glob.endsWith('/*')) {
@@ -142,8 +140,8 @@ export async function writeVersion(
   for (const file of await packageJsonFiles(root)) {
     const text = await readFile(join(root, file), 'utf8')
     // the "version" line alone is rewritten, so the file keeps its formatting
-    const next = text.replace(/^([ \t]{0,32}"version":[ \t]{0,8}")[^"\n]{0,64}(")/m, `$1${version}$2`)
-    if (!/^[ \t]{0,32}"version":/m.test(text)) throw new ReleaseError(`${file} has no "version" field`)
+    const next = text.replace(/^([ \t]*"version":[ \t]*")[^"\n]*(")/m, `$1${version}$2`)
+    if (!/^[ \t]*"version":/m.test(text)) throw new ReleaseError(`${file} has no "version" field`)
     if (next !== text) {
       await writeFile(join(root, file), next)
       changed.add(file)
@@ -184,7 +182,7 @@ export function moveUnreleased(changelog: string, version: string, date: string)
   const unreleasedStart = heading.index + heading[0].length
   const unreleasedEnd = sectionEnd(unreleasedStart)
   const unreleased = changelog.slice(unreleasedStart, unreleasedEnd).trim()
-  const lists = (text: string) => /^[ \t]{0,16}[-*] /m.test(text)
+  const lists = (text: string) => /^[ \t]*[-*] /m.test(text)
   const dated = `## [${version}] - ${date}`
   const tidy = (text: string) => `${text.replace(/\n{3,}/g, '\n\n').trimEnd()}\n`
   if (prepared) {
