@@ -324,7 +324,7 @@ function writePackageJson(target: BuildTarget, staging: string, dependencies: Re
         version: string
         description: string
       })
-    : { name: `@meridian/${target.name}`, version: '0.1.0', description: 'The payment provider simulator.' }
+    : { name: `@meridian/${target.name}`, version: '0.2.0-dev', description: 'The payment provider simulator.' }
   const scripts: Record<string, string> = {
     start: ['node', ...productionNodeFlags, 'dist/main.js'].join(' '),
   }

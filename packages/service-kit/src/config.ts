@@ -133,7 +133,7 @@ export const ServiceEnv = Type.Object({
   CONSUL_SERVICE_NAME: Type.Optional(
     Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._-]+$' }),
   ),
-  SERVICE_VERSION: Type.String({ default: '0.1.0' }),
+  SERVICE_VERSION: Type.String({ default: '0.2.0-dev' }),
   SERVICE_REGION: Type.String({ default: 'local' }),
   SERVICE_AZ: Type.String({ default: 'local-a' }),
   SERVICE_WEIGHT: Type.Integer({ minimum: 1, maximum: 1000, default: 1 }),
