@@ -16,6 +16,7 @@ import {
   releaseRefusal,
   suiteLogIsGreen,
   type VersionSite,
+  versionSites,
 } from '../src/release/release.ts'
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
@@ -180,5 +181,23 @@ describe("release: this repository's version sites", () => {
 
     expect(read.filter((site) => site.problem).map((site) => site.problem)).toEqual([])
     expect(new Set(read.flatMap((site) => site.versions))).toEqual(new Set([version]))
+  })
+
+  it("when a long version is written, then no line of code it lands on grows past the formatter's width", async () => {
+    // the version 0.2.0-dev pushed one of build.ts's lines past 110 characters and the next run's biome check failed
+    const longVersion = '10.20.30-rc.100'
+    const width = 110
+    const tooLong: string[] = []
+    for (const site of versionSites.filter(({ file }) => /\.(ts|json)$/.test(file))) {
+      const text = await readFile(join(repoRoot, site.file), 'utf8')
+      const flags = site.pattern.flags.includes('g') ? site.pattern.flags : `${site.pattern.flags}g`
+      for (const match of text.matchAll(new RegExp(site.pattern.source, flags))) {
+        const start = text.lastIndexOf('\n', match.index) + 1
+        const end = text.indexOf('\n', match.index)
+        const line = text.slice(start, end < 0 ? undefined : end).replace(match[1] ?? '', longVersion)
+        if (line.length > width) tooLong.push(`${site.file}: ${line.trim()}`)
+      }
+    }
+    expect(tooLong).toEqual([])
   })
 })

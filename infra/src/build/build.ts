@@ -317,6 +317,9 @@ async function buildConsole(outDir: string, log: (line: string) => void): Promis
   )
 }
 
+/** The payment simulator's version (it has no workspace package.json to read): the platform's, set by ./scripts/release. */
+const simulatorVersion = '0.2.0-dev'
+
 function writePackageJson(target: BuildTarget, staging: string, dependencies: Record<string, string>): void {
   const source = target.workspacePackage
     ? (JSON.parse(readFileSync(join(repoRoot, 'services', target.name, 'package.json'), 'utf8')) as {
@@ -324,7 +327,11 @@ function writePackageJson(target: BuildTarget, staging: string, dependencies: Re
         version: string
         description: string
       })
-    : { name: `@meridian/${target.name}`, version: '0.2.0-dev', description: 'The payment provider simulator.' }
+    : {
+        name: `@meridian/${target.name}`,
+        version: simulatorVersion,
+        description: 'The payment provider simulator.',
+      }
   const scripts: Record<string, string> = {
     start: ['node', ...productionNodeFlags, 'dist/main.js'].join(' '),
   }

@@ -49,7 +49,7 @@ export const versionSites: readonly VersionSite[] = [
     pattern: /SERVICE_VERSION: Type\.String\(\{ default: '([^']+)' \}\)/,
   },
   // the payment simulator's build/package.json, which has no workspace package.json of its own to read
-  { file: 'infra/src/build/build.ts', pattern: /name: `@meridian\/\$\{target\.name\}`, version: '([^']+)'/ },
+  { file: 'infra/src/build/build.ts', pattern: /const simulatorVersion = '([^']+)'/ },
   // docs that name the version
   {
     file: 'packages/realtime-client/README.md',
