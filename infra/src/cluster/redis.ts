@@ -9,9 +9,9 @@ import {
   addressText,
   defaultSentinelName,
   type RedisAddress,
-  replicationOf,
+  replicaHoldsCopy,
   sentinelConfig,
-  sentinelView,
+  sentinelSeesSet,
 } from '../native/redis-sentinel.ts'
 import { redisVersion } from '../probes.ts'
 import { waitFor } from '../processes.ts'
@@ -110,11 +110,7 @@ export async function startClusterRedis(
           )
         return { command: 'redis-server', args: [file, '--sentinel'], cwd: dir }
       },
-      ready: async () => {
-        const seen = await sentinelView(address, name)
-        if (seen.replicas < 1 || seen.sentinels < 2)
-          throw new Error(`it sees ${seen.replicas} replica(s) and ${seen.sentinels} other sentinel(s)`)
-      },
+      ready: () => sentinelSeesSet(address, name),
       readyTimeoutMs: 60_000,
       stopSignal: 'SIGTERM',
       stopGraceMs: 10_000,
@@ -126,14 +122,9 @@ export async function startClusterRedis(
   const replicaEngine = server(replica, 'replica', ['--replicaof', primary.address, String(serverPort)])
   await replicaEngine.start()
   const replicaAddress = { host: replica.address, port: serverPort }
-  await waitFor(
-    "the cluster's Redis replica to hold its copy",
-    async () => {
-      if (!/master_link_status:up/.test(await replicationOf(replicaAddress)))
-        throw new Error('its link to the primary is not up yet')
-    },
-    { timeoutMs: 30_000 },
-  )
+  await waitFor("the cluster's Redis replica to hold its copy", () => replicaHoldsCopy(replicaAddress), {
+    timeoutMs: 30_000,
+  })
   const sentinelEngines = sentinels.map(sentinel)
   // started together: each is ready only once it has heard the others
   await Promise.all(sentinelEngines.map((engine) => engine.start()))

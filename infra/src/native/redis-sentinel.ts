@@ -128,14 +128,10 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
       options.primary.host,
       String(options.primary.port),
     ])
-    await waitFor(
-      'the Redis replica to hold its copy',
-      async () => {
-        const info = await replicationOf(options.replica)
-        if (!/master_link_status:up/.test(info)) throw new Error('its link to the primary is not up yet')
-      },
-      { timeoutMs: 30_000, alive: () => isAlive(replica) },
-    )
+    await waitFor('the Redis replica to hold its copy', () => replicaHoldsCopy(options.replica), {
+      timeoutMs: 30_000,
+      alive: () => isAlive(replica),
+    })
     const sentinels = options.sentinels.map((sentinel, index) => {
       const role = `sentinel-${index + 1}`
       const home = join(options.dir, role)
@@ -150,11 +146,7 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
     for (const [index, sentinel] of options.sentinels.entries()) {
       await waitFor(
         `sentinel ${addressText(sentinel)} to see the set`,
-        async () => {
-          const seen = await sentinelView(sentinel, name)
-          if (seen.replicas < 1 || seen.sentinels < 2)
-            throw new Error(`it sees ${seen.replicas} replica(s) and ${seen.sentinels} other sentinel(s)`)
-        },
+        () => sentinelSeesSet(sentinel, name),
         { timeoutMs: 60_000, alive: () => isAlive(sentinels[index]) },
       )
     }
@@ -197,6 +189,22 @@ export async function replicationOf(member: RedisAddress): Promise<string> {
   } finally {
     client.disconnect()
   }
+}
+
+/** Resolves once the replica's link to its primary is up (its copy made), throws until then: a readiness check. */
+export async function replicaHoldsCopy(replica: RedisAddress): Promise<void> {
+  if (!/master_link_status:up/.test(await replicationOf(replica)))
+    throw new Error('its link to the primary is not up yet')
+}
+
+/**
+ * Resolves once the sentinel sees a replica and the two other sentinels, throws until then: a readiness check. From
+ * then on it can take part in a failover (two of three must agree the primary is down).
+ */
+export async function sentinelSeesSet(sentinel: RedisAddress, name: string): Promise<void> {
+  const seen = await sentinelView(sentinel, name)
+  if (seen.replicas < 1 || seen.sentinels < 2)
+    throw new Error(`it sees ${seen.replicas} replica(s) and ${seen.sentinels} other sentinel(s)`)
 }
 
 /** What one sentinel knows of the set: its replicas and the other sentinels. */
