@@ -5,21 +5,19 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { scaledMs, testKafka, uniqueName, waitMs } from '@meridian/testkit'
 import { Registry } from 'prom-client'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { BatchWork } from '../src/consume-options.ts'
 import { consume, type EventConsumer } from '../src/consumer.ts'
 import type { DeadLetterInfo } from '../src/dead-letter.ts'
 import { createEvent, type DomainEvent } from '../src/envelope.ts'
 import { createEventMetrics } from '../src/event-metrics.ts'
 import { cleanInbox } from '../src/inbox.ts'
-import { createEventProducer, type EventProducer } from '../src/kafka.ts'
+import type { EventProducer } from '../src/kafka.ts'
 import {
   applyEffect,
   type EffectsDatabase,
   type EventTopics,
-  effectsDatabase,
   eventKafka,
-  eventTopics,
   kafkaBrokers,
   keyOf,
   orderCompleted,
@@ -28,30 +26,18 @@ import {
   recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
+import { consumerFixture, undoAfterFile } from './file-fixtures.ts'
 
 const kafka = eventKafka('consumer-test')
-const cleanups: (() => Promise<unknown>)[] = []
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
-})
+const afterFile = undoAfterFile()
 
 /** Topics, database and producer of one test, removed after the file. */
 async function setup(): Promise<{ topics: EventTopics; db: EffectsDatabase; producer: EventProducer }> {
-  const [topics, db, producer] = await Promise.all([
-    eventTopics(),
-    effectsDatabase(),
-    createEventProducer(kafka),
-  ])
-  cleanups.push(
-    () => topics.delete(),
-    () => db.drop(),
-    () => producer.disconnect(),
-  )
-  return { topics, db, producer }
+  return consumerFixture(kafka, afterFile)
 }
 
 function stopAfterwards(consumer: EventConsumer): EventConsumer {
-  cleanups.push(() => consumer.stop())
+  afterFile(() => consumer.stop())
   return consumer
 }
 
@@ -212,7 +198,7 @@ describe.concurrent('consume', () => {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     )
-    cleanups.push(async () => child.kill('SIGKILL'))
+    afterFile(async () => child.kill('SIGKILL'))
     const [partition, offset] = (await lineFrom(child, /^crash-point (\d+) (\d+)$/, scaledMs(waitMs)))
       .slice(1)
       .map(Number)
@@ -305,7 +291,7 @@ describe.concurrent('consume', () => {
     ])
     const admin = testKafka().admin()
     await admin.connect()
-    cleanups.push(() => admin.disconnect())
+    afterFile(() => admin.disconnect())
     const partition = (await admin.fetchTopicOffsets(topics.retry(1))).find((p) => p.high === '1')!.partition
 
     let otherHandled = 0

@@ -1,7 +1,7 @@
 // The operators' view of dead-letter topics on real Kafka: counts, the newest events with their failure headers, which
 // of them a replay has re-published, and a replay that takes only what is pending (and refuses to run twice at once).
 import { uniqueName } from '@meridian/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { listDeadLetterTopics, readDeadLetters } from '../src/dead-letter-topics.ts'
 import { createEventProducer, type EventProducer } from '../src/kafka.ts'
 import { ReplayInProgressError, replayDeadLetters, replayGroupOf } from '../src/replay.ts'
@@ -14,21 +14,19 @@ import {
   recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
+import { undoAfterFile } from './file-fixtures.ts'
 
 const kafka = eventKafka('dlt-view-test')
-const cleanups: (() => Promise<unknown>)[] = []
+const afterFile = undoAfterFile()
 let producer: EventProducer
 beforeAll(async () => {
   producer = await createEventProducer(kafka)
-  cleanups.push(() => producer.disconnect())
-})
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
+  afterFile(() => producer.disconnect())
 })
 
 async function freshTopics(): Promise<EventTopics> {
   const topics = await eventTopics('dltv')
-  cleanups.push(() => topics.delete())
+  afterFile(() => topics.delete())
   return topics
 }
 
@@ -142,7 +140,7 @@ describe.concurrent('dead-letter topics', () => {
     const topics = await freshTopics()
     await park(topics, parked(1), new Date())
     const holder = kafka.consumer({ groupId: replayGroupOf(topics.dlt) })
-    cleanups.push(() => holder.disconnect())
+    afterFile(() => holder.disconnect())
     await holder.connect()
     await holder.subscribe({ topics: [topics.dlt], fromBeginning: true })
     let joined = false

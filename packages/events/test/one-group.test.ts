@@ -3,51 +3,36 @@
 import { randomUUID } from 'node:crypto'
 import { testKafka, uniqueName } from '@meridian/testkit'
 import { AssignerProtocol } from 'kafkajs'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { AnyTypeConsumption, TypeConsumption } from '../src/consume-options.ts'
 import { consumeTypes, type EventConsumer } from '../src/consumer.ts'
 import type { DomainEvent } from '../src/envelope.ts'
 import { perTopicGroupIdOf } from '../src/group-upgrade.ts'
-import { createEventProducer, type EventProducer } from '../src/kafka.ts'
 import {
   applyEffect,
-  type EffectsDatabase,
   type EventTopics,
-  effectsDatabase,
   eventKafka,
-  eventTopics,
   keyOf,
   orderCompleted,
   publishEvents,
   recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
+import { type ConsumerFixture, consumerFixture, undoAfterFile } from './file-fixtures.ts'
 
 const kafka = eventKafka('one-group-test')
-const cleanups: (() => Promise<unknown>)[] = []
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
-})
+const afterFile = undoAfterFile()
 
 /** `count` topics (each with its retry and dead-letter topics), a database and a producer, removed after the file. */
 async function setup(
   count: number,
-): Promise<{ topics: EventTopics[]; db: EffectsDatabase; producer: EventProducer }> {
-  const [topics, db, producer] = await Promise.all([
-    Promise.all(Array.from({ length: count }, () => eventTopics('one'))),
-    effectsDatabase(),
-    createEventProducer(kafka),
-  ])
-  cleanups.push(
-    () => Promise.all(topics.map((each) => each.delete())),
-    () => db.drop(),
-    () => producer.disconnect(),
-  )
-  return { topics, db, producer }
+): Promise<{ topics: EventTopics[]; db: ConsumerFixture['db']; producer: ConsumerFixture['producer'] }> {
+  const { topicSets, db, producer } = await consumerFixture(kafka, afterFile, { count, label: 'one' })
+  return { topics: topicSets, db, producer }
 }
 
 function stopAfterwards(consumer: EventConsumer): EventConsumer {
-  cleanups.push(() => consumer.stop())
+  afterFile(() => consumer.stop())
   return consumer
 }
 

@@ -3,13 +3,11 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { uniqueName } from '@meridian/testkit'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { consume } from '../src/consumer.ts'
-import { createEventProducer } from '../src/kafka.ts'
 import { replayDeadLetters } from '../src/replay.ts'
 import {
   applyEffect,
-  effectsDatabase,
   eventKafka,
   eventTopics,
   kafkaBrokers,
@@ -20,27 +18,16 @@ import {
   recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
+import { consumerFixture, undoAfterFile } from './file-fixtures.ts'
 
 const kafka = eventKafka('replay-test')
-const cleanups: (() => Promise<unknown>)[] = []
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
-})
+const afterFile = undoAfterFile()
 
 const eventsScript = fileURLToPath(new URL('../../../scripts/events', import.meta.url))
 
 describe.concurrent('replay', () => {
   it('when a dead-lettered event is replayed after its cause was fixed, then it goes back to its topic and is processed once, even when replayed again', async () => {
-    const [topics, db, producer] = await Promise.all([
-      eventTopics(),
-      effectsDatabase(),
-      createEventProducer(kafka),
-    ])
-    cleanups.push(
-      () => topics.delete(),
-      () => db.drop(),
-      () => producer.disconnect(),
-    )
+    const { topics, db, producer } = await consumerFixture(kafka, afterFile)
     const { logger, entries } = recordingLogger()
     const event = orderCompleted()
     let fixed = false
@@ -61,7 +48,7 @@ describe.concurrent('replay', () => {
         await applyEffect(tx, e)
       },
     })
-    cleanups.push(() => consumer.stop())
+    afterFile(() => consumer.stop())
 
     await publishEvents(producer, topics.topic, [event])
     await waitFor('the dead letter', () => deadLetters === 1)
@@ -110,7 +97,7 @@ describe.concurrent('replay', () => {
 
   it('when the dead-letter topic is empty, then nothing is replayed, and the script says it holds no events (not that they were replayed before)', async () => {
     const topics = await eventTopics()
-    cleanups.push(() => topics.delete())
+    afterFile(() => topics.delete())
     const replayLog = recordingLogger()
     expect(await replayDeadLetters({ kafka, topic: topics.dlt, logger: replayLog.logger })).toEqual({
       replayed: 0,

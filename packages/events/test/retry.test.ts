@@ -1,17 +1,14 @@
 // Retries and dead letters with the spec's delays (1 s, 5 s, 15 s) on real Kafka: the slowest test of the package.
 import { scaledMs, uniqueName } from '@meridian/testkit'
 import { Registry } from 'prom-client'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type ConsumeContext, consume } from '../src/consumer.ts'
 import type { DeadLetterInfo } from '../src/dead-letter.ts'
 import type { DomainEvent } from '../src/envelope.ts'
 import { createEventMetrics } from '../src/event-metrics.ts'
-import { createEventProducer } from '../src/kafka.ts'
 import {
   applyEffect,
-  effectsDatabase,
   eventKafka,
-  eventTopics,
   keyOf,
   orderCompleted,
   publishEvents,
@@ -19,12 +16,10 @@ import {
   recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
+import { consumerFixture, undoAfterFile } from './file-fixtures.ts'
 
 const kafka = eventKafka('retry-test')
-const cleanups: (() => Promise<unknown>)[] = []
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
-})
+const afterFile = undoAfterFile()
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -32,16 +27,7 @@ describe('retries and dead letters', () => {
   it(
     'when a handler always fails, then the event visits retry.1, retry.2 and retry.3 at least 1 s, 5 s and 15 s after each failure, lands in the dead-letter topic with its headers and raises the alert, while other keys keep flowing',
     async () => {
-      const [topics, db, producer] = await Promise.all([
-        eventTopics(),
-        effectsDatabase(),
-        createEventProducer(kafka),
-      ])
-      cleanups.push(
-        () => topics.delete(),
-        () => db.drop(),
-        () => producer.disconnect(),
-      )
+      const { topics, db, producer } = await consumerFixture(kafka, afterFile)
       const group = uniqueName('g')
       const { logger, entries } = recordingLogger()
       const metrics = createEventMetrics(new Registry())
@@ -76,7 +62,7 @@ describe('retries and dead letters', () => {
           appliedAt.set(event.id, Date.now())
         },
       })
-      cleanups.push(() => consumer.stop())
+      afterFile(() => consumer.stop())
 
       await publishEvents(producer, topics.topic, [doomed])
       // While the doomed event waits between its retries, events of other keys keep coming, one of which fails once
