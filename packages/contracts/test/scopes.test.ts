@@ -9,7 +9,7 @@ import { ApiKeyScope, apiScopeNames, apiScopes, isApiScope } from '../src/scopes
 
 /** The cells of each row of docs/explanation/security.md's table that starts with `header` after `heading`, backquotes removed. */
 function readmeTable(heading: string, header: string): string[][] {
-  const readme = readFileSync(new URL('../../../docs/security.md', import.meta.url), 'utf8')
+  const readme = readFileSync(new URL('../../../docs/explanation/security.md', import.meta.url), 'utf8')
   const section = readme.slice(readme.indexOf(heading))
   const table = section.slice(section.indexOf(header))
   const rows = table.split('\n').slice(2)
