@@ -185,11 +185,10 @@ describe("the documentation's shape", () => {
     expect(readdirSync(docs).filter((name) => name.endsWith('.md'))).toEqual([])
   })
 
-  it("when every page of docs/, README.md and services' README is read, then each keeps the shape and the voice", () => {
+  it('when every page of docs/ and the READMEs of the root, services/ and bench/ are read, then each keeps the shape and the voice', () => {
     const pages = [
       ...pagesUnder(docs),
-      path.join(root, 'README.md'),
-      path.join(root, 'services', 'README.md'),
+      ...['README.md', 'services/README.md', 'bench/README.md'].map((page) => path.join(root, page)),
     ]
     expect(pages.length).toBeGreaterThan(20)
     expect(pages.flatMap(findingsOf)).toEqual([])
