@@ -1,7 +1,7 @@
 // The documentation's examples, run as a reader would paste them: README's quick start, the tutorials'
 // walkthrough (docs/tutorials/first-api-calls.md, first-order.md, first-return.md) then docs/how-to/payments.md, its
 // 3-D Secure too (one shell: each block uses what the blocks before it assigned), and the SDK's quick start
-// (docs/reference/realtime-client.md: its tarball in a project outside the repository); their bash blocks in order
+// (docs/tutorials/first-realtime-client.md: its tarball in a project outside the repository); their bash blocks in order
 // against the whole system, with the run's gateway, simulator and trace store in place of the development ports (the
 // blocks read them from $A, $SIM and $J). Only the line that starts the system is left out: it is running already.
 import { describe, expect, inject, it } from 'vitest'
@@ -84,7 +84,7 @@ describe('the documentation, pasted', () => {
   })
 
   it("when the SDK's quick start is pasted, then a project outside the repository installs its tarball and hears the channel through the gateway", async () => {
-    const blocks = bashBlocksOf(page('docs/reference/realtime-client.md'), '## Quick start')
+    const blocks = bashBlocksOf(page('docs/tutorials/first-realtime-client.md'), '## Quick start')
     expect(blocks).toHaveLength(2)
     const stdout = await paste(blocks)
     expect(stdout).toMatch(/^Welcome\b.*$/m)
