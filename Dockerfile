@@ -54,7 +54,7 @@ LABEL org.opencontainers.image.title="meridian-${SERVICE}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="UNLICENSED"
-# 8 MB semi-spaces: V8 otherwise keeps a 64 MB young generation at idle (docs/deploying.md, Production build)
+# 8 MB semi-spaces: V8 otherwise keeps a 64 MB young generation at idle (docs/how-to/deploying.md, Production build)
 ENV NODE_ENV=production PORT=${PORT} HOME=/tmp NODE_OPTIONS=--max-semi-space-size=8 CONSOLE_DIR=${CONSOLE_DIR}
 WORKDIR /app
 # owned by root and not writable by the service: the root filesystem may be read-only (it writes nowhere but /tmp)

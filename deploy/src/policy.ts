@@ -45,7 +45,7 @@ interface PodTemplate {
   spec: PodSpec
 }
 
-/** The uid the images run as (docs/deploying.md). */
+/** The uid the images run as (docs/how-to/deploying.md). */
 export const imageUid = 10001
 /** The services' own drain on SIGTERM, in seconds. */
 export const drainSeconds = 30

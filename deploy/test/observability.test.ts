@@ -70,7 +70,7 @@ describe('the Prometheus rules', () => {
   it('when the rules are listed, then every alert has a unit test, a severity, a summary and a runbook in operations.md', () => {
     const rules = readFileSync(rulesFile, 'utf8')
     const unitTests = readFileSync(rulesTestFile, 'utf8')
-    const operations = readFileSync(join(rulesFile, '../../../../docs/operations.md'), 'utf8')
+    const operations = readFileSync(join(rulesFile, '../../../../docs/how-to/operations.md'), 'utf8')
     const anchors = new Set(
       [...operations.matchAll(/^#+ (.+)$/gm)].map(([, title]) =>
         title!
@@ -83,7 +83,7 @@ describe('the Prometheus rules', () => {
       expect(rules).toContain(`alert: ${alert}\n`)
       expect(unitTests).toContain(`alertname: ${alert}\n`)
     }
-    const runbooks = [...rules.matchAll(/runbook: docs\/operations\.md#([\w-]+)/g)].map(
+    const runbooks = [...rules.matchAll(/runbook: docs\/how-to\/operations\.md#([\w-]+)/g)].map(
       ([, anchor]) => anchor,
     )
     expect(runbooks).toHaveLength(alerts.length)

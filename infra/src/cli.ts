@@ -49,7 +49,7 @@ const usage = `usage: scripts/infra <command>
   redis-acl [--realtime-prefix P] [--content-prefix P] [--access-strings]
                            the ACL users of a Redis of one's own, one per service from the declared access, passwords
                            as placeholders; --access-strings: each user's rules as a managed offering's access string
-                           (docs/deploying.md)`
+                           (docs/how-to/deploying.md)`
 
 /**
  * Inside ./scripts/test, after its preparation (MERIDIAN_PREPARED=1), what runs only finds its prerequisites: nothing

@@ -1,4 +1,4 @@
-// Real infrastructure for Meridian, obtained in the order docs/architecture.md gives ("Real infrastructure on any machine"):
+// Real infrastructure for Meridian, obtained in the order docs/explanation/architecture.md gives ("Real infrastructure on any machine"):
 // endpoints from the environment, else a reachable Docker engine, else native processes under the cache folder.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,7 +1,7 @@
 // What a test, or a script run inside one, meets when something the run needs was never obtained on this machine:
 // it names the thing and the one command that provides it, instead of installing or building anything itself.
 
-/** The command that obtains every prerequisite of the two commands (docs/development.md, "Prerequisites"). */
+/** The command that obtains every prerequisite of the two commands (docs/how-to/development.md, "Prerequisites"). */
 export const prepareCommand = './scripts/prepare'
 
 export class MissingPrerequisite extends Error {

@@ -10,7 +10,7 @@ import { type ConsulSettings, consulBaseUrl, consulRequest } from './consul-http
 import { waitFor } from './processes.ts'
 import type { TopicSpec } from './topics.ts'
 
-/** The database of each service that has one, by service (docs/architecture.md, "The processes"; the gateway has none). */
+/** The database of each service that has one, by service (docs/explanation/architecture.md, "The processes"; the gateway has none). */
 export const databaseOfService = Object.freeze({
   auth: 'auth',
   order: 'orders',
@@ -106,7 +106,7 @@ const quoteIdentifier = (name: string): string => `"${name.replaceAll('"', '""')
  * every service database taken from PUBLIC, so a role cannot even connect to another service's database. The roles
  * get no other right: not superuser, no CREATEDB, no CREATEROLE, no replication. Run again, it sets the same (a new
  * password included). `adminUrl`: a superuser's URL (its libpq TLS parameters apply) on the server's maintenance
- * database. Objects already in a database that another role made stay that role's (docs/deploying.md).
+ * database. Objects already in a database that another role made stay that role's (docs/how-to/deploying.md).
  */
 export async function provisionServiceRoles(
   adminUrl: string,
@@ -239,7 +239,7 @@ export interface TopicReplication {
 
 /**
  * The replication a cluster of `brokers` brokers gets: on three or more, three copies of which two must hold an
- * acks=all write (docs/scaling-out.md); on fewer, one copy, as on the development broker.
+ * acks=all write (docs/how-to/scaling-out.md); on fewer, one copy, as on the development broker.
  */
 export function replicationForBrokers(brokers: number): Required<TopicReplication> {
   return brokers >= 3

@@ -273,7 +273,7 @@ export class PortInUseError extends Error {
       : 'a process this user cannot see'
     super(
       `${component}: port ${holder.port} is already held by ${who}. ` +
-        `Stop that process, or point Meridian at it through the environment (see docs/configuration.md).`,
+        `Stop that process, or point Meridian at it through the environment (see docs/reference/configuration.md).`,
     )
     this.name = 'PortInUseError'
   }

@@ -73,7 +73,7 @@ describe('infrastructure plan', () => {
       REALTIME_GATEWAY: 'postgres://u:p@db.internal:5432/realtime',
       CONTENT: 'postgres://u:p@db.internal:5432/content',
     })
-    // one database per service (docs/architecture.md), all different, each created by `infra up`
+    // one database per service (docs/explanation/architecture.md), all different, each created by `infra up`
     expect(new Set(Object.values(own)).size).toBe(serviceDatabases.length)
     expect(
       Object.values(own)

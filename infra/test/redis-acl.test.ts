@@ -62,8 +62,8 @@ describe("the services' Redis users", () => {
     )
   })
 
-  it('when docs/deploying.md shows the users, then they are the ones the declaration makes', () => {
-    const deploying = readFileSync(join(repoRoot, 'docs', 'deploying.md'), 'utf8')
+  it('when docs/how-to/deploying.md shows the users, then they are the ones the declaration makes', () => {
+    const deploying = readFileSync(join(repoRoot, 'docs', 'how-to', 'deploying.md'), 'utf8')
     for (const line of redisAclTemplate(redisServices)) expect(deploying).toContain(line)
   })
 })

@@ -119,8 +119,8 @@ describe('the secure Consul agent', () => {
       await consulCall(admin(), 'GET', '/v1/acl/policy/name/meridian-service-order'),
     ) as { Rules: string }
     expect(policy.Rules).toBe(consulServiceRules('order'))
-    // docs/deploying.md shows order's policy verbatim
-    const deploying = readFileSync(join(repoRoot, 'docs', 'deploying.md'), 'utf8')
+    // docs/how-to/deploying.md shows order's policy verbatim
+    const deploying = readFileSync(join(repoRoot, 'docs', 'how-to', 'deploying.md'), 'utf8')
     expect(deploying).toContain(`\`\`\`hcl\n${consulServiceRules('order')}\`\`\``)
     expect(consulServiceRules('gateway')).toContain('key_prefix "meridian/" { policy = "write" }')
     expect(consulServiceRules('order')).not.toContain('key_prefix "meridian/" ')

@@ -43,7 +43,7 @@ const client: oauth.Client = { client_id: 'meridian-spa' }
 /** auth's resource indicator of Meridian's APIs: the access token is then a JWT every service accepts */
 const apiResource = 'urn:meridian:api'
 /**
- * The API scopes the console's views use (docs/security.md: API scopes): the provider's token is limited to them, and each
+ * The API scopes the console's views use (docs/explanation/security.md: API scopes): the provider's token is limited to them, and each
  * service refuses it elsewhere (403 INSUFFICIENT_SCOPE). What the signed-in user may do is still their role's.
  */
 export const consoleApiScopes: readonly ApiScope[] = [

@@ -32,7 +32,7 @@ export function buildTargets(): BuildTarget[] {
     // a service with a database has `dist/migrate.js`: its migrations, then exit (run before a new version starts)
     if (existsSync(join(service.dir, 'src', 'migrate.ts')))
       entries.migrate = `services/${service.name}/src/migrate.ts`
-    // auth's `dist/create-admin.js`: the first administrator of a deployment (docs/deploying.md)
+    // auth's `dist/create-admin.js`: the first administrator of a deployment (docs/how-to/deploying.md)
     if (existsSync(join(service.dir, 'src', 'create-admin.ts'))) {
       entries['create-admin'] = `services/${service.name}/src/create-admin.ts`
     }
@@ -55,7 +55,7 @@ export function buildTargets(): BuildTarget[] {
 /**
  * The flags a built service runs with (`node <flags> dist/main.js`; the build's package.json start script, the
  * system runner's production form and an image's command). V8 lets the young generation grow to 64 MB and keeps it
- * when idle: a service then sits at about 185 MB RSS; at 8 MB semi-spaces it sits near 145 MB (docs/deploying.md,
+ * when idle: a service then sits at about 185 MB RSS; at 8 MB semi-spaces it sits near 145 MB (docs/how-to/deploying.md,
  * "Production build"). The flag cannot be set from inside the process: V8 sizes its heap at start.
  */
 export const productionNodeFlags: readonly string[] = ['--max-semi-space-size=8']

@@ -21,7 +21,7 @@ import type { HostEngine } from './engine.ts'
 import { groupsCoordinated } from './group-coordination.ts'
 import type { ClusterHost } from './hosts.ts'
 
-/** Copies of each partition, and how many of them must be in sync for an acks=all write (docs/scaling-out.md). */
+/** Copies of each partition, and how many of them must be in sync for an acks=all write (docs/how-to/scaling-out.md). */
 export const clusterReplication = Object.freeze({ replicationFactor: 3, minInsyncReplicas: 2 })
 
 /**

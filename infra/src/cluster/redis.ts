@@ -52,7 +52,7 @@ const failoverTimeoutMs = 15_000
 /**
  * Starts the primary on `primary`, the replica on `replica` and a sentinel on each host, and resolves once the replica
  * has its copy and every sentinel sees the replica and the two others. Nothing is kept on disk by the servers (what
- * Meridian keeps in Redis is rebuilt or refreshed by the services: docs/scaling-out.md); the sentinels keep their
+ * Meridian keeps in Redis is rebuilt or refreshed by the services: docs/how-to/scaling-out.md); the sentinels keep their
  * files, which they rewrite with what they learn (who the primary is now), across a host's restart.
  */
 export async function startClusterRedis(

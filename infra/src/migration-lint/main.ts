@@ -23,7 +23,7 @@ process.stdout.write(
 if (failed) {
   process.stderr.write(
     'a finding is fixed in the migration, or ignored there with `-- squawk-ignore <rule>` and the reason on the ' +
-      "line before (docs/releasing.md, 'Migrations')\n",
+      "line before (docs/how-to/releasing.md, 'Migrations')\n",
   )
   process.exitCode = 1
 }

@@ -11,7 +11,7 @@ export const nativeRedisUrl = `redis://127.0.0.1:${PORT}`
 
 /**
  * The arguments of a redis-server on the standard port (or `port`; 0: no plaintext port, the secure one's): in the
- * foreground, nothing written to disk (what it holds is derived state the services rebuild: docs/scaling-out.md,
+ * foreground, nothing written to disk (what it holds is derived state the services rebuild: docs/how-to/scaling-out.md,
  * "Redis").
  */
 export function redisServerArgs(options: { bind: string[]; dir: string; port?: number }): string[] {

@@ -1,6 +1,6 @@
 // ./scripts/release <version> [--suite-passed <log>] [--openapi-from <url>] [--date YYYY-MM-DD]
 // ./scripts/release --next <version>
-// docs/releasing.md says when and how; release.ts holds the steps.
+// docs/how-to/releasing.md says when and how; release.ts holds the steps.
 import { execFile, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'

@@ -1,4 +1,4 @@
-// Cutting a release (docs/releasing.md): the version written everywhere it lives, the released AsyncAPI and OpenAPI
+// Cutting a release (docs/how-to/releasing.md): the version written everywhere it lives, the released AsyncAPI and OpenAPI
 // documents under releases/<version>/, the changelog's [Unreleased] section dated under the version, one commit and
 // the tag v<version>. Refused on a dirty tree, an existing tag, or without a green suite. The steps are functions over
 // a repository root, so the test runs them on a temporary git repository shaped like this one.
@@ -55,9 +55,9 @@ export const versionSites: readonly VersionSite[] = [
     file: 'packages/realtime-client/README.md',
     pattern: /realtime-client-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\.tgz/g,
   },
-  { file: 'docs/configuration.md', pattern: /the instance's Consul metadata \| `([^`]+)`/ },
+  { file: 'docs/reference/configuration.md', pattern: /the instance's Consul metadata \| `([^`]+)`/ },
   {
-    file: 'docs/realtime-client.md',
+    file: 'docs/reference/realtime-client.md',
     pattern: /realtime-client-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\.tgz/g,
     count: 2,
   },

@@ -78,7 +78,7 @@ const runtimeSettingsWriters: ReadonlySet<string> = new Set(['gateway'])
 
 /**
  * The ACL rules of a service's token (HCL), the one source for the agent's policies, the tests and
- * docs/deploying.md:
+ * docs/how-to/deploying.md:
  * - `service "<name>"` and `service_prefix "<name>-"` write: it registers, heartbeats and deregisters itself under its
  *   own name and the run-namespaced `<name>-<run>` (the end-to-end runner's), never another service (a plain
  *   `service_prefix "<name>"` would also let `auth` write `authority`);

@@ -1,6 +1,6 @@
 // Redis' users from the services' declared access (@meridian/contracts' redisAccess): one ACL user per service,
 // limited to its keys and channels, an administrator for provisioning and tools, and the default user off. The secure
-// Redis writes them as its aclfile; `scripts/infra redis-acl` prints them for a Redis of one's own (docs/deploying.md).
+// Redis writes them as its aclfile; `scripts/infra redis-acl` prints them for a Redis of one's own (docs/how-to/deploying.md).
 import { createHash } from 'node:crypto'
 import { isRedisService, type RedisAccess, type RedisPrefixes, redisAccess } from '@meridian/contracts'
 
@@ -79,7 +79,7 @@ export function redisAclLines(options: RedisAclOptions): string[] {
   ]
 }
 
-/** The lines with placeholders for the passwords (`><service>-password`), as docs/deploying.md shows them. */
+/** The lines with placeholders for the passwords (`><service>-password`), as docs/how-to/deploying.md shows them. */
 export function redisAclTemplate(services: readonly string[], prefixes?: Partial<RedisPrefixes>): string[] {
   return redisAclLines({
     passwordRule: (user) => `><${user}-password>`,

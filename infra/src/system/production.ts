@@ -1,6 +1,6 @@
 // The production form of a run (MERIDIAN_SYSTEM_BUILD=production): every service from its build (./scripts/build)
 // under plain node with NODE_ENV=production, which refuses the public development defaults; the run gives each of
-// those variables a value of its own, as a deployment must (docs/deploying.md, "What production refuses").
+// those variables a value of its own, as a deployment must (docs/how-to/deploying.md, "What production refuses").
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'

@@ -143,7 +143,7 @@ const tracingPreloadSpecifier = '@meridian/service-kit/tracing/preload'
 
 function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form: SystemForm) {
   // node --import tsx: one process (the tsx command would put a second one between us and the service)
-  // the kit's tracing preload next: it must be in place before the service's modules load (docs/operations.md)
+  // the kit's tracing preload next: it must be in place before the service's modules load (docs/how-to/operations.md)
   if (form === 'development') {
     return { args: ['--import', 'tsx', '--import', tracingPreloadSpecifier, service.entry], cwd: service.dir }
   }

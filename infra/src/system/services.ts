@@ -5,10 +5,10 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 
 export interface SystemService {
-  /** the folder's name, which is the service's name (docs/architecture.md, "The processes") */
+  /** the folder's name, which is the service's name (docs/explanation/architecture.md, "The processes") */
   name: string
   dir: string
-  /** the process's entry (docs/architecture.md: only main.ts listens) */
+  /** the process's entry (docs/explanation/architecture.md: only main.ts listens) */
   entry: string
   /** it keeps data in PostgreSQL (it has migrations): the run gives it a database of its own */
   hasDatabase: boolean

@@ -23,7 +23,7 @@ export function asyncApiDocument(): AsyncApiDocument {
         title: 'Meridian: domain events and the realtime channel',
         version: '1.0.0',
         description: [
-          'Generated from @meridian/contracts; do not edit (docs/domain-events.md says how to regenerate it).',
+          'Generated from @meridian/contracts; do not edit (docs/reference/domain-events.md says how to regenerate it).',
           'Domain events: one Kafka topic per event type, key = aggregate id, value = the JSON envelope',
           '{id, type, source, schemaVersion, timestamp, data}; each message gives its data schema and, as',
           'x-schema-version, the version this release writes. Topics are prefixed with KAFKA_NAMESPACE when it is set.',

@@ -4,7 +4,7 @@ import { type Static, Type } from 'typebox'
 import { ErrorDetail } from './errors.ts'
 import { VisibleText } from './schema-kinds.ts'
 
-/** Where GraphQL is served (docs/architecture.md, "The processes"): HTTP GET and POST, and WebSocket (graphql-transport-ws, graphql-ws). */
+/** Where GraphQL is served (docs/explanation/architecture.md, "The processes"): HTTP GET and POST, and WebSocket (graphql-transport-ws, graphql-ws). */
 export const graphqlPath = '/graphql'
 
 export const graphqlLimits = Object.freeze({

@@ -1,7 +1,7 @@
 // The error envelope, its RFC 7807 alternative, the stable error codes and the AppError family that carries them.
 import { type Static, Type } from 'typebox'
 
-/** Stable, machine-readable codes (UPPER_SNAKE_CASE). The spec fixes some; the others are Meridian's choice. */
+/** Stable, machine-readable codes (UPPER_SNAKE_CASE), each with its status in docs/reference/interface.md. */
 export const ErrorCode = {
   BAD_REQUEST: 'BAD_REQUEST',
   UNAUTHORIZED: 'UNAUTHORIZED',

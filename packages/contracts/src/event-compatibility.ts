@@ -1,6 +1,6 @@
 // The schema-compatibility check of the domain events: compares the released AsyncAPI document (the baseline) with
 // the one these contracts generate, and names every change that a consumer on either side of a deployment could not
-// read. docs/domain-events.md states the rule in words.
+// read. docs/reference/domain-events.md states the rule in words.
 //
 // An event stays in Kafka after its producer changed: consumers still running the old code read events of the new
 // schema, and consumers already running the new code read events of the old one (lag at a deployment, retries, a

@@ -1,6 +1,6 @@
 // The domain event envelope (spec: Domain event envelope) and the data schema of each event type with its version.
 // The format strings a released event holds (envelope and data) have no maxLength: a bound would narrow what events
-// already in Kafka may hold, which the compatibility check refuses (docs/domain-events.md, a new type would be needed);
+// already in Kafka may hold, which the compatibility check refuses (docs/reference/domain-events.md, a new type would be needed);
 // a field or type added since the release has one (service-kit's linear-validation test holds both).
 import { type Static, type TSchema, Type } from 'typebox'
 
@@ -130,7 +130,7 @@ export const PaymentRefundedData = Type.Object({
  * the provider outside Meridian (from its dashboard, or one of Meridian's whose answer was lost), which payment learns
  * of from the provider's charge.refunded. A new value of payment.refunded's own `cause` would be a breaking change
  * (its released consumers refuse a value their union does not hold, and an absent cause reads as a compensation), so
- * such a refund is a new type (docs/domain-events.md, "Versioning").
+ * such a refund is a new type (docs/reference/domain-events.md, "Versioning").
  */
 export const refundCausesV2 = ['compensation', 'return', 'provider'] as const
 export type RefundCauseV2 = (typeof refundCausesV2)[number]
@@ -337,7 +337,7 @@ export const NotificationEmailRequestedData = Type.Object({
 })
 
 /**
- * Every event type of the catalogue (docs/architecture.md, "The processes") with its current schema version and data schema. Producers and
+ * Every event type of the catalogue (docs/explanation/architecture.md, "The processes") with its current schema version and data schema. Producers and
  * consumers validate against these. A breaking change adds a `.v2` type here; the old entry stays.
  */
 export const eventCatalogue = {

@@ -1,7 +1,7 @@
 // The payment resource of the payment service: what a payer sends to POST /payments (with an Idempotency-Key header)
 // and receives, and the payment method an order.placed event may carry for the payment step. A payment is paid with a
 // payment method the provider made in the customer's browser (pm_…): a card number reaches Meridian only in
-// development and test (source.card, the simulator's test cards); production refuses one (docs/security.md, "PCI
+// development and test (source.card, the simulator's test cards); production refuses one (docs/explanation/security.md, "PCI
 // scope").
 import { type Static, Type } from 'typebox'
 import { Money, maximumMoney } from './money.ts'

@@ -6,7 +6,7 @@
 import { type Static, type TLiteral, Type } from 'typebox'
 import type { ApiScope } from './scopes.ts'
 
-/** The Socket.IO engine path and the namespaces (docs/architecture.md, "The processes"). */
+/** The Socket.IO engine path and the namespaces (docs/explanation/architecture.md, "The processes"). */
 export const realtimePaths = {
   engine: '/socket.io/',
   rawWebSocket: '/ws',
@@ -439,7 +439,7 @@ export interface NamespaceScopes<Path extends RealtimeNamespace> {
 }
 
 /**
- * The scopes of the realtime channel (docs/security.md: API scopes), for credentials limited to scopes (the OpenID provider's
+ * The scopes of the realtime channel (docs/explanation/security.md: API scopes), for credentials limited to scopes (the OpenID provider's
  * access tokens; the channel takes no API keys): a namespace's `connect` scope is checked at the handshake and again
  * when `auth:refresh` brings another token, an event's before its payload is read. `null`: nothing beyond being
  * connected. First-party credentials (POST /login's tokens, cookie sessions) carry no scopes and are not limited.

@@ -1,6 +1,6 @@
 // What each service may touch in Redis: the keys it writes, those of another service it only reads, the pub/sub
 // channels it uses and those it only listens to. The one declaration the secure Redis' users are made from (one ACL
-// user per service, infra/src/secure/redis-acl.ts, docs/deploying.md) and the services' key names come from, so that
+// user per service, infra/src/secure/redis-acl.ts, docs/how-to/deploying.md) and the services' key names come from, so that
 // a key a service starts to use outside it is refused by the engine (NOPERM) in the tests that run on a secure Redis.
 import { authNames } from './auth.ts'
 

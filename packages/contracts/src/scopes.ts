@@ -55,6 +55,6 @@ export const openIdScopes = {
 
 /** One scope of the catalogue: what an API key may be created with (anything else is 422). */
 export const ApiKeyScope = Type.Enum(apiScopeNames, {
-  description: 'a scope of the catalogue (docs/security.md: API scopes)',
+  description: 'a scope of the catalogue (docs/explanation/security.md: API scopes)',
 })
 export type ApiKeyScope = Static<typeof ApiKeyScope>

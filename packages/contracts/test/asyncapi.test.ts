@@ -70,8 +70,8 @@ describe('the AsyncAPI document', () => {
     expect(document.operations['socketio.chat.receive.chat.typing'].reply).toBeUndefined()
   })
 
-  it("when docs/domain-events.md's catalogue table is read, then it names each type's version, producer and consumers", () => {
-    const page = read('docs/domain-events.md')
+  it("when docs/reference/domain-events.md's catalogue table is read, then it names each type's version, producer and consumers", () => {
+    const page = read('docs/reference/domain-events.md')
     const table = page.slice(page.indexOf('| type | version | producer | consumers |'))
     const rows = table.split('\n').slice(2)
     const cells = rows

@@ -1,4 +1,4 @@
-// The scope catalogue: what a key can be made with, and the security page's table of it (docs/security.md), which must
+// The scope catalogue: what a key can be made with, and the security page's table of it (docs/explanation/security.md), which must
 // say the same; and the realtime channel's scopes, each of the catalogue, with that page's table of them.
 import { readFileSync } from 'node:fs'
 import { Value } from 'typebox/value'
@@ -7,9 +7,9 @@ import { CreateApiKeyBody } from '../src/auth.ts'
 import { realtimeScopes } from '../src/realtime.ts'
 import { ApiKeyScope, apiScopeNames, apiScopes, isApiScope } from '../src/scopes.ts'
 
-/** The cells of each row of docs/security.md's table that starts with `header` after `heading`, backquotes removed. */
+/** The cells of each row of docs/explanation/security.md's table that starts with `header` after `heading`, backquotes removed. */
 function readmeTable(heading: string, header: string): string[][] {
-  const readme = readFileSync(new URL('../../../docs/security.md', import.meta.url), 'utf8')
+  const readme = readFileSync(new URL('../../../docs/explanation/security.md', import.meta.url), 'utf8')
   const section = readme.slice(readme.indexOf(heading))
   const table = section.slice(section.indexOf(header))
   const rows = table.split('\n').slice(2)

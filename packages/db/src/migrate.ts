@@ -24,7 +24,7 @@ export interface MigrateOptions {
   table?: string
   logger?: MigrationLogger
   /**
-   * also apply `-- meridian: contract` migrations (docs/releasing.md, "Migrations"): only once every instance runs a
+   * also apply `-- meridian: contract` migrations (docs/how-to/releasing.md, "Migrations"): only once every instance runs a
    * release that no longer needs what they remove. Default: the environment's MERIDIAN_MIGRATE_CONTRACT=true (what a
    * service's `pnpm migrate --contract` sets, so every track a service migrates sees the same choice), else false.
    */

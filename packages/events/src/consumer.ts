@@ -406,7 +406,7 @@ function createGroupConsumer(options: GroupConsumeOptions, groupId: string): Con
  * the controller after its session timeout (9 s by default) and its partitions get new leaders; with the client's
  * budget (5 retries from 100 ms, about 3 s) every consumer of the dead leader's partitions crashed first, and the
  * rebalances of the ~25 groups (a group per consumed topic then) stalled the saga for ~30 s on a three-broker cluster
- * (docs/scaling-out.md). Producers
+ * (docs/explanation/scaling.md). Producers
  * keep the short budget: the relay leaves its rows in the outbox and tries again on its next pass.
  */
 export const consumerRetry = Object.freeze({ initialRetryTime: 250, maxRetryTime: 5000, retries: 8 })

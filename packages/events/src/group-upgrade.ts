@@ -7,7 +7,7 @@ import type { ConsumerLogger } from './consumer-logger.ts'
 /**
  * The Kafka group a consumer of `topic` in `group` had before a service's types shared one group
  * (`<group>.<topic>`). Read only to carry its offsets over (adoptPerTopicOffsets); such groups are left in place
- * for an operator to delete (docs/domain-events.md).
+ * for an operator to delete (docs/reference/domain-events.md).
  */
 export const perTopicGroupIdOf = (group: string, topic: string): string => `${group}.${topic}`
 

@@ -1,4 +1,4 @@
-// A Kafka client's TLS and SASL credentials from the variables every service and tool reads (docs/configuration.md):
+// A Kafka client's TLS and SASL credentials from the variables every service and tool reads (docs/reference/configuration.md):
 // parsed here once, for the services' clients (packages/events createKafka, through ServiceEnv) and for the tools that
 // connect on their own (scripts/events replay, infra's provisioning). Certificate variables hold paths to PEM files,
 // read when the client is made; every problem is named by its variable, and no password or key is ever shown.

@@ -119,7 +119,7 @@ describe('the packed SDK, outside the workspace', { timeout: scaledMs(90_000) },
     expect(heard.welcome).toMatchObject({ type: 'welcome', message: 'hello outside-token' })
     expect(heard.echo).toEqual({ ok: true, echo: { type: 'echo', payload: { from: 'outside' } } })
     expect(heard.refusal).toEqual({ typed: true, code: 'FORBIDDEN', message: 'Not allowed' })
-    // what docs/realtime-client.md says: with recovery on, a broadcast's handler gets the offset as a last argument
+    // what docs/reference/realtime-client.md says: with recovery on, a broadcast's handler gets the offset as a last argument
     expect(heard.broadcast).toHaveLength(2)
     expect(heard.broadcast[0]).toMatchObject({ text: 'hi all' })
     expect(typeof heard.broadcast[1]).toBe('string')

@@ -59,7 +59,7 @@ export const RedisSentinelEnv = Type.Object({
 /** What a variable naming a PEM file expects (its contents are read and checked where the client is made). */
 const pemPathExpectation = 'must be the path of a PEM file, at most 4096 characters'
 
-/** What every service reads (docs/architecture.md, "The processes"); a service extends it with its own variables. */
+/** What every service reads (docs/explanation/architecture.md, "The processes"); a service extends it with its own variables. */
 export const ServiceEnv = Type.Object({
   /**
    * Unset is production: stacks in 500 bodies, GraphiQL and the public development defaults are only for a service
@@ -193,7 +193,7 @@ export const ServiceEnv = Type.Object({
    * names them in its log at start.
    */
   ENGINES_PLAINTEXT_ALLOWED: Type.Boolean({ default: false }),
-  // OpenTelemetry's standard variables (docs/operations.md, Tracing): read first by tracing/preload.ts
+  // OpenTelemetry's standard variables (docs/how-to/operations.md, Tracing): read first by tracing/preload.ts
   ...TracingEnv.properties,
 })
 export type ServiceEnv = Static<typeof ServiceEnv>
@@ -239,7 +239,7 @@ export const serviceEnv = <Extra extends TProperties>(extra: Extra) =>
   Type.Object({ ...ServiceEnv.properties, ...extra })
 
 /**
- * The defaults of a service with a database of its own and Redis (docs/architecture.md, "The processes"): its port, its database on the local
+ * The defaults of a service with a database of its own and Redis (docs/explanation/architecture.md, "The processes"): its port, its database on the local
  * server, the pool size, Redis. Spread into serviceEnv: `serviceEnv({ ...ownStoresEnv({ port: 3004, database:
  * 'inventory' }), ...its own })`.
  */

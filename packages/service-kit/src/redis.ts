@@ -133,7 +133,7 @@ export function createRedis(url: string, options: ServiceRedisOptions): Redis {
     enableAutoPipelining: true,
     // a request waiting on Redis fails fast (the rate limiter then lets it through) instead of queueing forever
     maxRetriesPerRequest: 2,
-    // ioredis' ready check (INFO, which every service's user may run: docs/deploying.md, Redis over TLS with a user per
+    // ioredis' ready check (INFO, which every service's user may run: docs/how-to/deploying.md, Redis over TLS with a user per
     // service) stays on: a connection is ready only once Redis answers on it. Without it, a Redis behind a proxy that
     // accepts and then closes every connection made each reconnection 'ready' at once, which reset the count of
     // retries, so a command waiting on Redis was resent forever instead of failing after maxRetriesPerRequest

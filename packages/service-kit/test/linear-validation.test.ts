@@ -191,7 +191,7 @@ const rounded = (growth: Growth) => ({
   largeMs: Number(growth.largeMs.toFixed(1)),
 })
 
-/** The released AsyncAPI document, the compatibility check's baseline (docs/domain-events.md). */
+/** The released AsyncAPI document, the compatibility check's baseline (docs/reference/domain-events.md). */
 const releasedDocument = (): Schema =>
   JSON.parse(readFileSync(new URL('../../../docs/asyncapi.released.json', import.meta.url), 'utf8'))
 

@@ -1,4 +1,4 @@
-// Which way the test global setup obtains the engines, in docs/architecture.md's order: endpoints given in the environment,
+// Which way the test global setup obtains the engines, in docs/explanation/architecture.md's order: endpoints given in the environment,
 // else a Docker engine that answers (testcontainers), else native processes (infra/, as `scripts/infra up`).
 import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest, type RequestOptions } from 'node:http'

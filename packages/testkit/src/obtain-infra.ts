@@ -1,4 +1,4 @@
-// Real infrastructure for tests, in docs/architecture.md's order — endpoints given in the environment, else a Docker
+// Real infrastructure for tests, in docs/explanation/architecture.md's order — endpoints given in the environment, else a Docker
 // engine that answers (containers started with testcontainers), else native engines through the same code as
 // `scripts/infra up` — with the line that says which path ran and what stops what was started. Used by vitest's
 // global setup (one suite) and by with-infra.ts (one set of engines for several suites).
@@ -60,7 +60,7 @@ export async function obtainInfra(env: NodeJS.ProcessEnv, progress: Progress): P
     throw new Error(
       `These tests need real PostgreSQL, Kafka, Consul and Redis and could not get them:\n` +
         `  ${(error instanceof Error ? error.message : String(error)).replaceAll('\n', '\n  ')}\n` +
-        `Run ./scripts/infra up (or set DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR and REDIS_URL) and see docs/development.md.`,
+        `Run ./scripts/infra up (or set DATABASE_URL, KAFKA_BROKERS, CONSUL_HTTP_ADDR and REDIS_URL) and see docs/how-to/development.md.`,
     )
   }
 }

@@ -1,4 +1,4 @@
-// The repository's import boundaries (docs/architecture.md, "What depends on what"): every TypeScript file's imports judged by the rules below.
+// The repository's import boundaries (docs/explanation/architecture.md, "What depends on what"): every TypeScript file's imports judged by the rules below.
 // The check is first proved on small made-up repositories, so a green run means "nothing crosses", not "nothing read".
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -262,11 +262,14 @@ describe('import boundaries', () => {
 
   it('when every TypeScript file of the repository is read, then no import crosses a boundary', () => {
     const violations = findViolations(readRepository(repositoryRoot), rules)
-    expect(violations, `${violations.length} import(s) cross a boundary (docs/architecture.md)`).toEqual([])
+    expect(
+      violations,
+      `${violations.length} import(s) cross a boundary (docs/explanation/architecture.md)`,
+    ).toEqual([])
   })
 
   it('when every TypeScript file of the repository is read, then no workspace has an import cycle', () => {
     const cycles = findCycles(readRepository(repositoryRoot), noCycle)
-    expect(cycles, `${cycles.length} import cycle(s) (docs/architecture.md)`).toEqual([])
+    expect(cycles, `${cycles.length} import cycle(s) (docs/explanation/architecture.md)`).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 // The Docker path without a Docker engine: the containers agree with docker-compose.yml, the path is chosen as
-// docs/architecture.md orders it, and the probe answers quickly whatever is (not) listening. One suite starts the containers
+// docs/explanation/architecture.md orders it, and the probe answers quickly whatever is (not) listening. One suite starts the containers
 // for real; it runs only where a Docker engine answers.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server, type ServerResponse } from 'node:http'

@@ -76,12 +76,12 @@ export function brokenLinks(file: string, markdown: string, repositoryRoot: stri
 
 describe("the repository's documentation links", () => {
   it('when a page links outside the clone, to a missing file or to a missing heading, then each is reported', () => {
-    const page = path.join(root, 'docs', 'made-up.md')
+    const page = path.join(root, 'docs', 'explanation', 'made-up.md')
     const markdown =
-      '# Made up\n\n## A heading\n\n[out](../../shared/spec.md) [gone](nowhere.md) [here](#a-heading) ' +
+      '# Made up\n\n## A heading\n\n[out](../../../shared/spec.md) [gone](nowhere.md) [here](#a-heading) ' +
       '[there](architecture.md#no-such-heading) [web](https://example.com) `[code](../x)`\n'
     expect(brokenLinks(page, markdown, root).map(({ link, problem }) => `${link}: ${problem}`)).toEqual([
-      '../../shared/spec.md: points outside the repository',
+      '../../../shared/spec.md: points outside the repository',
       'nowhere.md: no such file',
       'architecture.md#no-such-heading: no such heading',
     ])

@@ -1,5 +1,5 @@
 // Reads the import specifiers of the repository's TypeScript files and judges them by a table of rules, so the
-// dependency direction docs/architecture.md describes ("What depends on what") is checked in code, not only stated in prose.
+// dependency direction docs/explanation/architecture.md describes ("What depends on what") is checked in code, not only stated in prose.
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import ts from 'typescript'

@@ -75,7 +75,7 @@ export const AuthEnv = serviceEnv({
    */
   REVOCATION_DELIVERY_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
 
-  // --- Password reset and the security mails (docs/email.md) ---------------------------------------------------
+  // --- Password reset and the security mails (docs/how-to/email.md) ---------------------------------------------------
   // auth mails a reset link, a password changed notice and an address to verify itself, over the SMTP server of
   // @meridian/mail's settings, from an outbox of its own (security_mails)
   ...smtpEnv(),

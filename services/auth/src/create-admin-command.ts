@@ -51,7 +51,7 @@ const CreateAdminEnv = Type.Object({
   DATABASE_URL: AuthEnv.properties.DATABASE_URL,
   // where the running services learn that a promoted or re-passworded user's credentials are revoked
   REDIS_URL: AuthEnv.properties.REDIS_URL,
-  // auth's own Redis user over TLS, as the service connects (docs/configuration.md)
+  // auth's own Redis user over TLS, as the service connects (docs/reference/configuration.md)
   ...RedisTlsEnv.properties,
   // and through its sentinels, when the service finds its primary so (REDIS_SENTINELS, REDIS_NAME)
   ...RedisSentinelEnv.properties,

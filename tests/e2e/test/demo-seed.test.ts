@@ -201,7 +201,7 @@ describe('the demo seed against the whole system', () => {
   })
 
   it("when getting-started's blocks are pasted (scripts/seed itself, then the API), then the seed keeps the demo and the API shows it", async () => {
-    const blocks = bashBlocksOf(page('docs/getting-started.md'))
+    const blocks = bashBlocksOf(page('docs/tutorials/getting-started.md'))
     expect(blocks.length).toBeGreaterThanOrEqual(3)
     const { stdout, stderr } = await paste(system, blocks, {
       MERIDIAN_GATEWAY_URL: system.gatewayUrl,

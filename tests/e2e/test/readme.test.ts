@@ -1,9 +1,9 @@
-// The documentation's examples, run as a reader would paste them: README's quick start, the walkthrough of
-// docs/api.md, docs/commerce.md then docs/payments.md, its 3-D Secure too (one shell: each block uses what the blocks before it
-// assigned), and the SDK's quick start (docs/realtime-client.md: its tarball in a project outside the repository);
-// their bash blocks in order against the whole system, with the run's gateway, simulator and trace store in place of
-// the development ports (the blocks read them from $A, $SIM and $J). Only the line that starts the system is left
-// out: it is running already.
+// The documentation's examples, run as a reader would paste them: README's quick start, the tutorials'
+// walkthrough (docs/tutorials/first-api-calls.md, first-order.md, first-return.md) then docs/how-to/payments.md, its
+// 3-D Secure too (one shell: each block uses what the blocks before it assigned), and the SDK's quick start
+// (docs/tutorials/first-realtime-client.md: its tarball in a project outside the repository); their bash blocks in order
+// against the whole system, with the run's gateway, simulator and trace store in place of the development ports (the
+// blocks read them from $A, $SIM and $J). Only the line that starts the system is left out: it is running already.
 import { describe, expect, inject, it } from 'vitest'
 import { bashBlocksOf, page, paste as pasteAgainst, runBash } from '../src/pasted-docs.ts'
 import '../src/system-context.ts'
@@ -59,12 +59,13 @@ describe('the documentation, pasted', () => {
     expect(stdout).toMatch(/^refund succeeded$/m)
   })
 
-  it('when the walkthrough of the API, of commerce and of payments is pasted in order, then every step answers as it says', async () => {
-    const payments = bashBlocksOf(page('docs/payments.md'))
+  it("when the tutorials' walkthrough and the payments how-to are pasted in order, then every step answers as it says", async () => {
+    const payments = bashBlocksOf(page('docs/how-to/payments.md'))
     expect(payments).toHaveLength(3)
     const blocks = [
-      ...bashBlocksOf(page('docs/api.md')),
-      ...bashBlocksOf(page('docs/commerce.md')),
+      ...bashBlocksOf(page('docs/tutorials/first-api-calls.md')),
+      ...bashBlocksOf(page('docs/tutorials/first-order.md')),
+      ...bashBlocksOf(page('docs/tutorials/first-return.md')),
       ...payments,
     ]
     expect(blocks.length).toBeGreaterThanOrEqual(10)
@@ -83,7 +84,7 @@ describe('the documentation, pasted', () => {
   })
 
   it("when the SDK's quick start is pasted, then a project outside the repository installs its tarball and hears the channel through the gateway", async () => {
-    const blocks = bashBlocksOf(page('docs/realtime-client.md'), '## Quick start')
+    const blocks = bashBlocksOf(page('docs/tutorials/first-realtime-client.md'), '## Quick start')
     expect(blocks).toHaveLength(2)
     const stdout = await paste(blocks)
     expect(stdout).toMatch(/^Welcome\b.*$/m)

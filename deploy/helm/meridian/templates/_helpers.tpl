@@ -114,7 +114,7 @@ empty when neither is set.
 {{- end }}
 
 {{/*
-The non-secret configuration of one service (docs/configuration.md), as a map of variable to string: the ConfigMap's
+The non-secret configuration of one service (docs/reference/configuration.md), as a map of variable to string: the ConfigMap's
 data, and the migration Job's environment (a pre-install hook runs before the ConfigMap exists). Arguments: root,
 name, settings. Returns YAML.
 */}}
@@ -145,7 +145,7 @@ name, settings. Returns YAML.
 {{- if eq .name "auth" }}
 {{- $_ := set $c "OIDC_SPA_REDIRECT_URIS" (printf "%s/console/" $origin) }}
 {{- $_ := set $c "OIDC_WEB_REDIRECT_URIS" (printf "%s/callback" $origin) }}
-{{- /* mailed links: the console's pages, the token in the fragment (docs/email.md, "Password reset") */}}
+{{- /* mailed links: the console's pages, the token in the fragment (docs/how-to/email.md, "Password reset") */}}
 {{- $_ := set $c "PASSWORD_RESET_URL" (printf "%s/console/#/reset-password" $origin) }}
 {{- $_ := set $c "EMAIL_VERIFICATION_URL" (printf "%s/console/#/verify-email" $origin) }}
 {{- end }}

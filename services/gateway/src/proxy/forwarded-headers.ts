@@ -111,7 +111,7 @@ const notPassedUpstream: ReadonlySet<string> = new Set([...hopByHopHeaders, ...s
  * the gateway's id, X-Forwarded-For/-Proto/-Host and X-Real-IP set. An untrusted peer's X-Forwarded-* are replaced,
  * never extended.
  *
- * The trace context: with tracing on (docs/operations.md, Tracing), the kit's undici instrumentation writes the
+ * The trace context: with tracing on (docs/how-to/operations.md, Tracing), the kit's undici instrumentation writes the
  * gateway's own span into traceparent (and tracestate, baggage) of the proxied call, so the services parent to the
  * gateway; the client's values, already checked by the propagator when the gateway's span was started from them, are
  * not copied (a second traceparent would make the header invalid). With tracing off, a well-formed traceparent is

@@ -7,7 +7,7 @@ export interface GatewayRoute {
    * `/token` and `/token/revocation`, never `/tokenx`); a `:name` segment matches any one segment.
    */
   prefix: string
-  /** the logical service name (docs/architecture.md, "The processes"); GATEWAY_SERVICE_NAMES may map it to another Consul name */
+  /** the logical service name (docs/explanation/architecture.md, "The processes"); GATEWAY_SERVICE_NAMES may map it to another Consul name */
   service: string
   /** forward with this prefix instead of `prefix` (the /api alias of /api/v1) */
   rewriteTo?: string

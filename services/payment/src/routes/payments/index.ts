@@ -1,7 +1,7 @@
 // /payments: paying an order under an Idempotency-Key (POST), and reading a payment (GET, its payer, the customer of
 // its order, or an admin). A card in the body (source.card) is taken in development and test only: in production it
 // is refused before anything else happens (no key claimed, no provider call, no row), so that a card number never
-// reaches Meridian there (docs/security.md, "PCI scope").
+// reaches Meridian there (docs/explanation/security.md, "PCI scope").
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   AppError,
