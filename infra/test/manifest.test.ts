@@ -15,11 +15,12 @@ import {
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
+import { redisServices } from '@meridian/contracts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { infraDir, repoRoot } from '../src/layout.ts'
 import { derivedFiles, staleFiles } from '../src/manifest/derived.ts'
-import { ManifestError, readManifest } from '../src/manifest/manifest.ts'
+import { ManifestError, readManifest, servicesOf } from '../src/manifest/manifest.ts'
 
 const tsx = join(infraDir, 'node_modules', '.bin', 'tsx')
 const main = join(infraDir, 'src', 'manifest', 'main.ts')
@@ -94,6 +95,14 @@ describe("the services' manifest", () => {
       service: false,
       health: '/health',
     })
+  })
+
+  it("when contracts' Redis users are compared with it, then they are its services: a list that must stay typed in a package that reads no file, kept equal here", () => {
+    expect([...redisServices].sort()).toEqual(
+      servicesOf(readManifest(repoRoot))
+        .map((entry) => entry.name)
+        .sort(),
+    )
   })
 
   it('when the derived files are compared with what ./scripts/manifest writes, then every one is current', async () => {
