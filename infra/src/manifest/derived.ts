@@ -52,7 +52,8 @@ export function topicsJson(): string {
 
 /**
  * A service's own variables are the block `x-<name>-environment: &<name>-own` above `services:` (written by hand,
- * with the comments that say why); its generated block merges them after the shared ones.
+ * with the comments that say why); its generated block merges them with the shared ones, its own first: in a YAML
+ * merge list the earlier map wins, so a service may override a shared default.
  */
 const ownEnvironment = (compose: string, name: string): boolean =>
   compose.includes(`\nx-${name}-environment: &${name}-own\n`)
@@ -60,7 +61,7 @@ const ownEnvironment = (compose: string, name: string): boolean =>
 function composeService(entry: ManifestEntry, compose: string, version: string, others: string[]): string[] {
   const { name } = entry
   const image = `    image: meridian/${name}:\${MERIDIAN_TAG:-${version}}`
-  const merge = ownEnvironment(compose, name) ? `[*environment, *${name}-own]` : '*environment'
+  const merge = ownEnvironment(compose, name) ? `[*${name}-own, *environment]` : '*environment'
   const environment = [
     `      <<: ${merge}`,
     `      PORT: "${entry.port}"`,
