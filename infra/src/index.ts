@@ -36,6 +36,7 @@ import {
   consulVersion,
   createDatabases,
   createTopics,
+  databaseOf,
   databaseOfService,
   databaseUrl,
   databaseVariableOf,
@@ -82,6 +83,7 @@ export {
 } from './native/jaeger.ts'
 export { mailpitBinary, nativeMailpitUrl, nativeSmtpUrl, pinnedMailpitVersion } from './native/mailpit.ts'
 export {
+  databaseOf,
   databaseOfService,
   databaseUrl,
   databaseVariableOf,
@@ -707,10 +709,7 @@ export async function infraEnv(
           `export ${databaseVariableOf(name)}=${shellQuote(databaseUrl(endpoints.databaseUrl, database))}`,
         )
     } else if (own) {
-      const url = databaseUrl(
-        endpoints.databaseUrl,
-        databaseOfService[service as keyof typeof databaseOfService],
-      )
+      const url = databaseUrl(endpoints.databaseUrl, databaseOf(service))
       lines.push(
         `export DATABASE_URL=${shellQuote(url)}`,
         `export ${databaseVariableOf(service)}=${shellQuote(url)}`,

@@ -7,20 +7,24 @@ import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
 import postgres from 'postgres'
 import { type ConsulSettings, consulBaseUrl, consulRequest } from './consul-http.ts'
+import { repoRoot } from './layout.ts'
+import { databasesOf, readManifest } from './manifest/manifest.ts'
 import { waitFor } from './processes.ts'
 import type { TopicSpec } from './topics.ts'
 
-/** The database of each service that has one, by service (docs/explanation/architecture.md, "The processes"; the gateway has none). */
-export const databaseOfService = Object.freeze({
-  auth: 'auth',
-  order: 'orders',
-  payment: 'payments',
-  inventory: 'inventory',
-  shipping: 'shipping',
-  notification: 'notifications',
-  'realtime-gateway': 'realtime',
-  content: 'content',
-} as const)
+/**
+ * The database of each service that has one, by service (docs/explanation/architecture.md, "The processes"; the gateway has none):
+ * as each service declares it in its package.json's "meridian" field (the services' manifest).
+ */
+export const databaseOfService: Readonly<Record<string, string>> = databasesOf(readManifest(repoRoot))
+
+/** The database of `service`; throws for a service without one (the gateway). */
+export function databaseOf(service: string): string {
+  const database = databaseOfService[service]
+  if (database === undefined)
+    throw new Error(`'${service}' has no database (its package.json's "meridian" field declares none)`)
+  return database
+}
 
 /** The database of each service. */
 export const serviceDatabases = Object.values(databaseOfService)
@@ -123,7 +127,7 @@ export async function provisionServiceRoles(
   try {
     for (const service of services) {
       const role = quoteIdentifier(service)
-      const database = databaseOfService[service as keyof typeof databaseOfService]
+      const database = databaseOf(service)
       // the verifier is base64 and `$:`: a literal without quotes to escape
       const rights = `login nosuperuser nocreatedb nocreaterole noreplication nobypassrls password '${scramVerifier(passwords[service] ?? '')}'`
       const [roleExists] = await sql`select 1 from pg_roles where rolname = ${service}`

@@ -10,6 +10,7 @@ import { parse } from 'yaml'
 import { ensureSystemDatabases, parseEnvFile, systemEnv } from '../src/images/system-env.ts'
 import { endpointsOf, planInfra } from '../src/index.ts'
 import { repoRoot } from '../src/layout.ts'
+import { readManifest } from '../src/manifest/manifest.ts'
 import { databaseOfService, databaseUrl } from '../src/probes.ts'
 import { containerEnv, imageTag } from '../src/system/service-process.ts'
 
@@ -33,10 +34,9 @@ const imagesScript = readFileSync(join(repoRoot, 'scripts', 'images'), 'utf8')
 const withDatabase = Object.keys(databaseOfService)
 const system = [...withDatabase, 'gateway', 'payment-simulator']
 
-/** scripts/images' table of each image's port. */
+/** Each image's port, as scripts/images reads it: from the services' manifest (./scripts/manifest --list). */
 function imagePorts(): Record<string, number> {
-  const table = /declare -A ports=\(([\s\S]*?)\)/.exec(imagesScript)?.[1] ?? ''
-  return Object.fromEntries([...table.matchAll(/\[([a-z-]+)\]=(\d+)/g)].map((m) => [m[1], Number(m[2])]))
+  return Object.fromEntries(readManifest(repoRoot).map((entry) => [entry.name, entry.port]))
 }
 
 /** A service's default PORT as its config.ts declares it (the gateway's in its own schema). */
@@ -59,6 +59,12 @@ describe("docker-compose.yml's system", () => {
       .sort()
     expect(inProfile).toEqual([...system, ...withDatabase.map((name) => `${name}-migrate`)].sort())
     expect(Object.keys(imagePorts()).sort()).toEqual([...system].sort())
+  })
+
+  it("when scripts/images is read, then its images, ports and health paths are the services' manifest's, not a list of its own", () => {
+    expect(imagesScript).toContain('infra/src/manifest/main.ts" --list)')
+    expect(imagesScript).not.toContain('[gateway]=8080')
+    expect(imagesScript).not.toMatch(/^all=\(gateway/m)
   })
 
   it('when the mailers are read, then auth and notification send mail to the SMTP_URL the environment file gives, and no other service is told of one', () => {

@@ -14,7 +14,13 @@ import {
   SUPERUSER,
   serverAccount,
 } from '../native/postgres.ts'
-import { databaseOfService, databaseVariableOf, postgresVersion, provisionServiceRoles } from '../probes.ts'
+import {
+  databaseOf,
+  databaseOfService,
+  databaseVariableOf,
+  postgresVersion,
+  provisionServiceRoles,
+} from '../probes.ts'
 import { errorText, isAlive, run, startDaemon, waitFor } from '../processes.ts'
 import {
   instanceSecrets,
@@ -179,7 +185,7 @@ export function securePostgresAccess(
         throw new Error(
           `postgres: '${principal}' is not one of this server's principals (${principals.join(', ')})`,
         )
-      const url = urlOf(principal, password, databaseOfService[principal])
+      const url = urlOf(principal, password, databaseOf(principal))
       return { DATABASE_URL: url, [databaseVariableOf(principal)]: url }
     },
     adminEnv: () => ({ DATABASE_URL: adminUrl }),

@@ -1,9 +1,10 @@
 {{/* Shared helpers: every per-service object is rendered from these, over the services of meridian.catalogue. */}}
 
 {{/*
-The nine services: the port each listens on (PORT) and its own database (empty: none). Fixed by the services
-themselves (services/README.md), so not a value.
+The services: the port each listens on (PORT) and its own database (empty: none). Declared by each service itself
+(its package.json's "meridian" field), so not a value: ./scripts/manifest writes this list from them.
 */}}
+{{- /* manifest:begin: written by ./scripts/manifest (docs/how-to/development.md, "Adding a service") */}}
 {{- define "meridian.catalogue" -}}
 gateway: { port: 8080, database: "" }
 auth: { port: 3001, database: auth }
@@ -15,6 +16,7 @@ notification: { port: 3006, database: notifications }
 realtime-gateway: { port: 3007, database: realtime }
 content: { port: 3008, database: content }
 {{- end }}
+{{- /* manifest:end */}}
 
 {{- define "meridian.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
