@@ -166,7 +166,7 @@ describe('jaeger, the development trace store', () => {
     await expect(
       ensureTraceStore({ env: nativeEnv({ MERIDIAN_CACHE_DIR: cache }), progress: () => {} }),
     ).rejects.toThrow(
-      /jaeger: port 4317 is already held by process \d+ \(.*jaeger.*\).*docs\/configuration\.md/s,
+      /jaeger: port 4317 is already held by process \d+ \(.*jaeger.*\).*docs\/reference\/configuration\.md/s,
     )
     expect(existsSync(join(cache, 'jaeger', 'meridian.pid'))).toBe(false)
   })
