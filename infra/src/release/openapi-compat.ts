@@ -101,25 +101,26 @@ class Comparison {
     return types
   }
 
-  /** The object branch of a schema (itself, or its one object branch in anyOf/oneOf: a nullable object). */
-  private objectOf(document: OpenApiDocument, schema: Schema | undefined): Schema | undefined {
+  /**
+   * The part of a schema that has `part` (its properties, its items): itself, or its one branch in anyOf/oneOf that
+   * has it (a nullable object or array).
+   */
+  private branchWith(document: OpenApiDocument, schema: Schema | undefined, part: 'properties' | 'items') {
     const resolved = this.resolve(document, schema)
-    if (!resolved) return undefined
-    if (resolved.properties) return resolved
+    if (!resolved || resolved[part] !== undefined) return resolved
     const branches = [...(resolved.anyOf ?? []), ...(resolved.oneOf ?? [])]
       .map((branch) => this.resolve(document, branch))
-      .filter((branch) => branch?.properties !== undefined)
+      .filter((branch) => branch?.[part] !== undefined)
     return branches.length === 1 ? branches[0] : undefined
   }
 
+  private objectOf(document: OpenApiDocument, schema: Schema | undefined): Schema | undefined {
+    const object = this.branchWith(document, schema, 'properties')
+    return object?.properties ? object : undefined
+  }
+
   private itemsOf(document: OpenApiDocument, schema: Schema | undefined): Schema | undefined {
-    const resolved = this.resolve(document, schema)
-    if (!resolved) return undefined
-    if (resolved.items) return resolved.items
-    const branches = [...(resolved.anyOf ?? []), ...(resolved.oneOf ?? [])]
-      .map((branch) => this.resolve(document, branch))
-      .filter((branch) => branch?.items !== undefined)
-    return branches.length === 1 ? branches[0]?.items : undefined
+    return this.branchWith(document, schema, 'items')?.items
   }
 
   /**
@@ -136,10 +137,10 @@ class Comparison {
     const old = this.resolve(this.before, before)
     const now = this.resolve(this.after, after)
     if (!old || !now || depth > maxDepth) return
-    const lost = [...this.typesOf(this.before, old)].filter((type) => {
-      const types = this.typesOf(this.after, now)
-      return types.size > 0 && !types.has(type) && !(type === 'integer' && types.has('number'))
-    })
+    const types = this.typesOf(this.after, now)
+    const lost = [...this.typesOf(this.before, old)].filter(
+      (type) => types.size > 0 && !types.has(type) && !(type === 'integer' && types.has('number')),
+    )
     if (lost.length > 0) this.report(operation, where, `no longer accepts ${lost.join(', ')}`)
     for (const bound of ['maxLength', 'maximum', 'maxItems'] as const) {
       const [was, is] = [old[bound], now[bound]]
