@@ -286,7 +286,10 @@ export async function createTopics(
           if (described.some((topic) => topic.partitions.some((partition) => partition.leader < 0)))
             throw new Error('a partition has no leader yet')
         },
-        { timeoutMs: 30_000, intervalMs: 100 },
+        // A broker answers for a new topic once it has applied the records that made it, after the creations before
+        // them: on a cluster of a loaded 2-core machine, some hundreds of partitions of three copies each took a broker
+        // over 30 s (CI, the cluster test). A wait by condition, so the bound is generous; a healthy cluster is quick.
+        { timeoutMs: 120_000, intervalMs: 250 },
       )
     }
     return missing.map((topic) => topic.name)

@@ -124,15 +124,20 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       await expectReplication(topics)
     })
 
-    it('when scripts/infra provisions the declared topics on the three brokers, then they get 3 copies and min.insync.replicas 2', async () => {
-      const lines: string[] = []
-      const created = await provisionTopics(kafka.brokers, (line) => lines.push(line))
-      expect(created).toContain('order.placed')
-      expect(lines).toEqual([`kafka: created ${created.length} of ${created.length} topics (3 copies)`])
-      await expectReplication(created)
-      // on a single broker, as in development, one copy (a replication the one broker could hold)
-      expect(replicationForBrokers(1)).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 })
-    })
+    it(
+      'when scripts/infra provisions the declared topics on the three brokers, then they get 3 copies and min.insync.replicas 2',
+      async () => {
+        const lines: string[] = []
+        const created = await provisionTopics(kafka.brokers, (line) => lines.push(line))
+        expect(created).toContain('order.placed')
+        expect(lines).toEqual([`kafka: created ${created.length} of ${created.length} topics (3 copies)`])
+        await expectReplication(created)
+        // on a single broker, as in development, one copy (a replication the one broker could hold)
+        expect(replicationForBrokers(1)).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 })
+      },
+      // provisionTopics waits up to 120 s for the brokers to know every new partition (see createTopics)
+      scaledMs(180_000),
+    )
 
     it(
       'when the node leading most partitions is killed, then acks=all writes still succeed, the group keeps reading, and the restarted node brings every ISR back to 3',
