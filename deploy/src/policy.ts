@@ -114,6 +114,14 @@ function deploymentFindings(deployment: KubeObject, objects: KubeObject[]): stri
         `${at}: terminationGracePeriodSeconds ${grace} is shorter than preStop's ${pause} s and the ${drainSeconds} s drain`,
       )
   }
+  // a roll adds a new pod before it takes an old one away: during an upgrade the service never runs below its replicas
+  const strategy = (
+    deployment.spec as { strategy?: { type?: string; rollingUpdate?: { maxUnavailable?: unknown } } }
+  ).strategy
+  if (strategy?.type !== 'RollingUpdate' || strategy.rollingUpdate?.maxUnavailable !== 0)
+    findings.push(
+      `${where}: its update is not a RollingUpdate with maxUnavailable 0, so a roll may remove capacity`,
+    )
   const labels = template.metadata?.labels
   const budgets = objects.filter(
     (o) =>

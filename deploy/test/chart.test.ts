@@ -90,6 +90,34 @@ describe('the chart renders and lints', () => {
     )
   })
 
+  it("when one service's imageTag is set, then its Deployment and its migration Job run that tag and every other service keeps the release's", async () => {
+    const objects = parseManifest(
+      await renderChart(tools, { set: ['image.tag=0.1.0', 'services.order.imageTag=0.2.0'] }),
+    )
+    const imagesOf = (kind: string) =>
+      objects
+        .filter((o) => o.kind === kind)
+        .map(
+          (o) =>
+            (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+              .containers[0]?.image ?? '',
+        )
+    const deployments = imagesOf('Deployment')
+    expect(deployments).toHaveLength(services.length)
+    expect(deployments.filter((image) => !image.endsWith(':0.1.0'))).toEqual(['meridian/order:0.2.0'])
+    const jobs = imagesOf('Job')
+    expect(jobs.length).toBeGreaterThan(1)
+    expect(jobs.filter((image) => !image.endsWith(':0.1.0'))).toEqual(['meridian/order:0.2.0'])
+  })
+
+  it('when an imageTag is no OCI tag, then helm refuses to render and names the value', async () => {
+    const message = await renderChart(tools, { set: ['services.order.imageTag=not a tag!'] }).then(
+      () => '',
+      (failure: Error) => failure.message,
+    )
+    expect(message).toMatch(/imageTag/)
+  })
+
   it("when the chart's appVersion is compared with the services' version, then they are the same (the images' default tag)", () => {
     const chart = parse(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8')) as { appVersion: string }
     const versionOf = (file: string) =>

@@ -107,6 +107,22 @@ describe('policy: every Deployment and migration Job', () => {
     ])
   })
 
+  it('when a Deployment may roll with an instance unavailable, or recreates its pods, then the policy names it', () => {
+    const finding =
+      'Deployment meridian-order: its update is not a RollingUpdate with maxUnavailable 0, so a roll may remove capacity'
+    const surge = withOrderDeployment((deployment) => {
+      ;(deployment.spec as { strategy: unknown }).strategy = {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxSurge: 1, maxUnavailable: 1 },
+      }
+    })
+    expect(policyFindings(surge)).toEqual([finding])
+    const recreate = withOrderDeployment((deployment) => {
+      ;(deployment.spec as { strategy: unknown }).strategy = { type: 'Recreate' }
+    })
+    expect(policyFindings(recreate)).toEqual([finding])
+  })
+
   it('when a Deployment has no PodDisruptionBudget selecting it, then the policy names it', () => {
     const objects = defaults.filter(
       (o) => !(o.kind === 'PodDisruptionBudget' && o.metadata.name === 'meridian-payment'),

@@ -62,11 +62,21 @@ app.kubernetes.io/component: {{ .name }}
 {{- default .Chart.AppVersion .Values.image.tag }}
 {{- end }}
 
-{{/* <registry>/meridian/<service>:<tag>, or meridian/<service>:<tag> without a registry. Arguments: root, name. */}}
+{{/* One service's tag: its own imageTag, else the release's. Arguments: root, settings. */}}
+{{- define "meridian.serviceTag" -}}
+{{- .settings.imageTag | default (include "meridian.tag" .root) }}
+{{- end }}
+
+{{/*
+<registry>/meridian/<service>:<tag>, or meridian/<service>:<tag> without a registry. The tag is the service's own
+imageTag when set (an upgrade one service at a time: docs/how-to/upgrading.md), else image.tag, else appVersion.
+Arguments: root, name, settings.
+*/}}
 {{- define "meridian.image" -}}
 {{- $registry := .root.Values.image.registry | trimSuffix "/" }}
-{{- if $registry }}{{ printf "%s/meridian/%s:%s" $registry .name (include "meridian.tag" .root) }}
-{{- else }}{{ printf "meridian/%s:%s" .name (include "meridian.tag" .root) }}
+{{- $tag := include "meridian.serviceTag" . }}
+{{- if $registry }}{{ printf "%s/meridian/%s:%s" $registry .name $tag }}
+{{- else }}{{ printf "meridian/%s:%s" .name $tag }}
 {{- end }}
 {{- end }}
 
@@ -129,7 +139,7 @@ name, settings. Returns YAML.
   "HOST" "0.0.0.0"
   "PORT" (toString .settings.port)
   "LOG_LEVEL" $v.config.logLevel
-  "SERVICE_VERSION" (include "meridian.tag" .root)
+  "SERVICE_VERSION" (include "meridian.serviceTag" .)
   "CONSUL_REGISTER" "true"
   "KAFKA_BROKERS" (include "meridian.kafkaBrokers" .root)
   "ENGINES_PLAINTEXT_ALLOWED" (ternary "true" "false" (eq (toString $v.engines.plaintextAllowed) "true"))
