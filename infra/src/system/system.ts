@@ -114,6 +114,11 @@ export interface SystemOptions {
    * addresses still come from baseEnv (the cluster's).
    */
   cluster?: SystemCluster
+  /**
+   * A released version's tree (infra/src/release/checkout.ts): every service starts from it instead of this tree, and
+   * `upgrade(name)` moves one instance to this tree's code (the development form only).
+   */
+  release?: { version: string; root: string }
 }
 
 /** Where a run across hosts runs (infra/src/cluster). */
@@ -142,6 +147,8 @@ export interface SystemServiceInfo {
   consulName: string
   /** the host it runs on (a run across hosts) */
   host: string | undefined
+  /** the release its process runs (SystemOptions.release) until `upgrade` moves it; undefined: this tree */
+  release: string | undefined
 }
 
 export interface MeridianSystem {
@@ -168,6 +175,12 @@ export interface MeridianSystem {
   kill(name: string): Promise<void>
   /** starts a stopped service again: the same port, environment and database; resolves once it is ready */
   start(name: string): Promise<void>
+  /**
+   * One instance of a run started from a release (SystemOptions.release) moved to this tree's code: stopped as `stop`
+   * does (SIGTERM: it drains), then started from this tree on the same port, environment and database, where it
+   * applies this tree's expand migrations as it starts. Resolves once it is ready and passing in Consul.
+   */
+  upgrade(name: string, graceMs?: number): Promise<void>
   /** what the service has logged, over all its lives */
   logs(name: string): string
   /** stops everything the run started (by pid), removes what a kill left in Consul, drops databases and topics */
@@ -177,6 +190,8 @@ export interface MeridianSystem {
 interface Member {
   /** the service's name, or `<name>#<n>` for its n-th instance */
   key: string
+  /** the release whose code it runs (SystemOptions.release); undefined once it runs this tree's */
+  release?: string
   /** the first instance of a replicated service: its database and environment are this one's too */
   replicaOf?: Member
   service: SystemService
@@ -275,7 +290,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const gatewayPort =
     options.gatewayPort ?? (form === 'development' || options.cluster ? 8080 : await freePort())
 
-  const services = discoverServices(join(repoRoot, 'services')).filter(
+  if (options.release && form !== 'development')
+    throw new Error(`a run from release ${options.release.version} starts the development form, not ${form}`)
+  const services = discoverServices(join(options.release?.root ?? repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
   )
   const unknown = (options.only ?? []).filter((name) => !services.some((service) => service.name === name))
@@ -331,6 +348,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       port: await portFor(service, index, 1),
       logFile: join(runDir, `${service.name}.log`),
       env: {},
+      ...(options.release ? { release: options.release.version } : {}),
     }
     members.set(first.key, first)
     // one gateway on this machine (its port is the run's address); across hosts, one per host asked for
@@ -636,6 +654,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
             databaseUrl: (member.replicaOf ?? member).database?.url,
             consulName: member.consulName,
             host: member.host?.name,
+            release: member.release,
           },
         ]),
       )
@@ -643,6 +662,19 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     stop: (name, signal = 'SIGTERM', graceMs = 15_000) => stopMember(memberOf(name), signal, graceMs),
     kill: (name) => stopMember(memberOf(name), 'SIGKILL', 0),
     start: (name) => startMember(memberOf(name)),
+    upgrade: async (name, graceMs = 15_000) => {
+      const member = memberOf(name)
+      if (member.release === undefined) throw new Error(`${name} runs this tree's code already`)
+      const current = discoverServices(join(repoRoot, 'services')).find(
+        (service) => service.name === member.service.name,
+      )
+      if (!current) throw new Error(`${name}: this tree has no service ${member.service.name} to upgrade to`)
+      await stopMember(member, 'SIGTERM', graceMs)
+      member.service = current
+      delete member.release
+      await startMember(member)
+      log(`${name}: moved from release ${options.release?.version} to this tree`)
+    },
     logs: (name) => {
       try {
         return readFileSync(memberOf(name).logFile, 'utf8')

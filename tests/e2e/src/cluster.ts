@@ -22,6 +22,7 @@ import { createDatabase, type Sql } from '@meridian/db'
 import { expandTopics, loadTopicDeclaration, repoRoot } from '@meridian/infra'
 import { type Cluster, clusterReplication, destroyCluster, startCluster } from '@meridian/infra/cluster'
 import { discoverServices, type MeridianSystem, startSystem } from '@meridian/infra/system'
+import { exitWith } from './campaign.ts'
 import { type Customer, cards, e2eClient } from './client.ts'
 import { type ClusterFault, clusterFaults, type FaultWindow } from './cluster-faults.ts'
 import { createGatewayBalancer } from './gateway-balancer.ts'
@@ -389,10 +390,4 @@ async function main(): Promise<number> {
   return failed ? 1 : 0
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    say(error instanceof Error ? (error.stack ?? error.message) : String(error))
-    process.exit(1)
-  },
-)
+exitWith(main, say)

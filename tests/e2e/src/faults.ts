@@ -13,13 +13,12 @@
 import { execFileSync } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import type { Product } from '@meridian/contracts'
 import { freePort } from '@meridian/infra'
-import { type MeridianSystem, startSystem } from '@meridian/infra/system'
-import { type Customer, cards, e2eClient } from './client.ts'
-import { type Reconciliation, reconcile, report, settle } from './reconcile.ts'
-import { type CampaignFault, database, runReturnFault } from './return-faults.ts'
-import { placeSteadily } from './steady-orders.ts'
+import { startSystem } from '@meridian/infra/system'
+import { type CampaignFault, campaignTimings, exitWith } from './campaign.ts'
+import { runOrderFault } from './order-faults.ts'
+import { report } from './reconcile.ts'
+import { runReturnFault } from './return-faults.ts'
 
 const say = (line: string) => process.stderr.write(`[faults] ${line}\n`)
 
@@ -27,23 +26,6 @@ const ordersPerRun = Number(process.env.FAULTS_ORDERS ?? 200)
 const ratePerSecond = Number(process.env.FAULTS_RATE ?? 20)
 const stockPerRun = Math.round(ordersPerRun * 0.75)
 const returnsPerRun = Number(process.env.FAULTS_RETURNS ?? 40)
-
-/**
- * The saga's, the returns' and the reconciler's timings for the campaign: long enough not to give up on a 10 s
- * outage (a return's step waits 5, 10, 20, … s, 6 attempts).
- */
-const env = {
-  order: {
-    SAGA_STEP_TIMEOUT_MS: '15000',
-    SAGA_STEP_ATTEMPTS: '4',
-    SAGA_COMPENSATION_BACKOFF_MS: '2000',
-    SAGA_COMPENSATION_ATTEMPTS: '8',
-    SAGA_SWEEP_INTERVAL_MS: '500',
-    RETURN_STEP_TIMEOUT_MS: '5000',
-    RETURN_STEP_ATTEMPTS: '6',
-  },
-  payment: { PAYMENT_RECONCILE_INTERVAL_MS: '2000', PAYMENT_RECONCILE_AFTER_MS: '10000' },
-}
 
 interface Fault extends CampaignFault {
   /** strikes while returns' goods are received (src/return-faults.ts), not while orders are placed */
@@ -102,60 +84,6 @@ const faults: Fault[] = [
   { ...killAndRestart('inventory', 5), name: 'return-inventory-kill', returns: true },
 ]
 
-async function runFault(system: MeridianSystem, fault: Fault): Promise<Reconciliation> {
-  const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
-  const admin = await client.loginAdmin()
-  const customers: Customer[] = []
-  for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())
-  const product: Product = await client.createProduct(admin, { stock: stockPerRun })
-  const goodToken = await client.tokenizeCard(cards.good)
-  const declinedToken = await client.tokenizeCard(cards.declined)
-
-  say(
-    `${fault.name}: ${fault.what}; ${ordersPerRun} orders at ${ratePerSecond}/s for ${stockPerRun} in stock`,
-  )
-  // a fault that cannot strike fails the run once the orders are placed (never as an unhandled rejection)
-  const striking = fault.strike(system).then(
-    () => undefined,
-    (error: unknown) => error,
-  )
-  const { accepted, refused } = await placeSteadily({
-    count: ordersPerRun,
-    ratePerSecond,
-    place: (i) =>
-      client.placeOrder(customers[i % customers.length] as Customer, {
-        product,
-        paymentToken: i % 20 === 19 ? declinedToken : goodToken,
-      }),
-  })
-  const strikeFailure = await striking
-  if (strikeFailure !== undefined) throw strikeFailure
-
-  const databases = {
-    order: database(system, 'order'),
-    inventory: database(system, 'inventory'),
-    shipping: database(system, 'shipping'),
-  }
-  try {
-    const settleSeconds = await settle(databases.order)
-    return await reconcile(
-      databases,
-      (orderId) => client.providerSummary(orderId),
-      {
-        fault: fault.name,
-        sent: ordersPerRun,
-        accepted: new Set(accepted.keys()),
-        refused,
-        productId: product.id,
-        initialStock: stockPerRun,
-      },
-      settleSeconds,
-    )
-  } finally {
-    await Promise.all(Object.values(databases).map((sql) => sql.end()))
-  }
-}
-
 async function main(): Promise<number> {
   const only = process.env.FAULTS_ONLY?.split(',').filter(Boolean)
   const chosen = faults.filter((fault) => !only || only.includes(fault.name))
@@ -166,14 +94,14 @@ async function main(): Promise<number> {
       prefix: 'faults',
       gatewayPort: await freePort(),
       simulatorPort: 0,
-      env,
+      env: campaignTimings,
       settings: { LOG_LEVEL: 'warn' },
       log: say,
     })
     try {
       const result = fault.returns
         ? await runReturnFault(system, fault, { orders: returnsPerRun, ratePerSecond: 4, say })
-        : await runFault(system, fault)
+        : await runOrderFault(system, fault, { orders: ordersPerRun, ratePerSecond, stock: stockPerRun, say })
       process.stdout.write(`${report(result)}\n`)
       if (result.lost.length > 0 || result.duplicated.length > 0) failed = true
     } catch (error) {
@@ -186,10 +114,4 @@ async function main(): Promise<number> {
   return failed ? 1 : 0
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    say(error instanceof Error ? (error.stack ?? error.message) : String(error))
-    process.exit(1)
-  },
-)
+exitWith(main, say)

@@ -5,25 +5,12 @@
 // return has settled, the reconciliation (src/reconcile.ts): each completed return refunded once at the provider,
 // exactly its lines, and its units back in stock; a return left received, or escalated, is lost.
 import type { Product } from '@meridian/contracts'
-import { createDatabase, type Sql } from '@meridian/db'
+import type { Sql } from '@meridian/db'
 import type { MeridianSystem } from '@meridian/infra/system'
+import { type CampaignFault, strikeBeside, withCampaignDatabases } from './campaign.ts'
 import { type Customer, cards, e2eClient } from './client.ts'
 import { type Reconciliation, reconcile, settle } from './reconcile.ts'
 import { failureKey, placeSteadily } from './steady-orders.ts'
-
-export interface CampaignFault {
-  name: string
-  what: string
-  /** strikes while the work is under way (started with its first request) */
-  strike(system: MeridianSystem): Promise<void>
-}
-
-/** A pool of the run's service database (order, inventory, shipping) for the reconciliation. */
-export function database(system: MeridianSystem, service: string): Sql {
-  const url = system.services[service]?.databaseUrl
-  if (!url) throw new Error(`${service} has no database in this run`)
-  return createDatabase(url, { max: 2, applicationName: 'faults' })
-}
 
 interface AskedReturn {
   returnId: string
@@ -116,20 +103,12 @@ export async function runReturnFault(
   options.say(
     `${fault.name}: ${fault.what}; ${returns.length} returns of ${orderIds.length} shipped orders received at ${options.ratePerSecond}/s`,
   )
-  const striking = fault.strike(system).then(
-    () => undefined,
-    (error: unknown) => error,
-  )
+  const striking = strikeBeside(fault, system)
   const receiptsRefused = await receiveSteadily(client, admin, returns, options.ratePerSecond)
   const strikeFailure = await striking
   if (strikeFailure !== undefined) throw strikeFailure
 
-  const databases = {
-    order: database(system, 'order'),
-    inventory: database(system, 'inventory'),
-    shipping: database(system, 'shipping'),
-  }
-  try {
+  return withCampaignDatabases(system, async (databases) => {
     const settleSeconds = await settle(databases.order)
     options.say(`${fault.name}: ${await returnTimes(databases.order)}`)
     return await reconcile(
@@ -145,7 +124,5 @@ export async function runReturnFault(
       },
       settleSeconds,
     )
-  } finally {
-    await Promise.all(Object.values(databases).map((sql) => sql.end()))
-  }
+  })
 }

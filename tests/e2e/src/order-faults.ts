@@ -1,0 +1,76 @@
+// The orders part of a campaign: customers, a product and cards made through the gateway, then orders placed at a
+// steady pace while the fault strikes (a fixed number, or as long as the fault lasts and some after), and once every
+// order has settled, the reconciliation of what each service and the provider hold (src/reconcile.ts). Used by the
+// fault campaign (src/faults.ts) and the upgrade campaign (src/upgrade.ts).
+import type { Product } from '@meridian/contracts'
+import type { MeridianSystem } from '@meridian/infra/system'
+import { type CampaignFault, strikeBeside, withCampaignDatabases } from './campaign.ts'
+import { type Customer, cards, e2eClient } from './client.ts'
+import { type Reconciliation, reconcile, settle } from './reconcile.ts'
+import { placeSteadily } from './steady-orders.ts'
+
+export interface OrderFaultOptions {
+  /** orders placed; with `untilStruck`, the ones placed once the fault is over */
+  orders: number
+  /** place orders for as long as the fault strikes, then `orders` more */
+  untilStruck?: boolean
+  ratePerSecond: number
+  /** units of the campaign's product in stock */
+  stock: number
+  say: (line: string) => void
+}
+
+export async function runOrderFault(
+  system: MeridianSystem,
+  fault: CampaignFault,
+  options: OrderFaultOptions,
+): Promise<Reconciliation> {
+  const { orders, ratePerSecond, stock, say } = options
+  const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
+  const admin = await client.loginAdmin()
+  const customers: Customer[] = []
+  for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())
+  const product: Product = await client.createProduct(admin, { stock })
+  const goodToken = await client.tokenizeCard(cards.good)
+  const declinedToken = await client.tokenizeCard(cards.declined)
+
+  const count = options.untilStruck ? `orders while it lasts and ${orders} after` : `${orders} orders`
+  say(`${fault.name}: ${fault.what}; ${count} at ${ratePerSecond}/s for ${stock} in stock`)
+  // a fault that cannot strike fails the run once the orders are placed (never as an unhandled rejection)
+  let struckAt: number | undefined
+  const striking = strikeBeside(fault, system)
+  void striking.then(() => {
+    struckAt = Date.now()
+  })
+  const after = (orders * 1000) / ratePerSecond
+  const { sent, accepted, refused } = await placeSteadily({
+    ...(options.untilStruck
+      ? { more: () => struckAt === undefined || Date.now() < struckAt + after }
+      : { count: orders }),
+    ratePerSecond,
+    place: (i) =>
+      client.placeOrder(customers[i % customers.length] as Customer, {
+        product,
+        paymentToken: i % 20 === 19 ? declinedToken : goodToken,
+      }),
+  })
+  const strikeFailure = await striking
+  if (strikeFailure !== undefined) throw strikeFailure
+
+  return withCampaignDatabases(system, async (databases) => {
+    const settleSeconds = await settle(databases.order)
+    return await reconcile(
+      databases,
+      (orderId) => client.providerSummary(orderId),
+      {
+        fault: fault.name,
+        sent,
+        accepted: new Set(accepted.keys()),
+        refused,
+        productId: product.id,
+        initialStock: stock,
+      },
+      settleSeconds,
+    )
+  })
+}
