@@ -110,6 +110,13 @@ export const problemMediaType = 'application/problem+json'
  */
 export const maintenanceHeader = 'x-meridian-maintenance'
 
+/**
+ * Set on the 503 a service answers because a service it calls is unavailable (no healthy instance, refused, timed
+ * out), naming that service: the instance that answers is well, so a proxy counts no failure against it or its
+ * circuit. The caller's own client of the dependency is where that dependency's failures are counted.
+ */
+export const unavailableDependencyHeader = 'x-meridian-unavailable-dependency'
+
 export interface AppErrorOptions {
   message?: string
   details?: ErrorDetail[]

@@ -315,6 +315,8 @@ describe('createUpstreamClient', () => {
     expect(await failureOf(noInstance.request({ method: 'GET', path: '/p' }))).toMatchObject({
       statusCode: 503,
       message: 'payment is unavailable',
+      // a proxy in front counts no failure against the service that says its dependency is away
+      headers: { 'x-meridian-unavailable-dependency': 'payment' },
     })
     const ownError = client({
       name: 'payment',

@@ -1,6 +1,7 @@
 // A service in maintenance behind the gateway: its 503 with Retry-After reaches the client as it is, and counts as no
-// failure, so the instance is neither ejected nor its circuit opened, and traffic flows the moment it is off.
-import { maintenanceHeader } from '@meridian/contracts'
+// failure, so the instance is neither ejected nor its circuit opened, and traffic flows the moment it is off. The same
+// for a service whose dependency is unavailable: its 503 names the dependency, and its other routes keep being served.
+import { maintenanceHeader, unavailableDependencyHeader } from '@meridian/contracts'
 import { expectErrorEnvelope, fetchedAnswer, scaledMs, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestGateway } from './support/gateway.ts'
@@ -38,5 +39,16 @@ describe('maintenance behind the gateway', () => {
 
     await upstream.setMaintenance(false)
     expect((await call()).status).toBe(200)
+  })
+
+  it("when a service's dependency has no instance, then each call gets its 503 naming the dependency, nothing is ejected or opened, and its other routes are answered at once", async () => {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const response = await fetch(`${gateway.url}/api/v1/users/dependency-down`)
+      expect(response.headers.get(unavailableDependencyHeader)).toBe('ledger')
+      const error = expectErrorEnvelope(await fetchedAnswer(response), 503, 'SERVICE_UNAVAILABLE')
+      expect(error.message).toBe('ledger is unavailable: no healthy instance')
+    }
+    expect(single.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+    expect((await fetch(`${gateway.url}/api/v1/users/whoami`)).status).toBe(200)
   })
 })

@@ -1,7 +1,7 @@
 // An upstream client of another service found in Consul: a healthy instance per call, round robin, and a 503 when
 // Consul lists none (or does not answer in time). What every service that calls another one builds on.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { AppError } from '@meridian/contracts'
+import { AppError, ErrorCode, unavailableDependencyHeader } from '@meridian/contracts'
 import type { ConsulClientOptions } from '../registry/consul-client.ts'
 import type { RegistryLogger } from '../registry/registry-logger.ts'
 import { createDiscovery } from '../registry/service-discovery.ts'
@@ -47,7 +47,11 @@ export function createDiscoveredUpstream(options: DiscoveredUpstreamOptions): Di
     ])
     const instances = listed ? discovery.instances() : []
     if (instances.length === 0) {
-      throw AppError.serviceUnavailable(`${options.name} is unavailable: no healthy instance`, 5)
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, {
+        message: `${options.name} is unavailable: no healthy instance`,
+        retryAfter: 5,
+        headers: { [unavailableDependencyHeader]: options.name },
+      })
     }
     const instance = instances[turn++ % instances.length]!
     const host = instance.address.includes(':') ? `[${instance.address}]` : instance.address

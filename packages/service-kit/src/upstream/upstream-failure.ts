@@ -1,5 +1,5 @@
 // How a failed call to an upstream service becomes an AppError (spec Errors rule 5); the original stays as cause.
-import { AppError, ErrorCode } from '@meridian/contracts'
+import { AppError, ErrorCode, unavailableDependencyHeader } from '@meridian/contracts'
 
 /** The upstream answered with an error status; kept as the AppError's cause for logs. */
 export class UpstreamStatusError extends Error {
@@ -69,9 +69,13 @@ export function isUpstreamUnavailable(error: unknown, depth = 0): boolean {
   return isUpstreamUnavailable(error.cause, depth + 1)
 }
 
-/** 503 SERVICE_UNAVAILABLE naming the upstream, never its address. */
+/** 503 SERVICE_UNAVAILABLE naming the upstream, never its address; the header says the fault is the dependency's. */
 export function upstreamUnavailable(upstream: string, cause: unknown): AppError {
-  return new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, { message: `${upstream} is unavailable`, cause })
+  return new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, {
+    message: `${upstream} is unavailable`,
+    cause,
+    headers: { [unavailableDependencyHeader]: upstream },
+  })
 }
 
 /** 502 with the client's error code: the upstream broke the call. */

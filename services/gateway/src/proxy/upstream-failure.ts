@@ -1,6 +1,6 @@
 // How a failed attempt on an upstream instance is classified: may it be retried elsewhere, and what the client gets.
 import type { IncomingHttpHeaders } from 'node:http'
-import { AppError, maintenanceHeader } from '@meridian/contracts'
+import { AppError, maintenanceHeader, unavailableDependencyHeader } from '@meridian/contracts'
 import type { ServiceInstance } from '@meridian/service-kit'
 import type { UpstreamService } from '../upstreams/upstream-services.ts'
 
@@ -30,7 +30,9 @@ export const failureStatuses: ReadonlySet<number> = new Set([502, 503, 504])
 
 /**
  * The instance's answer as the ejection and the circuit count it: 502-504 against it, unless it says it is in
- * maintenance (a service in maintenance is well and was told not to serve: no failure, and back the moment it is off).
+ * maintenance (a service in maintenance is well and was told not to serve: no failure, and back the moment it is off)
+ * or that a service it calls is unavailable (it is well and said so at once; counting it would keep clients from it
+ * for the ejection's and the circuit's time after that dependency is back).
  */
 export function recordUpstreamAnswer(
   service: UpstreamService,
@@ -38,7 +40,9 @@ export function recordUpstreamAnswer(
   statusCode: number,
   headers: IncomingHttpHeaders,
 ): void {
-  if (failureStatuses.has(statusCode) && headers[maintenanceHeader] === undefined) {
+  const wellButRefusing =
+    headers[maintenanceHeader] !== undefined || headers[unavailableDependencyHeader] !== undefined
+  if (failureStatuses.has(statusCode) && !wellButRefusing) {
     service.attemptFailed(instance, `status ${statusCode}`)
     service.requestFailed()
   } else {

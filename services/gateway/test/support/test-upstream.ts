@@ -1,7 +1,7 @@
 // A small real service for the gateway's tests, run as its own process: the chassis, a few routes under
 // /api/v1/<segment>, a WebSocket echo at /ws, registered in Consul under the name the test gives it.
 import { Text } from '@meridian/contracts'
-import { createServiceApp, registerService } from '@meridian/service-kit'
+import { createDiscoveredUpstream, createServiceApp, registerService } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import { WebSocketServer } from 'ws'
 
@@ -17,6 +17,19 @@ const app = await createServiceApp({
   environment: 'test',
   logLevel: 'info',
   rateLimit: false,
+})
+const consul = {
+  address: env.CONSUL_HTTP_ADDR ?? '127.0.0.1:8500',
+  ...(env.CONSUL_HTTP_TOKEN ? { token: env.CONSUL_HTTP_TOKEN } : {}),
+}
+// a dependency Consul lists no instance of (its name is this run's own)
+const missingDependency = createDiscoveredUpstream({
+  consul,
+  name: 'ledger',
+  serviceName: `${name}-ledger-absent`,
+  logger: app.log,
+  discoveryWaitMs: 500,
+  serviceCredential: 'test-upstream-credential',
 })
 const hits: Record<string, number> = {}
 app.addHook('onRequest', (request, _reply, done) => {
@@ -77,6 +90,11 @@ await app.register(
       reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 1024 * 1024 })
       reply.raw.write(Buffer.alloc(64 * 1024, 'x'), () => reply.raw.destroy())
     })
+    // a call to a service that has no instance, through the kit's own client: its 503 names that dependency
+    api.get('/dependency-down', async () => {
+      await missingDependency.upstream.request({ method: 'GET', path: '/anything' })
+      return { instance: label }
+    })
     api.get('/status/:code', async (request, reply) =>
       reply.code(Number((request.params as { code: string }).code)).send({ instance: label }),
     )
@@ -129,10 +147,7 @@ await app.listen({ host: '127.0.0.1', port: 0 })
 const address = app.server.address()
 const port = typeof address === 'object' && address ? address.port : 0
 const registration = await registerService({
-  consul: {
-    address: env.CONSUL_HTTP_ADDR ?? '127.0.0.1:8500',
-    ...(env.CONSUL_HTTP_TOKEN ? { token: env.CONSUL_HTTP_TOKEN } : {}),
-  },
+  consul,
   name,
   address: '127.0.0.1',
   port,
