@@ -25,7 +25,6 @@ import {
   runsOf,
 } from './consumer-batch.ts'
 import { type FailureRouting, routeFailedEvent } from './consumer-retries.ts'
-import { adoptPerTopicOffsets } from './group-upgrade.ts'
 import { cleanInbox, defaultInboxRetentionMs } from './inbox.ts'
 import { createEventProducer, type EventProducer } from './kafka.ts'
 import { defaultRetryDelaysMs, retryTopicOf } from './retry.ts'
@@ -38,10 +37,7 @@ export const defaultConsumerConcurrency = 3
 /** A running consumer. */
 export interface EventConsumer {
   readonly group: string
-  /**
-   * its Kafka consumer group: the group itself, one for every type it reads. (Before, each topic had a group of its
-   * own, `<group>.<topic>`, whose offsets a new group adopts: group-upgrade.ts.)
-   */
+  /** its Kafka consumer group: the group itself, one for every type it reads */
   readonly kafkaGroupId: string
   /** the event topics it reads, one per type, in the order given */
   readonly eventTopics: readonly string[]
@@ -85,8 +81,7 @@ export function consume<Type extends EventType>(options: ConsumeOptions<Type>): 
  * JSON, not an envelope, an unknown type, another type than its topic's, or bad data) goes straight to `{topic}.dlt`.
  * Every dead letter raises an alert: an error log, the deadLettered metric and `onDeadLetter`.
  *
- * A group with no committed offset yet starts where the service's old per-topic groups (`<group>.<topic>`) had
- * committed (adoptPerTopicOffsets). Resolves once the consumer has joined its group.
+ * Resolves once the consumer has joined its group.
  */
 export async function consumeTypes(options: ConsumeTypesOptions): Promise<EventConsumer> {
   const ownProducer = options.producer === undefined
@@ -213,15 +208,6 @@ class ConsumerRunner {
 
   async start(): Promise<void> {
     const { consumer, options } = this
-    await adoptPerTopicOffsets({
-      kafka: options.kafka,
-      group: this.kafkaGroupId,
-      consumed: this.handlings.map(({ topic, routing }) => ({
-        eventTopic: topic,
-        topics: [topic, ...routing.retryDelaysMs.map((_, i) => retryTopicOf(topic, i + 1))],
-      })),
-      logger: options.logger,
-    })
     logGroupEvents(consumer, options, this.eventTopics)
     await consumer.connect()
     for (const { topic, options: typeOptions } of this.handlings)

@@ -53,7 +53,6 @@ export {
   eventsPlugin,
   type ServiceConsumer,
 } from './events-plugin.ts'
-export { type AdoptedOffsets, adoptPerTopicOffsets, perTopicGroupIdOf } from './group-upgrade.ts'
 export { type CleanInboxOptions, cleanInbox, defaultInboxRetentionMs, recordInInbox } from './inbox.ts'
 export {
   createEventProducer,

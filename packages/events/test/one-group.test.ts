@@ -1,18 +1,15 @@
 // A service's consumer of several types: one Kafka group for all of them, its instances dividing every topic's
-// partitions, and the upgrade from the per-topic groups it had before.
-import { randomUUID } from 'node:crypto'
+// partitions.
 import { testKafka, uniqueName } from '@meridian/testkit'
 import { AssignerProtocol } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
 import type { AnyTypeConsumption, TypeConsumption } from '../src/consume-options.ts'
 import { consumeTypes, type EventConsumer } from '../src/consumer.ts'
 import type { DomainEvent } from '../src/envelope.ts'
-import { perTopicGroupIdOf } from '../src/group-upgrade.ts'
 import {
   applyEffect,
   type EventTopics,
   eventKafka,
-  keyOf,
   orderCompleted,
   publishEvents,
   recordingLogger,
@@ -129,80 +126,5 @@ describe('one consumer group per service', () => {
           .map(({ id }) => id)
           .sort(),
       )
-  })
-
-  it("when the service's group has no committed offsets and its old per-topic groups have, then it starts where they had committed: the events before are not applied again, those after are applied once", async () => {
-    const { topics, db, producer } = await setup(2)
-    const group = uniqueName('upgraded')
-    // what the old per-topic groups had consumed: every event so far, and on the first topic a retry of this group
-    const before = new Map(
-      topics.map(({ topic }) => [topic, Array.from({ length: 10 }, () => orderCompleted())]),
-    )
-    for (const [topic, events] of before) await publishEvents(producer, topic, events)
-    const [first] = topics as [EventTopics, EventTopics]
-    const oldRetry = orderCompleted()
-    await producer.publish([
-      {
-        topic: first.retry(1),
-        key: keyOf(oldRetry),
-        value: JSON.stringify(oldRetry),
-        headers: {
-          'message-id': oldRetry.id,
-          'retry-count': '1',
-          'original-topic': first.topic,
-          'consumer-group': group,
-          'error-message': 'handled by the old group',
-          'retry-due-at': String(Date.now()),
-        },
-      },
-    ])
-    await withAdmin(async (admin) => {
-      for (const { topic, retry } of topics)
-        for (const read of [topic, retry(1)]) {
-          const ends = await admin.fetchTopicOffsets(read)
-          await admin.setOffsets({
-            groupId: perTopicGroupIdOf(group, topic),
-            topic: read,
-            partitions: ends.map(({ partition, high }) => ({ partition, offset: high })),
-          })
-        }
-    })
-
-    const handled = new Map<string, string[]>()
-    const { logger, entries } = recordingLogger()
-    stopAfterwards(await consumeTypes({ kafka, sql: db.sql, group, logger, types: typesOf(topics, handled) }))
-    expect(entries.some((entry) => entry.msg?.includes('per-topic groups had committed'))).toBe(true)
-
-    const after = new Map(topics.map(({ topic }) => [topic, [orderCompleted(randomUUID())]]))
-    for (const [topic, events] of after) await publishEvents(producer, topic, events)
-    const expected = [...after.values()].flat()
-    await waitFor('the events after the old offsets applied', async () => {
-      const counts = await db.effectCounts()
-      return expected.every((event) => counts.has(event.id))
-    })
-    // the group has read every topic to its end: had it started anywhere before the old offsets, it would have
-    // applied the earlier events (and the old retry) on its way
-    await waitFor('the group to commit at the end of every topic', () =>
-      withAdmin(async (admin) => {
-        for (const read of [...topics.map(({ topic }) => topic), first.retry(1)]) {
-          const ends = await admin.fetchTopicOffsets(read)
-          const [committed] = await admin.fetchOffsets({ groupId: group, topics: [read] })
-          for (const { partition, high } of ends) {
-            const offset = committed?.partitions.find((each) => each.partition === partition)?.offset ?? '-1'
-            // a partition never written to has nothing to commit
-            if (high !== '0' && offset !== high) return false
-          }
-        }
-        return true
-      }),
-    )
-    const counts = await db.effectCounts()
-    expect([...counts.keys()].sort()).toEqual(expected.map(({ id }) => id).sort())
-    expect([...counts.values()].every((count) => count === 1)).toBe(true)
-    // the old groups are left as they were, for an operator to delete
-    const groups = await withAdmin(async (admin) =>
-      (await admin.listGroups()).groups.map((each) => each.groupId),
-    )
-    for (const { topic } of topics) expect(groups).toContain(perTopicGroupIdOf(group, topic))
   })
 })
