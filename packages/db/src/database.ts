@@ -28,6 +28,12 @@ export interface DatabaseOptions {
    * and every lock it holds, lives on in the server until TCP keepalive gives up on it — hours.
    */
   idleInTransactionTimeoutMs?: number
+  /**
+   * ms a statement may wait for a lock before it fails (PostgreSQL's lock_timeout); default none. For a pool whose
+   * statements are never meant to wait for a transaction (a wait there is a deadlock PostgreSQL cannot see, one end of
+   * which waits in the application): the wait becomes an error instead of a hang.
+   */
+  lockTimeoutMs?: number
   /** called with each statement's text as it is sent (tests counting statements; never in production) */
   onQuery?: (query: string) => void
   /** what a configuration error calls the URL: the variable it came from; default 'the PostgreSQL URL' */
@@ -56,6 +62,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Sql 
       application_name: options.applicationName ?? 'meridian',
       idle_in_transaction_session_timeout:
         options.idleInTransactionTimeoutMs ?? defaultIdleInTransactionTimeoutMs,
+      ...(options.lockTimeoutMs === undefined ? {} : { lock_timeout: options.lockTimeoutMs }),
     },
     transform: { column: { from: postgres.toCamel } },
     ...(options.onQuery ? { debug: (_connection: number, query: string) => options.onQuery?.(query) } : {}),

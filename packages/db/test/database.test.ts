@@ -1,5 +1,5 @@
 // createDatabase against a real server: camelCase result columns, application name, the end of a silent transaction,
-// pool size, silent notices; pingDatabase.
+// pool size, a lock timeout, silent notices; pingDatabase.
 import { freshDatabase, type TestDatabase, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createDatabase, pingDatabase, type Sql, transaction } from '../src/index.ts'
@@ -65,6 +65,28 @@ describe('createDatabase', () => {
       expect(alive).toHaveLength(0)
     } finally {
       await silent.end({ timeout: 1 })
+    }
+  })
+
+  it('when a pool with a lock timeout writes a row a transaction holds, then the write fails with lock_not_available instead of waiting', async () => {
+    const impatient = createDatabase(db.url, { max: 1, lockTimeoutMs: 200 })
+    await sql`insert into line_items (line_id, unit_price_cents) values (70, 1)`
+    try {
+      const [setting] = await impatient`select current_setting('lock_timeout') as timeout`
+      expect(setting?.timeout).toBe('200ms')
+      // the holder waits for the write, as a transaction waits for a pool of its own: without the timeout, neither ends
+      const outcome = await transaction(sql, async (tx) => {
+        await tx`update line_items set unit_price_cents = 2 where line_id = 70`
+        return impatient`update line_items set unit_price_cents = 3 where line_id = 70`.then(
+          () => 'written',
+          (error: { code?: string }) => error.code,
+        )
+      })
+      expect(outcome).toBe('55P03')
+      const [row] = await sql`select unit_price_cents from line_items where line_id = 70`
+      expect(row?.unitPriceCents).toBe(2)
+    } finally {
+      await impatient.end({ timeout: 1 })
     }
   })
 

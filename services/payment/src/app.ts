@@ -43,6 +43,13 @@ export const serviceName = 'payment'
  */
 const autonomousConnections = 2
 
+/**
+ * How long a statement of that pool may wait for a lock: never, by design (see above), so a wait means some
+ * transaction wrote the order's rows before calling it — a deadlock PostgreSQL cannot see, since the transaction
+ * waits in this process. It fails instead: the event is retried on its own, the request answered.
+ */
+const autonomousLockTimeoutMs = 10_000
+
 /** How often expired Idempotency-Keys are removed. */
 const idempotencyKeySweepMs = 10 * 60_000
 
@@ -78,6 +85,7 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   const autonomous = createDatabase(config.DATABASE_URL, {
     max: autonomousConnections,
     idleInTransactionTimeoutMs: config.DATABASE_IDLE_TRANSACTION_TIMEOUT_MS,
+    lockTimeoutMs: autonomousLockTimeoutMs,
     applicationName: `${serviceName}-autonomous`,
   })
   app.addHook('onClose', () => autonomous.end({ timeout: 5 }))

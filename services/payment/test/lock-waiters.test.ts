@@ -5,14 +5,24 @@
 // campaign's host-kill: charged, never answered, never refunded), and which ten concurrent POST /payments of one
 // order could cause at will. On a real database against infra's payment provider simulator: the order's lock is held
 // from outside until every charge waits behind it, then let go; every charge must be answered.
+// And two events of one order in one consumer transaction (the consumer applies a fetched run of events together): the
+// first answers the order and so writes its row in the transaction; had the second written that row through the
+// pool of its own, that write would wait for the transaction that waits for it — which wedged payment in CI (two
+// payment.requested of one order in a run: an operator's retry beside the saga's), each redelivery wedging again.
 import { randomUUID } from 'node:crypto'
 import { createDatabase, type Queryable, type Sql, transaction } from '@meridian/db'
 import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/payment-simulator'
 import { accessToken, eventually, scaledMs, tokenEnv, waitMs } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPaymentsRepository } from '../src/data/payments-repository.ts'
+import type { ChargeOrderOutcome } from '../src/domain/order-step.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
-import { handleOrderPlaced, orderAwaitingPayment, placedOrder } from './support/orders.ts'
+import {
+  handleOrderPlaced,
+  orderAwaitingPayment,
+  type PlacedOrderData,
+  placedOrder,
+} from './support/orders.ts'
 import { card, cards, orderSummary, providerToken } from './support/provider.ts'
 
 /** The test app's pool (support/app.ts: createDatabase's default). */
@@ -49,6 +59,30 @@ async function lockWaiters(db: Queryable): Promise<number> {
       and database = (select oid from pg_database where datname = current_database())`
   return row?.count ?? 0
 }
+
+/** What `work` answers, or an error naming `what` when it has not answered by the time a stuck one is told apart. */
+async function answeredInTime<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not answered (stuck)`)), scaledMs(waitMs))
+  })
+  try {
+    return await Promise.race([work, stuck])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The order step for each of `events`, one after the other in one transaction, as the consumer applies a run. */
+const chargedInOneTransaction = (events: PlacedOrderData[]) =>
+  answeredInTime(
+    `${events.length} events of order ${events[0]?.orderId} in one transaction`,
+    transaction(payment.sql, async (tx) => {
+      const outcomes: ChargeOrderOutcome[] = []
+      for (const data of events) outcomes.push(await payment.payments.chargeOrder(data, tx))
+      return outcomes
+    }),
+  )
 
 /**
  * Holds the order's advisory lock from a connection of its own while `start` sends its charges, until `waiting` of
@@ -119,5 +153,33 @@ describe('charges of one order waiting for its lock, more of them than the pool 
     const statuses = answers.map((answer) => answer.statusCode).sort()
     expect(statuses).toEqual([201, ...Array(poolSize + 1).fill(409)])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ charges: 1, refunds: 0 })
+  })
+})
+
+describe('events of one order in one consumer transaction (a run of a fetched batch)', () => {
+  it('when the first charges the order and the second asks again, then the second answers with that charge', async () => {
+    const data = placedOrder({ token: await providerToken(provider.url, cards.succeeds) })
+    const outcomes = await chargedInOneTransaction([data, data])
+    expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['processed', 'already processed'])
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 1, refunds: 0 })
+  })
+
+  it('when the first is declined and the second asks again, then the second answers the decline without a call', async () => {
+    const data = placedOrder({ token: await providerToken(provider.url, cards.declined) })
+    const outcomes = await chargedInOneTransaction([data, data])
+    expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['failed', 'already failed'])
+    expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ charges: 0, failedCharges: 1 })
+  })
+
+  it('when neither carries a payment method, then both answer that, and the order awaits its payment once', async () => {
+    const data = placedOrder()
+    const outcomes = await chargedInOneTransaction([data, data])
+    expect(outcomes).toEqual([
+      { outcome: 'failed', reason: 'no payment method' },
+      { outcome: 'failed', reason: 'no payment method' },
+    ])
+    const [order] = await payment.sql<{ paymentState: string }[]>`
+      select payment_state from orders where order_id = ${data.orderId}`
+    expect(order?.paymentState).toBe('payment_failed')
   })
 })

@@ -23,9 +23,9 @@ import { cards, orderSummary, providerToken } from './support/provider.ts'
 const chargeBudget = 5
 /** order.placed declined: as charged, but the failed payment and the settled attempt, then the order failed */
 const declineBudget = 7
-/** order.placed again (redelivered under a new id, or payment.requested) when charged: the lock with the read, the
- * order (pool), the order paid, the outbox row */
-const chargedAlreadyBudget = 5
+/** order.placed again (redelivered under a new id, or payment.requested) when charged: the lock with the read (which
+ * finds the order recorded: no write of it on the pool), the order paid, the outbox row */
+const chargedAlreadyBudget = 4
 /** payment.refund_requested of a charged order: the lock, the request, the charge locked, whether the order's
  * first refund key is taken, the payment refunded, the outbox row */
 const refundBudget = 6

@@ -52,6 +52,8 @@ export interface OrderStepStanding {
   latestOfOrderStep: PaymentRecord | undefined
   /** the order step's charge waits for the customer's authentication (an `authenticating` charge attempt) */
   authenticating: boolean
+  /** payment's record of the order (its orders row) exists, as the reader sees it: committed, or written by its own transaction */
+  recorded: boolean
 }
 
 const columns = (sql: Queryable) =>
@@ -353,8 +355,8 @@ async function orderChargeRecorded(
 }
 
 /**
- * The order's refund request, its charge and the latest payment of its order step, in one read (the order step
- * asks for the three together under the order's lock).
+ * The order's refund request, its charge, the latest payment of its order step and whether the order is recorded, in
+ * one read (the order step asks for them together under the order's lock).
  */
 async function orderStepStandingOf(sql: Queryable, orderId: string): Promise<OrderStepStanding> {
   const rows = await sql<
@@ -362,11 +364,12 @@ async function orderStepStandingOf(sql: Queryable, orderId: string): Promise<Ord
       id: string | null
       refundRequested: boolean
       authenticating: boolean
+      recorded: boolean
       isCharge: boolean | null
       isLatestOfOrderStep: boolean | null
     })[]
   >`
-    select f.refund_requested, f.authenticating, p.order_charge as is_charge,
+    select f.refund_requested, f.authenticating, f.recorded, p.order_charge as is_charge,
       p.id = (
         select l.id from payments l
         where l.order_id = ${orderId} and l.payer_id is null
@@ -378,18 +381,21 @@ async function orderStepStandingOf(sql: Queryable, orderId: string): Promise<Ord
       select exists (select 1 from refund_requests where order_id = ${orderId}) as refund_requested,
         exists (
           select 1 from charge_attempts where order_id = ${orderId} and status = 'authenticating'
-        ) as authenticating
+        ) as authenticating,
+        exists (select 1 from orders where order_id = ${orderId}) as recorded
     ) as f
     left join payments p on p.order_id = ${orderId} and (p.order_charge or p.payer_id is null)`
   const standing: OrderStepStanding = {
     refundRequested: rows[0]?.refundRequested ?? false,
     authenticating: rows[0]?.authenticating ?? false,
+    recorded: rows[0]?.recorded ?? false,
     charge: undefined,
     latestOfOrderStep: undefined,
   }
   for (const {
     refundRequested: _requested,
     authenticating: _waits,
+    recorded: _recorded,
     isCharge,
     isLatestOfOrderStep,
     id,

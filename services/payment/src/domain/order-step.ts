@@ -149,16 +149,21 @@ export async function chargeOrder(
   ])
   // on the autonomous pool, not in tx: the order is known (pending) to POST /payments while its charge is at the
   // provider, and stays known when tx rolls back; with the charge attempt, when there is a charge to make, in one
-  // statement
+  // statement. Only when it is not recorded yet: tx may have written its row already (the consumer applies a run of
+  // events in one transaction, and an earlier event of the same order answered it), and an autonomous write of that
+  // row would wait for tx while tx waits for it.
   const order = orderToPay(chargedOrderData(data))
+  const recordOrder = async () => {
+    if (!standing.recorded) await deps.orders.record(order, deps.autonomous)
+  }
   const refuse = async (reason: string, outcome?: 'failed' | 'already failed') => {
-    await deps.orders.record(order, deps.autonomous)
+    await recordOrder()
     return fail(reason, outcome)
   }
   if (standing.refundRequested) return refuse(orderCancelled)
   const charged = standing.charge
   if (charged?.status === 'succeeded') {
-    await deps.orders.record(order, deps.autonomous)
+    await recordOrder()
     return succeed(charged.id, 'already processed')
   }
   if (charged?.status === 'refunded') return refuse(orderCancelled)
@@ -183,19 +188,19 @@ export async function chargeOrder(
   const token = paymentTokenOf(data)
   if (!token) return refuse(noPaymentMethod)
 
-  // on the autonomous pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown)
-  await chargeAttempts.recordWithOrder(
-    {
-      idempotencyKey,
-      orderId,
-      amountCents,
-      currency: defaultCurrency,
-      token,
-      orderData: chargedOrderData(data),
-    },
-    order,
-    deps.autonomous,
-  )
+  // on the autonomous pool, not in tx: the attempt stays when tx rolls back (a timeout leaves its outcome unknown).
+  // tx has not written it: an earlier event of the order in tx that reached the provider left a charge, a failed
+  // payment or an authenticating attempt, each answered above.
+  const newAttempt = {
+    idempotencyKey,
+    orderId,
+    amountCents,
+    currency: defaultCurrency,
+    token,
+    orderData: chargedOrderData(data),
+  }
+  if (standing.recorded) await chargeAttempts.record(newAttempt, deps.autonomous)
+  else await chargeAttempts.recordWithOrder(newAttempt, order, deps.autonomous)
   let answer: ChargeAnswer
   try {
     answer = await provider.chargeOrAuthenticate({
