@@ -295,6 +295,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const services = discoverServices(join(options.release?.root ?? repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
   )
+  // what a member started from the release moves to (MeridianSystem.upgrade): this tree's services, listed once
+  const currentServices = options.release ? discoverServices(join(repoRoot, 'services')) : services
   const unknown = (options.only ?? []).filter((name) => !services.some((service) => service.name === name))
   if (unknown.length > 0)
     throw new Error(`no such service: ${unknown.join(', ')} (services/<name>/src/main.ts)`)
@@ -665,9 +667,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     upgrade: async (name, graceMs = 15_000) => {
       const member = memberOf(name)
       if (member.release === undefined) throw new Error(`${name} runs this tree's code already`)
-      const current = discoverServices(join(repoRoot, 'services')).find(
-        (service) => service.name === member.service.name,
-      )
+      const current = currentServices.find((service) => service.name === member.service.name)
       if (!current) throw new Error(`${name}: this tree has no service ${member.service.name} to upgrade to`)
       await stopMember(member, 'SIGTERM', graceMs)
       member.service = current

@@ -48,7 +48,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
   const { say } = options
   const from = options.from ?? releasedVersions(repoRoot)[0]
   if (from === undefined) throw new Error('no release under releases/ to upgrade from')
-  const release = releaseCheckout(from, { progress: say })
+  const release = await releaseCheckout(from, { progress: say })
   const system = await startSystem({
     prefix: 'upgrade',
     gatewayPort: await freePort(),
