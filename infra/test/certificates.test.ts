@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
@@ -97,6 +98,18 @@ describe('the certificate authority made for a run of secure engines', () => {
     )
     // the same CA when asked again for its folder
     expect((await certificateAuthority(join(dir, 'ca'))).caPem()).toBe(ca.caPem())
+  })
+
+  it('when many certificates are issued at once, as the engines of a secure run are, then each is issued with a serial of its own', async () => {
+    const ca = await certificateAuthority(join(dir, 'ca-at-once'))
+    const names = Array.from({ length: 8 }, (_, i) => `engine-${i}`)
+    const issued = await Promise.all(names.map((name) => ca.server(name, ['127.0.0.1'])))
+    const serials = issued.map(({ certFile }) => new X509Certificate(readFileSync(certFile)).serialNumber)
+    expect(new Set(serials).size).toBe(names.length)
+    for (const { certFile } of issued)
+      expect(new X509Certificate(readFileSync(certFile)).verify(new X509Certificate(ca.caPem()).publicKey)).toBe(
+        true,
+      )
   })
 
   it('refuses names that would reach openssl as options or paths', async () => {

@@ -2,6 +2,7 @@
 // each engine's TLS and credentials): the CA, a server certificate per engine for the addresses it is reached at, and
 // client certificates for mutual TLS. OpenSSL's command line does the cryptography (Debian's openssl, which the
 // preparation installs): no hand-written X.509.
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { join } from 'node:path'
@@ -127,7 +128,10 @@ export async function certificateAuthority(dir: string): Promise<CertificateAuth
         caFile,
         '-CAkey',
         caKeyFile,
-        '-CAcreateserial',
+        // a random serial of its own (RFC 5280: positive, at most 20 octets), not -CAcreateserial's shared ca.srl,
+        // which certificates issued at once read while another writes it ("Unable to load number from ca.srl")
+        '-set_serial',
+        `0x${randomBytes(16).toString('hex').replace(/^./, (digit) => (Number.parseInt(digit, 16) & 7).toString(16))}`,
         '-sha256',
         '-days',
         String(validityDays),
