@@ -107,9 +107,9 @@ describe('the certificate authority made for a run of secure engines', () => {
     const serials = issued.map(({ certFile }) => new X509Certificate(readFileSync(certFile)).serialNumber)
     expect(new Set(serials).size).toBe(names.length)
     for (const { certFile } of issued)
-      expect(new X509Certificate(readFileSync(certFile)).verify(new X509Certificate(ca.caPem()).publicKey)).toBe(
-        true,
-      )
+      expect(
+        new X509Certificate(readFileSync(certFile)).verify(new X509Certificate(ca.caPem()).publicKey),
+      ).toBe(true)
   })
 
   it('refuses names that would reach openssl as options or paths', async () => {

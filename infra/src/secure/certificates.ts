@@ -131,7 +131,9 @@ export async function certificateAuthority(dir: string): Promise<CertificateAuth
         // a random serial of its own (RFC 5280: positive, at most 20 octets), not -CAcreateserial's shared ca.srl,
         // which certificates issued at once read while another writes it ("Unable to load number from ca.srl")
         '-set_serial',
-        `0x${randomBytes(16).toString('hex').replace(/^./, (digit) => (Number.parseInt(digit, 16) & 7).toString(16))}`,
+        `0x${randomBytes(16)
+          .toString('hex')
+          .replace(/^./, (digit) => (Number.parseInt(digit, 16) & 7).toString(16))}`,
         '-sha256',
         '-days',
         String(validityDays),
