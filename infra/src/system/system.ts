@@ -110,7 +110,8 @@ export interface SystemOptions {
   /**
    * A run across hosts (infra/src/cluster, `cluster`): the services spread over these, instance n of the i-th service on host
    * (i + n - 1) mod hosts; each listens on its host's address at the service's port (the gateway's 8080 on every
-   * host) and registers with its host's Consul agent. The gateway runs `replicas.gateway` instances too. The engines'
+   * host) and registers with its host's Consul agent. The gateway runs `replicas.gateway` instances too (on one
+   * machine, the first on `gatewayPort` and the others on ports of their own). The engines'
    * addresses still come from baseEnv (the cluster's).
    */
   cluster?: SystemCluster
@@ -160,7 +161,7 @@ export interface MeridianSystem {
   /** `KAFKA_NAMESPACE` of every service, e.g. `e2e-m3x1a2b3.` */
   kafkaNamespace: string
   gatewayUrl: string
-  /** every gateway instance's address (one, unless the run is across hosts) */
+  /** every gateway instance's address (one, unless replicas.gateway asks for more or the run is across hosts) */
   gatewayUrls: string[]
   simulatorUrl: string
   /** name (`<name>#<n>` for a replica) -> its process now */
@@ -328,7 +329,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const hostOf = (index: number, instance: number): SystemHost | undefined =>
     hosts.length === 0 ? undefined : hosts[(index + instance - 1) % hosts.length]
   const portFor = async (service: SystemService, index = 0, instance = 1): Promise<number> => {
-    if (service.isGateway) return gatewayPort
+    // the first gateway on this machine has the run's address; across hosts each gateway has its host's
+    if (service.isGateway && (instance === 1 || hosts.length > 0)) return gatewayPort
     // across hosts each host has ports of its own: a port per service, and one more set per round of the hosts
     if (hosts.length > 0) return 3100 + index + 100 * Math.floor((instance - 1) / hosts.length)
     for (;;) {
@@ -353,8 +355,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       ...(options.release ? { release: options.release.version } : {}),
     }
     members.set(first.key, first)
-    // one gateway on this machine (its port is the run's address); across hosts, one per host asked for
-    const instances = service.isGateway && hosts.length === 0 ? 1 : (options.replicas?.[service.name] ?? 1)
+    // the gateway too: a second one on this machine listens on a port of its own (gatewayUrls lists both)
+    const instances = options.replicas?.[service.name] ?? 1
     for (let instance = 2; instance <= instances; instance++) {
       const key = `${service.name}#${instance}`
       const host = hostOf(index, instance)

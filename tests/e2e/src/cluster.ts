@@ -27,7 +27,7 @@ import { type Customer, cards, e2eClient } from './client.ts'
 import { type ClusterFault, clusterFaults, type FaultWindow } from './cluster-faults.ts'
 import { createGatewayBalancer } from './gateway-balancer.ts'
 import { realtimeSettings } from './global-setup.ts'
-import { type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
+import { eventuallyMissed, type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
 import { pairs, type Reconciliation, reconcile, report, settle, stockAccounted } from './reconcile.ts'
 import { isUnanswered, type Retries, withRetries } from './retrying-client.ts'
 import { placeSteadily } from './steady-orders.ts'
@@ -103,36 +103,6 @@ async function latencies(order: Sql, accepted: Map<string, number>, window: Faul
     before: percentiles(phases.before),
     during: percentiles(phases.during),
     after: percentiles(phases.after),
-  }
-}
-
-/** What the notification service holds for the watched customers since `since` that their clients never saw. */
-async function missedNotifications(
-  notifications: Sql,
-  watches: RealtimeWatch[],
-  since: Date,
-): Promise<number> {
-  let missed = 0
-  for (const watch of watches) {
-    const rows = await notifications<{ id: string }[]>`
-      select id::text from notifications where user_id = ${watch.customer.id} and created_at >= ${since}`
-    const mine = rows.filter((row) => !watch.seen.has(row.id)).length
-    if (mine > 0)
-      say(
-        `a realtime client on ${watch.gatewayUrl} has not seen ${mine} of ${rows.length} notifications (connected: ${watch.connected}, disconnects ${watch.disconnects}, reconnects ${watch.reconnects}, resyncs ${watch.resyncs}, last error ${watch.lastError ?? 'none'})`,
-      )
-    missed += mine
-  }
-  return missed
-}
-
-/** missedNotifications, asked again for up to 20 s while it is not 0: the last pushes may still be on their way. */
-async function eventuallyMissed(notifications: Sql, watches: RealtimeWatch[], since: Date): Promise<number> {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const missed = await missedNotifications(notifications, watches, since)
-    if (missed === 0 || Date.now() > deadline) return missed
-    await sleep(1000)
   }
 }
 
@@ -251,7 +221,7 @@ async function runFault(
           connected: shared.watches.filter((watch) => watch.connected).length,
           reconnects: shared.watches.reduce((sum, watch) => sum + watch.reconnects, 0) - reconnectsBefore,
           resyncs: shared.watches.reduce((sum, watch) => sum + watch.resyncs, 0) - resyncsBefore,
-          missed: await eventuallyMissed(databases.notification, shared.watches, since),
+          missed: await eventuallyMissed(databases.notification, shared.watches, since, say),
           backWithinS: (Date.now() - backStarted) / 1000,
         },
       }

@@ -1,11 +1,15 @@
 // The orders part of a campaign: customers, a product and cards made through the gateway, then orders placed at a
 // steady pace while the fault strikes (a fixed number, or as long as the fault lasts and some after), and once every
 // order has settled, the reconciliation of what each service and the provider hold (src/reconcile.ts). Used by the
-// fault campaign (src/faults.ts) and the upgrade campaign (src/upgrade.ts).
+// fault campaign (src/faults.ts) and the upgrade campaign (src/upgrade.ts). Through several gateways, orders go as a
+// load balancer sends them (src/gateway-balancer.ts), each under an Idempotency-Key of its own, so that one whose
+// connection was refused is safely sent to the next gateway.
+import { randomUUID } from 'node:crypto'
 import type { Product } from '@meridian/contracts'
 import type { MeridianSystem } from '@meridian/infra/system'
 import { type CampaignFault, strikeBeside, withCampaignDatabases } from './campaign.ts'
 import { type Customer, cards, e2eClient } from './client.ts'
+import { createGatewayBalancer } from './gateway-balancer.ts'
 import { type Reconciliation, reconcile, settle } from './reconcile.ts'
 import { placeSteadily } from './steady-orders.ts'
 
@@ -17,6 +21,10 @@ export interface OrderFaultOptions {
   ratePerSecond: number
   /** units of the campaign's product in stock */
   stock: number
+  /** the customers who order (default: ten registered for the run) */
+  customers?: Customer[]
+  /** every gateway of the system, behind a load balancer (default: the system's address alone) */
+  balanced?: boolean
   say: (line: string) => void
 }
 
@@ -26,10 +34,14 @@ export async function runOrderFault(
   options: OrderFaultOptions,
 ): Promise<Reconciliation> {
   const { orders, ratePerSecond, stock, say } = options
-  const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
+  const signIn = system.admin ?? { email: '', password: '' }
+  const client = e2eClient({ ...system, admin: signIn })
   const admin = await client.loginAdmin()
-  const customers: Customer[] = []
-  for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())
+  const customers: Customer[] = options.customers ? [...options.customers] : []
+  if (customers.length === 0) for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())
+  const gateways = options.balanced ? system.gatewayUrls : [system.gatewayUrl]
+  const balancer = createGatewayBalancer(gateways)
+  const clients = gateways.map((gatewayUrl) => e2eClient({ ...system, gatewayUrl, admin: signIn }))
   const product: Product = await client.createProduct(admin, { stock })
   const goodToken = await client.tokenizeCard(cards.good)
   const declinedToken = await client.tokenizeCard(cards.declined)
@@ -43,17 +55,22 @@ export async function runOrderFault(
     struckAt = Date.now()
   })
   const after = (orders * 1000) / ratePerSecond
-  const { sent, accepted, refused } = await placeSteadily({
+  const placing = placeSteadily({
     ...(options.untilStruck
       ? { more: () => struckAt === undefined || Date.now() < struckAt + after }
       : { count: orders }),
     ratePerSecond,
-    place: (i) =>
-      client.placeOrder(customers[i % customers.length] as Customer, {
+    place: (i) => {
+      const order = {
         product,
         paymentToken: i % 20 === 19 ? declinedToken : goodToken,
-      }),
+        idempotencyKey: randomUUID(),
+      }
+      const customer = customers[i % customers.length] as Customer
+      return balancer.call((gateway) => (clients[gateway] ?? client).placeOrder(customer, order))
+    },
   })
+  const { sent, accepted, refused } = await placing.finally(() => balancer.close())
   const strikeFailure = await striking
   if (strikeFailure !== undefined) throw strikeFailure
 

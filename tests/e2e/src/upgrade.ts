@@ -4,14 +4,22 @@
 // expand migrations as it starts, so for the length of the campaign both versions run side by side against one schema,
 // one event stream and one another's HTTP. With two instances of order, the saga's owner runs as one old and one new
 // instance in the same consumer group for a while. Once every order has settled, the reconciliation
-// (src/reconcile.ts): no accepted order lost, no effect duplicated.
+// (src/reconcile.ts): no accepted order lost, no effect duplicated. With two instances of everything, the gateway
+// included, orders go through a load balancer over the gateways (src/gateway-balancer.ts), and customers' realtime
+// clients stay connected on /notifications all along: then nothing should be refused, no client should be told to
+// sign in again, and no notification should go unseen.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { createDatabase } from '@meridian/db'
 import { freePort, repoRoot } from '@meridian/infra'
 import { releasedVersions } from '@meridian/infra/openapi-compat'
 import { releaseCheckout } from '@meridian/infra/release-checkout'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
+import { eventually } from '@meridian/testkit'
 import { campaignTimings } from './campaign.ts'
+import { type Customer, e2eClient } from './client.ts'
+import { realtimeSettings } from './global-setup.ts'
 import { runOrderFault } from './order-faults.ts'
+import { eventuallyMissed, type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
 import type { Reconciliation } from './reconcile.ts'
 
 export interface UpgradeCampaignOptions {
@@ -21,8 +29,10 @@ export interface UpgradeCampaignOptions {
   ratePerSecond: number
   /** orders placed once every instance runs this tree */
   ordersAfter: number
-  /** instances per service (default 1; the gateway keeps one: it is the campaign's address) */
+  /** instances per service (default 1); two gateways are balanced (orders and realtime clients spread over them) */
   replicas?: Record<string, number>
+  /** customers with a realtime client on /notifications through the campaign (default 0), spread over the gateways */
+  realtimeClients?: number
   /** pause between two instances' upgrades, for orders to flow through the mixed system */
   pauseMs?: number
   say: (line: string) => void
@@ -34,6 +44,21 @@ export interface UpgradeCampaignResult extends Reconciliation {
   upgraded: string[]
   /** instances still on the release at the end (none when the campaign went through) */
   leftBehind: string[]
+  /** the realtime clients' account (all 0 but `clients` and `connected` when nobody noticed the upgrade) */
+  realtime: UpgradeRealtime
+}
+
+export interface UpgradeRealtime {
+  clients: number
+  /** connected at the end */
+  connected: number
+  reconnects: number
+  /** reconnections that could not recover the session (the client fetched its list again) */
+  resyncs: number
+  /** credentials the server refused (auth:failed): each a user sent to sign in again */
+  forcedSignIns: number
+  /** notifications of the watched customers that their clients never saw */
+  missed: number
 }
 
 /** The instances in the order they move: the second instances before the first, every service before the gateway. */
@@ -55,12 +80,25 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
     simulatorPort: 0,
     release,
     ...(options.replicas ? { replicas: options.replicas } : {}),
-    env: campaignTimings,
-    settings: { LOG_LEVEL: 'warn' },
+    // the realtime clients all come from this machine's address: its connection limits are the e2e suite's
+    env: { ...campaignTimings, 'realtime-gateway': realtimeSettings },
+    // each instance keeps serving 1 s after leaving Consul, as behind a platform's load balancer
+    settings: { LOG_LEVEL: 'warn', DRAIN_PAUSE_MS: '1000' },
     log: say,
   })
   const upgraded: string[] = []
+  const watches: RealtimeWatch[] = []
+  let since = new Date()
   try {
+    const client = e2eClient({ ...system, admin: system.admin ?? { email: '', password: '' } })
+    const customers: Customer[] = []
+    for (let i = 0; i < Math.max(10, options.realtimeClients ?? 0); i++)
+      customers.push(await client.registerCustomer())
+    for (const [i, customer] of customers.slice(0, options.realtimeClients ?? 0).entries())
+      watches.push(watchRealtime(system.gatewayUrls[i % system.gatewayUrls.length] as string, customer))
+    // what the clients must see is what comes once they listen (a customer's welcome came before)
+    await eventually('every realtime client is connected', () => watches.every((watch) => watch.connected))
+    since = new Date()
     const result = await runOrderFault(
       system,
       {
@@ -79,16 +117,54 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
         untilStruck: true,
         ratePerSecond: options.ratePerSecond,
         stock: 100_000,
+        customers,
+        balanced: system.gatewayUrls.length > 1,
         say,
       },
     )
     const leftBehind = Object.entries(system.services)
       .filter(([, info]) => info.release !== undefined)
       .map(([key]) => key)
-    return { ...result, from, upgraded, leftBehind }
+    return {
+      ...result,
+      from,
+      upgraded,
+      leftBehind,
+      realtime: await realtimeAccount(system, watches, since, say),
+    }
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}; logs in ${system.runDir}`)
   } finally {
+    for (const watch of watches) watch.close()
     await system.close()
+  }
+}
+
+/** What the realtime clients lived through, once the orders have settled (their last notifications given 20 s). */
+async function realtimeAccount(
+  system: MeridianSystem,
+  watches: RealtimeWatch[],
+  since: Date,
+  say: (line: string) => void,
+): Promise<UpgradeRealtime> {
+  const sum = (count: (watch: RealtimeWatch) => number) =>
+    watches.reduce((total, watch) => total + count(watch), 0)
+  const url = system.services.notification?.databaseUrl
+  let missed = 0
+  if (url && watches.length > 0) {
+    const notifications = createDatabase(url, { max: 1, applicationName: 'upgrade-campaign' })
+    try {
+      missed = await eventuallyMissed(notifications, watches, since, say)
+    } finally {
+      await notifications.end()
+    }
+  }
+  return {
+    clients: watches.length,
+    connected: watches.filter((watch) => watch.connected).length,
+    reconnects: sum((watch) => watch.reconnects),
+    resyncs: sum((watch) => watch.resyncs),
+    forcedSignIns: sum((watch) => watch.authFailures),
+    missed,
   }
 }
