@@ -5,10 +5,10 @@
 // load balancer sends them (src/gateway-balancer.ts), each under an Idempotency-Key of its own, so that one whose
 // connection was refused is safely sent to the next gateway.
 import { randomUUID } from 'node:crypto'
-import type { Product } from '@meridian/contracts'
+import type { PlacedOrder, Product } from '@meridian/contracts'
 import type { MeridianSystem } from '@meridian/infra/system'
 import { type CampaignFault, strikeBeside, withCampaignDatabases } from './campaign.ts'
-import { type Customer, cards, e2eClient } from './client.ts'
+import { type ApiResponse, type Customer, cards, e2eClient } from './client.ts'
 import { createGatewayBalancer } from './gateway-balancer.ts'
 import { type Reconciliation, reconcile, settle } from './reconcile.ts'
 import { placeSteadily } from './steady-orders.ts'
@@ -39,9 +39,6 @@ export async function runOrderFault(
   const admin = await client.loginAdmin()
   const customers: Customer[] = options.customers ? [...options.customers] : []
   if (customers.length === 0) for (let i = 0; i < 10; i++) customers.push(await client.registerCustomer())
-  const gateways = options.balanced ? system.gatewayUrls : [system.gatewayUrl]
-  const balancer = createGatewayBalancer(gateways)
-  const clients = gateways.map((gatewayUrl) => e2eClient({ ...system, gatewayUrl, admin: signIn }))
   const product: Product = await client.createProduct(admin, { stock })
   const goodToken = await client.tokenizeCard(cards.good)
   const declinedToken = await client.tokenizeCard(cards.declined)
@@ -55,6 +52,12 @@ export async function runOrderFault(
     struckAt = Date.now()
   })
   const after = (orders * 1000) / ratePerSecond
+  // several gateways: a load balancer over them, which probes their readiness while the orders go
+  const gateways = options.balanced ? system.gatewayUrls : []
+  const clients = gateways.map((gatewayUrl) => e2eClient({ ...system, gatewayUrl, admin: signIn }))
+  const balancer = gateways.length > 1 ? createGatewayBalancer(gateways) : undefined
+  const placeAt = (request: (gateway: ReturnType<typeof e2eClient>) => Promise<ApiResponse<PlacedOrder>>) =>
+    balancer ? balancer.call((index) => request(clients[index] ?? client)) : request(client)
   const placing = placeSteadily({
     ...(options.untilStruck
       ? { more: () => struckAt === undefined || Date.now() < struckAt + after }
@@ -67,10 +70,10 @@ export async function runOrderFault(
         idempotencyKey: randomUUID(),
       }
       const customer = customers[i % customers.length] as Customer
-      return balancer.call((gateway) => (clients[gateway] ?? client).placeOrder(customer, order))
+      return placeAt((gateway) => gateway.placeOrder(customer, order))
     },
   })
-  const { sent, accepted, refused } = await placing.finally(() => balancer.close())
+  const { sent, accepted, refused } = await placing.finally(() => balancer?.close())
   const strikeFailure = await striking
   if (strikeFailure !== undefined) throw strikeFailure
 

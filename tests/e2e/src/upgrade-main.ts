@@ -16,9 +16,11 @@ import { upgradeCampaign } from './upgrade.ts'
 
 const say = (line: string) => process.stderr.write(`[upgrade] ${line}\n`)
 
+/** this tree's services, by name */
+const services = discoverServices(join(repoRoot, 'services')).map((service) => service.name)
+
 function replicasFrom(text: string): Record<string, number> {
   const replicas: Record<string, number> = {}
-  const services = discoverServices(join(repoRoot, 'services')).map((service) => service.name)
   for (const part of text.split(',').filter(Boolean)) {
     const [name = '', count = ''] = part.split('=')
     if (!/^([a-z][a-z-]*|\*)$/.test(name) || !/^[1-9]\d?$/.test(count))
@@ -43,9 +45,7 @@ async function main(): Promise<number> {
     `${report(result)}\nmoved, in order: ${result.upgraded.join(', ')}\nrealtime clients: ${realtime.connected}/${realtime.clients} connected at the end, ${realtime.reconnects} reconnects, ${realtime.resyncs} resyncs, ${realtime.forcedSignIns} forced sign-ins, ${realtime.missed} notifications missed\n`,
   )
   const failed = result.lost.length > 0 || result.duplicated.length > 0 || result.leftBehind.length > 0
-  const everyServiceTwice = discoverServices(join(repoRoot, 'services')).every(
-    (service) => (replicas[service.name] ?? 1) >= 2,
-  )
+  const everyServiceTwice = services.every((name) => (replicas[name] ?? 1) >= 2)
   const noticed =
     Object.keys(result.refused).length > 0 ||
     realtime.forcedSignIns > 0 ||
