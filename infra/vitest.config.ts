@@ -3,11 +3,11 @@
 
 import { defineConfig } from 'vitest/config'
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
-import { testTimeouts } from './src/test-time.ts'
+import { testCacheDir, testModuleCachePath, testTimeouts } from './src/test-time.ts'
 
 /**
  * The clusters' files first: each starts three hosts of engines and runs a minute or more, the rest seconds. Started
- * last (a new checkout has no timings for vitest to order by), the longest finished a minute and a half after the others.
+ * last (a machine's first run has no timings for vitest to order by), the longest finished a minute and a half after the others.
  */
 class ClustersFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -17,4 +17,11 @@ class ClustersFirst extends BaseSequencer {
   }
 }
 
-export default defineConfig({ test: { ...testTimeouts(), sequence: { sequencer: ClustersFirst } } })
+export default defineConfig({
+  cacheDir: testCacheDir(import.meta.dirname),
+  test: {
+    ...testTimeouts(),
+    fsModuleCachePath: testModuleCachePath(),
+    sequence: { sequencer: ClustersFirst },
+  },
+})

@@ -1,6 +1,10 @@
 // How long tests may take and wait, from one setting: MERIDIAN_TEST_TIME_SCALE multiplies every workspace's per-test
 // timeouts and the wait helpers' default deadlines, so a slow or loaded machine is given more time by one number and
-// no test has to guess the machine's speed. Read by every vitest.config.ts and by the helpers that wait.
+// no test has to guess the machine's speed. Read by every vitest.config.ts and by the helpers that wait; and where
+// vitest keeps what outlives a run.
+
+import { join, relative } from 'node:path'
+import { layoutFromEnv, repoRoot } from './layout.ts'
 
 export const timeScaleVariable = 'MERIDIAN_TEST_TIME_SCALE'
 
@@ -62,4 +66,24 @@ export function testTimeouts(
     teardownTimeout: scaledMs(teardownMs, env),
     expect: { poll: { timeout: scaledMs(waitMs, env) } },
   }
+}
+
+/**
+ * What vitest keeps between runs, in the cache folder rather than the checkout's node_modules (a fresh clone, as CI's
+ * every run is, would start empty): Vite's cacheDir of one workspace, whose results.json holds each file's last
+ * duration (vitest starts the longest files first only when it knows them), and the transformed modules, shared by
+ * every workspace and keyed by each file's content. `configDir` is the workspace's (its config's
+ * `import.meta.dirname`). scripts/test removes module entries unused for a week.
+ */
+export function testCacheDir(configDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(vitestCacheRoot(env), 'workspaces', relative(repoRoot, configDir) || 'root')
+}
+
+/** vitest's `fsModuleCachePath`: transformed modules, content-keyed, shared by every workspace (see testCacheDir). */
+export function testModuleCachePath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(vitestCacheRoot(env), 'modules')
+}
+
+function vitestCacheRoot(env: NodeJS.ProcessEnv): string {
+  return join(layoutFromEnv(env).cacheDir, 'vitest')
 }

@@ -1,7 +1,10 @@
 // The tests' one time setting: MERIDIAN_TEST_TIME_SCALE multiplies timeouts and waits, and anything but a number >= 1
 // is refused by name rather than read as something else.
+
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { scaledMs, testTimeouts, testTimeScale } from '../src/test-time.ts'
+import { repoRoot } from '../src/layout.ts'
+import { scaledMs, testCacheDir, testModuleCachePath, testTimeouts, testTimeScale } from '../src/test-time.ts'
 
 const scale = (value: string | undefined) => ({ MERIDIAN_TEST_TIME_SCALE: value })
 
@@ -40,4 +43,23 @@ describe('the tests time scale', () => {
       )
     },
   )
+})
+
+describe("vitest's caches", () => {
+  it('when a workspace is given, then its cache is under the cache folder by its path in the repository, the modules shared', () => {
+    const env = { MERIDIAN_CACHE_DIR: '/var/cache/meridian-test' }
+    expect(testCacheDir(join(repoRoot, 'services', 'order'), env)).toBe(
+      '/var/cache/meridian-test/vitest/workspaces/services/order',
+    )
+    expect(testCacheDir(join(repoRoot, 'infra'), env)).toBe(
+      '/var/cache/meridian-test/vitest/workspaces/infra',
+    )
+    expect(testModuleCachePath(env)).toBe('/var/cache/meridian-test/vitest/modules')
+  })
+
+  it('when no cache folder is set, then it is the one every script uses (XDG_CACHE_HOME/meridian)', () => {
+    expect(testModuleCachePath({ XDG_CACHE_HOME: '/home/dev/.cache' })).toBe(
+      '/home/dev/.cache/meridian/vitest/modules',
+    )
+  })
 })

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { testTimeouts } from '@meridian/testkit/test-time'
+import { testCacheDir, testModuleCachePath, testTimeouts } from '@meridian/testkit/test-time'
 import { defineConfig } from 'vitest/config'
 
 // graphql ships CommonJS (main) and ES modules (module). Node loads the CommonJS one for everybody, mercurius
@@ -7,10 +7,12 @@ import { defineConfig } from 'vitest/config'
 const graphqlEntry = createRequire(import.meta.url).resolve('graphql')
 
 export default defineConfig({
+  cacheDir: testCacheDir(import.meta.dirname),
   resolve: { alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   test: {
     globalSetup: ['@meridian/testkit/global-setup'],
     ...testTimeouts(),
+    fsModuleCachePath: testModuleCachePath(),
     // one module graph per worker, not per file: importing the app again for every file was a third of a suite's time
     isolate: false,
   },

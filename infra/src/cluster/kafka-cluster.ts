@@ -11,6 +11,7 @@ import {
   kafkaLog4jProperties,
   kafkaServerArgs,
   kafkaServerProperties,
+  lightJvm,
   newKafkaClusterId,
   offsetsTopic,
 } from '../native/kafka.ts'
@@ -25,12 +26,11 @@ import type { ClusterHost } from './hosts.ts'
 export const clusterReplication = Object.freeze({ replicationFactor: 3, minInsyncReplicas: 2 })
 
 /**
- * Three JVMs share two cores with everything else, each for a few minutes at a few orders a second: a small heap, the
- * serial collector (one thread, nothing concurrent), and the client compiler only (C2's compiles of a short-lived
- * broker cost more than they return). Measured on one broker started alone (2026-11-30): CPU until started 7.9 -> 4.7 s,
- * then 2.8 -> 1.8 s a minute idle, against G1 with the default compilers.
+ * Three JVMs share two cores with everything else, each for a few minutes at a few orders a second: a small heap and
+ * the light JVM of every node of ours (native/kafka.ts). Measured on one broker started alone (2026-11-30): CPU until
+ * started 7.9 -> 4.7 s, then 2.8 -> 1.8 s a minute idle, against G1 with the default compilers.
  */
-const clusterJvm = ['-Xms128m', '-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1']
+const clusterJvm = ['-Xms128m', '-Xmx512m', ...lightJvm]
 
 /**
  * A node's logging: the engine's, and the group coordinator's lines, which say when a node took over coordinating the

@@ -163,6 +163,7 @@ export const kafkaFormatArgs = (
   clusterId: string,
   extra: readonly string[] = [],
 ): string[] => [
+  ...lightJvm,
   '-cp',
   classPath,
   'kafka.tools.StorageTool',
@@ -213,8 +214,16 @@ export function kafkaNodeFiles(home: string): KafkaNodeFiles {
   }
 }
 
+/**
+ * Every JVM of ours runs a lightly loaded broker (or a one-shot tool) on two cores shared with everything else: the
+ * serial collector (one thread, nothing concurrent) and the client compiler only (C2's compiles cost more than they
+ * return at a few requests a second). Measured on a single node started alone (2026-12-01): CPU until it listens
+ * 6.0 -> 4.0 s, 7.5 -> 5.2 s after a further 30 s idle; the storage tool's format 1.9 -> 1.3 s.
+ */
+export const lightJvm = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1']
+
 /** The single node's JVM: the development node's and a secure instance's. */
-const singleNodeJvm = ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC']
+const singleNodeJvm = ['-Xms256m', '-Xmx768m', ...lightJvm]
 
 /**
  * Starts a single node (broker and controller) of ours: writes its config (mode 0600: a secure node's holds passwords)

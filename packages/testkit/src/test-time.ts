@@ -3,6 +3,8 @@
 export {
   scaledMs,
   type TestTimeoutOptions,
+  testCacheDir,
+  testModuleCachePath,
   testTimeouts,
   testTimeScale,
   timeScaleVariable,
