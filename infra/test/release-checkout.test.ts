@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '../src/layout.ts'
 import { run } from '../src/processes.ts'
-import { releaseCheckout, releaseCommit } from '../src/release/checkout.ts'
+import { checkoutTree, releaseCheckout, releaseCommit } from '../src/release/checkout.ts'
 import { releasedVersions } from '../src/release/openapi-compat.ts'
 import { scaledMs } from '../src/test-time.ts'
 
@@ -57,4 +57,23 @@ describe('a release checkout', () => {
     },
     scaledMs(300_000),
   )
+
+  it('when a tree is given extra files outside it, then they are refused before anything is installed', async () => {
+    const [newest] = releasedVersions(repoRoot)
+    if (newest === undefined) throw new Error('no release under releases/')
+    const parent = mkdtempSync(join(tmpdir(), 'meridian-tree-'))
+    try {
+      const dir = join(parent, 'tree')
+      const outside = checkoutTree({
+        commit: await releaseCommit(newest),
+        dir,
+        extraFiles: { '../outside.sql': 'x' },
+      })
+      await expect(outside).rejects.toThrow('../outside.sql: not a path inside the tree')
+      expect(existsSync(join(parent, 'outside.sql'))).toBe(false)
+      expect(existsSync(join(dir, 'node_modules'))).toBe(false)
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
 })

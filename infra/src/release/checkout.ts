@@ -4,8 +4,9 @@
 // current tree (infra/src/system, `release`). Made once per release and kept: a release commit does not move.
 // The release commit is the one its tag (v<version>) names, or, in a clone that brought no tags (CI's), the commit
 // that added releases/<version>/ — ./scripts/release writes that folder in the commit it tags.
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
 import { run } from '../processes.ts'
 import { isSemver } from './release.ts'
@@ -56,10 +57,8 @@ export async function releaseCommit(version: string, root = repoRoot): Promise<s
 }
 
 /**
- * The tree of release `version`, made when missing: `git archive` of its release commit unpacked into
- * <cache>/releases/<version>,
- * then `pnpm install --frozen-lockfile --prefer-offline` there (the store of the current tree's install holds nearly
- * all of it). `pnpm` must be on PATH (./scripts/test puts the pinned one there).
+ * The tree of release `version`, made when missing: its release commit unpacked into <cache>/releases/<version> and
+ * installed (checkoutTree). `pnpm` must be on PATH (./scripts/test puts the pinned one there).
  */
 export async function releaseCheckout(
   version: string,
@@ -68,23 +67,60 @@ export async function releaseCheckout(
   const root = options.root ?? repoRoot
   const commit = await releaseCommit(version, root)
   const dir = join(layoutFromEnv(options.env).componentDir('releases'), version)
-  const marker = join(dir, markerName)
-  if (existsSync(marker) && readFileSync(marker, 'utf8').trim() === commit)
-    return { version, commit, root: dir }
+  await checkoutTree({ commit, dir, root, label: `release ${version}`, progress: options.progress })
+  return { version, commit, root: dir }
+}
 
+export interface TreeCheckoutOptions {
+  /** the commit whose files make the tree */
+  commit: string
+  /** where the tree is made (replaced when it holds another one) */
+  dir: string
+  /** the repository the commit is in; default this one */
+  root?: string
+  /** files written over the commit's before the install, by path in the tree: a deliberate change to try */
+  extraFiles?: Readonly<Record<string, string>>
+  /** names the tree in progress lines */
+  label?: string
+  progress?: ((line: string) => void) | undefined
+}
+
+/**
+ * A commit's tree with its dependencies installed, made when `dir` does not hold it already: `git archive` of the
+ * commit unpacked into `dir`, `extraFiles` written, then `pnpm install --frozen-lockfile --prefer-offline` there (the
+ * store of the current tree's install holds nearly all of it). A marker records the commit and the extra files: a
+ * folder without it (an interrupted checkout) or with another is made again.
+ */
+export async function checkoutTree(options: TreeCheckoutOptions): Promise<void> {
+  const { commit } = options
+  const dir = resolve(options.dir)
+  const root = options.root ?? repoRoot
+  const extra = Object.entries(options.extraFiles ?? {}).sort(([a], [b]) => a.localeCompare(b))
+  const stamp = extra.length
+    ? `${commit} ${createHash('sha256').update(JSON.stringify(extra)).digest('hex')}`
+    : commit
+  const marker = join(dir, markerName)
+  if (existsSync(marker) && readFileSync(marker, 'utf8').trim() === stamp) return
+
+  const label = options.label ?? commit.slice(0, 12)
   const progress = options.progress ?? (() => {})
-  progress(`release ${version}: unpacking ${commit.slice(0, 12)} into ${dir}`)
+  progress(`${label}: unpacking ${commit.slice(0, 12)} into ${dir}`)
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  const archive = join(dirname(dir), `${version}.tar`)
+  const archive = `${dir}.tar`
   try {
     await run('git', ['archive', '--format=tar', '-o', archive, commit], { cwd: root })
     await run('tar', ['-xf', archive, '-C', dir], { cwd: root })
   } finally {
     rmSync(archive, { force: true })
   }
-  progress(`release ${version}: pnpm install --frozen-lockfile --prefer-offline`)
+  for (const [path, text] of extra) {
+    const file = resolve(dir, path)
+    if (!file.startsWith(`${dir}/`)) throw new Error(`${path}: not a path inside the tree`)
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, text)
+  }
+  progress(`${label}: pnpm install --frozen-lockfile --prefer-offline`)
   await run('pnpm', ['install', '--frozen-lockfile', '--prefer-offline'], { cwd: dir })
-  writeFileSync(marker, `${commit}\n`)
-  return { version, commit, root: dir }
+  writeFileSync(marker, `${stamp}\n`)
 }

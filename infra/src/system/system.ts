@@ -120,6 +120,11 @@ export interface SystemOptions {
    * `upgrade(name)` moves one instance to this tree's code (the development form only).
    */
   release?: { version: string; root: string }
+  /**
+   * What `upgrade(name)` moves an instance to: a tree (its dependencies installed) and its name in log lines. Default
+   * this tree. A campaign gives another to try a change that is not in this tree (tests/e2e/src/upgrade-break.ts).
+   */
+  upgradeTo?: { label: string; root: string }
 }
 
 /** Where a run across hosts runs (infra/src/cluster). */
@@ -177,7 +182,7 @@ export interface MeridianSystem {
   /** starts a stopped service again: the same port, environment and database; resolves once it is ready */
   start(name: string): Promise<void>
   /**
-   * One instance of a run started from a release (SystemOptions.release) moved to this tree's code: stopped as `stop`
+   * One instance of a run started from a release (SystemOptions.release) moved to this tree's code (or upgradeTo's): stopped as `stop`
    * does (SIGTERM: it drains), then started from this tree on the same port, environment and database, where it
    * applies this tree's expand migrations as it starts. Resolves once it is ready and passing in Consul.
    */
@@ -296,8 +301,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const services = discoverServices(join(options.release?.root ?? repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
   )
-  // what a member started from the release moves to (MeridianSystem.upgrade): this tree's services, listed once
-  const currentServices = options.release ? discoverServices(join(repoRoot, 'services')) : services
+  // what a member started from the release moves to (MeridianSystem.upgrade): this tree's services (or upgradeTo's),
+  // listed once
+  const target = options.upgradeTo ?? { label: 'this tree', root: repoRoot }
+  const currentServices = options.release ? discoverServices(join(target.root, 'services')) : services
   const unknown = (options.only ?? []).filter((name) => !services.some((service) => service.name === name))
   if (unknown.length > 0)
     throw new Error(`no such service: ${unknown.join(', ')} (services/<name>/src/main.ts)`)
@@ -670,12 +677,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       const member = memberOf(name)
       if (member.release === undefined) throw new Error(`${name} runs this tree's code already`)
       const current = currentServices.find((service) => service.name === member.service.name)
-      if (!current) throw new Error(`${name}: this tree has no service ${member.service.name} to upgrade to`)
+      if (!current)
+        throw new Error(`${name}: ${target.label} has no service ${member.service.name} to upgrade to`)
       await stopMember(member, 'SIGTERM', graceMs)
       member.service = current
       delete member.release
       await startMember(member)
-      log(`${name}: moved from release ${options.release?.version} to this tree`)
+      log(`${name}: moved from release ${options.release?.version} to ${target.label}`)
     },
     logs: (name) => {
       try {

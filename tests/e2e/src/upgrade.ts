@@ -8,9 +8,10 @@
 // included, orders go through a load balancer over the gateways (src/gateway-balancer.ts), and customers' realtime
 // clients stay connected on /notifications all along: then nothing should be refused, no client should be told to
 // sign in again, and no notification should go unseen.
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createDatabase } from '@meridian/db'
-import { freePort, repoRoot } from '@meridian/infra'
+import { freePort, repoRoot, run } from '@meridian/infra'
 import { releasedVersions } from '@meridian/infra/openapi-compat'
 import { releaseCheckout } from '@meridian/infra/release-checkout'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
@@ -35,6 +36,8 @@ export interface UpgradeCampaignOptions {
   realtimeClients?: number
   /** pause between two instances' upgrades, for orders to flow through the mixed system */
   pauseMs?: number
+  /** the tree every instance moves to and its name; default this tree (src/upgrade-break.ts gives a broken one) */
+  to?: { label: string; root: string }
   say: (line: string) => void
 }
 
@@ -44,6 +47,11 @@ export interface UpgradeCampaignResult extends Reconciliation {
   upgraded: string[]
   /** instances still on the release at the end (none when the campaign went through) */
   leftBehind: string[]
+  /**
+   * what each service's contract migrations did once every instance had moved (`migrate --contract`, one line per
+   * service with a database), before the orders placed after the move
+   */
+  contracted: string[]
   /** the realtime clients' account (all 0 but `clients` and `connected` when nobody noticed the upgrade) */
   realtime: UpgradeRealtime
 }
@@ -79,6 +87,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
     gatewayPort: await freePort(),
     simulatorPort: 0,
     release,
+    ...(options.to ? { upgradeTo: options.to } : {}),
     ...(options.replicas ? { replicas: options.replicas } : {}),
     // the realtime clients all come from this machine's address: its connection limits are the e2e suite's
     env: { ...campaignTimings, 'realtime-gateway': realtimeSettings },
@@ -87,6 +96,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
     log: say,
   })
   const upgraded: string[] = []
+  const contracted: string[] = []
   const watches: RealtimeWatch[] = []
   let since = new Date()
   try {
@@ -103,13 +113,15 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       system,
       {
         name: `upgrade-from-${from}`,
-        what: `every instance moved from ${from} to this tree, one at a time, the gateway last`,
+        what: `every instance moved from ${from} to ${options.to?.label ?? 'this tree'}, one at a time, the gateway last, then the contract migrations`,
         async strike(running) {
           for (const key of upgradeOrder(running)) {
             await sleep(options.pauseMs ?? 2000)
             await running.upgrade(key)
             upgraded.push(key)
           }
+          contracted.push(...(await contractMigrations(running, options.to?.root ?? repoRoot)))
+          for (const line of contracted) say(line)
         },
       },
       {
@@ -130,6 +142,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       from,
       upgraded,
       leftBehind,
+      contracted,
       realtime: await realtimeAccount(system, watches, since, say),
     }
   } catch (error) {
@@ -138,6 +151,50 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
     for (const watch of watches) watch.close()
     await system.close()
   }
+}
+
+/**
+ * Every service's contract migrations, as an operator runs them once no instance of the previous release is left:
+ * `migrate --contract` of the tree the instances moved to, on each service's database. Its lines (applied, or up to
+ * date); a failure throws, which fails the campaign.
+ */
+async function contractMigrations(system: MeridianSystem, root: string): Promise<string[]> {
+  const lines: string[] = []
+  const done = new Set<string>()
+  for (const info of Object.values(system.services)) {
+    if (info.databaseUrl === undefined || done.has(info.name)) continue
+    done.add(info.name)
+    const dir = join(root, 'services', info.name)
+    const output = await run(process.execPath, ['--import', 'tsx', 'src/migrate.ts', '--contract'], {
+      cwd: dir,
+      env: { ...process.env, NODE_ENV: 'development', DATABASE_URL: info.databaseUrl },
+    })
+    lines.push(output.trim())
+  }
+  return lines
+}
+
+/** Which promises of an upgrade the campaign broke: empty when it went through. */
+export function upgradeProblems(result: UpgradeCampaignResult, options: { nothingAway: boolean }): string[] {
+  const problems: string[] = []
+  if (result.lost.length > 0) problems.push(`${result.lost.length} accepted orders lost`)
+  if (result.duplicated.length > 0) problems.push(`${result.duplicated.length} orders' effects duplicated`)
+  if (result.leftBehind.length > 0) problems.push(`left on the release: ${result.leftBehind.join(', ')}`)
+  // a service of one instance is away while it restarts: the client is told 503, or, while the gateway itself
+  // restarts, finds no listener or a closing connection; a 4xx or any other 5xx is the versions disagreeing
+  const away = new Set(['503', 'ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'])
+  const refusals = Object.entries(result.refused).filter(([why]) => options.nothingAway || !away.has(why))
+  if (refusals.length > 0)
+    problems.push(`requests refused: ${refusals.map(([why, count]) => `${why} ×${count}`).join(', ')}`)
+  if (options.nothingAway) {
+    const { realtime } = result
+    if (realtime.forcedSignIns > 0)
+      problems.push(`${realtime.forcedSignIns} realtime clients sent to sign in again`)
+    if (realtime.missed > 0) problems.push(`${realtime.missed} notifications never seen`)
+    if (realtime.connected < realtime.clients)
+      problems.push(`${realtime.clients - realtime.connected} realtime clients not connected at the end`)
+  }
+  return problems
 }
 
 /** What the realtime clients lived through, once the orders have settled (their last notifications given 20 s). */
