@@ -35,7 +35,10 @@ export interface PlacedOrders {
   refused: Record<string, number>
   productId: string
   initialStock: number
-  /** only orders created since (a run that strikes several faults in turn): the others are earlier runs' */
+  /**
+   * only orders created since (a run that strikes several faults in turn): the others are earlier runs'. Only orders
+   * of the run's product count in any case: others (the upgrade campaign's returned orders) are not the run's
+   */
   since?: Date
 }
 
@@ -106,7 +109,8 @@ export async function reconcile(
   const since = placed.since ?? new Date(0)
   const statusRows = await order<{ id: string; status: string; compensation: string }[]>`
     select o.id, o.status, s.compensation from orders o left join sagas s on s.order_id = o.id
-    where o.created_at >= ${since}`
+    where o.created_at >= ${since}
+      and exists (select 1 from order_items i where i.order_id = o.id and i.product_id = ${placed.productId})`
   const statusOf = new Map(statusRows.map((row) => [row.id, row]))
   const reservationRows = await inventory<{ orderId: string; status: string }[]>`
     select order_id, status from reservations`

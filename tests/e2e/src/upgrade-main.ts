@@ -6,7 +6,8 @@
 // Knobs: UPGRADE_FROM (a version under releases/; default the newest), UPGRADE_RATE (orders/s, 2), UPGRADE_ORDERS_AFTER
 // (orders once every instance has moved, 10), UPGRADE_REPLICAS (instances per service, `order=2,payment=2`, `*=2` for
 // every service and the gateway; default order=2), UPGRADE_REALTIME_CLIENTS (customers connected on /notifications
-// all along, 6), UPGRADE_BREAK=drop-column (move to this tree's last commit with an expand migration that drops a column
+// all along, 6), UPGRADE_RETURNS (shipped orders returned during the moves, one after each instance moved, 6),
+// UPGRADE_BREAK=drop-column (move to this tree's last commit with an expand migration that drops a column
 // the release still writes, src/upgrade-break.ts: the campaign must fail).
 import { join } from 'node:path'
 import { repoRoot } from '@meridian/infra'
@@ -44,11 +45,12 @@ async function main(): Promise<number> {
     ordersAfter: Number(process.env.UPGRADE_ORDERS_AFTER ?? 10),
     replicas,
     realtimeClients: Number(process.env.UPGRADE_REALTIME_CLIENTS ?? 6),
+    returns: Number(process.env.UPGRADE_RETURNS ?? 6),
     say,
   })
   const { realtime } = result
   process.stdout.write(
-    `${report(result)}\nmoved, in order: ${result.upgraded.join(', ')}\ncontract migrations: ${result.contracted.join('; ')}\nrealtime clients: ${realtime.connected}/${realtime.clients} connected at the end, ${realtime.reconnects} reconnects, ${realtime.resyncs} resyncs, ${realtime.forcedSignIns} forced sign-ins, ${realtime.missed} notifications missed\n`,
+    `${report(result)}\nmoved, in order: ${result.upgraded.join(', ')}\ncontract migrations: ${result.contracted.join('; ')}\nreturns during the moves: ${result.returned.completed}/${result.returned.asked} completed and refunded once\nrealtime clients: ${realtime.connected}/${realtime.clients} connected at the end, ${realtime.reconnects} reconnects, ${realtime.resyncs} resyncs, ${realtime.forcedSignIns} forced sign-ins, ${realtime.missed} notifications missed\n`,
   )
   // with two instances of everything nothing need be away, so nothing should be noticed
   const nothingAway = services.every((name) => (replicas[name] ?? 1) >= 2)

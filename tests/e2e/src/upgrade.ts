@@ -3,8 +3,10 @@
 // placed through the gateway at a steady pace. Each instance drains on SIGTERM and its successor applies this tree's
 // expand migrations as it starts, so for the length of the campaign both versions run side by side against one schema,
 // one event stream and one another's HTTP. With two instances of order, the saga's owner runs as one old and one new
-// instance in the same consumer group for a while. Once every order has settled, the reconciliation
-// (src/reconcile.ts): no accepted order lost, no effect duplicated. With two instances of everything, the gateway
+// instance in the same consumer group for a while. Shipped orders are returned during the moves, one after each
+// (src/upgrade-returns.ts), and once the last instance has moved every service's contract migrations run. Once every
+// order has settled, the reconciliation (src/reconcile.ts): no accepted order lost, no effect duplicated; each return
+// completed and refunded once. With two instances of everything, the gateway
 // included, orders go through a load balancer over the gateways (src/gateway-balancer.ts), and customers' realtime
 // clients stay connected on /notifications all along: then nothing should be refused, no client should be told to
 // sign in again, and no notification should go unseen.
@@ -22,6 +24,7 @@ import { realtimeSettings } from './global-setup.ts'
 import { runOrderFault } from './order-faults.ts'
 import { eventuallyMissed, type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
 import type { Reconciliation } from './reconcile.ts'
+import { type ReturnsAccount, returnOne, returnsAccount, shippedOrders } from './upgrade-returns.ts'
 
 export interface UpgradeCampaignOptions {
   /** the release to start from; default the newest under releases/ */
@@ -36,6 +39,8 @@ export interface UpgradeCampaignOptions {
   realtimeClients?: number
   /** pause between two instances' upgrades, for orders to flow through the mixed system */
   pauseMs?: number
+  /** orders shipped before the moves and returned during them, one after each instance moved (default 0) */
+  returns?: number
   /** the tree every instance moves to and its name; default this tree (src/upgrade-break.ts gives a broken one) */
   to?: { label: string; root: string }
   say: (line: string) => void
@@ -54,6 +59,8 @@ export interface UpgradeCampaignResult extends Reconciliation {
   contracted: string[]
   /** the realtime clients' account (all 0 but `clients` and `connected` when nobody noticed the upgrade) */
   realtime: UpgradeRealtime
+  /** the returns asked for and received during the moves, once settled (src/upgrade-returns.ts) */
+  returned: ReturnsAccount
 }
 
 export interface UpgradeRealtime {
@@ -108,6 +115,10 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       watches.push(watchRealtime(system.gatewayUrls[i % system.gatewayUrls.length] as string, customer))
     // what the clients must see is what comes once they listen (a customer's welcome came before)
     await eventually('every realtime client is connected', () => watches.every((watch) => watch.connected))
+    const admin = await client.loginAdmin()
+    const returnCases = await shippedOrders(client, admin, options.returns ?? 0)
+    const returnsRefused: Record<string, number> = {}
+    let returning: Promise<void> = Promise.resolve()
     since = new Date()
     const result = await runOrderFault(
       system,
@@ -119,7 +130,11 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
             await sleep(options.pauseMs ?? 2000)
             await running.upgrade(key)
             upgraded.push(key)
+            // one return after each move, asked and received while the next instances move
+            const next = returnCases[upgraded.length - 1]
+            if (next) returning = returning.then(() => returnOne(client, admin, next, returnsRefused))
           }
+          await returning
           contracted.push(...(await contractMigrations(running, options.to?.root ?? repoRoot)))
           for (const line of contracted) say(line)
         },
@@ -144,6 +159,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       leftBehind,
       contracted,
       realtime: await realtimeAccount(system, watches, since, say),
+      returned: await returnsAccount(client, returnCases, returnsRefused),
     }
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}; logs in ${system.runDir}`)
@@ -186,6 +202,7 @@ export function upgradeProblems(result: UpgradeCampaignResult, options: { nothin
   const refusals = Object.entries(result.refused).filter(([why]) => options.nothingAway || !away.has(why))
   if (refusals.length > 0)
     problems.push(`requests refused: ${refusals.map(([why, count]) => `${why} ×${count}`).join(', ')}`)
+  problems.push(...result.returned.problems)
   if (options.nothingAway) {
     const { realtime } = result
     if (realtime.forcedSignIns > 0)
@@ -193,6 +210,9 @@ export function upgradeProblems(result: UpgradeCampaignResult, options: { nothin
     if (realtime.missed > 0) problems.push(`${realtime.missed} notifications never seen`)
     if (realtime.connected < realtime.clients)
       problems.push(`${realtime.clients - realtime.connected} realtime clients not connected at the end`)
+    const returnsRefused = Object.entries(result.returned.refused).filter(([why]) => away.has(why))
+    if (returnsRefused.length > 0)
+      problems.push(`returns refused: ${returnsRefused.map(([why, count]) => `${why} ×${count}`).join(', ')}`)
   }
   return problems
 }

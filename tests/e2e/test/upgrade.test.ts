@@ -1,7 +1,8 @@
 // The upgrade campaign's short form (src/upgrade.ts): a system of its own started from the newest release, moved to
 // this tree one instance at a time (order as two instances, so one old and one new share its consumer group for a
-// while), the gateway last, with orders placed through the gateway at 2 per second all along. It runs beside the
-// suite's shared system, which stays idle meanwhile.
+// while), the gateway last, with orders placed through the gateway at 2 per second all along, three shipped orders
+// returned during the moves, and the contract migrations at the end. It runs beside the suite's shared system, which
+// stays idle meanwhile.
 import { scaledMs } from '@meridian/testkit'
 import { describe, expect, it } from 'vitest'
 import { report } from '../src/reconcile.ts'
@@ -25,10 +26,12 @@ describe('an upgrade from the newest release, one instance at a time', () => {
       leftBehind: [],
       refused: { '503': 2, ECONNREFUSED: 1 },
       realtime: { clients: 2, connected: 2, reconnects: 3, resyncs: 0, forcedSignIns: 0, missed: 0 },
+      returned: { asked: 2, completed: 2, refused: { '503': 1 }, problems: [] },
     }
     expect(upgradeProblems(clean, { nothingAway: false })).toEqual([])
     expect(upgradeProblems(clean, { nothingAway: true })).toEqual([
       'requests refused: 503 ×2, ECONNREFUSED ×1',
+      'returns refused: 503 ×1',
     ])
     // what the deliberate break (src/upgrade-break.ts: a column dropped by an expand migration) made the release answer
     const broken = { ...clean, refused: { '500': 7, '503': 1 }, lost: ['order-1'] } as UpgradeCampaignResult
@@ -36,9 +39,15 @@ describe('an upgrade from the newest release, one instance at a time', () => {
       '1 accepted orders lost',
       'requests refused: 500 ×7',
     ])
+    const returned = {
+      ...clean,
+      returned: { ...clean.returned, completed: 1, problems: ['return r-1: 2 refunds'] },
+    }
+    expect(upgradeProblems(returned, { nothingAway: false })).toEqual(['return r-1: 2 refunds'])
     const unseen = {
       ...clean,
       refused: {},
+      returned: { ...clean.returned, refused: {} },
       realtime: { ...clean.realtime, forcedSignIns: 1, missed: 2, connected: 1 },
     }
     expect(upgradeProblems(unseen, { nothingAway: true })).toEqual([
@@ -56,13 +65,16 @@ describe('an upgrade from the newest release, one instance at a time', () => {
         ordersAfter: 10,
         replicas: { order: 2 },
         pauseMs: 1000,
+        returns: 3,
         say,
       })
       say(report(result))
+      say(`returns during the moves: ${JSON.stringify(result.returned)}`)
       expect(upgradeProblems(result, { nothingAway: false })).toEqual([])
       expect(result.upgraded.at(-1)).toBe('gateway')
       expect(result.upgraded).toContain('order#2')
       expect(result.accepted).toBeGreaterThan(0)
+      expect(result.returned).toMatchObject({ asked: 3, completed: 3 })
       // every service with a database ran its contract migrations once the last instance had moved
       expect(result.contracted.map((line) => line.split(':')[0])).toEqual(
         expect.arrayContaining(['auth', 'order', 'payment', 'inventory', 'shipping']),
