@@ -35,6 +35,8 @@ export interface ServiceProcessOptions {
    * build/<name> (./scripts/build), as an image runs it
    */
   form?: SystemForm
+  /** the images form's tag (meridian/<name>:<tag>): a release's version for an instance that runs it; default this tree's */
+  imageTag?: string
   /**
    * the host it runs on, for a run across hosts (infra/src/cluster): it listens on, and registers, the host's address,
    * and is started inside the host; default this machine's loopback
@@ -117,11 +119,12 @@ function containerCommand(
   service: Pick<SystemService, 'name'>,
   env: Record<string, string>,
   containerName: string,
+  tag: string,
 ): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   const args = ['run', '--rm', '--name', containerName, '--network', 'host', '--read-only', '--tmpfs', '/tmp']
   args.push('--user', '10001:10001', '--stop-timeout', '35')
   for (const [key, value] of Object.entries(env)) args.push('--env', `${key}=${value}`)
-  args.push(`meridian/${service.name}:${imageTag()}`, 'node', 'dist/main.js')
+  args.push(`meridian/${service.name}:${tag}`, 'node', 'dist/main.js')
   return {
     command: containerEngine(),
     args,
@@ -176,7 +179,12 @@ export async function startServiceProcess(
   let inHost: number | undefined
   if (form === 'images') {
     removeContainer(containerName)
-    const container = containerCommand(service, containerEnv(env), containerName)
+    const container = containerCommand(
+      service,
+      containerEnv(env),
+      containerName,
+      options.imageTag ?? imageTag(),
+    )
     // the engine's client stays in the foreground: its output is the service's, and a signal to it reaches node
     child = spawn(container.command, container.args, { env: container.env, stdio: ['ignore', log, log] })
   } else if (options.host) {

@@ -116,8 +116,9 @@ export interface SystemOptions {
    */
   cluster?: SystemCluster
   /**
-   * A released version's tree (infra/src/release/checkout.ts): every service starts from it instead of this tree, and
-   * `upgrade(name)` moves one instance to this tree's code (the development form only).
+   * A released version's tree (infra/src/release/checkout.ts): every service starts from it instead of this tree (or,
+   * in the images form, from its images, meridian/<name>:<version>), and `upgrade(name)` moves one instance to this
+   * tree's code (its images). Not the production form.
    */
   release?: { version: string; root: string }
   /**
@@ -296,8 +297,16 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const gatewayPort =
     options.gatewayPort ?? (form === 'development' || options.cluster ? 8080 : await freePort())
 
-  if (options.release && form !== 'development')
-    throw new Error(`a run from release ${options.release.version} starts the development form, not ${form}`)
+  // a release's tree runs as its sources or its images (meridian/<name>:<version>, built by its own scripts/images);
+  // its production build is not in this tree's build/
+  if (options.release && form === 'production')
+    throw new Error(
+      `a run from release ${options.release.version} starts the development or images form, not ${form}`,
+    )
+  if (options.upgradeTo && form === 'images')
+    throw new Error(
+      `upgradeTo is a tree of sources: a run of the images form moves instances to this tree's images`,
+    )
   const services = discoverServices(join(options.release?.root ?? repoRoot, 'services')).filter(
     (service) => !options.only || options.only.includes(service.name),
   )
@@ -455,6 +464,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       port: member.port,
       logFile: member.logFile,
       form,
+      ...(member.release !== undefined ? { imageTag: member.release } : {}),
       ...(member.host ? { host: member.host } : {}),
       ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
       ...(options.readyPollMs ? { readyPollMs: options.readyPollMs } : {}),

@@ -7,8 +7,9 @@
 // (orders once every instance has moved, 10), UPGRADE_REPLICAS (instances per service, `order=2,payment=2`, `*=2` for
 // every service and the gateway; default order=2), UPGRADE_REALTIME_CLIENTS (customers connected on /notifications
 // all along, 6), UPGRADE_RETURNS (shipped orders returned during the moves, one after each instance moved, 6),
-// UPGRADE_BREAK=drop-column (move to this tree's last commit with an expand migration that drops a column
-// the release still writes, src/upgrade-break.ts: the campaign must fail).
+// UPGRADE_FORM (development: the trees' sources; images: the release's images moved to this tree's, each built by
+// its own scripts/images when missing), UPGRADE_BREAK=drop-column (move to this tree's last commit with an expand
+// migration that drops a column the release still writes, src/upgrade-break.ts: the campaign must fail).
 import { join } from 'node:path'
 import { repoRoot } from '@meridian/infra'
 import { discoverServices } from '@meridian/infra/system'
@@ -35,12 +36,16 @@ function replicasFrom(text: string): Record<string, number> {
 
 async function main(): Promise<number> {
   const replicas = replicasFrom(process.env.UPGRADE_REPLICAS ?? 'order=2')
+  const form = process.env.UPGRADE_FORM ?? 'development'
+  if (form !== 'development' && form !== 'images')
+    throw new Error(`UPGRADE_FORM: '${form}' is neither development nor images`)
   const broken = process.env.UPGRADE_BREAK
   if (broken !== undefined && broken !== 'drop-column')
     throw new Error(`UPGRADE_BREAK: '${broken}' is not a known break (drop-column)`)
   const result = await upgradeCampaign({
     ...(process.env.UPGRADE_FROM ? { from: process.env.UPGRADE_FROM } : {}),
     ...(broken ? { to: await brokenTree(say) } : {}),
+    form,
     ratePerSecond: Number(process.env.UPGRADE_RATE ?? 2),
     ordersAfter: Number(process.env.UPGRADE_ORDERS_AFTER ?? 10),
     replicas,

@@ -13,7 +13,7 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createDatabase } from '@meridian/db'
-import { freePort, repoRoot, run } from '@meridian/infra'
+import { freePort, layoutFromEnv, repoRoot, run, runLogged } from '@meridian/infra'
 import { releasedVersions } from '@meridian/infra/openapi-compat'
 import { releaseCheckout } from '@meridian/infra/release-checkout'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
@@ -41,6 +41,12 @@ export interface UpgradeCampaignOptions {
   pauseMs?: number
   /** orders shipped before the moves and returned during them, one after each instance moved (default 0) */
   returns?: number
+  /**
+   * development (default): every instance runs a tree's sources; images: the release's images
+   * (meridian/<name>:<version>, built by the release's own scripts/images when missing) moved to this tree's images
+   * (./scripts/images), as a deployment moves its containers
+   */
+  form?: 'development' | 'images'
   /** the tree every instance moves to and its name; default this tree (src/upgrade-break.ts gives a broken one) */
   to?: { label: string; root: string }
   say: (line: string) => void
@@ -89,7 +95,15 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
   const from = options.from ?? releasedVersions(repoRoot)[0]
   if (from === undefined) throw new Error('no release under releases/ to upgrade from')
   const release = await releaseCheckout(from, { progress: say })
+  const form = options.form ?? 'development'
+  if (form === 'images') {
+    const logFile = join(layoutFromEnv().componentDir('images'), `upgrade-from-${from}.log`)
+    // this tree's are built by startSystem's images form
+    say(`the images of ${from}: its own scripts/images, which keeps those built before (log: ${logFile})`)
+    await runLogged(join(release.root, 'scripts', 'images'), [], { cwd: release.root, logFile })
+  }
   const system = await startSystem({
+    form,
     prefix: 'upgrade',
     gatewayPort: await freePort(),
     simulatorPort: 0,
