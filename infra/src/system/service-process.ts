@@ -2,12 +2,13 @@
 // or its image run by podman or Docker) on a given port, its output appended to a log file, ready when /health/ready
 // answers 200, stopped by the pid recorded at start and by nothing else.
 import { spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildDir, productionNodeFlags } from '../build/targets.ts'
 import { infraDir, repoRoot } from '../layout.ts'
 import { which } from '../native/engine.ts'
-import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
+import { errorText, isAlive, run, stopPid, waitFor } from '../processes.ts'
 import type { SystemService } from './services.ts'
 
 export interface ServiceProcess {
@@ -120,11 +121,12 @@ function containerCommand(
   env: Record<string, string>,
   containerName: string,
   tag: string,
+  command: readonly string[] = ['dist/main.js'],
 ): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   const args = ['run', '--rm', '--name', containerName, '--network', 'host', '--read-only', '--tmpfs', '/tmp']
   args.push('--user', '10001:10001', '--stop-timeout', '35')
   for (const [key, value] of Object.entries(env)) args.push('--env', `${key}=${value}`)
-  args.push(`meridian/${service.name}:${tag}`, 'node', 'dist/main.js')
+  args.push(`meridian/${service.name}:${tag}`, 'node', ...command)
   return {
     command: containerEngine(),
     args,
@@ -157,6 +159,38 @@ function commandOf(service: Pick<SystemService, 'name' | 'dir' | 'entry'>, form:
     )
   }
   return { args: [...productionNodeFlags, 'dist/main.js'], cwd }
+}
+
+/**
+ * A service's one-off command beside its instances — `migrate` and its arguments — in the run's form, with an
+ * instance's environment: src/<script>.ts under tsx, the build's dist/<script>.js under node, or the image's in a
+ * container of its own (as compose's `<service>-migrate` runs it). Resolves with what it printed; throws when it fails.
+ */
+export async function runServiceScript(
+  service: Pick<SystemService, 'name' | 'dir'>,
+  script: 'migrate',
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; form?: SystemForm; imageTag?: string },
+): Promise<string> {
+  const form = options.form ?? 'development'
+  if (form === 'images') {
+    const name = `meridian-${service.name}-${script}-${randomBytes(4).toString('hex')}`
+    const tag = options.imageTag ?? imageTag()
+    const container = containerCommand(service, containerEnv(options.env), name, tag, [
+      `dist/${script}.js`,
+      ...args,
+    ])
+    return run(container.command, container.args, { env: container.env })
+  }
+  if (form === 'production')
+    return run(process.execPath, [...productionNodeFlags, `dist/${script}.js`, ...args], {
+      cwd: join(buildDir, service.name),
+      env: options.env,
+    })
+  return run(process.execPath, ['--import', 'tsx', join('src', `${script}.ts`), ...args], {
+    cwd: service.dir,
+    env: options.env,
+  })
 }
 
 /** Starts the service and resolves once it is ready; a service that does not get ready is stopped and reported. */

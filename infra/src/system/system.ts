@@ -24,6 +24,7 @@ import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
 import { buildImages, buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 import { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
 import {
+  runServiceScript,
   type ServiceHost,
   type ServiceProcess,
   type SystemForm,
@@ -188,6 +189,12 @@ export interface MeridianSystem {
    * applies this tree's expand migrations as it starts. Resolves once it is ready and passing in Consul.
    */
   upgrade(name: string, graceMs?: number): Promise<void>
+  /**
+   * The service's `migrate` with these arguments (`--contract` for its contract migrations), run once beside its
+   * instances with one's environment and code: the release's while `name` runs it, else this tree's (src/migrate.ts
+   * under tsx, the build's dist/migrate.js, or the image's in a container). What it printed.
+   */
+  migrate(name: string, args?: readonly string[]): Promise<string>
   /** what the service has logged, over all its lives */
   logs(name: string): string
   /** stops everything the run started (by pid), removes what a kill left in Consul, drops databases and topics */
@@ -694,6 +701,15 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       delete member.release
       await startMember(member)
       log(`${name}: moved from release ${options.release?.version} to ${target.label}`)
+    },
+    migrate: async (name, args = []) => {
+      const member = memberOf(name)
+      if (!(member.replicaOf ?? member).database) throw new Error(`${name} has no database to migrate`)
+      return runServiceScript(member.service, 'migrate', args, {
+        env: member.env,
+        form,
+        ...(member.release !== undefined ? { imageTag: member.release } : {}),
+      })
     },
     logs: (name) => {
       try {

@@ -13,7 +13,7 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createDatabase } from '@meridian/db'
-import { freePort, layoutFromEnv, repoRoot, run, runLogged } from '@meridian/infra'
+import { freePort, layoutFromEnv, repoRoot, runLogged } from '@meridian/infra'
 import { releasedVersions } from '@meridian/infra/openapi-compat'
 import { releaseCheckout } from '@meridian/infra/release-checkout'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
@@ -149,7 +149,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
             if (next) returning = returning.then(() => returnOne(client, admin, next, returnsRefused))
           }
           await returning
-          contracted.push(...(await contractMigrations(running, options.to?.root ?? repoRoot)))
+          contracted.push(...(await contractMigrations(running)))
           for (const line of contracted) say(line)
         },
       },
@@ -185,21 +185,23 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
 
 /**
  * Every service's contract migrations, as an operator runs them once no instance of the previous release is left:
- * `migrate --contract` of the tree the instances moved to, on each service's database. Its lines (applied, or up to
- * date); a failure throws, which fails the campaign.
+ * `migrate --contract` of the code the instances moved to (the system's migrate: sources, build or image), on each
+ * service's database. Its lines (applied, or up to date); a failure throws, which fails the campaign.
  */
-async function contractMigrations(system: MeridianSystem, root: string): Promise<string[]> {
+async function contractMigrations(system: MeridianSystem): Promise<string[]> {
   const lines: string[] = []
   const done = new Set<string>()
-  for (const info of Object.values(system.services)) {
+  for (const [key, info] of Object.entries(system.services)) {
     if (info.databaseUrl === undefined || done.has(info.name)) continue
     done.add(info.name)
-    const dir = join(root, 'services', info.name)
-    const output = await run(process.execPath, ['--import', 'tsx', 'src/migrate.ts', '--contract'], {
-      cwd: dir,
-      env: { ...process.env, NODE_ENV: 'development', DATABASE_URL: info.databaseUrl },
-    })
-    lines.push(output.trim())
+    const output = await system.migrate(key, ['--contract'])
+    // the command's own line (a service's logger may print before it)
+    lines.push(
+      output
+        .trim()
+        .split('\n')
+        .findLast((line) => line.startsWith(`${info.name}: `)) ?? output.trim(),
+    )
   }
   return lines
 }
