@@ -1,5 +1,5 @@
 // Returns through an upgrade: orders shipped before the campaign starts moving instances are returned while it moves
-// them — each asked for by its customer and received by an operator through the gateway, one every few seconds, so
+// them — each asked for by its customer and received by an operator through the gateway, one after each move, so
 // returns are asked for, received and refunded by old and new instances alike — and, once everything has settled,
 // each must have completed with exactly its refund at the provider. A request that found a service away (503, a
 // refused connection) is asked again; one whose answer was lost (a reset connection) and that was taken meanwhile is
