@@ -32,7 +32,21 @@ export interface ReturnsAccount {
 }
 
 const price = 7.5
-const away = new Set(['502', '503', '504', 'ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'])
+
+/**
+ * The answers of a service away while it restarts, for the orders and the returns of a campaign alike: 503 from the
+ * gateway (no instance ready), 502 and 504 from it when the instance it forwarded to stopped mid-request, and, while
+ * the gateway itself restarts, no listener or a closing connection. A 4xx or any other 5xx is the versions disagreeing.
+ */
+export const awayWhileRestarting: ReadonlySet<string> = new Set([
+  '502',
+  '503',
+  '504',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'UND_ERR_SOCKET',
+])
+const away = awayWhileRestarting
 
 /**
  * `count` orders of one item, each by a customer of its own (the reconciliation of the campaign's orders reads its
@@ -67,37 +81,38 @@ export async function returnOne(
   each: ReturnCase,
   refused: Record<string, number>,
 ): Promise<void> {
+  const items = [{ productId: each.productId, quantity: 1 }]
+  const asked = await untilNotAway(refused, () =>
+    client.requestReturn(each.customer, each.orderId, items, 'changed my mind'),
+  )
+  if (asked?.status !== 202) return
+  each.returnId = asked.body.returnId
+  await untilNotAway(refused, () => client.receiveReturn(admin, asked.body.returnId))
+}
+
+/**
+ * `call` until it answers 202 or something other than a service away, for up to a minute (scaled), a second apart;
+ * every other answer and error is counted in `refused`. The last answer, or undefined when none came.
+ */
+async function untilNotAway<Answer extends { status: number }>(
+  refused: Record<string, number>,
+  call: () => Promise<Answer>,
+): Promise<Answer | undefined> {
   const count = (code: string) => {
     refused[code] = (refused[code] ?? 0) + 1
   }
-  const deadline = () => Date.now() + scaledMs(60_000)
-  for (const until = deadline(); each.returnId === undefined && Date.now() < until; ) {
+  let last: Answer | undefined
+  for (const until = Date.now() + scaledMs(60_000); Date.now() < until; await sleep(1000)) {
     try {
-      const items = [{ productId: each.productId, quantity: 1 }]
-      const asked = await client.requestReturn(each.customer, each.orderId, items, 'changed my mind')
-      if (asked.status === 202) each.returnId = asked.body.returnId
-      else {
-        count(String(asked.status))
-        if (!away.has(String(asked.status))) return
-      }
+      last = await call()
+      if (last.status === 202) return last
+      count(String(last.status))
+      if (!away.has(String(last.status))) return last
     } catch (error) {
       count(codeOf(error))
     }
-    if (each.returnId === undefined) await sleep(1000)
   }
-  const returnId = each.returnId
-  if (returnId === undefined) return
-  for (const until = deadline(); Date.now() < until; ) {
-    try {
-      const received = await client.receiveReturn(admin, returnId)
-      if (received.status === 202) return
-      count(String(received.status))
-      if (!away.has(String(received.status))) return
-    } catch (error) {
-      count(codeOf(error))
-    }
-    await sleep(1000)
-  }
+  return last
 }
 
 /** Once the campaign is over: each return completed, and the provider refunded its order's charge once. */

@@ -24,7 +24,13 @@ import { realtimeSettings } from './global-setup.ts'
 import { runOrderFault } from './order-faults.ts'
 import { eventuallyMissed, type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
 import type { Reconciliation } from './reconcile.ts'
-import { type ReturnsAccount, returnOne, returnsAccount, shippedOrders } from './upgrade-returns.ts'
+import {
+  awayWhileRestarting,
+  type ReturnsAccount,
+  returnOne,
+  returnsAccount,
+  shippedOrders,
+} from './upgrade-returns.ts'
 
 export interface UpgradeCampaignOptions {
   /** the release to start from; default the newest under releases/ */
@@ -212,9 +218,8 @@ export function upgradeProblems(result: UpgradeCampaignResult, options: { nothin
   if (result.lost.length > 0) problems.push(`${result.lost.length} accepted orders lost`)
   if (result.duplicated.length > 0) problems.push(`${result.duplicated.length} orders' effects duplicated`)
   if (result.leftBehind.length > 0) problems.push(`left on the release: ${result.leftBehind.join(', ')}`)
-  // a service of one instance is away while it restarts: the client is told 503, or, while the gateway itself
-  // restarts, finds no listener or a closing connection; a 4xx or any other 5xx is the versions disagreeing
-  const away = new Set(['503', 'ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'])
+  // a service of one instance is away while it restarts (awayWhileRestarting); anything else is the versions disagreeing
+  const away = awayWhileRestarting
   const refusals = Object.entries(result.refused).filter(([why]) => options.nothingAway || !away.has(why))
   if (refusals.length > 0)
     problems.push(`requests refused: ${refusals.map(([why, count]) => `${why} ×${count}`).join(', ')}`)

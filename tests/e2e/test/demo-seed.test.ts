@@ -230,7 +230,12 @@ describe('the demo seed against the whole system', () => {
         'payment_failed',
         'shipped',
       ])
-      expect(await page.getByLabel('Product').locator('option', { hasText: 'Meridian mug' }).count()).toBe(1)
+      // the seed's own mug, found by its SKU: other files on this system (README's tutorial) make products named so too
+      const mugs = await client.request<{ data: Product[] }>('GET', '/api/v1/products?sku=DEMO-MUG')
+      const mug = mugs.body.data[0]
+      expect(mug?.name).toBe('Meridian mug')
+      const option = page.getByLabel('Product').locator(`option[value="${mug?.id}"]`)
+      expect(await option.textContent()).toMatch(/^Meridian mug — 12\.50 \(\d+ available\)$/)
       await page.screenshot({ path: `${artifacts}demo-orders.png`, fullPage: true })
 
       await page.getByRole('link', { name: 'Chat' }).click()
