@@ -1,6 +1,6 @@
 // ./scripts/test's closing table: the phases it recorded, each with its share of the cores; what the preparation
 // obtained; each typecheck program's and each workspace's time; the suites' counts from vitest's reports; the cluster
-// campaign's latencies.
+// campaign's latencies; the machine's speed reference.
 import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,9 +12,11 @@ import {
   readPhases,
   readTurboTasks,
   readVitestReports,
+  speedReferenceLines,
   suiteName,
   timeTable,
 } from '../src/test-run/report.ts'
+import { measureReference, readReferences, referenceWork } from '../src/test-run/speed-reference.ts'
 
 describe("./scripts/test's closing table", () => {
   it('when the phases file is read, then each line gives a phase with its seconds, status and busy CPU seconds', () => {
@@ -212,6 +214,23 @@ describe("./scripts/test's closing table", () => {
     expect(lines).toEqual([
       '  cluster campaign host-kill (1 instance(s) of each service, 2 orders/s): placed → shipped before the fault p50 0.41 s, p99 0.90 s (9); during p50 15.00 s, p99 30.00 s (20); after –',
     ])
+  })
+
+  it('when the speed reference is measured, then it is the same work each time (one digest), timed by its CPU', () => {
+    expect(referenceWork(2)).toBe(referenceWork(2))
+    expect(referenceWork(3)).not.toBe(referenceWork(2))
+    const time = measureReference(3, 2)
+    expect(time.cpuSeconds).toBeGreaterThan(0)
+    expect(time.wallSeconds).toBeGreaterThan(0)
+  })
+
+  it("when the reference's lines are read, then the table gives both and the run's total in references; without a start, nothing", () => {
+    const references = readReferences('start\t0.800\t0.850\nend\t0.900\t1.200\n\ngarbage\n')
+    expect([...references.keys()]).toEqual(['start', 'end'])
+    expect(speedReferenceLines(references, 1600)).toEqual([
+      'speed reference (infra/src/test-run/speed-reference.ts, the same work on every run): 0.80 CPU-s at the start (0.85 s of wall), 0.90 CPU-s at the end (1.20 s of wall); the run took 2000 references',
+    ])
+    expect(speedReferenceLines(readReferences('end\t0.9\t1.2\n'), 1600)).toEqual([])
   })
 
   it('when the table is made, then a failed phase says so, the preparation lists what it obtained and each typecheck program has its time', () => {

@@ -2,6 +2,7 @@
 // run), each workspace's typecheck and tests, the failed tests with their errors' first lines — then one closing line over every test, which CI reads as the run's
 // last line. Exits 1 when no test ran.
 //   tsx infra/src/test-run/main.ts --phases <phases.tsv> --total <seconds> [--cluster <the cluster campaign's JSON>]
+//     [--speed-reference <speed-reference.ts's lines>]
 import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { repoRoot } from '../layout.ts'
@@ -13,8 +14,10 @@ import {
   readTurboTasks,
   readTypecheckTimes,
   readVitestReports,
+  speedReferenceLines,
   timeTable,
 } from './report.ts'
+import { readReferences } from './speed-reference.ts'
 
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name)
@@ -37,6 +40,9 @@ const lines = timeTable({
 })
 const cluster = argument('--cluster')
 if (cluster && existsSync(cluster)) lines.push(...clusterLines(readFileSync(cluster, 'utf8')))
+const reference = argument('--speed-reference')
+if (reference && existsSync(reference))
+  lines.push(...speedReferenceLines(readReferences(readFileSync(reference, 'utf8')), total))
 lines.push(...failureLines(reports))
 process.stderr.write(`${lines.join('\n')}\n`)
 

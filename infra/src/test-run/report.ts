@@ -229,6 +229,27 @@ export function clusterLines(json: string): string[] {
   )
 }
 
+/**
+ * The machine's speed at the run's start and end (speed-reference.ts: a fixed piece of work's CPU seconds) and the
+ * run's total in those units, which compares runs on machines, or in hours, of different speed.
+ */
+export function speedReferenceLines(
+  references: ReadonlyMap<string, { cpuSeconds: number; wallSeconds: number }>,
+  totalSeconds: number,
+): string[] {
+  const start = references.get('start')
+  const end = references.get('end')
+  if (!start) return []
+  const at = (label: string, time: { cpuSeconds: number; wallSeconds: number }) =>
+    `${time.cpuSeconds.toFixed(2)} CPU-s at the ${label} (${time.wallSeconds.toFixed(2)} s of wall)`
+  return [
+    `speed reference (infra/src/test-run/speed-reference.ts, the same work on every run): ${[
+      at('start', start),
+      ...(end ? [at('end', end)] : []),
+    ].join(', ')}; the run took ${Math.round(totalSeconds / start.cpuSeconds)} references`,
+  ]
+}
+
 /** The closing table, as lines. */
 export function timeTable(input: {
   phases: Phase[]
