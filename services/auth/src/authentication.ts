@@ -97,6 +97,23 @@ export async function registerAuthentication(
     keepForMs: revocationKeepForMs(config),
     logger: app.log,
   })
+  // Each time the Redis the revocations are delivered to is ready (connected, or reconnected after an outage or a
+  // failover), every revocation in force is delivered again: a promoted replica may lack the last ones it was sent
+  const storeRedis = revocationRedis ?? redis
+  const redeliver = () => {
+    revoker.redeliverInForce().then(
+      (done) => {
+        if (done.delivered > 0)
+          app.log.info(done, 'credential revocations in force delivered again (Redis ready)')
+      },
+      (error: unknown) =>
+        app.log.warn({ err: error }, 'credential revocations: delivering again failed; the rounds go on'),
+    )
+  }
+  storeRedis.on('ready', redeliver)
+  app.addHook('onClose', async () => {
+    storeRedis.off('ready', redeliver)
+  })
   // revocations whose delivery failed, or that a crash or another process (create-admin) left undelivered
   scheduleRounds(app, {
     name: 'credential revocations',

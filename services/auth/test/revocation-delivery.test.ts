@@ -142,6 +142,35 @@ describe('durable credential revocations', () => {
     )
   })
 
+  it('when Redis comes back without a revocation it had taken (a replica promoted before it copied it), then auth delivers every revocation in force again as it reconnects', async () => {
+    const user = await signedIn(auth)
+    expect((await change(user.user.id, { role: 'admin' })).statusCode).toBe(200)
+    const [row] = await revocationsOf(auth.sql, user.user.id)
+    expect(row?.deliveredAt).not.toBeNull()
+    const revokedBefore = row?.revokedBefore.getTime()
+    // what the promoted replica lacks: the stored revocation (the row says delivered, so no round would send it)
+    await auth.redis.del(`${authNames.revocationKeyPrefix}${user.user.id}`)
+    // the failover as auth's client lives it: its connection is cut, and it connects again (here, to the same server)
+    relay.begin()
+    relay.end()
+    await eventually(
+      'the revocation is stored again',
+      async () => (await storedInRedis(auth.redis, user.user.id))?.revokedBefore === revokedBefore,
+      undefined,
+      50,
+    )
+    // a service that starts after the failover reads it from Redis
+    const lateRedis = new Redis(infraEndpoints().redisUrl)
+    const late = await followCredentialRevocations({ redis: lateRedis, logger: auth.app.log })
+    try {
+      expect(late.revokedBefore(user.user.id)).toBe(revokedBefore)
+    } finally {
+      await late.close()
+      lateRedis.disconnect()
+    }
+    expect((await revocationsOf(auth.sql, user.user.id))[0]?.deliveredAt).not.toBeNull()
+  })
+
   it('when create-admin cannot reach Redis, then the promotion stands and the running auth delivers its revocation', async () => {
     const user = await signedIn(auth)
     expect((await readSelf(user)).statusCode).toBe(200)

@@ -56,6 +56,17 @@ export function createCredentialRevocationsRepository(db: Queryable) {
         where id = any(${sql.array(ids as string[])}::bigint[]) and delivered_at is null`
     },
 
+    /**
+     * Every revocation still in force made undelivered again, for the round to deliver anew: Redis came back without
+     * some it had taken (see the revoker's redeliverInForce). Returns how many.
+     */
+    async markInForceUndelivered(now: Date, sql: Queryable = db): Promise<number> {
+      const result = await sql`
+        update credential_revocations set delivered_at = null
+        where until > ${now} and delivered_at is not null`
+      return result.count
+    },
+
     /** The instant before which the user's credentials no longer count (ms); 0 when no revocation is in force. */
     async latestRevokedBefore(userId: string, now: Date, sql: Queryable = db): Promise<number> {
       const [row] = await sql<{ revokedBefore: Date }[]>`

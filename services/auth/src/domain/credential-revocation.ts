@@ -84,6 +84,26 @@ export function createCredentialRevoker(options: CredentialRevokerOptions) {
   const clock = options.clock ?? Date.now
   const sleep = options.sleep ?? wait
 
+  /** One round: up to a batch of undelivered revocations in force delivered, and the lapsed ones removed. */
+  async function deliverPending(): Promise<{ delivered: number; lapsed: number }> {
+    const now = new Date(clock())
+    const delivered = await transaction(sql, async (tx) => {
+      const pending = await revocations.lockUndelivered(roundBatch, now, tx)
+      for (const revocation of pending) {
+        local?.apply(recordOf(revocation))
+        await store.publish(recordOf(revocation))
+      }
+      await revocations.markDelivered(
+        pending.map((revocation) => revocation.id),
+        new Date(clock()),
+        tx,
+      )
+      return pending.length
+    })
+    const lapsed = await revocations.deleteLapsed(now)
+    return { delivered, lapsed }
+  }
+
   return {
     /**
      * Inside the transaction of the change: revokes the user's refresh tokens, ends their OpenID provider sessions
@@ -122,23 +142,23 @@ export function createCredentialRevoker(options: CredentialRevokerOptions) {
      * delivered, so instances share the work; if Redis fails midway nothing is marked and the next round repeats
      * (a repeated delivery is harmless).
      */
-    async deliverPending(): Promise<{ delivered: number; lapsed: number }> {
-      const now = new Date(clock())
-      const delivered = await transaction(sql, async (tx) => {
-        const pending = await revocations.lockUndelivered(roundBatch, now, tx)
-        for (const revocation of pending) {
-          local?.apply(recordOf(revocation))
-          await store.publish(recordOf(revocation))
-        }
-        await revocations.markDelivered(
-          pending.map((revocation) => revocation.id),
-          new Date(clock()),
-          tx,
-        )
-        return pending.length
-      })
-      const lapsed = await revocations.deleteLapsed(now)
-      return { delivered, lapsed }
+    deliverPending,
+
+    /**
+     * Delivers every revocation still in force again, at once. Redis may come back without some it had taken: a
+     * replica the sentinels promoted before it had copied them (replication is asynchronous), or a restart without
+     * persistence. Run on each connection of the Redis they are delivered to (authentication.ts), so a failover
+     * forgets none for longer than it takes auth to reconnect; one delivered twice is harmless (the newest is kept).
+     */
+    async redeliverInForce(): Promise<{ marked: number; delivered: number; lapsed: number }> {
+      const marked = await revocations.markInForceUndelivered(new Date(clock()))
+      const total = { marked, delivered: 0, lapsed: 0 }
+      for (;;) {
+        const round = await deliverPending()
+        total.delivered += round.delivered
+        total.lapsed += round.lapsed
+        if (round.delivered < roundBatch) return total
+      }
     },
 
     /**
