@@ -82,6 +82,12 @@ export async function startClusterRedis(
           ...redisServerArgs({ bind: [host.address, '127.0.0.1'], dir, port: serverPort }),
           '--protected-mode',
           'no',
+          // as a replica (the replica, and the primary once restarted after a failover) it names its own address:
+          // the primary otherwise reports the address its connection came from, which between the campaign's hosts
+          // is the machine's end of their links (198.18.0.1), and the sentinels, finding no replica there, refused
+          // to fail over ("-failover-abort-no-good-slave")
+          '--replica-announce-ip',
+          host.address,
           ...extra,
         ],
         cwd: dir,

@@ -1,9 +1,11 @@
-// The six faults of the cluster campaign (`pnpm --filter @meridian/e2e cluster`). Each strikes while orders are being
+// The faults of the cluster campaign (`pnpm --filter @meridian/e2e cluster`). Each strikes while orders are being
 // placed through both gateways: it waits `leadMs` (the "before" phase), breaks something, repairs it, and resolves with
 // the window it was broken in (the "during" phase; what follows is "after").
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Cluster } from '@meridian/infra/cluster'
+import type { Cluster, HostEngine } from '@meridian/infra/cluster'
+import { replicationOf } from '@meridian/infra/redis-sentinel'
 import type { MeridianSystem } from '@meridian/infra/system'
+import { eventually, scaledMs } from '@meridian/testkit'
 
 export interface FaultContext {
   cluster: Cluster
@@ -40,6 +42,9 @@ async function startMembers(system: MeridianSystem, keys: string[]): Promise<voi
   }
   for (const key of [...keys].sort((a, b) => rank(a) - rank(b))) await system.start(key)
 }
+
+/** Where each host's Redis server listens (infra/src/cluster/redis.ts). */
+const redisPort = 6379
 
 /** The third host: neither PostgreSQL nor Redis runs there (those have faults of their own). */
 const hostOfServices = (cluster: Cluster) => cluster.hosts[2] as Cluster['hosts'][number]
@@ -153,4 +158,47 @@ export const clusterFaults: ClusterFault[] = [
       return { startedAt, endedAt }
     },
   },
+  {
+    name: 'redis-failover',
+    what: "Redis's primary SIGKILLed, the sentinels promote the replica; the old primary restarted empty 15 s later, a replica of the new one",
+    async strike({ cluster, say }, leadMs) {
+      await sleep(leadMs)
+      const { primary: first, replica: second } = cluster.redis.servers
+      // after an earlier failover the servers have swapped roles: the sentinels' primary is the one that says so
+      const primary = (await roleOf(first)) === 'master' ? first : second
+      const replica = primary === first ? second : first
+      const pid = primary.pid()
+      if (pid === undefined) throw new Error(`no running Redis primary on ${primary.host.name}`)
+      const startedAt = Date.now()
+      process.kill(pid, 'SIGKILL')
+      say(`redis primary on ${primary.host.name} (pid ${pid}) killed`)
+      await eventually(
+        `the sentinels promote ${replica.host.name}'s replica`,
+        async () => (await roleOf(replica)) === 'master',
+        scaledMs(60_000),
+        250,
+      )
+      say(`redis on ${replica.host.name} promoted after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+      const endedAt = Date.now()
+      await sleep(Math.max(0, startedAt + 15_000 - Date.now()))
+      await primary.start()
+      await eventually(
+        `${primary.host.name}'s server copies the new primary`,
+        async () => {
+          const info = await replicationOf({ host: primary.host.address, port: redisPort }).catch(() => '')
+          return info.includes('role:slave') && info.includes('master_link_status:up')
+        },
+        scaledMs(60_000),
+        500,
+      )
+      say(`redis on ${primary.host.name} back, a replica of ${replica.host.name}'s`)
+      return { startedAt, endedAt }
+    },
+  },
 ]
+
+/** A Redis server's role as it answers (INFO replication): 'master', 'slave', or undefined when it does not answer. */
+async function roleOf(server: HostEngine): Promise<string | undefined> {
+  const info = await replicationOf({ host: server.host.address, port: redisPort }).catch(() => '')
+  return /^role:(\w+)/m.exec(info)?.[1]
+}

@@ -3,7 +3,8 @@
 // instances of every service spread over the hosts, gateways on two of them. For each fault (cluster-faults.ts),
 // orders at a steady pace through both gateways while realtime clients stay connected; then, once every order has
 // settled, the reconciliation of the commerce campaign (reconcile.ts) from every service's database and the provider,
-// placed → shipped before, during and after the fault, and whether the realtime clients came back and caught up.
+// placed → shipped before, during and after the fault, whether the realtime clients came back and caught up, and
+// whether a token revoked before the fault is still refused after it.
 // Prints the table and writes it to tests/e2e/results/. Every namespace and process it made is gone when it ends, also
 // when it is interrupted (SIGINT, SIGTERM).
 //
@@ -23,7 +24,7 @@ import { expandTopics, loadTopicDeclaration, repoRoot } from '@meridian/infra'
 import { type Cluster, clusterReplication, destroyCluster, startCluster } from '@meridian/infra/cluster'
 import { discoverServices, type MeridianSystem, startSystem } from '@meridian/infra/system'
 import { exitWith } from './campaign.ts'
-import { type Customer, cards, e2eClient } from './client.ts'
+import { type Caller, type Customer, cards, e2eClient } from './client.ts'
 import { type ClusterFault, clusterFaults, type FaultWindow } from './cluster-faults.ts'
 import { createGatewayBalancer } from './gateway-balancer.ts'
 import { realtimeSettings } from './global-setup.ts'
@@ -77,6 +78,37 @@ interface FaultResult {
     missed: number
     backWithinS: number
   }
+  /** what a token revoked before the fault met after it, through each gateway: each must be refused (401) */
+  revoked: { refused: boolean; answers: number[] }
+}
+
+type E2eClient = ReturnType<typeof e2eClient>
+
+/**
+ * A customer whose credentials an administrator revoked before the fault (suspended, then made active again: the
+ * token from before stays revoked, the account is fine): every service must go on refusing that token after it —
+ * after a Redis failover too, where the revocations the services follow are stored.
+ */
+async function revokedCustomer(client: E2eClient, admin: Caller): Promise<Customer> {
+  const customer = await client.registerCustomer()
+  for (const status of ['suspended', 'active']) {
+    const changed = await client.request('PATCH', `/api/v1/users/${customer.id}`, {
+      token: admin.token,
+      body: { status },
+    })
+    if (changed.status !== 200) throw new Error(`making ${customer.email} ${status}: ${changed.status}`)
+  }
+  return customer
+}
+
+/** The revoked token against an order of no one, through each gateway: 401 is refused; 404 would be let through. */
+async function revocationAfter(gateways: E2eClient[], revoked: Customer): Promise<FaultResult['revoked']> {
+  const answers: number[] = []
+  for (const gateway of gateways) {
+    const asked = await gateway.request('GET', `/api/v1/orders/${randomUUID()}`, { token: revoked.token })
+    answers.push(asked.status)
+  }
+  return { refused: answers.every((status) => status === 401), answers }
 }
 
 function percentiles(values: number[]): Latency {
@@ -136,6 +168,7 @@ async function runFault(
   // (compensated: refunded), as in the commerce campaign
   const stock = Math.round(ratePerSecond * 90)
   const product: Product = await client.createProduct(admin, { stock })
+  const revoked = await revokedCustomer(client, admin)
   const goodToken = await client.tokenizeCard(cards.good)
   const declinedToken = await client.tokenizeCard(cards.declined)
   const since = new Date()
@@ -212,6 +245,7 @@ async function runFault(
         )
       return {
         reconciliation,
+        revoked: await revocationAfter(gateways, revoked),
         retries: retries.count,
         placedLate: retries.placedLate,
         window,
@@ -243,14 +277,14 @@ const ms = (value: number | undefined) => (value === undefined ? '–' : `${Math
 
 function table(results: FaultResult[]): string {
   const lines = [
-    '| fault | sent | accepted | retried (placed late) | refused | lost | double charges | duplicated | stock conserved | settled (s) | p50/p99 before (ms) | p50/p99 during | p50/p99 after | realtime back / reconnects / resyncs / missed |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| fault | sent | accepted | retried (placed late) | refused | lost | double charges | duplicated | stock conserved | settled (s) | p50/p99 before (ms) | p50/p99 during | p50/p99 after | realtime back / reconnects / resyncs / missed | revoked token refused after |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
-  for (const { reconciliation: r, retries, placedLate, latency, realtime } of results) {
+  for (const { reconciliation: r, retries, placedLate, latency, realtime, revoked } of results) {
     const doubleCharges = r.duplicated.filter((line) => /charged \d+ times/.test(line)).length
     const stockOk = stockAccounted(r.stock) === r.stock.initial
     lines.push(
-      `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} |`,
+      `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} | ${revoked.refused ? 'yes' : `NO (${revoked.answers.join(', ')})`} |`,
     )
   }
   return lines.join('\n')
@@ -332,6 +366,12 @@ async function main(): Promise<number> {
         if (r.lost.length > 0 || r.duplicated.length > 0) failed = true
         if (fault.failsNoRequest && r.sent !== r.accepted) failed = true
         if (result.realtime.connected !== result.realtime.clients || result.realtime.missed > 0) failed = true
+        if (!result.revoked.refused) {
+          say(
+            `${fault.name}: a token revoked before the fault answered ${result.revoked.answers.join(', ')} after it`,
+          )
+          failed = true
+        }
       } catch (error) {
         failed = true
         say(
