@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import type { Sql } from '@meridian/db'
 import { authPlugin, type ServiceApp, scheduleRounds } from '@meridian/service-kit'
 import type { Redis } from 'ioredis'
-import type { AuthConfig } from './config.ts'
+import { type AuthConfig, sessionReplication } from './config.ts'
 import { createCredentialRevocationsRepository } from './data/credential-revocations-repository.ts'
 import { createCredentialRevocationsStore } from './data/credential-revocations-store.ts'
 import { createLoginFailureCounters } from './data/login-failures.ts'
@@ -135,7 +135,14 @@ export async function registerAuthentication(
       ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
       logger: app.log,
     }),
-    sessions: createSessionStore(redis),
+    sessions: createSessionStore(redis, {
+      ...sessionReplication(config),
+      unreplicated: (acknowledged, asked) =>
+        app.log.warn(
+          { acknowledged, asked },
+          'a new session is not on the replicas asked for yet: a Redis failover now would sign its customer out',
+        ),
+    }),
     throttle: createLoginThrottle({
       counters: createLoginFailureCounters(redis, config.LOGIN_FAILURE_WINDOW_SECONDS),
       maxPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,

@@ -53,6 +53,13 @@ export const AuthEnv = serviceEnv({
   /** lifetime of a cookie session, in Redis and as the cookie's Max-Age (default 8 hours) */
   SESSION_TTL_SECONDS: Type.Integer({ minimum: 300, maximum: 604_800, default: 28_800 }),
   /**
+   * replicas that must hold a new cookie session before the login answers (Redis' WAIT): a failover right after it
+   * then keeps it. Default 1 with REDIS_SENTINELS, 0 (no wait) without.
+   */
+  SESSION_WAIT_REPLICAS: Type.Optional(Type.Integer({ minimum: 0, maximum: 9 })),
+  /** how long a login waits for them, ms; past it the login answers anyway and the shortfall is logged */
+  SESSION_WAIT_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 10_000, default: 500 }),
+  /**
    * encrypts the RSA private keys at rest (AES-256-GCM, key derived with HKDF-SHA-256): a long random value.
    * The default is for development only, is public, and is refused when NODE_ENV=production.
    */
@@ -170,4 +177,12 @@ export function publicOriginProblem(value: string): string | undefined {
   }
   if (value.endsWith('/')) return 'must not end with a slash (it is compared as written, e.g. in `iss`)'
   return undefined
+}
+
+/** How a new cookie session is made to outlive a Redis failover (session-store.ts): replicas to wait for, and how long. */
+export function sessionReplication(config: AuthConfig): { replicas: number; timeoutMs: number } {
+  return {
+    replicas: config.SESSION_WAIT_REPLICAS ?? (config.REDIS_SENTINELS ? 1 : 0),
+    timeoutMs: config.SESSION_WAIT_TIMEOUT_MS,
+  }
 }

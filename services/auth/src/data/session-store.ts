@@ -56,11 +56,27 @@ const setEmailVerifiedScript = `
   return rewritten
 `
 
-export function createSessionStore(redis: Redis) {
+export interface SessionReplication {
+  /** replicas that must have the new session before create() resolves (Redis' WAIT); 0: no wait */
+  replicas: number
+  /** at most this long, ms: past it create() resolves anyway and `unreplicated` is told */
+  timeoutMs: number
+  /** told when fewer replicas than asked had the session in time (a replica down or behind) */
+  unreplicated?: (acknowledged: number, asked: number) => void
+}
+
+export function createSessionStore(
+  redis: Redis,
+  replication: SessionReplication = { replicas: 0, timeoutMs: 0 },
+) {
   const key = (id: string) => `${authNames.sessionKeyPrefix}${id}`
   const userKey = (userId: string) => `${userSessionsKeyPrefix}${userId}`
   return {
-    /** Stores the record under a new random id (32 bytes, base64url), indexed under its user; returns the id. */
+    /**
+     * Stores the record under a new random id (32 bytes, base64url), indexed under its user; returns the id. With
+     * replicas asked for, resolves once they have it (Redis replicates asynchronously: a session only the primary
+     * held was lost with it, and its customer signed out, when the sentinels promoted a replica), or after the wait.
+     */
     async create(record: SessionRecord, ttlSeconds: number): Promise<string> {
       const id = randomBytes(32).toString('base64url')
       await redis.eval(
@@ -72,6 +88,13 @@ export function createSessionStore(redis: Redis) {
         ttlSeconds * 1000,
         id,
       )
+      if (replication.replicas > 0) {
+        const acknowledged = Number(
+          await redis.call('WAIT', String(replication.replicas), String(replication.timeoutMs)),
+        )
+        if (acknowledged < replication.replicas)
+          replication.unreplicated?.(acknowledged, replication.replicas)
+      }
       return id
     },
 
