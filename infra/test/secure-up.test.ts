@@ -1,7 +1,10 @@
 // `scripts/infra up --secure`, `env` and `env --service` on the machine's secure engines (issue 45), started here on
 // free ports and a temporary state folder (MERIDIAN_SECURE_DIR) beside the shared plaintext engines, which this test
 // neither starts nor stops: every variable `env` prints is used with the real client of its engine, and a service's
-// lines reach its own database, keys and Consul names only.
+// lines reach its own database, keys and Consul names only. Then the system runner on those engines: the services an
+// order needs, started from the administrator's variables, each process given its own credentials (not the
+// administrator's, nor ENGINES_PLAINTEXT_ALLOWED); an order placed through the gateway ships. One set of secure engines
+// serves both (a set takes about 30 s to start on two cores).
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,6 +25,8 @@ import {
   standardSecurePorts,
 } from '../src/secure/machine.ts'
 import { redisTlsFromEnv } from '../src/secure/redis-tls.ts'
+import { type MeridianSystem, startSystem, withoutEngineCredentials } from '../src/system/system.ts'
+import { eventually } from './eventually.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'meridian-secure-up-'))
 /** The shell's environment without the shared engines' variables, and with the test's state folder. */
@@ -35,6 +40,9 @@ const env: NodeJS.ProcessEnv = Object.fromEntries(
 let machine: SecureMachine
 let ports: SecureMachinePorts
 const redisClients: Redis[] = []
+/** What an order to `shipped` needs: the provider of identities, the saga's services, the gateway. */
+const services = ['auth', 'order', 'inventory', 'payment', 'shipping', 'gateway']
+let system: MeridianSystem | undefined
 
 async function freePorts(count: number): Promise<number[]> {
   const found = new Set<number>()
@@ -82,6 +90,60 @@ async function refusal(command: Promise<unknown>): Promise<string> {
   } catch (error) {
     return String((error as Error).message)
   }
+}
+
+/**
+ * A request through the gateway (as tests/e2e's client makes it: infra's program cannot import that package's files);
+ * fails unless it answers `expected`.
+ */
+async function gateway<Body>(
+  method: string,
+  path: string,
+  init: { token?: string; body?: unknown; expected?: number } = {},
+): Promise<Body> {
+  const response = await fetch(`${system?.gatewayUrl}${path}`, {
+    method,
+    headers: {
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+    },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    signal: AbortSignal.timeout(30_000),
+  })
+  const text = await response.text()
+  const expected = init.expected ?? (method === 'POST' ? 201 : 200)
+  if (response.status !== expected) throw new Error(`${method} ${path} answered ${response.status}: ${text}`)
+  return JSON.parse(text) as Body
+}
+
+const login = async (email: string, password: string): Promise<string> =>
+  (await gateway<{ accessToken: string }>('POST', '/login', { body: { email, password }, expected: 200 }))
+    .accessToken
+
+/** A payment method of a good card at the provider (the simulator, which speaks Stripe's API). */
+async function goodCardToken(): Promise<string> {
+  const form = new URLSearchParams({
+    key: 'pk_test_meridian_secure',
+    type: 'card',
+    'card[number]': '4242424242424242',
+    'card[exp_month]': '12',
+    'card[exp_year]': String(new Date().getUTCFullYear() + 2),
+    'card[cvc]': '123',
+  })
+  const answer = await fetch(`${system?.simulatorUrl}/v1/payment_methods`, { method: 'POST', body: form })
+  const body = (await answer.json()) as { id?: string }
+  if (answer.status !== 200 || !body.id) throw new Error(`the simulator answered ${answer.status}`)
+  return body.id
+}
+
+/** A running process's environment, as the kernel holds it. */
+function environmentOf(pid: number): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+  )
 }
 
 beforeAll(async () => {
@@ -268,5 +330,81 @@ describe('scripts/infra env on the secure engines', () => {
     expect(gateway.DATABASE_URL).toBeUndefined()
     expect(gateway.REDIS_URL).toMatch(/^rediss:\/\/gateway:/)
     await expect(infraEnv(env, { service: 'nobody' })).rejects.toThrow(/'nobody' is no service/)
+  })
+})
+
+describe('the system runner on secure engines', () => {
+  beforeAll(async () => {
+    system = await startSystem({
+      prefix: 'secure',
+      only: services,
+      gatewayPort: await freePort(),
+      simulatorPort: 0,
+      // the shell's environment without even the plaintext allowance, and the administrator's lines
+      baseEnv: { ...withoutEngineCredentials(env), ...machine.adminEnv() },
+      log: () => {},
+    })
+  }, 900_000)
+
+  afterAll(async () => {
+    await system?.close()
+  }, 180_000)
+
+  it("when the services run, then each process has its own credentials, not the administrator's, and no plaintext allowance", () => {
+    const admin = machine.adminEnv()
+    for (const name of services) {
+      const pid = system?.services[name]?.pid
+      expect(pid, name).toBeDefined()
+      const given = environmentOf(pid as number)
+      expect(given.ENGINES_PLAINTEXT_ALLOWED, name).toBeUndefined()
+      for (const secret of [admin.KAFKA_SASL_PASSWORD, admin.CONSUL_HTTP_TOKEN, admin.REDIS_URL]) {
+        expect(Object.values(given), name).not.toContain(secret)
+      }
+      expect(given.KAFKA_SASL_USERNAME, name).toBe(name)
+      expect(given.CONSUL_HTTP_TOKEN, name).toBe(machine.serviceEnv(name).CONSUL_HTTP_TOKEN)
+      expect(given.CONSUL_HTTP_ADDR, name).toMatch(/^https:\/\//)
+      expect(given.REDIS_URL, name).toMatch(new RegExp(`^rediss://${name}:`))
+      if (name !== 'gateway') {
+        const database = new URL(given.DATABASE_URL ?? '')
+        expect(database.username, name).toBe(name)
+        // the run's own database, not the standing one of `scripts/infra env --service`
+        const runDatabase = new URL(system?.services[name]?.databaseUrl ?? '').pathname
+        expect(runDatabase, name).toMatch(/^\/secure_/)
+        expect(database.pathname, name).toBe(runDatabase)
+        expect(database.searchParams.get('sslmode'), name).toBe('verify-full')
+      }
+    }
+  })
+
+  it('when a customer orders through the gateway, then the order reaches shipped', async () => {
+    if (!system?.admin) throw new Error('the run has no administrator')
+    const adminToken = await login(system.admin.email, system.admin.password)
+    const email = `customer-${Date.now().toString(36)}@example.com`
+    const password = 'a-customer-password-1'
+    const customer = await gateway<{ id: string }>('POST', '/api/v1/users', {
+      body: { name: 'Secure Customer', email, password },
+    })
+    const token = await login(email, password)
+    const product = await gateway<{ id: string; price: number }>('POST', '/api/v1/products', {
+      token: adminToken,
+      body: { sku: `secure-${Date.now().toString(36)}`, name: 'Secure product', price: 12.5, stock: 3 },
+    })
+    const placed = await gateway<{ orderId: string }>('POST', '/api/v1/orders', {
+      token,
+      body: {
+        customerId: customer.id,
+        items: [{ productId: product.id, quantity: 1, price: product.price }],
+        shippingAddress: { street: '1 Test Street', city: 'Testville', zip: '12345' },
+        payment: { token: await goodCardToken() },
+      },
+    })
+    const status = await eventually(`order ${placed.orderId} shipped`, async () => {
+      const order = await gateway<{ status: string }>('GET', `/api/v1/orders/${placed.orderId}`, { token })
+      if (['cancelled', 'failed'].includes(order.status))
+        throw new Error(`order ${placed.orderId} ended ${order.status}`)
+      // delivered comes after shipped: a poll may find it there already
+      return ['shipped', 'delivered'].includes(order.status) ? order.status : undefined
+    })
+    expect(['shipped', 'delivered']).toContain(status)
   })
 })

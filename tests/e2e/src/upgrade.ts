@@ -195,21 +195,22 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
  * service's database. Its lines (applied, or up to date); a failure throws, which fails the campaign.
  */
 async function contractMigrations(system: MeridianSystem): Promise<string[]> {
-  const lines: string[] = []
-  const done = new Set<string>()
-  for (const [key, info] of Object.entries(system.services)) {
-    if (info.databaseUrl === undefined || done.has(info.name)) continue
-    done.add(info.name)
-    const output = await system.migrate(key, ['--contract'])
-    // the command's own line (a service's logger may print before it)
-    lines.push(
-      output
-        .trim()
-        .split('\n')
-        .findLast((line) => line.startsWith(`${info.name}: `)) ?? output.trim(),
-    )
-  }
-  return lines
+  const firsts = new Map<string, string>()
+  for (const [key, info] of Object.entries(system.services))
+    if (info.databaseUrl !== undefined && !firsts.has(info.name)) firsts.set(info.name, key)
+  // each on its own database, so all at once: each is a process start (1-3 s), eight one after the other
+  return Promise.all(
+    [...firsts].map(async ([name, key]) => {
+      const output = await system.migrate(key, ['--contract'])
+      // the command's own line (a service's logger may print before it)
+      return (
+        output
+          .trim()
+          .split('\n')
+          .findLast((line) => line.startsWith(`${name}: `)) ?? output.trim()
+      )
+    }),
+  )
 }
 
 /** Which promises of an upgrade the campaign broke: empty when it went through. */
