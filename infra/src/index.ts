@@ -1,10 +1,10 @@
 // Real infrastructure for Meridian, obtained in the order docs/explanation/architecture.md gives ("Real infrastructure on any machine"):
 // endpoints from the environment, else a reachable Docker engine, else native processes under the cache folder.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { type KafkaSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { consulSettingsFromEnv } from './consul-http.ts'
+import { withDirLock } from './dir-lock.ts'
 import { composeDown, composeUp, containerOf, dockerReachable } from './docker.ts'
 import { type Layout, layoutFromEnv } from './layout.ts'
 import { consulBinary, nativeConsul, pinnedConsulVersion } from './native/consul.ts'
@@ -317,32 +317,9 @@ export function endpointsOf(plan: EnginePlan[], env: NodeJS.ProcessEnv = process
 
 /** One `up` at a time per cache folder: tests and scripts may call it together. */
 async function withLock<T>(layout: Layout, progress: Progress, work: () => Promise<T>): Promise<T> {
-  mkdirSync(layout.cacheDir, { recursive: true })
-  const lockDir = join(layout.cacheDir, 'infra.lock')
-  const ownerFile = join(lockDir, 'pid')
-  let told = false
-  for (;;) {
-    try {
-      mkdirSync(lockDir)
-      writeFileSync(ownerFile, String(process.pid))
-      break
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8')) : undefined
-      if (owner !== undefined && !isAlive(owner)) {
-        rmSync(lockDir, { recursive: true, force: true })
-        continue
-      }
-      if (!told) progress(`waiting for another 'infra up' (pid ${owner ?? '?'}) to finish`)
-      told = true
-      await sleep(500)
-    }
-  }
-  try {
-    return await work()
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true })
-  }
+  return withDirLock(join(layout.cacheDir, 'infra.lock'), work, {
+    waiting: (owner) => progress(`waiting for another 'infra up' (pid ${owner ?? '?'}) to finish`),
+  })
 }
 
 function logTail(file: string, lines = 30): string {

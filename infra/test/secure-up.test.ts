@@ -13,6 +13,7 @@ import { kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { consulRequest, consulSettingsFromEnv } from '../src/consul-http.ts'
+import { gatewayApi } from '../src/demo/gateway-api.ts'
 import { freePort } from '../src/free-port.ts'
 import { ensureInfra, ensureSecureInfra, infraEnv, infraStatus } from '../src/index.ts'
 import { PidFile } from '../src/native/engine.ts'
@@ -90,50 +91,6 @@ async function refusal(command: Promise<unknown>): Promise<string> {
   } catch (error) {
     return String((error as Error).message)
   }
-}
-
-/**
- * A request through the gateway (as tests/e2e's client makes it: infra's program cannot import that package's files);
- * fails unless it answers `expected`.
- */
-async function gateway<Body>(
-  method: string,
-  path: string,
-  init: { token?: string; body?: unknown; expected?: number } = {},
-): Promise<Body> {
-  const response = await fetch(`${system?.gatewayUrl}${path}`, {
-    method,
-    headers: {
-      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-    },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-    signal: AbortSignal.timeout(30_000),
-  })
-  const text = await response.text()
-  const expected = init.expected ?? (method === 'POST' ? 201 : 200)
-  if (response.status !== expected) throw new Error(`${method} ${path} answered ${response.status}: ${text}`)
-  return JSON.parse(text) as Body
-}
-
-const login = async (email: string, password: string): Promise<string> =>
-  (await gateway<{ accessToken: string }>('POST', '/login', { body: { email, password }, expected: 200 }))
-    .accessToken
-
-/** A payment method of a good card at the provider (the simulator, which speaks Stripe's API). */
-async function goodCardToken(): Promise<string> {
-  const form = new URLSearchParams({
-    key: 'pk_test_meridian_secure',
-    type: 'card',
-    'card[number]': '4242424242424242',
-    'card[exp_month]': '12',
-    'card[exp_year]': String(new Date().getUTCFullYear() + 2),
-    'card[cvc]': '123',
-  })
-  const answer = await fetch(`${system?.simulatorUrl}/v1/payment_methods`, { method: 'POST', body: form })
-  const body = (await answer.json()) as { id?: string }
-  if (answer.status !== 200 || !body.id) throw new Error(`the simulator answered ${answer.status}`)
-  return body.id
 }
 
 /** A running process's environment, as the kernel holds it. */
@@ -378,28 +335,37 @@ describe('the system runner on secure engines', () => {
 
   it('when a customer orders through the gateway, then the order reaches shipped', async () => {
     if (!system?.admin) throw new Error('the run has no administrator')
+    // infra's client of the gateway and the provider (the demo seed's), as any client
+    const api = gatewayApi(system.gatewayUrl, system.simulatorUrl)
+    const login = async (email: string, password: string) =>
+      (
+        await api.call<{ accessToken: string }>('POST', '/login', {
+          body: { email, password },
+          expected: [200],
+        })
+      ).accessToken
     const adminToken = await login(system.admin.email, system.admin.password)
     const email = `customer-${Date.now().toString(36)}@example.com`
     const password = 'a-customer-password-1'
-    const customer = await gateway<{ id: string }>('POST', '/api/v1/users', {
+    const customer = await api.call<{ id: string }>('POST', '/api/v1/users', {
       body: { name: 'Secure Customer', email, password },
     })
     const token = await login(email, password)
-    const product = await gateway<{ id: string; price: number }>('POST', '/api/v1/products', {
+    const product = await api.call<{ id: string; price: number }>('POST', '/api/v1/products', {
       token: adminToken,
       body: { sku: `secure-${Date.now().toString(36)}`, name: 'Secure product', price: 12.5, stock: 3 },
     })
-    const placed = await gateway<{ orderId: string }>('POST', '/api/v1/orders', {
+    const placed = await api.call<{ orderId: string }>('POST', '/api/v1/orders', {
       token,
       body: {
         customerId: customer.id,
         items: [{ productId: product.id, quantity: 1, price: product.price }],
         shippingAddress: { street: '1 Test Street', city: 'Testville', zip: '12345' },
-        payment: { token: await goodCardToken() },
+        payment: { token: await api.tokenizeCard('4242424242424242') },
       },
     })
     const status = await eventually(`order ${placed.orderId} shipped`, async () => {
-      const order = await gateway<{ status: string }>('GET', `/api/v1/orders/${placed.orderId}`, { token })
+      const order = await api.call<{ status: string }>('GET', `/api/v1/orders/${placed.orderId}`, { token })
       if (['cancelled', 'failed'].includes(order.status))
         throw new Error(`order ${placed.orderId} ended ${order.status}`)
       // delivered comes after shipped: a poll may find it there already

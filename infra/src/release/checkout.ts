@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { withDirLock } from '../dir-lock.ts'
 import { layoutFromEnv, repoRoot } from '../layout.ts'
 import { run } from '../processes.ts'
 import { isSemver } from './release.ts'
@@ -92,8 +93,16 @@ export interface TreeCheckoutOptions {
  * folder without it (an interrupted checkout) or with another is made again.
  */
 export async function checkoutTree(options: TreeCheckoutOptions): Promise<void> {
-  const { commit } = options
+  // two test files may ask for one tree at once (the upgrade campaign's and the deliberate break's release): the
+  // second waits for the first's and finds it made
   const dir = resolve(options.dir)
+  await withDirLock(`${dir}.lock`, () => makeTree(dir, options), {
+    waiting: (owner) => options.progress?.(`${dir}: being made by pid ${owner ?? '?'}; waiting`),
+  })
+}
+
+async function makeTree(dir: string, options: TreeCheckoutOptions): Promise<void> {
+  const { commit } = options
   const root = options.root ?? repoRoot
   const extra = Object.entries(options.extraFiles ?? {}).sort(([a], [b]) => a.localeCompare(b))
   const stamp = extra.length

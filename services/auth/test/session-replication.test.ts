@@ -50,6 +50,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** A session store on the primary waiting for one replica up to `timeoutMs`, and the shortfalls it told. */
+function storeTelling(timeoutMs: number) {
+  const told: number[][] = []
+  const store = createSessionStore(primary, {
+    replicas: 1,
+    timeoutMs,
+    unreplicated: (acknowledged, asked) => told.push([acknowledged, asked]),
+  })
+  return { store, told }
+}
+
 describe('cookie sessions on a replica before the login answers', () => {
   it('when SESSION_WAIT_REPLICAS is unset, then a login waits for one replica with sentinels and for none without; a value given wins', () => {
     const env = serviceTestEnv()
@@ -65,12 +76,7 @@ describe('cookie sessions on a replica before the login answers', () => {
   })
 
   it('when a session is made on a primary with a replica, then the replica holds it as soon as create resolves', async () => {
-    const told: number[][] = []
-    const store = createSessionStore(primary, {
-      replicas: 1,
-      timeoutMs: 5000,
-      unreplicated: (acknowledged, asked) => told.push([acknowledged, asked]),
-    })
+    const { store, told } = storeTelling(5000)
     const id = await store.create(record(), 60)
     expect(await replica.get(`${authNames.sessionKeyPrefix}${id}`)).not.toBeNull()
     expect(told).toEqual([])
@@ -81,12 +87,7 @@ describe('cookie sessions on a replica before the login answers', () => {
     await eventually('the primary to count no replica', async () =>
       /connected_slaves:0/.test(await primary.info('replication')),
     )
-    const told: number[][] = []
-    const store = createSessionStore(primary, {
-      replicas: 1,
-      timeoutMs: 200,
-      unreplicated: (acknowledged, asked) => told.push([acknowledged, asked]),
-    })
+    const { store, told } = storeTelling(200)
     const id = await store.create(record(), 60)
     expect(await primary.get(`${authNames.sessionKeyPrefix}${id}`)).not.toBeNull()
     expect(told).toEqual([[0, 1]])

@@ -55,6 +55,12 @@ export interface UpgradeCampaignOptions {
   form?: 'development' | 'images'
   /** the tree every instance moves to and its name; default this tree (src/upgrade-break.ts gives a broken one) */
   to?: { label: string; root: string }
+  /** the services the system runs (default every one) */
+  only?: string[]
+  /** the instances moved, in upgradeOrder's order (default every one) */
+  move?: string[]
+  /** every service's contract migrations once the instances have moved (default true) */
+  contract?: boolean
   say: (line: string) => void
 }
 
@@ -62,7 +68,7 @@ export interface UpgradeCampaignResult extends Reconciliation {
   from: string
   /** the instances in the order they were moved */
   upgraded: string[]
-  /** instances still on the release at the end (none when the campaign went through) */
+  /** instances to be moved still on the release at the end (none when the campaign went through) */
   leftBehind: string[]
   /**
    * what each service's contract migrations did once every instance had moved (`migrate --contract`, one line per
@@ -116,6 +122,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
     release,
     ...(options.to ? { upgradeTo: options.to } : {}),
     ...(options.replicas ? { replicas: options.replicas } : {}),
+    ...(options.only ? { only: options.only } : {}),
     // the realtime clients all come from this machine's address: its connection limits are the e2e suite's
     env: { ...campaignTimings, 'realtime-gateway': realtimeSettings },
     // each instance keeps serving 1 s after leaving Consul, as behind a platform's load balancer
@@ -144,9 +151,10 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       system,
       {
         name: `upgrade-from-${from}`,
-        what: `every instance moved from ${from} to ${options.to?.label ?? 'this tree'}, one at a time, the gateway last, then the contract migrations`,
+        what: `${options.move ? options.move.join(', ') : 'every instance'} moved from ${from} to ${options.to?.label ?? 'this tree'}, one at a time, the gateway last${(options.contract ?? true) ? ', then the contract migrations' : ''}`,
         async strike(running) {
-          for (const key of upgradeOrder(running)) {
+          const moving = upgradeOrder(running).filter((key) => options.move?.includes(key) ?? true)
+          for (const key of moving) {
             await sleep(options.pauseMs ?? 2000)
             await running.upgrade(key)
             upgraded.push(key)
@@ -155,7 +163,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
             if (next) returning = returning.then(() => returnOne(client, admin, next, returnsRefused))
           }
           await returning
-          contracted.push(...(await contractMigrations(running)))
+          if (options.contract ?? true) contracted.push(...(await contractMigrations(running)))
           for (const line of contracted) say(line)
         },
       },
@@ -170,7 +178,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       },
     )
     const leftBehind = Object.entries(system.services)
-      .filter(([, info]) => info.release !== undefined)
+      .filter(([key, info]) => info.release !== undefined && (options.move?.includes(key) ?? true))
       .map(([key]) => key)
     return {
       ...result,
