@@ -1,7 +1,8 @@
 // `pnpm --filter @meridian/e2e upgrade-campaign`: the upgrade campaign (src/upgrade.ts) with its knobs; exits 1 when the
 // upgrade broke a promise (upgradeProblems): an order lost or an effect duplicated, an instance left on the release, a
-// request refused other than by an instance being away, and, when every service runs two instances or more (nothing
-// need be away), any refusal, a realtime client sent to sign in again or a notification missed.
+// request refused other than by an instance being away, an event some consumer gave up on (a dead letter), and, when
+// every service runs two instances or more (nothing need be away), any refusal, a realtime client sent to sign in
+// again or a notification missed.
 //
 // Knobs: UPGRADE_FROM (a version under releases/; default the newest), UPGRADE_RATE (orders/s, 2), UPGRADE_ORDERS_AFTER
 // (orders once every instance has moved, 10), UPGRADE_REPLICAS (instances per service, `order=2,payment=2`, `*=2` for
@@ -55,7 +56,7 @@ async function main(): Promise<number> {
   })
   const { realtime } = result
   process.stdout.write(
-    `${report(result)}\nmoved, in order: ${result.upgraded.join(', ')}\ncontract migrations: ${result.contracted.join('; ')}\nreturns during the moves: ${result.returned.completed}/${result.returned.asked} completed and refunded once\nrealtime clients: ${realtime.connected}/${realtime.clients} connected at the end, ${realtime.reconnects} reconnects, ${realtime.resyncs} resyncs, ${realtime.forcedSignIns} forced sign-ins, ${realtime.missed} notifications missed\n`,
+    `${report(result)}\nmoved, in order: ${result.upgraded.join(', ')}\ncontract migrations: ${result.contracted.join('; ')}\nreturns during the moves: ${result.returned.completed}/${result.returned.asked} completed and refunded once\nrealtime clients: ${realtime.connected}/${realtime.clients} connected at the end, ${realtime.reconnects} reconnects, ${realtime.resyncs} resyncs, ${realtime.forcedSignIns} forced sign-ins, ${realtime.missed} notifications missed\nevents given up (dead letters not replayed): ${Object.values(result.deadLetters).reduce((sum, count) => sum + count, 0)}\n`,
   )
   // with two instances of everything nothing need be away, so nothing should be noticed
   const nothingAway = services.every((name) => (replicas[name] ?? 1) >= 2)

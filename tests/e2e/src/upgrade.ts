@@ -12,6 +12,7 @@
 // sign in again, and no notification should go unseen.
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { DeadLetterTopics } from '@meridian/contracts'
 import { createDatabase } from '@meridian/db'
 import { freePort, layoutFromEnv, repoRoot, runLogged } from '@meridian/infra'
 import { releasedVersions } from '@meridian/infra/openapi-compat'
@@ -19,7 +20,7 @@ import { releaseCheckout } from '@meridian/infra/release-checkout'
 import { type MeridianSystem, startSystem } from '@meridian/infra/system'
 import { eventually } from '@meridian/testkit'
 import { campaignTimings } from './campaign.ts'
-import { type Customer, e2eClient } from './client.ts'
+import { type Caller, type Customer, type E2eClient, e2eClient } from './client.ts'
 import { realtimeSettings } from './global-setup.ts'
 import { runOrderFault } from './order-faults.ts'
 import { eventuallyMissed, type RealtimeWatch, watchRealtime } from './realtime-watch.ts'
@@ -79,6 +80,12 @@ export interface UpgradeCampaignResult extends Reconciliation {
   realtime: UpgradeRealtime
   /** the returns asked for and received during the moves, once settled (src/upgrade-returns.ts) */
   returned: ReturnsAccount
+  /**
+   * events some consumer gave up on during the campaign (its dead-letter topics' events not replayed, as the gateway's
+   * /api/v1/admin/dead-letters counts them once the orders have settled): an event one version wrote that the other
+   * could not read, or work it could not do
+   */
+  deadLetters: Record<string, number>
 }
 
 export interface UpgradeRealtime {
@@ -188,6 +195,7 @@ export async function upgradeCampaign(options: UpgradeCampaignOptions): Promise<
       contracted,
       realtime: await realtimeAccount(system, watches, since, say),
       returned: await returnsAccount(client, returnCases, returnsRefused),
+      deadLetters: await deadLettersOf(client, admin),
     }
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}; logs in ${system.runDir}`)
@@ -221,6 +229,18 @@ async function contractMigrations(system: MeridianSystem): Promise<string[]> {
   )
 }
 
+/** The system's dead-letter topics holding events not replayed, with how many, through the gateway's admin API. */
+async function deadLettersOf(client: E2eClient, admin: Caller): Promise<Record<string, number>> {
+  const { body } = await client.request<DeadLetterTopics>('GET', '/api/v1/admin/dead-letters', {
+    token: admin.token,
+  })
+  if (body.data === undefined)
+    throw new Error(`the dead letters could not be listed: ${JSON.stringify(body)}`)
+  return Object.fromEntries(
+    body.data.filter((topic) => topic.pending > 0).map((topic) => [topic.topic, topic.pending]),
+  )
+}
+
 /** Which promises of an upgrade the campaign broke: empty when it went through. */
 export function upgradeProblems(result: UpgradeCampaignResult, options: { nothingAway: boolean }): string[] {
   const problems: string[] = []
@@ -233,6 +253,9 @@ export function upgradeProblems(result: UpgradeCampaignResult, options: { nothin
   if (refusals.length > 0)
     problems.push(`requests refused: ${refusals.map(([why, count]) => `${why} ×${count}`).join(', ')}`)
   problems.push(...result.returned.problems)
+  const deadLetters = Object.entries(result.deadLetters)
+  if (deadLetters.length > 0)
+    problems.push(`events given up: ${deadLetters.map(([topic, count]) => `${topic} ×${count}`).join(', ')}`)
   if (options.nothingAway) {
     const { realtime } = result
     if (realtime.forcedSignIns > 0)

@@ -18,7 +18,7 @@ describe('an upgrade from the newest release, one instance at a time', () => {
     expect(upgradeOrder({ services })).toEqual(['order#2', 'auth', 'order', 'payment', 'gateway'])
   })
 
-  it('when a campaign is judged, then an instance away may be refused while it restarts, but no other answer, loss or duplicate', () => {
+  it('when a campaign is judged, then an instance away may be refused while it restarts, but no other answer, loss, duplicate or event given up', () => {
     const clean: UpgradeCampaignResult = {
       ...({} as UpgradeCampaignResult),
       lost: [],
@@ -27,6 +27,7 @@ describe('an upgrade from the newest release, one instance at a time', () => {
       refused: { '503': 2, ECONNREFUSED: 1 },
       realtime: { clients: 2, connected: 2, reconnects: 3, resyncs: 0, forcedSignIns: 0, missed: 0 },
       returned: { asked: 2, completed: 2, refused: { '503': 1 }, problems: [] },
+      deadLetters: {},
     }
     expect(upgradeProblems(clean, { nothingAway: false })).toEqual([])
     expect(upgradeProblems(clean, { nothingAway: true })).toEqual([
@@ -44,6 +45,9 @@ describe('an upgrade from the newest release, one instance at a time', () => {
       returned: { ...clean.returned, completed: 1, problems: ['return r-1: 2 refunds'] },
     }
     expect(upgradeProblems(returned, { nothingAway: false })).toEqual(['return r-1: 2 refunds'])
+    // an event one version wrote that the other could not read is parked, not lost: the campaign fails all the same
+    const unread = { ...clean, deadLetters: { 'order.placed.dlt': 2 } }
+    expect(upgradeProblems(unread, { nothingAway: false })).toEqual(['events given up: order.placed.dlt ×2'])
     const unseen = {
       ...clean,
       refused: {},
