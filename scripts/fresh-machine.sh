@@ -30,7 +30,7 @@ stop_recorded() {
 # The packages to purge: the Install: lines of apt's history entries whose command installed only packages the
 # preparation declares (infra/src/prepare/infra-prerequisites.ts), still installed now.
 prepared_packages() {
-  local declared="redis-server chromium jq podman buildah runc mmdebstrap iptables iproute2 openssl python3-venv"
+  local declared="redis-server chromium jq podman buildah runc mmdebstrap iptables iproute2 postgresql-15 openssl python3-venv"
   local history
   for history in /var/log/apt/history.log.1.gz /var/log/apt/history.log; do
     [ -f "$history" ] || continue
@@ -122,6 +122,8 @@ make_machine_bare() {
   mkdir -p "$fresh" && chmod 755 "$fresh"
   export XDG_CACHE_HOME="$fresh/cache" XDG_DATA_HOME="$fresh/data" GOPATH="$fresh/go"
   export MERIDIAN_CACHE_DIR="$XDG_CACHE_HOME/meridian" MERIDIAN_POSTGRES_DIR="$fresh/postgres"
+  # the cluster's hosts' PostgreSQL and Patroni (root: /var/lib/meridian/cluster otherwise)
+  export MERIDIAN_CLUSTER_DIR="$fresh/cluster"
   export GOCACHE="$XDG_CACHE_HOME/go-build" GOMODCACHE="$GOPATH/pkg/mod" PIP_CACHE_DIR="$XDG_CACHE_HOME/pip"
   export npm_config_cache="$XDG_CACHE_HOME/npm" npm_config_store_dir="$XDG_DATA_HOME/pnpm/store"
   export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }-Dmaven.repo.local=$fresh/m2/repository"

@@ -9,10 +9,10 @@ import { isAlive, startDaemon, waitFor } from '../processes.ts'
 import type { ClusterHost, Hosts } from './hosts.ts'
 
 /**
- * TCP ports the engines use between hosts: Consul RPC, serf LAN and WAN; Kafka broker and controller; PostgreSQL;
- * Redis and its sentinels.
+ * TCP ports the engines use between hosts: Consul RPC, serf LAN and WAN; Kafka broker and controller; PostgreSQL and
+ * Patroni's API; Redis and its sentinels.
  */
-export const clusterPorts = [8300, 8301, 8302, 9092, 9093, 5432, 6379, 26379]
+export const clusterPorts = [8300, 8301, 8302, 9092, 9093, 5432, 8008, 6379, 26379]
 /** Toxiproxy's API on the bridge address */
 const API_PORT = 8474
 /**

