@@ -1,6 +1,6 @@
 // A cluster on one machine (@meridian/infra/cluster): three hosts in network namespaces, each with a Consul server and
-// a Kafka broker (KRaft, three controllers), PostgreSQL under Patroni on the first two hosts (a primary and its
-// streaming replica, failing over by themselves), Redis's primary on the first, its replica on the second and a
+// a Kafka broker (KRaft, three controllers), PostgreSQL under Patroni on every host (a primary and two streaming
+// standbys, one of which acknowledges each commit; failing over by themselves), Redis's primary on the first, its replica on the second and a
 // sentinel on each, and every connection between hosts through Toxiproxy so a fault can slow it. What a run across hosts of the system (startSystem's
 // `cluster`) is given, and what a fault campaign breaks.
 import { join } from 'node:path'
@@ -73,12 +73,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const kafka = await startKafkaCluster(hosts, { prefix })
     await kafka.waitHealthy()
     log(`kafka: three brokers (${kafka.brokers})`)
-    const postgres = await startPostgresCluster([h1, h2], {
+    const postgres = await startPostgresCluster(hosts, {
       prefix,
       progress: log,
       consulAddrOf: (host) => new URL(consul.httpAddrOf(host)).host,
     })
-    log(`postgres: Patroni on ${h1.name} and ${h2.name}, primary on ${(await postgres.waitPrimary()).name}`)
+    log(`postgres: Patroni on every host, primary on ${(await postgres.waitPrimary()).name}`)
     const redis = await startClusterRedis({ primary: h1, replica: h2, sentinels: hosts }, { prefix })
     log(`redis: primary on ${h1.name}, replica on ${h2.name}, a sentinel on each host`)
     log(

@@ -1,8 +1,9 @@
-// PostgreSQL on cluster hosts under Patroni (docs/how-to/scaling-out.md, "PostgreSQL"): a Patroni on each of two
-// hosts, keeping its leader lock in the cluster's Consul. The one holding the lock runs the primary; the other streams
-// from it. When the primary's host dies, its Consul session ends with it and the other Patroni promotes its replica by
-// itself; the dead host's Patroni comes back as the new primary's replica (pg_rewind, or a new base backup). Nothing
-// here promotes: the faults kill hosts, and this module only reads who leads.
+// PostgreSQL on cluster hosts under Patroni (docs/how-to/scaling-out.md, "PostgreSQL"): a Patroni on each host,
+// keeping its leader lock in the cluster's Consul. The one holding the lock runs the primary; the others stream from
+// it, and a commit returns once one of them has it too (quorum commit, `ANY 1`). When the primary's host dies, its
+// Consul session ends with it and the Patroni holding the most WAL promotes its server by itself; the dead host's
+// Patroni comes back as a standby of the new primary (pg_rewind, or a new base backup). Nothing here promotes: the
+// faults kill hosts, and this module only reads who leads.
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -30,7 +31,7 @@ export interface PostgresClusterOptions {
 /** A member as Patroni's `GET /cluster` lists it. */
 export interface PatroniMember {
   name: string
-  role: 'leader' | 'sync_standby' | 'replica' | 'standby_leader' | string
+  role: 'leader' | 'sync_standby' | 'quorum_standby' | 'replica' | 'standby_leader' | string
   state: string
   host: string
   lag?: number | string
@@ -45,8 +46,8 @@ export interface PostgresCluster {
   members(): Promise<PatroniMember[]>
   /** the host whose server leads now; waits while none does (a failover under way), at most `timeoutMs` */
   waitPrimary(options?: { not?: ClusterHost; timeoutMs?: number }): Promise<ClusterHost>
-  /** resolves once every host's server runs: the leader, and the others streaming from it, one as its synchronous
-   * standby */
+  /** resolves once every host's server runs: the leader, and the others streaming from it, each one of the quorum a
+   * commit waits for */
   waitReplicating(timeoutMs?: number): Promise<void>
   /** stops every Patroni (each stops its server) and removes their data (their logs stay) */
   close(): Promise<void>
@@ -86,7 +87,7 @@ const sharedSettings = {
   // every host shares this machine's kernel: a killed server's writes are in the page cache, which survives it, so
   // skipping fsync loses nothing a failover claim depends on (a power loss is not one of the faults)
   fsync: 'off',
-  // acknowledged after its WAL is written (and, synchronous, received by the standby)
+  // acknowledged once its WAL is written here and on one standby of the quorum
   synchronous_commit: 'on',
 }
 
@@ -119,10 +120,11 @@ function patroniConfig(
         ttl: 20,
         loop_wait: 1,
         retry_timeout: 5,
-        // replication is synchronous: a commit returns once the standby has it too, and Patroni promotes only the
-        // synchronous standby (no acknowledged commit is lost by a failover). Not strict: while the standby is away
-        // the primary commits alone, and no failover happens until the standby streams again.
-        synchronous_mode: true,
+        // quorum commit: synchronous_standby_names = 'ANY 1 (<the standbys>)', so a commit returns once one standby
+        // has it; when the primary dies, the Patroni that can see enough of the others to know it holds every
+        // acknowledged commit promotes. One standby's loss stalls nothing and leaves a candidate.
+        synchronous_mode: 'quorum',
+        synchronous_node_count: 1,
         postgresql: { use_pg_rewind: true, use_slots: true, parameters: sharedSettings },
       },
       initdb: [{ encoding: 'UTF8' }, { locale: 'C.UTF-8' }],
@@ -257,8 +259,11 @@ export async function startPostgresCluster(
         const streaming = listed.filter((member) => member.state === 'streaming')
         if (leaders.length !== 1 || streaming.length !== hosts.length - 1)
           throw new Error(listed.map((member) => `${member.name} ${member.role}/${member.state}`).join(', '))
-        if (!streaming.some((member) => member.role === 'sync_standby'))
-          throw new Error(`no synchronous standby yet: ${streaming.map((member) => member.role).join(', ')}`)
+        // each in the set a commit waits for (`ANY 1 (…)`), not only streaming
+        if (!streaming.every((member) => member.role === 'quorum_standby'))
+          throw new Error(
+            `not every standby in the quorum yet: ${streaming.map((member) => `${member.name} ${member.role}`).join(', ')}`,
+          )
       },
       { timeoutMs, intervalMs: 250 },
     )

@@ -46,7 +46,10 @@ async function startMembers(system: MeridianSystem, keys: string[]): Promise<voi
 /** Where each host's Redis server listens (infra/src/cluster/redis.ts). */
 const redisPort = 6379
 
-/** The third host: neither PostgreSQL nor Redis runs there (their hosts have faults of their own). */
+/**
+ * The third host: no PostgreSQL primary (at the start) nor Redis runs there (their hosts have faults of their own),
+ * only a PostgreSQL standby, one of the two a commit may wait for.
+ */
 const hostOfServices = (cluster: Cluster) => cluster.hosts[2] as Cluster['hosts'][number]
 
 export const clusterFaults: ClusterFault[] = [
@@ -99,6 +102,8 @@ export const clusterFaults: ClusterFault[] = [
       await cluster.links.heal(host)
       say(`${host.name} healed`)
       await cluster.consul.waitForLeader()
+      // its PostgreSQL standby streams again before the next fault
+      await cluster.postgres.waitReplicating()
       return { startedAt, endedAt: Date.now() }
     },
   },
@@ -118,7 +123,7 @@ export const clusterFaults: ClusterFault[] = [
   },
   {
     name: 'host-kill',
-    what: 'the third host killed (every process in it: Consul server, Kafka broker, service instances, a gateway), restarted 15 s later',
+    what: 'the third host killed (every process in it: Consul server, Kafka broker, a PostgreSQL standby, service instances, a gateway), restarted 15 s later',
     async strike({ cluster, system, topics, say }, leadMs) {
       await sleep(leadMs)
       const host = hostOfServices(cluster)
@@ -133,13 +138,14 @@ export const clusterFaults: ClusterFault[] = [
       await cluster.consul.waitForLeader()
       await cluster.kafka.waitHealthy(topics)
       await startMembers(system, members)
+      await cluster.postgres.waitReplicating()
       say(`${host.name} back`)
       return { startedAt, endedAt: Date.now() }
     },
   },
   {
     name: 'postgres-host-kill',
-    what: "the PostgreSQL primary's host killed (every process in it: Patroni and its server, a Consul server, a Kafka broker, Redis, service instances); Patroni promotes the replica by itself; the host restarted 15 s later, its server a replica again",
+    what: "the PostgreSQL primary's host killed (every process in it: Patroni and its server, a Consul server, a Kafka broker, Redis, service instances); Patroni promotes a standby by itself; the host restarted 15 s later, its server a standby again",
     async strike({ cluster, system, topics, say }, leadMs) {
       await sleep(leadMs)
       const host = await cluster.postgres.waitPrimary()
