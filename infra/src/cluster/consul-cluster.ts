@@ -25,6 +25,8 @@ export interface ConsulCluster {
   waitForLeader(timeoutMs?: number): Promise<void>
   /** the host whose server leads now, as a running agent sees it */
   leader(): Promise<ClusterHost>
+  /** the host that `host`'s agent sees leading; undefined while it sees none or does not answer */
+  leaderSeenBy(host: ClusterHost): Promise<ClusterHost | undefined>
   /** stops every agent by its pid */
   close(): Promise<void>
 }
@@ -119,12 +121,14 @@ export async function startConsulCluster(
     async leader() {
       const asking = agents.find((agent) => agent.pid() !== undefined)
       if (!asking) throw new Error(`consul cluster ${options.prefix}: no agent runs`)
-      // the leader's RPC address, `<address>:8300`
-      const { leader } = await consulView(asking.host)
-      const host = hosts.find((each) => leader.startsWith(`${each.address}:`))
-      if (!host)
-        throw new Error(`consul cluster ${options.prefix}: no host at the leader's address '${leader}'`)
+      const host = await cluster.leaderSeenBy(asking.host)
+      if (!host) throw new Error(`consul cluster ${options.prefix}: ${asking.host.name} sees no leader`)
       return host
+    },
+    async leaderSeenBy(host) {
+      // the leader's RPC address, `<address>:8300`
+      const leader = await consulGet<string>(host, '/v1/status/leader').catch(() => '')
+      return hosts.find((each) => leader !== '' && leader.startsWith(`${each.address}:`))
     },
     async close() {
       await Promise.all(agents.map((agent) => agent.stop()))

@@ -158,13 +158,16 @@ async function patroniGet<T>(host: ClusterHost, path: string): Promise<T> {
   return (await response.json()) as T
 }
 
+/** Where the cluster `prefix`'s member on `host` keeps its Patroni configuration, log and data directory. */
+const memberHome = (prefix: string, host: ClusterHost) => join(clusterRoot(), prefix, host.name, 'postgres')
+
 /** A Patroni on `host` as a HostEngine: ready once its server runs (as leader or replica). */
 function patroniNode(
   host: ClusterHost,
   options: PostgresClusterOptions,
   account: { uid: number; gid: number } | undefined,
 ): HostEngine {
-  const home = join(clusterRoot(), options.prefix, host.name, 'postgres')
+  const home = memberHome(options.prefix, host)
   const configFile = join(home, 'patroni.yml')
   return daemonEngine({
     name: 'postgres',
@@ -204,7 +207,7 @@ export async function startPostgresCluster(
   const progress = options.progress ?? (() => {})
   const account = await serverAccount()
   for (const host of hosts) {
-    const home = join(clusterRoot(), options.prefix, host.name, 'postgres')
+    const home = memberHome(options.prefix, host)
     rmSync(home, { recursive: true, force: true })
     mkdirSync(home, { recursive: true })
   }
@@ -282,7 +285,7 @@ export async function startPostgresCluster(
     async close() {
       await Promise.all(nodes.map((node) => node.stop()))
       for (const host of hosts)
-        rmSync(join(clusterRoot(), options.prefix, host.name, 'postgres', 'data'), {
+        rmSync(join(memberHome(options.prefix, host), 'data'), {
           recursive: true,
           force: true,
         })

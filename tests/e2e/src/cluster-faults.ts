@@ -185,8 +185,8 @@ export const clusterFaults: ClusterFault[] = [
         async () => {
           const other = cluster.consul.agents.find((each) => each !== agent)
           if (other === undefined) return false
-          const seen = await consulLeaderOf(cluster, other.host)
-          return seen !== '' && !seen.startsWith(`${leader.address}:`)
+          const seen = await cluster.consul.leaderSeenBy(other.host)
+          return seen !== undefined && seen !== leader
         },
         scaledMs(60_000),
         250,
@@ -242,16 +242,4 @@ export const clusterFaults: ClusterFault[] = [
 async function roleOf(server: HostEngine): Promise<string | undefined> {
   const info = await replicationOf({ host: server.host.address, port: redisPort }).catch(() => '')
   return /^role:(\w+)/m.exec(info)?.[1]
-}
-
-/** The leader's RPC address as the Consul agent on `host` sees it ('' while there is none or it does not answer). */
-async function consulLeaderOf(cluster: Cluster, host: Cluster['hosts'][number]): Promise<string> {
-  try {
-    const response = await fetch(`${cluster.consul.httpAddrOf(host)}/v1/status/leader`, {
-      signal: AbortSignal.timeout(2000),
-    })
-    return response.ok ? ((await response.json()) as string) : ''
-  } catch {
-    return ''
-  }
 }
