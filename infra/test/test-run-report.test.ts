@@ -194,7 +194,7 @@ describe("./scripts/test's closing table", () => {
     ])
   })
 
-  it("when the cluster campaign's results are read, then each fault's latencies before, during and after are a line", () => {
+  it("when the cluster campaign's results are read, then each fault's latencies before, during and after, and when the first order sent after it shipped, are a line", () => {
     const lines = clusterLines(
       JSON.stringify({
         replicas: 1,
@@ -206,13 +206,16 @@ describe("./scripts/test's closing table", () => {
               before: { n: 9, p50: 412, p99: 900 },
               during: { n: 20, p50: 15000, p99: 30000 },
               after: { n: 0 },
+              firstShippedAfterStartMs: 7340,
             },
           },
+          { reconciliation: { fault: 'redis-failover' }, latency: { before: { n: 0 } } },
         ],
       }),
     )
     expect(lines).toEqual([
-      '  cluster campaign host-kill (1 instance(s) of each service, 2 orders/s): placed → shipped before the fault p50 0.41 s, p99 0.90 s (9); during p50 15.00 s, p99 30.00 s (20); after –',
+      '  cluster campaign host-kill (1 instance(s) of each service, 2 orders/s): placed → shipped before the fault p50 0.41 s, p99 0.90 s (9); during p50 15.00 s, p99 30.00 s (20); after –; the first order sent after it struck shipped 7.3 s after',
+      '  cluster campaign redis-failover (1 instance(s) of each service, 2 orders/s): placed → shipped before the fault –; during –; after –; the first order sent after it struck shipped –',
     ])
   })
 

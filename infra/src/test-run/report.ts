@@ -216,16 +216,20 @@ export function clusterLines(json: string): string[] {
     ratePerSecond?: number
     results?: {
       reconciliation?: { fault?: string }
-      latency?: Record<'before' | 'during' | 'after', Latency>
+      latency?: Partial<Record<'before' | 'during' | 'after', Latency>> & {
+        firstShippedAfterStartMs?: number
+      }
     }[]
   }
   const show = (latency: Latency | undefined) =>
     latency?.p50 === undefined
       ? '–'
       : `p50 ${(latency.p50 / 1000).toFixed(2)} s, p99 ${((latency.p99 ?? 0) / 1000).toFixed(2)} s (${latency.n})`
+  const firstShipped = (ms: number | undefined) =>
+    ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s after`
   return (parsed.results ?? []).map(
     (result) =>
-      `  cluster campaign ${result.reconciliation?.fault ?? '?'} (${parsed.replicas ?? '?'} instance(s) of each service, ${parsed.ratePerSecond ?? '?'} orders/s): placed → shipped before the fault ${show(result.latency?.before)}; during ${show(result.latency?.during)}; after ${show(result.latency?.after)}`,
+      `  cluster campaign ${result.reconciliation?.fault ?? '?'} (${parsed.replicas ?? '?'} instance(s) of each service, ${parsed.ratePerSecond ?? '?'} orders/s): placed → shipped before the fault ${show(result.latency?.before)}; during ${show(result.latency?.during)}; after ${show(result.latency?.after)}; the first order sent after it struck shipped ${firstShipped(result.latency?.firstShippedAfterStartMs)}`,
   )
 }
 

@@ -69,7 +69,13 @@ interface FaultResult {
   /** orders placed only when sent again after the fault was over */
   placedLate: number
   window: FaultWindow
-  latency: { before: Latency; during: Latency; after: Latency }
+  latency: {
+    before: Latency
+    during: Latency
+    after: Latency
+    /** from the fault's start until the first order sent after it was shipped (ms); undefined if none was */
+    firstShippedAfterStartMs: number | undefined
+  }
   realtime: {
     clients: number
     connected: number
@@ -118,23 +124,35 @@ function percentiles(values: number[]): Latency {
   return { n: sorted.length, p50: at(0.5), p99: at(0.99) }
 }
 
-/** placed → shipped (ms) of each accepted order, by when it was sent: before, during or after the fault's window. */
-async function latencies(order: Sql, accepted: Map<string, number>, window: FaultWindow) {
+/**
+ * placed → shipped (ms) of each accepted order, by when it was sent: before, during or after the fault's window; and
+ * how long after the fault struck the first order sent since was shipped (an order sent before it and shipped during it
+ * says nothing of whether the system works again).
+ */
+async function latencies(
+  order: Sql,
+  accepted: Map<string, number>,
+  window: FaultWindow,
+): Promise<FaultResult['latency']> {
   const ids = [...accepted.keys()]
   const rows = await order<{ orderId: string; at: number }[]>`
     select order_id::text as "order_id", (extract(epoch from min(at)) * 1000)::float8 as at from saga_steps
     where order_id = any(${ids}::uuid[]) and step = 'shipment' and outcome = 'succeeded' group by order_id`
   const phases = { before: [] as number[], during: [] as number[], after: [] as number[] }
+  let firstShippedAt: number | undefined
   for (const row of rows) {
     const sentAt = accepted.get(row.orderId)
     if (sentAt === undefined) continue
     const phase = sentAt < window.startedAt ? 'before' : sentAt <= window.endedAt ? 'during' : 'after'
     phases[phase].push(row.at - sentAt)
+    if (sentAt >= window.startedAt && (firstShippedAt === undefined || row.at < firstShippedAt))
+      firstShippedAt = row.at
   }
   return {
     before: percentiles(phases.before),
     during: percentiles(phases.during),
     after: percentiles(phases.after),
+    firstShippedAfterStartMs: firstShippedAt === undefined ? undefined : firstShippedAt - window.startedAt,
   }
 }
 
@@ -274,17 +292,18 @@ function database(system: MeridianSystem, service: string): Sql {
 }
 
 const ms = (value: number | undefined) => (value === undefined ? '–' : `${Math.round(value)}`)
+const seconds = (value: number | undefined) => (value === undefined ? '–' : (value / 1000).toFixed(1))
 
 function table(results: FaultResult[]): string {
   const lines = [
-    '| fault | sent | accepted | retried (placed late) | refused | lost | double charges | duplicated | stock conserved | settled (s) | p50/p99 before (ms) | p50/p99 during | p50/p99 after | realtime back / reconnects / resyncs / missed | revoked token refused after |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| fault | sent | accepted | retried (placed late) | refused | lost | double charges | duplicated | stock conserved | settled (s) | p50/p99 before (ms) | p50/p99 during | p50/p99 after | first shipped after the fault struck (s) | realtime back / reconnects / resyncs / missed | revoked token refused after |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const { reconciliation: r, retries, placedLate, latency, realtime, revoked } of results) {
     const doubleCharges = r.duplicated.filter((line) => /charged \d+ times/.test(line)).length
     const stockOk = stockAccounted(r.stock) === r.stock.initial
     lines.push(
-      `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} | ${revoked.refused ? 'yes' : `NO (${revoked.answers.join(', ')})`} |`,
+      `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${seconds(latency.firstShippedAfterStartMs)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} | ${revoked.refused ? 'yes' : `NO (${revoked.answers.join(', ')})`} |`,
     )
   }
   return lines.join('\n')
