@@ -3,7 +3,8 @@
 // Needs root (ip netns, veth, a bridge, iptables inside a namespace). Everything made here carries the cluster's
 // prefix; destroyHosts(prefix) removes it, whatever a run that was interrupted left behind.
 import { spawn } from 'node:child_process'
-import { closeSync, openSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MissingPrerequisite } from '../missing-prerequisite.ts'
 import { which } from '../native/engine.ts'
@@ -99,6 +100,40 @@ async function killNamespace(netns: string): Promise<void> {
   )
 }
 
+/**
+ * `ip netns exec <name>` mounts the files of /etc/netns/<name>/ over /etc/'s: each host gets a hosts file naming the
+ * cluster's addresses (the hosts h1, h2, … and the machine on the bridge) and a resolver with no server but its own
+ * loopback. A name or address asked of a host is answered there and then: Kafka's SASL looks up the name of every
+ * client's address, and with the machine's resolver each lookup went to a DNS server outside the cluster and waited
+ * for it (10 s per connection), which is traffic the cluster must never send.
+ */
+const namespaceEtc = '/etc/netns'
+
+function writeNamespaceResolver(
+  netns: string,
+  prefix: string,
+  bridgeAddress: string,
+  addresses: string[],
+): void {
+  const dir = join(namespaceEtc, netns)
+  mkdirSync(dir, { recursive: true })
+  const names = addresses.map((address, i) => `${address}\th${i + 1}`)
+  writeFileSync(
+    join(dir, 'hosts'),
+    `# written by infra/src/cluster/hosts.ts for the cluster ${prefix}; removed with it\n127.0.0.1\tlocalhost\n::1\tlocalhost\n${bridgeAddress}\t${prefix}-machine\n${names.join('\n')}\n`,
+  )
+  writeFileSync(
+    join(dir, 'resolv.conf'),
+    '# written by infra/src/cluster/hosts.ts: no DNS server beyond the host itself\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n',
+  )
+}
+
+/** The folders of /etc/netns a cluster with this prefix made. */
+function namespaceEtcFolders(prefix: string): string[] {
+  if (!existsSync(namespaceEtc)) return []
+  return readdirSync(namespaceEtc).filter((name) => new RegExp(`^${prefix}-h\\d+$`).test(name))
+}
+
 /** The namespaces of a cluster with this prefix that exist now (a run's, or one an interrupted run left). */
 export async function existingNamespaces(prefix: string): Promise<string[]> {
   const out = await ip('netns', 'list')
@@ -115,6 +150,8 @@ export async function destroyHosts(prefix: string): Promise<void> {
     await killNamespace(netns)
     await ip('netns', 'del', netns).catch(() => {})
   }
+  for (const netns of namespaceEtcFolders(prefix))
+    rmSync(join(namespaceEtc, netns), { recursive: true, force: true })
   // A namespace outlives its name while the kernel still holds it (its sockets closing): its veth pair then stays,
   // and the next createHosts could not make `<prefix>-v<n>` again. Deleting our end removes the pair.
   const links = await ip('-o', 'link', 'show')
@@ -217,6 +254,7 @@ export async function createHosts(options: HostsOptions): Promise<Hosts> {
       await ip('-n', netns, 'link', 'set', 'eth0', 'up')
       await ip('-n', netns, 'link', 'set', 'lo', 'up')
       await ip('-n', netns, 'route', 'add', 'default', 'via', bridgeAddress)
+      writeNamespaceResolver(netns, prefix, bridgeAddress, addresses)
       hosts.push(hostOf(prefix, n, address, () => addresses.filter((other) => other !== address)))
     }
   } catch (error) {
