@@ -1,9 +1,13 @@
 // Consul servers, Kafka nodes and Redis across three hosts (network namespaces on this machine): one catalog seen from
 // every agent, a leader kept when a host loses power, acks=all writes and a consumer group that outlive the broker
-// leading most partitions, Redis' primary replaced by its replica when it dies, and the lost members rejoining. Needs
+// leading most partitions, Redis' primary replaced by its replica when it dies, and the lost members rejoining. Kafka
+// runs secure, as the cluster campaign's does: SASL_SSL, a SCRAM user per service, TLS from a CA made here. Needs
 // root; brings everything up on prefix mrdck.
 import { randomUUID } from 'node:crypto'
+import { existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { kafkajsSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { Redis } from 'ioredis'
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,9 +17,11 @@ import { createHosts, existingNamespaces, type Hosts } from '../src/cluster/host
 import { clusterReplication, type KafkaCluster, startKafkaCluster } from '../src/cluster/kafka-cluster.ts'
 import { type ClusterRedis, startClusterRedis } from '../src/cluster/redis.ts'
 import { provisionTopics } from '../src/index.ts'
+import { layoutFromEnv } from '../src/layout.ts'
 import { replicationOf } from '../src/native/redis-sentinel.ts'
-import { redisVersion, replicationForBrokers } from '../src/probes.ts'
+import { kafkaCluster, redisVersion, replicationForBrokers } from '../src/probes.ts'
 import { isAlive } from '../src/processes.ts'
+import { certificateAuthority } from '../src/secure/certificates.ts'
 import { createNamespaceTopics } from '../src/system/kafka-namespace.ts'
 import { scaledMs } from '../src/test-time.ts'
 import { eventually } from './eventually.ts'
@@ -34,9 +40,15 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   beforeAll(async () => {
     hosts = await createHosts({ prefix, subnet })
     const [h1, h2] = hosts.hosts as [(typeof hosts.hosts)[0], (typeof hosts.hosts)[0]]
+    const secureDir = join(layoutFromEnv().componentDir('cluster'), prefix, 'secure')
+    rmSync(secureDir, { recursive: true, force: true })
+    const ca = await certificateAuthority(join(secureDir, 'ca'))
     ;[consul, kafka, redis] = await Promise.all([
       startConsulCluster(hosts.hosts, { prefix }),
-      startKafkaCluster(hosts.hosts, { prefix }),
+      startKafkaCluster(hosts.hosts, {
+        prefix,
+        secure: { ca, principals: ['order', 'payment'], dir: join(secureDir, 'kafka') },
+      }),
       startClusterRedis({ primary: h1, replica: h2, sentinels: hosts.hosts }, { prefix }),
     ])
     await Promise.all([consul.waitForLeader(), kafka.waitHealthy()])
@@ -46,9 +58,24 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     await Promise.allSettled([consul?.close(), kafka?.close(), redis?.stop()])
     await hosts?.destroy()
     expect(await existingNamespaces(prefix)).toEqual([])
+    expect(existsSync(`/etc/netns/${prefix}-h1`)).toBe(false)
   }, scaledMs(60_000))
 
   const host = (n: number) => hosts.hosts[n - 1] as (typeof hosts.hosts)[0]
+
+  it("when a host looks up a cluster's address or host name, then its own files answer: no DNS server beyond the host is asked", async () => {
+    expect((await host(1).run('getent', ['hosts', host(2).address])).trim().split(/\s+/)).toEqual([
+      host(2).address,
+      'h2',
+    ])
+    expect((await host(3).run('getent', ['hosts', 'h1'])).trim().split(/\s+/)).toEqual([
+      host(1).address,
+      'h1',
+    ])
+    expect((await host(2).run('getent', ['hosts', hosts.bridgeAddress])).trim()).toMatch(/ mrdck-machine$/)
+    expect(await host(1).run('cat', ['/etc/resolv.conf'])).toMatch(/^nameserver 127\.0\.0\.1$/m)
+    expect(await host(1).run('cat', ['/etc/resolv.conf'])).not.toMatch(/^nameserver (?!127\.0\.0\.1$)/m)
+  })
 
   describe('Consul', () => {
     it("when a service registers through h1's agent, then h3's agent's catalog lists it at h1's address", async () => {
@@ -118,7 +145,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     }, scaledMs(120_000))
 
     it("when a run's namespace is created with the cluster's replication, then every topic has 3 replicas and min.insync.replicas 2", async () => {
-      topics = await createNamespaceTopics(kafka.brokers, namespace, clusterReplication)
+      topics = await createNamespaceTopics(kafka.brokers, namespace, clusterReplication, kafka.security)
       expect(topics).toContain(`${namespace}order.placed`)
       await kafka.waitHealthy(topics)
       await expectReplication(topics)
@@ -128,7 +155,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       'when scripts/infra provisions the declared topics on the three brokers, then they get 3 copies and min.insync.replicas 2',
       async () => {
         const lines: string[] = []
-        const created = await provisionTopics(kafka.brokers, (line) => lines.push(line))
+        const created = await provisionTopics(kafka.brokers, (line) => lines.push(line), kafka.security)
         expect(created).toContain('order.placed')
         expect(lines).toEqual([`kafka: created ${created.length} of ${created.length} topics (3 copies)`])
         await expectReplication(created)
@@ -138,6 +165,21 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
       // provisionTopics waits up to 120 s for the brokers to know every new partition (see createTopics)
       scaledMs(180_000),
     )
+
+    it("when a client comes with a service's wrong password, or in plaintext, then no broker lets it in; with its own, it is", async () => {
+      const order = kafka.envFor('order')
+      expect(order).toMatchObject({ KAFKA_SASL_USERNAME: 'order', KAFKA_SASL_MECHANISM: 'scram-sha-512' })
+      await expect(kafkaCluster(kafka.brokers, kafkaSecurityFromEnv(order))).resolves.toMatchObject({
+        brokers: 3,
+      })
+      const wrong = kafkaSecurityFromEnv({ ...order, KAFKA_SASL_PASSWORD: `${order.KAFKA_SASL_PASSWORD}x` })
+      await expect(kafkaCluster(kafka.brokers, wrong)).rejects.toThrow(/SASL|authenticat/i)
+      // payment's password is not order's: a user is its own name and password
+      const swapped = kafkaSecurityFromEnv({ ...order, KAFKA_SASL_USERNAME: 'payment' })
+      await expect(kafkaCluster(kafka.brokers, swapped)).rejects.toThrow(/SASL|authenticat/i)
+      await expect(kafkaCluster(kafka.brokers)).rejects.toThrow()
+      expect(() => kafka.envFor('admin')).toThrow(/administrator/)
+    })
 
     it(
       'when the node leading most partitions is killed, then acks=all writes still succeed, the group keeps reading, and the restarted node brings every ISR back to 3',
@@ -322,13 +364,14 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   })
 
   function clusterClient(): Kafka {
-    // the retry settings of Meridian's own client (packages/events createKafka)
+    // the retry settings of Meridian's own client (packages/events createKafka), as order with its SCRAM user
     return new Kafka({
       clientId: 'ck-test',
       brokers: kafka.brokers.split(','),
       logLevel: logLevel.NOTHING,
       connectionTimeout: 3000,
       retry: { initialRetryTime: 100, retries: 5 },
+      ...kafkajsSecurity(kafkaSecurityFromEnv(kafka.envFor('order'))),
     })
   }
 

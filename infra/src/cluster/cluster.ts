@@ -3,8 +3,11 @@
 // standbys, one of which acknowledges each commit; failing over by themselves), Redis's primary on the first, its replica on the second and a
 // sentinel on each, and every connection between hosts through Toxiproxy so a fault can slow it. What a run across hosts of the system (startSystem's
 // `cluster`) is given, and what a fault campaign breaks.
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { layoutFromEnv } from '../layout.ts'
+import { certificateAuthority } from '../secure/certificates.ts'
+import { securePrincipals } from '../secure/machine.ts'
 import type { SystemCluster, SystemHost } from '../system/system.ts'
 import { type ConsulCluster, startConsulCluster } from './consul-cluster.ts'
 import type { HostEngine } from './engine.ts'
@@ -22,6 +25,11 @@ export interface ClusterOptions {
   /** the ports services listen on between hosts (Toxiproxy carries them too) */
   servicePorts?: number[]
   log?: (line: string) => void
+  /**
+   * Kafka over SASL_SSL with a SCRAM user per service and TLS from a CA made for the cluster (its files in the state
+   * folder's `secure/`), as `scripts/infra up --secure` runs it; the other engines are still plaintext. Default false.
+   */
+  secure?: boolean
 }
 
 export interface Cluster {
@@ -34,11 +42,15 @@ export interface Cluster {
   postgres: PostgresCluster
   redis: ClusterRedis
   links: Links
-  /** the engines' addresses for startSystem's baseEnv: DATABASE_URL (the primary, to create databases), ... */
+  /**
+   * the engines' addresses for startSystem's baseEnv: DATABASE_URL (the primary, to create databases), ...; on a
+   * secure cluster with the administrator's TLS and credentials (KAFKA_TLS, KAFKA_SASL_*)
+   */
   env: Record<
     'DATABASE_URL' | 'KAFKA_BROKERS' | 'CONSUL_HTTP_ADDR' | 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_NAME',
     string
-  >
+  > &
+    Record<string, string>
   /** startSystem's `cluster`: the hosts with their Consul agents, the multi-host database URL */
   system: SystemCluster
   /** the engines of one host, in the order they start */
@@ -70,9 +82,24 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const consul = await startConsulCluster(hosts, { prefix })
     await consul.waitForLeader()
     log('consul: three servers, a leader')
-    const kafka = await startKafkaCluster(hosts, { prefix })
+    const secureDir = join(layoutFromEnv().componentDir('cluster'), prefix, 'secure')
+    rmSync(secureDir, { recursive: true, force: true })
+    const kafka = await startKafkaCluster(hosts, {
+      prefix,
+      ...(options.secure
+        ? {
+            secure: {
+              ca: await certificateAuthority(join(secureDir, 'ca')),
+              principals: securePrincipals().kafka,
+              dir: join(secureDir, 'kafka'),
+            },
+          }
+        : {}),
+    })
     await kafka.waitHealthy()
-    log(`kafka: three brokers (${kafka.brokers})`)
+    log(
+      `kafka: three brokers (${kafka.brokers}${options.secure ? ', SASL_SSL with a SCRAM user per service' : ''})`,
+    )
     const postgres = await startPostgresCluster(hosts, {
       prefix,
       progress: log,
@@ -109,6 +136,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         // the multi-host URL: whichever server is the primary (the run's databases are dropped after a failover too)
         DATABASE_URL: postgres.url('postgres'),
         KAFKA_BROKERS: kafka.brokers,
+        // on a secure cluster the administrator's TLS and SCRAM user (KAFKA_TLS, KAFKA_TLS_CA, KAFKA_SASL_*)
+        ...kafka.adminEnv(),
         CONSUL_HTTP_ADDR: consul.httpAddrOf(h1),
         // the services find the primary through the sentinels (REDIS_URL: the primary at the start, for scripts)
         REDIS_URL: redis.url,
@@ -119,6 +148,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         hosts: systemHosts,
         machineAddress: made.bridgeAddress,
         databaseUrl: (name) => postgres.url(name),
+        ...(options.secure ? { serviceEnv: (service: string) => kafka.envFor(service) } : {}),
       },
       enginesOf,
       async restartEngines(host) {

@@ -1,5 +1,6 @@
 // Whether a cluster can coordinate consumer groups: which partition of the offsets topic coordinates a group, and a
 // probe that asks the coordinator of every partition.
+import type { KafkaSecurity } from '@meridian/kafka-connection'
 import { offsetsTopicPartitions } from '../native/kafka.ts'
 import { kafkaClient } from '../probes.ts'
 
@@ -40,8 +41,8 @@ const probeGroups = coordinationProbeGroups()
  * gives up after its retries with KafkaJSGroupCoordinatorNotFound, an error it never restarts a consumer from. So the
  * probe asks the question first, and asks again until each coordinator describes its (absent) group.
  */
-export async function groupsCoordinated(brokers: string): Promise<void> {
-  const admin = kafkaClient(brokers, 'meridian-cluster').admin()
+export async function groupsCoordinated(brokers: string, security: KafkaSecurity = {}): Promise<void> {
+  const admin = kafkaClient(brokers, 'meridian-cluster', security).admin()
   await admin.connect()
   try {
     // FindCoordinator for each group, then DescribeGroups on each coordinator: an error per group until it has loaded

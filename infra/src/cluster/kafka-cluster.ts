@@ -1,7 +1,10 @@
 // Three Kafka nodes in KRaft combined mode, one on each cluster host: every node a broker and a controller, topics
-// with three copies of which two must hold a write, and no election of a replica that fell behind.
+// with three copies of which two must hold a write, and no election of a replica that fell behind. In plaintext, or
+// secure as `scripts/infra up --secure` runs its one node (secure/kafka.ts): clients on SASL_SSL (SCRAM-SHA-512, a
+// user per service), the brokers to each other as the administrator, the controllers to each other over mutual TLS.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { type KafkaSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { layoutFromEnv } from '../layout.ts'
 import {
   kafkaBrokerPort,
@@ -17,6 +20,15 @@ import {
 } from '../native/kafka.ts'
 import { kafkaClient } from '../probes.ts'
 import { run, waitFor } from '../processes.ts'
+import type { CertificateAuthority } from '../secure/certificates.ts'
+import { instanceCredentials } from '../secure/engine.ts'
+import {
+  kafkaAdminUser,
+  kafkaServerCertificateName,
+  type SecureKafkaPorts,
+  scramFormatArgs,
+  secureKafkaListeners,
+} from '../secure/kafka.ts'
 import { clusterStateDir, daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
 import { groupsCoordinated } from './group-coordination.ts'
@@ -43,11 +55,22 @@ export interface KafkaClusterOptions {
   prefix: string
   /** keep the nodes' data from an earlier run with this prefix; default false (a new cluster) */
   keepData?: boolean
+  /** TLS from this CA and a SCRAM user per principal (their passwords kept in `dir`); default plaintext */
+  secure?: { ca: CertificateAuthority; principals: readonly string[]; dir: string }
 }
+
+/** A secure node's ports: clients (SASL_SSL) and the controller where the plaintext node has them, mutual TLS on 9094. */
+const securePorts: SecureKafkaPorts = { sasl: kafkaBrokerPort, controller: kafkaControllerPort, mtls: 9094 }
 
 export interface KafkaCluster {
   /** `<h1>:9092,<h2>:9092,<h3>:9092`: what every service gets as KAFKA_BROKERS */
   brokers: string
+  /** the administrator's TLS and SASL on a secure cluster (none in plaintext): what probes and provisioning use */
+  security: KafkaSecurity
+  /** KAFKA_BROKERS with the administrator's TLS and SASL variables (in plaintext, KAFKA_BROKERS alone) */
+  adminEnv(): Record<string, string>
+  /** KAFKA_BROKERS with a principal's own TLS and SASL variables; in plaintext, KAFKA_BROKERS alone */
+  envFor(principal: string): Record<string, string>
   /** node n (node.id n) on host n, in the hosts' order */
   nodes: HostEngine[]
   /**
@@ -69,8 +92,8 @@ function formattedClusterId(dataDir: string): string | undefined {
 }
 
 /** Whether the broker at `address` answers and counts itself among the cluster's live brokers. */
-async function brokerAnswers(address: string, nodeId: number): Promise<void> {
-  const admin = kafkaClient(`${address}:${kafkaBrokerPort}`, 'meridian-cluster').admin()
+async function brokerAnswers(address: string, nodeId: number, security: KafkaSecurity): Promise<void> {
+  const admin = kafkaClient(`${address}:${kafkaBrokerPort}`, 'meridian-cluster', security).admin()
   await admin.connect()
   try {
     const { brokers } = await admin.describeCluster()
@@ -85,8 +108,9 @@ async function brokerAnswers(address: string, nodeId: number): Promise<void> {
 async function partitionsOf(
   brokers: string,
   topics: string[],
+  security: KafkaSecurity,
 ): Promise<{ topic: string; partition: number; leader: number; replicas: number[]; isr: number[] }[]> {
-  const admin = kafkaClient(brokers, 'meridian-cluster').admin()
+  const admin = kafkaClient(brokers, 'meridian-cluster', security).admin()
   await admin.connect()
   try {
     const metadata = await admin.fetchTopicMetadata({ topics })
@@ -116,6 +140,17 @@ export async function startKafkaCluster(
   const voters = hosts.map((host, i) => `${i + 1}@${host.address}:${kafkaControllerPort}`).join(',')
   const brokers = hosts.map((host) => `${host.address}:${kafkaBrokerPort}`).join(',')
   const dirs = hosts.map((host) => clusterStateDir(options.prefix, host, 'kafka', !options.keepData))
+  const access = clusterAccess(brokers, options.secure)
+  const security = kafkaSecurityFromEnv(access.adminEnv())
+  // one server certificate for every node (each host's address among its names), and the SCRAM users' passwords
+  const secure = options.secure && {
+    passwords: access.passwords,
+    certificate: await options.secure.ca.server(
+      kafkaServerCertificateName,
+      hosts.map((host) => host.address),
+    ),
+    caFile: options.secure.ca.caFile,
+  }
   const clusterId =
     dirs.map((dir) => formattedClusterId(join(dir, 'data'))).find((id) => id !== undefined) ??
     newKafkaClusterId()
@@ -132,21 +167,61 @@ export async function startKafkaCluster(
       dir,
       logFile: join(dir, 'kafka.log'),
       async daemon() {
+        const keyStoreFile = join(dir, 'keystore.pem')
+        if (secure)
+          writeFileSync(
+            keyStoreFile,
+            `${readFileSync(secure.certificate.keyFile, 'utf8').trimEnd()}\n${readFileSync(secure.certificate.certFile, 'utf8')}`,
+            { mode: 0o600 },
+          )
         writeFileSync(
           configFile,
-          kafkaServerProperties({ nodeId, address: host.address, voters, dataDir, ...clusterReplication }),
+          kafkaServerProperties({
+            nodeId,
+            address: host.address,
+            voters,
+            dataDir,
+            ...clusterReplication,
+            ...(secure
+              ? {
+                  listeners: secureKafkaListeners({
+                    host: host.address,
+                    ports: securePorts,
+                    keyStoreFile,
+                    caFile: secure.caFile,
+                    passwords: secure.passwords,
+                  }),
+                }
+              : {}),
+          }),
+          { mode: 0o600 },
         )
         writeFileSync(log4jFile, clusterLog4jProperties)
-        // formatting touches only files: it runs outside the host
+        // formatting touches only files: it runs outside the host; a secure cluster's SCRAM users are added then
         if (formattedClusterId(dataDir) === undefined)
-          await run('java', kafkaFormatArgs(classPath, configFile, clusterId), { timeoutMs: 60_000 })
+          await run(
+            'java',
+            kafkaFormatArgs(
+              classPath,
+              configFile,
+              clusterId,
+              secure ? scramFormatArgs(secure.passwords) : undefined,
+            ),
+            { timeoutMs: 60_000 },
+          ).catch((error: unknown) => {
+            // the command line holds the SCRAM users' passwords
+            let message = error instanceof Error ? error.message : String(error)
+            for (const password of Object.values(secure?.passwords ?? {}))
+              message = message.replaceAll(password, '[redacted]')
+            throw new Error(message)
+          })
         return {
           command: 'java',
           args: kafkaServerArgs({ classPath, configFile, log4jFile, logsDir: dir, jvm: clusterJvm }),
           cwd: dir,
         }
       },
-      ready: () => brokerAnswers(host.address, nodeId),
+      ready: () => brokerAnswers(host.address, nodeId, security),
       readyTimeoutMs: 120_000,
       // SIGTERM: a controlled shutdown, which hands the node's partition leaderships over first
       stopSignal: 'SIGTERM',
@@ -156,12 +231,15 @@ export async function startKafkaCluster(
 
   const cluster: KafkaCluster = {
     brokers,
+    security,
+    adminEnv: access.adminEnv,
+    envFor: access.envFor,
     nodes,
     async waitHealthy(topics = [], timeoutMs = 90_000) {
       await waitFor(
         `kafka cluster ${options.prefix}`,
         async () => {
-          const admin = kafkaClient(brokers, 'meridian-cluster').admin()
+          const admin = kafkaClient(brokers, 'meridian-cluster', security).admin()
           await admin.connect()
           try {
             const { brokers: registered } = await admin.describeCluster()
@@ -171,8 +249,8 @@ export async function startKafkaCluster(
             await admin.disconnect()
           }
           // a group can be coordinated on every partition before anything counts on a consumer group
-          await groupsCoordinated(brokers)
-          const short = (await partitionsOf(brokers, [offsetsTopic, ...topics])).filter(
+          await groupsCoordinated(brokers, security)
+          const short = (await partitionsOf(brokers, [offsetsTopic, ...topics], security)).filter(
             (partition) => partition.isr.length < hosts.length || partition.leader < 0,
           )
           if (short.length > 0)
@@ -186,7 +264,7 @@ export async function startKafkaCluster(
     },
     async leaderOfMostPartitions(topics) {
       const led = new Map<number, number>()
-      for (const { leader } of await partitionsOf(brokers, topics))
+      for (const { leader } of await partitionsOf(brokers, topics, security))
         led.set(leader, (led.get(leader) ?? 0) + 1)
       const [nodeId] = [...led].sort((a, b) => b[1] - a[1])[0] ?? []
       const host = nodeId === undefined ? undefined : hosts[nodeId - 1]
@@ -204,4 +282,45 @@ export async function startKafkaCluster(
     throw error
   }
   return cluster
+}
+
+/**
+ * What a client of the cluster is given: KAFKA_BROKERS, and on a secure cluster the SASL_SSL variables of the
+ * administrator or of a principal (SCRAM-SHA-512, TLS against the CA), with the passwords kept in `secure.dir`.
+ */
+function clusterAccess(
+  brokers: string,
+  secure: KafkaClusterOptions['secure'],
+): {
+  passwords: Readonly<Record<string, string>>
+  adminEnv(): Record<string, string>
+  envFor(principal: string): Record<string, string>
+} {
+  if (!secure)
+    return {
+      passwords: {},
+      adminEnv: () => ({ KAFKA_BROKERS: brokers }),
+      envFor: () => ({ KAFKA_BROKERS: brokers }),
+    }
+  const passwords = instanceCredentials(secure.dir, [kafkaAdminUser, ...secure.principals])
+  const envOf = (user: string): Record<string, string> => {
+    const password = passwords[user]
+    if (password === undefined) throw new Error(`the secure Kafka cluster has no principal '${user}'`)
+    return {
+      KAFKA_BROKERS: brokers,
+      KAFKA_TLS: 'true',
+      KAFKA_TLS_CA: secure.ca.caFile,
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: user,
+      KAFKA_SASL_PASSWORD: password,
+    }
+  }
+  return {
+    passwords,
+    adminEnv: () => envOf(kafkaAdminUser),
+    envFor: (principal) => {
+      if (principal === kafkaAdminUser) throw new Error(`'${principal}' is the cluster's administrator`)
+      return envOf(principal)
+    },
+  }
 }

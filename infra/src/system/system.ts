@@ -136,6 +136,11 @@ export interface SystemCluster {
   machineAddress: string
   /** the DATABASE_URL a service is given for its database's name (a multi-host URL); default on baseEnv's server */
   databaseUrl?: (database: string) => string
+  /**
+   * a service's own credentials and TLS of the cluster's secure engines (e.g. its Kafka SCRAM user): given, the
+   * services get these instead of baseEnv's, which are the administrator's
+   */
+  serviceEnv?: (service: string) => Record<string, string>
 }
 
 /** A host of a run across hosts: where its services run, and the Consul agent they register with. */
@@ -547,7 +552,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
     const authInstances = [...members.values()].filter((member) => member.service.name === identityProvider)
     const sharedEnv: NodeJS.ProcessEnv = {
-      ...(secure ? withoutEngineCredentials(baseEnv) : baseEnv),
+      ...(secure || options.cluster?.serviceEnv ? withoutEngineCredentials(baseEnv) : baseEnv),
       ...systemSettings,
       ...production,
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
@@ -582,7 +587,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     }
     for (const member of firsts()) {
       const name = member.service.name
-      const own = secure ? secureServiceEnv(secure, name, redisDatabase) : {}
+      const own = secure
+        ? secureServiceEnv(secure, name, redisDatabase)
+        : (options.cluster?.serviceEnv?.(name) ?? {})
       if (member.service.hasDatabase) {
         const ownUrl = own.DATABASE_URL
         member.database = await createRunDatabase(

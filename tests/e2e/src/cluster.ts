@@ -12,7 +12,8 @@
 //
 // Knobs: CLUSTER_RATE (orders/s, 8), CLUSTER_ONLY (comma-separated fault names), CLUSTER_LEAD_S (before, 10),
 // CLUSTER_AFTER_S (after, 15), CLUSTER_REPLICAS (instances of every service, the gateway's too: 2), CLUSTER_PREFIX
-// (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well).
+// (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well), CLUSTER_SECURE
+// (Kafka over SASL_SSL with a SCRAM user per service: true; `false` for plaintext).
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -38,6 +39,7 @@ const ratePerSecond = Number(process.env.CLUSTER_RATE ?? 8)
 const leadMs = Number(process.env.CLUSTER_LEAD_S ?? 10) * 1000
 const afterMs = Number(process.env.CLUSTER_AFTER_S ?? 15) * 1000
 const replicas = Number(process.env.CLUSTER_REPLICAS ?? 2)
+const secure = process.env.CLUSTER_SECURE !== 'false'
 const prefix = process.env.CLUSTER_PREFIX ?? 'mrdc'
 const subnet = process.env.CLUSTER_SUBNET ?? '198.18.0'
 const resultsDir = fileURLToPath(new URL('../results/', import.meta.url))
@@ -346,7 +348,7 @@ async function main(): Promise<number> {
     const services = discoverServices(join(repoRoot, 'services'))
     // the gateway's 8080 and the services' ports of a run across hosts (startSystem's cluster: 3100 + n)
     const servicePorts = [8080, ...services.map((_, n) => 3100 + n)]
-    cluster = await startCluster({ prefix, subnet, servicePorts, log: say })
+    cluster = await startCluster({ prefix, subnet, servicePorts, log: say, secure })
     const topicNames = (namespace: string) =>
       expandTopics(loadTopicDeclaration()).map((topic) => `${namespace}${topic.name}`)
     system = await startSystem({
@@ -412,7 +414,7 @@ async function main(): Promise<number> {
   mkdirSync(resultsDir, { recursive: true })
   const stamp = started.toISOString().replace(/[:.]/g, '-')
   writeFileSync(`${resultsDir}cluster-${stamp}.md`, `${printed}\n`)
-  const json = `${JSON.stringify({ started, ratePerSecond, replicas, results }, null, 2)}\n`
+  const json = `${JSON.stringify({ started, ratePerSecond, replicas, secure, results }, null, 2)}\n`
   writeFileSync(`${resultsDir}cluster-${stamp}.json`, json)
   if (process.env.CLUSTER_RESULTS) writeFileSync(process.env.CLUSTER_RESULTS, json)
   say(`results in ${resultsDir}cluster-${stamp}.{md,json}`)
