@@ -35,6 +35,8 @@ export interface KafkaNodeSettings {
   minInsyncReplicas: number
   /** the listeners and their security; default plaintextKafkaListeners(address) (the development node's, a cluster's) */
   listeners?: KafkaListeners
+  /** further lines of server.properties (a cluster's failure detection) */
+  extra?: string
 }
 
 /** A node's listeners: where clients, other brokers and the controller reach it, and what secures each. */
@@ -87,7 +89,7 @@ min.insync.replicas=${node.minInsyncReplicas}
 unclean.leader.election.enable=false
 group.initial.rebalance.delay.ms=0
 log.retention.hours=168
-`
+${node.extra ? `${node.extra.trimEnd()}\n` : ''}`
 }
 
 /** Kafka's logging: warnings, plus the lines that say which version started (the engine image logs the same way). */
