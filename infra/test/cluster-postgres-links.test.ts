@@ -1,22 +1,33 @@
 // PostgreSQL under Patroni across three cluster hosts (a client on the multi-host URL through a failover Patroni
 // makes by itself, the old primary's return, a standby's loss under quorum commit), and the links between hosts through Toxiproxy (latency and
-// loss added and removed). Needs root; hosts of the prefix mrdpg.
-import postgres from 'postgres'
+// loss added and removed). Every connection but a host's own socket is TLS, verified against a CA made here, as the
+// campaign's cluster runs it. Needs root; hosts of the prefix mrdpg.
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import type postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ConsulCluster, startConsulCluster } from '../src/cluster/consul-cluster.ts'
 import { createHosts, type Hosts } from '../src/cluster/hosts.ts'
 import { destroyLinks, type Links, startLinks } from '../src/cluster/links.ts'
 import { type PostgresCluster, startPostgresCluster } from '../src/cluster/postgres-cluster.ts'
+import { layoutFromEnv } from '../src/layout.ts'
+import { postgresClient } from '../src/probes.ts'
 import { isAlive } from '../src/processes.ts'
+import { type CertificateAuthority, certificateAuthority } from '../src/secure/certificates.ts'
 import { scaledMs } from '../src/test-time.ts'
 import { eventually } from './eventually.ts'
 
 const prefix = 'mrdpg'
 const isRoot = process.getuid?.() === 0
 let hosts: Hosts
+let ca: CertificateAuthority
 
 beforeAll(async () => {
-  if (isRoot) hosts = await createHosts({ prefix, subnet: '198.18.3', count: 3 })
+  if (!isRoot) return
+  hosts = await createHosts({ prefix, subnet: '198.18.3', count: 3 })
+  const caDir = join(layoutFromEnv().componentDir('cluster'), prefix, 'secure', 'ca')
+  rmSync(caDir, { recursive: true, force: true })
+  ca = await certificateAuthority(caDir)
 }, scaledMs(30_000))
 
 afterAll(async () => {
@@ -63,17 +74,33 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
       cluster = await startPostgresCluster(hosts.hosts, {
         prefix,
         consulAddrOf: (each) => new URL(started.httpAddrOf(each)).host,
+        tls: ca,
       })
       expect((await cluster.waitPrimary()).name).toBe('h1')
       expect(cluster.url('orders')).toBe(
-        'postgres://postgres:postgres@198.18.3.11:5432,198.18.3.12:5432,198.18.3.13:5432/orders?target_session_attrs=primary',
+        `postgres://postgres:postgres@198.18.3.11:5432,198.18.3.12:5432,198.18.3.13:5432/orders?target_session_attrs=primary&sslmode=verify-full&sslrootcert=${ca.caFile}`,
       )
-      const admin = postgres(cluster.url('postgres'), { max: 1, onnotice: () => {} })
+      const admin = postgresClient(cluster.url('postgres'), { max: 1, onnotice: () => {} })
       await admin`create database failover`
+      // this connection and both standbys' streams are TLS
+      const [own] = await admin<{ ssl: boolean }[]>`select ssl from pg_stat_ssl where pid = pg_backend_pid()`
+      expect(own?.ssl).toBe(true)
+      await cluster.waitReplicating()
+      const streams = await admin<{ ssl: boolean }[]>`
+        select s.ssl from pg_stat_replication r join pg_stat_ssl s using (pid)`
+      expect(streams.map((stream) => stream.ssl)).toEqual([true, true])
       await admin.end()
+      // a client without TLS finds no pg_hba line that lets it in; one that does not trust the CA refuses the server
+      const plain = postgresClient(`postgres://postgres:postgres@${host(2).address}:5432/postgres`, {
+        max: 1,
+        connect_timeout: 3,
+        onnotice: () => {},
+      })
+      await expect(plain`select 1`).rejects.toThrow(/no pg_hba\.conf entry|SSL off/)
+      await plain.end()
 
       // the services' shape: one pool on the multi-host URL, connections closed and opened as it goes
-      client = postgres(cluster.url('failover'), { max: 4, connect_timeout: 3, onnotice: () => {} })
+      client = postgresClient(cluster.url('failover'), { max: 4, connect_timeout: 3, onnotice: () => {} })
       const db = client
       await db`create table acknowledged (n int primary key)`
       const heard: string[] = []
@@ -131,10 +158,10 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
       const h1 = (await cluster.members()).find((member) => member.name === 'h1')
       expect(h1).toMatchObject({ role: 'quorum_standby', state: 'streaming' })
 
-      const onReplica = postgres(`postgres://postgres:postgres@${host(1).address}:5432/failover`, {
-        max: 1,
-        onnotice: () => {},
-      })
+      const onReplica = postgresClient(
+        `postgres://postgres:postgres@${host(1).address}:5432/failover?sslmode=verify-full&sslrootcert=${ca.caFile}`,
+        { max: 1, onnotice: () => {} },
+      )
       try {
         const [recovering] = await onReplica<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`
         expect(recovering?.standby).toBe(true)
@@ -151,7 +178,7 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
       const [row] = await db<{ server: string }[]>`select host(inet_server_addr()) as server`
       expect(row?.server).toBe(promoted.address)
       // a new client tries h1 first (the URL's order): a standby now, so it goes on to the primary
-      const fresh = postgres(cluster.url('failover'), { max: 1, onnotice: () => {} })
+      const fresh = postgresClient(cluster.url('failover'), { max: 1, onnotice: () => {} })
       try {
         const [landed] = await fresh<{ server: string }[]>`
         insert into acknowledged values (304) returning host(inet_server_addr()) as server`

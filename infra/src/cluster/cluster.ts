@@ -26,8 +26,8 @@ export interface ClusterOptions {
   servicePorts?: number[]
   log?: (line: string) => void
   /**
-   * Kafka over SASL_SSL with a SCRAM user per service and TLS from a CA made for the cluster (its files in the state
-   * folder's `secure/`), as `scripts/infra up --secure` runs it; the other engines are still plaintext. Default false.
+   * Kafka over SASL_SSL with a SCRAM user per service, and PostgreSQL over TLS only (verify-full), with a CA made for
+   * the cluster (its files in the state folder's `secure/`); Consul and Redis are still plaintext. Default false.
    */
   secure?: boolean
 }
@@ -84,12 +84,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     log('consul: three servers, a leader')
     const secureDir = join(layoutFromEnv().componentDir('cluster'), prefix, 'secure')
     rmSync(secureDir, { recursive: true, force: true })
+    const ca = options.secure ? await certificateAuthority(join(secureDir, 'ca')) : undefined
     const kafka = await startKafkaCluster(hosts, {
       prefix,
-      ...(options.secure
+      ...(ca
         ? {
             secure: {
-              ca: await certificateAuthority(join(secureDir, 'ca')),
+              ca,
               principals: securePrincipals().kafka,
               dir: join(secureDir, 'kafka'),
             },
@@ -103,6 +104,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const postgres = await startPostgresCluster(hosts, {
       prefix,
       progress: log,
+      ...(ca ? { tls: ca } : {}),
       consulAddrOf: (host) => new URL(consul.httpAddrOf(host)).host,
     })
     log(`postgres: Patroni on every host, primary on ${(await postgres.waitPrimary()).name}`)

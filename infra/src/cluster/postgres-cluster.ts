@@ -4,13 +4,15 @@
 // Consul session ends with it and the Patroni holding the most WAL promotes its server by itself; the dead host's
 // Patroni comes back as a standby of the new primary (pg_rewind, or a new base backup). Nothing here promotes: the
 // faults kill hosts, and this module only reads who leads.
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import postgres from 'postgres'
+import type postgres from 'postgres'
 import type { Progress } from '../native/engine.ts'
 import { PASSWORD, SUPERUSER, serverAccount } from '../native/postgres.ts'
 import { clusterRoot, debianPostgresBin, patroniCommand } from '../prepare/patroni.ts'
+import { postgresClient } from '../probes.ts'
 import { errorText, run, waitFor } from '../processes.ts'
+import type { CertificateAuthority, IssuedCertificate } from '../secure/certificates.ts'
 import { daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
 import type { ClusterHost } from './hosts.ts'
@@ -26,6 +28,12 @@ export interface PostgresClusterOptions {
   /** the HTTP address (`host:port`) of a host's own Consul agent: Patroni's store */
   consulAddrOf(host: ClusterHost): string
   progress?: Progress
+  /**
+   * TLS from this CA on every connection but the host's own socket: the servers accept no login without it (pg_hba
+   * `hostssl`), clients and the members' replication verify the server's name against the CA (`verify-full`). Default
+   * plaintext.
+   */
+  tls?: CertificateAuthority
 }
 
 /** A member as Patroni's `GET /cluster` lists it. */
@@ -55,15 +63,19 @@ export interface PostgresCluster {
 
 const quiet = { onnotice: () => {} }
 
-/** pg_hba.conf's lines: password (scram) logins and replication from the host, and from the cluster's subnet. */
-function hbaLines(host: ClusterHost): string[] {
+/**
+ * pg_hba.conf's lines: password (scram) logins and replication from the host, and from the cluster's subnet; over TLS
+ * only when `tls` (the unix socket in the member's folder stays: it is the host's own).
+ */
+function hbaLines(host: ClusterHost, tls: boolean): string[] {
   const subnet = `${host.address.split('.').slice(0, 3).join('.')}.0/24`
+  const kind = tls ? 'hostssl' : 'host'
   return [
     'local all all scram-sha-256',
-    'host all all 127.0.0.1/32 scram-sha-256',
-    `host all all ${subnet} scram-sha-256`,
-    `host replication ${REPLICATION_USER} 127.0.0.1/32 scram-sha-256`,
-    `host replication ${REPLICATION_USER} ${subnet} scram-sha-256`,
+    `${kind} all all 127.0.0.1/32 scram-sha-256`,
+    `${kind} all all ${subnet} scram-sha-256`,
+    `${kind} replication ${REPLICATION_USER} 127.0.0.1/32 scram-sha-256`,
+    `${kind} replication ${REPLICATION_USER} ${subnet} scram-sha-256`,
   ]
 }
 
@@ -97,7 +109,12 @@ function patroniConfig(
   home: string,
   options: PostgresClusterOptions,
 ): Record<string, unknown> {
-  const superuser = { username: SUPERUSER, password: PASSWORD }
+  // the members' own connections to each other (replication, pg_rewind) verify the server as clients do
+  const verify = options.tls ? { sslmode: 'verify-full', sslrootcert: join(home, 'ca.pem') } : {}
+  const superuser = { username: SUPERUSER, password: PASSWORD, ...verify }
+  const tlsParameters = options.tls
+    ? { ssl: 'on', ssl_cert_file: join(home, 'server.pem'), ssl_key_file: join(home, 'server-key.pem') }
+    : {}
   return {
     scope: `meridian-${options.prefix}`,
     namespace: '/meridian/',
@@ -137,12 +154,12 @@ function patroniConfig(
       pgpass: join(home, 'pgpass'),
       authentication: {
         superuser,
-        replication: { username: REPLICATION_USER, password: REPLICATION_PASSWORD },
+        replication: { username: REPLICATION_USER, password: REPLICATION_PASSWORD, ...verify },
         rewind: superuser,
       },
       // the socket in the member's own folder: the hosts share one file system
-      parameters: { unix_socket_directories: home, cluster_name: host.name },
-      pg_hba: hbaLines(host),
+      parameters: { unix_socket_directories: home, cluster_name: host.name, ...tlsParameters },
+      pg_hba: hbaLines(host, options.tls !== undefined),
       basebackup: [{ checkpoint: 'fast' }],
       remove_data_directory_on_rewind_failure: true,
       remove_data_directory_on_diverged_timelines: true,
@@ -166,6 +183,7 @@ function patroniNode(
   host: ClusterHost,
   options: PostgresClusterOptions,
   account: { uid: number; gid: number } | undefined,
+  certificate: IssuedCertificate | undefined,
 ): HostEngine {
   const home = memberHome(options.prefix, host)
   const configFile = join(home, 'patroni.yml')
@@ -176,6 +194,14 @@ function patroniNode(
     logFile: join(home, 'patroni.log'),
     daemon: async () => {
       writeFileSync(configFile, JSON.stringify(patroniConfig(host, home, options), null, 2))
+      // the server's key, certificate and the CA in the member's folder, owned by the server's account below (the
+      // server refuses a key others may read)
+      if (certificate && options.tls) {
+        copyFileSync(certificate.certFile, join(home, 'server.pem'))
+        copyFileSync(certificate.keyFile, join(home, 'server-key.pem'))
+        chmodSync(join(home, 'server-key.pem'), 0o600)
+        copyFileSync(options.tls.caFile, join(home, 'ca.pem'))
+      }
       if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, home])
       chmodSync(home, 0o700)
       return {
@@ -211,7 +237,18 @@ export async function startPostgresCluster(
     rmSync(home, { recursive: true, force: true })
     mkdirSync(home, { recursive: true })
   }
-  const nodes = hosts.map((host) => patroniNode(host, options, account))
+  // one server certificate naming every host's address and the host's own loopback (Patroni connects to 'localhost')
+  const certificate = await options.tls?.server('postgres', [
+    ...hosts.map((host) => host.address),
+    '127.0.0.1',
+    'localhost',
+  ])
+  const nodes = hosts.map((host) => patroniNode(host, options, account, certificate))
+  const tlsQuery = options.tls
+    ? `&sslmode=verify-full&sslrootcert=${encodeURIComponent(options.tls.caFile).replaceAll('%2F', '/')}`
+    : ''
+  const onServer = <T>(host: ClusterHost, work: (sql: postgres.Sql) => Promise<T>) =>
+    onOneServer(host, tlsQuery, work)
   const live = () => nodes.filter((node) => node.pid() !== undefined)
 
   async function members(): Promise<PatroniMember[]> {
@@ -277,7 +314,7 @@ export async function startPostgresCluster(
     // `primary`, not `read-write`: postgres.js 3.4 takes a server for read-write when its default_transaction_read_only
     // is off, which a hot standby's is; `primary` looks at in_hot_standby (libpq reads both the same way)
     url: (database) =>
-      `postgres://${SUPERUSER}:${PASSWORD}@${hostList}/${database}?target_session_attrs=primary`,
+      `postgres://${SUPERUSER}:${PASSWORD}@${hostList}/${database}?target_session_attrs=primary${tlsQuery}`,
     nodes,
     members,
     waitPrimary,
@@ -307,13 +344,20 @@ export async function startPostgresCluster(
   return cluster
 }
 
-/** Runs statements on one server over a connection of their own. */
-async function onServer<T>(host: ClusterHost, work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const sql = postgres(`postgres://${SUPERUSER}:${PASSWORD}@${host.address}:${PORT}/postgres`, {
-    max: 1,
-    connect_timeout: 3,
-    ...quiet,
-  })
+/** Runs statements on one server over a connection of their own (`tlsQuery`: the URL's TLS parameters, or ''). */
+async function onOneServer<T>(
+  host: ClusterHost,
+  tlsQuery: string,
+  work: (sql: postgres.Sql) => Promise<T>,
+): Promise<T> {
+  const sql = postgresClient(
+    `postgres://${SUPERUSER}:${PASSWORD}@${host.address}:${PORT}/postgres?${tlsQuery.slice(1)}`,
+    {
+      max: 1,
+      connect_timeout: 3,
+      ...quiet,
+    },
+  )
   try {
     return await work(sql)
   } finally {
