@@ -75,6 +75,10 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
         prefix,
         consulAddrOf: (each) => new URL(started.httpAddrOf(each)).host,
         tls: ca,
+        roles: {
+          principals: ['order', 'payment'],
+          dir: join(layoutFromEnv().componentDir('cluster'), prefix, 'secure', 'postgres'),
+        },
       })
       expect((await cluster.waitPrimary()).name).toBe('h1')
       expect(cluster.url('orders')).toBe(
@@ -89,7 +93,22 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
       const streams = await admin<{ ssl: boolean }[]>`
         select s.ssl from pg_stat_replication r join pg_stat_ssl s using (pid)`
       expect(streams.map((stream) => stream.ssl)).toEqual([true, true])
+      // a service's role reaches the database given to it (startSystem's createRunDatabase), and another's does not
+      await admin`create database order_run owner "order"`
+      await admin`revoke connect, temporary on database order_run from public`
       await admin.end()
+      const asOrder = postgresClient(cluster.roleUrl('order', 'order_run'), { max: 1, onnotice: () => {} })
+      const [me] = await asOrder<{ user: string; ssl: boolean }[]>`
+        select current_user as user, ssl from pg_stat_ssl where pid = pg_backend_pid()`
+      expect(me).toEqual({ user: 'order', ssl: true })
+      await asOrder.end()
+      const asPayment = postgresClient(cluster.roleUrl('payment', 'order_run'), {
+        max: 1,
+        onnotice: () => {},
+      })
+      await expect(asPayment`select 1`).rejects.toThrow(/permission denied for database/)
+      await asPayment.end()
+      expect(() => cluster?.roleUrl('shipping', 'order_run')).toThrow(/no role for 'shipping'/)
       // a client without TLS finds no pg_hba line that lets it in; one that does not trust the CA refuses the server
       const plain = postgresClient(`postgres://postgres:postgres@${host(2).address}:5432/postgres`, {
         max: 1,

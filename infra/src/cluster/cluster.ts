@@ -26,8 +26,9 @@ export interface ClusterOptions {
   servicePorts?: number[]
   log?: (line: string) => void
   /**
-   * Kafka over SASL_SSL with a SCRAM user per service, and PostgreSQL over TLS only (verify-full), with a CA made for
-   * the cluster (its files in the state folder's `secure/`); Consul and Redis are still plaintext. Default false.
+   * Kafka over SASL_SSL with a SCRAM user per service, and PostgreSQL over TLS only (verify-full) with a login role per
+   * service, given its run's database; a CA made for the cluster (its files in the state folder's `secure/`). Consul
+   * and Redis are still plaintext. Default false.
    */
   secure?: boolean
 }
@@ -104,7 +105,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const postgres = await startPostgresCluster(hosts, {
       prefix,
       progress: log,
-      ...(ca ? { tls: ca } : {}),
+      ...(ca
+        ? { tls: ca, roles: { principals: securePrincipals().postgres, dir: join(secureDir, 'postgres') } }
+        : {}),
       consulAddrOf: (host) => new URL(consul.httpAddrOf(host)).host,
     })
     log(`postgres: Patroni on every host, primary on ${(await postgres.waitPrimary()).name}`)
@@ -150,7 +153,17 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         hosts: systemHosts,
         machineAddress: made.bridgeAddress,
         databaseUrl: (name) => postgres.url(name),
-        ...(options.secure ? { serviceEnv: (service: string) => kafka.envFor(service) } : {}),
+        // on a secure cluster each service's own SCRAM user, and its role (its database is given to it)
+        ...(options.secure
+          ? {
+              serviceEnv: (service: string) => ({
+                ...kafka.envFor(service),
+                ...(securePrincipals().postgres.includes(service)
+                  ? { DATABASE_URL: postgres.roleUrl(service, 'postgres') }
+                  : {}),
+              }),
+            }
+          : {}),
       },
       enginesOf,
       async restartEngines(host) {

@@ -13,6 +13,7 @@ import { clusterRoot, debianPostgresBin, patroniCommand } from '../prepare/patro
 import { postgresClient } from '../probes.ts'
 import { errorText, run, waitFor } from '../processes.ts'
 import type { CertificateAuthority, IssuedCertificate } from '../secure/certificates.ts'
+import { instanceCredentials } from '../secure/engine.ts'
 import { daemonEngine } from './daemon.ts'
 import type { HostEngine } from './engine.ts'
 import type { ClusterHost } from './hosts.ts'
@@ -34,6 +35,11 @@ export interface PostgresClusterOptions {
    * plaintext.
    */
   tls?: CertificateAuthority
+  /**
+   * a login role for each of `principals` (a service), its password made once and kept in `dir`'s credentials.json:
+   * what roleUrl() names; a run's database is then given to its service's role (startSystem). Default none.
+   */
+  roles?: { principals: readonly string[]; dir: string }
 }
 
 /** A member as Patroni's `GET /cluster` lists it. */
@@ -48,6 +54,8 @@ export interface PatroniMember {
 export interface PostgresCluster {
   /** ONE multi-host URL for services: whichever server is the primary (target_session_attrs=primary) */
   url(database: string): string
+  /** the same URL as a principal's own role (PostgresClusterOptions.roles) */
+  roleUrl(principal: string, database: string): string
   /** one Patroni per host (its PostgreSQL is its child), in the hosts' order */
   nodes: HostEngine[]
   /** the members as the Patroni of a live host sees them */
@@ -310,11 +318,20 @@ export async function startPostgresCluster(
   }
 
   const hostList = hosts.map((host) => `${host.address}:${PORT}`).join(',')
+  const urlAs = (user: string, password: string, database: string) =>
+    `postgres://${user}:${password}@${hostList}/${database}?target_session_attrs=primary${tlsQuery}`
+  const rolePasswords = options.roles
+    ? instanceCredentials(options.roles.dir, options.roles.principals)
+    : ({} as Readonly<Record<string, string>>)
   const cluster: PostgresCluster = {
     // `primary`, not `read-write`: postgres.js 3.4 takes a server for read-write when its default_transaction_read_only
     // is off, which a hot standby's is; `primary` looks at in_hot_standby (libpq reads both the same way)
-    url: (database) =>
-      `postgres://${SUPERUSER}:${PASSWORD}@${hostList}/${database}?target_session_attrs=primary${tlsQuery}`,
+    url: (database) => urlAs(SUPERUSER, PASSWORD, database),
+    roleUrl(principal, database) {
+      const password = rolePasswords[principal]
+      if (password === undefined) throw new Error(`postgres cluster: no role for '${principal}'`)
+      return urlAs(principal, password, database)
+    },
     nodes,
     members,
     waitPrimary,
@@ -335,6 +352,7 @@ export async function startPostgresCluster(
     await first?.start()
     await Promise.all(others.map((node) => node.start()))
     await waitReplicating()
+    await createRoles(cluster.url('postgres'), rolePasswords)
   } catch (error) {
     await Promise.all(nodes.map((node) => node.stop().catch(() => {})))
     throw new Error(
@@ -342,6 +360,24 @@ export async function startPostgresCluster(
     )
   }
   return cluster
+}
+
+/**
+ * A login role per principal with its password (SCRAM: the server stores a verifier, password_encryption), nothing
+ * more: its service's database is given to it when made.
+ */
+async function createRoles(url: string, passwords: Readonly<Record<string, string>>): Promise<void> {
+  if (Object.keys(passwords).length === 0) return
+  const sql = postgresClient(url, { max: 1, connect_timeout: 5, ...quiet })
+  try {
+    for (const [role, password] of Object.entries(passwords)) {
+      // a role name and a password made of [A-Za-z0-9_-] (instanceCredentials, assertPrincipals): nothing to escape
+      // in the literal, which `create role` cannot take as a parameter
+      await sql.unsafe(`create role "${role}" login password '${password}'`)
+    }
+  } finally {
+    await sql.end({ timeout: 2 })
+  }
 }
 
 /** Runs statements on one server over a connection of their own (`tlsQuery`: the URL's TLS parameters, or ''). */
