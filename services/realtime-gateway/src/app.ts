@@ -117,6 +117,7 @@ export async function buildApp(dependencies: RealtimeGatewayDependencies): Promi
   // its errors (an XADD cut short while the app closes) are logged, not left to ioredis' unhandled-error warning
   adapterRedis.on('error', (err: unknown) => app.log.warn({ err }, 'realtime adapter: Redis error'))
   observePublishes(adapterRedis, app.log)
+  observeSubscriptions(adapterRedis, app.log)
   app.addHook('onClose', async () => {
     limits.close()
     await adapterRedis.quit().catch(() => adapterRedis.disconnect())
@@ -230,6 +231,27 @@ export async function buildApp(dependencies: RealtimeGatewayDependencies): Promi
  * unhandled rejection, which ends the process. Each publish's failure is observed here (logged) and still reaches a
  * caller that awaits it.
  */
+/**
+ * The streams adapter subscribes each namespace's channels on a client it duplicates from this one, and drops the
+ * promise: an app closed before a SUBSCRIBE was answered (an instance stopped a moment after it started) left one
+ * unhandled rejection per namespace ("Connection is closed.", CI run F4 of 2026-12-02). Each duplicate's subscribe is
+ * observed here (logged) and still reaches a caller that awaits it.
+ */
+export function observeSubscriptions(redis: Redis, log: FastifyBaseLogger): void {
+  const duplicate = redis.duplicate.bind(redis)
+  redis.duplicate = ((...args: Parameters<Redis['duplicate']>): Redis => {
+    const client = duplicate(...args)
+    const subscribe = client.subscribe.bind(client) as (...args: unknown[]) => Promise<unknown>
+    const observed = (...args: unknown[]): Promise<unknown> => {
+      const made = subscribe(...args)
+      made.catch((err: unknown) => log.debug({ err }, 'realtime adapter: a subscription was not made'))
+      return made
+    }
+    client.subscribe = observed as unknown as Redis['subscribe']
+    return client
+  }) as Redis['duplicate']
+}
+
 function observePublishes(redis: Redis, log: FastifyBaseLogger): void {
   const publish = redis.publish.bind(redis) as (...args: unknown[]) => Promise<number>
   const observed = (...args: unknown[]): Promise<number> => {
