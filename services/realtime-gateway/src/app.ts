@@ -226,38 +226,39 @@ export async function buildApp(dependencies: RealtimeGatewayDependencies): Promi
 }
 
 /**
- * The streams adapter sends its ephemeral messages (fetchSockets' requests, as collab:users' list makes) with PUBLISH
- * and drops the promise: one refused (Redis closed while the app closes, or down past its retries) would be an
- * unhandled rejection, which ends the process. Each publish's failure is observed here (logged) and still reaches a
- * caller that awaits it.
- */
-/**
- * The streams adapter subscribes each namespace's channels on a client it duplicates from this one, and drops the
- * promise: an app closed before a SUBSCRIBE was answered (an instance stopped a moment after it started) left one
- * unhandled rejection per namespace ("Connection is closed.", CI run F4 of 2026-12-02). Each duplicate's subscribe is
- * observed here (logged) and still reaches a caller that awaits it.
+ * The streams adapter sends its ephemeral messages (fetchSockets' requests, as collab:users' list makes) with PUBLISH,
+ * and subscribes each namespace's channels on a client it duplicates from this one, and drops both promises: one
+ * refused (Redis closed while the app closes, or down past its retries) would be an unhandled rejection, which ends
+ * the process; an app closed before a SUBSCRIBE was answered (an instance stopped a moment after it started) left one
+ * per namespace ("Connection is closed.", CI run F4 of 2026-12-02). Each failure is observed here (logged) and still
+ * reaches a caller that awaits it.
  */
 export function observeSubscriptions(redis: Redis, log: FastifyBaseLogger): void {
   const duplicate = redis.duplicate.bind(redis)
   redis.duplicate = ((...args: Parameters<Redis['duplicate']>): Redis => {
     const client = duplicate(...args)
-    const subscribe = client.subscribe.bind(client) as (...args: unknown[]) => Promise<unknown>
-    const observed = (...args: unknown[]): Promise<unknown> => {
-      const made = subscribe(...args)
-      made.catch((err: unknown) => log.debug({ err }, 'realtime adapter: a subscription was not made'))
-      return made
-    }
-    client.subscribe = observed as unknown as Redis['subscribe']
+    observeCommand(client, 'subscribe', log, 'a subscription was not made')
     return client
   }) as Redis['duplicate']
 }
 
+/** The same for PUBLISH on the adapter's own client (observeSubscriptions). */
 function observePublishes(redis: Redis, log: FastifyBaseLogger): void {
-  const publish = redis.publish.bind(redis) as (...args: unknown[]) => Promise<number>
-  const observed = (...args: unknown[]): Promise<number> => {
-    const sent = publish(...args)
-    sent.catch((err: unknown) => log.debug({ err }, 'realtime adapter: a publish failed'))
+  observeCommand(redis, 'publish', log, 'a publish failed')
+}
+
+/** Replaces `client[command]` by one that logs its refusal at debug and returns the same promise. */
+function observeCommand(
+  client: Redis,
+  command: 'publish' | 'subscribe',
+  log: FastifyBaseLogger,
+  failure: string,
+): void {
+  const send = (client[command] as (...args: unknown[]) => Promise<unknown>).bind(client)
+  const observed = (...args: unknown[]): Promise<unknown> => {
+    const sent = send(...args)
+    sent.catch((err: unknown) => log.debug({ err }, `realtime adapter: ${failure}`))
     return sent
   }
-  redis.publish = observed as unknown as Redis['publish']
+  ;(client as unknown as Record<string, unknown>)[command] = observed
 }
