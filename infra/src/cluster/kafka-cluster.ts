@@ -21,11 +21,10 @@ import {
 import { kafkaClient } from '../probes.ts'
 import { run, waitFor } from '../processes.ts'
 import type { CertificateAuthority } from '../secure/certificates.ts'
-import { instanceCredentials } from '../secure/engine.ts'
 import {
-  kafkaAdminUser,
   kafkaServerCertificateName,
   type SecureKafkaPorts,
+  scramAccess,
   scramFormatArgs,
   secureKafkaListeners,
 } from '../secure/kafka.ts'
@@ -295,7 +294,7 @@ export async function startKafkaCluster(
 
 /**
  * What a client of the cluster is given: KAFKA_BROKERS, and on a secure cluster the SASL_SSL variables of the
- * administrator or of a principal (SCRAM-SHA-512, TLS against the CA), with the passwords kept in `secure.dir`.
+ * administrator or of a principal (scramAccess: SCRAM-SHA-512, TLS against the CA, passwords kept in `secure.dir`).
  */
 function clusterAccess(
   brokers: string,
@@ -311,25 +310,5 @@ function clusterAccess(
       adminEnv: () => ({ KAFKA_BROKERS: brokers }),
       envFor: () => ({ KAFKA_BROKERS: brokers }),
     }
-  const passwords = instanceCredentials(secure.dir, [kafkaAdminUser, ...secure.principals])
-  const envOf = (user: string): Record<string, string> => {
-    const password = passwords[user]
-    if (password === undefined) throw new Error(`the secure Kafka cluster has no principal '${user}'`)
-    return {
-      KAFKA_BROKERS: brokers,
-      KAFKA_TLS: 'true',
-      KAFKA_TLS_CA: secure.ca.caFile,
-      KAFKA_SASL_MECHANISM: 'scram-sha-512',
-      KAFKA_SASL_USERNAME: user,
-      KAFKA_SASL_PASSWORD: password,
-    }
-  }
-  return {
-    passwords,
-    adminEnv: () => envOf(kafkaAdminUser),
-    envFor: (principal) => {
-      if (principal === kafkaAdminUser) throw new Error(`'${principal}' is the cluster's administrator`)
-      return envOf(principal)
-    },
-  }
+  return scramAccess(secure, brokers)
 }

@@ -213,22 +213,35 @@ export function secureKafkaAccess(
   options: SecureEngineOptions<SecureKafkaPorts>,
 ): SecureEngineAccess & Pick<SecureKafkaInstance, 'brokers'> {
   const { dir, ca, host, ports, principals } = options
-  const passwords = instanceCredentials(dir, [kafkaAdminUser, ...principals])
   const brokers = { sasl: hostPort(host, ports.sasl), mtls: hostPort(host, ports.mtls) }
+  const { envFor, adminEnv } = scramAccess({ dir, ca, principals }, brokers.sasl)
+  return { brokers, envFor, adminEnv }
+}
+
+/**
+ * The variables a SCRAM user of `brokers` (a SASL_SSL listener list) is given: TLS against the CA, SCRAM-SHA-512 as
+ * a principal or as the administrator, with the passwords made on first use and kept in `dir`'s credentials.json.
+ * One machine's secure Kafka (secureKafkaAccess) and the cluster's brokers (startKafkaCluster) both.
+ */
+export function scramAccess(
+  options: Pick<SecureEngineOptions<SecureKafkaPorts>, 'dir' | 'ca' | 'principals'>,
+  brokers: string,
+): SecureEngineAccess & { passwords: Readonly<Record<string, string>> } {
+  const passwords = instanceCredentials(options.dir, [kafkaAdminUser, ...options.principals])
   const envOf = (user: string): Record<string, string> => {
     const password = passwords[user]
     if (password === undefined) throw new Error(`secure Kafka: '${user}' is not one of its principals`)
     return {
-      KAFKA_BROKERS: brokers.sasl,
+      KAFKA_BROKERS: brokers,
       KAFKA_TLS: 'true',
-      KAFKA_TLS_CA: ca.caFile,
+      KAFKA_TLS_CA: options.ca.caFile,
       KAFKA_SASL_MECHANISM: 'scram-sha-512',
       KAFKA_SASL_USERNAME: user,
       KAFKA_SASL_PASSWORD: password,
     }
   }
   return {
-    brokers,
+    passwords,
     envFor: (principal) => {
       if (principal === kafkaAdminUser)
         throw new Error(`secure Kafka: '${principal}' is not one of its principals`)
