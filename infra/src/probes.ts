@@ -117,21 +117,16 @@ export async function provisionServiceRoles(
   passwords: Readonly<Record<string, string>>,
 ): Promise<void> {
   const services = Object.keys(passwords)
-  for (const service of services) {
+  for (const service of services)
     if (!Object.hasOwn(databaseOfService, service))
       throw new Error(`'${service}' is not a service with a database`)
-    if (!rolePasswordPattern.test(passwords[service] ?? ''))
-      throw new Error(`the password of '${service}' must be 16 to 256 base64url characters`)
-  }
+  assertRolePasswords(passwords)
   const sql = postgresClient(adminUrl, { max: 1, connect_timeout: 5, ...quiet })
   try {
     for (const service of services) {
       const role = quoteIdentifier(service)
       const database = databaseOf(service)
-      // the verifier is base64 and `$:`: a literal without quotes to escape
-      const rights = `login nosuperuser nocreatedb nocreaterole noreplication nobypassrls password '${scramVerifier(passwords[service] ?? '')}'`
-      const [roleExists] = await sql`select 1 from pg_roles where rolname = ${service}`
-      await sql.unsafe(`${roleExists ? 'alter' : 'create'} role ${role} with ${rights}`)
+      await setLoginRole(sql, service, passwords[service] ?? '')
       const [databaseExists] = await sql`select 1 from pg_database where datname = ${database}`
       try {
         if (databaseExists) await sql.unsafe(`alter database ${quoteIdentifier(database)} owner to ${role}`)
@@ -162,6 +157,39 @@ export async function provisionServiceRoles(
   } finally {
     await sql.end({ timeout: 2 })
   }
+}
+
+/**
+ * A login role per entry of `passwords` (role name → password) with the rights provisionServiceRoles gives and
+ * nothing else, created when missing, its password set again when present: where the databases are made later and
+ * given to the roles then (the cluster's runs, infra/src/cluster/postgres-cluster.ts).
+ */
+export async function provisionLoginRoles(
+  adminUrl: string,
+  passwords: Readonly<Record<string, string>>,
+): Promise<void> {
+  assertRolePasswords(passwords)
+  if (Object.keys(passwords).length === 0) return
+  const sql = postgresClient(adminUrl, { max: 1, connect_timeout: 5, ...quiet })
+  try {
+    for (const [name, password] of Object.entries(passwords)) await setLoginRole(sql, name, password)
+  } finally {
+    await sql.end({ timeout: 2 })
+  }
+}
+
+function assertRolePasswords(passwords: Readonly<Record<string, string>>): void {
+  for (const [name, password] of Object.entries(passwords))
+    if (!rolePasswordPattern.test(password))
+      throw new Error(`the password of '${name}' must be 16 to 256 base64url characters`)
+}
+
+/** Creates or alters the login role `name`: the SCRAM verifier of `password`, no superuser, CREATEDB, CREATEROLE, replication or BYPASSRLS. */
+async function setLoginRole(sql: postgres.Sql, name: string, password: string): Promise<void> {
+  // the verifier is base64 and `$:`: a literal without quotes to escape
+  const rights = `login nosuperuser nocreatedb nocreaterole noreplication nobypassrls password '${scramVerifier(password)}'`
+  const [roleExists] = await sql`select 1 from pg_roles where rolname = ${name}`
+  await sql.unsafe(`${roleExists ? 'alter' : 'create'} role ${quoteIdentifier(name)} with ${rights}`)
 }
 
 /** What editPostgresUrl may change in a server's URL. */

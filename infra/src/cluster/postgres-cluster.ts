@@ -10,7 +10,7 @@ import type postgres from 'postgres'
 import type { Progress } from '../native/engine.ts'
 import { PASSWORD, SUPERUSER, serverAccount } from '../native/postgres.ts'
 import { clusterRoot, debianPostgresBin, patroniCommand } from '../prepare/patroni.ts'
-import { postgresClient } from '../probes.ts'
+import { postgresClient, provisionLoginRoles } from '../probes.ts'
 import { errorText, run, waitFor } from '../processes.ts'
 import type { CertificateAuthority, IssuedCertificate } from '../secure/certificates.ts'
 import { instanceCredentials } from '../secure/engine.ts'
@@ -352,7 +352,7 @@ export async function startPostgresCluster(
     await first?.start()
     await Promise.all(others.map((node) => node.start()))
     await waitReplicating()
-    await createRoles(cluster.url('postgres'), rolePasswords)
+    await provisionLoginRoles(cluster.url('postgres'), rolePasswords)
   } catch (error) {
     await Promise.all(nodes.map((node) => node.stop().catch(() => {})))
     throw new Error(
@@ -360,24 +360,6 @@ export async function startPostgresCluster(
     )
   }
   return cluster
-}
-
-/**
- * A login role per principal with its password (SCRAM: the server stores a verifier, password_encryption), nothing
- * more: its service's database is given to it when made.
- */
-async function createRoles(url: string, passwords: Readonly<Record<string, string>>): Promise<void> {
-  if (Object.keys(passwords).length === 0) return
-  const sql = postgresClient(url, { max: 1, connect_timeout: 5, ...quiet })
-  try {
-    for (const [role, password] of Object.entries(passwords)) {
-      // a role name and a password made of [A-Za-z0-9_-] (instanceCredentials, assertPrincipals): nothing to escape
-      // in the literal, which `create role` cannot take as a parameter
-      await sql.unsafe(`create role "${role}" login password '${password}'`)
-    }
-  } finally {
-    await sql.end({ timeout: 2 })
-  }
 }
 
 /** Runs statements on one server over a connection of their own (`tlsQuery`: the URL's TLS parameters, or ''). */
