@@ -86,13 +86,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const secureDir = join(layoutFromEnv().componentDir('cluster'), prefix, 'secure')
     rmSync(secureDir, { recursive: true, force: true })
     const ca = options.secure ? await certificateAuthority(join(secureDir, 'ca')) : undefined
+    // each engine's principals: the services (read from services/ once)
+    const principals = securePrincipals()
     const kafka = await startKafkaCluster(hosts, {
       prefix,
       ...(ca
         ? {
             secure: {
               ca,
-              principals: securePrincipals().kafka,
+              principals: principals.kafka,
               dir: join(secureDir, 'kafka'),
             },
           }
@@ -106,7 +108,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       prefix,
       progress: log,
       ...(ca
-        ? { tls: ca, roles: { principals: securePrincipals().postgres, dir: join(secureDir, 'postgres') } }
+        ? { tls: ca, roles: { principals: principals.postgres, dir: join(secureDir, 'postgres') } }
         : {}),
       consulAddrOf: (host) => new URL(consul.httpAddrOf(host)).host,
     })
@@ -158,7 +160,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           ? {
               serviceEnv: (service: string) => ({
                 ...kafka.envFor(service),
-                ...(securePrincipals().postgres.includes(service)
+                ...(principals.postgres.includes(service)
                   ? { DATABASE_URL: postgres.roleUrl(service, 'postgres') }
                   : {}),
               }),
