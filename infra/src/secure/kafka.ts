@@ -244,7 +244,7 @@ export function scramAccess(
     passwords,
     envFor: (principal) => {
       if (principal === kafkaAdminUser)
-        throw new Error(`secure Kafka: '${principal}' is not one of its principals`)
+        throw new Error(`secure Kafka: '${principal}' is not one of its principals (it is the administrator)`)
       return envOf(principal)
     },
     adminEnv: () => envOf(kafkaAdminUser),
