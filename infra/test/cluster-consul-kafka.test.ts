@@ -1,8 +1,8 @@
 // Consul servers, Kafka nodes and Redis across three hosts (network namespaces on this machine): one catalog seen from
 // every agent, a leader kept when a host loses power, acks=all writes and a consumer group that outlive the broker
 // leading most partitions, Redis' primary replaced by its replica when it dies, and the lost members rejoining. Kafka
-// runs secure, as the cluster campaign's does: SASL_SSL, a SCRAM user per service, TLS from a CA made here. Needs
-// root; brings everything up on prefix mrdck.
+// and Redis run secure, as the cluster campaign's do: Kafka SASL_SSL with a SCRAM user per service, Redis TLS only with
+// an ACL user per service, from a CA made here. Needs root; brings everything up on prefix mrdck.
 import { randomUUID } from 'node:crypto'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -34,6 +34,7 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   let consul: ConsulCluster
   let kafka: KafkaCluster
   let redis: ClusterRedis
+  let caFile: string
   const namespace = `ck-${randomUUID().slice(0, 8)}.`
   let topics: string[] = []
 
@@ -49,8 +50,12 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
         prefix,
         secure: { ca, principals: ['order', 'payment'], dir: join(secureDir, 'kafka') },
       }),
-      startClusterRedis({ primary: h1, replica: h2, sentinels: hosts.hosts }, { prefix }),
+      startClusterRedis(
+        { primary: h1, replica: h2, sentinels: hosts.hosts },
+        { prefix, secure: { ca, principals: ['order', 'payment'], dir: join(secureDir, 'redis') } },
+      ),
     ])
+    caFile = ca.caFile
     await Promise.all([consul.waitForLeader(), kafka.waitHealthy()])
   }, scaledMs(150_000))
 
@@ -259,32 +264,82 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   })
 
   describe('Redis', () => {
+    /** redis-cli on host n over TLS against the cluster's CA (a user and password when given), its answer trimmed. */
+    const cliOn = async (n: number, args: string[], user?: { name: string; password: string }) =>
+      (
+        await host(n).run('redis-cli', [
+          '--tls',
+          '--cacert',
+          caFile,
+          ...(user ? ['--user', user.name, '--pass', user.password, '--no-auth-warning'] : []),
+          ...args,
+        ])
+      ).trim()
     /** What h3's sentinel answers, from h3, for the primary's address: its host and port, a line each. */
     const primaryNamedOnH3 = () =>
-      host(3).run('redis-cli', [
-        '-h',
-        host(3).address,
-        '-p',
-        '26379',
-        'sentinel',
-        'get-master-addr-by-name',
-        redis.name,
-      ])
+      cliOn(3, ['-h', host(3).address, '-p', '26379', 'sentinel', 'get-master-addr-by-name', redis.name])
+    /** A service's user (from its REDIS_URL) as redis-cli takes it. */
+    const userOf = (service: string) => {
+      const url = new URL(redis.envFor(service).REDIS_URL ?? '')
+      return { name: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
+    }
+    const admin = () => ({
+      name: redis.serverAccess.username ?? '',
+      password: redis.serverAccess.password ?? '',
+    })
 
-    it("when the set runs, then the primary answers on h1's address, from the machine and from another host, and the sentinels name it", async () => {
-      expect(redis.url).toBe(`redis://${host(1).address}:6379`)
-      expect(await redisVersion(redis.url)).toMatch(/^Redis \d/)
-      expect((await host(3).run('redis-cli', ['-h', host(1).address, 'ping'])).trim()).toBe('PONG')
+    it("when the set runs, then the primary answers on h1's address over TLS as a user, from the machine and from another host, and the sentinels name it", async () => {
+      expect(redis.url).toMatch(
+        new RegExp(`^rediss://admin:[^@]+@${host(1).address.replaceAll('.', '\\.')}:6379$`),
+      )
+      expect(await redisVersion(redis.url, redis.serverAccess.tls)).toMatch(/^Redis \d/)
+      expect(await cliOn(3, ['-h', host(1).address, 'ping'], userOf('order'))).toBe('PONG')
       const named = await primaryNamedOnH3()
-      expect(named.trim().split('\n')).toEqual([host(1).address, '6379'])
+      expect(named.split('\n')).toEqual([host(1).address, '6379'])
+    })
+
+    it('when a client comes in plaintext, without a user, or as a service outside its keys, then the server refuses it', async () => {
+      /** redis-cli's answer, or its error (it exits non-zero on a refusal) */
+      const answerOn = (n: number, args: string[], user?: { name: string; password: string }) =>
+        cliOn(n, args, user).catch((error: unknown) => (error as Error).message)
+      // no plaintext port: redis-cli without --tls gets no answer
+      const plaintext = await host(3)
+        .run('redis-cli', ['-h', host(1).address, '-p', '6379', 'ping'])
+        .catch((error: unknown) => (error as Error).message)
+      expect(plaintext).not.toMatch(/^PONG$/)
+      expect(plaintext).toMatch(/error|closed|reset/i)
+      // the default user is off; a wrong password
+      expect(await answerOn(3, ['-h', host(1).address, 'ping'])).toMatch(/NOAUTH/)
+      expect(
+        await answerOn(3, ['-h', host(1).address, 'ping'], {
+          name: 'order',
+          password: 'not-its-password-1234',
+        }),
+      ).toMatch(/WRONGPASS/)
+      // order's user on its own keys, and refused payment's
+      expect(await answerOn(3, ['-h', host(1).address, 'set', 'order:ck', 'mine'], userOf('order'))).toBe(
+        'OK',
+      )
+      expect(
+        await answerOn(3, ['-h', host(1).address, 'set', 'payment:ck', 'not mine'], userOf('order')),
+      ).toMatch(/NOPERM/)
+      expect(await cliOn(3, ['-h', host(1).address, 'exists', 'payment:ck'], admin())).toBe('0')
     })
 
     it(
-      "when the primary's process on h1 dies, then the sentinels promote h2's replica, a client through them goes on with what was acknowledged, and h1's comes back as a replica",
+      "when the primary's process on h1 dies, then the sentinels promote h2's replica, a service's client through them goes on with what was acknowledged, and h1's comes back as a replica",
       async () => {
+        // as a service's client is made (service-kit's createRedis): its user, TLS to the sentinels and the servers
+        const { name: username, password } = userOf('order')
+        const tls = redis.serverAccess.tls ?? {}
         const client = new Redis({
           sentinels: redis.sentinelAddresses,
           name: redis.name,
+          username,
+          password,
+          enableTLSForSentinelMode: true,
+          sentinelTLS: tls,
+          tls,
           maxRetriesPerRequest: 2,
           connectTimeout: 2000,
         })
@@ -297,13 +352,13 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
           await eventually(
             "h2's replica linked to h1's primary",
             async () =>
-              (await replicationOf({ host: host(2).address, port: 6379 })).includes(
+              (await replicationOf({ host: host(2).address, port: 6379 }, redis.serverAccess)).includes(
                 'master_link_status:up',
               ) || undefined,
           )
           await eventually('a write the replica acknowledges', async () => {
             try {
-              await client.set('ck:before', 'acknowledged')
+              await client.set('order:ck-before', 'acknowledged')
               return (await client.call('WAIT', '1', '2000')) === 1 || undefined
             } catch (error) {
               errors.push(`(${(error as Error).message})`)
@@ -322,24 +377,26 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
           })
           await eventually('a write through the same client', async () => {
             try {
-              return (await client.set('ck:after', 'written')) === 'OK' || undefined
+              return (await client.set('order:ck-after', 'written')) === 'OK' || undefined
             } catch {
               return undefined
             }
           })
-          expect(await client.get('ck:before')).toBe('acknowledged')
+          expect(await client.get('order:ck-before')).toBe('acknowledged')
 
           // restarted empty (nothing kept on disk), the old primary is made a replica of the new one, and copies it
           await primary.start()
           await eventually("h1's server a replica of h2's, its link up", async () => {
-            const info = await replicationOf({ host: host(1).address, port: 6379 }).catch(() => '')
+            const info = await replicationOf({ host: host(1).address, port: 6379 }, redis.serverAccess).catch(
+              () => '',
+            )
             const linked =
               info.includes('role:slave') &&
               info.includes(`master_host:${host(2).address}`) &&
               info.includes('master_link_status:up')
             return linked || undefined
           })
-          expect((await host(1).run('redis-cli', ['get', 'ck:after'])).trim()).toBe('written')
+          expect(await cliOn(1, ['-h', host(1).address, 'get', 'order:ck-after'], admin())).toBe('written')
         } finally {
           client.disconnect()
         }

@@ -113,8 +113,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       consulAddrOf: (host) => new URL(consul.httpAddrOf(host)).host,
     })
     log(`postgres: Patroni on every host, primary on ${(await postgres.waitPrimary()).name}`)
-    const redis = await startClusterRedis({ primary: h1, replica: h2, sentinels: hosts }, { prefix })
-    log(`redis: primary on ${h1.name}, replica on ${h2.name}, a sentinel on each host`)
+    const redis = await startClusterRedis(
+      { primary: h1, replica: h2, sentinels: hosts },
+      {
+        prefix,
+        ...(ca ? { secure: { ca, principals: principals.redis, dir: join(secureDir, 'redis') } } : {}),
+      },
+    )
+    log(
+      `redis: primary on ${h1.name}, replica on ${h2.name}, a sentinel on each host${options.secure ? ' (TLS only, an ACL user per service)' : ''}`,
+    )
     log(
       `cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s (state in ${join(layoutFromEnv().componentDir('cluster'), prefix)})`,
     )
@@ -146,8 +154,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         // on a secure cluster the administrator's TLS and SCRAM user (KAFKA_TLS, KAFKA_TLS_CA, KAFKA_SASL_*)
         ...kafka.adminEnv(),
         CONSUL_HTTP_ADDR: consul.httpAddrOf(h1),
-        // the services find the primary through the sentinels (REDIS_URL: the primary at the start, for scripts)
+        // the services find the primary through the sentinels (REDIS_URL: the primary at the start, for scripts; on
+        // a secure cluster rediss:// as the administrator, and REDIS_TLS_CA)
         REDIS_URL: redis.url,
+        ...redis.adminEnv(),
         REDIS_SENTINELS: redis.sentinels,
         REDIS_NAME: redis.name,
       },
@@ -160,6 +170,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           ? {
               serviceEnv: (service: string) => ({
                 ...kafka.envFor(service),
+                ...(principals.redis.includes(service) ? redis.envFor(service) : {}),
                 ...(principals.postgres.includes(service)
                   ? { DATABASE_URL: postgres.roleUrl(service, 'postgres') }
                   : {}),

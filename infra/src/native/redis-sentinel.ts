@@ -4,6 +4,7 @@
 // or host dies, two sentinels agree it is down and promote the replica.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { ConnectionOptions } from 'node:tls'
 import { Redis } from 'ioredis'
 import { redisVersion } from '../probes.ts'
 import { errorText, isAlive, startDaemon, stopPid, waitFor } from '../processes.ts'
@@ -44,26 +45,74 @@ export interface RedisSentinelSet {
 
 export const defaultSentinelName = 'meridian'
 
+/**
+ * How a member of a secure set is reached (the cluster's, infra/src/cluster/redis.ts): over TLS, and on a server as a
+ * user of its ACL. Unset: plaintext as the default user.
+ */
+export interface RedisMemberAccess {
+  tls?: ConnectionOptions
+  username?: string
+  password?: string
+}
+
+/** A secure set's sentinel: TLS only, its certificate, and the user it logs in to the servers as. */
+export interface SecureSentinelSettings {
+  certFile: string
+  keyFile: string
+  caFile: string
+  user: string
+  password: string
+}
+
+const accessOptions = (access: RedisMemberAccess = {}) => ({
+  ...(access.tls ? { tls: access.tls } : {}),
+  ...(access.username ? { username: access.username } : {}),
+  ...(access.password ? { password: access.password } : {}),
+})
+
 /** `host:port`, an IPv6 address in brackets: an entry of REDIS_SENTINELS. */
 export const addressText = ({ host, port }: RedisAddress) =>
   host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
 
-/** The sentinels' own configuration: a sentinel rewrites its file (what it learns), so each has one of its own. */
+/**
+ * The sentinels' own configuration: a sentinel rewrites its file (what it learns), so each has one of its own. With
+ * `secure`: TLS only on its port (to clients, to the other sentinels and to the servers, tls-replication), logging in
+ * to the servers as `secure.user`.
+ */
 export function sentinelConfig(
   self: RedisAddress,
   dir: string,
   options: Required<Pick<RedisSentinelSetOptions, 'name' | 'downAfterMs' | 'failoverTimeoutMs'>> & {
     primary: RedisAddress
+    secure?: SecureSentinelSettings
   },
 ): string {
+  const { secure } = options
   return [
-    `port ${self.port}`,
+    ...(secure
+      ? [
+          'port 0',
+          `tls-port ${self.port}`,
+          `tls-cert-file ${secure.certFile}`,
+          `tls-key-file ${secure.keyFile}`,
+          `tls-ca-cert-file ${secure.caFile}`,
+          // the servers and the other sentinels are reached over TLS too, and the port announced is this one
+          'tls-replication yes',
+          'tls-auth-clients optional',
+        ]
+      : [`port ${self.port}`]),
     `bind ${self.host}`,
     `dir ${dir}`,
     'daemonize no',
     // the members are named by address: no name to resolve, and an address announced as given
     'sentinel resolve-hostnames no',
     `sentinel monitor ${options.name} ${options.primary.host} ${options.primary.port} 2`,
+    ...(secure
+      ? [
+          `sentinel auth-user ${options.name} ${secure.user}`,
+          `sentinel auth-pass ${options.name} ${secure.password}`,
+        ]
+      : []),
     `sentinel down-after-milliseconds ${options.name} ${options.downAfterMs}`,
     `sentinel failover-timeout ${options.name} ${options.failoverTimeoutMs}`,
     `sentinel parallel-syncs ${options.name} 1`,
@@ -72,10 +121,15 @@ export function sentinelConfig(
 }
 
 /** Asks one sentinel where the primary is; throws when it cannot say. */
-async function askSentinel(sentinel: RedisAddress, name: string): Promise<RedisAddress> {
+export async function askSentinel(
+  sentinel: RedisAddress,
+  name: string,
+  access?: RedisMemberAccess,
+): Promise<RedisAddress> {
   const client = new Redis({
     host: sentinel.host,
     port: sentinel.port,
+    ...accessOptions(access),
     lazyConnect: true,
     connectTimeout: 2000,
     maxRetriesPerRequest: 0,
@@ -175,10 +229,11 @@ export async function startRedisSentinelSet(options: RedisSentinelSetOptions): P
 }
 
 /** INFO replication of one server: its role, and for a replica its link to the primary. */
-export async function replicationOf(member: RedisAddress): Promise<string> {
+export async function replicationOf(member: RedisAddress, access?: RedisMemberAccess): Promise<string> {
   const client = new Redis({
     host: member.host,
     port: member.port,
+    ...accessOptions(access),
     lazyConnect: true,
     maxRetriesPerRequest: 0,
   })
@@ -192,8 +247,8 @@ export async function replicationOf(member: RedisAddress): Promise<string> {
 }
 
 /** Resolves once the replica's link to its primary is up (its copy made), throws until then: a readiness check. */
-export async function replicaHoldsCopy(replica: RedisAddress): Promise<void> {
-  if (!/master_link_status:up/.test(await replicationOf(replica)))
+export async function replicaHoldsCopy(replica: RedisAddress, access?: RedisMemberAccess): Promise<void> {
+  if (!/master_link_status:up/.test(await replicationOf(replica, access)))
     throw new Error('its link to the primary is not up yet')
 }
 
@@ -201,8 +256,12 @@ export async function replicaHoldsCopy(replica: RedisAddress): Promise<void> {
  * Resolves once the sentinel sees a replica and the two other sentinels, throws until then: a readiness check. From
  * then on it can take part in a failover (two of three must agree the primary is down).
  */
-export async function sentinelSeesSet(sentinel: RedisAddress, name: string): Promise<void> {
-  const seen = await sentinelView(sentinel, name)
+export async function sentinelSeesSet(
+  sentinel: RedisAddress,
+  name: string,
+  access?: RedisMemberAccess,
+): Promise<void> {
+  const seen = await sentinelView(sentinel, name, access)
   if (seen.replicas < 1 || seen.sentinels < 2)
     throw new Error(`it sees ${seen.replicas} replica(s) and ${seen.sentinels} other sentinel(s)`)
 }
@@ -211,10 +270,12 @@ export async function sentinelSeesSet(sentinel: RedisAddress, name: string): Pro
 export async function sentinelView(
   sentinel: RedisAddress,
   name: string,
+  access?: RedisMemberAccess,
 ): Promise<{ replicas: number; sentinels: number }> {
   const client = new Redis({
     host: sentinel.host,
     port: sentinel.port,
+    ...accessOptions(access),
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,

@@ -79,6 +79,43 @@ export function redisAclLines(options: RedisAclOptions): string[] {
   ]
 }
 
+/** The user a replica logs in to its primary as (masteruser), where the servers replicate (the cluster's set). */
+export const redisReplicationUser = 'replication'
+/** The user the sentinels log in to the servers as (sentinel auth-user). */
+export const redisSentinelUser = 'sentinel'
+
+/**
+ * The two users a replicated set adds to the aclfile: the replica's (PSYNC, REPLCONF, PING only) and the sentinels'
+ * (what Redis' documentation lists for them: watching, announcing on their channels, promoting, reconfiguring),
+ * neither with any key.
+ */
+export function redisReplicationAclLines(passwordRule: (user: string) => string): string[] {
+  return [
+    userLine(redisReplicationUser, passwordRule(redisReplicationUser), [
+      '-@all',
+      '+psync',
+      '+replconf',
+      '+ping',
+    ]),
+    userLine(redisSentinelUser, passwordRule(redisSentinelUser), [
+      '&*',
+      '-@all',
+      '+multi',
+      '+slaveof',
+      '+ping',
+      '+exec',
+      '+subscribe',
+      '+config|rewrite',
+      '+role',
+      '+publish',
+      '+info',
+      '+client|setname',
+      '+client|kill',
+      '+script|kill',
+    ]),
+  ]
+}
+
 /** The lines with placeholders for the passwords (`><service>-password`), as docs/how-to/deploying.md shows them. */
 export function redisAclTemplate(services: readonly string[], prefixes?: Partial<RedisPrefixes>): string[] {
   return redisAclLines({

@@ -286,7 +286,12 @@ export function secureServiceEnv(
   const own = machine.serviceEnv(service)
   // its standing database's variable would name another database than the run's
   const { [`${service.toUpperCase().replaceAll('-', '_')}_DATABASE_URL`]: _standing, ...rest } = own
-  return rest.REDIS_URL ? { ...rest, REDIS_URL: withRedisDatabase(rest.REDIS_URL, redisDatabase) } : rest
+  return onRedisDatabase(rest, redisDatabase)
+}
+
+/** A service's own variables with its REDIS_URL (when it has one) on the run's database number. */
+function onRedisDatabase(env: Record<string, string>, redisDatabase: number): Record<string, string> {
+  return env.REDIS_URL ? { ...env, REDIS_URL: withRedisDatabase(env.REDIS_URL, redisDatabase) } : env
 }
 
 export async function startSystem(options: SystemOptions = {}): Promise<MeridianSystem> {
@@ -551,8 +556,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     }
 
     const authInstances = [...members.values()].filter((member) => member.service.name === identityProvider)
+    // each service logs in to the engines as itself: one machine's secure engines, or a secure cluster's
+    const ownUsers = secure !== undefined || options.cluster?.serviceEnv !== undefined
     const sharedEnv: NodeJS.ProcessEnv = {
-      ...(secure || options.cluster?.serviceEnv ? withoutEngineCredentials(baseEnv) : baseEnv),
+      ...(ownUsers ? withoutEngineCredentials(baseEnv) : baseEnv),
       ...systemSettings,
       ...production,
       // the run's own: its services call each other's /internal/ routes with it, never with the public default
@@ -562,12 +569,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
 
       ...options.settings,
       // on secure engines each service's own user, below
-      ...(secure ? {} : { REDIS_URL: redisUrl }),
+      ...(ownUsers ? {} : { REDIS_URL: redisUrl }),
       KAFKA_NAMESPACE: kafkaNamespace,
       // the realtime channel's Redis keys and adapter stream: the run's own, as its topics are; on secure engines the
       // declared default, the only one realtime-gateway's ACL user may touch (the run's database number keeps its keys
-      // apart, not its channels: two runs at once on one secure Redis would hear each other's adapter messages)
-      ...(secure ? {} : { REALTIME_REDIS_PREFIX: `${runId}:realtime:` }),
+      // apart, not its channels: two runs at once on one secure Redis would hear each other's adapter messages; a
+      // cluster's Redis serves one run)
+      ...(ownUsers ? {} : { REALTIME_REDIS_PREFIX: `${runId}:realtime:` }),
       // the provider is the simulator, which speaks Stripe's API: its keys are the defaults, or in production the run's
       STRIPE_API_BASE: simulator.url,
       // every instance of auth: a key is read from the next when one is down
@@ -589,7 +597,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
       const name = member.service.name
       const own = secure
         ? secureServiceEnv(secure, name, redisDatabase)
-        : (options.cluster?.serviceEnv?.(name) ?? {})
+        : onRedisDatabase(options.cluster?.serviceEnv?.(name) ?? {}, redisDatabase)
       if (member.service.hasDatabase) {
         const ownUrl = own.DATABASE_URL
         member.database = await createRunDatabase(

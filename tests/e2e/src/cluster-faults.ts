@@ -3,7 +3,7 @@
 // the window it was broken in (the "during" phase; what follows is "after").
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Cluster, HostEngine } from '@meridian/infra/cluster'
-import { replicationOf } from '@meridian/infra/redis-sentinel'
+import { type RedisMemberAccess, replicationOf } from '@meridian/infra/redis-sentinel'
 import type { MeridianSystem } from '@meridian/infra/system'
 import { eventually, scaledMs } from '@meridian/testkit'
 
@@ -206,7 +206,8 @@ export const clusterFaults: ClusterFault[] = [
       await sleep(leadMs)
       const { primary: first, replica: second } = cluster.redis.servers
       // after an earlier failover the servers have swapped roles: the sentinels' primary is the one that says so
-      const primary = (await roleOf(first)) === 'master' ? first : second
+      const access = cluster.redis.serverAccess
+      const primary = (await roleOf(first, access)) === 'master' ? first : second
       const replica = primary === first ? second : first
       const pid = primary.pid()
       if (pid === undefined) throw new Error(`no running Redis primary on ${primary.host.name}`)
@@ -215,7 +216,7 @@ export const clusterFaults: ClusterFault[] = [
       say(`redis primary on ${primary.host.name} (pid ${pid}) killed`)
       await eventually(
         `the sentinels promote ${replica.host.name}'s replica`,
-        async () => (await roleOf(replica)) === 'master',
+        async () => (await roleOf(replica, access)) === 'master',
         scaledMs(60_000),
         250,
       )
@@ -226,7 +227,9 @@ export const clusterFaults: ClusterFault[] = [
       await eventually(
         `${primary.host.name}'s server copies the new primary`,
         async () => {
-          const info = await replicationOf({ host: primary.host.address, port: redisPort }).catch(() => '')
+          const info = await replicationOf({ host: primary.host.address, port: redisPort }, access).catch(
+            () => '',
+          )
           return info.includes('role:slave') && info.includes('master_link_status:up')
         },
         scaledMs(60_000),
@@ -239,7 +242,7 @@ export const clusterFaults: ClusterFault[] = [
 ]
 
 /** A Redis server's role as it answers (INFO replication): 'master', 'slave', or undefined when it does not answer. */
-async function roleOf(server: HostEngine): Promise<string | undefined> {
-  const info = await replicationOf({ host: server.host.address, port: redisPort }).catch(() => '')
+async function roleOf(server: HostEngine, access: RedisMemberAccess): Promise<string | undefined> {
+  const info = await replicationOf({ host: server.host.address, port: redisPort }, access).catch(() => '')
   return /^role:(\w+)/m.exec(info)?.[1]
 }

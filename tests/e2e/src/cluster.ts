@@ -13,8 +13,8 @@
 // Knobs: CLUSTER_RATE (orders/s, 8), CLUSTER_ONLY (comma-separated fault names), CLUSTER_LEAD_S (before, 10),
 // CLUSTER_AFTER_S (after, 15), CLUSTER_REPLICAS (instances of every service, the gateway's too: 2), CLUSTER_PREFIX
 // (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well), CLUSTER_SECURE
-// (Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL over TLS only with a role per service: true; `false`
-// for plaintext).
+// (Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL and Redis over TLS only with a role or ACL user per
+// service: true; `false` for plaintext).
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
