@@ -11,8 +11,8 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'alone/**'],
     fileParallelism: false,
     // in the order vitest gives files it knows nothing of, as before durations were kept: by the kept durations the
-    // upgrade campaign (its own system) went first, beside the API fuzzing, 577 s instead of 167 s, and the console's
-    // demo-seed test failed after it (CI run 17)
+    // upgrade campaign (its own system, in alone/ since) went first, beside the API fuzzing, 577 s instead of 167 s,
+    // and the console's demo-seed test failed after it (CI run 17)
     cache: false,
     ...testTimeouts({ testMs: 180_000, teardownMs: 120_000 }),
     fsModuleCachePath: testModuleCachePath(),

@@ -1,8 +1,8 @@
 // The upgrade campaign's short form (src/upgrade.ts): a system of its own started from the newest release, moved to
 // this tree one instance at a time (order as two instances, so one old and one new share its consumer group for a
 // while), the gateway last, with orders placed through the gateway at 2 per second all along, three shipped orders
-// returned during the moves, and the contract migrations at the end. It runs beside the suite's shared system, which
-// stays idle meanwhile.
+// returned during the moves, and the contract migrations at the end. A file of alone/ (it needs not the suite's shared
+// system): ./scripts/test runs it beside the end-to-end suite, once the API fuzzing has ended.
 import { scaledMs } from '@meridian/testkit'
 import { describe, expect, it } from 'vitest'
 import { report } from '../src/reconcile.ts'
