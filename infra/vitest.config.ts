@@ -7,8 +7,7 @@ import { testCacheDir, testModuleCachePath, testTimeouts } from './src/test-time
 
 /**
  * The clusters' files first: each starts three hosts of engines and runs a minute or more, the rest seconds. Started
- * last (a machine's first run has no timings for vitest to order by), the longest finished a minute and a half after
- * the others. (./scripts/test runs them in a vitest run of their own, beside the others.)
+ * last (a machine's first run has no timings for vitest to order by), the longest finished a minute and a half after the others.
  */
 class ClustersFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

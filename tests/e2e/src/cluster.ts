@@ -14,10 +14,9 @@
 // CLUSTER_AFTER_S (after, 15), CLUSTER_REPLICAS (instances of every service, the gateway's too: 2), CLUSTER_PREFIX
 // (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well), CLUSTER_SECURE
 // (Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL and Redis over TLS only with a role or ACL user per
-// service: true; `false` for plaintext), CLUSTER_LEAD_FILE (a file written when the first fault's lead has ended: the
-// healthy system's "before" latencies are measured; ./scripts/test starts its next phase then).
+// service: true; `false` for plaintext).
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -202,11 +201,6 @@ async function runFault(
   const resyncsBefore = shared.watches.reduce((sum, watch) => sum + watch.resyncs, 0)
   let struck: FaultWindow | undefined
   let failure: unknown
-  const leadFile = process.env.CLUSTER_LEAD_FILE
-  const leadEnded =
-    leadFile && !existsSync(leadFile)
-      ? setTimeout(() => writeFileSync(leadFile, `${fault.name}\n`), leadMs)
-      : undefined
   const striking = fault
     .strike({ cluster, system, topics: shared.topics, say }, leadMs)
     .then((window) => {
@@ -214,7 +208,6 @@ async function runFault(
     })
     .catch((error: unknown) => {
       failure = error
-      clearTimeout(leadEnded)
     })
   try {
     const placed = await placeSteadily({
