@@ -2,7 +2,10 @@
 // makes by itself, the old primary's return, a standby's loss under quorum commit), and the links between hosts through Toxiproxy (latency and
 // loss added and removed). Every connection but a host's own socket is TLS, verified against a CA made here, as the
 // campaign's cluster runs it. Needs root; hosts of the prefix mrdpg.
+
 import { rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -280,6 +283,9 @@ interface EchoResult {
 describe.runIf(isRoot)('links between hosts through Toxiproxy', () => {
   const echoPort = 6379
   let links: Links | undefined
+  // a server on this machine's loopback only, as the machine's Mailpit is: the hosts reach it through a proxy
+  const machineServer = createServer((_request, response) => response.end('the machine answers'))
+  let machinePort = 0
 
   beforeAll(async () => {
     host(2).startDaemon({
@@ -287,12 +293,26 @@ describe.runIf(isRoot)('links between hosts through Toxiproxy', () => {
       args: ['-e', echoServer, host(2).address, String(echoPort)],
       logFile: '/dev/null',
     })
-    links = await startLinks(hosts, { servicePorts: [3000] })
+    await new Promise<void>((resolve) => machineServer.listen(0, '127.0.0.1', resolve))
+    machinePort = (machineServer.address() as AddressInfo).port
+    links = await startLinks(hosts, { servicePorts: [3000], machinePorts: [machinePort] })
   }, scaledMs(60_000))
 
   afterAll(async () => {
     await links?.close()
+    machineServer.close()
   }, scaledMs(30_000))
+
+  it("when a host connects to the machine's port given to the links, then the machine's loopback server answers it; the machine's loopback itself it cannot reach", async () => {
+    if (!links) throw new Error('no links')
+    const through = `http://${hosts.bridgeAddress}:${links.machinePort(machinePort)}/`
+    expect(await host(3).run('curl', ['-sS', '--max-time', '5', through])).toBe('the machine answers')
+    // the host's own loopback is its own: nothing listens there
+    await expect(
+      host(3).run('curl', ['-sS', '--max-time', '5', `http://127.0.0.1:${machinePort}/`]),
+    ).rejects.toThrow()
+    expect(() => links?.machinePort(machinePort + 1)).toThrow(/not one of the machine's ports/)
+  })
 
   const echo = async (from: number, to: number, total: number, window: number, timeoutMs = 60_000) =>
     JSON.parse(

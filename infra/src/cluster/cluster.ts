@@ -26,11 +26,16 @@ export interface ClusterOptions {
   servicePorts?: number[]
   log?: (line: string) => void
   /**
-   * Kafka over SASL_SSL with a SCRAM user per service, and PostgreSQL over TLS only (verify-full) with a login role per
-   * service, given its run's database; a CA made for the cluster (its files in the state folder's `secure/`). Consul
-   * and Redis are still plaintext. Default false.
+   * Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL over TLS only (verify-full) with a login role per
+   * service, given its run's database, and Redis over TLS only with an ACL user per service; a CA made for the cluster
+   * (its files in the state folder's `secure/`). Consul is still plaintext. Default false.
    */
   secure?: boolean
+  /**
+   * the SMTP server notification sends to, on this machine's loopback (`smtp://127.0.0.1:1025`, the machine's
+   * Mailpit): the hosts reach it through a proxy on the bridge address, and Cluster.env's SMTP_URL says where
+   */
+  smtpUrl?: string
 }
 
 export interface Cluster {
@@ -79,7 +84,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let links: Links | undefined
   try {
     log(`hosts ${hosts.map((host) => `${host.name} ${host.address}`).join(', ')} on ${made.bridgeAddress}`)
-    links = await startLinks(made, { servicePorts: options.servicePorts ?? [] })
+    const smtp = options.smtpUrl ? machineSmtp(options.smtpUrl) : undefined
+    links = await startLinks(made, {
+      servicePorts: options.servicePorts ?? [],
+      machinePorts: smtp ? [smtp.port] : [],
+    })
+    const smtpUrl = smtp ? smtp.through(made.bridgeAddress, links.machinePort(smtp.port)) : undefined
     const consul = await startConsulCluster(hosts, { prefix })
     await consul.waitForLeader()
     log('consul: three servers, a leader')
@@ -160,6 +170,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         ...redis.adminEnv(),
         REDIS_SENTINELS: redis.sentinels,
         REDIS_NAME: redis.name,
+        ...(smtpUrl ? { SMTP_URL: smtpUrl } : {}),
       },
       system: {
         hosts: systemHosts,
@@ -192,5 +203,28 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await links?.close().catch(() => {})
     await made.destroy()
     throw error
+  }
+}
+
+/**
+ * An SMTP URL of this machine's loopback, and the same URL with the host and port where the cluster's hosts reach it
+ * (a proxy on the bridge address). Anything but a loopback address is refused: a host reaches no other of the
+ * machine's addresses.
+ */
+function machineSmtp(url: string): { port: number; through(address: string, port: number): string } {
+  const parsed = new URL(url)
+  if (!/^smtps?:$/.test(parsed.protocol) || !['127.0.0.1', 'localhost'].includes(parsed.hostname))
+    throw new Error(
+      `cluster: smtpUrl must be smtp:// on this machine's loopback (got ${parsed.protocol}//${parsed.host})`,
+    )
+  const port = Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 25))
+  return {
+    port,
+    through(address, proxyPort) {
+      const reached = new URL(url)
+      reached.hostname = address
+      reached.port = String(proxyPort)
+      return reached.toString()
+    },
   }
 }

@@ -31,6 +31,11 @@ const toxiproxyModule = 'github.com/Shopify/toxiproxy/v2'
 export interface LinksOptions {
   /** ports the services listen on that other hosts connect to (besides clusterPorts) */
   servicePorts?: number[]
+  /**
+   * ports of this machine's loopback the hosts reach (the machine's Mailpit for notification's SMTP): each through a
+   * proxy on the bridge address (Links.machinePort), which no fault degrades or cuts
+   */
+  machinePorts?: number[]
 }
 
 export interface LinkFault {
@@ -45,6 +50,8 @@ export interface LinkFault {
 export interface Links {
   /** Toxiproxy's API, on the bridge address */
   apiUrl: string
+  /** the port on the bridge address where the hosts reach `port` of this machine's loopback (LinksOptions.machinePorts) */
+  machinePort(port: number): number
   /** Toxiproxy's process, in the machine's namespace */
   pid(): number | undefined
   /** latency (Toxiproxy, both directions) and loss (a packet filter in each host) on every link between hosts */
@@ -138,7 +145,17 @@ export async function startLinks(hosts: Hosts, options: LinksOptions = {}): Prom
       listenPort: FIRST_PROXY_PORT + 100 * (n + 1) + k,
     })),
   )
-  const proxyPorts = `${FIRST_PROXY_PORT}:${FIRST_PROXY_PORT + 100 * (hosts.hosts.length + 1)}`
+  // the hosts' proxies (a link's loss applies to them, not to the machine's own ports below)
+  const proxyPorts = `${FIRST_PROXY_PORT + 100}:${FIRST_PROXY_PORT + 100 * (hosts.hosts.length + 1)}`
+  // the machine's own ports, in the first hundred (the hosts' start at FIRST_PROXY_PORT + 100)
+  const machinePorts = [...new Set(options.machinePorts ?? [])]
+  if (machinePorts.length > 99) throw new Error('links: at most 99 machine ports')
+  const machineProxies = machinePorts.map((port, k) => ({
+    name: `machine-${port}`,
+    listen: `${hosts.bridgeAddress}:${FIRST_PROXY_PORT + k}`,
+    upstream: `127.0.0.1:${port}`,
+    enabled: true,
+  }))
 
   const pid = startDaemon({
     command: builtGoBinary(toxiproxyBuild(layoutFromEnv())),
@@ -155,17 +172,15 @@ export async function startLinks(hosts: Hosts, options: LinksOptions = {}): Prom
       intervalMs: 100,
       alive: () => isAlive(pid),
     })
-    await api(
-      apiUrl,
-      'POST',
-      '/populate',
-      proxies.map((proxy) => ({
+    await api(apiUrl, 'POST', '/populate', [
+      ...proxies.map((proxy) => ({
         name: proxy.name,
         listen: `${hosts.bridgeAddress}:${proxy.listenPort}`,
         upstream: `${proxy.host.address}:${proxy.port}`,
         enabled: true,
       })),
-    )
+      ...machineProxies,
+    ])
     for (const host of hosts.hosts) {
       await ownChain(host, 'nat', natChain, ['OUTPUT'])
       for (const proxy of proxies.filter((each) => each.host !== host))
@@ -244,6 +259,11 @@ export async function startLinks(hosts: Hosts, options: LinksOptions = {}): Prom
 
   return {
     apiUrl,
+    machinePort(port) {
+      const k = machinePorts.indexOf(port)
+      if (k < 0) throw new Error(`links: ${port} is not one of the machine's ports the hosts reach`)
+      return FIRST_PROXY_PORT + k
+    },
     pid: () => pidFile.live(),
 
     async degradeLinks(fault) {

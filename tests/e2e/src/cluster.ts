@@ -349,7 +349,15 @@ async function main(): Promise<number> {
     const services = discoverServices(join(repoRoot, 'services'))
     // the gateway's 8080 and the services' ports of a run across hosts (startSystem's cluster: 3100 + n)
     const servicePorts = [8080, ...services.map((_, n) => 3100 + n)]
-    cluster = await startCluster({ prefix, subnet, servicePorts, log: say, secure })
+    cluster = await startCluster({
+      prefix,
+      subnet,
+      servicePorts,
+      log: say,
+      secure,
+      // notification's mail to the machine's Mailpit, as on one machine
+      ...(process.env.SMTP_URL ? { smtpUrl: process.env.SMTP_URL } : {}),
+    })
     const topicNames = (namespace: string) =>
       expandTopics(loadTopicDeclaration()).map((topic) => `${namespace}${topic.name}`)
     system = await startSystem({
