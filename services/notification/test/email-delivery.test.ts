@@ -9,6 +9,7 @@ import { createEvent } from '@meridian/events'
 import { eventually, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEmailDeliveriesRepository } from '../src/data/email-deliveries-repository.ts'
+import { createUserAddressesRepository } from '../src/data/user-addresses-repository.ts'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
 import { closedPort, deliveriesOf, handle } from './support/email.ts'
 import { orderPlaced, paymentFailed, userRegistered } from './support/notifications.ts'
@@ -39,6 +40,43 @@ const addressOf = (userId: string) =>
     select email, version from user_addresses where user_id = ${userId}`
 
 describe('mail rows', () => {
+  it("when two transactions apply addresses their rows already hold, in opposite orders, then neither waits on the other (a batch's order.placed locked its customers' rows, and two batches deadlocked)", async () => {
+    const addresses = createUserAddressesRepository(notification.sql)
+    const [first, second] = [randomUUID(), randomUUID()]
+    await addresses.apply(first, 'first@example.com', 1)
+    await addresses.apply(second, 'second@example.com', 1)
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // one batch: the first customer's order.placed, then it stays open
+    let applied = () => {}
+    const firstApplied = new Promise<void>((resolve) => {
+      applied = resolve
+    })
+    const open = notification.sql.begin(async (tx) => {
+      await addresses.apply(first, 'first@example.com', 0, tx)
+      applied()
+      await held
+      await addresses.apply(second, 'second@example.com', 0, tx)
+    })
+    await firstApplied
+    try {
+      // the other batch, the customers in the other order: it would wait on the open one's lock (5 s, then an error)
+      await notification.sql.begin(async (tx) => {
+        await tx`set local lock_timeout = '5s'`
+        expect(await addresses.apply(second, 'second@example.com', 0, tx)).toBe(false)
+        expect(await addresses.apply(first, 'first@example.com', 0, tx)).toBe(false)
+      })
+    } finally {
+      release()
+      await open
+    }
+    // a newer version still replaces the address
+    expect(await addresses.apply(first, 'new@example.com', 2)).toBe(true)
+    expect(await addressOf(first)).toEqual([{ email: 'new@example.com', version: 2 }])
+  })
+
   it('when order.placed comes twice (the inbox forgot it), then one notification and one pending mail row, and the address from customerEmail', async () => {
     const customerId = randomUUID()
     const placed = orderPlaced({ customerId, customerEmail: 'ada@example.com' })
