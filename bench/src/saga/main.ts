@@ -47,6 +47,8 @@ const config = {
  * idle is the steady state of no requests, not the minute after a burst.
  */
 const settleSeconds = 35
+/** How long a phase's mails may take to be sent before the next phase starts anyway (the figure says how many were left). */
+const mailDrainDeadlineMs = 300_000
 
 const { undo, run: lifecycle } = benchLifecycle(
   say,
@@ -101,6 +103,39 @@ async function main(): Promise<void> {
   if (!orderDatabase) throw new Error('the run has no order database')
   const orders = createDatabase(orderDatabase, { max: 2, applicationName: 'bench-saga' })
   undo.push({ label: 'close the order database', run: () => orders.end() })
+  const notificationDatabase = system.services.notification?.databaseUrl
+  if (!notificationDatabase) throw new Error('the run has no notification database')
+  const mails = createDatabase(notificationDatabase, { max: 1, applicationName: 'bench-saga' })
+  undo.push({ label: 'close the notification database', run: () => mails.end() })
+  /**
+   * Every order mails its customer: a phase leaves notification sending its mails (6,000 after the aim, about 50 a
+   * second to the machine's Mailpit), which took the next phases' and the idle spell's CPU (2026-12-02: the idle
+   * spell's notification 9-10% of a core and Mailpit 5-8% were that backlog). Waited out before each phase and
+   * reported, so each phase starts on a system with nothing left to do.
+   */
+  const drains: { after: string; pending: number; seconds: number; left: number }[] = []
+  const drainMail = async (after: string): Promise<void> => {
+    const pendingNow = async () =>
+      Number(
+        (
+          await mails<{ n: number }[]>`
+        select count(*)::int as n from email_deliveries where status = 'pending'`
+        )[0]?.n ?? 0,
+      )
+    const since = Date.now()
+    const pending = await pendingNow()
+    let left = pending
+    while (left > 0 && Date.now() - since < mailDrainDeadlineMs) {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      left = await pendingNow()
+    }
+    const drained = { after, pending, seconds: Math.round((Date.now() - since) / 100) / 10, left }
+    drains.push(drained)
+    if (pending > 0)
+      say(
+        `after ${after}: ${pending} mails pending, ${left === 0 ? `sent in ${drained.seconds} s` : `${left} still pending after ${drained.seconds} s`}`,
+      )
+  }
   const setup = await setUp(system)
 
   say(`baseline: four plain kafkajs hops at ${config.rate} messages/s for ${config.baselineSeconds} s`)
@@ -113,9 +148,12 @@ async function main(): Promise<void> {
 
   // a short warm-up (JIT, pools, the first rebalance of nothing): not reported
   await phase(system, setup, orders, Math.min(config.rate, 50), 5, ticks, say, engines)
+  await drainMail('the warm-up')
   const aim = await phase(system, setup, orders, config.rate, config.seconds, ticks, say, engines)
+  await drainMail(`${config.rate} orders/s`)
   const steps: PhaseResult[] = []
   for (const rate of config.steps) {
+    if (steps.length > 0) await drainMail(`${steps.at(-1)?.rate} orders/s`)
     const result = await phase(system, setup, orders, rate, config.stepSeconds, ticks, say, engines)
     steps.push(result)
     if (!sustained(result)) break
@@ -123,6 +161,7 @@ async function main(): Promise<void> {
   // Idle last (the aim follows its warm-up directly: a quiet spell first would let the pools' idle connections close
   // and the aim's first seconds reconnect): no order at all, then lone orders (two a second), whose latency is an
   // event's first hop after a quiet spell.
+  await drainMail(`${steps.at(-1)?.rate ?? config.rate} orders/s`)
   say(`idle for ${config.idleSeconds} s (after ${settleSeconds} s without orders)`)
   await new Promise((resolve) => setTimeout(resolve, settleSeconds * 1000))
   const idle = await idleUsage(system, engines, config.idleSeconds, ticks)
@@ -147,6 +186,15 @@ async function main(): Promise<void> {
       `idle, % of one core over ${config.idleSeconds} s: ${Object.entries(idle)
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')}\n` +
+      `mail backlog waited out before each next phase: ${
+        drains
+          .filter((drain) => drain.pending > 0)
+          .map(
+            (drain) =>
+              `after ${drain.after} ${drain.pending} mails in ${drain.seconds} s${drain.left > 0 ? ` (${drain.left} left)` : ''}`,
+          )
+          .join(', ') || 'none'
+      }\n` +
       `lone orders (2/s after the idle spell): placed -> shipped p50 ${lone.p50.toFixed(1)} ms, p99 ${lone.p99.toFixed(1)} ms\n` +
       `RSS MB after: ${Object.entries(aim.rssMb)
         .map(([name, value]) => `${name} ${value}`)
@@ -156,7 +204,7 @@ async function main(): Promise<void> {
   await mkdir(dirname(resultsFile), { recursive: true })
   await writeFile(
     resultsFile,
-    `${JSON.stringify({ at: new Date().toISOString(), config, machine, cpus: cpus().length, baseline, idle, lone, aim, steps, maxSustained, seconds: (Date.now() - started) / 1000 }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), config, machine, cpus: cpus().length, baseline, idle, lone, aim, steps, maxSustained, drains, seconds: (Date.now() - started) / 1000 }, null, 2)}\n`,
   )
   say(`results in ${resultsFile}`)
 }
