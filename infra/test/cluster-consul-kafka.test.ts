@@ -1,8 +1,9 @@
 // Consul servers, Kafka nodes and Redis across three hosts (network namespaces on this machine): one catalog seen from
 // every agent, a leader kept when a host loses power, acks=all writes and a consumer group that outlive the broker
-// leading most partitions, Redis' primary replaced by its replica when it dies, and the lost members rejoining. Kafka
-// and Redis run secure, as the cluster campaign's do: Kafka SASL_SSL with a SCRAM user per service, Redis TLS only with
-// an ACL user per service, from a CA made here. Needs root; brings everything up on prefix mrdck.
+// leading most partitions, Redis' primary replaced by its replica when it dies, and the lost members rejoining. Every
+// engine runs secure, as the cluster campaign's do: Consul with ACLs (a token per service), HTTPS and mutual TLS
+// between servers, Kafka SASL_SSL with a SCRAM user per service, Redis TLS only with an ACL user per service, from a
+// CA made here. Needs root; brings everything up on prefix mrdck.
 import { randomUUID } from 'node:crypto'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,11 +12,13 @@ import { kafkajsSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connectio
 import { Redis } from 'ioredis'
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ConsulCluster, consulView, startConsulCluster } from '../src/cluster/consul-cluster.ts'
+import { type ConsulCluster, startConsulCluster } from '../src/cluster/consul-cluster.ts'
 import type { HostEngine } from '../src/cluster/engine.ts'
 import { createHosts, existingNamespaces, type Hosts } from '../src/cluster/hosts.ts'
 import { clusterReplication, type KafkaCluster, startKafkaCluster } from '../src/cluster/kafka-cluster.ts'
+import { patroniConsulRules } from '../src/cluster/postgres-cluster.ts'
 import { type ClusterRedis, startClusterRedis } from '../src/cluster/redis.ts'
+import { consulCall, consulRequest } from '../src/consul-http.ts'
 import { provisionTopics } from '../src/index.ts'
 import { layoutFromEnv } from '../src/layout.ts'
 import { replicationOf } from '../src/native/redis-sentinel.ts'
@@ -45,7 +48,15 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
     rmSync(secureDir, { recursive: true, force: true })
     const ca = await certificateAuthority(join(secureDir, 'ca'))
     ;[consul, kafka, redis] = await Promise.all([
-      startConsulCluster(hosts.hosts, { prefix }),
+      startConsulCluster(hosts.hosts, {
+        prefix,
+        secure: {
+          ca,
+          principals: ['order', 'payment'],
+          roles: { patroni: patroniConsulRules },
+          dir: join(secureDir, 'consul'),
+        },
+      }),
       startKafkaCluster(hosts.hosts, {
         prefix,
         secure: { ca, principals: ['order', 'payment'], dir: join(secureDir, 'kafka') },
@@ -83,28 +94,70 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
   })
 
   describe('Consul', () => {
-    it("when a service registers through h1's agent, then h3's agent's catalog lists it at h1's address", async () => {
-      const name = `ck-probe-${randomUUID().slice(0, 8)}`
-      const registered = await fetch(`${consul.httpAddrOf(host(1))}/v1/agent/service/register`, {
-        method: 'PUT',
-        body: JSON.stringify({ ID: `${name}-1`, Name: name, Address: host(1).address, Port: 3002 }),
+    /** a service's settings for a host's agent: the agent's HTTPS address, the service's own token, the CA */
+    const as = (service: string, n: number) => consul.settingsFor(service, host(n))
+
+    it("when order registers through h1's agent with its own token, then h3's agent's catalog lists it at h1's address", async () => {
+      const name = `order-ck-${randomUUID().slice(0, 8)}`
+      const registered = await consulRequest(as('order', 1), 'PUT', '/v1/agent/service/register', {
+        body: { ID: `${name}-1`, Name: name, Address: host(1).address, Port: 3002 },
       })
       expect(registered.status).toBe(200)
       const seen = await eventually(`${name} in h3's catalog`, async () => {
-        const response = await fetch(`${consul.httpAddrOf(host(3))}/v1/catalog/service/${name}`)
-        const entries = (await response.json()) as {
-          Node: string
-          ServiceAddress: string
-          ServicePort: number
-        }[]
+        const answer = await consulCall(as('payment', 3), 'GET', `/v1/catalog/service/${name}`)
+        const entries = JSON.parse(answer) as { Node: string; ServiceAddress: string; ServicePort: number }[]
         return entries.length > 0 ? entries : undefined
       })
       expect(seen).toEqual([
         expect.objectContaining({ Node: 'h1', ServiceAddress: host(1).address, ServicePort: 3002 }),
       ])
-      // a service on a host may also use the host's own loopback
-      const leader = await host(2).run('curl', ['-sf', 'http://127.0.0.1:8500/v1/status/leader'])
+      // a service on a host may also use the host's own loopback (the certificate names 127.0.0.1)
+      const leader = await host(2).run('curl', [
+        '-sf',
+        '--cacert',
+        caFile,
+        'https://127.0.0.1:8501/v1/status/leader',
+      ])
       expect(leader).toMatch(/^"198\.18\.2\.1[1-3]:8300"$/)
+    })
+
+    it("when a token registers another service, writes another's settings, or a call comes without a token or over plain HTTP, then each is refused and the catalog is unchanged", async () => {
+      const register = (name: string) => ({
+        body: { ID: `${name}-1`, Name: name, Address: host(1).address, Port: 3003 },
+      })
+      // order's token for payment's name, and for a name that only starts like its own
+      for (const name of ['payment', 'orderly'])
+        expect(
+          (await consulRequest(as('order', 1), 'PUT', '/v1/agent/service/register', register(name))).status,
+        ).toBe(403)
+      // no token at all
+      const anonymous = { address: consul.httpAddrOf(host(1)), caFile }
+      expect(
+        (await consulRequest(anonymous, 'PUT', '/v1/agent/service/register', register('order'))).status,
+      ).toBe(403)
+      // and sees no service at all: the catalog answers only what a token may read
+      expect((await consulRequest(anonymous, 'GET', '/v1/catalog/services')).text.trim()).toBe('{}')
+      // order reads its own runtime settings but writes nobody's; payment's settings are not its to read
+      expect(
+        (await consulRequest(as('order', 1), 'PUT', '/v1/kv/meridian/payment/maintenance', { body: 'on' }))
+          .status,
+      ).toBe(403)
+      expect((await consulRequest(as('order', 1), 'GET', '/v1/kv/meridian/payment/maintenance')).status).toBe(
+        403,
+      )
+      // Patroni's token holds its keys only
+      expect(
+        (await consulRequest(as('patroni', 1), 'PUT', '/v1/agent/service/register', register('order')))
+          .status,
+      ).toBe(403)
+      // the plain HTTP port is closed: the API is HTTPS only
+      await expect(
+        consulRequest({ address: `http://${host(1).address}:8500` }, 'GET', '/v1/status/leader'),
+      ).rejects.toThrow(/ECONNREFUSED/)
+      const services = JSON.parse(
+        await consulCall(consul.adminOf(host(2)), 'GET', '/v1/catalog/services'),
+      ) as Record<string, unknown>
+      expect(Object.keys(services).filter((name) => ['payment', 'orderly'].includes(name))).toEqual([])
     })
 
     it(
@@ -114,18 +167,15 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
         expect(await host(2).pids()).toEqual([])
         for (const n of [1, 3]) {
           const view = await eventually(`h${n} sees h2 gone and a leader`, async () => {
-            const seen = await consulView(host(n)).catch(() => undefined)
+            const seen = await consul.view(host(n)).catch(() => undefined)
             const elected = seen && seen.leader !== '' && seen.leader !== `${host(2).address}:8300`
             return elected && !seen.alive.includes('h2') ? seen : undefined
           })
           expect(view.alive.sort()).toEqual(['h1', 'h3'])
         }
-        // a service still registers through a surviving agent: the catalog takes writes with 2 of 3 servers
-        const written = await fetch(`${consul.httpAddrOf(host(3))}/v1/kv/ck-probe`, {
-          method: 'PUT',
-          body: 'kept',
-        })
-        expect(await written.json()).toBe(true)
+        // a write still lands through a surviving agent: the catalog takes writes with 2 of 3 servers
+        const written = await consulCall(consul.adminOf(host(3)), 'PUT', '/v1/kv/ck-probe', { body: 'kept' })
+        expect(JSON.parse(written)).toBe(true)
 
         await Promise.all([
           consul.agents[1]?.start(),
@@ -134,9 +184,9 @@ describe('Consul, Kafka and Redis clustered on three hosts', () => {
         ])
         await consul.waitForLeader()
         for (const n of [1, 2, 3])
-          expect((await consulView(host(n))).alive.sort()).toEqual(['h1', 'h2', 'h3'])
-        const read = await fetch(`${consul.httpAddrOf(host(2))}/v1/kv/ck-probe?raw`)
-        expect(await read.text()).toBe('kept')
+          expect((await consul.view(host(n))).alive.sort()).toEqual(['h1', 'h2', 'h3'])
+        const read = await consulCall(consul.adminOf(host(2)), 'GET', '/v1/kv/ck-probe?raw')
+        expect(JSON.parse(read)).toBe('kept')
       },
       scaledMs(120_000),
     )

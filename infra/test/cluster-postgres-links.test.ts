@@ -1,7 +1,7 @@
 // PostgreSQL under Patroni across three cluster hosts (a client on the multi-host URL through a failover Patroni
 // makes by itself, the old primary's return, a standby's loss under quorum commit), and the links between hosts through Toxiproxy (latency and
 // loss added and removed). Every connection but a host's own socket is TLS, verified against a CA made here, as the
-// campaign's cluster runs it. Needs root; hosts of the prefix mrdpg.
+// campaign's cluster runs it; Patroni reaches Consul over HTTPS with its own token. Needs root; hosts of the prefix mrdpg.
 
 import { rmSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -12,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ConsulCluster, startConsulCluster } from '../src/cluster/consul-cluster.ts'
 import { createHosts, type Hosts } from '../src/cluster/hosts.ts'
 import { destroyLinks, type Links, startLinks } from '../src/cluster/links.ts'
-import { type PostgresCluster, startPostgresCluster } from '../src/cluster/postgres-cluster.ts'
+import {
+  type PostgresCluster,
+  patroniConsulRules,
+  startPostgresCluster,
+} from '../src/cluster/postgres-cluster.ts'
 import { layoutFromEnv } from '../src/layout.ts'
 import { postgresClient } from '../src/probes.ts'
 import { isAlive } from '../src/processes.ts'
@@ -52,8 +56,16 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
 
   beforeAll(async () => {
     if (!isRoot) return
-    // Patroni's store: a Consul server on each host, as in the cluster
-    consul = await startConsulCluster(hosts.hosts, { prefix })
+    // Patroni's store: a Consul server on each host, secure as in the cluster (Patroni with a token of its own)
+    consul = await startConsulCluster(hosts.hosts, {
+      prefix,
+      secure: {
+        ca,
+        principals: [],
+        roles: { patroni: patroniConsulRules },
+        dir: join(layoutFromEnv().componentDir('cluster'), prefix, 'secure', 'consul'),
+      },
+    })
     await consul.waitForLeader()
   }, scaledMs(60_000))
 
@@ -76,7 +88,7 @@ describe.runIf(isRoot)('PostgreSQL under Patroni, failing over by itself', () =>
       if (!started) throw new Error('no Consul')
       cluster = await startPostgresCluster(hosts.hosts, {
         prefix,
-        consulAddrOf: (each) => new URL(started.httpAddrOf(each)).host,
+        consulOf: (each) => started.settingsFor('patroni', each),
         tls: ca,
         roles: {
           principals: ['order', 'payment'],

@@ -215,8 +215,8 @@ describe("./scripts/test's closing table", () => {
       }),
     )
     expect(lines).toEqual([
-      '  cluster campaign host-kill (1 instance(s) of each service, 2 orders/s, Kafka over SASL_SSL, PostgreSQL and Redis over TLS): placed → shipped before the fault p50 0.41 s, p99 0.90 s (9); during p50 15.00 s, p99 30.00 s (20); after –; the first order sent after it struck shipped 7.3 s after',
-      '  cluster campaign redis-failover (1 instance(s) of each service, 2 orders/s, Kafka over SASL_SSL, PostgreSQL and Redis over TLS): placed → shipped before the fault –; during –; after –; the first order sent after it struck shipped –',
+      '  cluster campaign host-kill (1 instance(s) of each service, 2 orders/s, every engine secure: Kafka SASL_SSL, PostgreSQL and Redis TLS, Consul ACLs and HTTPS): placed → shipped before the fault p50 0.41 s, p99 0.90 s (9); during p50 15.00 s, p99 30.00 s (20); after –; the first order sent after it struck shipped 7.3 s after',
+      '  cluster campaign redis-failover (1 instance(s) of each service, 2 orders/s, every engine secure: Kafka SASL_SSL, PostgreSQL and Redis TLS, Consul ACLs and HTTPS): placed → shipped before the fault –; during –; after –; the first order sent after it struck shipped –',
     ])
   })
 

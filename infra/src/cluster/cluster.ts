@@ -14,7 +14,7 @@ import type { HostEngine } from './engine.ts'
 import { type ClusterHost, createHosts, destroyHosts, type Hosts } from './hosts.ts'
 import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.ts'
 import { destroyLinks, type Links, startLinks } from './links.ts'
-import { type PostgresCluster, startPostgresCluster } from './postgres-cluster.ts'
+import { type PostgresCluster, patroniConsulRules, startPostgresCluster } from './postgres-cluster.ts'
 import { type ClusterRedis, startClusterRedis } from './redis.ts'
 
 export interface ClusterOptions {
@@ -27,8 +27,9 @@ export interface ClusterOptions {
   log?: (line: string) => void
   /**
    * Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL over TLS only (verify-full) with a login role per
-   * service, given its run's database, and Redis over TLS only with an ACL user per service; a CA made for the cluster
-   * (its files in the state folder's `secure/`). Consul is still plaintext. Default false.
+   * service, given its run's database, Redis over TLS only with an ACL user per service, and Consul with ACLs (a
+   * token per service, one for Patroni), HTTPS, mutual TLS between servers and encrypted gossip; a CA made for the
+   * cluster (its files in the state folder's `secure/`). Default false.
    */
   secure?: boolean
   /**
@@ -90,14 +91,28 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       machinePorts: smtp ? [smtp.port] : [],
     })
     const smtpUrl = smtp ? smtp.through(made.bridgeAddress, links.machinePort(smtp.port)) : undefined
-    const consul = await startConsulCluster(hosts, { prefix })
-    await consul.waitForLeader()
-    log('consul: three servers, a leader')
     const secureDir = join(layoutFromEnv().componentDir('cluster'), prefix, 'secure')
     rmSync(secureDir, { recursive: true, force: true })
     const ca = options.secure ? await certificateAuthority(join(secureDir, 'ca')) : undefined
     // each engine's principals: the services (read from services/ once)
     const principals = securePrincipals()
+    const consul = await startConsulCluster(hosts, {
+      prefix,
+      ...(ca
+        ? {
+            secure: {
+              ca,
+              principals: principals.consul,
+              roles: { patroni: patroniConsulRules },
+              dir: join(secureDir, 'consul'),
+            },
+          }
+        : {}),
+    })
+    await consul.waitForLeader()
+    log(
+      `consul: three servers, a leader${options.secure ? ' (ACLs with a token per service, HTTPS, RPC over mutual TLS, gossip encrypted)' : ''}`,
+    )
     const kafka = await startKafkaCluster(hosts, {
       prefix,
       ...(ca
@@ -120,7 +135,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       ...(ca
         ? { tls: ca, roles: { principals: principals.postgres, dir: join(secureDir, 'postgres') } }
         : {}),
-      consulAddrOf: (host) => new URL(consul.httpAddrOf(host)).host,
+      consulOf: (host) => consul.settingsFor('patroni', host),
     })
     log(`postgres: Patroni on every host, primary on ${(await postgres.waitPrimary()).name}`)
     const redis = await startClusterRedis(
@@ -163,7 +178,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         KAFKA_BROKERS: kafka.brokers,
         // on a secure cluster the administrator's TLS and SCRAM user (KAFKA_TLS, KAFKA_TLS_CA, KAFKA_SASL_*)
         ...kafka.adminEnv(),
-        CONSUL_HTTP_ADDR: consul.httpAddrOf(h1),
+        // on a secure cluster the management token and the CA (CONSUL_HTTP_TOKEN, CONSUL_CACERT)
+        ...consul.adminEnv(h1),
         // the services find the primary through the sentinels (REDIS_URL: the primary at the start, for scripts; on
         // a secure cluster rediss:// as the administrator, and REDIS_TLS_CA)
         REDIS_URL: redis.url,
@@ -181,6 +197,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           ? {
               serviceEnv: (service: string) => ({
                 ...kafka.envFor(service),
+                // its token and the CA; the address is its own host's agent's (SystemHost.consulAddr)
+                ...consul.envFor(service),
                 ...(principals.redis.includes(service) ? redis.envFor(service) : {}),
                 ...(principals.postgres.includes(service)
                   ? { DATABASE_URL: postgres.roleUrl(service, 'postgres') }

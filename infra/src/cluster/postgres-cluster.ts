@@ -7,6 +7,7 @@
 import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type postgres from 'postgres'
+import { type ConsulSettings, consulBaseUrl } from '../consul-http.ts'
 import type { Progress } from '../native/engine.ts'
 import { PASSWORD, SUPERUSER, serverAccount } from '../native/postgres.ts'
 import { clusterRoot, debianPostgresBin, patroniCommand } from '../prepare/patroni.ts'
@@ -26,8 +27,11 @@ const REPLICATION_PASSWORD = 'replicator'
 
 export interface PostgresClusterOptions {
   prefix: string
-  /** the HTTP address (`host:port`) of a host's own Consul agent: Patroni's store */
-  consulAddrOf(host: ClusterHost): string
+  /**
+   * how a host's Patroni reaches its own host's Consul agent, its store: the address (`http://` or `https://`), and on
+   * a secure cluster the token of the role `patroniConsulRules` describes and the CA
+   */
+  consulOf(host: ClusterHost): ConsulSettings
   progress?: Progress
   /**
    * TLS from this CA on every connection but the host's own socket: the servers accept no login without it (pg_hba
@@ -111,6 +115,33 @@ const sharedSettings = {
   synchronous_commit: 'on',
 }
 
+/** Where Patroni keeps its keys in Consul (`patroni/<scope>/leader`, …). */
+const patroniNamespace = 'patroni'
+
+/**
+ * The ACL rules of Patroni's Consul token: its keys (the leader lock, the members, the cluster-wide settings), the
+ * sessions that hold the lock, and reading the nodes and the agent whose health the session follows.
+ */
+export const patroniConsulRules = [
+  `key_prefix "${patroniNamespace}/" { policy = "write" }`,
+  'session_prefix "" { policy = "write" }',
+  'node_prefix "" { policy = "read" }',
+  'agent_prefix "" { policy = "read" }',
+  '',
+].join('\n')
+
+/**
+ * Patroni's `consul` settings for this agent: its URL, and its token and CA (the copy at `caCopy`, which the server's
+ * account reads) when it is secure.
+ */
+function patroniConsul(settings: ConsulSettings, caCopy: string): Record<string, unknown> {
+  return {
+    url: consulBaseUrl(settings.address),
+    ...(settings.token ? { token: settings.token } : {}),
+    ...(settings.caFile ? { cacert: caCopy, verify: true } : {}),
+  }
+}
+
 /** One host's Patroni configuration (JSON is YAML). */
 function patroniConfig(
   host: ClusterHost,
@@ -125,7 +156,8 @@ function patroniConfig(
     : {}
   return {
     scope: `meridian-${options.prefix}`,
-    namespace: '/meridian/',
+    // apart from Meridian's own keys (`meridian/<service>/`, which the gateway's token may write)
+    namespace: `/${patroniNamespace}/`,
     name: host.name,
     log: { level: 'INFO' },
     restapi: {
@@ -133,7 +165,7 @@ function patroniConfig(
       connect_address: `${host.address}:${PATRONI_API_PORT}`,
     },
     consul: {
-      host: options.consulAddrOf(host),
+      ...patroniConsul(options.consulOf(host), join(home, 'consul-ca.pem')),
       // the session also ends when the host's agent is found dead (its serf health), not only by its TTL: a host
       // that dies gives up the lock in seconds
       checks: ['serfHealth'],
@@ -210,6 +242,9 @@ function patroniNode(
         chmodSync(join(home, 'server-key.pem'), 0o600)
         copyFileSync(options.tls.caFile, join(home, 'ca.pem'))
       }
+      // the CA Patroni checks its Consul agent against, where the server's account can read it
+      const consulCa = options.consulOf(host).caFile
+      if (consulCa) copyFileSync(consulCa, join(home, 'consul-ca.pem'))
       if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, home])
       chmodSync(home, 0o700)
       return {

@@ -48,7 +48,8 @@ export interface SecureConsulInstance extends SecureEngineInstance {
   gossipKey(): string
 }
 
-interface TokenCredential {
+/** A Consul token as it is made: its accessor (its public id) and its secret (what a client sends). */
+export interface TokenCredential {
   accessor: string
   secret: string
 }
@@ -68,7 +69,7 @@ interface ConsulCredentials {
  * A Consul token: Consul requires the secret and the accessor of a token it is handed to be UUIDs, so they are random
  * UUIDs (122 random bits from the system's CSPRNG), not base64url strings like the other engines' secrets.
  */
-const token = (): TokenCredential => ({ accessor: randomUUID(), secret: randomUUID() })
+export const consulToken = (): TokenCredential => ({ accessor: randomUUID(), secret: randomUUID() })
 
 /** The agent's node name. */
 const nodeName = 'meridian-secure'
@@ -103,8 +104,9 @@ export function consulServiceRules(service: string): string {
   return `${rules.join('\n')}\n`
 }
 
-/** The agent token's rules: its own node's catalogue entry, and reading the services it keeps in sync. */
-const agentRules = `node "${nodeName}" { policy = "write" }\nservice_prefix "" { policy = "read" }\n`
+/** An agent token's rules: its own node's catalogue entry, and reading the services it keeps in sync. */
+export const consulAgentRules = (node: string): string =>
+  `node "${node}" { policy = "write" }\nservice_prefix "" { policy = "read" }\n`
 
 /** The agent's configuration (JSON, as `-config-file` reads a `.json` file). */
 function agentConfig(options: SecureConsulOptions, credentials: ConsulCredentials, tls: TlsFiles) {
@@ -200,25 +202,37 @@ async function upsertToken(
   else await consulCall(admin, 'PUT', '/v1/acl/token', { body })
 }
 
+/**
+ * Makes (or brings up to date) a policy named `meridian-<name>` with these rules and the token `credential` holding
+ * it, as the management token `admin` carries: what the single agent and the cluster's servers provision.
+ */
+export async function provisionConsulToken(
+  admin: ConsulSettings,
+  name: string,
+  rules: string,
+  credential: TokenCredential,
+): Promise<void> {
+  const policy = await upsertPolicy(admin, `meridian-${name}`, rules)
+  await upsertToken(admin, credential, `Meridian: ${name}`, policy)
+}
+
 /** The agent's token, then a policy and a token per principal, all with the management token. */
 async function provision(
   admin: ConsulSettings,
   credentials: ConsulCredentials,
   principals: readonly string[],
 ): Promise<void> {
-  const agentPolicy = await upsertPolicy(admin, 'meridian-agent', agentRules)
-  await upsertToken(admin, credentials.agent, `the agent ${nodeName}`, agentPolicy)
+  await provisionConsulToken(admin, 'agent', consulAgentRules(nodeName), credentials.agent)
   await consulCall(admin, 'PUT', '/v1/agent/token/agent', { body: { Token: credentials.agent.secret } })
   for (const principal of principals) {
     const credential = credentials.principals[principal]
     if (!credential) throw new Error(`no Consul token was made for ${principal}`)
-    const policy = await upsertPolicy(admin, `meridian-service-${principal}`, consulServiceRules(principal))
-    await upsertToken(admin, credential, `the service ${principal}`, policy)
+    await provisionConsulToken(admin, `service-${principal}`, consulServiceRules(principal), credential)
   }
 }
 
 /** `https://host:port`, an IPv6 address in brackets. */
-const httpsAddress = (host: string, port: number): string =>
+export const consulHttpsAddress = (host: string, port: number): string =>
   `https://${host.includes(':') ? `[${host}]` : host}:${port}`
 
 /**
@@ -251,7 +265,7 @@ export async function startSecureConsul(options: SecureConsulOptions): Promise<S
   const logFile = join(dir, 'consul.log')
   const layout = options.layout ?? layoutFromEnv()
   const pid = startConsulAgent(layout, { args: [`-config-file=${configFile}`], logFile, cwd: dir, pidFile })
-  const address = httpsAddress(host, ports.https)
+  const address = consulHttpsAddress(host, ports.https)
   const admin: ConsulSettings = { address, token: credentials.managementToken, caFile: tls.caFile }
   const stop = async () => {
     pidFile.clear()
@@ -295,11 +309,11 @@ function consulCredentials(dir: string, principals: readonly string[]): ConsulCr
   return instanceSecrets<ConsulCredentials>(dir, (stored) => ({
     gossipKey: stored.gossipKey ?? randomBytes(32).toString('base64'),
     managementToken: stored.managementToken ?? randomUUID(),
-    agent: stored.agent ?? token(),
+    agent: stored.agent ?? consulToken(),
     principals: Object.fromEntries(
       [...new Set([...Object.keys(stored.principals ?? {}), ...principals])].map((name) => [
         name,
-        stored.principals?.[name] ?? token(),
+        stored.principals?.[name] ?? consulToken(),
       ]),
     ),
   }))
@@ -313,7 +327,7 @@ export function secureConsulAccess(options: SecureEngineOptions<SecureConsulPort
   const { dir, host, ports, principals } = options
   assertPrincipals(principals)
   const credentials = consulCredentials(dir, principals)
-  const address = httpsAddress(host, ports.https)
+  const address = consulHttpsAddress(host, ports.https)
   const envOf = (secret: string) => consulEnvOf({ address, token: secret, caFile: options.ca.caFile })
   return {
     envFor(principal) {

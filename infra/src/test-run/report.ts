@@ -230,7 +230,7 @@ export function clusterLines(json: string): string[] {
     ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s after`
   return (parsed.results ?? []).map(
     (result) =>
-      `  cluster campaign ${result.reconciliation?.fault ?? '?'} (${parsed.replicas ?? '?'} instance(s) of each service, ${parsed.ratePerSecond ?? '?'} orders/s${parsed.secure ? ', Kafka over SASL_SSL, PostgreSQL and Redis over TLS' : ''}): placed → shipped before the fault ${show(result.latency?.before)}; during ${show(result.latency?.during)}; after ${show(result.latency?.after)}; the first order sent after it struck shipped ${firstShipped(result.latency?.firstShippedAfterStartMs)}`,
+      `  cluster campaign ${result.reconciliation?.fault ?? '?'} (${parsed.replicas ?? '?'} instance(s) of each service, ${parsed.ratePerSecond ?? '?'} orders/s${parsed.secure ? ', every engine secure: Kafka SASL_SSL, PostgreSQL and Redis TLS, Consul ACLs and HTTPS' : ''}): placed → shipped before the fault ${show(result.latency?.before)}; during ${show(result.latency?.during)}; after ${show(result.latency?.after)}; the first order sent after it struck shipped ${firstShipped(result.latency?.firstShippedAfterStartMs)}`,
   )
 }
 

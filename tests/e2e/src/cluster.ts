@@ -14,7 +14,7 @@
 // CLUSTER_AFTER_S (after, 15), CLUSTER_REPLICAS (instances of every service, the gateway's too: 2), CLUSTER_PREFIX
 // (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well), CLUSTER_SECURE
 // (Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL and Redis over TLS only with a role or ACL user per
-// service: true; `false` for plaintext).
+// service, Consul with ACLs and a token per service over HTTPS: true; `false` for plaintext).
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
