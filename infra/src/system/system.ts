@@ -517,8 +517,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
     const gatewayMembers = [...members.values()].filter((member) => member.service.isGateway)
     const publicUrl = gatewayMembers[0] ? baseUrlOf(gatewayMembers[0]) : `http://127.0.0.1:${gatewayPort}`
     const production: Record<string, string> = form === 'development' ? {} : productionSettings(publicUrl)
-    // on secure engines nothing is reached in plaintext: production is not told it may be
-    if (secure) delete production.ENGINES_PLAINTEXT_ALLOWED
+    // on secure engines (the machine's, or a secure cluster's, whose services get their own credentials) nothing is
+    // reached in plaintext: production is not told it may be, so a service that would be refuses to start
+    if (secure || options.cluster?.serviceEnv) delete production.ENGINES_PLAINTEXT_ALLOWED
 
     simulatorLog = createWriteStream(join(runDir, 'simulator.log'), { flags: 'a' })
     const simulatorPort = options.simulatorPort ?? 3099

@@ -25,13 +25,14 @@ export interface EngineVariables {
 /** libpq's sslmode values that verify the server against a CA: the others may talk to anyone, or in plaintext. */
 const verifyingSslModes = new Set(['verify-ca', 'verify-full'])
 
-/** A URL's query parameter, or undefined when the URL does not parse (the schema's pattern judged it already). */
+/**
+ * A URL's query parameter, read from what follows its `?` (up to a `#`): a multi-host PostgreSQL URL
+ * (`postgres://…@h1:5432,h2:5432,h3:5432/order?sslmode=verify-full…`, what a cluster's services are given), which
+ * WHATWG's URL refuses to parse, is read too. (The schema's pattern bounded the URL's length already.)
+ */
 function queryParameter(url: string, name: string): string | undefined {
-  try {
-    return new URL(url).searchParams.get(name) ?? undefined
-  } catch {
-    return undefined
-  }
+  const query = /^[^?#]*\?([^#]*)/.exec(url)?.[1]
+  return query === undefined ? undefined : (new URLSearchParams(query).get(name) ?? undefined)
 }
 
 function hasPassword(url: string): boolean {

@@ -245,6 +245,25 @@ describe('plaintextEngines: what counts as plaintext or without credentials', ()
 
   it('when every engine is reached over verified TLS with credentials, then none is named', () => {
     expect(plaintextEngines(secure)).toEqual([])
+    // a multi-host URL (the primary among three servers), which WHATWG's URL does not parse, is read as well
+    const multiHost = 'postgres://order:pw@198.18.0.11:5432,198.18.0.12:5432,198.18.0.13:5432/order'
+    expect(
+      plaintextEngines({
+        ...secure,
+        DATABASE_URL: `${multiHost}?target_session_attrs=primary&sslmode=verify-full&sslrootcert=/etc/meridian/ca.pem`,
+      }),
+    ).toEqual([])
+    expect(
+      plaintextEngines({
+        ...secure,
+        DATABASE_URL: `${multiHost}?target_session_attrs=primary&sslmode=require`,
+      }),
+    ).toEqual([
+      expect.objectContaining({ variable: 'DATABASE_URL', reason: expect.stringContaining("'require'") }),
+    ])
+    expect(plaintextEngines({ ...secure, DATABASE_URL: multiHost })).toEqual([
+      expect.objectContaining({ variable: 'DATABASE_URL', reason: expect.stringContaining('not set') }),
+    ])
     expect(
       plaintextEngines({
         ...secure,
