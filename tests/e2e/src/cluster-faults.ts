@@ -124,47 +124,27 @@ export const clusterFaults: ClusterFault[] = [
   {
     name: 'host-kill',
     what: 'the third host killed (every process in it: Consul server, Kafka broker, a PostgreSQL standby, service instances, a gateway), restarted 15 s later',
-    async strike({ cluster, system, topics, say }, leadMs) {
+    async strike(context, leadMs) {
       await sleep(leadMs)
-      const host = hostOfServices(cluster)
-      const members = membersOn(system, host.name)
-      const startedAt = Date.now()
-      await host.killAll()
-      // the run's own record of its members: each is gone (kill resolves at once for a process already dead)
-      await Promise.all(members.map((key) => system.kill(key)))
-      say(`${host.name} killed (${members.join(', ')})`)
-      await sleep(15_000)
-      await cluster.restartEngines(host)
-      await cluster.consul.waitForLeader()
-      await cluster.kafka.waitHealthy(topics)
-      await startMembers(system, members)
-      await cluster.postgres.waitReplicating()
-      say(`${host.name} back`)
-      return { startedAt, endedAt: Date.now() }
+      return killHost(context, hostOfServices(context.cluster), { label: '' })
     },
   },
   {
     name: 'postgres-host-kill',
     what: "the PostgreSQL primary's host killed (every process in it: Patroni and its server, a Consul server, a Kafka broker, Redis, service instances); Patroni promotes a standby by itself; the host restarted 15 s later, its server a standby again",
-    async strike({ cluster, system, topics, say }, leadMs) {
+    async strike(context, leadMs) {
       await sleep(leadMs)
+      const { cluster, say } = context
       const host = await cluster.postgres.waitPrimary()
-      const members = membersOn(system, host.name)
-      const startedAt = Date.now()
-      await host.killAll()
-      await Promise.all(members.map((key) => system.kill(key)))
-      say(`${host.name}, the PostgreSQL primary's host, killed (${members.join(', ')})`)
-      // nothing here promotes: Patroni on the other host takes the lock once the dead host's session ends
-      const promoted = await cluster.postgres.waitPrimary({ not: host, timeoutMs: scaledMs(60_000) })
-      say(`Patroni promoted ${promoted.name} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
-      await sleep(Math.max(0, startedAt + 15_000 - Date.now()))
-      await cluster.restartEngines(host)
-      await cluster.consul.waitForLeader()
-      await cluster.kafka.waitHealthy(topics)
-      await startMembers(system, members)
-      await cluster.postgres.waitReplicating()
-      say(`${host.name} back, its PostgreSQL streaming from ${promoted.name}`)
-      return { startedAt, endedAt: Date.now() }
+      return killHost(context, host, {
+        label: ", the PostgreSQL primary's host,",
+        // nothing here promotes: Patroni on the other host takes the lock once the dead host's session ends
+        async whileDown(startedAt) {
+          const promoted = await cluster.postgres.waitPrimary({ not: host, timeoutMs: scaledMs(60_000) })
+          say(`Patroni promoted ${promoted.name} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+          return `its PostgreSQL streaming from ${promoted.name}`
+        },
+      })
     },
   },
   {
@@ -204,11 +184,9 @@ export const clusterFaults: ClusterFault[] = [
     what: "Redis's primary SIGKILLed, the sentinels promote the replica; the old primary restarted empty 15 s later, a replica of the new one",
     async strike({ cluster, say }, leadMs) {
       await sleep(leadMs)
-      const { primary: first, replica: second } = cluster.redis.servers
       // after an earlier failover the servers have swapped roles: the sentinels' primary is the one that says so
       const access = cluster.redis.serverAccess
-      const primary = (await roleOf(first, access)) === 'master' ? first : second
-      const replica = primary === first ? second : first
+      const { primary, replica } = await redisRoles(cluster)
       const pid = primary.pid()
       if (pid === undefined) throw new Error(`no running Redis primary on ${primary.host.name}`)
       const startedAt = Date.now()
@@ -226,12 +204,7 @@ export const clusterFaults: ClusterFault[] = [
       await primary.start()
       await eventually(
         `${primary.host.name}'s server copies the new primary`,
-        async () => {
-          const info = await replicationOf({ host: primary.host.address, port: redisPort }, access).catch(
-            () => '',
-          )
-          return info.includes('role:slave') && info.includes('master_link_status:up')
-        },
+        async () => isCopying(primary, access),
         scaledMs(60_000),
         500,
       )
@@ -239,7 +212,83 @@ export const clusterFaults: ClusterFault[] = [
       return { startedAt, endedAt }
     },
   },
+  {
+    name: 'redis-host-kill',
+    what: "the host of Redis's primary killed (every process in it: the primary and its sentinel, a Consul server, a Kafka broker, a PostgreSQL member, service instances); the other two sentinels promote the replica; the host restarted 15 s later, its Redis a replica of the new primary",
+    async strike(context, leadMs) {
+      await sleep(leadMs)
+      const { cluster, say } = context
+      const access = cluster.redis.serverAccess
+      const { primary, replica } = await redisRoles(cluster)
+      return killHost(context, primary.host, {
+        label: ", the Redis primary's host,",
+        async whileDown(startedAt) {
+          await eventually(
+            `the sentinels promote ${replica.host.name}'s replica`,
+            async () => (await roleOf(replica, access)) === 'master',
+            scaledMs(60_000),
+            250,
+          )
+          say(
+            `redis on ${replica.host.name} promoted after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+          )
+          return `its Redis a replica of ${replica.host.name}'s`
+        },
+        async back() {
+          await eventually(
+            `${primary.host.name}'s server copies the new primary`,
+            async () => isCopying(primary, access),
+            scaledMs(60_000),
+            500,
+          )
+        },
+      })
+    },
+  },
 ]
+
+type ClusterHost = Cluster['hosts'][number]
+
+/**
+ * Kills every process of `host` (its engines and the run's members on it), waits for what `whileDown` waits for (a
+ * promotion), restarts its engines 15 s after the kill, waits for Consul's leader, Kafka's replicas and the run's
+ * members, PostgreSQL's streaming and what `back` waits for; the window from the kill until all that.
+ */
+async function killHost(
+  { cluster, system, topics, say }: FaultContext,
+  host: ClusterHost,
+  steps: { label: string; whileDown?(startedAt: number): Promise<string>; back?(): Promise<void> },
+): Promise<FaultWindow> {
+  const members = membersOn(system, host.name)
+  const startedAt = Date.now()
+  await host.killAll()
+  // the run's own record of its members: each is gone (kill resolves at once for a process already dead)
+  await Promise.all(members.map((key) => system.kill(key)))
+  say(`${host.name}${steps.label} killed (${members.join(', ')})`)
+  const state = steps.whileDown ? await steps.whileDown(startedAt) : undefined
+  await sleep(Math.max(0, startedAt + 15_000 - Date.now()))
+  await cluster.restartEngines(host)
+  await cluster.consul.waitForLeader()
+  await cluster.kafka.waitHealthy(topics)
+  await startMembers(system, members)
+  await cluster.postgres.waitReplicating()
+  await steps.back?.()
+  say(`${host.name} back${state ? `, ${state}` : ''}`)
+  return { startedAt, endedAt: Date.now() }
+}
+
+/** Which Redis server is the primary now (after an earlier failover the two have swapped roles). */
+async function redisRoles(cluster: Cluster): Promise<{ primary: HostEngine; replica: HostEngine }> {
+  const { primary: first, replica: second } = cluster.redis.servers
+  const primary = (await roleOf(first, cluster.redis.serverAccess)) === 'master' ? first : second
+  return { primary, replica: primary === first ? second : first }
+}
+
+/** Whether a Redis server is a replica with its link to the primary up. */
+async function isCopying(server: HostEngine, access: RedisMemberAccess): Promise<boolean> {
+  const info = await replicationOf({ host: server.host.address, port: redisPort }, access).catch(() => '')
+  return info.includes('role:slave') && info.includes('master_link_status:up')
+}
 
 /** A Redis server's role as it answers (INFO replication): 'master', 'slave', or undefined when it does not answer. */
 async function roleOf(server: HostEngine, access: RedisMemberAccess): Promise<string | undefined> {

@@ -14,7 +14,8 @@
 // CLUSTER_AFTER_S (after, 15), CLUSTER_REPLICAS (instances of every service, the gateway's too: 2), CLUSTER_PREFIX
 // (mrdc), CLUSTER_SUBNET (198.18.0), CLUSTER_RESULTS (a file to write the results' JSON to as well), CLUSTER_SECURE
 // (Kafka over SASL_SSL with a SCRAM user per service, PostgreSQL and Redis over TLS only with a role or ACL user per
-// service, Consul with ACLs and a token per service over HTTPS: true; `false` for plaintext).
+// service, Consul with ACLs and a token per service over HTTPS: true; `false` for plaintext), CLUSTER_LOG_LEVEL (the
+// services' LOG_LEVEL: warn).
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -22,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { Product } from '@meridian/contracts'
 import { createDatabase, type Sql } from '@meridian/db'
-import { expandTopics, loadTopicDeclaration, repoRoot } from '@meridian/infra'
+import { expandTopics, kafkaClient, loadTopicDeclaration, repoRoot } from '@meridian/infra'
 import { type Cluster, clusterReplication, destroyCluster, startCluster } from '@meridian/infra/cluster'
 import { discoverServices, type MeridianSystem, startSystem } from '@meridian/infra/system'
 import { exitWith } from './campaign.ts'
@@ -257,6 +258,15 @@ async function runFault(
         },
         settleSeconds,
       )
+      // effects missing: were their events still unread by a group (a stalled consumer), or read and lost?
+      if (reconciliation.lost.length > 0 || reconciliation.duplicated.length > 0) {
+        const unread = await unreadByGroup(cluster, shared.topics).catch((error: unknown) => [
+          `the groups' offsets could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        ])
+        say(
+          `consumer groups behind the end of the run's topics: ${unread.length > 0 ? unread.join('; ') : 'none'}`,
+        )
+      }
       const backStarted = Date.now()
       while (shared.watches.some((watch) => !watch.connected) && Date.now() - backStarted < 60_000)
         await sleep(250)
@@ -285,6 +295,38 @@ async function runFault(
     }
   } finally {
     balancer.close()
+  }
+}
+
+/**
+ * Every consumer group's unread events on the run's topics (the end of each partition minus the group's committed
+ * offset), as `<group> <topic>: N unread`: what a reconciliation that finds effects missing looks at first.
+ */
+async function unreadByGroup(cluster: Cluster, topics: string[]): Promise<string[]> {
+  const admin = kafkaClient(cluster.kafka.brokers, 'cluster-campaign', cluster.kafka.security).admin()
+  await admin.connect()
+  try {
+    const ends = new Map<string, number>()
+    for (const topic of topics)
+      for (const { partition, high } of await admin.fetchTopicOffsets(topic))
+        ends.set(`${topic}:${partition}`, Number(high))
+    const lines: string[] = []
+    for (const { groupId } of (await admin.listGroups()).groups) {
+      for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics })) {
+        // -1: the group has committed nothing there (not a topic it reads)
+        const unread = partitions
+          .filter(({ offset }) => Number(offset) >= 0)
+          .reduce(
+            (sum, { partition, offset }) =>
+              sum + Math.max(0, (ends.get(`${topic}:${partition}`) ?? 0) - Number(offset)),
+            0,
+          )
+        if (unread > 0) lines.push(`${groupId} ${topic}: ${unread} unread`)
+      }
+    }
+    return lines
+  } finally {
+    await admin.disconnect()
   }
 }
 
@@ -374,7 +416,7 @@ async function main(): Promise<number> {
       startConcurrency: 8,
       env,
       // no platform pauses before SIGTERM here: each instance keeps serving 1 s after leaving Consul
-      settings: { LOG_LEVEL: 'warn', DRAIN_PAUSE_MS: '1000' },
+      settings: { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL ?? 'warn', DRAIN_PAUSE_MS: '1000' },
       log: say,
     })
     const topics = topicNames(system.kafkaNamespace)
