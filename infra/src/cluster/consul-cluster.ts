@@ -13,6 +13,7 @@ import { waitFor } from '../processes.ts'
 import type { CertificateAuthority } from '../secure/certificates.ts'
 import {
   consulAgentRules,
+  consulHardening,
   consulHttpsAddress,
   consulServiceRules,
   consulToken,
@@ -134,16 +135,11 @@ function secureServerConfig(
     data_dir: join(dir, 'data'),
     // the API on HTTPS only; no DNS interface (nothing of Meridian asks it)
     ports: { http: -1, https: HTTPS_PORT, dns: -1, grpc: -1 },
-    encrypt: credentials.gossipKey,
-    encrypt_verify_incoming: true,
-    encrypt_verify_outgoing: true,
-    acl: {
-      enabled: true,
-      default_policy: 'deny',
-      down_policy: 'extend-cache',
-      // the agent token is made by the provisioning once there is a leader; until then the agent's syncs are refused
-      tokens: { initial_management: credentials.managementToken, agent: agent.secret },
-    },
+    // the agent token is made by the provisioning once there is a leader; until then the agent's syncs are refused
+    ...consulHardening(credentials.gossipKey, {
+      initial_management: credentials.managementToken,
+      agent: agent.secret,
+    }),
     tls: {
       defaults: {
         ca_file: tls.caFile,

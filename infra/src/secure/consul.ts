@@ -108,6 +108,27 @@ export function consulServiceRules(service: string): string {
 export const consulAgentRules = (node: string): string =>
   `node "${node}" { policy = "write" }\nservice_prefix "" { policy = "read" }\n`
 
+/**
+ * What every secure agent's configuration holds, the single agent's and the cluster's servers': gossip encrypted with
+ * `gossipKey` (both ways verified), ACLs on with default deny (a server that cannot reach the leader goes on with the
+ * tokens it knows), and these tokens (`initial_management`, `agent`); `persistTokens`: tokens set through the API
+ * survive a restart.
+ */
+export function consulHardening(gossipKey: string, tokens: Record<string, string>, persistTokens = false) {
+  return {
+    encrypt: gossipKey,
+    encrypt_verify_incoming: true,
+    encrypt_verify_outgoing: true,
+    acl: {
+      enabled: true,
+      default_policy: 'deny',
+      down_policy: 'extend-cache',
+      ...(persistTokens ? { enable_token_persistence: true } : {}),
+      tokens,
+    },
+  }
+}
+
 /** The agent's configuration (JSON, as `-config-file` reads a `.json` file). */
 function agentConfig(options: SecureConsulOptions, credentials: ConsulCredentials, tls: TlsFiles) {
   const { host, ports } = options
@@ -130,17 +151,8 @@ function agentConfig(options: SecureConsulOptions, credentials: ConsulCredential
       grpc: -1,
       grpc_tls: ports.grpc ?? -1,
     },
-    encrypt: credentials.gossipKey,
-    encrypt_verify_incoming: true,
-    encrypt_verify_outgoing: true,
-    acl: {
-      enabled: true,
-      default_policy: 'deny',
-      down_policy: 'extend-cache',
-      // the agent token set through the API below survives a restart of the agent
-      enable_token_persistence: true,
-      tokens: { initial_management: credentials.managementToken },
-    },
+    // the agent token set through the API (provision) survives a restart of the agent
+    ...consulHardening(credentials.gossipKey, { initial_management: credentials.managementToken }, true),
     tls: {
       // HTTPS and gRPC: a client checks the agent against the CA; the agent does not ask clients for certificates
       // (verify_incoming false): every call carries a token, which is what authenticates and authorizes a service,
