@@ -89,6 +89,7 @@ export {
   databaseVariableOf,
   editPostgresUrl,
   kafkaClient,
+  kafkaClientOfEnv,
   type PostgresClientOptions,
   postgresClient,
   provisionServiceRoles,

@@ -1,7 +1,7 @@
 // Health, version and provisioning of each engine, asked from the engine itself. The same for every mode.
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
 import type { ConnectionOptions } from 'node:tls'
-import { type KafkaSecurity, kafkajsSecurity } from '@meridian/kafka-connection'
+import { type KafkaSecurity, kafkajsSecurity, kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { connectionOptionsOf } from '@meridian/postgres-connection'
 import { Redis } from 'ioredis'
 import { Kafka, logLevel } from 'kafkajs'
@@ -245,6 +245,14 @@ export function kafkaClient(
     retry: { retries: 2, initialRetryTime: 200 },
     ...kafkajsSecurity(security),
   })
+}
+
+/**
+ * A client of the broker `env` names (KAFKA_BROKERS), with the TLS and SASL its KAFKA_TLS* and KAFKA_SASL_* variables
+ * say, as a service's: what a test gets from a run's engine variables, plaintext or secure alike.
+ */
+export function kafkaClientOfEnv(env: Readonly<Record<string, string | undefined>>, clientId: string): Kafka {
+  return kafkaClient(env.KAFKA_BROKERS ?? '', clientId, kafkaSecurityFromEnv(env))
 }
 
 export async function kafkaCluster(

@@ -24,13 +24,16 @@ Environment (scripts/seed sets them for the local system):
   MERIDIAN_GATEWAY_URL            the gateway (default http://127.0.0.1:8080)
   MERIDIAN_PAYMENT_PROVIDER_URL   where cards are tokenized (default http://127.0.0.1:3099, the simulator)
   AUTH_DATABASE_URL               auth's database, for the demo admin (required)
-  REDIS_URL                       the services' Redis (default redis://127.0.0.1:6379)`
+  REDIS_URL                       the services' Redis (default redis://127.0.0.1:6379)
+  REDIS_TLS_CA                    the CA of a Redis reached over TLS (rediss://), as the services take it`
 
 export interface SeedSettings {
   gatewayUrl: string
   paymentProviderUrl: string
   authDatabaseUrl: string
   redisUrl: string
+  /** the CA's PEM file of a Redis over TLS (REDIS_TLS_CA) */
+  redisCaFile?: string
 }
 
 /** A problem the person running the command can fix: one message, exit code 1 (2: the command line). */
@@ -81,6 +84,7 @@ export function seedSettings(env: NodeJS.ProcessEnv): SeedSettings {
     paymentProviderUrl: httpUrl(env, 'MERIDIAN_PAYMENT_PROVIDER_URL', 'http://127.0.0.1:3099'),
     authDatabaseUrl,
     redisUrl,
+    ...(env.REDIS_TLS_CA ? { redisCaFile: env.REDIS_TLS_CA } : {}),
   }
 }
 
@@ -123,6 +127,7 @@ export async function runSeedCommand(argv: string[], env: NodeJS.ProcessEnv, io:
     const action = await makeAdministrator(join(repoRoot, 'services', 'auth'), {
       databaseUrl: settings.authDatabaseUrl,
       redisUrl: settings.redisUrl,
+      ...(settings.redisCaFile ? { redisCaFile: settings.redisCaFile } : {}),
       email: demoAdmin.email,
       name: demoAdmin.name,
       password: demoAdmin.password,

@@ -1,7 +1,7 @@
 // An event a consumer can never take, written straight to the run's topic: the realtime channel's consumer parks it
 // in notification.created.dlt at once (its data lacks title, message and createdAt), as it would any such event.
 import { randomUUID } from 'node:crypto'
-import { kafkaClient } from '@meridian/infra'
+import { kafkaClientOfEnv } from '@meridian/infra'
 import type { E2eSystem } from './system-context.ts'
 
 /** Sends one notification.created the realtime channel refuses, with `headers` beside its message id; its ids. */
@@ -11,7 +11,7 @@ export async function sendUnacceptableNotification(
 ): Promise<{ eventId: string; userId: string }> {
   const eventId = randomUUID()
   const userId = randomUUID()
-  const producer = kafkaClient(kafka.brokers, 'e2e-dead-letters').producer()
+  const producer = kafkaClientOfEnv(kafka.env, 'e2e-dead-letters').producer()
   await producer.connect()
   try {
     await producer.send({

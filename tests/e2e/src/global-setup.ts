@@ -1,6 +1,10 @@
 // Starts the whole system once for the suite (every service as a process, its own databases, Kafka namespace and
 // Consul names; the gateway on E2E_GATEWAY_PORT, 8080 by default) and stops it at the end.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import {
+  ensureSecureInfra,
   ensureTraceStore,
   freePort,
   holdTraceStore,
@@ -9,7 +13,13 @@ import {
   stopTraceStore,
 } from '@meridian/infra'
 import { demoSignInHint } from '@meridian/infra/demo'
-import { startSystem, systemFormFromEnv } from '@meridian/infra/system'
+import { downSecureEngines, type SecureMachine } from '@meridian/infra/secure'
+import {
+  startSystem,
+  systemFormFromEnv,
+  systemRedisDatabase,
+  withRedisDatabase,
+} from '@meridian/infra/system'
 import { scaledMs } from '@meridian/testkit'
 import type { TestProject } from 'vitest/node'
 import { buildConsole, consoleDist } from './console-build.ts'
@@ -83,6 +93,65 @@ function portFromEnv(name: string, fallback: number): number {
   return port
 }
 
+/** The engines' variables of an environment: what a run on engines of its own must not inherit. */
+const engineVariable =
+  /^(DATABASE_URL|[A-Z0-9_]+_DATABASE_URL|KAFKA_.*|CONSUL_.*|REDIS_.*|ENGINES_PLAINTEXT_ALLOWED)$/
+
+interface SecureEngines {
+  machine: SecureMachine
+  /** the environment without the shared engines' variables, with the administrator's of these */
+  env: NodeJS.ProcessEnv
+  stop(): Promise<void>
+}
+
+/**
+ * MERIDIAN_E2E_SECURE=true: engines of the run's own with TLS and a credential per service, as `scripts/infra up
+ * --secure` runs them, on free ports and in a state folder of their own beside the shared plaintext engines (which
+ * stay as they are): each service of the system is given its own role, SCRAM user, ACL user and Consul token.
+ */
+async function startSecureEngines(): Promise<SecureEngines> {
+  const dir = mkdtempSync(join(tmpdir(), 'meridian-e2e-secure-'))
+  const ports = new Set<number>()
+  while (ports.size < 8) ports.add(await freePort())
+  const [postgres, sasl, controller, mtls, https, server, serfLan, redis] = [...ports] as number[]
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !engineVariable.test(name)),
+  ) as NodeJS.ProcessEnv
+  const env: NodeJS.ProcessEnv = { ...inherited, MERIDIAN_SECURE_DIR: dir }
+  const stop = async () => {
+    await downSecureEngines(dir)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    const machine = await ensureSecureInfra({
+      env,
+      ports: {
+        postgres: postgres as number,
+        kafka: { sasl: sasl as number, controller: controller as number, mtls: mtls as number },
+        consul: { https: https as number, server: server as number, serfLan: serfLan as number },
+        redis: redis as number,
+      },
+    })
+    const { postgres: pg, kafka, consul, redis: redisEngine } = machine.engines
+    return {
+      machine,
+      env: { ...env, ...pg.adminEnv(), ...kafka.adminEnv(), ...consul.adminEnv(), ...redisEngine.adminEnv() },
+      stop,
+    }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
+/** The variables of `env` whose names match. */
+const variablesOf = (env: NodeJS.ProcessEnv, pattern: RegExp): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => pattern.test(entry[0]) && entry[1] !== undefined,
+    ),
+  )
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const startedAt = Date.now()
   // the console the gateway serves at /console/ (test/console.test.ts drives it in Chromium)
@@ -117,8 +186,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     letGoOfTraces()
     throw error
   })
+  const secure =
+    process.env.MERIDIAN_E2E_SECURE === 'true'
+      ? await startSecureEngines().catch(async (error: unknown) => {
+          await stopTraces()
+          throw error
+        })
+      : undefined
+  const baseEnv = secure?.env ?? process.env
   const system = await startSystem({
     prefix: 'e2e',
+    baseEnv,
+    ...(secure ? { secureEngines: secure.machine } : {}),
     gatewayPort,
     simulatorPort,
     simulator: simulatorSettings,
@@ -157,15 +236,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // post made on one reaches the subscribers of both)
     replicas: { 'realtime-gateway': 2, content: 2 },
   }).catch(async (error: unknown) => {
+    await secure?.stop()
     await stopTraces()
     throw error
   })
   process.stderr.write(
-    `[e2e] system ${system.runId} (${system.form}) up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
+    `[e2e] system ${system.runId} (${system.form}${secure ? ', on secure engines of its own' : ''}) up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: gateway ${system.gatewayUrl}, ` +
       `simulator ${system.simulatorUrl}, logs ${system.runDir}\n`,
   )
   if (!system.admin) {
     await system.close()
+    await secure?.stop()
     await stopTraces()
     throw new Error('the system has no auth service, so no administrator: the end-to-end tests need one')
   }
@@ -175,7 +256,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     gatewayUrl: system.gatewayUrl,
     simulatorUrl: system.simulatorUrl,
     admin: system.admin,
-    kafka: { brokers: process.env.KAFKA_BROKERS ?? '', namespace: system.kafkaNamespace },
+    kafka: {
+      brokers: baseEnv.KAFKA_BROKERS ?? '',
+      namespace: system.kafkaNamespace,
+      env: variablesOf(baseEnv, /^KAFKA_(BROKERS|TLS.*|SASL_.*)$/),
+    },
+    redisEnv: {
+      ...variablesOf(baseEnv, /^REDIS_TLS_CA$/),
+      REDIS_URL: withRedisDatabase(baseEnv.REDIS_URL ?? '', systemRedisDatabase),
+    },
+    secureEngines: secure !== undefined,
     traces: { otlpEndpoint, queryUrl: process.env.JAEGER_QUERY_URL || nativeJaegerUiUrl },
     services: Object.fromEntries(
       Object.entries(system.services).map(([name, service]) => [
@@ -193,6 +283,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('system', provided)
   return async () => {
     await system.close()
+    await secure?.stop()
     await stopTraces()
   }
 }

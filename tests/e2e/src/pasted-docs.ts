@@ -63,7 +63,7 @@ export function bashBlocksOf(markdown: string, heading?: string): string[] {
 
 /** Runs the blocks as one pasted script (bash, stopping at the first failure) from the root; its output. */
 export async function paste(
-  system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' | 'services'>,
+  system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' | 'services' | 'redisEnv'>,
   blocks: string[],
   env: Record<string, string> = {},
 ): Promise<{ stdout: string; stderr: string }> {
@@ -81,8 +81,9 @@ export async function paste(
         ...process.env,
         A: system.gatewayUrl,
         SIM: system.simulatorUrl,
-        // create-admin writes in the run's auth database (it announces revocations in the run's Redis, REDIS_URL)
+        // create-admin writes in the run's auth database and announces revocations in the run's Redis
         AUTH_DATABASE_URL: auth.databaseUrl,
+        ...system.redisEnv,
         ...env,
       },
       timeoutMs: 240_000,

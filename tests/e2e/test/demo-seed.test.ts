@@ -5,7 +5,6 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { ChatMessage, ChatRoom, CollaborativeDocument, Order, Product } from '@meridian/contracts'
-import { systemRedisDatabase, withRedisDatabase } from '@meridian/infra/system'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { e2eClient } from '../src/client.ts'
@@ -40,7 +39,8 @@ function runSeed(env: Record<string, string> = {}): Promise<Run> {
           MERIDIAN_GATEWAY_URL: system.gatewayUrl,
           MERIDIAN_PAYMENT_PROVIDER_URL: system.simulatorUrl,
           AUTH_DATABASE_URL: authDatabaseUrl,
-          REDIS_URL: withRedisDatabase(process.env.REDIS_URL ?? '', systemRedisDatabase),
+          // the run's Redis, where the admin's revocations are announced (with its CA on secure engines)
+          ...system.redisEnv,
           ...env,
         },
         timeout: 240_000,
@@ -206,7 +206,7 @@ describe('the demo seed against the whole system', () => {
     const { stdout, stderr } = await paste(system, blocks, {
       MERIDIAN_GATEWAY_URL: system.gatewayUrl,
       MERIDIAN_PAYMENT_PROVIDER_URL: system.simulatorUrl,
-      REDIS_URL: withRedisDatabase(process.env.REDIS_URL ?? '', systemRedisDatabase),
+      ...system.redisEnv,
     })
     expect(printedAccount(stdout, 'customer')).toEqual(customer)
     expect(stderr).toMatch(/catalogue: 0 product\(s\) created, 5 kept/)

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Payment } from '@meridian/contracts'
 import { createDatabase, type Sql } from '@meridian/db'
-import { kafkaClient } from '@meridian/infra'
+import { kafkaClientOfEnv } from '@meridian/infra'
 import { developmentWebhookSecret, paymentWebhookPath } from '@meridian/infra/system'
 import { eventually, scaledMs } from '@meridian/testkit'
 import Stripe from 'stripe'
@@ -111,8 +111,8 @@ const recorded = (eventId: string) =>
  * from the beginning, waited for until `count` are there (then a moment longer, so that one more would show).
  */
 async function publishedOf(type: string, count: number): Promise<Record<string, unknown>[]> {
-  const { brokers, namespace } = system.kafka
-  const consumer = kafkaClient(brokers, 'e2e-stripe-webhooks').consumer({
+  const { namespace } = system.kafka
+  const consumer = kafkaClientOfEnv(system.kafka.env, 'e2e-stripe-webhooks').consumer({
     groupId: `e2e-stripe-webhooks-${randomBytes(6).toString('hex')}`,
   })
   const found: Record<string, unknown>[] = []
