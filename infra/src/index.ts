@@ -496,7 +496,14 @@ function assertNoPlaintextEngines(ports: number[], env: NodeJS.ProcessEnv): void
  * traces and development mail, no engine's data or credential.
  */
 export async function ensureSecureInfra(
-  options: InfraOptions & Pick<SecureUpOptions, 'dir' | 'ports'> = {},
+  options: InfraOptions &
+    Pick<SecureUpOptions, 'dir' | 'ports'> & {
+      /**
+       * create the declared topics (infra/topics.json) as the administrator; default true. False for engines of one
+       * run's own, whose system creates its namespace's topics itself (the end-to-end suite's)
+       */
+      declaredTopics?: boolean
+    } = {},
 ): Promise<SecureMachine> {
   const env = options.env ?? process.env
   const progress = options.progress ?? stderrProgress
@@ -512,8 +519,10 @@ export async function ensureSecureInfra(
     ...(options.mail ? [await planMail(env)] : []),
   ]
   if (optional.length > 0) await bringUp(optional, env, progress)
-  const admin = machine.engines.kafka.adminEnv()
-  await provisionTopics(admin.KAFKA_BROKERS ?? '', progress, kafkaSecurityFromEnv(admin))
+  if (options.declaredTopics ?? true) {
+    const admin = machine.engines.kafka.adminEnv()
+    await provisionTopics(admin.KAFKA_BROKERS ?? '', progress, kafkaSecurityFromEnv(admin))
+  }
   return machine
 }
 

@@ -125,6 +125,8 @@ async function startSecureEngines(): Promise<SecureEngines> {
   try {
     const machine = await ensureSecureInfra({
       env,
+      // the system creates its namespace's topics: the declared ones would go unused
+      declaredTopics: false,
       ports: {
         postgres: postgres as number,
         kafka: { sasl: sasl as number, controller: controller as number, mtls: mtls as number },
