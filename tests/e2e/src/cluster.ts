@@ -88,6 +88,11 @@ interface FaultResult {
     missed: number
     backWithinS: number
   }
+  /**
+   * events some consumer gave up on (its dead-letter topics') from the fault's start until the reconciliation: each
+   * an effect that is not coming without an operator's replay; must be 0
+   */
+  deadLetters: number
   /** what a token revoked before the fault met after it, through each gateway: each must be refused (401) */
   revoked: { refused: boolean; answers: number[] }
 }
@@ -186,6 +191,7 @@ async function runFault(
   const client = e2eClient({ ...system, admin: signIn })
   const gateways = system.gatewayUrls.map((gatewayUrl) => e2eClient({ ...system, gatewayUrl, admin: signIn }))
   const admin = await client.loginAdmin()
+  const deadLettersBefore = await deadLetterCount(cluster, shared.topics)
   // stock for about 90 s of orders: a longer fault also sells out, and its later orders fail and are refused stock
   // (compensated: refunded), as in the commerce campaign
   const stock = Math.round(ratePerSecond * 90)
@@ -264,7 +270,7 @@ async function runFault(
           `the groups' offsets could not be read: ${error instanceof Error ? error.message : String(error)}`,
         ])
         say(
-          `consumer groups behind the end of the run's topics: ${unread.length > 0 ? unread.join('; ') : 'none'}`,
+          `dead letters and consumer groups behind the end of the run's topics: ${unread.length > 0 ? unread.join('; ') : 'none'}`,
         )
       }
       const backStarted = Date.now()
@@ -277,6 +283,7 @@ async function runFault(
       return {
         reconciliation,
         revoked: await revocationAfter(gateways, revoked),
+        deadLetters: (await deadLetterCount(cluster, shared.topics)) - deadLettersBefore,
         retries: retries.count,
         placedLate: retries.placedLate,
         window,
@@ -299,18 +306,23 @@ async function runFault(
 }
 
 /**
- * Every consumer group's unread events on the run's topics (the end of each partition minus the group's committed
- * offset), as `<group> <topic>: N unread`: what a reconciliation that finds effects missing looks at first.
+ * The run's dead letters (`<topic>.dlt: N dead letter(s)`) and every consumer group's unread events on the run's
+ * topics (the end of each partition minus the group's committed offset: `<group> <topic>: N unread`): what a
+ * reconciliation that finds effects missing looks at first.
  */
 async function unreadByGroup(cluster: Cluster, topics: string[]): Promise<string[]> {
-  const admin = kafkaClient(cluster.kafka.brokers, 'cluster-campaign', cluster.kafka.security).admin()
-  await admin.connect()
-  try {
+  return withKafkaAdmin(cluster, async (admin) => {
     const ends = new Map<string, number>()
-    for (const topic of topics)
-      for (const { partition, high } of await admin.fetchTopicOffsets(topic))
-        ends.set(`${topic}:${partition}`, Number(high))
     const lines: string[] = []
+    for (const topic of topics) {
+      let held = 0
+      for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
+        ends.set(`${topic}:${partition}`, Number(high))
+        held += Number(high) - Number(low)
+      }
+      // an event some group gave up on after its retries (or could never handle): its effect is not coming
+      if (topic.endsWith('.dlt') && held > 0) lines.push(`${topic}: ${held} dead letter(s)`)
+    }
     for (const { groupId } of (await admin.listGroups()).groups) {
       for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics })) {
         // -1: the group has committed nothing there (not a topic it reads)
@@ -325,6 +337,17 @@ async function unreadByGroup(cluster: Cluster, topics: string[]): Promise<string
       }
     }
     return lines
+  })
+}
+
+type KafkaAdmin = ReturnType<ReturnType<typeof kafkaClient>['admin']>
+
+/** `work` with an administrator's client of the cluster's brokers, disconnected after. */
+async function withKafkaAdmin<T>(cluster: Cluster, work: (admin: KafkaAdmin) => Promise<T>): Promise<T> {
+  const admin = kafkaClient(cluster.kafka.brokers, 'cluster-campaign', cluster.kafka.security).admin()
+  await admin.connect()
+  try {
+    return await work(admin)
   } finally {
     await admin.disconnect()
   }
@@ -339,16 +362,26 @@ function database(system: MeridianSystem, service: string): Sql {
 const ms = (value: number | undefined) => (value === undefined ? '–' : `${Math.round(value)}`)
 const seconds = (value: number | undefined) => (value === undefined ? '–' : (value / 1000).toFixed(1))
 
+/** The events held by the run's dead-letter topics (`<topic>.dlt`): none is replayed during a campaign. */
+async function deadLetterCount(cluster: Cluster, topics: string[]): Promise<number> {
+  return withKafkaAdmin(cluster, async (admin) => {
+    let count = 0
+    for (const topic of topics.filter((name) => name.endsWith('.dlt')))
+      for (const { high, low } of await admin.fetchTopicOffsets(topic)) count += Number(high) - Number(low)
+    return count
+  })
+}
+
 function table(results: FaultResult[]): string {
   const lines = [
-    '| fault | sent | accepted | retried (placed late) | refused | lost | double charges | duplicated | stock conserved | settled (s) | p50/p99 before (ms) | p50/p99 during | p50/p99 after | first shipped after the fault struck (s) | realtime back / reconnects / resyncs / missed | revoked token refused after |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| fault | sent | accepted | retried (placed late) | refused | lost | double charges | duplicated | stock conserved | settled (s) | p50/p99 before (ms) | p50/p99 during | p50/p99 after | first shipped after the fault struck (s) | realtime back / reconnects / resyncs / missed | revoked token refused after | dead letters |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
-  for (const { reconciliation: r, retries, placedLate, latency, realtime, revoked } of results) {
+  for (const { reconciliation: r, retries, placedLate, latency, realtime, revoked, deadLetters } of results) {
     const doubleCharges = r.duplicated.filter((line) => /charged \d+ times/.test(line)).length
     const stockOk = stockAccounted(r.stock) === r.stock.initial
     lines.push(
-      `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${seconds(latency.firstShippedAfterStartMs)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} | ${revoked.refused ? 'yes' : `NO (${revoked.answers.join(', ')})`} |`,
+      `| ${r.fault} | ${r.sent} | ${r.accepted} | ${retries} (${placedLate}) | ${pairs(r.refused)} | ${r.lost.length} | ${doubleCharges} | ${r.duplicated.length - doubleCharges} | ${stockOk ? 'yes' : 'NO'} | ${r.settleSeconds.toFixed(0)} | ${ms(latency.before.p50)}/${ms(latency.before.p99)} | ${ms(latency.during.p50)}/${ms(latency.during.p99)} | ${ms(latency.after.p50)}/${ms(latency.after.p99)} | ${seconds(latency.firstShippedAfterStartMs)} | ${realtime.connected}/${realtime.clients} in ${realtime.backWithinS.toFixed(0)} s / ${realtime.reconnects} / ${realtime.resyncs} / ${realtime.missed} | ${revoked.refused ? 'yes' : `NO (${revoked.answers.join(', ')})`} | ${deadLetters} |`,
     )
   }
   return lines.join('\n')
@@ -438,6 +471,10 @@ async function main(): Promise<number> {
         if (r.lost.length > 0 || r.duplicated.length > 0) failed = true
         if (fault.failsNoRequest && r.sent !== r.accepted) failed = true
         if (result.realtime.connected !== result.realtime.clients || result.realtime.missed > 0) failed = true
+        if (result.deadLetters > 0) {
+          say(`${fault.name}: ${result.deadLetters} event(s) given up (dead letters)`)
+          failed = true
+        }
         if (!result.revoked.refused) {
           say(
             `${fault.name}: a token revoked before the fault answered ${result.revoked.answers.join(', ')} after it`,
