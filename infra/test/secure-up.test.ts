@@ -20,6 +20,7 @@ import { PidFile } from '../src/native/engine.ts'
 import { editPostgresUrl, kafkaClient, postgresClient } from '../src/probes.ts'
 import {
   downSecureEngines,
+  freeSecurePorts,
   type SecureMachine,
   type SecureMachinePorts,
   securePortsFromEnv,
@@ -44,12 +45,6 @@ const redisClients: Redis[] = []
 /** What an order to `shipped` needs: the provider of identities, the saga's services, the gateway. */
 const services = ['auth', 'order', 'inventory', 'payment', 'shipping', 'gateway']
 let system: MeridianSystem | undefined
-
-async function freePorts(count: number): Promise<number[]> {
-  const found = new Set<number>()
-  while (found.size < count) found.add(await freePort())
-  return [...found]
-}
 
 /** The variables of `export NAME='value'` lines, as a shell's eval would set them. */
 function parseExports(text: string): Record<string, string> {
@@ -104,13 +99,7 @@ function environmentOf(pid: number): Record<string, string> {
 }
 
 beforeAll(async () => {
-  const [postgres, sasl, controller, mtls, https, server, serfLan, redis] = await freePorts(8)
-  ports = {
-    postgres: postgres as number,
-    kafka: { sasl: sasl as number, controller: controller as number, mtls: mtls as number },
-    consul: { https: https as number, server: server as number, serfLan: serfLan as number },
-    redis: redis as number,
-  }
+  ports = await freeSecurePorts()
   machine = await ensureSecureInfra({ env, ports })
 }, 300_000)
 

@@ -169,12 +169,20 @@ export async function startConsulCluster(
 ): Promise<ConsulCluster> {
   const binary = consulBinary(layoutFromEnv())
   const { secure } = options
-  const roles = secure?.roles ?? {}
-  if (secure) {
-    assertPrincipals([...secure.principals, ...Object.keys(roles)])
-  }
+  // every token's name and its rules: each service's, then the further roles'
+  const tokenRules: [string, string][] = secure
+    ? [
+        ...secure.principals.map((principal): [string, string] => [principal, consulServiceRules(principal)]),
+        ...Object.entries(secure.roles ?? {}),
+      ]
+    : []
+  if (secure) assertPrincipals(tokenRules.map(([name]) => name))
   const credentials = secure
-    ? clusterCredentials(secure.dir, hosts, [...secure.principals, ...Object.keys(roles)])
+    ? clusterCredentials(
+        secure.dir,
+        hosts,
+        tokenRules.map(([name]) => name),
+      )
     : undefined
   // one certificate naming every host and the servers' common name
   const tls =
@@ -310,15 +318,8 @@ export async function startConsulCluster(
         const agent = credentials.agents[host.name] as TokenCredential
         await provisionConsulToken(admin, `agent-${host.name}`, consulAgentRules(host.name), agent)
       }
-      for (const principal of secure.principals)
-        await provisionConsulToken(
-          admin,
-          `service-${principal}`,
-          consulServiceRules(principal),
-          credentials.tokens[principal] as TokenCredential,
-        )
-      for (const [role, rules] of Object.entries(roles))
-        await provisionConsulToken(admin, `role-${role}`, rules, credentials.tokens[role] as TokenCredential)
+      for (const [name, rules] of tokenRules)
+        await provisionConsulToken(admin, `token-${name}`, rules, credentials.tokens[name] as TokenCredential)
     }
   } catch (error) {
     await cluster.close()

@@ -23,6 +23,7 @@ export {
 } from './kafka.ts'
 export {
   downSecureEngines,
+  freeSecurePorts,
   runningSecureEngines,
   type SecureMachine,
   type SecureMachinePorts,

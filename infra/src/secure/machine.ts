@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { isRedisService } from '@meridian/contracts'
 import { kafkaSecurityFromEnv } from '@meridian/kafka-connection'
 import { consulSettingsFromEnv } from '../consul-http.ts'
+import { freePort } from '../free-port.ts'
 import { type Layout, layoutFromEnv, repoRoot } from '../layout.ts'
 import { consulStop } from '../native/consul.ts'
 import { type ComponentName, PidFile, type Progress } from '../native/engine.ts'
@@ -90,6 +91,26 @@ export function securePortsFromEnv(env: NodeJS.ProcessEnv = process.env): Secure
     portNames[name as keyof typeof portNames](ports, port)
   }
   return ports
+}
+
+/**
+ * Eight free ports of this machine as the secure engines' ports: for engines of a test's or a run's own beside the
+ * shared ones (what `ports` of ensureSecureInfra takes).
+ */
+export async function freeSecurePorts(): Promise<SecureMachinePorts> {
+  const found = new Set<number>()
+  while (found.size < 8) found.add(await freePort())
+  const [postgres, sasl, controller, mtls, https, server, serfLan, redis] = [...found] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ]
+  return { postgres, kafka: { sasl, controller, mtls }, consul: { https, server, serfLan }, redis }
 }
 
 /** Every port of these, for the checks that nothing else listens there and that no plaintext engine shares one. */

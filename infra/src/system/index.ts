@@ -15,4 +15,5 @@ export {
   type SystemServiceInfo,
   startSystem,
   systemSettings,
+  withoutEngineCredentials,
 } from './system.ts'

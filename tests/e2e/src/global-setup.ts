@@ -13,11 +13,12 @@ import {
   stopTraceStore,
 } from '@meridian/infra'
 import { demoSignInHint } from '@meridian/infra/demo'
-import { downSecureEngines, type SecureMachine } from '@meridian/infra/secure'
+import { downSecureEngines, freeSecurePorts, type SecureMachine } from '@meridian/infra/secure'
 import {
   startSystem,
   systemFormFromEnv,
   systemRedisDatabase,
+  withoutEngineCredentials,
   withRedisDatabase,
 } from '@meridian/infra/system'
 import { scaledMs } from '@meridian/testkit'
@@ -93,10 +94,6 @@ function portFromEnv(name: string, fallback: number): number {
   return port
 }
 
-/** The engines' variables of an environment: what a run on engines of its own must not inherit. */
-const engineVariable =
-  /^(DATABASE_URL|[A-Z0-9_]+_DATABASE_URL|KAFKA_.*|CONSUL_.*|REDIS_.*|ENGINES_PLAINTEXT_ALLOWED)$/
-
 interface SecureEngines {
   machine: SecureMachine
   /** the environment without the shared engines' variables, with the administrator's of these */
@@ -111,13 +108,8 @@ interface SecureEngines {
  */
 async function startSecureEngines(): Promise<SecureEngines> {
   const dir = mkdtempSync(join(tmpdir(), 'meridian-e2e-secure-'))
-  const ports = new Set<number>()
-  while (ports.size < 8) ports.add(await freePort())
-  const [postgres, sasl, controller, mtls, https, server, serfLan, redis] = [...ports] as number[]
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !engineVariable.test(name)),
-  ) as NodeJS.ProcessEnv
-  const env: NodeJS.ProcessEnv = { ...inherited, MERIDIAN_SECURE_DIR: dir }
+  // the shared engines' credentials are not these engines' (their addresses are replaced below)
+  const env: NodeJS.ProcessEnv = { ...withoutEngineCredentials(process.env), MERIDIAN_SECURE_DIR: dir }
   const stop = async () => {
     await downSecureEngines(dir)
     rmSync(dir, { recursive: true, force: true })
@@ -127,12 +119,7 @@ async function startSecureEngines(): Promise<SecureEngines> {
       env,
       // the system creates its namespace's topics: the declared ones would go unused
       declaredTopics: false,
-      ports: {
-        postgres: postgres as number,
-        kafka: { sasl: sasl as number, controller: controller as number, mtls: mtls as number },
-        consul: { https: https as number, server: server as number, serfLan: serfLan as number },
-        redis: redis as number,
-      },
+      ports: await freeSecurePorts(),
     })
     const { postgres: pg, kafka, consul, redis: redisEngine } = machine.engines
     return {
