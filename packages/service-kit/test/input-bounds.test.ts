@@ -15,6 +15,7 @@ import {
   type ServiceApp,
 } from '../src/index.ts'
 import { partAwareValidator } from '../src/validation.ts'
+import { growthBound, growthOf, rounded } from './fixtures/growth.ts'
 
 type Validate = ((value: unknown) => unknown) & { errors?: unknown[] | null }
 
@@ -25,18 +26,6 @@ function bodyValidator(schema: unknown): Validate {
     options?: unknown,
   ) => (route: { schema: unknown; httpPart: string; method: string; url: string }) => Validate
   return build({}, { customOptions: {} })({ schema, httpPart: 'body', method: 'POST', url: '/' })
-}
-
-/** CPU microseconds of the best of `runs` calls (a busy moment lengthens one reading, not the least of three). */
-function cpuOf(run: () => void, runs = 3): number {
-  let best = Number.POSITIVE_INFINITY
-  for (let attempt = 0; attempt < runs; attempt++) {
-    const before = process.cpuUsage()
-    run()
-    const used = process.cpuUsage(before)
-    best = Math.min(best, used.user + used.system)
-  }
-  return Math.max(best, 1)
 }
 
 /** `count` distinct strings that are not scopes (each one a problem of its own besides the array's size). */
@@ -93,11 +82,9 @@ describe('sizes first', () => {
     expect(validate.errors).toEqual([
       expect.objectContaining({ instancePath: '/scopes', keyword: 'maxItems' }),
     ])
-    const small = body(20_000)
-    const large = body(80_000)
-    const ratio = cpuOf(() => validate(large)) / cpuOf(() => validate(small))
     // linear: 4 and some; the review's pairwise uniqueness made it 16
-    expect(ratio).toBeLessThan(8)
+    const growth = growthOf((input) => validate(input), [body(20_000)], [body(80_000)])
+    expect(growth.ratio, JSON.stringify(rounded(growth))).toBeLessThan(growthBound)
   })
 
   it('when 40,000 repeated ids are marked read, then the refusal names the size alone', () => {

@@ -10,20 +10,13 @@ import { scaledMs } from '@meridian/testkit'
 import { checkSync } from 'recheck'
 import { describe, expect, it } from 'vitest'
 import { partAwareValidator } from '../src/validation.ts'
+import { growthBound, growthOf, rounded } from './fixtures/growth.ts'
 
 /** The spec's JSON body limit (1 MB): the longest string a client can send in one field. */
 const bodyLimit = 1_000_000
 /** The two sizes compared: the body limit and a quarter of it, both long enough for a check's time to be read. */
 const largeSize = bodyLimit
 const smallSize = bodyLimit / 4
-/**
- * How much longer a check of 4 times the input may take: 4 when linear, 16 when quadratic. Between the two, with room
- * for what a busy machine adds to one reading (a reading is a minimum of up to 3).
- */
-const growthBound = 8
-/** A ratio over this (linear's 4 and some) is read again before it is judged: one busy moment must not decide. */
-const readAgainOver = 5
-
 type Schema = Record<string, unknown>
 type Validate = (value: unknown) => unknown
 
@@ -126,70 +119,8 @@ function adversarialInputs(size: number): string[] {
  */
 const flat = (text: string): string => Buffer.from(text, 'utf16le').toString('utf16le')
 
-/** CPU time this thread spent in `work`: a loaded machine stretches wall time, not the work a check does. */
-function cpuMs(work: () => void): number {
-  const before = process.threadCpuUsage()
-  work()
-  const spent = process.threadCpuUsage(before)
-  return (spent.user + spent.system) / 1000
-}
-
-function repeat(work: () => void, times: number): void {
-  for (let run = 0; run < times; run += 1) work()
-}
-
-/**
- * A reading below this is read again with the work repeated twice as often: the thread's CPU clock can move in steps
- * of milliseconds, so a shorter reading is noise, and so would be a ratio of two of them. Only the number of
- * repetitions comes from it, never a verdict.
- */
-const readableMs = 30
-
-interface Growth {
-  /** CPU time of the large inputs over that of the small ones */
-  ratio: number
-  smallMs: number
-  largeMs: number
-}
-
-/**
- * How the CPU time of `check` grows from the small inputs to the large ones (4 times as long). Each side is the least
- * of up to 3 readings: another is taken while the ratio is well over linear, since what a busy machine does besides
- * (an interruption, a cache flushed) only ever adds time to a reading.
- */
-function growthOf(
-  check: (input: string) => void,
-  small: readonly string[],
-  large: readonly string[],
-): Growth {
-  const reading = (inputs: readonly string[], runs: number) =>
-    cpuMs(() =>
-      repeat(() => {
-        for (const input of inputs) check(input)
-      }, runs),
-    )
-  let runs = 1
-  let smallMs = reading(small, runs)
-  while (smallMs < readableMs && runs < 2 ** 20) {
-    runs *= 2
-    smallMs = reading(small, runs)
-  }
-  let largeMs = reading(large, runs)
-  for (let again = 1; again < 3 && !(largeMs / smallMs <= readAgainOver); again += 1) {
-    smallMs = Math.min(smallMs, reading(small, runs))
-    largeMs = Math.min(largeMs, reading(large, runs))
-  }
-  return { ratio: largeMs / smallMs, smallMs, largeMs }
-}
-
 /** A run of `length` 'a's ending in NUL: what makes the review's pattern try each split of the string. */
 const nulEnded = (length: number) => flat(`${'a'.repeat(length)}\u0000`)
-
-const rounded = (growth: Growth) => ({
-  ratio: Number(growth.ratio.toFixed(1)),
-  smallMs: Number(growth.smallMs.toFixed(1)),
-  largeMs: Number(growth.largeMs.toFixed(1)),
-})
 
 /** The released AsyncAPI document, the compatibility check's baseline (docs/reference/domain-events.md). */
 const releasedDocument = (): Schema =>
