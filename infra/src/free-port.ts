@@ -16,10 +16,19 @@ function canBind(port: number): Promise<boolean> {
   })
 }
 
+/**
+ * The ports this process handed out: never handed out twice, so that ports asked for together (an engine's several,
+ * chosen at once and bound only when it starts) are distinct even when the same random one comes up.
+ */
+const handedOut = new Set<number>()
+
 export async function freePort(): Promise<number> {
   const { low, high } = freePortRange
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = low + Math.floor(Math.random() * (high - low + 1))
+    if (handedOut.has(port)) continue
+    // taken before the check: a concurrent call's check cannot pick it meanwhile
+    handedOut.add(port)
     if (await canBind(port)) return port
   }
   throw new Error(`no free TCP port on 127.0.0.1 between ${low} and ${high} after 100 tries`)

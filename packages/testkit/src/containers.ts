@@ -263,11 +263,35 @@ export interface StartOptions {
 
 type Testcontainers = typeof import('testcontainers')
 
-/** The container of one definition, not yet started: ports published, or the host's network; how to know it is ready. */
-function containerOf(definition: ContainerDefinition, { GenericContainer, Wait }: Testcontainers) {
+/** The last lines an engine's container printed: what a start that failed says of its cause. */
+class OutputTail {
+  readonly #lines: string[] = []
+  constructor(private readonly keep = 15) {}
+  add(chunk: unknown): void {
+    for (const line of String(chunk).split('\n')) {
+      if (line.trim() === '') continue
+      this.#lines.push(line.length > 300 ? `${line.slice(0, 300)}…` : line)
+      if (this.#lines.length > this.keep) this.#lines.shift()
+    }
+  }
+  toString(): string {
+    return this.#lines.length === 0 ? '' : `\n  its last output:\n    ${this.#lines.join('\n    ')}`
+  }
+}
+
+/**
+ * The container of one definition, not yet started: ports published, or the host's network; how to know it is ready;
+ * its output kept in `tail`.
+ */
+function containerOf(
+  definition: ContainerDefinition,
+  { GenericContainer, Wait }: Testcontainers,
+  tail: OutputTail,
+) {
   let container = new GenericContainer(definition.image)
     .withEnvironment(definition.environment)
     .withStartupTimeout(180_000)
+    .withLogConsumer((stream) => stream.on('data', (chunk) => tail.add(chunk)))
   if (definition.command.length > 0) container = container.withCommand(definition.command)
   if (definition.hostname) container = container.withHostname(definition.hostname)
   if (definition.network === 'host') {
@@ -324,12 +348,13 @@ export async function startContainers(
       const definition = definitions[name]
       options.progress(`${name}: starting ${definition.image}`)
       const startedAt = Date.now()
+      const tail = new OutputTail()
       try {
-        started.set(name, await containerOf(definition, testcontainers).start())
+        started.set(name, await containerOf(definition, testcontainers, tail).start())
       } catch (error) {
         const hint = images === 'local' ? ' (build the local images with ./scripts/engine-images)' : ''
         throw new Error(
-          `${name} (${definition.image}): ${error instanceof Error ? error.message : String(error)}${hint}`,
+          `${name} (${definition.image}): ${error instanceof Error ? error.message : String(error)}${hint}${tail}`,
         )
       }
       options.progress(
