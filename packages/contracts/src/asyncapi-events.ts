@@ -2,6 +2,7 @@
 // schema and version, who produces and consumes it, and the retry and dead-letter topics every type shares.
 import { type TSchema, Type } from 'typebox'
 import { EventEnvelope, EventEnvelopeBase, type EventType, eventCatalogue } from './events.ts'
+import { maxProcessStampLength } from './processes.ts'
 
 /**
  * The topic layout: each event type's topic, its retry topics `{type}.retry.1..retries` and `{type}.dlt`, all with
@@ -182,6 +183,19 @@ const eventHeaders = Type.Object({
   ),
   tracestate: Type.Optional(
     header('W3C Trace Context vendor entries, with traceparent', Type.String({ maxLength: 512 })),
+  ),
+  process: Type.Optional(
+    header(
+      "a process's command: the stamp (JSON: {type, key, step, attempt}) of the instance and step that asked; the " +
+        "handler's events carry it back as process-answer. A malformed one is ignored",
+      Type.String({ maxLength: maxProcessStampLength }),
+    ),
+  ),
+  'process-answer': Type.Optional(
+    header(
+      "an answer to a process's command: the command's process stamp, by which the process manager routes it",
+      Type.String({ maxLength: maxProcessStampLength }),
+    ),
   ),
 })
 /** What the consumer runner adds when it moves a failing event to a retry topic. */

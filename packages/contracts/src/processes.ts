@@ -117,3 +117,21 @@ export const CompensateProcessBody = Type.Object(
   { additionalProperties: false },
 )
 export type CompensateProcessBody = Static<typeof CompensateProcessBody>
+
+/**
+ * A process's command, and the answer to it, carry this stamp as a Kafka header (`process` on the command,
+ * `process-answer` on every event its handler writes in reply), JSON-encoded: the process manager routes an answer by
+ * it to the instance and step that asked, so the services that answer never learn a process's ids.
+ */
+export const ProcessStamp = Type.Object(
+  {
+    type: Name,
+    key: Type.String({ minLength: 1, maxLength: 255, description: "the instance's key within its type" }),
+    step: Type.String({ pattern: namePattern, maxLength: 40, description: 'the step that asked' }),
+    attempt: Type.Integer({ minimum: 1, maximum: 1000, description: "the step's attempt that asked" }),
+  },
+  { additionalProperties: false },
+)
+export type ProcessStamp = Static<typeof ProcessStamp>
+/** The longest stamp header taken: the fields' maxLengths with the JSON around them fit under it. */
+export const maxProcessStampLength = 512

@@ -108,11 +108,15 @@ describe('the AsyncAPI document', () => {
       } catch {
         continue
       }
-      // each consumer is a key of the handlers' map the service hands to consumersOf
+      // each consumer is a key of the handlers' map the service hands to consumersOf, or (a service whose handlers
+      // are its processes': order) an entry of the list of event types its consumers are checked against
       const declaredAt = source.indexOf('consumersOf(')
       if (declaredAt < 0) continue
-      for (const [, type = ''] of source.slice(declaredAt).matchAll(/'([a-z._0-9]+)': /g))
-        consumed.set(type, [...(consumed.get(type) ?? []), service])
+      const listed = /export const \w+EventTypes = \[([^\]]*)\]/.exec(source)?.[1]
+      const types = listed
+        ? listed.matchAll(/'([a-z._0-9]+)'/g)
+        : source.slice(declaredAt).matchAll(/'([a-z._0-9]+)': /g)
+      for (const [, type = ''] of types) consumed.set(type, [...(consumed.get(type) ?? []), service])
     }
     for (const [type, parties] of Object.entries(eventParties))
       expect([...new Set(consumed.get(type) ?? [])].sort(), type).toEqual([...parties.consumers].sort())

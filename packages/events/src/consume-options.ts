@@ -8,6 +8,7 @@ import type { DeadLetterHook } from './dead-letter.ts'
 import type { CatalogueEvent } from './envelope.ts'
 import type { EventMetrics } from './event-metrics.ts'
 import type { EventProducer } from './kafka.ts'
+import type { ProcessStamp } from './process-stamp.ts'
 
 /** Where the message in hand came from. */
 export interface ConsumeContext {
@@ -17,6 +18,13 @@ export interface ConsumeContext {
   offset: string
   /** 1 on the first delivery, n + 1 when the event comes from retry topic n */
   attempt: number
+  /**
+   * the message is a process's command (its `process` header): the events the handler appends answer it, carrying
+   * the stamp back by themselves (process-stamp.ts)
+   */
+  command?: ProcessStamp
+  /** the message answers a process's command (its `process-answer` header): the process manager routes it by this */
+  answerTo?: ProcessStamp
 }
 
 /**

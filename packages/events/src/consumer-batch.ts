@@ -1,7 +1,7 @@
 // A consumer's batch handling: a fetched batch cut into runs, each event decoded, deduplicated by the inbox and applied
 // by the handler in one transaction with its inbox record; failed events are handed to the retry routing.
 import type { EventType } from '@meridian/contracts'
-import { isDatabaseUnavailable, transaction } from '@meridian/db'
+import { isDatabaseUnavailable, type TransactionSql, transaction } from '@meridian/db'
 import { type Context, context, type Span } from '@opentelemetry/api'
 import type { KafkaMessage } from 'kafkajs'
 import type { ConsumeContext, ConsumeOptions } from './consume-options.ts'
@@ -14,6 +14,7 @@ import {
 } from './consumer-retries.ts'
 import { type CatalogueEvent, type DomainEvent, InvalidEventError, parseEvent } from './envelope.ts'
 import { recordInInbox, recordManyInInbox } from './inbox.ts'
+import { inAnswerTo, ProcessHeader, stampIn } from './process-stamp.ts'
 import { retryLevelOf } from './retry.ts'
 import { describeDelivery, recordFailure, startDeliverySpan } from './tracing.ts'
 
@@ -126,12 +127,8 @@ export async function applyEvents<Type extends EventType>(
   items: EventItem<Type>[],
 ): Promise<EventsOutcome> {
   const { options } = handling
-  const contextOf = (message: KafkaMessage): ConsumeContext => ({
-    topic,
-    partition,
-    offset: message.offset,
-    attempt: 1,
-  })
+  const contextOf = (message: KafkaMessage): ConsumeContext =>
+    consumeContextOf(message, { topic, partition, offset: message.offset, attempt: 1 })
   let applied: EventItem<Type>[]
   let failure: { failedAt: number; error: unknown; delivery: Delivery } | undefined
   // the delivery span of each event whose handler ran, by offset; ended once its outcome is known
@@ -151,7 +148,9 @@ export async function applyEvents<Type extends EventType>(
         describeDelivery(delivery.span, item.event)
         deliveries.set(item.message.offset, delivery)
         try {
-          await context.with(delivery.context, () => options.handler(item.event, tx, contextOf(item.message)))
+          await context.with(delivery.context, () =>
+            runHandler(options, item.event, tx, contextOf(item.message)),
+          )
         } catch (error) {
           recordFailure(delivery.span, error)
           failure = { failedAt: index, error, delivery }
@@ -200,7 +199,7 @@ async function afterApplied<Type extends EventType>(
   const { afterCommit } = options
   if (afterCommit) {
     for (const { message, event } of applied) {
-      const consumed: ConsumeContext = { topic, partition, offset: message.offset, attempt: 1 }
+      const consumed = consumeContextOf(message, { topic, partition, offset: message.offset, attempt: 1 })
       const delivery = deliveries.get(message.offset)
       await (delivery
         ? context.with(delivery.context, () => afterCommit(event, consumed))
@@ -264,7 +263,7 @@ async function applyDelivered<Type extends EventType>(
   }
   describeDelivery(span, event)
 
-  const context: ConsumeContext = { topic, partition, offset: message.offset, attempt: level + 1 }
+  const context = consumeContextOf(message, { topic, partition, offset: message.offset, attempt: level + 1 })
   let processed: boolean
   try {
     processed = await transaction(options.sql, async (tx) => {
@@ -274,7 +273,7 @@ async function applyDelivered<Type extends EventType>(
         topic: handling.topic,
       })
       if (!isNew) return false
-      await options.handler(event, tx, context)
+      await runHandler(options, event, tx, context)
       return true
     })
   } catch (error) {
@@ -371,4 +370,21 @@ function parseLoosely(value: Buffer | null): DomainEvent {
     throw new InvalidEventError('not an event envelope: id and type are required')
   }
   return candidate as DomainEvent
+}
+
+/** Where a message came from, with the process stamps its headers carry (a malformed one is ignored). */
+function consumeContextOf(message: KafkaMessage, where: ConsumeContext): ConsumeContext {
+  const command = stampIn(message.headers, ProcessHeader.command)
+  const answerTo = stampIn(message.headers, ProcessHeader.answer)
+  return { ...where, ...(command ? { command } : {}), ...(answerTo ? { answerTo } : {}) }
+}
+
+/** The handler, run so that the events it appends answer the message's command, if it is one. */
+function runHandler<Type extends EventType>(
+  options: BatchHandling<Type>['options'],
+  event: CatalogueEvent<Type>,
+  tx: TransactionSql,
+  consumed: ConsumeContext,
+): Promise<void> {
+  return inAnswerTo(consumed.command, () => options.handler(event, tx, consumed))
 }

@@ -79,6 +79,14 @@ export {
   type PublishedOutboxRow,
 } from './outbox-relay.ts'
 export {
+  answeredStamp,
+  inAnswerTo,
+  ProcessHeader,
+  type ProcessStamp,
+  stampIn,
+  stampText,
+} from './process-stamp.ts'
+export {
   ReplayInProgressError,
   type ReplayOptions,
   type ReplayResult,

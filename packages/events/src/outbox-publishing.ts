@@ -6,6 +6,7 @@ import type { EventProducer, OutgoingMessage } from './kafka.ts'
 import type { StoredDeadLetter } from './outbox.ts'
 import { type LeaderStatements, type Leadership, LeadershipLost } from './outbox-leadership.ts'
 import type { OutboxRelayLogger } from './outbox-relay-logger.ts'
+import { ProcessHeader } from './process-stamp.ts'
 import { deadLetterTopicOf, RetryHeader } from './retry.ts'
 import { recordFailure, startPublishSpan, TraceHeader, withTraceHeaders } from './tracing.ts'
 
@@ -55,6 +56,9 @@ interface OutboxRow {
   traceState: string | null
   /** set: the row is a dead letter, published to its type's `.dlt` topic with the failure headers */
   deadLetter: StoredDeadLetter | null
+  /** the process stamps stored at append time, as their headers' text (null: none) */
+  processCommand: string | null
+  processAnswer: string | null
 }
 
 const maxCleanupIntervalMs = 60_000
@@ -200,14 +204,14 @@ function selectBatch(
           select pg_backend_pid() as pid, id::text as "outboxId", event_type as "eventType",
             aggregate_id as "aggregateId", payload->>'id' as "eventId", payload::text as payload,
             created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState",
-            dead_letter as "deadLetter"
+            dead_letter as "deadLetter", process_command as "processCommand", process_answer as "processAnswer"
           from outbox where id = any(${db.array(retrying)}::bigint[]) and not published
           order by id`
       : db<OutboxRow[]>`
           select pg_backend_pid() as pid, id::text as "outboxId", event_type as "eventType",
             aggregate_id as "aggregateId", payload->>'id' as "eventId", payload::text as payload,
             created_at as "createdAt", trace_parent as "traceParent", trace_state as "traceState",
-            dead_letter as "deadLetter"
+            dead_letter as "deadLetter", process_command as "processCommand", process_answer as "processAnswer"
           from outbox where not published
           order by id limit ${batchSize}`,
   )
@@ -229,6 +233,8 @@ function toMessage(
   }
   if (row.traceParent !== null) headers[TraceHeader.parent] = row.traceParent
   if (row.traceState !== null) headers[TraceHeader.state] = row.traceState
+  if (row.processCommand !== null) headers[ProcessHeader.command] = row.processCommand
+  if (row.processAnswer !== null) headers[ProcessHeader.answer] = row.processAnswer
   const publish = startPublishSpan(row, {
     topic,
     key: row.aggregateId,

@@ -2,6 +2,7 @@
 import type { Queryable } from '@meridian/db'
 import type { DomainEvent } from './envelope.ts'
 import { newEventId } from './event-id.ts'
+import { answeredStamp, type ProcessStamp, stampText } from './process-stamp.ts'
 import { activeTraceContext } from './tracing.ts'
 
 /** The LISTEN/NOTIFY channel signalled when outbox rows commit, so the relay need not wait for its next poll. */
@@ -46,6 +47,11 @@ export interface AppendToOutboxOptions {
   alsoAs?: AlsoPublishAs[]
   /** the event (and each alsoAs version) is a dead letter: published to its type's `.dlt` topic */
   deadLetter?: OutboxDeadLetter
+  /**
+   * the event is a process's command: the instance and step that asked, sent as the `process` header and carried back
+   * on the answers (process-stamp.ts)
+   */
+  command?: ProcessStamp
 }
 
 export interface OutboxEntry {
@@ -65,7 +71,8 @@ export interface OutboxEntry {
  *
  * The W3C trace context active now (the request's or the consumer's span) is stored with the rows, and the relay sends
  * it on as the `traceparent`/`tracestate` headers: the trace continues in the consumers. Nothing is stored when no
- * span is active or tracing is off.
+ * span is active or tracing is off. Likewise the process stamp of the command being handled now (process-stamp.ts):
+ * the rows answer it, and the relay sends it as the `process-answer` header.
  */
 export async function appendToOutbox(
   tx: Queryable,
@@ -77,14 +84,18 @@ export async function appendToOutbox(
   for (const each of events) checkColumn('event type', each.type)
   const { traceParent, traceState } = activeTraceContext()
   const deadLetter = storedDeadLetter(options.deadLetter)
+  const command = options.command ? stampText(options.command) : null
+  const answered = answeredStamp()
+  const answer = answered ? stampText(answered) : null
 
   // One statement for every row and the signal: a business transaction pays a single round trip for its events.
   // Repeated identical notifications in one transaction are delivered once.
   const rows = await tx<{ id: string; eventId: string }[]>`
     with written as (
-      insert into outbox (event_type, aggregate_id, payload, trace_parent, trace_state, dead_letter)
+      insert into outbox (event_type, aggregate_id, payload, trace_parent, trace_state, dead_letter, process_command,
+        process_answer)
       select entry.event_type, ${options.aggregateId}, entry.payload::jsonb, ${traceParent}, ${traceState},
-        ${deadLetter}::text::jsonb
+        ${deadLetter}::text::jsonb, ${command}, ${answer}
       from unnest(${tx.array(events.map((each) => each.type))}::text[],
                   ${tx.array(events.map((each) => JSON.stringify(each)))}::text[])
         with ordinality as entry(event_type, payload, position)
