@@ -100,6 +100,22 @@ export type EventRoute<Type extends EventType, Fact> = (
 
 export type EventRoutes<Fact> = { [Type in EventType]?: EventRoute<Type, Fact> }
 
+/**
+ * What an answer to one of the process's commands tells it. The answer finds its instance by itself: it carries the
+ * command's process stamp back (@meridian/events' process-stamp), so the answering service never names the instance.
+ */
+export interface AnswerRoute<Type extends EventType, Fact> {
+  /** the fact; undefined: the answer means nothing to the process */
+  fact(data: EventData<Type>): Fact | undefined
+  /**
+   * the answer says the step failed this attempt (a decline): one to an earlier attempt than the awaited one is only
+   * logged, never counted against the awaited attempt (the module decides so for every process)
+   */
+  failure?: boolean
+}
+
+export type AnswerRoutes<Fact> = { [Type in EventType]?: AnswerRoute<Type, Fact> }
+
 export interface ProcessDefinition<
   Instance extends InstanceBase,
   Fact extends { kind: string },
@@ -113,8 +129,13 @@ export interface ProcessDefinition<
   /** states in which nothing is awaited any more */
   finalStates: readonly Instance['state'][]
   steps: Steps<Instance, Command>
-  /** the events that move its instances */
+  /** the events that move its instances by what their data names (choreographed events: not answers to it) */
   events: EventRoutes<Fact>
+  /**
+   * the answers to its commands, routed by the stamp they carry back: an answer stamped for this process goes to it
+   * alone, never through `events`
+   */
+  answers?: AnswerRoutes<Fact>
   /** the decision: pure, no I/O; throws ProcessConflict for a request the state refuses */
   decide(instance: Instance, fact: Fact | StandardFact): Decision<Instance, Command>
   /** the instance from its row and its owner */

@@ -2,6 +2,8 @@
 // compensations, a pure decision — persisted with the outbox in the owning service's database, timed by one clock,
 // and shown to operators through one API for every type.
 export {
+  type AnswerRoute,
+  type AnswerRoutes,
   type AnyProcessDefinition,
   type ClockFact,
   type CommandContext,
@@ -24,6 +26,7 @@ export {
 export {
   createProcessManager,
   type FactSource,
+  followedTypes,
   type ProcessAlerts,
   type ProcessManager,
   type ProcessManagerOptions,

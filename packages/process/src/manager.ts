@@ -3,7 +3,7 @@
 // the outbox; fires the deadlines of steps that did not answer; and composes the operators' view (operators.ts).
 import { AppError, type EventType } from '@meridian/contracts'
 import { type Queryable, type Sql, transaction } from '@meridian/db'
-import { appendToOutbox, type EventHandler } from '@meridian/events'
+import { appendToOutbox, type EventHandler, type ProcessStamp } from '@meridian/events'
 import type {
   AnyProcessDefinition,
   Decision,
@@ -11,7 +11,7 @@ import type {
   StandardFact,
   StoredInstance,
 } from './definition.ts'
-import { type ApplyDecision, operatorsView } from './operators.ts'
+import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -47,7 +47,11 @@ function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): Insta
   return { ...restored, escalated: true }
 }
 
-/** The commands' events, built before anything is written (a schema refusal throws, the transaction rolls back). */
+/**
+ * The commands' events, built before anything is written (a schema refusal throws, the transaction rolls back). The
+ * command that asks the step the instance awaits next carries that step's stamp (the `process` header), which its
+ * answers carry back; the others (the process's own news) carry none.
+ */
 function eventsOf(
   definition: AnyProcessDefinition,
   key: string,
@@ -56,10 +60,45 @@ function eventsOf(
 ) {
   const context = { key, instance: decision.next, owner }
   const aggregateId = definition.aggregateId ? definition.aggregateId(context) : key
+  const { step, attempt } = decision.next
+  const asked =
+    step === null
+      ? undefined
+      : (definition.steps[step]?.ask(decision.next, attempt) as { type: string } | undefined)
+  const stamp: ProcessStamp | undefined =
+    step === null ? undefined : { type: definition.type, key, step, attempt }
   return decision.commands.map((command) => ({
     event: definition.commandEvent(command, context),
     aggregateId,
+    ...(stamp && asked && (command as { type: string }).type === asked.type ? { command: stamp } : {}),
   }))
+}
+
+/**
+ * An answer that says the awaited step failed, but for an earlier attempt than the awaited one (asked again since):
+ * logged, nothing counted. Undefined for every other answer: the process decides.
+ */
+function earlierAttemptsFailure(
+  instance: InstanceBase,
+  answer: AnswerSource | undefined,
+  eventType: string | undefined,
+): Decision<InstanceBase, unknown> | undefined {
+  if (!answer?.failure || answer.stamp.step !== instance.step || answer.stamp.attempt === instance.attempt) {
+    return undefined
+  }
+  return {
+    next: instance,
+    deadlineInMs: 'keep',
+    commands: [],
+    log: [
+      {
+        step: answer.stamp.step,
+        outcome: 'failed',
+        attempt: answer.stamp.attempt,
+        detail: `${eventType ?? 'a failure'} (an earlier attempt's answer)`,
+      },
+    ],
+  }
 }
 
 /** What a decision's next instance writes of its row (the escalation and the deadline are the caller's). */
@@ -76,30 +115,48 @@ const rowOf = (definition: AnyProcessDefinition, next: InstanceBase) => ({
 const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: LogSource) =>
   decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) }))
 
-/** The event handlers of every event type a declared process follows: each routed to the instance it names. */
+type LooseEventRoute = (data: unknown) => { key: string; fact: { kind: string } } | undefined
+type LooseAnswerRoute = { fact(data: unknown): { kind: string } | undefined; failure?: boolean }
+
+/** The event types the declared processes follow: those their data routes and those they are answered with. */
+export function followedTypes(processes: readonly AnyProcessDefinition[]): EventType[] {
+  const types = new Set<EventType>()
+  for (const definition of processes) {
+    for (const type of Object.keys(definition.events)) types.add(type as EventType)
+    for (const type of Object.keys(definition.answers ?? {})) types.add(type as EventType)
+  }
+  return [...types]
+}
+
+/**
+ * The event handlers of every event type a declared process follows. An answer stamped for one of them goes to the
+ * instance and step its stamp names, and to no other process; any other event (unstamped, or an answer to another
+ * service's process) to the instances its data names.
+ */
 function routedHandlers(
   processes: readonly AnyProcessDefinition[],
   apply: ApplyDecision,
 ): Partial<Record<EventType, EventHandler<EventType>>> {
-  const routed = new Map<EventType, AnyProcessDefinition[]>()
-  for (const definition of processes) {
-    for (const type of Object.keys(definition.events) as EventType[]) {
-      routed.set(type, [...(routed.get(type) ?? []), definition])
-    }
-  }
+  const byType = new Map(processes.map((definition) => [definition.type, definition]))
   const result: Partial<Record<EventType, EventHandler<EventType>>> = {}
-  for (const [type, definitions] of routed) {
-    result[type] = async (event, tx) => {
-      for (const definition of definitions) {
-        const route = definition.events[type] as
-          | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
-          | undefined
-        const target = route?.(event.data)
-        if (target)
-          await apply(definition.type, target.key, target.fact, tx, {
-            eventType: event.type,
-            eventId: event.id,
+  for (const type of followedTypes(processes)) {
+    result[type] = async (event, tx, consumed) => {
+      const source = { eventType: event.type, eventId: event.id }
+      const stamp = consumed?.answerTo
+      const answered = stamp ? byType.get(stamp.type) : undefined
+      if (stamp && answered) {
+        const route = answered.answers?.[type] as LooseAnswerRoute | undefined
+        const fact = route?.fact(event.data)
+        if (fact) {
+          await apply(answered.type, stamp.key, fact, tx, source, {
+            answer: { stamp, failure: route?.failure === true },
           })
+        }
+        return
+      }
+      for (const definition of processes) {
+        const target = (definition.events[type] as LooseEventRoute | undefined)?.(event.data)
+        if (target) await apply(definition.type, target.key, target.fact, tx, source)
       }
     }
   }
@@ -143,7 +200,7 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
         logLinesOf(decision, source),
         tx,
       ),
-      ...events.map(({ event, aggregateId }) => appendToOutbox(tx, event, { aggregateId })),
+      ...events.map(({ event, ...options }) => appendToOutbox(tx, event, options)),
     ])
   }
 
@@ -152,14 +209,15 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
    * instance (one statement); then the instance, the owner's change and the log in one statement, with the
    * commands' outbox rows sent beside it. Undefined: no such instance (or, with `onlyIfDue`, not due / held).
    */
-  const apply: ApplyDecision = async (type, key, fact, tx, source, { onlyIfDue = false } = {}) => {
+  const apply: ApplyDecision = async (type, key, fact, tx, source, { onlyIfDue = false, answer } = {}) => {
     const definition = definitionOf(type)
     const locked = await store.lock(type, key, definition.owner?.lock(key, tx), { onlyIfDue }, tx)
     if (!locked) return undefined
     const { owner: ownerRow, ...stored } = locked
     const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
     const before = escalatedFromRow(definition.restore(stored, owner), stored)
-    const decision: Decision<InstanceBase, unknown> = definition.decide(before, fact)
+    const decision: Decision<InstanceBase, unknown> =
+      earlierAttemptsFailure(before, answer, source?.eventType) ?? definition.decide(before, fact)
     const { next } = decision
     const events = eventsOf(definition, key, decision, owner)
     // the escalation stays while the instance is escalated at the same step; a move on (an answer that leads to
@@ -176,7 +234,7 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
         logLinesOf(decision, source),
         tx,
       ),
-      ...events.map(({ event, aggregateId }) => appendToOutbox(tx, event, { aggregateId })),
+      ...events.map(({ event, ...options }) => appendToOutbox(tx, event, options)),
     ])
     if (decision.escalation) {
       alerts?.escalated({ type, key, step: next.step, reason: decision.escalation })

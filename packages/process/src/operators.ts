@@ -9,6 +9,7 @@ import {
   type ProcessType,
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Queryable, type Sql, transaction } from '@meridian/db'
+import type { ProcessStamp } from '@meridian/events'
 import { type AuditSource, appendAudit } from '@meridian/service-kit'
 import {
   type AnyProcessDefinition,
@@ -24,13 +25,19 @@ import type { ProcessStore, StoredLogLine } from './store.ts'
  * The manager's decision on a fact for one instance in `tx` (manager.ts): the decision applied, or undefined when there
  * is no such instance (or, with `onlyIfDue`, it is not due or another transaction holds it).
  */
+/** An answer to one of the process's commands: the stamp it carried back, and whether it says the step failed. */
+export interface AnswerSource {
+  stamp: ProcessStamp
+  failure: boolean
+}
+
 export type ApplyDecision = (
   type: string,
   key: string,
   fact: { kind: string },
   tx: Queryable,
   source?: { eventType: string; eventId: string },
-  options?: { onlyIfDue?: boolean },
+  options?: { onlyIfDue?: boolean; answer?: AnswerSource },
 ) => Promise<Decision<InstanceBase, unknown> | undefined>
 
 export const processHref = (type: string, key: string) =>

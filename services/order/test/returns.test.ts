@@ -3,7 +3,7 @@
 // then exactly the returned lines refunded under the return's own cause, completed — never read by the order saga as
 // a compensation; a declined refund retried then escalated to operators; deadlines; two returns racing for the rest.
 import { randomUUID } from 'node:crypto'
-import type { EventType, ProductSummary } from '@meridian/contracts'
+import type { EventType, ProcessStamp, ProductSummary } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
 import { type CatalogueEvent, createEvent } from '@meridian/events'
 import { asAdmin, asUser, eventually, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
@@ -80,18 +80,31 @@ async function shippedOrder(app: OrderTestApp = order, customerId = randomUUID()
   return { orderId, customerId, paymentId }
 }
 
-/** An event delivered as order's consumer delivers it: through the processes' handler, in a transaction. */
+/**
+ * An event delivered as order's consumer delivers it: through the processes' handler, in a transaction; an answer
+ * with the stamp its command carried (`answerTo`), as the answering service's consumer sends it back.
+ */
 async function deliver<Type extends EventType>(
   app: OrderTestApp,
   type: Type,
   data: CatalogueEvent<Type>['data'],
+  answerTo?: ProcessStamp,
 ) {
   const event = createEvent(type, data, { source: 'test' })
   const handler = app.processes.handlers()[type]
   if (!handler) throw new Error(`no handler of ${type}`)
-  await transaction(app.sql, (tx) =>
-    handler(event as never, tx, { topic: type, partition: 0, offset: '0', attempt: 1 } as never),
-  )
+  const consumed = { topic: type, partition: 0, offset: '0', attempt: 1, ...(answerTo ? { answerTo } : {}) }
+  await transaction(app.sql, (tx) => handler(event as never, tx, consumed))
+}
+
+/** The stamp of the last command a return asked (its restock or its refund), as its answer carries it back. */
+async function askedBy(app: OrderTestApp, returnId: string): Promise<ProcessStamp> {
+  const [row] = await app.sql<{ stamp: ProcessStamp }[]>`
+    select process_command::jsonb as stamp from outbox
+    where process_command::jsonb ->> 'type' = 'return' and process_command::jsonb ->> 'key' = ${returnId}
+    order by id desc limit 1`
+  if (!row) throw new Error(`return ${returnId} asked nothing yet`)
+  return row.stamp
 }
 
 const requestReturn = (
@@ -524,7 +537,7 @@ describe("the return's process", () => {
       { productId: mug.id, quantity: 1 },
       { productId: plate.id, quantity: 1 },
     ]
-    await deliver(order, 'inventory.restocked', { returnId, orderId, items })
+    await deliver(order, 'inventory.restocked', { returnId, orderId, items }, await askedBy(order, returnId))
     const refund = (await eventsOfReturn(order, orderId, returnId)).at(-1)
     expect(refund?.eventType).toBe('payment.refund_requested')
     expect(refund?.payload.data).toMatchObject({
@@ -536,7 +549,12 @@ describe("the return's process", () => {
     })
 
     const sagaBefore = (await processOf(order, 'order', orderId)).log.length
-    await deliver(order, 'payment.refunded', { orderId, paymentId, amount: 25.49, cause: 'return', returnId })
+    await deliver(
+      order,
+      'payment.refunded',
+      { orderId, paymentId, amount: 25.49, cause: 'return', returnId },
+      await askedBy(order, returnId),
+    )
     const read = await order.app.inject({
       method: 'GET',
       url: `/api/v1/returns/${returnId}`,
@@ -556,7 +574,12 @@ describe("the return's process", () => {
     expect(status.json().status).toBe('shipped')
 
     // a late second answer changes nothing
-    await deliver(order, 'payment.refunded', { orderId, paymentId, amount: 25.49, cause: 'return', returnId })
+    await deliver(
+      order,
+      'payment.refunded',
+      { orderId, paymentId, amount: 25.49, cause: 'return', returnId },
+      await askedBy(order, returnId),
+    )
     expect((await eventsOfReturn(order, orderId, returnId)).at(-1)?.eventType).toBe('return.completed')
   })
 
@@ -569,13 +592,14 @@ describe("the return's process", () => {
       })
     ).json()
     await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
-    await deliver(order, 'inventory.restocked', {
-      returnId,
-      orderId,
-      items: [{ productId: plate.id, quantity: 1 }],
-    })
+    await deliver(
+      order,
+      'inventory.restocked',
+      { returnId, orderId, items: [{ productId: plate.id, quantity: 1 }] },
+      await askedBy(order, returnId),
+    )
     const declined = { orderId, returnId, reason: 'charge_already_refunded', cause: 'return' as const }
-    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 1 })
+    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 1 }, await askedBy(order, returnId))
     expect(await processOf(order, 'return', returnId)).toMatchObject({
       step: 'refund',
       attempt: 1,
@@ -587,7 +611,7 @@ describe("the return's process", () => {
       await order.saga.fireDeadlines()
       return (await processOf(order, 'return', returnId)).attempt === 2
     })
-    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 2 })
+    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 2 }, await askedBy(order, returnId))
     const escalated = await processOf(order, 'return', returnId)
     expect(escalated).toMatchObject({ step: 'refund', attempt: 2, escalated: true, deadline: null })
     expect(escalated.escalation).toContain('charge_already_refunded')

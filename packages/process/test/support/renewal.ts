@@ -1,8 +1,9 @@
 // A third process that no service has, declared in the tests alone to show that a new process is a declaration and
 // needs no code in the module: a subscription's renewal — charge the period, then extend the subscription; when the
 // extension fails, the charge is refunded (its compensation). Its owner is the `subscriptions` row. It speaks through
-// catalogue events whose data can carry the subscription's id as their `orderId` (stand-ins for a billing service's
-// own events: the tests add no catalogue types).
+// catalogue events (stand-ins for a billing service's own: the tests add no catalogue types): the answers to its
+// commands found by the stamp they carry back, and the same events unstamped by the subscription id their `orderId`
+// carries.
 import type { EventData } from '@meridian/contracts'
 import { type Fragment, type Queryable, type Sql, transaction } from '@meridian/db'
 import { createEvent } from '@meridian/events'
@@ -178,12 +179,34 @@ export function decideRenewal(
 /** A subscription's key: `sub-` and lower case letters, digits or dashes (an order's uuid is not one). */
 const subscriptionKey = /^sub-[a-z0-9-]{1,60}$/
 
+/** What each answer tells a renewal. */
+const renewalFacts = {
+  'payment.processed': (data: EventData<'payment.processed'>): RenewalFact => ({
+    kind: 'charged',
+    paymentId: data.paymentId,
+  }),
+  'payment.failed': (data: EventData<'payment.failed'>): RenewalFact => ({
+    kind: 'charge_declined',
+    reason: data.reason,
+  }),
+  'inventory.reserved': (): RenewalFact => ({ kind: 'extended' }),
+  'inventory.failed': (data: EventData<'inventory.failed'>): RenewalFact => ({
+    kind: 'extend_failed',
+    reason: data.reason,
+  }),
+  'payment.refunded': (data: EventData<'payment.refunded'>): RenewalFact => ({
+    kind: 'refunded',
+    amount: data.amount,
+  }),
+}
+
+/** An unstamped event about a subscription: the renewal its data names (as a service that never stamps would send). */
 const aboutSubscription =
-  <Data extends { orderId: string }>(fact: (data: Data) => RenewalFact | undefined) =>
-  (data: Data) => {
-    if (!subscriptionKey.test(data.orderId)) return undefined
-    const made = fact(data)
-    return made ? { key: data.orderId, fact: made } : undefined
+  <Type extends keyof typeof renewalFacts>(type: Type) =>
+  (data: EventData<Type>) => {
+    const { orderId } = data as { orderId: string }
+    if (!subscriptionKey.test(orderId)) return undefined
+    return { key: orderId, fact: (renewalFacts[type] as (data: EventData<Type>) => RenewalFact)(data) }
   }
 
 const source = 'renewal-test'
@@ -201,23 +224,20 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
   finalStates: ['renewed', 'cancelled', 'refunded'],
   steps: renewalSteps,
   events: {
-    'payment.processed': aboutSubscription<EventData<'payment.processed'>>((data) => ({
-      kind: 'charged',
-      paymentId: data.paymentId,
-    })),
-    'payment.failed': aboutSubscription<EventData<'payment.failed'>>((data) => ({
-      kind: 'charge_declined',
-      reason: data.reason,
-    })),
-    'inventory.reserved': aboutSubscription<EventData<'inventory.reserved'>>(() => ({ kind: 'extended' })),
-    'inventory.failed': aboutSubscription<EventData<'inventory.failed'>>((data) => ({
-      kind: 'extend_failed',
-      reason: data.reason,
-    })),
-    'payment.refunded': aboutSubscription<EventData<'payment.refunded'>>((data) => ({
-      kind: 'refunded',
-      amount: data.amount,
-    })),
+    'payment.processed': aboutSubscription('payment.processed'),
+    'payment.failed': aboutSubscription('payment.failed'),
+    'inventory.reserved': aboutSubscription('inventory.reserved'),
+    'inventory.failed': aboutSubscription('inventory.failed'),
+    'payment.refunded': aboutSubscription('payment.refunded'),
+  },
+  // the same answers, stamped: found by the stamp they carry back, whatever their data names; a declined charge is a
+  // failed attempt (an earlier attempt's decline is the module's to set aside)
+  answers: {
+    'payment.processed': { fact: renewalFacts['payment.processed'] },
+    'payment.failed': { fact: renewalFacts['payment.failed'], failure: true },
+    'inventory.reserved': { fact: renewalFacts['inventory.reserved'] },
+    'inventory.failed': { fact: renewalFacts['inventory.failed'] },
+    'payment.refunded': { fact: renewalFacts['payment.refunded'] },
   },
   decide: decideRenewal,
   restore: (stored, owner) => ({

@@ -1,9 +1,9 @@
-// The order saga declared on the process module: its states, its steps (sagaSteps), the events that move it (each
-// answer of payment, inventory and shipping about an order — a return's refund is not a compensation and is not
-// its), its decision (saga.ts), the order's row as its owner (locked first; its status written with the instance)
-// and the events its commands go out as (saga-commands.ts).
-import { type EventData, type EventType, sagaStates } from '@meridian/contracts'
-import { defineProcess, type EventRoute, type EventRoutes } from '@meridian/process'
+// The order saga declared on the process module: its states, its steps (sagaSteps), the events that move it (the
+// choreographed ones by the order they name, the answers to its commands by the stamp they carry back), its decision
+// (saga.ts), the order's row as its owner (locked first; its status written with the instance) and the events its
+// commands go out as (saga-commands.ts).
+import { type EventData, sagaStates } from '@meridian/contracts'
+import { type AnswerRoutes, defineProcess, type EventRoute, type EventRoutes } from '@meridian/process'
 import type { OrderContent } from '../data/orders-repository.ts'
 import { lockOrderRow, readOrderRow, writeOrderStatus } from '../data/process-owner.ts'
 import { orderHref } from './order-links.ts'
@@ -22,65 +22,84 @@ export const orderProcessType = 'order'
 /** An order id that is not a uuid names no order of ours: nothing to apply. */
 export const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** The route of an event about an order: its order's saga, when the order id is one of ours. */
-const aboutOrder =
-  <Type extends EventType>(
-    _type: Type,
-    fact: (data: EventData<Type>) => SagaFact | undefined,
-  ): EventRoute<Type, SagaFact> =>
-  (data) => {
-    const { orderId } = data as { orderId: string }
-    if (!uuid.test(orderId)) return undefined
-    const made = fact(data)
-    return made ? { key: orderId, fact: made } : undefined
-  }
-
-/** What each answer tells the saga. */
-const sagaEventRoutes = {
-  'payment.processed': aboutOrder('payment.processed', (data) => ({
+/** What each event about an order tells its saga, answer or not. */
+const sagaFacts = {
+  'payment.processed': (data: EventData<'payment.processed'>): SagaFact => ({
     kind: 'payment.processed',
     paymentId: data.paymentId,
-  })),
-  'payment.action_required': aboutOrder('payment.action_required', (data) => ({
+  }),
+  'payment.action_required': (data: EventData<'payment.action_required'>): SagaFact => ({
     kind: 'payment.action_required',
     authenticateUrl: data.authenticateUrl ?? null,
     expiresAt: data.expiresAt,
-  })),
-  'payment.failed': aboutOrder('payment.failed', (data) => ({ kind: 'payment.failed', reason: data.reason })),
-  // a return's refund (cause: return) is the return's, never a compensation of the order
-  'payment.refunded': aboutOrder('payment.refunded', (data) =>
-    data.cause === 'return' || data.returnId !== undefined
-      ? undefined
-      : {
-          kind: 'payment.refunded',
-          amount: data.amount,
-          ...(data.paymentId ? { paymentId: data.paymentId } : {}),
-        },
-  ),
-  'inventory.reserved': aboutOrder('inventory.reserved', (data) => ({
+  }),
+  'payment.failed': (data: EventData<'payment.failed'>): SagaFact => ({
+    kind: 'payment.failed',
+    reason: data.reason,
+  }),
+  'payment.refunded': (data: EventData<'payment.refunded'>): SagaFact => ({
+    kind: 'payment.refunded',
+    amount: data.amount,
+    ...(data.paymentId ? { paymentId: data.paymentId } : {}),
+  }),
+  'inventory.reserved': (data: EventData<'inventory.reserved'>): SagaFact => ({
     kind: 'inventory.reserved',
     reservationId: data.reservationId,
-  })),
-  'inventory.failed': aboutOrder('inventory.failed', (data) => ({
+  }),
+  'inventory.failed': (data: EventData<'inventory.failed'>): SagaFact => ({
     kind: 'inventory.failed',
     reason: data.reason,
-  })),
-  'inventory.released': aboutOrder('inventory.released', (data) => ({
+  }),
+  'inventory.released': (data: EventData<'inventory.released'>): SagaFact => ({
     kind: 'inventory.released',
     ...(data.reservationId ? { reservationId: data.reservationId } : {}),
-  })),
-  'shipment.created': aboutOrder('shipment.created', (data) => ({
+  }),
+  'shipment.created': (data: EventData<'shipment.created'>): SagaFact => ({
     kind: 'shipment.created',
     shipmentId: data.shipmentId,
-  })),
-  'shipment.delivered': aboutOrder('shipment.delivered', (data) => ({
+  }),
+  'shipment.delivered': (data: EventData<'shipment.delivered'>): SagaFact => ({
     kind: 'shipment.delivered',
     shipmentId: data.shipmentId,
-  })),
+  }),
+}
+
+/** The route of an event about an order that is no answer of its saga's: the saga of the order its data names. */
+const aboutOrder =
+  <Type extends keyof typeof sagaFacts>(type: Type): EventRoute<Type, SagaFact> =>
+  (data) => {
+    const { orderId } = data as { orderId: string }
+    if (!uuid.test(orderId)) return undefined
+    return { key: orderId, fact: (sagaFacts[type] as (data: EventData<Type>) => SagaFact)(data) }
+  }
+
+/**
+ * The choreographed events the saga follows by the order they name: payment charges on order.placed, inventory
+ * reserves on payment.processed, and the carrier delivers; an answer sent before answers were stamped also arrives
+ * this way. A compensation's answer (a release, a refund) is only ever an answer: a refund made for anything else
+ * (a return's, the provider's own) never reaches the saga.
+ */
+const sagaEventRoutes = {
+  'payment.processed': aboutOrder('payment.processed'),
+  'payment.action_required': aboutOrder('payment.action_required'),
+  'payment.failed': aboutOrder('payment.failed'),
+  'inventory.reserved': aboutOrder('inventory.reserved'),
+  'inventory.failed': aboutOrder('inventory.failed'),
+  'shipment.created': aboutOrder('shipment.created'),
+  'shipment.delivered': aboutOrder('shipment.delivered'),
 } satisfies EventRoutes<SagaFact>
 
-/** The event types the saga follows. */
-export const sagaEventTypes = Object.keys(sagaEventRoutes) as (keyof typeof sagaEventRoutes)[]
+/** The answers to the saga's commands (each step's request, and the compensations'), found by their stamp. */
+const sagaAnswers = {
+  'payment.processed': { fact: sagaFacts['payment.processed'] },
+  'payment.action_required': { fact: sagaFacts['payment.action_required'] },
+  'payment.failed': { fact: sagaFacts['payment.failed'] },
+  'inventory.reserved': { fact: sagaFacts['inventory.reserved'] },
+  'inventory.failed': { fact: sagaFacts['inventory.failed'] },
+  'shipment.created': { fact: sagaFacts['shipment.created'] },
+  'inventory.released': { fact: sagaFacts['inventory.released'] },
+  'payment.refunded': { fact: sagaFacts['payment.refunded'] },
+} satisfies AnswerRoutes<SagaFact>
 
 export function orderProcess(timing: SagaTiming) {
   return defineProcess<SagaInstance, SagaFact, SagaCommand, OrderContent>({
@@ -91,6 +110,7 @@ export function orderProcess(timing: SagaTiming) {
     finalStates: ['shipped'],
     steps: sagaSteps(timing),
     events: sagaEventRoutes,
+    answers: sagaAnswers,
     decide: (instance, fact) => decide(instance, fact, timing),
     restore: (stored, order) => ({
       state: stored.state as SagaInstance['state'],

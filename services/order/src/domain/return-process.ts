@@ -4,19 +4,12 @@
 // before receipt. Each step is asked again on its deadline and escalated to operators after its last attempt; a
 // declined refund is a failed attempt. The return's row is its owner: locked first, its status written with the
 // instance. decideReturn is pure.
-import {
-  type EventData,
-  type EventType,
-  fromMinorUnits,
-  type ReturnStatus,
-  returnStatuses,
-} from '@meridian/contracts'
+import { type EventType, fromMinorUnits, type ReturnStatus, returnStatuses } from '@meridian/contracts'
 import { type CatalogueEvent, createEvent } from '@meridian/events'
 import {
   type CommandContext,
   type Decision,
   defineProcess,
-  type EventRoute,
   type InstanceBase,
   ProcessConflict,
   type StandardFact,
@@ -25,7 +18,6 @@ import {
 } from '@meridian/process'
 import { lockReturnRow, type ReturnRecord, readReturnRow, writeReturn } from '../data/returns-repository.ts'
 import { orderHref, serviceSource } from './order-links.ts'
-import { uuid } from './order-process.ts'
 
 export const returnProcessType = 'return'
 
@@ -42,7 +34,7 @@ export type ReturnFact =
   | { kind: 'rejected'; reason: string }
   | { kind: 'inventory.restocked' }
   | { kind: 'payment.refunded'; amount: number; paymentId?: string }
-  | { kind: 'payment.refund_failed'; reason: string; attempt?: number }
+  | { kind: 'payment.refund_failed'; reason: string }
 
 export type ReturnCommand =
   | { type: 'return.requested' | 'return.received' | 'return.completed' | 'return.rejected' }
@@ -175,15 +167,7 @@ export function decideReturn(
       }
     }
     case 'payment.refund_failed':
-      // a decline of an earlier attempt, arriving after the step was asked again, is not this attempt's failure
-      if (instance.step === 'refund' && fact.attempt !== undefined && fact.attempt !== instance.attempt) {
-        return unchanged(instance, {
-          step: 'refund',
-          outcome: 'failed',
-          attempt: fact.attempt,
-          detail: `${fact.reason} (an earlier attempt's answer)`,
-        })
-      }
+      // a decline of an earlier attempt than the awaited one never gets here: the module logs it (an answer's stamp)
       return mechanics.attemptFailed(instance, 'refund', fact.reason)
     case 'timeout':
       return mechanics.timedOut(instance)
@@ -252,19 +236,6 @@ export function returnCommandEvent(
   }
 }
 
-/** The route of an answer about a return: its return's process, when the return id is one of ours. */
-const aboutReturn =
-  <Type extends EventType>(
-    fact: (data: EventData<Type>) => ReturnFact | undefined,
-    returnIdOf: (data: EventData<Type>) => string | undefined,
-  ): EventRoute<Type, ReturnFact> =>
-  (data) => {
-    const returnId = returnIdOf(data)
-    if (returnId === undefined || !uuid.test(returnId)) return undefined
-    const made = fact(data)
-    return made ? { key: returnId, fact: made } : undefined
-  }
-
 export function returnProcess(timing: ReturnTiming) {
   return defineProcess<ReturnInstance, ReturnFact, ReturnCommand, ReturnRecord>({
     type: returnProcessType,
@@ -272,28 +243,21 @@ export function returnProcess(timing: ReturnTiming) {
     states: returnStatuses,
     finalStates: ['completed', 'rejected'],
     steps: returnSteps(timing),
-    events: {
-      'inventory.restocked': aboutReturn<'inventory.restocked'>(
-        () => ({ kind: 'inventory.restocked' }),
-        (data) => data.returnId,
-      ),
-      // only a return's refund: a compensation's is the order saga's
-      'payment.refunded': aboutReturn<'payment.refunded'>(
-        (data) => ({
+    // nothing moves a return but the answers to its own commands, found by the stamp they carry back
+    events: {},
+    answers: {
+      'inventory.restocked': { fact: () => ({ kind: 'inventory.restocked' }) },
+      'payment.refunded': {
+        fact: (data) => ({
           kind: 'payment.refunded',
           amount: data.amount,
           ...(data.paymentId ? { paymentId: data.paymentId } : {}),
         }),
-        (data) => (data.cause === 'return' ? data.returnId : undefined),
-      ),
-      'payment.refund_failed': aboutReturn<'payment.refund_failed'>(
-        (data) => ({
-          kind: 'payment.refund_failed',
-          reason: data.reason,
-          ...(data.attempt === undefined ? {} : { attempt: data.attempt }),
-        }),
-        (data) => data.returnId,
-      ),
+      },
+      'payment.refund_failed': {
+        fact: (data) => ({ kind: 'payment.refund_failed', reason: data.reason }),
+        failure: true,
+      },
     },
     decide: (instance, fact) => decideReturn(instance, fact, timing),
     restore: (stored, owner) => ({

@@ -5,9 +5,9 @@
 import type { EventType } from '@meridian/contracts'
 import {
   type AnyServiceConsumer,
+  type ConsumerHandlers,
   type ConsumersOptions,
   consumersOf,
-  type EventHandler,
 } from '@meridian/events'
 import type { ProcessManager } from '@meridian/process'
 
@@ -32,32 +32,23 @@ export type OrderEventType = (typeof orderEventTypes)[number]
 
 export type OrderConsumersOptions = ConsumersOptions<OrderEventType>
 
-/** What the app's event backbone runs: a consumer of each answer, handled by the processes that declare it. */
+/**
+ * What the app's event backbone runs: a consumer of each answer, handled by the processes that follow it (the
+ * process module's handlers: an answer routed by its stamp, any other event by what its data names). The list above
+ * is the consumers' type; a type it names that no process follows, or one a process follows that it does not name,
+ * is refused at start.
+ */
 export function orderConsumers(
   processes: Pick<ProcessManager, 'handlers'>,
   options?: OrderConsumersOptions,
 ): AnyServiceConsumer<OrderEventType>[] {
   const handlers = processes.handlers()
-  const handle = <Type extends OrderEventType>(type: Type): EventHandler<Type> => {
-    const handler = handlers[type]
-    if (!handler) throw new Error(`no process of the order service follows ${type}`)
-    return handler as EventHandler<Type>
+  const followed = Object.keys(handlers).sort()
+  const listed = [...orderEventTypes].sort()
+  if (followed.join() !== listed.join()) {
+    throw new Error(
+      `the order service's processes follow ${followed.join(', ')}; its consumers list ${listed.join(', ')}`,
+    )
   }
-  return consumersOf(
-    consumerGroup,
-    {
-      'payment.processed': handle('payment.processed'),
-      'payment.action_required': handle('payment.action_required'),
-      'payment.failed': handle('payment.failed'),
-      'payment.refunded': handle('payment.refunded'),
-      'payment.refund_failed': handle('payment.refund_failed'),
-      'inventory.reserved': handle('inventory.reserved'),
-      'inventory.failed': handle('inventory.failed'),
-      'inventory.released': handle('inventory.released'),
-      'inventory.restocked': handle('inventory.restocked'),
-      'shipment.created': handle('shipment.created'),
-      'shipment.delivered': handle('shipment.delivered'),
-    },
-    options,
-  )
+  return consumersOf(consumerGroup, handlers as ConsumerHandlers<OrderEventType>, options)
 }
