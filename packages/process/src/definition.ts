@@ -41,10 +41,27 @@ export interface Decision<Instance, Command> {
 export type ClockFact = { kind: 'timeout' }
 export type OperatorFact = { kind: 'operator.retry' } | { kind: 'operator.compensate'; reason: string }
 export type StandardFact = ClockFact | OperatorFact
+/** What a process's own decide is given: its facts and an operator's compensate (the module answers the rest). */
+export type OwnFact<Fact> = Fact | Extract<OperatorFact, { kind: 'operator.compensate' }>
 
 /** A request of a customer or an operator that the instance's state refuses (HTTP 409). */
 export class ProcessConflict extends Error {
   override readonly name: string = 'ProcessConflict'
+}
+
+export interface MechanicsOptions<Instance extends InstanceBase, Command> {
+  /**
+   * Whether the instance's forward steps still run (false once it failed, was cancelled or finished): a forward
+   * step's timeout or retry then does nothing / is refused. Default: always.
+   */
+  forwardActive?(instance: Instance): boolean
+  /**
+   * A forward step's attempts are spent: what the process does (e.g. fail and compensate). Default: escalate to
+   * operators, the instance staying where it is.
+   */
+  onForwardExhausted?(instance: Instance, step: string, attempt: number): Decision<Instance, Command>
+  /** how refusals name the instance, e.g. "the saga of this order" (default "the process") */
+  noun?: string
 }
 
 export interface StepDeclaration<Instance, Command> {
@@ -136,8 +153,14 @@ export interface ProcessDefinition<
    * alone, never through `events`
    */
   answers?: AnswerRoutes<Fact>
-  /** the decision: pure, no I/O; throws ProcessConflict for a request the state refuses */
-  decide(instance: Instance, fact: Fact | StandardFact): Decision<Instance, Command>
+  /**
+   * the decision on its own facts and an operator's compensate: pure, no I/O; throws ProcessConflict for a request
+   * the state refuses. The clock's timeouts and operators' retries are the module's (decideOn), by `steps` and
+   * `mechanics`.
+   */
+  decide(instance: Instance, fact: OwnFact<Fact>): Decision<Instance, Command>
+  /** what the module's step mechanics need to know of it: when its forward steps run, what their exhaustion does */
+  mechanics?: MechanicsOptions<Instance, Command>
   /** the instance from its row and its owner */
   restore(stored: StoredInstance, owner: Owner): Instance
   /** the process's own fields of an instance, kept in the row's `data` (the owner's are the owner's) */

@@ -13,8 +13,10 @@ export {
   type EventRoutes,
   type InstanceBase,
   type LogLine,
+  type MechanicsOptions,
   type OperatorFact,
   type OwnerDeclaration,
+  type OwnFact,
   ProcessConflict,
   type ProcessDefinition,
   type Scalar,
@@ -31,7 +33,7 @@ export {
   type ProcessManager,
   type ProcessManagerOptions,
 } from './manager.ts'
-export { type MechanicsOptions, type StepMechanics, stepMechanics } from './mechanics.ts'
+export { decideOn, type StepMechanics, stepMechanics } from './mechanics.ts'
 export { migrateProcessTables, processMigrationsDir } from './migrate.ts'
 export { processHref } from './operators.ts'
 export { type RegisterProcessesOptions, registerProcesses } from './register.ts'

@@ -11,6 +11,7 @@ import type {
   StandardFact,
   StoredInstance,
 } from './definition.ts'
+import { decideOn } from './mechanics.ts'
 import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
@@ -217,7 +218,7 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
     const before = escalatedFromRow(definition.restore(stored, owner), stored)
     const decision: Decision<InstanceBase, unknown> =
-      earlierAttemptsFailure(before, answer, source?.eventType) ?? definition.decide(before, fact)
+      earlierAttemptsFailure(before, answer, source?.eventType) ?? decideOn(definition, before, fact)
     const { next } = decision
     const events = eventsOf(definition, key, decision, owner)
     // the escalation stays while the instance is escalated at the same step; a move on (an answer that leads to

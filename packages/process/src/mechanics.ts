@@ -2,24 +2,20 @@
 // step asked (again) when its deadline passes, what happens once its attempts are spent (a compensation escalates;
 // a forward step fails or escalates as its process says), an operator's retry, and compensations run one after the
 // other in a declared order, each retried and escalated on its own. A process's decide() composes these with its own
-// moves; the order saga and a return both do.
-import type { Decision, InstanceBase, LogLine, StepDeclaration, Steps } from './definition.ts'
+// moves; the clock's timeouts and operators' retries never reach it: decideOn() answers them with the mechanics of the
+// process's declared steps, for every process alike.
+import type {
+  AnyProcessDefinition,
+  Decision,
+  InstanceBase,
+  LogLine,
+  MechanicsOptions,
+  ProcessDefinition,
+  StandardFact,
+  StepDeclaration,
+  Steps,
+} from './definition.ts'
 import { ProcessConflict } from './definition.ts'
-
-export interface MechanicsOptions<Instance extends InstanceBase, Command> {
-  /**
-   * Whether the instance's forward steps still run (false once it failed, was cancelled or finished): a forward
-   * step's timeout or retry then does nothing / is refused. Default: always.
-   */
-  forwardActive?(instance: Instance): boolean
-  /**
-   * A forward step's attempts are spent: what the process does (e.g. fail and compensate). Default: escalate to
-   * operators, the instance staying where it is.
-   */
-  onForwardExhausted?(instance: Instance, step: string, attempt: number): Decision<Instance, Command>
-  /** how refusals name the instance, e.g. "the saga of this order" (default "the process") */
-  noun?: string
-}
 
 /** The declaration of `step`; a step the process did not declare is a programming error. */
 function declaredIn<Instance, Command>(
@@ -260,3 +256,39 @@ function compensatedIn<Instance extends InstanceBase, Command>(
 export type StepMechanics<Instance extends InstanceBase, Command> = ReturnType<
   typeof stepMechanics<Instance, Command>
 >
+
+const mechanicsByDefinition = new WeakMap<AnyProcessDefinition, StepMechanics<InstanceBase, unknown>>()
+
+/** The step mechanics of a declared process: its steps, with what its declaration says of them (made once each). */
+function mechanicsOf(definition: AnyProcessDefinition): StepMechanics<InstanceBase, unknown> {
+  let mechanics = mechanicsByDefinition.get(definition)
+  if (!mechanics) {
+    mechanics = stepMechanics(definition.steps, definition.mechanics ?? {})
+    mechanicsByDefinition.set(definition, mechanics)
+  }
+  return mechanics
+}
+
+/**
+ * The decision on any fact for an instance of `definition`: pure. The clock's timeout and an operator's retry are the
+ * module's (the awaited step asked again, exhausted, escalated or restarted by its declaration); every other fact is
+ * the process's own `decide`.
+ */
+export function decideOn<
+  Instance extends InstanceBase,
+  Fact extends { kind: string },
+  Command extends { type: string },
+  Owner,
+>(
+  definition: ProcessDefinition<Instance, Fact, Command, Owner>,
+  instance: Instance,
+  fact: Fact | StandardFact,
+): Decision<Instance, Command> {
+  const mechanics = mechanicsOf(definition) as unknown as StepMechanics<Instance, Command>
+  if (fact.kind === 'timeout') return mechanics.timedOut(instance)
+  if (fact.kind === 'operator.retry') return mechanics.retried(instance)
+  return definition.decide(
+    instance,
+    fact as Exclude<Fact | StandardFact, { kind: 'timeout' | 'operator.retry' }>,
+  )
+}

@@ -2,17 +2,21 @@
 // restocked (refund asked) → refunded (completed); rejected before receipt; a receipt twice; answers not awaited; a
 // declined refund of this attempt and of an earlier one; the deadline's asks and escalation; an operator's retry and
 // compensate.
-import { ProcessConflict } from '@meridian/process'
+import { decideOn, ProcessConflict, type StandardFact } from '@meridian/process'
 import { describe, expect, it } from 'vitest'
 import {
-  decideReturn,
   type ReturnFact,
   type ReturnInstance,
   type ReturnTiming,
   requestedReturn,
+  returnProcess,
 } from '../src/domain/return-process.ts'
 
 const timing: ReturnTiming = { stepTimeoutMs: 1000, stepAttempts: 3 }
+const declared = returnProcess(timing)
+/** The return's decision as the module takes it: its own facts by decideReturn, a deadline or a retry by the module. */
+const decideReturn = (instance: ReturnInstance, fact: ReturnFact | StandardFact, _timing: ReturnTiming) =>
+  decideOn(declared, instance, fact)
 const requested = requestedReturn('0c5e1f2a-3b4c-4d5e-8f60-718293a4b5c6').next
 
 function run(facts: Parameters<typeof decideReturn>[1][], from: ReturnInstance = requested) {

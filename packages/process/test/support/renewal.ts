@@ -11,8 +11,9 @@ import {
   type Decision,
   defineProcess,
   type InstanceBase,
+  type MechanicsOptions,
+  type OwnFact,
   ProcessConflict,
-  type StandardFact,
   type Steps,
   stepMechanics,
 } from '../../src/index.ts'
@@ -76,10 +77,12 @@ export const renewalSteps: Steps<Renewal, RenewalCommand> = {
 }
 
 const forwardStates: readonly RenewalState[] = ['renewing', 'charged']
-const mechanics = stepMechanics(renewalSteps, {
+/** What the module's step mechanics know of a renewal: its forward steps run while it renews. */
+const renewalMechanics: MechanicsOptions<Renewal, RenewalCommand> = {
   noun: 'the renewal',
   forwardActive: (instance) => forwardStates.includes(instance.state),
-})
+}
+const mechanics = stepMechanics(renewalSteps, renewalMechanics)
 
 /** A renewal just begun: its charge asked. */
 export function renewalStarted(periods: number): Decision<Renewal, RenewalCommand> {
@@ -119,10 +122,10 @@ function refunding(instance: Renewal, failedStep: string, reason: string): Decis
   }
 }
 
-/** The renewal's decision: pure. */
+/** The renewal's decision on its own facts and an operator's compensate: pure (timeouts and retries are the module's). */
 export function decideRenewal(
   instance: Renewal,
-  fact: RenewalFact | StandardFact,
+  fact: OwnFact<RenewalFact>,
 ): Decision<Renewal, RenewalCommand> {
   switch (fact.kind) {
     case 'charged': {
@@ -151,10 +154,6 @@ export function decideRenewal(
       if (decision.next.compensation !== 'done' || instance.compensation === 'done') return decision
       return { ...decision, next: { ...decision.next, state: 'refunded' } }
     }
-    case 'timeout':
-      return mechanics.timedOut(instance)
-    case 'operator.retry':
-      return mechanics.retried(instance)
     case 'operator.compensate':
       if (instance.state === 'renewing') {
         // nothing was charged: nothing to undo
@@ -240,6 +239,7 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
     'payment.refunded': { fact: renewalFacts['payment.refunded'] },
   },
   decide: decideRenewal,
+  mechanics: renewalMechanics,
   restore: (stored, owner) => ({
     state: stored.state as RenewalState,
     step: stored.step as Renewal['step'],

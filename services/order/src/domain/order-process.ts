@@ -13,6 +13,7 @@ import {
   type SagaFact,
   type SagaInstance,
   type SagaTiming,
+  sagaMechanics,
   sagaSteps,
 } from './saga.ts'
 import { commandEvent } from './saga-commands.ts'
@@ -112,6 +113,7 @@ export function orderProcess(timing: SagaTiming) {
     events: sagaEventRoutes,
     answers: sagaAnswers,
     decide: (instance, fact) => decide(instance, fact, timing),
+    mechanics: sagaMechanics(timing),
     restore: (stored, order) => ({
       state: stored.state as SagaInstance['state'],
       step: stored.step as SagaInstance['step'],

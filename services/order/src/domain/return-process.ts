@@ -11,8 +11,9 @@ import {
   type Decision,
   defineProcess,
   type InstanceBase,
+  type MechanicsOptions,
+  type OwnFact,
   ProcessConflict,
-  type StandardFact,
   type Steps,
   stepMechanics,
 } from '@meridian/process'
@@ -88,16 +89,19 @@ const unchanged = (
   log: [line],
 })
 
-/** The decision on a fact for a return: pure. */
+/** What the module's step mechanics know of a return: its restock and refund run once it is received. */
+const returnMechanics: MechanicsOptions<ReturnInstance, ReturnCommand> = {
+  noun: 'the return',
+  forwardActive: (each) => each.state === 'received',
+}
+
+/** The decision on a return's own facts and an operator's compensate: pure (timeouts and retries are the module's). */
 export function decideReturn(
   instance: ReturnInstance,
-  fact: ReturnFact | StandardFact,
+  fact: OwnFact<ReturnFact>,
   timing: ReturnTiming,
 ): Decision<ReturnInstance, ReturnCommand> {
-  const mechanics = stepMechanics(returnSteps(timing), {
-    noun: 'the return',
-    forwardActive: (each) => each.state === 'received',
-  })
+  const mechanics = stepMechanics(returnSteps(timing), returnMechanics)
   const reject = (reason: string, detail: string): Decision<ReturnInstance, ReturnCommand> => {
     if (instance.state === 'rejected') return unchanged(instance, { step: 'return', outcome: 'late', detail })
     if (instance.state !== 'requested') {
@@ -169,10 +173,6 @@ export function decideReturn(
     case 'payment.refund_failed':
       // a decline of an earlier attempt than the awaited one never gets here: the module logs it (an answer's stamp)
       return mechanics.attemptFailed(instance, 'refund', fact.reason)
-    case 'timeout':
-      return mechanics.timedOut(instance)
-    case 'operator.retry':
-      return mechanics.retried(instance)
     case 'operator.compensate':
       // before receipt an operator's undoing is a rejection; a received return's stock and refund are not undone
       if (instance.state === 'requested')
@@ -260,6 +260,7 @@ export function returnProcess(timing: ReturnTiming) {
       },
     },
     decide: (instance, fact) => decideReturn(instance, fact, timing),
+    mechanics: returnMechanics,
     restore: (stored, owner) => ({
       state: stored.state as ReturnStatus,
       step: stored.step as ReturnInstance['step'],

@@ -1,7 +1,8 @@
 // The order saga's state machine, as a pure function: an instance and what just happened (an event from payment,
 // inventory or shipping, a customer's cancel, a step's deadline, an operator's action) in; the next instance, the
 // commands to send, the step-log lines and any escalation out. No I/O: domain/saga-process.ts applies the decision
-// in one transaction with the order's status and the outbox.
+// in one transaction with the order's status and the outbox. A step's deadline and an operator's retry are the module's
+// (decideOn: its step mechanics, with what sagaMechanics says of the saga).
 //
 // The payment and inventory steps are choreographed (payment charges on order.placed, inventory reserves on
 // payment.processed); the shipment step is commanded: reaching inventory_reserved sends shipment.requested, in the
@@ -18,6 +19,7 @@ import type { CompensationState, OrderStatus, SagaState, SagaStep } from '@merid
 import {
   type Decision,
   type LogLine,
+  type MechanicsOptions,
   ProcessConflict,
   type StepMechanics,
   type Steps,
@@ -55,8 +57,6 @@ export type SagaFact =
   | { kind: 'inventory.released'; reservationId?: string }
   | { kind: 'payment.refunded'; paymentId?: string; amount: number }
   | { kind: 'cancel'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'operator.retry' }
   | { kind: 'operator.compensate'; reason: string }
 
 /** The commands that ask a step (again): forward steps, then the compensations. */
@@ -162,18 +162,24 @@ export function sagaSteps(timing: SagaTiming): Steps<SagaInstance, SagaCommand> 
 /** The compensations, in the order they run. */
 const compensationOrder = ['release', 'refund'] as const
 
+/**
+ * What the module's step mechanics know of the saga: its forward steps run while it does, and one exhausted fails
+ * the order and starts the compensations.
+ */
+export const sagaMechanics = (timing: SagaTiming): MechanicsOptions<SagaInstance, SagaCommand> => ({
+  noun: 'the saga of this order',
+  forwardActive: (instance) => isRunning(instance.state),
+  onForwardExhausted: (instance, step, attempt) =>
+    fail(instance, timing, step, `no answer from the ${step} step after ${attempt} attempts`),
+})
+
 const mechanicsByTiming = new WeakMap<SagaTiming, StepMechanics<SagaInstance, SagaCommand>>()
 
 /** The module's step mechanics for the saga's steps at `timing` (made once per timing). */
 function mechanicsOf(timing: SagaTiming): StepMechanics<SagaInstance, SagaCommand> {
   let mechanics = mechanicsByTiming.get(timing)
   if (!mechanics) {
-    mechanics = stepMechanics(sagaSteps(timing), {
-      noun: 'the saga of this order',
-      forwardActive: (instance) => isRunning(instance.state),
-      onForwardExhausted: (instance, step, attempt) =>
-        fail(instance, timing, step, `no answer from the ${step} step after ${attempt} attempts`),
-    })
+    mechanics = stepMechanics(sagaSteps(timing), sagaMechanics(timing))
     mechanicsByTiming.set(timing, mechanics)
   }
   return mechanics
@@ -472,10 +478,6 @@ export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTimin
       }
     }
 
-    case 'timeout':
-      return mechanicsOf(timing).timedOut(instance)
-    case 'operator.retry':
-      return mechanicsOf(timing).retried(instance)
     case 'operator.compensate':
       return compensatedByOperator(instance, timing, fact.reason)
   }
