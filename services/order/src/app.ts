@@ -22,7 +22,6 @@ import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
 import { type OrderConfig, unverifiedOrderLimitOf } from './config.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createReturnsRepository } from './data/returns-repository.ts'
-import { createSagasRepository } from './data/sagas-repository.ts'
 import { orderProcess, orderProcessType } from './domain/order-process.ts'
 import { createOrderUseCases, type OrderUseCases, orderFingerprints } from './domain/orders.ts'
 import { returnProcess } from './domain/return-process.ts'
@@ -106,7 +105,6 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
   })
   const saga = createSagaProcess({
     orders: ordersRepository,
-    sagas: tracedRepository('sagas', createSagasRepository(sql)),
     timing,
     processes,
   })

@@ -1,65 +1,67 @@
 // The order saga's process manager, on the process module: the saga is the process type `order` (order-process.ts);
 // this gives the order service and its operators the saga's own face — start an order's instance, feed it an event
-// or the customer's cancel, fire deadlines, and GET /admin/sagas with its retry and compensate — each a call of
-// the module's manager, which applies the state machine (saga.ts) in one transaction with the order's status, the
-// step log and the commands in the outbox.
+// or the customer's cancel, fire deadlines, and GET /admin/sagas with its retry and compensate (kept as an alias of
+// /admin/processes/order, deprecated) — each a call of the module's manager, which applies the state machine
+// (saga.ts) in one transaction with the order's status, the step log and the commands in the outbox, and whose rows
+// and store the saga's list and reads are.
 import {
   AppError,
   type OrderStatus,
   type Saga,
   type SagaListQuery,
   type SagaLogEntry,
+  type SagaState,
+  type SagaStep,
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Queryable } from '@meridian/db'
-import type { ProcessManager } from '@meridian/process'
+import type { FactSource, ProcessManager, StoredInstance } from '@meridian/process'
 import type { AuditSource } from '@meridian/service-kit'
 import type { OrdersRepository } from '../data/orders-repository.ts'
-import type { SagaRecord, SagasRepository } from '../data/sagas-repository.ts'
 import { orderHref } from './order-links.ts'
 import { orderProcessType } from './order-process.ts'
 import type { SagaDecision, SagaFact, SagaInstance, SagaTiming } from './saga.ts'
 
 export interface SagaProcessDependencies {
   orders: OrdersRepository
-  /** the saga's instances and log as operators read them (the `sagas` and `saga_steps` views) */
-  sagas: SagasRepository
   timing: SagaTiming
   /** the process module's manager, with the order process among its definitions */
   processes: ProcessManager
 }
 
-/** The event a fact arrived with, for the step log. */
-export interface FactSource {
-  eventType: string
-  eventId: string
-}
-
 export const sagaHref = (orderId: string) => `/api/v1/admin/sagas/${orderId}`
 
-function presentSaga(saga: SagaRecord, orderStatus: OrderStatus, log?: SagaLogEntry[]): Saga {
+/** An id the saga's row keeps in its data (the ids its steps answered with), when it has it. */
+const idIn = (saga: StoredInstance, name: 'paymentId' | 'reservationId' | 'shipmentId') => {
+  const value = saga.data[name]
+  return typeof value === 'string' ? { [name]: value } : {}
+}
+
+/** The saga as operators read it at /admin/sagas, from the module's row of its order's instance. */
+function presentSaga(saga: StoredInstance, orderStatus: OrderStatus, log?: SagaLogEntry[]): Saga {
+  const orderId = saga.key
   const links: Saga['_links'] = {
-    self: { href: sagaHref(saga.orderId), method: 'GET' },
-    order: { href: orderHref(saga.orderId), method: 'GET' },
+    self: { href: sagaHref(orderId), method: 'GET' },
+    order: { href: orderHref(orderId), method: 'GET' },
   }
   if (saga.step !== null && saga.compensation !== 'done') {
-    links.retry = { href: `${sagaHref(saga.orderId)}/retry`, method: 'POST' }
+    links.retry = { href: `${sagaHref(orderId)}/retry`, method: 'POST' }
   }
   if (saga.state !== 'shipped' && saga.compensation !== 'running') {
-    links.compensate = { href: `${sagaHref(saga.orderId)}/compensate`, method: 'POST' }
+    links.compensate = { href: `${sagaHref(orderId)}/compensate`, method: 'POST' }
   }
   return {
-    orderId: saga.orderId,
-    state: saga.state,
+    orderId,
+    state: saga.state as SagaState,
     orderStatus,
-    step: saga.step,
+    step: saga.step as SagaStep | null,
     attempt: saga.attempt,
     deadline: saga.deadline ? saga.deadline.toISOString() : null,
     compensation: saga.compensation,
     failedStep: saga.failedStep,
     failureReason: saga.failureReason,
-    ...(saga.paymentId === null ? {} : { paymentId: saga.paymentId }),
-    ...(saga.reservationId === null ? {} : { reservationId: saga.reservationId }),
-    ...(saga.shipmentId === null ? {} : { shipmentId: saga.shipmentId }),
+    ...idIn(saga, 'paymentId'),
+    ...idIn(saga, 'reservationId'),
+    ...idIn(saga, 'shipmentId'),
     createdAt: saga.createdAt.toISOString(),
     updatedAt: saga.updatedAt.toISOString(),
     ...(log ? { log } : {}),
@@ -67,7 +69,7 @@ function presentSaga(saga: SagaRecord, orderStatus: OrderStatus, log?: SagaLogEn
   }
 }
 
-export function createSagaProcess({ orders, sagas, timing, processes }: SagaProcessDependencies) {
+export function createSagaProcess({ orders, timing, processes }: SagaProcessDependencies) {
   /** A fact applied to the order's saga in `tx`; undefined: the order has no saga (not ours). */
   const applyFact = (orderId: string, fact: SagaFact, tx: Queryable, source?: FactSource) =>
     processes.apply(orderProcessType, orderId, fact, tx, source) as Promise<SagaDecision | undefined>
@@ -85,7 +87,10 @@ export function createSagaProcess({ orders, sagas, timing, processes }: SagaProc
   }
 
   async function getSaga(orderId: string): Promise<Saga> {
-    const [saga, order] = await Promise.all([sagas.findByOrder(orderId), orders.findById(orderId)])
+    const [saga, order] = await Promise.all([
+      processes.store.find(orderProcessType, orderId),
+      orders.findById(orderId),
+    ])
     if (!saga || !order) throw AppError.notFound(`No saga for order ${orderId}`)
     const log: SagaLogEntry[] = await processes.logOf(orderProcessType, orderId)
     return presentSaga(saga, order.status, log)
@@ -139,14 +144,15 @@ export function createSagaProcess({ orders, sagas, timing, processes }: SagaProc
     fireDeadlines: (limit = 50): Promise<number> => processes.fireDeadlines(limit),
 
     async listSagas(query: SagaListQuery, path: string): Promise<ListEnvelope<Saga>> {
-      const request = sagas.listRequest(query)
-      const { rows, total } = await sagas.list(request)
-      const statuses = await orders.statusesOf(rows.map((row) => row.orderId))
+      // the module's rows of type `order`: the saga's filters and sorts are the module's list's
+      const request = processes.store.listRequest({ ...query, type: orderProcessType })
+      const { rows, total } = await processes.store.list(request)
+      const statuses = await orders.statusesOf(rows.map((row) => row.key))
       return listEnvelope(
         path,
         query,
         request,
-        rows.map((row) => presentSaga(row, statuses.get(row.orderId) ?? 'placed')),
+        rows.map((row) => presentSaga(row, statuses.get(row.key) ?? 'placed')),
         total,
       )
     },

@@ -1,5 +1,6 @@
 // The order saga for operators (admins only): the instances filtered by state or compensation, one with its step
 // log, and the two actions: ask the awaited step again, or run the compensations. Registered under /api/v1 and /api.
+// Deprecated: an alias of /admin/processes (type `order`) in the saga's own shape, reading the same rows.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CompensateSagaBody, Paginated, Saga, SagaListQuery, SagaParams } from '@meridian/contracts'
 import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
@@ -29,6 +30,8 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       onRequest,
       schema: {
         tags,
+        // an alias of /admin/processes/order, in the saga's own shape: kept for its clients, not extended
+        deprecated: true,
         summary: "The order saga's instances, newest first; filter by state or compensation (admins)",
         security: security.requires('admin:read'),
         querystring: SagaListQuery,
@@ -44,6 +47,8 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       onRequest,
       schema: {
         tags,
+        // an alias of /admin/processes/order, in the saga's own shape: kept for its clients, not extended
+        deprecated: true,
         summary: "An order's saga with its step log (admins)",
         security: security.requires('admin:read'),
         params: SagaParams,
@@ -59,6 +64,8 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       onRequest,
       schema: {
         tags,
+        // an alias of /admin/processes/order, in the saga's own shape: kept for its clients, not extended
+        deprecated: true,
         summary:
           'Ask the awaited step again now (an escalated compensation starts its attempts over); 409 when none is awaited',
         security: security.requires('admin:write'),
@@ -80,6 +87,8 @@ export const adminSagasRoutes: FastifyPluginAsyncTypebox<AdminSagasRoutesOptions
       onRequest,
       schema: {
         tags,
+        // an alias of /admin/processes/order, in the saga's own shape: kept for its clients, not extended
+        deprecated: true,
         summary:
           'Run the compensations (release the stock, then refund): a running saga fails now, an undone one is undone again; 409 once shipped or while they run',
         security: security.requires('admin:write'),
