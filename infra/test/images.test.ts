@@ -12,7 +12,7 @@ import { endpointsOf, planInfra } from '../src/index.ts'
 import { repoRoot } from '../src/layout.ts'
 import { readManifest } from '../src/manifest/manifest.ts'
 import { databaseOfService, databaseUrl } from '../src/probes.ts'
-import { containerEnv, imageTag } from '../src/system/service-process.ts'
+import { containerEnv, imageTag } from '../src/system/spawned-service.ts'
 
 interface ComposeService {
   image?: string

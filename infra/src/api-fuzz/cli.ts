@@ -20,8 +20,8 @@ import {
   runSchemathesis,
   schemathesisArguments,
 } from './schemathesis.ts'
-import { type ServiceProcess, startServiceProcess } from './service-process.ts'
 import { discoverServices, type FuzzedService, identityProvider } from './services.ts'
+import { type SpawnedService, spawnService } from './spawned-service.ts'
 import { type FuzzTarget, fuzzTargets } from './targets.ts'
 
 const say = (message: string) => process.stderr.write(`[api-fuzz] ${message}\n`)
@@ -112,7 +112,7 @@ async function main(): Promise<number> {
     // the payment provider, the one outside system, as its simulator: payment's calls reach it, never the internet
     const provider = await createPaymentSimulator({ port: 0 })
     undo.push({ label: 'stop the payment-provider simulator', run: () => provider.close() })
-    const running = new Map<string, { process: ServiceProcess; database?: RunDatabase }>()
+    const running = new Map<string, { process: SpawnedService; database?: RunDatabase }>()
     /** service name -> the run's Consul name for it */
     const consulNames = new Map<string, string>()
     const baseEnv = (service: FuzzedService, database?: RunDatabase): NodeJS.ProcessEnv => {
@@ -153,7 +153,7 @@ async function main(): Promise<number> {
         database = created
         undo.push({ label: `drop database ${created.name}`, run: () => created.drop() })
       }
-      const instance = await startServiceProcess(service, {
+      const instance = await spawnService(service, {
         env: baseEnv(service, database),
         logFile: join(runDir, `${service.name}.log`),
       })

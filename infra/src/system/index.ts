@@ -3,8 +3,8 @@ export { type AdministratorRequest, makeAdministrator } from './administrator.ts
 export { createRunDatabase, type RunDatabase } from './databases.ts'
 export { buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 export { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
-export { type ServiceProcess, type SystemForm, startServiceProcess } from './service-process.ts'
 export { discoverServices, gatewayName, identityProvider, type SystemService } from './services.ts'
+export { type SpawnedService, type SystemForm, spawnService } from './spawned-service.ts'
 export {
   developmentWebhookSecret,
   type MeridianSystem,

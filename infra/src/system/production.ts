@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { repoRoot } from '../layout.ts'
-import type { SystemForm } from './service-process.ts'
+import type { SystemForm } from './spawned-service.ts'
 
 /**
  * MERIDIAN_SYSTEM_BUILD: `production` (the builds under plain node), `images` (the images of ./scripts/images, run by

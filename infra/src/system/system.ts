@@ -23,14 +23,14 @@ import { createRunDatabase, type RunDatabase } from './databases.ts'
 import { createNamespaceTopics, deleteNamespace } from './kafka-namespace.ts'
 import { buildImages, buildServices, productionSettings, systemFormFromEnv } from './production.ts'
 import { systemRedisDatabase, withRedisDatabase } from './redis-database.ts'
+import { discoverServices, identityProvider, type SystemService } from './services.ts'
 import {
   runServiceScript,
   type ServiceHost,
-  type ServiceProcess,
+  type SpawnedService,
   type SystemForm,
-  startServiceProcess,
-} from './service-process.ts'
-import { discoverServices, identityProvider, type SystemService } from './services.ts'
+  spawnService,
+} from './spawned-service.ts'
 
 /**
  * What every service of a run is given besides its endpoints and names: logs at info, limits far above what a test
@@ -221,7 +221,7 @@ interface Member {
   logFile: string
   env: NodeJS.ProcessEnv
   database?: RunDatabase
-  process?: ServiceProcess
+  process?: SpawnedService
 }
 
 function requireEnv(env: NodeJS.ProcessEnv, name: string): string {
@@ -476,7 +476,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<Meridian
   const startMember = async (member: Member) => {
     if (member.process && isAlive(member.process.pid))
       throw new Error(`${member.key} is running (pid ${member.process.pid})`)
-    member.process = await startServiceProcess(member.service, {
+    member.process = await spawnService(member.service, {
       env: member.env,
       port: member.port,
       logFile: member.logFile,

@@ -156,17 +156,17 @@ export {
   runMain,
   runService,
   type ServiceClient,
-  type ServiceProcessConfig,
+  type ServiceRunConfig,
   type StartServiceOptions,
   startService,
 } from './run-service.ts'
 export {
   type BuiltService,
   type DatabaseServiceDeclaration,
-  type ProcessDependencies,
-  runServiceProcess,
+  type MainDependencies,
   type StatelessServiceDeclaration,
-} from './service-process.ts'
+  serviceMain,
+} from './service-main.ts'
 // tracing as every service sees it; starting it (and the SDK it loads) is @meridian/service-kit/tracing's
 export { activeTracing, type TracedService, type Tracing } from './tracing/active-tracing.ts'
 export { requestIdAttribute } from './tracing/request-tracing.ts'

@@ -18,7 +18,7 @@ import { currentWork, workLogFields } from './work-context.ts'
 
 export type { ServiceClient }
 
-export type ServiceProcessConfig = Pick<
+export type ServiceRunConfig = Pick<
   ServiceEnv,
   | 'HOST'
   | 'PORT'
@@ -45,7 +45,7 @@ async function closeClient(client: ServiceClient): Promise<void> {
 
 export interface StartServiceOptions {
   app: ServiceApp
-  config: ServiceProcessConfig
+  config: ServiceRunConfig
   /** closed in this order after the app has closed; one that fails is logged and the others still close */
   clients?: readonly ServiceClient[]
   tags?: string[]

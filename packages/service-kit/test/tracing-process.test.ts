@@ -21,7 +21,7 @@ import {
 } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-const fixture = fileURLToPath(new URL('./fixtures/traced-process.ts', import.meta.url))
+const fixture = fileURLToPath(new URL('./fixtures/traced-main.ts', import.meta.url))
 const stateFixture = fileURLToPath(new URL('./fixtures/tracing-state.ts', import.meta.url))
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
 // SERVICE_VERSION's default is the platform's version, which ./scripts/release writes in config.ts and package.json

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '@meridian/infra'
-import { type ServiceProcess, startServiceProcess } from '@meridian/infra/system'
+import { type SpawnedService, spawnService } from '@meridian/infra/system'
 import { passingInConsul } from './consul.ts'
 import { freshDatabase } from './database.ts'
 import { eventually } from './eventually.ts'
@@ -30,9 +30,9 @@ export async function startAuthProcess(env: Record<string, string> = {}): Promis
   const consulName = uniqueName('auth')
   const logDir = mkdtempSync(join(tmpdir(), 'auth-process-'))
   const database = await freshDatabase('auth')
-  let auth: ServiceProcess | undefined
+  let auth: SpawnedService | undefined
   try {
-    auth = await startServiceProcess(
+    auth = await spawnService(
       { name: 'auth', dir: authDir, entry: 'src/main.ts' },
       {
         port: await freePort(),

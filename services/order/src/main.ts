@@ -1,7 +1,7 @@
-// The order process: its configuration, migrated database, Redis and app (with its event backbone), in Consul.
-import { runServiceProcess } from '@meridian/service-kit'
+// order's main: its configuration, migrated database, Redis and app (with its event backbone), in Consul.
+import { serviceMain } from '@meridian/service-kit'
 import { buildApp, serviceName } from './app.ts'
 import { loadOrderConfig } from './config.ts'
 import { migrateOrderDatabase } from './migrations.ts'
 
-runServiceProcess({ name: serviceName, loadConfig: loadOrderConfig, migrate: migrateOrderDatabase, buildApp })
+serviceMain({ name: serviceName, loadConfig: loadOrderConfig, migrate: migrateOrderDatabase, buildApp })

@@ -1,10 +1,10 @@
-// The payment process: its configuration, migrated database, Redis and app (with its event backbone), in Consul.
-import { runServiceProcess } from '@meridian/service-kit'
+// payment's main: its configuration, migrated database, Redis and app (with its event backbone), in Consul.
+import { serviceMain } from '@meridian/service-kit'
 import { buildApp, serviceName } from './app.ts'
 import { loadPaymentConfig } from './config.ts'
 import { migratePaymentDatabase } from './migrations.ts'
 
-runServiceProcess({
+serviceMain({
   name: serviceName,
   loadConfig: loadPaymentConfig,
   migrate: migratePaymentDatabase,

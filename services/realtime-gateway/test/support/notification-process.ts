@@ -3,7 +3,7 @@
 // its own (KAFKA_NAMESPACE) and verifying the same HS256 test tokens. A service never imports another one (tests
 // included): this only starts it and talks to it over HTTP and Kafka, as the gateway does.
 //
-// @meridian/infra/system's startServiceProcess does the same, but @meridian/infra is not a dependency of
+// @meridian/infra/system's spawnService does the same, but @meridian/infra is not a dependency of
 // realtime-gateway; until it is, the process is spawned here, and stopped by the pid recorded at its start.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'

@@ -1,4 +1,4 @@
-// runServiceProcess, every service's main.ts: a process declared by name, configuration, migration and buildApp
+// serviceMain, every service's main.ts: a process declared by name, configuration, migration and buildApp
 // migrates before it builds, listens, and on SIGTERM closes the app before the clients it returned; a failed start ends
 // it with code 1; a service without a database (the gateway's form) opens none.
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { eventually, freshDatabase, serviceTestEnv, type TestDatabase } from '@meridian/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
-const fixture = fileURLToPath(new URL('./fixtures/widgets-process.ts', import.meta.url))
+const fixture = fileURLToPath(new URL('./fixtures/widgets-main.ts', import.meta.url))
 
 interface Run {
   child: ChildProcess
@@ -53,7 +53,7 @@ const stepsOf = (output: string) =>
     .filter((line) => line.startsWith('step: '))
     .map((line) => line.slice('step: '.length))
 
-describe('runServiceProcess', () => {
+describe('serviceMain', () => {
   let database: TestDatabase
   let running: Run | undefined
 

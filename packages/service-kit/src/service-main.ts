@@ -1,4 +1,4 @@
-// A service process from its declaration: configuration, the database pool (migrated) and Redis, the app, listening
+// A service's main from its declaration: configuration, the database pool (migrated) and Redis, the app, listening
 // and Consul, and on a signal a drain that closes the app (its event backbone, clocks) before what it was given.
 import { createDatabase, type MigrationLogger, type Sql } from '@meridian/db'
 import type { Redis } from 'ioredis'
@@ -7,10 +7,10 @@ import type { ServiceApp } from './app.ts'
 import { type EngineVariables, plaintextEngines } from './engine-transport.ts'
 import { loggerOptions } from './logging.ts'
 import { createRedis, type RedisSentinelVariables, type RedisTlsFiles } from './redis.ts'
-import { runMain, runService, type ServiceClient, type ServiceProcessConfig } from './run-service.ts'
+import { runMain, runService, type ServiceClient, type ServiceRunConfig } from './run-service.ts'
 import { activeTracing } from './tracing/active-tracing.ts'
 
-type ProcessConfig = ServiceProcessConfig &
+type MainConfig = ServiceRunConfig &
   RedisTlsFiles &
   RedisSentinelVariables & { REDIS_URL: string; LOG_LEVEL: string }
 type DatabaseConfig = {
@@ -26,7 +26,7 @@ export type BuiltService = ServiceApp | { app: ServiceApp; clients?: readonly Se
  * What the process gives buildApp. `events: true` asks the app for its event backbone (the relay of its outbox and
  * its consumers); tests leave it out, or give their own group and topics.
  */
-export interface ProcessDependencies<Config> {
+export interface MainDependencies<Config> {
   config: Config
   redis: Redis
   events: true
@@ -40,20 +40,20 @@ interface Declaration<Config> {
 }
 
 /** A service with a database of its own: migrated before the app is built, so its backbone finds its tables. */
-export interface DatabaseServiceDeclaration<Config extends ProcessConfig & DatabaseConfig>
+export interface DatabaseServiceDeclaration<Config extends MainConfig & DatabaseConfig>
   extends Declaration<Config> {
   /** the service's one migrate function (also `pnpm migrate`'s and the tests') */
   migrate(sql: Sql, logger: MigrationLogger): Promise<unknown>
-  buildApp(dependencies: ProcessDependencies<Config> & { sql: Sql }): Promise<BuiltService>
+  buildApp(dependencies: MainDependencies<Config> & { sql: Sql }): Promise<BuiltService>
 }
 
 /** A service without a database (the gateway): Redis only. */
-export interface StatelessServiceDeclaration<Config extends ProcessConfig> extends Declaration<Config> {
+export interface StatelessServiceDeclaration<Config extends MainConfig> extends Declaration<Config> {
   database: false
-  buildApp(dependencies: ProcessDependencies<Config>): Promise<BuiltService>
+  buildApp(dependencies: MainDependencies<Config>): Promise<BuiltService>
 }
 
-function isStateless<Config extends ProcessConfig>(
+function isStateless<Config extends MainConfig>(
   declaration: DatabaseServiceDeclaration<Config & DatabaseConfig> | StatelessServiceDeclaration<Config>,
 ): declaration is StatelessServiceDeclaration<Config> {
   return 'database' in declaration && declaration.database === false
@@ -63,8 +63,8 @@ function isStateless<Config extends ProcessConfig>(
  * A production service allowed plaintext engines (ENGINES_PLAINTEXT_ALLOWED) says at start which it reaches so, and
  * why that is not refused: an operator reading the log sees what the configuration accepted.
  */
-function warnOfPlaintextEngines(name: string, config: ProcessConfig): void {
-  const settings = config as ProcessConfig & EngineVariables & { NODE_ENV?: string }
+function warnOfPlaintextEngines(name: string, config: MainConfig): void {
+  const settings = config as MainConfig & EngineVariables & { NODE_ENV?: string }
   if (settings.NODE_ENV !== 'production') return
   const engines = plaintextEngines(settings)
   if (engines.length === 0) return
@@ -78,15 +78,13 @@ function warnOfPlaintextEngines(name: string, config: ProcessConfig): void {
  * A service's main.ts in one call. The stores close last (the app's consumers and relay use them until it has
  * closed), the clients buildApp returned just before them, in their order.
  *
- *     runServiceProcess({ name: serviceName, loadConfig: loadOrderConfig, migrate: migrateOrderDatabase, buildApp })
+ *     serviceMain({ name: serviceName, loadConfig: loadOrderConfig, migrate: migrateOrderDatabase, buildApp })
  */
-export function runServiceProcess<Config extends ProcessConfig & DatabaseConfig>(
+export function serviceMain<Config extends MainConfig & DatabaseConfig>(
   declaration: DatabaseServiceDeclaration<Config>,
 ): void
-export function runServiceProcess<Config extends ProcessConfig>(
-  declaration: StatelessServiceDeclaration<Config>,
-): void
-export function runServiceProcess<Config extends ProcessConfig>(
+export function serviceMain<Config extends MainConfig>(declaration: StatelessServiceDeclaration<Config>): void
+export function serviceMain<Config extends MainConfig>(
   declaration: DatabaseServiceDeclaration<Config & DatabaseConfig> | StatelessServiceDeclaration<Config>,
 ): void {
   const { name } = declaration

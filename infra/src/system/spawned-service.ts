@@ -11,7 +11,7 @@ import { which } from '../native/engine.ts'
 import { errorText, isAlive, run, stopPid, waitFor } from '../processes.ts'
 import type { SystemService } from './services.ts'
 
-export interface ServiceProcess {
+export interface SpawnedService {
   name: string
   pid: number
   port: number
@@ -23,7 +23,7 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>
 }
 
-export interface ServiceProcessOptions {
+export interface SpawnServiceOptions {
   env: NodeJS.ProcessEnv
   port: number
   /** appended to: a restarted service's lines follow the ones of its earlier life */
@@ -194,10 +194,10 @@ export async function runServiceScript(
 }
 
 /** Starts the service and resolves once it is ready; a service that does not get ready is stopped and reported. */
-export async function startServiceProcess(
+export async function spawnService(
   service: Pick<SystemService, 'name' | 'dir' | 'entry'>,
-  options: ServiceProcessOptions,
-): Promise<ServiceProcess> {
+  options: SpawnServiceOptions,
+): Promise<SpawnedService> {
   const { port, logFile } = options
   const form = options.form ?? 'development'
   const address = options.host?.address ?? '127.0.0.1'
@@ -234,7 +234,7 @@ export async function startServiceProcess(
   if (pid === undefined) throw new Error(`${service.name}: the process did not start`)
   child?.unref()
   const baseUrl = `http://${address}:${port}`
-  const started: ServiceProcess = {
+  const started: SpawnedService = {
     name: service.name,
     pid,
     port,
