@@ -521,6 +521,35 @@ describe('receiving and rejecting', () => {
 })
 
 describe("the return's process", () => {
+  it('when an answer names the return in its data but carries no stamp, then neither the return nor the order saga moves: an answer finds its instance by the stamp its command carried', async () => {
+    const { orderId, customerId, paymentId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: mug.id, quantity: 1 }],
+        reason: 'r',
+      })
+    ).json()
+    await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
+    const items = [{ productId: mug.id, quantity: 1 }]
+    const before = {
+      back: await processOf(order, 'return', returnId),
+      saga: await processOf(order, 'order', orderId),
+    }
+    // what a service answering on its own would send, naming the return: the return's process follows no data route
+    await deliver(order, 'inventory.restocked', { returnId, orderId, items })
+    await deliver(order, 'payment.refunded', { orderId, paymentId, amount: 19.99, cause: 'return', returnId })
+    const after = {
+      back: await processOf(order, 'return', returnId),
+      saga: await processOf(order, 'order', orderId),
+    }
+    expect(after.back).toMatchObject({ state: 'received', step: 'restock', attempt: 1 })
+    expect(after.back.log).toHaveLength(before.back.log.length)
+    expect(after.saga.log).toHaveLength(before.saga.log.length)
+    // the same restock carried back with the stamp of the command that asked it moves the return on
+    await deliver(order, 'inventory.restocked', { returnId, orderId, items }, await askedBy(order, returnId))
+    expect(await processOf(order, 'return', returnId)).toMatchObject({ state: 'received', step: 'refund' })
+  })
+
   it('when the stock is back and the refund answers, then exactly the returned lines are asked refunded under the return, it completes, and the order saga hears nothing', async () => {
     const { orderId, customerId, paymentId } = await shippedOrder()
     const { returnId } = (
