@@ -102,9 +102,12 @@ export interface StoredInstance {
  * lock it, so the two never wait on each other in opposite orders; read with the instance in one statement.
  */
 export interface OwnerDeclaration<Instance, Owner> {
-  /** a select of the owner's one row for the key, ending `for update`; its columns are what `read` gets */
-  lock(key: string, sql: Queryable): Fragment
-  /** the owner from the lock's row (as to_jsonb gives it: numbers, strings, arrays) */
+  /**
+   * a select of the owner's one row for the key, its table the only one in its FROM and no locking clause: the module
+   * adds `for update` for a decision, and reads it as it is for the operators' view; its columns are what `read` gets
+   */
+  select(key: string, sql: Queryable): Fragment
+  /** the owner from the selected row (as to_jsonb gives it: numbers, strings, arrays) */
   read(row: Record<string, unknown>): Owner
   /** a data-modifying statement (no trailing semicolon) writing what `next` changed of `owner`; null: nothing */
   write?(key: string, owner: Owner, next: Instance, sql: Queryable): Fragment | null

@@ -13,6 +13,7 @@ import type {
 } from './definition.ts'
 import { decideOn } from './mechanics.ts'
 import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
+import { restoredInstance } from './restore.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -35,17 +36,6 @@ export interface ProcessManagerOptions {
   alerts?: ProcessAlerts
   /** the store (tests and services may wrap it, e.g. traced); default: over `sql` */
   store?: ProcessStore
-}
-
-/**
- * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): a restored
- * instance that does not say whether it is escalated gets it from there, so the mechanics see what the operators see
- * (a retry starts its attempts over, a late failure escalates nothing again) whether or not `restore` maps it.
- */
-function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): InstanceBase {
-  if (restored.escalated !== undefined) return restored
-  if (stored.escalation === null || stored.compensation === 'escalated') return restored
-  return { ...restored, escalated: true }
 }
 
 /**
@@ -212,11 +202,11 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
    */
   const apply: ApplyDecision = async (type, key, fact, tx, source, { onlyIfDue = false, answer } = {}) => {
     const definition = definitionOf(type)
-    const locked = await store.lock(type, key, definition.owner?.lock(key, tx), { onlyIfDue }, tx)
+    const locked = await store.lock(type, key, definition.owner?.select(key, tx), { onlyIfDue }, tx)
     if (!locked) return undefined
     const { owner: ownerRow, ...stored } = locked
     const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
-    const before = escalatedFromRow(definition.restore(stored, owner), stored)
+    const before = restoredInstance(definition, stored, ownerRow)
     const decision: Decision<InstanceBase, unknown> =
       earlierAttemptsFailure(before, answer, source?.eventType) ?? decideOn(definition, before, fact)
     const { next } = decision

@@ -19,6 +19,8 @@ import {
   type StandardFact,
   type StoredInstance,
 } from './definition.ts'
+import { decideOn } from './mechanics.ts'
+import { restoredInstance } from './restore.ts'
 import type { ProcessStore, StoredLogLine } from './store.ts'
 
 /**
@@ -43,11 +45,34 @@ export type ApplyDecision = (
 export const processHref = (type: string, key: string) =>
   `/api/v1/admin/processes/${type}/${encodeURIComponent(key)}`
 
-/** An instance as operators read it: its row, its links (retry and compensate where they apply), its log if given. */
+/**
+ * Whether the instance's decision takes an operator's `fact` now. A refusal (409) is no action to offer, nor is a
+ * decision that fails (an instance at a step its process no longer declares): the view still shows the instance.
+ */
+function accepts(definition: AnyProcessDefinition, instance: InstanceBase, fact: StandardFact): boolean {
+  try {
+    decideOn(definition, instance, fact)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** What an operator's request would say (its reason only ends up in a log line the dry run never writes). */
+const offeredFacts = {
+  retry: { kind: 'operator.retry' },
+  compensate: { kind: 'operator.compensate', reason: 'offered to operators' },
+} as const satisfies Record<string, StandardFact>
+
+/**
+ * An instance as operators read it: its row, its log if given, and its links — retry and compensate only where its
+ * decision would take them (a dry run on `instance`, restored with its owner: no link answers 409).
+ */
 export function presentInstance(
   definition: AnyProcessDefinition | undefined,
   stored: StoredInstance,
   log?: ProcessLogEntry[],
+  instance?: InstanceBase,
 ): ProcessInstance {
   const self = processHref(stored.type, stored.key)
   const escalated = stored.escalation !== null || stored.compensation === 'escalated'
@@ -55,10 +80,10 @@ export function presentInstance(
     self: { href: self, method: 'GET' },
     ...(definition?.links?.(stored.key, stored) ?? {}),
   }
-  if (stored.step !== null && stored.compensation !== 'done')
-    links.retry = { href: `${self}/retry`, method: 'POST' }
-  if (!definition?.finalStates.includes(stored.state) || escalated) {
-    links.compensate = { href: `${self}/compensate`, method: 'POST' }
+  if (definition && instance) {
+    for (const [action, fact] of Object.entries(offeredFacts)) {
+      if (accepts(definition, instance, fact)) links[action] = { href: `${self}/${action}`, method: 'POST' }
+    }
   }
   return {
     type: stored.type,
@@ -116,12 +141,31 @@ export interface OperatorsViewOptions {
 
 /** The operators' reads and actions over the manager's store and decisions. */
 export function operatorsView({ sql, store, processes, definitionOf, apply }: OperatorsViewOptions) {
-  const present = (stored: StoredInstance, log?: ProcessLogEntry[]): ProcessInstance =>
-    presentInstance(
-      processes.find((definition) => definition.type === stored.type),
-      stored,
-      log,
-    )
+  const declared = (type: string) => processes.find((definition) => definition.type === type)
+
+  /** The instances of `rows` presented, each restored with its owner (read in one statement per type). */
+  async function presentAll(
+    rows: readonly StoredInstance[],
+    log?: ProcessLogEntry[],
+  ): Promise<ProcessInstance[]> {
+    const owners = new Map<string, Map<string, Record<string, unknown>>>()
+    for (const type of new Set(rows.map((row) => row.type))) {
+      const owner = declared(type)?.owner
+      const keys = rows.filter((row) => row.type === type).map((row) => row.key)
+      owners.set(type, owner ? await store.ownersOf(owner.select, keys) : new Map())
+    }
+    return rows.map((stored) => {
+      const definition = declared(stored.type)
+      const ownerRow = owners.get(stored.type)?.get(stored.key)
+      // an instance whose owner row is gone cannot be decided on: no action is offered
+      const restorable = definition && (!definition.owner || ownerRow !== undefined)
+      const instance = restorable ? restoredInstance(definition, stored, ownerRow) : undefined
+      return presentInstance(definition, stored, log, instance)
+    })
+  }
+
+  const present = async (stored: StoredInstance, log?: ProcessLogEntry[]): Promise<ProcessInstance> =>
+    (await presentAll([stored], log))[0] as ProcessInstance
 
   const logOf = async (type: string, key: string): Promise<ProcessLogEntry[]> =>
     (await store.logOf(type, key)).map(logEntryOf)
@@ -172,13 +216,7 @@ export function operatorsView({ sql, store, processes, definitionOf, apply }: Op
       if (query.type !== undefined) definitionOf(query.type)
       const request = store.listRequest(query)
       const { rows, total } = await store.list(request)
-      return listEnvelope(
-        path,
-        query,
-        request,
-        rows.map((row) => present(row)),
-        total,
-      )
+      return listEnvelope(path, query, request, await presentAll(rows), total)
     },
 
     retry: (type: string, key: string, audit?: AuditSource) =>

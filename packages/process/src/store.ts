@@ -145,7 +145,7 @@ export function createProcessStore(db: Queryable) {
       // materialized: the owner's row is locked as the CTE yields it, before the instance's row is reached
       const [row] = owner
         ? await sql<LockedRow[]>`
-            with owner as materialized (${owner})
+            with owner as materialized (${owner} for update)
             select ${sql(selected.map((column) => `p.${column}`))}, to_jsonb(o) as owner
             from owner o, process_instances p
             where p.type = ${type} and p.key = ${key}${due}
@@ -182,6 +182,24 @@ export function createProcessStore(db: Queryable) {
             : sql``
         }${logInsert(type, key, lines, sql)}
         select 1`
+    },
+
+    /**
+     * The owners' rows of `keys` (as to_jsonb gives them), read as they are (no lock) in one statement: what the
+     * operators' view restores instances with.
+     */
+    async ownersOf(
+      select: (key: string, sql: Queryable) => Fragment,
+      keys: readonly string[],
+      sql: Queryable = db,
+    ): Promise<Map<string, Record<string, unknown>>> {
+      if (keys.length === 0) return new Map()
+      const parts = keys.map(
+        (key) => sql`select ${key}::text as key, to_jsonb(o) as owner from (${select(key, sql)}) o`,
+      )
+      const union = parts.slice(1).reduce((all, part) => sql`${all} union all ${part}`, parts[0] as Fragment)
+      const rows = await sql<{ key: string; owner: Record<string, unknown> }[]>`${union}`
+      return new Map(rows.map((row) => [row.key, row.owner]))
     },
 
     async find(type: string, key: string, sql: Queryable = db): Promise<StoredInstance | undefined> {

@@ -521,6 +521,41 @@ describe('receiving and rejecting', () => {
 })
 
 describe("the return's process", () => {
+  it('when operators read a return, then it offers only the actions its decision takes: compensate (reject) while requested, retry but no compensate once received, in the list as one by one', async () => {
+    const { orderId, customerId } = await shippedOrder()
+    const { returnId } = (
+      await requestReturn(order, orderId, asUser(customerId), {
+        items: [{ productId: mug.id, quantity: 1 }],
+        reason: 'r',
+      })
+    ).json()
+    const actions = (links: Record<string, unknown>) =>
+      ['retry', 'compensate'].filter((name) => name in links)
+    const listed = async () =>
+      (
+        await order.app.inject({
+          method: 'GET',
+          url: '/api/v1/admin/processes?type=return&limit=100',
+          headers: asAdmin(),
+        })
+      )
+        .json()
+        .data.find((each: { id: string }) => each.id === returnId)
+    expect(actions((await processOf(order, 'return', returnId))._links)).toEqual(['compensate'])
+    expect(actions((await listed())._links)).toEqual(['compensate'])
+    await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
+    expect(actions((await processOf(order, 'return', returnId))._links)).toEqual(['retry'])
+    expect(actions((await listed())._links)).toEqual(['retry'])
+    // what is not offered is refused
+    const refused = await order.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/processes/return/${returnId}/compensate`,
+      headers: asAdmin(),
+      payload: { reason: 'no' },
+    })
+    expectErrorEnvelope(refused, 409, 'CONFLICT')
+  })
+
   it('when an answer names the return in its data but carries no stamp, then neither the return nor the order saga moves: an answer finds its instance by the stamp its command carried', async () => {
     const { orderId, customerId, paymentId } = await shippedOrder()
     const { returnId } = (

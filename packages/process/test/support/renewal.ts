@@ -285,8 +285,8 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
     }
   },
   owner: {
-    lock: (key, sql) => sql`
-      select id, customer_id, plan, price_cents, status, periods from subscriptions where id = ${key} for update`,
+    select: (key, sql) => sql`
+      select id, customer_id, plan, price_cents, status, periods from subscriptions where id = ${key}`,
     read: (row) => ({
       id: String(row.id),
       customerId: String(row.customer_id),

@@ -60,11 +60,14 @@ const returnColumns = (sql: Queryable) => sql`
   r.id, r.order_id, r.customer_id, r.status, r.reason, r.rejection_reason, r.refund_cents, r.payment_id,
   r.carrier, r.received_by, r.created_at, r.updated_at, ${itemsJson(sql)} as items`
 
-/** A select of the return `returnId`, locked (`for update`), with its lines: its process's owner row. */
-export const lockReturnRow = (returnId: string, sql: Queryable): Fragment => sql`
-  select ${returnColumns(sql)} from returns r where r.id = ${returnId}::uuid for update of r`
+/**
+ * A select of the return `returnId` with its lines: its process's owner row (the module locks it, `for update`, for a
+ * decision).
+ */
+export const returnOwnerRow = (returnId: string, sql: Queryable): Fragment => sql`
+  select ${returnColumns(sql)} from returns r where r.id = ${returnId}::uuid`
 
-/** The return as the lock's row gives it (to_jsonb: snake_case keys; bigints inside JSON are numbers). */
+/** The return as its row gives it (to_jsonb: snake_case keys; bigints inside JSON are numbers). */
 export function readReturnRow(row: Record<string, unknown>): ReturnRecord {
   return {
     id: String(row.id),

@@ -5,7 +5,7 @@
 import { type EventData, sagaStates } from '@meridian/contracts'
 import { type AnswerRoutes, defineProcess, type EventRoute, type EventRoutes } from '@meridian/process'
 import type { OrderContent } from '../data/orders-repository.ts'
-import { lockOrderRow, readOrderRow, writeOrderStatus } from '../data/process-owner.ts'
+import { orderOwnerRow, readOrderRow, writeOrderStatus } from '../data/process-owner.ts'
 import { orderHref } from './order-links.ts'
 import {
   decide,
@@ -135,7 +135,7 @@ export function orderProcess(timing: SagaTiming) {
     }),
     commandEvent: (command, { key, instance, owner }) => commandEvent(command, key, owner, instance),
     owner: {
-      lock: lockOrderRow,
+      select: orderOwnerRow,
       read: readOrderRow,
       write: (key, order, next, sql) =>
         next.orderStatus === order.status ? null : writeOrderStatus(key, next.orderStatus, sql),

@@ -17,7 +17,7 @@ import {
   type Steps,
   stepMechanics,
 } from '@meridian/process'
-import { lockReturnRow, type ReturnRecord, readReturnRow, writeReturn } from '../data/returns-repository.ts'
+import { type ReturnRecord, readReturnRow, returnOwnerRow, writeReturn } from '../data/returns-repository.ts'
 import { orderHref, serviceSource } from './order-links.ts'
 
 export const returnProcessType = 'return'
@@ -280,7 +280,7 @@ export function returnProcess(timing: ReturnTiming) {
     commandEvent: returnCommandEvent,
     aggregateId: ({ owner }) => owner.orderId,
     owner: {
-      lock: lockReturnRow,
+      select: returnOwnerRow,
       read: readReturnRow,
       write: (key, owner, next, sql) =>
         next.state === owner.status &&
