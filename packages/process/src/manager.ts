@@ -4,13 +4,7 @@
 import { AppError, type EventType } from '@meridian/contracts'
 import { type Queryable, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, type EventHandler, type ProcessStamp } from '@meridian/events'
-import type {
-  AnyProcessDefinition,
-  Decision,
-  InstanceBase,
-  StandardFact,
-  StoredInstance,
-} from './definition.ts'
+import type { AnyProcessDefinition, Decision, InstanceBase, StandardFact } from './definition.ts'
 import { decideOn } from './mechanics.ts'
 import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
 import { restoredInstance } from './restore.ts'
