@@ -90,7 +90,9 @@ function signedIn(root: HTMLElement, session: Session, config: ConsoleConfig): v
     current?.close?.()
     // a mailed link's page (an address to confirm) opened in this tab is no view of the navigation
     const linked = signedInPageOf(location.hash)
-    const chosen = visible.find((known) => known.hash === location.hash) ?? visible[0]!
+    const chosen =
+      visible.find((known) => known.hash === location.hash || known.aliases?.includes(location.hash)) ??
+      visible[0]!
     const here = linked ? undefined : chosen.hash
     for (const link of nav.querySelectorAll('a')) {
       if (link.getAttribute('href') === here) link.setAttribute('aria-current', 'page')

@@ -1,4 +1,4 @@
-// The Sagas view's rules as plain data (no DOM): which states a type filter offers, what a filter asks
+// The Processes view's rules as plain data (no DOM): which states a type filter offers, what a filter asks
 // /api/v1/admin/processes for, where one instance is read, and how its actions are named. The view draws them; the
 // unit tests read them.
 import type { ProcessType } from '@meridian/contracts'

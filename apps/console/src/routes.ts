@@ -11,7 +11,7 @@ import { notificationsRoute } from './views/notifications.ts'
 import { ordersView } from './views/orders.ts'
 import { passwordPageOf } from './views/password-reset.ts'
 import { postsView } from './views/posts.ts'
-import { sagasView } from './views/sagas.ts'
+import { processesView } from './views/processes.ts'
 import { servicesView } from './views/services.ts'
 import { accountOnward, signInOnward, verifyPageOf } from './views/verify-email.ts'
 import type { Route, View } from './views/view.ts'
@@ -25,7 +25,8 @@ export const routes: Route[] = [
   { hash: '#/account', label: 'Account', create: accountView },
   { hash: '#/services', label: 'Services', adminOnly: true, create: servicesView },
   { hash: '#/dashboard', label: 'Dashboard', adminOnly: true, create: dashboardView },
-  { hash: '#/sagas', label: 'Sagas', adminOnly: true, create: sagasView },
+  // #/sagas: the view's name before it showed every process type (bookmarks keep working)
+  { hash: '#/processes', aliases: ['#/sagas'], label: 'Processes', adminOnly: true, create: processesView },
   { hash: '#/dead-letters', label: 'Dead letters', adminOnly: true, create: deadLettersView },
   { hash: '#/audit', label: 'Audit', adminOnly: true, create: auditView },
 ]

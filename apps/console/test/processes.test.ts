@@ -1,4 +1,4 @@
-// The Sagas view's rules (src/processes.ts): the states a type filter offers, the list's query from the filters,
+// The Processes view's rules (src/processes.ts): the states a type filter offers, the list's query from the filters,
 // where an instance is read, and the names the view shows.
 import type { ProcessType } from '@meridian/contracts'
 import { describe, expect, it } from 'vitest'

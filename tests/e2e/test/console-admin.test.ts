@@ -1,5 +1,5 @@
 // The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
-// /dashboard while requests are made, the Sagas view finding a declined order's failed saga and showing its payment
+// /dashboard while requests are made, the Processes view finding a declined order's failed saga and showing its payment
 // step failing in the step log (and, with the type `return` chosen, a return's process and its log), and Dead letters
 // replaying an event the realtime channel's consumer gave up on, and Audit showing an admin's stock adjustment.
 // Screenshots go to tests/e2e/artifacts/ (not committed).
@@ -45,7 +45,7 @@ async function orderPaidWith(card: string) {
   return { customer, orderId: await client.placeOrderOk(customer, { product, card }) }
 }
 
-/** Opens the order's saga from the Sagas list the page shows: its section, once shown. */
+/** Opens the order's saga from the Processes list the page shows: its section, once shown. */
 async function openSaga(page: Page, orderId: string): Promise<Locator> {
   const row = page.locator(`tr[data-order-id="${orderId}"]`)
   await row.waitFor({ timeout: scaledMs(15_000) })
@@ -89,21 +89,23 @@ describe('the console for admins in Chromium', () => {
     }
   })
 
-  it("when a customer's card is declined, then the admin finds the failed saga in Sagas and its payment step failing", async () => {
+  it("when a customer's card is declined, then the admin finds the failed saga in Processes and its payment step failing", async () => {
     const { customer, orderId } = await orderPaidWith(cards.declined)
     await client.orderReaches(customer, orderId, 'payment_failed', patience)
 
     const page = await adminPage()
     try {
-      await page.getByRole('link', { name: 'Sagas' }).click()
-      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: scaledMs(15_000) })
+      await page.getByRole('link', { name: 'Processes' }).click()
+      await page
+        .getByRole('heading', { name: 'Processes', exact: true })
+        .waitFor({ timeout: scaledMs(15_000) })
       await page.getByLabel('State').selectOption('failed')
 
       // the list of failed sagas once it has arrived (the unfiltered one showed the order too, and was read once)
       const failedList = page.locator('div[data-state="failed"][aria-busy="false"]')
       await failedList.locator(`tr[data-order-id="${orderId}"]`).waitFor({ timeout: scaledMs(15_000) })
       const states = await failedList
-        .locator('table.sagas td[data-state]')
+        .locator('table.processes td[data-state]')
         .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-state')))
       expect(new Set(states)).toEqual(new Set(['failed']))
 
@@ -125,7 +127,7 @@ describe('the console for admins in Chromium', () => {
 
     const page = await adminPage()
     try {
-      await page.getByRole('link', { name: 'Sagas' }).click()
+      await page.getByRole('link', { name: 'Processes' }).click()
       const saga = await openSaga(page, orderId)
 
       await saga.getByRole('button', { name: 'Retry payment' }).click()
@@ -146,7 +148,7 @@ describe('the console for admins in Chromium', () => {
     }
   })
 
-  it("when a customer returns part of a shipped order, then the admin picks type return in Sagas and finds the return's instance requested, with its log", async () => {
+  it("when a customer returns part of a shipped order, then the admin picks type return in Processes and finds the return's instance requested, with its log", async () => {
     const customer = await client.registerCustomer()
     const product = await client.createProduct(admin, { stock: 3 })
     const orderId = await client.placeOrderOk(customer, { product, quantity: 2 })
@@ -160,8 +162,10 @@ describe('the console for admins in Chromium', () => {
 
     const page = await adminPage()
     try {
-      await page.getByRole('link', { name: 'Sagas' }).click()
-      await page.getByRole('heading', { name: 'Sagas', exact: true }).waitFor({ timeout: scaledMs(15_000) })
+      await page.getByRole('link', { name: 'Processes' }).click()
+      await page
+        .getByRole('heading', { name: 'Processes', exact: true })
+        .waitFor({ timeout: scaledMs(15_000) })
       await page.getByLabel('Type', { exact: true }).selectOption('return')
 
       // the list of returns once it has arrived: only returns, and the state filter offers a return's states
@@ -171,7 +175,7 @@ describe('the console for admins in Chromium', () => {
       expect(await row.locator('td[data-state]').getAttribute('data-state')).toBe('requested')
       expect(await row.getAttribute('data-order-id')).toBeNull()
       const types = await returns
-        .locator('table.sagas tr[data-process-type]')
+        .locator('table.processes tr[data-process-type]')
         .evaluateAll((rows) => rows.map((each) => each.getAttribute('data-process-type')))
       expect(new Set(types)).toEqual(new Set(['return']))
       const states = await page
@@ -274,7 +278,7 @@ describe('the console for admins in Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } })
     try {
       await signInToOrders(page, system.gatewayUrl, system.admin.email, system.admin.password)
-      for (const view of ['Services', 'Dashboard', 'Sagas', 'Dead letters']) {
+      for (const view of ['Services', 'Dashboard', 'Processes', 'Dead letters']) {
         await page.getByRole('link', { name: view, exact: true }).click()
         await page.getByRole('heading', { name: view, exact: true }).waitFor({ timeout: scaledMs(15_000) })
         // read: no loading state left (in the full suite, earlier tests have filled the tables)

@@ -1,4 +1,4 @@
-// Sagas (admins): every long-running process the services declare (the order saga is type `order`, a return type
+// Processes (admins; #/sagas still opens it): every long-running process the services declare (the order saga is type `order`, a return type
 // `return`) through /api/v1/admin/processes — filtered by type, by that type's states and to the escalated ones, most
 // recently updated first — and one instance with its step log and the actions its links offer (ask the awaited step
 // again, run the compensations). After an action the instance and the list are read again.
@@ -44,7 +44,7 @@ const instanceAttributes = ({ type, id }: Opened) => ({
   'data-order-id': type === 'order' ? id : undefined,
 })
 
-export function sagasView({ session }: ViewContext): View {
+export function processesView({ session }: ViewContext): View {
   const filters = filterControls()
   // aria-busy while a list is being read; data-state, data-type and data-escalated name the filter of the list shown
   const list = h('div', { 'aria-busy': 'true' }, loading('the processes'))
@@ -138,7 +138,7 @@ export function sagasView({ session }: ViewContext): View {
 
   function table({ data, meta }: Page<ProcessInstance>): HTMLElement {
     return dataTable(
-      'sagas',
+      'processes',
       `Processes, most recently updated first (${data.length} of ${meta.total})`,
       ['Type', 'Id', 'State', 'Step', 'Attempt', 'Compensation', 'Escalated', 'Updated'],
       data.map((instance) =>
@@ -205,7 +205,7 @@ export function sagasView({ session }: ViewContext): View {
   void readList()
 
   return {
-    element: panel('sagas', 'Sagas', filters.element, listErrors, list, detail),
+    element: panel('processes', 'Processes', filters.element, listErrors, list, detail),
     refresh: () => void Promise.all([readList(), opened ? open(opened) : undefined]),
   }
 }

@@ -21,6 +21,8 @@ export interface View {
 /** A view of the navigation: its hash (#/…), its label, who may see it, and how it is made. */
 export interface Route {
   hash: string
+  /** older hashes that open it too */
+  aliases?: readonly string[]
   label: string
   adminOnly?: boolean
   create(context: ViewContext): View
