@@ -6,11 +6,9 @@
 import { transaction } from '@meridian/db'
 import { uniqueName } from '@meridian/testkit'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type ConsumeContext, consume, type EventConsumer, type EventHandler } from '../src/consumer.ts'
+import type { ConsumeContext } from '../src/consumer.ts'
 import type { DomainEvent } from '../src/envelope.ts'
-import type { EventProducer } from '../src/kafka.ts'
 import { appendToOutbox } from '../src/outbox.ts'
-import { createOutboxRelay, type OutboxRelay } from '../src/outbox-relay.ts'
 import {
   answeredStamp,
   inAnswerTo,
@@ -19,18 +17,9 @@ import {
   stampIn,
   stampText,
 } from '../src/process-stamp.ts'
-import {
-  applyEffect,
-  type EffectsDatabase,
-  type EventTopics,
-  effectsDatabase,
-  eventKafka,
-  eventTopics,
-  readTopics,
-  recordingLogger,
-  waitFor,
-} from './consumer-fixtures.ts'
-import { testEvent, testProducer } from './relay-fixtures.ts'
+import { applyEffect, eventKafka, readTopics, waitFor } from './consumer-fixtures.ts'
+import { testEvent } from './relay-fixtures.ts'
+import { type RelayedTopic, relayedTopic } from './relayed-topic.ts'
 
 const stamp: ProcessStamp = { type: 'renewal', key: 'sub-42', step: 'charge', attempt: 2 }
 
@@ -67,69 +56,30 @@ describe('the stamp as a header', () => {
   })
 })
 
-let database: EffectsDatabase
-let topics: EventTopics
-let producer: EventProducer
-let relay: OutboxRelay
-const consumers: EventConsumer[] = []
+let relayed: RelayedTopic
 
 beforeAll(async () => {
-  database = await effectsDatabase()
-  topics = await eventTopics('stamp')
-  producer = await testProducer()
-  // mark, not delete: the rows stay readable after they are published
-  relay = createOutboxRelay({
-    sql: database.sql,
-    producer,
-    logger: recordingLogger().logger,
-    mode: 'mark',
-    leadershipRetryMs: 100,
-  })
-  await relay.start()
+  relayed = await relayedTopic('stamp')
 })
 
-afterEach(async () => {
-  for (const consumer of consumers.splice(0)) await consumer.stop()
-})
+afterEach(() => relayed.stopConsumers())
 
-afterAll(async () => {
-  for (const consumer of consumers.splice(0)) await consumer.stop()
-  await relay?.stop()
-  await producer?.disconnect()
-  await topics?.delete()
-  await database?.drop()
-})
-
-async function startConsumer(handler: EventHandler<'order.completed'>): Promise<void> {
-  consumers.push(
-    await consume({
-      kafka: eventKafka(),
-      sql: database.sql,
-      type: 'order.completed',
-      topic: topics.topic,
-      validate: false,
-      group: uniqueName('stamp-group'),
-      handler,
-      logger: recordingLogger().logger,
-      producer,
-      retryDelaysMs: [100],
-    }),
-  )
-}
+afterAll(() => relayed?.close())
 
 /** The outbox rows of one chain (by the key their data carries), with their stamps. */
 const rowsOf = (key: string) =>
-  database.sql<{ hop: number; command: string | null; answer: string | null }[]>`
+  relayed.database.sql<{ hop: number; command: string | null; answer: string | null }[]>`
     select (payload->'data'->>'hop')::int as hop, process_command as command, process_answer as answer
     from outbox where payload->'data'->>'key' = ${key} order by id`
 
 describe('a command and its answers through the outbox and Kafka', () => {
   it('when a command is handled (after a failed try) and its answer is consumed, then the answer carries the command’s stamp and what the answer leads to carries none', async () => {
     const key = uniqueName('chain')
+    const { database, topics } = relayed
     const event = (hop: number): DomainEvent => testEvent(topics.topic, { key, hop })
     const seen = new Map<number, Pick<ConsumeContext, 'command' | 'answerTo' | 'attempt'>>()
     let failedOnce = false
-    await startConsumer(async (delivered, tx, consumed) => {
+    await relayed.startConsumer('stamp-group', async (delivered, tx, consumed) => {
       const hop = Number((delivered.data as unknown as { hop: number }).hop)
       if (hop === 1 && !failedOnce) {
         failedOnce = true

@@ -4,29 +4,24 @@ import { transaction } from '@meridian/db'
 import { uniqueName } from '@meridian/testkit'
 import { trace } from '@opentelemetry/api'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { consume, type EventConsumer } from '../src/consumer.ts'
 import type { DomainEvent } from '../src/envelope.ts'
 import type { EventProducer } from '../src/kafka.ts'
 import { appendToOutbox } from '../src/outbox.ts'
-import { createOutboxRelay, type OutboxRelay } from '../src/outbox-relay.ts'
 import {
   applyEffect,
   type EffectsDatabase,
   type EventTopics,
-  effectsDatabase,
   eventKafka,
-  eventTopics,
   readTopics,
-  recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
-import { testEvent, testProducer } from './relay-fixtures.ts'
+import { testEvent } from './relay-fixtures.ts'
+import { type RelayedTopic, relayedTopic } from './relayed-topic.ts'
 
+let relayed: RelayedTopic
 let database: EffectsDatabase
 let topics: EventTopics
 let producer: EventProducer
-let relay: OutboxRelay
-let consumer: EventConsumer
 /** whether each event's handler saw a recording span, by event id */
 const recording = new Map<string, boolean>()
 let failuresLeft = 0
@@ -35,28 +30,11 @@ let failuresLeft = 0
 const foreignParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
 
 beforeAll(async () => {
-  database = await effectsDatabase()
-  topics = await eventTopics('untraced')
-  producer = await testProducer()
-  relay = createOutboxRelay({
-    sql: database.sql,
-    producer,
-    logger: recordingLogger().logger,
-    mode: 'mark',
-    leadershipRetryMs: 100,
-  })
-  await relay.start()
-  consumer = await consume({
-    kafka: eventKafka(),
-    sql: database.sql,
-    type: 'order.completed',
-    topic: topics.topic,
-    validate: false,
-    group: uniqueName('untraced-group'),
-    logger: recordingLogger().logger,
-    producer,
-    retryDelaysMs: [50],
-    async handler(event, tx) {
+  relayed = await relayedTopic('untraced')
+  ;({ database, topics, producer } = relayed)
+  await relayed.startConsumer(
+    'untraced-group',
+    async (event, tx) => {
       recording.set(event.id, trace.getActiveSpan()?.isRecording() ?? false)
       if (failuresLeft > 0) {
         failuresLeft--
@@ -64,16 +42,11 @@ beforeAll(async () => {
       }
       await applyEffect(tx, event)
     },
-  })
+    { retryDelaysMs: [50] },
+  )
 })
 
-afterAll(async () => {
-  await consumer?.stop()
-  await relay?.stop()
-  await producer?.disconnect()
-  await topics?.delete()
-  await database?.drop()
-})
+afterAll(() => relayed?.close())
 
 const topicEvent = (): DomainEvent => testEvent(topics.topic, { key: uniqueName('k') })
 

@@ -13,87 +13,50 @@ import {
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { consume, type EventConsumer, type EventHandler } from '../src/consumer.ts'
+import type { EventHandler } from '../src/consumer.ts'
 import type { DomainEvent } from '../src/envelope.ts'
 import type { EventProducer } from '../src/kafka.ts'
 import { appendToOutbox } from '../src/outbox.ts'
-import { createOutboxRelay, type OutboxRelay } from '../src/outbox-relay.ts'
 import { replayDeadLetters } from '../src/replay.ts'
 import {
   applyEffect,
   type EffectsDatabase,
   type EventTopics,
-  effectsDatabase,
   eventKafka,
-  eventTopics,
   readTopics,
   recordingLogger,
   waitFor,
 } from './consumer-fixtures.ts'
-import { testEvent, testProducer } from './relay-fixtures.ts'
+import { testEvent } from './relay-fixtures.ts'
+import { type RelayedTopic, relayedTopic } from './relayed-topic.ts'
 
 let tracing: TestTracing
+let relayed: RelayedTopic
 let database: EffectsDatabase
 let topics: EventTopics
 let producer: EventProducer
-let relay: OutboxRelay
-const consumers: EventConsumer[] = []
 const tracer = () => trace.getTracer('tracing-test')
 
 beforeAll(async () => {
   tracing = installTestTracing()
-  database = await effectsDatabase()
-  topics = await eventTopics('trace')
-  producer = await testProducer()
-  // mark, not delete: the rows stay readable after they are published
-  relay = createOutboxRelay({
-    sql: database.sql,
-    producer,
-    logger: recordingLogger().logger,
-    mode: 'mark',
-    leadershipRetryMs: 100,
-  })
-  await relay.start()
+  relayed = await relayedTopic('trace')
+  ;({ database, topics, producer } = relayed)
 })
 
-afterEach(async () => {
-  for (const consumer of consumers.splice(0)) await consumer.stop()
-})
+afterEach(() => relayed.stopConsumers())
 
 afterAll(async () => {
-  for (const consumer of consumers.splice(0)) await consumer.stop()
-  await relay?.stop()
-  await producer?.disconnect()
-  await topics?.delete()
-  await database?.drop()
+  await relayed?.close()
   await tracing?.uninstall()
 })
 
 /** An event of the test topic (the relay publishes an event to the topic named by its type). */
 const topicEvent = (data: Record<string, unknown>): DomainEvent => testEvent(topics.topic, data)
 
-async function startConsumer(
+const startConsumer = (
   handler: EventHandler<'order.completed'>,
   options: { retryDelaysMs?: number[]; afterCommit?: (event: DomainEvent) => void } = {},
-): Promise<string> {
-  const group = uniqueName('trace-group')
-  consumers.push(
-    await consume({
-      kafka: eventKafka(),
-      sql: database.sql,
-      type: 'order.completed',
-      topic: topics.topic,
-      validate: false,
-      group,
-      handler,
-      logger: recordingLogger().logger,
-      producer,
-      retryDelaysMs: options.retryDelaysMs ?? [100],
-      ...(options.afterCommit ? { afterCommit: options.afterCommit } : {}),
-    }),
-  )
-  return group
-}
+): Promise<string> => relayed.startConsumer('trace-group', handler, options)
 
 /** Appends `event` in a transaction of its own, inside the active span if any. */
 function append(event: DomainEvent): Promise<unknown> {
