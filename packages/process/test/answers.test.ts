@@ -7,12 +7,13 @@
 import type { EventData, EventType, ProcessInstance, ProcessStamp } from '@meridian/contracts'
 import { createDatabase, type Sql, transaction } from '@meridian/db'
 import { type ConsumeContext, createEvent, type EventHandler, migrateEventTables } from '@meridian/events'
-import { freshDatabase, type TestDatabase, uniqueName } from '@meridian/testkit'
+import { freshDatabase, type TestDatabase } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createProcessManager, migrateProcessTables, type ProcessManager } from '../src/index.ts'
 import {
   beginRenewal,
   createSubscriptionsTable,
+  newSubscriptionKey,
   renewalProcess,
   renewalStarted,
   renewalType,
@@ -36,11 +37,6 @@ afterAll(async () => {
   await database?.drop()
 })
 
-const newKey = () =>
-  uniqueName('sub')
-    .toLowerCase()
-    .replace(/[^a-z0-9-]/g, '-')
-
 async function begin(): Promise<string> {
   const owner = await beginRenewal(
     sql,
@@ -48,7 +44,7 @@ async function begin(): Promise<string> {
       manager.start(renewalType, subscription.id, renewalStarted(subscription.periods), tx, {
         owner: subscription,
       }),
-    newKey(),
+    newSubscriptionKey(),
   )
   return owner.id
 }
@@ -146,7 +142,7 @@ describe('answers find their instance by their stamp', () => {
   it('when a stamp names no instance, then nothing is written', async () => {
     const [before] = await sql<{ steps: number; outbox: number }[]>`
       select (select count(*)::int from process_steps) as steps, (select count(*)::int from outbox) as outbox`
-    const missing: ProcessStamp = { type: renewalType, key: newKey(), step: 'charge', attempt: 1 }
+    const missing: ProcessStamp = { type: renewalType, key: newSubscriptionKey(), step: 'charge', attempt: 1 }
     await deliver('payment.processed', charge(missing.key), missing)
     const [after] = await sql<{ steps: number; outbox: number }[]>`
       select (select count(*)::int from process_steps) as steps, (select count(*)::int from outbox) as outbox`

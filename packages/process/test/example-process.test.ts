@@ -4,7 +4,7 @@
 import { AppError, type EventData, type EventType, type ProcessInstance } from '@meridian/contracts'
 import { createDatabase, type Queryable, type Sql, transaction } from '@meridian/db'
 import { createEvent, type EventHandler, migrateEventTables } from '@meridian/events'
-import { freshDatabase, type TestDatabase, uniqueName } from '@meridian/testkit'
+import { freshDatabase, type TestDatabase } from '@meridian/testkit'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   createProcessManager,
@@ -15,6 +15,7 @@ import {
 import {
   beginRenewal,
   createSubscriptionsTable,
+  newSubscriptionKey,
   renewalProcess,
   renewalStarted,
   renewalType,
@@ -51,13 +52,8 @@ function managerWith(escalated: (details: Escalation) => void = () => {}): Proce
   return createProcessManager({ sql, processes: [renewalProcess], alerts: { escalated } })
 }
 
-const newKey = () =>
-  uniqueName('sub')
-    .toLowerCase()
-    .replace(/[^a-z0-9-]/g, '-')
-
 /** A subscription whose renewal has begun: its charge asked. */
-function begin(key: string = newKey()): Promise<Subscription> {
+function begin(key: string = newSubscriptionKey()): Promise<Subscription> {
   return beginRenewal(sql, (tx, owner) => startIn(tx, owner), key)
 }
 
@@ -168,7 +164,7 @@ describe('starting', () => {
   })
 
   it('when the transaction that starts a renewal rolls back, then neither its owner, its instance, its log nor its command remain', async () => {
-    const key = newKey()
+    const key = newSubscriptionKey()
     await expect(
       beginRenewal(
         sql,

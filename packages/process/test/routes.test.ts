@@ -24,7 +24,6 @@ import {
   rawJsonPost,
   type ServiceTestApp,
   tokenEnv,
-  uniqueName,
 } from '@meridian/testkit'
 import type { onRequestHookHandler } from 'fastify'
 import { Type } from 'typebox'
@@ -33,6 +32,7 @@ import { migrateProcessTables, type ProcessManager, registerProcesses } from '..
 import {
   beginRenewal,
   createSubscriptionsTable,
+  newSubscriptionKey,
   renewalProcess,
   renewalStarted,
   renewalType,
@@ -94,13 +94,8 @@ afterAll(async () => {
   await built?.close()
 })
 
-const newKey = () =>
-  uniqueName('sub')
-    .toLowerCase()
-    .replace(/[^a-z0-9-]/g, '-')
-
 async function begin(): Promise<string> {
-  const key = newKey()
+  const key = newSubscriptionKey()
   await beginRenewal(
     built.sql,
     (tx: Queryable, owner) =>

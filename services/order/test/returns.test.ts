@@ -115,6 +115,15 @@ const requestReturn = (
   prefix = '/api/v1',
 ) => app.app.inject({ method: 'POST', url: `${prefix}/orders/${orderId}/returns`, headers, payload })
 
+/** A shipped order of its customer with a return of `items` requested (reason `r`), and the return's id. */
+async function returnOfShipped(items: { productId: string; quantity: number }[], app: OrderTestApp = order) {
+  const shipped = await shippedOrder(app)
+  const { returnId } = (
+    await requestReturn(app, shipped.orderId, asUser(shipped.customerId), { items, reason: 'r' })
+  ).json() as { returnId: string }
+  return { ...shipped, returnId }
+}
+
 async function outboxOf(app: OrderTestApp, aggregateId: string) {
   return app.sql<{ eventType: string; payload: { data: Record<string, unknown> } }[]>`
     select event_type, payload from outbox where aggregate_id = ${aggregateId} order by id`
@@ -485,13 +494,7 @@ describe('receiving and rejecting', () => {
   })
 
   it('when an admin rejects a requested return, then rejected with its reason and return.rejected; receiving it then is 409; only admins reject', async () => {
-    const { orderId, customerId } = await shippedOrder()
-    const { returnId } = (
-      await requestReturn(order, orderId, asUser(customerId), {
-        items: [{ productId: plate.id, quantity: 1 }],
-        reason: 'r',
-      })
-    ).json()
+    const { orderId, customerId, returnId } = await returnOfShipped([{ productId: plate.id, quantity: 1 }])
     const reject = (headers: Record<string, string>, payload: object) =>
       order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/reject`, headers, payload })
     expectErrorEnvelope(await reject(asUser(customerId), { reason: 'mine' }), 403, 'FORBIDDEN')
@@ -522,13 +525,7 @@ describe('receiving and rejecting', () => {
 
 describe("the return's process", () => {
   it('when operators read a return, then it offers only the actions its decision takes: compensate (reject) while requested, retry but no compensate once received, in the list as one by one', async () => {
-    const { orderId, customerId } = await shippedOrder()
-    const { returnId } = (
-      await requestReturn(order, orderId, asUser(customerId), {
-        items: [{ productId: mug.id, quantity: 1 }],
-        reason: 'r',
-      })
-    ).json()
+    const { returnId } = await returnOfShipped([{ productId: mug.id, quantity: 1 }])
     const actions = (links: Record<string, unknown>) =>
       ['retry', 'compensate'].filter((name) => name in links)
     const listed = async () =>
@@ -557,13 +554,7 @@ describe("the return's process", () => {
   })
 
   it('when an answer names the return in its data but carries no stamp, then neither the return nor the order saga moves: an answer finds its instance by the stamp its command carried', async () => {
-    const { orderId, customerId, paymentId } = await shippedOrder()
-    const { returnId } = (
-      await requestReturn(order, orderId, asUser(customerId), {
-        items: [{ productId: mug.id, quantity: 1 }],
-        reason: 'r',
-      })
-    ).json()
+    const { orderId, paymentId, returnId } = await returnOfShipped([{ productId: mug.id, quantity: 1 }])
     await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
     const items = [{ productId: mug.id, quantity: 1 }]
     const before = {
@@ -648,13 +639,7 @@ describe("the return's process", () => {
   })
 
   it('when the provider declines the refund on every attempt, then the return is escalated and listed for operators; a retry asks again from the first attempt', async () => {
-    const { orderId, customerId } = await shippedOrder()
-    const { returnId } = (
-      await requestReturn(order, orderId, asUser(customerId), {
-        items: [{ productId: plate.id, quantity: 1 }],
-        reason: 'r',
-      })
-    ).json()
+    const { orderId, returnId } = await returnOfShipped([{ productId: plate.id, quantity: 1 }])
     await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
     await deliver(
       order,
@@ -762,13 +747,7 @@ describe("the return's process", () => {
   })
 
   it('when an operator compensates a requested return, then it is rejected with the reason; the saga list still lists orders only', async () => {
-    const { orderId, customerId } = await shippedOrder()
-    const { returnId } = (
-      await requestReturn(order, orderId, asUser(customerId), {
-        items: [{ productId: mug.id, quantity: 1 }],
-        reason: 'r',
-      })
-    ).json()
+    const { returnId } = await returnOfShipped([{ productId: mug.id, quantity: 1 }])
     const compensated = await order.app.inject({
       method: 'POST',
       url: `/api/v1/admin/processes/return/${returnId}/compensate`,

@@ -7,6 +7,7 @@
 import type { EventData } from '@meridian/contracts'
 import { type Fragment, type Queryable, type Sql, transaction } from '@meridian/db'
 import { createEvent } from '@meridian/events'
+import { uniqueName } from '@meridian/testkit'
 import {
   type Decision,
   defineProcess,
@@ -174,6 +175,12 @@ export function decideRenewal(
       throw new ProcessConflict(`the renewal is ${instance.state}: there is nothing to compensate`)
   }
 }
+
+/** A new subscription's key, unique in the run. */
+export const newSubscriptionKey = () =>
+  uniqueName('sub')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
 
 /** A subscription's key: `sub-` and lower case letters, digits or dashes (an order's uuid is not one). */
 const subscriptionKey = /^sub-[a-z0-9-]{1,60}$/
