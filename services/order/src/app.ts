@@ -22,11 +22,11 @@ import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
 import { type OrderConfig, unverifiedOrderLimitOf } from './config.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createReturnsRepository } from './data/returns-repository.ts'
-import { orderProcess, orderProcessType } from './domain/order-process.ts'
 import { createOrderUseCases, type OrderUseCases, orderFingerprints } from './domain/orders.ts'
 import { returnProcess } from './domain/return-process.ts'
 import { createReturnUseCases, type ReturnUseCases } from './domain/returns.ts'
-import { createSagaProcess, type SagaProcess } from './domain/saga-process.ts'
+import { createSagaFacade, type SagaFacade } from './domain/saga-facade.ts'
+import { orderProcess, orderProcessType } from './domain/saga-process.ts'
 import { type OrderEventType, orderConsumers } from './events/consumers.ts'
 import { adminOnly, adminSagasRoutes } from './routes/admin-sagas/index.ts'
 import { ordersGuards } from './routes/orders/access.ts'
@@ -44,7 +44,7 @@ export interface OrderService {
   /** what the backbone runs: the saga's, one per answer it follows */
   consumers: AnyServiceConsumer[]
   orders: OrderUseCases
-  saga: SagaProcess
+  saga: SagaFacade
   returns: ReturnUseCases
   /** the process module's manager: the order saga and returns */
   processes: ProcessManager
@@ -103,7 +103,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
       },
     },
   })
-  const saga = createSagaProcess({
+  const saga = createSagaFacade({
     orders: ordersRepository,
     timing,
     processes,

@@ -1,4 +1,4 @@
-// A return's decision on its own (domain/return-process.ts, no I/O): requested → received (restock asked) →
+// A return's decision on its own (domain/return-machine.ts, no I/O): requested → received (restock asked) →
 // restocked (refund asked) → refunded (completed); rejected before receipt; a receipt twice; answers not awaited; a
 // declined refund of this attempt and of an earlier one; the deadline's asks and escalation; an operator's retry and
 // compensate.
@@ -9,8 +9,8 @@ import {
   type ReturnInstance,
   type ReturnTiming,
   requestedReturn,
-  returnProcess,
-} from '../src/domain/return-process.ts'
+} from '../src/domain/return-machine.ts'
+import { returnProcess } from '../src/domain/return-process.ts'
 
 const timing: ReturnTiming = { stepTimeoutMs: 1000, stepAttempts: 3 }
 const declared = returnProcess(timing)

@@ -1,9 +1,14 @@
-// The saga's state machine on its own (domain/saga.ts): every move, the order status that goes with it, the
+// The saga's state machine on its own (domain/saga-machine.ts): every move, the order status that goes with it, the
 // commands sent, the retries and their limits, the compensations in reverse order, late and out-of-order events.
 import { decideOn, type StandardFact } from '@meridian/process'
 import { describe, expect, it } from 'vitest'
-import { orderProcess } from '../src/domain/order-process.ts'
-import { SagaConflict, type SagaFact, type SagaInstance, type SagaTiming } from '../src/domain/saga.ts'
+import {
+  SagaConflict,
+  type SagaFact,
+  type SagaInstance,
+  type SagaTiming,
+} from '../src/domain/saga-machine.ts'
+import { orderProcess } from '../src/domain/saga-process.ts'
 
 const timing: SagaTiming = {
   stepTimeoutMs: 1000,
@@ -12,7 +17,7 @@ const timing: SagaTiming = {
   compensationAttempts: 3,
 }
 const declared = orderProcess(timing)
-/** The saga's decision as the module takes it: its own facts by saga.ts, a deadline or a retry by the module. */
+/** The saga's decision as the module takes it: its own facts by saga-machine.ts, a deadline or a retry by the module. */
 const decide = (instance: SagaInstance, fact: SagaFact | StandardFact, _timing: SagaTiming) =>
   decideOn(declared, instance, fact)
 

@@ -19,7 +19,7 @@ import {
   uniqueName,
 } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SagaFact } from '../src/domain/saga.ts'
+import type { SagaFact } from '../src/domain/saga-machine.ts'
 import { buildOrderTestApp, type OrderTestApp } from './support/app.ts'
 import { type InventoryStandIn, startInventoryStandIn } from './support/inventory-stand-in.ts'
 import { placeTestOrder, testAddress } from './support/place.ts'

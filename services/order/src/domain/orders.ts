@@ -40,8 +40,8 @@ import {
   serviceSource,
   shipmentHref,
 } from './order-links.ts'
-import { SagaConflict } from './saga.ts'
-import type { SagaProcess } from './saga-process.ts'
+import type { SagaFacade } from './saga-facade.ts'
+import { SagaConflict } from './saga-machine.ts'
 
 /** The reason order.cancelled carries when the customer (or an admin for them) cancels. */
 export const customerCancelReason = 'cancelled by the customer'
@@ -277,7 +277,7 @@ export interface OrderUseCasesDependencies {
   orders: OrdersRepository
   catalogue: ProductCatalogue
   /** the saga's process manager: an instance starts with each order, a cancel runs through it */
-  saga: Pick<SagaProcess, 'start' | 'cancel'>
+  saga: Pick<SagaFacade, 'start' | 'cancel'>
   sql: Sql
   /** how a placing request is fingerprinted under its Idempotency-Key (orderFingerprints) */
   fingerprints: RequestFingerprints

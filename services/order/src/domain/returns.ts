@@ -20,7 +20,8 @@ import type { OrdersRepository } from '../data/orders-repository.ts'
 import type { ReturnItemRecord, ReturnRecord, ReturnsRepository } from '../data/returns-repository.ts'
 import { isCustomerOrAdmin } from './access.ts'
 import { isReturnable, orderHref } from './order-links.ts'
-import { requestedReturn, returnProcessType } from './return-process.ts'
+import { requestedReturn } from './return-machine.ts'
+import { returnProcessType } from './return-process.ts'
 
 export const returnHref = (returnId: string) => `/api/v1/returns/${returnId}`
 

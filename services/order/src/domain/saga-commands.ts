@@ -4,7 +4,7 @@ import { type EventType, fromMinorUnits, type OrderStatus } from '@meridian/cont
 import { type CatalogueEvent, createEvent } from '@meridian/events'
 import type { OrderContent } from '../data/orders-repository.ts'
 import { serviceSource } from './order-links.ts'
-import type { SagaCommand, SagaInstance } from './saga.ts'
+import type { SagaCommand, SagaInstance } from './saga-machine.ts'
 
 /**
  * The event a command about `orderId` (as the fact named it) is sent as, built from the order its decision read (the

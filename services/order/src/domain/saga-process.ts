@@ -1,169 +1,148 @@
-// The order saga's process manager, on the process module: the saga is the process type `order` (order-process.ts);
-// this gives the order service and its operators the saga's own face — start an order's instance, feed it an event
-// or the customer's cancel, fire deadlines, and GET /admin/sagas with its retry and compensate (kept as an alias of
-// /admin/processes/order, deprecated) — each a call of the module's manager, which applies the state machine
-// (saga.ts) in one transaction with the order's status, the step log and the commands in the outbox, and whose rows
-// and store the saga's list and reads are.
-import {
-  AppError,
-  type OrderStatus,
-  type Saga,
-  type SagaListQuery,
-  type SagaLogEntry,
-  type SagaState,
-  type SagaStep,
-} from '@meridian/contracts'
-import { type ListEnvelope, listEnvelope, type Queryable } from '@meridian/db'
-import type { FactSource, ProcessManager, StoredInstance } from '@meridian/process'
-import type { AuditSource } from '@meridian/service-kit'
-import type { OrdersRepository } from '../data/orders-repository.ts'
+// The order saga declared on the process module: its states, its steps (sagaSteps), the events that move it (the
+// choreographed ones by the order they name, the answers to its commands by the stamp they carry back), its decision
+// (saga-machine.ts), the order's row as its owner (locked first; its status written with the instance) and the events
+// its commands go out as (saga-commands.ts).
+import { type EventData, sagaStates } from '@meridian/contracts'
+import { type AnswerRoutes, defineProcess, type EventRoute, type EventRoutes } from '@meridian/process'
+import type { OrderContent } from '../data/orders-repository.ts'
+import { orderOwnerRow, readOrderRow, writeOrderStatus } from '../data/process-owner.ts'
 import { orderHref } from './order-links.ts'
-import { orderProcessType } from './order-process.ts'
-import type { SagaDecision, SagaFact, SagaInstance, SagaTiming } from './saga.ts'
+import { commandEvent } from './saga-commands.ts'
+import {
+  decide,
+  type SagaCommand,
+  type SagaFact,
+  type SagaInstance,
+  type SagaTiming,
+  sagaMechanics,
+  sagaSteps,
+} from './saga-machine.ts'
 
-export interface SagaProcessDependencies {
-  orders: OrdersRepository
-  timing: SagaTiming
-  /** the process module's manager, with the order process among its definitions */
-  processes: ProcessManager
+export const orderProcessType = 'order'
+
+/** An order id that is not a uuid names no order of ours: nothing to apply. */
+export const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** What each event about an order tells its saga, answer or not. */
+const sagaFacts = {
+  'payment.processed': (data: EventData<'payment.processed'>): SagaFact => ({
+    kind: 'payment.processed',
+    paymentId: data.paymentId,
+  }),
+  'payment.action_required': (data: EventData<'payment.action_required'>): SagaFact => ({
+    kind: 'payment.action_required',
+    authenticateUrl: data.authenticateUrl ?? null,
+    expiresAt: data.expiresAt,
+  }),
+  'payment.failed': (data: EventData<'payment.failed'>): SagaFact => ({
+    kind: 'payment.failed',
+    reason: data.reason,
+  }),
+  'payment.refunded': (data: EventData<'payment.refunded'>): SagaFact => ({
+    kind: 'payment.refunded',
+    amount: data.amount,
+    ...(data.paymentId ? { paymentId: data.paymentId } : {}),
+  }),
+  'inventory.reserved': (data: EventData<'inventory.reserved'>): SagaFact => ({
+    kind: 'inventory.reserved',
+    reservationId: data.reservationId,
+  }),
+  'inventory.failed': (data: EventData<'inventory.failed'>): SagaFact => ({
+    kind: 'inventory.failed',
+    reason: data.reason,
+  }),
+  'inventory.released': (data: EventData<'inventory.released'>): SagaFact => ({
+    kind: 'inventory.released',
+    ...(data.reservationId ? { reservationId: data.reservationId } : {}),
+  }),
+  'shipment.created': (data: EventData<'shipment.created'>): SagaFact => ({
+    kind: 'shipment.created',
+    shipmentId: data.shipmentId,
+  }),
+  'shipment.delivered': (data: EventData<'shipment.delivered'>): SagaFact => ({
+    kind: 'shipment.delivered',
+    shipmentId: data.shipmentId,
+  }),
 }
 
-export const sagaHref = (orderId: string) => `/api/v1/admin/sagas/${orderId}`
-
-/** An id the saga's row keeps in its data (the ids its steps answered with), when it has it. */
-const idIn = (saga: StoredInstance, name: 'paymentId' | 'reservationId' | 'shipmentId') => {
-  const value = saga.data[name]
-  return typeof value === 'string' ? { [name]: value } : {}
-}
-
-/** The saga as operators read it at /admin/sagas, from the module's row of its order's instance. */
-function presentSaga(saga: StoredInstance, orderStatus: OrderStatus, log?: SagaLogEntry[]): Saga {
-  const orderId = saga.key
-  const links: Saga['_links'] = {
-    self: { href: sagaHref(orderId), method: 'GET' },
-    order: { href: orderHref(orderId), method: 'GET' },
-  }
-  if (saga.step !== null && saga.compensation !== 'done') {
-    links.retry = { href: `${sagaHref(orderId)}/retry`, method: 'POST' }
-  }
-  if (saga.state !== 'shipped' && saga.compensation !== 'running') {
-    links.compensate = { href: `${sagaHref(orderId)}/compensate`, method: 'POST' }
-  }
-  return {
-    orderId,
-    state: saga.state as SagaState,
-    orderStatus,
-    step: saga.step as SagaStep | null,
-    attempt: saga.attempt,
-    deadline: saga.deadline ? saga.deadline.toISOString() : null,
-    compensation: saga.compensation,
-    failedStep: saga.failedStep,
-    failureReason: saga.failureReason,
-    ...idIn(saga, 'paymentId'),
-    ...idIn(saga, 'reservationId'),
-    ...idIn(saga, 'shipmentId'),
-    createdAt: saga.createdAt.toISOString(),
-    updatedAt: saga.updatedAt.toISOString(),
-    ...(log ? { log } : {}),
-    _links: links,
-  }
-}
-
-export function createSagaProcess({ orders, timing, processes }: SagaProcessDependencies) {
-  /** A fact applied to the order's saga in `tx`; undefined: the order has no saga (not ours). */
-  const applyFact = (orderId: string, fact: SagaFact, tx: Queryable, source?: FactSource) =>
-    processes.apply(orderProcessType, orderId, fact, tx, source) as Promise<SagaDecision | undefined>
-
-  /** An operator's action on one saga: 404 without one, 409 when the state refuses it; 202 with the saga. */
-  async function operatorAction(
-    orderId: string,
-    action: 'retry' | 'compensate',
-    audit: AuditSource,
-    reason?: string,
-  ): Promise<Saga> {
-    if (action === 'retry') await processes.retry(orderProcessType, orderId, audit)
-    else await processes.compensate(orderProcessType, orderId, reason, audit)
-    return getSaga(orderId)
+/** The route of an event about an order that is no answer of its saga's: the saga of the order its data names. */
+const aboutOrder =
+  <Type extends keyof typeof sagaFacts>(type: Type): EventRoute<Type, SagaFact> =>
+  (data) => {
+    const { orderId } = data as { orderId: string }
+    if (!uuid.test(orderId)) return undefined
+    return { key: orderId, fact: (sagaFacts[type] as (data: EventData<Type>) => SagaFact)(data) }
   }
 
-  async function getSaga(orderId: string): Promise<Saga> {
-    const [saga, order] = await Promise.all([
-      processes.store.find(orderProcessType, orderId),
-      orders.findById(orderId),
-    ])
-    if (!saga || !order) throw AppError.notFound(`No saga for order ${orderId}`)
-    const log: SagaLogEntry[] = await processes.logOf(orderProcessType, orderId)
-    return presentSaga(saga, order.status, log)
-  }
+/**
+ * The choreographed events the saga follows by the order they name: payment charges on order.placed, inventory
+ * reserves on payment.processed, and the carrier delivers; an answer sent before answers were stamped also arrives
+ * this way. A compensation's answer (a release, a refund) is only ever an answer: a refund made for anything else
+ * (a return's, the provider's own) never reaches the saga.
+ */
+const sagaEventRoutes = {
+  'payment.processed': aboutOrder('payment.processed'),
+  'payment.action_required': aboutOrder('payment.action_required'),
+  'payment.failed': aboutOrder('payment.failed'),
+  'inventory.reserved': aboutOrder('inventory.reserved'),
+  'inventory.failed': aboutOrder('inventory.failed'),
+  'shipment.created': aboutOrder('shipment.created'),
+  'shipment.delivered': aboutOrder('shipment.delivered'),
+} satisfies EventRoutes<SagaFact>
 
-  return {
-    /**
-     * The instance of an order placed in `tx`: waits for its payment (order.placed asks for it). One statement, sent
-     * as it is called: the caller may send it right behind the order's insert without waiting for that.
-     */
-    start: (orderId: string, tx: Queryable): Promise<void> => {
-      const created: SagaInstance = {
-        state: 'created',
-        step: 'payment',
-        attempt: 1,
-        compensation: 'none',
-        failedStep: null,
-        failureReason: null,
-        paymentId: null,
-        reservationId: null,
-        shipmentId: null,
-        authenticateUrl: null,
-        orderStatus: 'placed',
-      }
-      return processes.start(
-        orderProcessType,
-        orderId,
-        {
-          next: created,
-          deadlineInMs: timing.stepTimeoutMs,
-          commands: [],
-          log: [{ step: 'payment', outcome: 'started', attempt: 1 }],
-        },
-        tx,
-        { source: { eventType: 'order.placed' } },
-      )
+/** The answers to the saga's commands (each step's request, and the compensations'), found by their stamp. */
+const sagaAnswers = {
+  'payment.processed': { fact: sagaFacts['payment.processed'] },
+  'payment.action_required': { fact: sagaFacts['payment.action_required'] },
+  'payment.failed': { fact: sagaFacts['payment.failed'] },
+  'inventory.reserved': { fact: sagaFacts['inventory.reserved'] },
+  'inventory.failed': { fact: sagaFacts['inventory.failed'] },
+  'shipment.created': { fact: sagaFacts['shipment.created'] },
+  'inventory.released': { fact: sagaFacts['inventory.released'] },
+  'payment.refunded': { fact: sagaFacts['payment.refunded'] },
+} satisfies AnswerRoutes<SagaFact>
+
+export function orderProcess(timing: SagaTiming) {
+  return defineProcess<SagaInstance, SagaFact, SagaCommand, OrderContent>({
+    type: orderProcessType,
+    description:
+      'The order saga: payment, stock, shipment; on failure or cancel the stock released, then refunded',
+    states: sagaStates,
+    finalStates: ['shipped'],
+    steps: sagaSteps(timing),
+    events: sagaEventRoutes,
+    answers: sagaAnswers,
+    decide: (instance, fact) => decide(instance, fact, timing),
+    mechanics: sagaMechanics(timing),
+    restore: (stored, order) => ({
+      state: stored.state as SagaInstance['state'],
+      step: stored.step as SagaInstance['step'],
+      attempt: stored.attempt,
+      compensation: stored.compensation,
+      failedStep: stored.failedStep,
+      failureReason: stored.failureReason,
+      paymentId: (stored.data.paymentId as string | undefined) ?? null,
+      reservationId: (stored.data.reservationId as string | undefined) ?? null,
+      shipmentId: (stored.data.shipmentId as string | undefined) ?? null,
+      authenticateUrl: (stored.data.authenticateUrl as string | undefined) ?? null,
+      orderStatus: order.status,
+    }),
+    persist: (instance) => ({
+      ...(instance.paymentId === null ? {} : { paymentId: instance.paymentId }),
+      ...(instance.reservationId === null ? {} : { reservationId: instance.reservationId }),
+      ...(instance.shipmentId === null ? {} : { shipmentId: instance.shipmentId }),
+      ...(instance.authenticateUrl === null ? {} : { authenticateUrl: instance.authenticateUrl }),
+    }),
+    commandEvent: (command, { key, instance, owner }) => commandEvent(command, key, owner, instance),
+    owner: {
+      select: orderOwnerRow,
+      read: readOrderRow,
+      write: (key, order, next, sql) =>
+        next.orderStatus === order.status ? null : writeOrderStatus(key, next.orderStatus, sql),
     },
-
-    /** A step's event (from payment, inventory or shipping), in the consumer's transaction. */
-    onEvent: (orderId: string, fact: SagaFact, tx: Queryable, source: FactSource) =>
-      applyFact(orderId, fact, tx, source),
-
-    /**
-     * The customer's cancel, in the transaction that locked the order: the saga is cancelled (order.cancelled, then
-     * the compensations); a saga past cancelling answers SagaConflict.
-     */
-    cancel: (orderId: string, reason: string, tx: Queryable) =>
-      applyFact(orderId, { kind: 'cancel', reason }, tx, { eventType: 'cancel', eventId: 'customer' }),
-
-    /** Fires the deadlines that have passed (of every process the manager runs); how many fired. */
-    fireDeadlines: (limit = 50): Promise<number> => processes.fireDeadlines(limit),
-
-    async listSagas(query: SagaListQuery, path: string): Promise<ListEnvelope<Saga>> {
-      // the module's rows of type `order`: the saga's filters and sorts are the module's list's
-      const request = processes.store.listRequest({ ...query, type: orderProcessType })
-      const { rows, total } = await processes.store.list(request)
-      const statuses = await orders.statusesOf(rows.map((row) => row.key))
-      return listEnvelope(
-        path,
-        query,
-        request,
-        rows.map((row) => presentSaga(row, statuses.get(row.key) ?? 'placed')),
-        total,
-      )
-    },
-
-    getSaga,
-
-    retry: (orderId: string, audit: AuditSource) => operatorAction(orderId, 'retry', audit),
-
-    compensate: (orderId: string, audit: AuditSource, reason = 'compensated by an operator') =>
-      operatorAction(orderId, 'compensate', audit, reason),
-  }
+    links: (key) => ({
+      order: { href: orderHref(key), method: 'GET' },
+      saga: { href: `/api/v1/admin/sagas/${key}`, method: 'GET' },
+    }),
+  })
 }
-
-export type SagaProcess = ReturnType<typeof createSagaProcess>

@@ -5,10 +5,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CompensateSagaBody, Paginated, Saga, SagaListQuery, SagaParams } from '@meridian/contracts'
 import { auditSourceOf, authenticatedPrincipal, errorResponses, security } from '@meridian/service-kit'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
-import type { SagaProcess } from '../../domain/saga-process.ts'
+import type { SagaFacade } from '../../domain/saga-facade.ts'
 
 export interface AdminSagasRoutesOptions {
-  saga: Pick<SagaProcess, 'listSagas' | 'getSaga' | 'retry' | 'compensate'>
+  saga: Pick<SagaFacade, 'listSagas' | 'getSaga' | 'retry' | 'compensate'>
   /** onRequest of every route: authenticated, and an admin */
   adminOnly: onRequestHookHandler[]
 }

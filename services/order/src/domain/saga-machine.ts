@@ -1,8 +1,8 @@
 // The order saga's state machine, as a pure function: an instance and what just happened (an event from payment,
 // inventory or shipping, a customer's cancel, a step's deadline, an operator's action) in; the next instance, the
-// commands to send, the step-log lines and any escalation out. No I/O: domain/saga-process.ts applies the decision
-// in one transaction with the order's status and the outbox. A step's deadline and an operator's retry are the module's
-// (decideOn: its step mechanics, with what sagaMechanics says of the saga).
+// commands to send, the step-log lines and any escalation out. No I/O: the process module's manager applies the
+// decision (the saga declared in saga-process.ts) in one transaction with the order's status and the outbox. A step's
+// deadline and an operator's retry are the module's (decideOn: its step mechanics, with what sagaMechanics says).
 //
 // The payment and inventory steps are choreographed (payment charges on order.placed, inventory reserves on
 // payment.processed); the shipment step is commanded: reaching inventory_reserved sends shipment.requested, in the
