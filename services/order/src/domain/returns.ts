@@ -125,7 +125,7 @@ export function createReturnUseCases({
   }
 
   /** A decision of the return's process on `fact`, in a transaction: 404 without one, 409 when refused. */
-  async function decide(
+  async function applyToReturn(
     returnId: string,
     fact: { kind: 'received' } | { kind: 'rejected'; reason: string },
     source: string,
@@ -267,11 +267,11 @@ export function createReturnUseCases({
 
     /** The goods came back: the same receipt twice answers the same, moving nothing again. */
     receive: (returnId: string, receiver: Receiver, audit: AuditSource) =>
-      decide(returnId, { kind: 'received' }, receiverOf(receiver), audit, receiver),
+      applyToReturn(returnId, { kind: 'received' }, receiverOf(receiver), audit, receiver),
 
     /** Refused before receipt (an admin). */
     reject: (returnId: string, reason: string, audit: AuditSource) =>
-      decide(returnId, { kind: 'rejected', reason }, 'admin', audit),
+      applyToReturn(returnId, { kind: 'rejected', reason }, 'admin', audit),
   }
 }
 

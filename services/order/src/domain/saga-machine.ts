@@ -383,7 +383,7 @@ function awaitingAuthentication(
   }
 }
 
-export function decide(instance: SagaInstance, fact: SagaFact, timing: SagaTiming): SagaDecision {
+export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaTiming): SagaDecision {
   switch (fact.kind) {
     case 'payment.processed':
       if (awaitsPaymentAgain(instance)) return paidAgain(instance, timing, fact.paymentId)

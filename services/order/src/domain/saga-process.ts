@@ -9,7 +9,7 @@ import { orderOwnerRow, readOrderRow, writeOrderStatus } from '../data/process-o
 import { orderHref } from './order-links.ts'
 import { commandEvent } from './saga-commands.ts'
 import {
-  decide,
+  decideSaga,
   type SagaCommand,
   type SagaFact,
   type SagaInstance,
@@ -112,7 +112,7 @@ export function orderProcess(timing: SagaTiming) {
     steps: sagaSteps(timing),
     events: sagaEventRoutes,
     answers: sagaAnswers,
-    decide: (instance, fact) => decide(instance, fact, timing),
+    decide: (instance, fact) => decideSaga(instance, fact, timing),
     mechanics: sagaMechanics(timing),
     restore: (stored, order) => ({
       state: stored.state as SagaInstance['state'],
