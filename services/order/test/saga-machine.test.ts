@@ -7,6 +7,7 @@ import {
   type SagaFact,
   type SagaInstance,
   type SagaTiming,
+  sagaStarted,
 } from '../src/domain/saga-machine.ts'
 import { orderProcess } from '../src/domain/saga-process.ts'
 
@@ -21,19 +22,7 @@ const declared = orderProcess(timing)
 const decide = (instance: SagaInstance, fact: SagaFact | StandardFact, _timing: SagaTiming) =>
   decideOn(declared, instance, fact)
 
-const placed: SagaInstance = {
-  state: 'created',
-  step: 'payment',
-  attempt: 1,
-  compensation: 'none',
-  failedStep: null,
-  failureReason: null,
-  paymentId: null,
-  reservationId: null,
-  shipmentId: null,
-  authenticateUrl: null,
-  orderStatus: 'placed',
-}
+const placed: SagaInstance = sagaStarted(timing).next
 
 /** The instance after each fact in turn, and every command sent on the way. */
 function run(facts: SagaFact[], from: SagaInstance = placed) {

@@ -17,7 +17,7 @@ import type { FactSource, ProcessManager, StoredInstance } from '@meridian/proce
 import type { AuditSource } from '@meridian/service-kit'
 import type { OrdersRepository } from '../data/orders-repository.ts'
 import { orderHref } from './order-links.ts'
-import type { SagaDecision, SagaFact, SagaInstance, SagaTiming } from './saga-machine.ts'
+import { type SagaDecision, type SagaFact, type SagaTiming, sagaStarted } from './saga-machine.ts'
 import { orderProcessType } from './saga-process.ts'
 
 export interface SagaFacadeDependencies {
@@ -100,33 +100,10 @@ export function createSagaFacade({ orders, timing, processes }: SagaFacadeDepend
      * The instance of an order placed in `tx`: waits for its payment (order.placed asks for it). One statement, sent
      * as it is called: the caller may send it right behind the order's insert without waiting for that.
      */
-    start: (orderId: string, tx: Queryable): Promise<void> => {
-      const created: SagaInstance = {
-        state: 'created',
-        step: 'payment',
-        attempt: 1,
-        compensation: 'none',
-        failedStep: null,
-        failureReason: null,
-        paymentId: null,
-        reservationId: null,
-        shipmentId: null,
-        authenticateUrl: null,
-        orderStatus: 'placed',
-      }
-      return processes.start(
-        orderProcessType,
-        orderId,
-        {
-          next: created,
-          deadlineInMs: timing.stepTimeoutMs,
-          commands: [],
-          log: [{ step: 'payment', outcome: 'started', attempt: 1 }],
-        },
-        tx,
-        { source: { eventType: 'order.placed' } },
-      )
-    },
+    start: (orderId: string, tx: Queryable): Promise<void> =>
+      processes.start(orderProcessType, orderId, sagaStarted(timing), tx, {
+        source: { eventType: 'order.placed' },
+      }),
 
     /** A step's event (from payment, inventory or shipping), in the consumer's transaction. */
     onEvent: (orderId: string, fact: SagaFact, tx: Queryable, source: FactSource) =>

@@ -159,6 +159,28 @@ export function sagaSteps(timing: SagaTiming): Steps<SagaInstance, SagaCommand> 
   }
 }
 
+/** The saga of an order just placed: waits for its payment (order.placed asks for it, payment charges on it). */
+export function sagaStarted(timing: SagaTiming): SagaDecision {
+  return {
+    next: {
+      state: 'created',
+      step: 'payment',
+      attempt: 1,
+      compensation: 'none',
+      failedStep: null,
+      failureReason: null,
+      paymentId: null,
+      reservationId: null,
+      shipmentId: null,
+      authenticateUrl: null,
+      orderStatus: 'placed',
+    },
+    deadlineInMs: timing.stepTimeoutMs,
+    commands: [],
+    log: [{ step: 'payment', outcome: 'started', attempt: 1 }],
+  }
+}
+
 /** The compensations, in the order they run. */
 const compensationOrder = ['release', 'refund'] as const
 
