@@ -7,7 +7,7 @@ import { appendToOutbox, type EventHandler, type ProcessStamp } from '@meridian/
 import type { AnyProcessDefinition, Decision, InstanceBase, StandardFact } from './definition.ts'
 import { decideOn } from './mechanics.ts'
 import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
-import { restoredInstance } from './restore.ts'
+import { ownerOf, restoredInstance } from './restore.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -46,8 +46,9 @@ function eventsOf(
   const context = { key, instance: decision.next, owner }
   const aggregateId = definition.aggregateId ? definition.aggregateId(context) : key
   const { step, attempt } = decision.next
+  // the command the awaited step is asked with, to know it among the commands (only when there are some)
   const asked =
-    step === null
+    step === null || decision.commands.length === 0
       ? undefined
       : (definition.steps[step]?.ask(decision.next, attempt) as { type: string } | undefined)
   const stamp: ProcessStamp | undefined =
@@ -199,8 +200,8 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     const locked = await store.lock(type, key, definition.owner?.select(key, tx), { onlyIfDue }, tx)
     if (!locked) return undefined
     const { owner: ownerRow, ...stored } = locked
-    const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
-    const before = restoredInstance(definition, stored, ownerRow)
+    const owner = ownerOf(definition, ownerRow)
+    const before = restoredInstance(definition, stored, owner)
     const decision: Decision<InstanceBase, unknown> =
       earlierAttemptsFailure(before, answer, source?.eventType) ?? decideOn(definition, before, fact)
     const { next } = decision

@@ -20,7 +20,7 @@ import {
   type StoredInstance,
 } from './definition.ts'
 import { decideOn } from './mechanics.ts'
-import { restoredInstance } from './restore.ts'
+import { ownerOf, restoredInstance } from './restore.ts'
 import type { ProcessStore, StoredLogLine } from './store.ts'
 
 /**
@@ -159,7 +159,9 @@ export function operatorsView({ sql, store, processes, definitionOf, apply }: Op
       const ownerRow = owners.get(stored.type)?.get(stored.key)
       // an instance whose owner row is gone cannot be decided on: no action is offered
       const restorable = definition && (!definition.owner || ownerRow !== undefined)
-      const instance = restorable ? restoredInstance(definition, stored, ownerRow) : undefined
+      const instance = restorable
+        ? restoredInstance(definition, stored, ownerOf(definition, ownerRow))
+        : undefined
       return presentInstance(definition, stored, log, instance)
     })
   }

@@ -12,12 +12,17 @@ function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): Insta
   return { ...restored, escalated: true }
 }
 
-/** The instance of `stored`, its owner read from `ownerRow` (as to_jsonb gave it) when the process has one. */
+/** The owner a process's row was read with (as to_jsonb gave it), when the process has one. */
+export const ownerOf = (
+  definition: AnyProcessDefinition,
+  ownerRow: Record<string, unknown> | null | undefined,
+) => (definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined)
+
+/** The instance of `stored` with its owner (ownerOf). */
 export function restoredInstance(
   definition: AnyProcessDefinition,
   stored: StoredInstance,
-  ownerRow: Record<string, unknown> | null | undefined,
+  owner: unknown,
 ): InstanceBase {
-  const owner = definition.owner && ownerRow ? definition.owner.read(ownerRow) : undefined
   return escalatedFromRow(definition.restore(stored, owner), stored)
 }
