@@ -55,12 +55,20 @@ export const eventParties: {
   'payment.refunded': {
     producer: 'payment',
     consumers: ['order'],
-    summary: "the order's payments were refunded (a compensation), or a return's lines were (cause: return)",
+    summary:
+      "the order's payments were refunded (a compensation), or an amount under its refund key (a return's lines)",
   },
   'payment.refund_failed': {
     producer: 'payment',
+    consumers: [],
+    summary:
+      "the provider declined a return's refund (releases before 0.2; payment.refund_failed.v2 answers since, for any process)",
+  },
+  'payment.refund_failed.v2': {
+    producer: 'payment',
     consumers: ['order'],
-    summary: "the provider declined a return's refund: the return's process retries, then escalates",
+    summary:
+      'a refund of an amount under its key could not be made (declined): its process retries, then escalates',
   },
   'payment.refunded.v2': {
     producer: 'payment',
@@ -108,7 +116,7 @@ export const eventParties: {
     producer: 'order',
     consumers: ['payment'],
     summary:
-      "compensation: the saga asks to refund the order's payments; or a return's process its returned lines",
+      "compensation: the saga asks to refund the order's payments; or a process an amount under its key (a return's lines)",
   },
   'return.requested': {
     producer: 'order',
@@ -133,12 +141,25 @@ export const eventParties: {
   'inventory.restock_requested': {
     producer: 'order',
     consumers: ['inventory'],
-    summary: "a return's process asks to put its received lines back in stock",
+    summary:
+      "a return's process asks to put its received lines back in stock (releases before 0.2; .v2 since, for any process)",
   },
   'inventory.restocked': {
     producer: 'inventory',
+    consumers: [],
+    summary:
+      "the return's lines are back in stock (the answer to a 1.0 request, from an order release before 0.2)",
+  },
+  'inventory.restock_requested.v2': {
+    producer: 'order',
+    consumers: ['inventory'],
+    summary:
+      'a process asks to put lines back in stock once under its restock id (a return its received lines)',
+  },
+  'inventory.restocked.v2': {
+    producer: 'inventory',
     consumers: ['order'],
-    summary: "the return's lines are back in stock",
+    summary: "the restock's lines are back in stock",
   },
   'shipment.created': {
     producer: 'shipping',

@@ -107,6 +107,17 @@ export const PaymentActionRequiredData = Type.Object({
  * the amount asked, under the return's own key). The order saga reads only compensations' refunds.
  */
 export const refundCauses = ['compensation', 'return'] as const
+/**
+ * The key a refund of an amount is made under, once (payment.refund_requested 1.2.0): the asking process's own,
+ * its type first (a return's is `return-<returnId>`). Payment sends the provider `refund-<key>` (with `-<n>` after n
+ * declines); a compensation's provider keys are `refund-<orderId>[-<paymentId>]`, so a key that is an order's id
+ * would reuse one with other parameters, which the provider refuses (nothing is refunded twice).
+ */
+export const RefundKey = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$',
+})
 export type RefundCause = (typeof refundCauses)[number]
 // written out: a union of a mapped array has the Static never (no cause would type-check)
 const RefundCause = Type.Union([Type.Literal('compensation'), Type.Literal('return')], {
@@ -124,6 +135,8 @@ export const PaymentRefundedData = Type.Object({
   reason: Type.Optional(Type.String()),
   cause: Type.Optional(RefundCause),
   returnId: Type.Optional(Id),
+  /** 1.3.0: the refund's key, as its request named it (payment.refund_requested 1.2.0) */
+  refundKey: Type.Optional(RefundKey),
 })
 /**
  * Why a refund was made, as payment.refunded.v2 says it: a compensation, a return, or `provider` — a refund made at
@@ -180,6 +193,17 @@ export const PaymentRefundFailedData = Type.Object({
   returnId: Id,
   reason: Type.String(),
   cause: RefundCause,
+  attempt: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+})
+/**
+ * payment.refund_failed.v2 — a refund of an amount (payment.refund_requested with its `refundKey`) that cannot be made:
+ * the provider declined it, or the order's payments have not that much left. Nothing was refunded. 1.0 named a
+ * return (`returnId`, `cause`, both required); a refund asked by any process is answered with this type instead.
+ */
+export const PaymentRefundFailedV2Data = Type.Object({
+  orderId: Id,
+  refundKey: RefundKey,
+  reason: Type.String({ maxLength: 1000 }),
   attempt: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 })
 const ReservedItem = Type.Object({ productId: Id, quantity: Type.Integer({ minimum: 1 }) })
@@ -241,9 +265,11 @@ export const InventoryReleaseRequestedData = Type.Object({
   attempt: Attempt,
 })
 /**
- * payment.refund_requested — compensation: refund the order's payments (payment.refunded). A return's refund (1.1.0)
- * has `cause: return`, its `returnId` and the `amount` of its returned lines: that amount is refunded once, under the
- * provider key `refund-return-<returnId>`, and answered with payment.refunded (or payment.refund_failed when declined).
+ * payment.refund_requested — refund the order's payments: all of them (a compensation: payment.refunded for each), or,
+ * with an `amount` and a `refundKey` (1.2.0), exactly that amount once under the key whatever the attempt (answered
+ * with payment.refunded carrying the key, or payment.refund_failed.v2 when it cannot be made). 1.1.0 said a return's
+ * refund with `cause: return` and its `returnId` (its key `return-<returnId>`); the order service still writes them
+ * for payment services of releases before 1.2.0, and payment reads them only through refundAsked (event-readings.ts).
  */
 export const PaymentRefundRequestedData = Type.Object({
   orderId: Id,
@@ -252,6 +278,7 @@ export const PaymentRefundRequestedData = Type.Object({
   cause: Type.Optional(RefundCause),
   returnId: Type.Optional(Id),
   amount: Type.Optional(Money),
+  refundKey: Type.Optional(RefundKey),
 })
 const ReturnedItem = Type.Object({ productId: Id, quantity: Type.Integer({ minimum: 1 }) })
 const PricedReturnedItem = Type.Object({
@@ -309,6 +336,24 @@ export const InventoryRestockedData = Type.Object({
   orderId: Id,
   items: Type.Array(ReturnedItem),
 })
+/**
+ * inventory.restock_requested.v2 — put lines back in stock, once per `restockId` whatever the attempt (answer
+ * inventory.restocked.v2): the asking process names the restock (a return's is its returnId) and says why (the stock
+ * movements' reason). 1.0 required a `returnId`; a restock asked by any process is this type.
+ */
+export const InventoryRestockRequestedV2Data = Type.Object({
+  restockId: Id,
+  orderId: Id,
+  items: Type.Array(ReturnedItem, { maxItems: 1000 }),
+  reason: Type.Optional(Type.String({ maxLength: 200 })),
+  attempt: Attempt,
+})
+/** inventory.restocked.v2 — the restock's lines are back in stock (once per restockId; asked again, answered again). */
+export const InventoryRestockedV2Data = Type.Object({
+  restockId: Id,
+  orderId: Id,
+  items: Type.Array(ReturnedItem),
+})
 export const OrderCancelledData = Type.Object({ orderId: Id, reason: Type.String() })
 export const OrderCompletedData = Type.Object({ orderId: Id })
 export const OrderFailedData = Type.Object({ orderId: Id, reason: Type.String(), failedStep: Type.String() })
@@ -348,8 +393,9 @@ export const eventCatalogue = {
   'payment.processed': { version: '1.0.0', data: PaymentProcessedData },
   'payment.failed': { version: '1.0.0', data: PaymentFailedData },
   'payment.action_required': { version: '1.0.0', data: PaymentActionRequiredData },
-  'payment.refunded': { version: '1.2.0', data: PaymentRefundedData },
+  'payment.refunded': { version: '1.3.0', data: PaymentRefundedData },
   'payment.refund_failed': { version: '1.0.0', data: PaymentRefundFailedData },
+  'payment.refund_failed.v2': { version: '2.0.0', data: PaymentRefundFailedV2Data },
   'payment.refunded.v2': { version: '2.0.0', data: PaymentRefundedV2Data },
   'payment.disputed': { version: '1.0.0', data: PaymentDisputedData },
   'inventory.reserved': { version: '1.1.0', data: InventoryReservedData },
@@ -359,13 +405,15 @@ export const eventCatalogue = {
   'inventory.reservation_requested': { version: '1.0.0', data: InventoryReservationRequestedData },
   'shipment.requested': { version: '1.0.0', data: ShipmentRequestedData },
   'inventory.release_requested': { version: '1.0.0', data: InventoryReleaseRequestedData },
-  'payment.refund_requested': { version: '1.1.0', data: PaymentRefundRequestedData },
+  'payment.refund_requested': { version: '1.2.0', data: PaymentRefundRequestedData },
   'return.requested': { version: '1.0.0', data: ReturnRequestedData },
   'return.received': { version: '1.0.0', data: ReturnReceivedData },
   'return.completed': { version: '1.0.0', data: ReturnCompletedData },
   'return.rejected': { version: '1.0.0', data: ReturnRejectedData },
   'inventory.restock_requested': { version: '1.0.0', data: InventoryRestockRequestedData },
   'inventory.restocked': { version: '1.0.0', data: InventoryRestockedData },
+  'inventory.restock_requested.v2': { version: '2.0.0', data: InventoryRestockRequestedV2Data },
+  'inventory.restocked.v2': { version: '2.0.0', data: InventoryRestockedV2Data },
   'shipment.created': { version: '1.0.0', data: ShipmentCreatedData },
   'shipment.delivered': { version: '1.0.0', data: ShipmentDeliveredData },
   'order.cancelled': { version: '1.0.0', data: OrderCancelledData },

@@ -33,7 +33,7 @@ export interface InventoryService {
   app: ServiceApp
   /**
    * what the backbone runs: payment.processed and inventory.reservation_requested reserve, inventory.release_requested
-   * releases, shipment.created ships, inventory.restock_requested restocks a return
+   * releases, shipment.created ships, inventory.restock_requested(.v2) restocks
    */
   consumers: AnyServiceConsumer[]
   products: ProductUseCases

@@ -18,15 +18,17 @@ let topics: TestEventTopics
 let requestedTopics: TestEventTopics
 let releaseTopics: TestEventTopics
 let restockTopics: TestEventTopics
+let restockV2Topics: TestEventTopics
 let producer: EventProducer
 
 beforeAll(async () => {
   // the topics exist before the app's consumers subscribe to them
-  ;[topics, requestedTopics, releaseTopics, restockTopics] = await Promise.all([
+  ;[topics, requestedTopics, releaseTopics, restockTopics, restockV2Topics] = await Promise.all([
     freshEventTopics('payment.processed'),
     freshEventTopics('inventory.reservation_requested'),
     freshEventTopics('inventory.release_requested'),
     freshEventTopics('inventory.restock_requested'),
+    freshEventTopics('inventory.restock_requested.v2'),
   ])
   // one group for the four, as the service runs them (one Kafka consumer in that group reads the four topics);
   // shipment.created is left out (the handler tests below call it); no relay (the outbox is what the tests read)
@@ -43,12 +45,14 @@ beforeAll(async () => {
             'inventory.reservation_requested': requestedTopics.topic,
             'inventory.release_requested': releaseTopics.topic,
             'inventory.restock_requested': restockTopics.topic,
+            'inventory.restock_requested.v2': restockV2Topics.topic,
           },
           types: [
             'payment.processed',
             'inventory.reservation_requested',
             'inventory.release_requested',
             'inventory.restock_requested',
+            'inventory.restock_requested.v2',
           ],
           retryDelaysMs: [200, 200, 200],
         },
@@ -132,11 +136,12 @@ describe('the payment.processed consumer', () => {
 
 describe("the saga's commands on the broker", () => {
   it('when inventory.reservation_requested and then inventory.release_requested are published, then the order is reserved, answered, released and answered', async () => {
-    const consumers = inventory.consumers.filter((each) => each.type.endsWith('_requested'))
+    const consumers = inventory.consumers.filter((each) => /_requested(\.v2)?$/.test(each.type))
     expect(consumers.map(({ type, topic }) => ({ type, topic }))).toEqual([
       { type: 'inventory.reservation_requested', topic: requestedTopics.topic },
       { type: 'inventory.release_requested', topic: releaseTopics.topic },
       { type: 'inventory.restock_requested', topic: restockTopics.topic },
+      { type: 'inventory.restock_requested.v2', topic: restockV2Topics.topic },
     ])
     const product = await createTestProduct(inventory, { stock: 5 })
     const orderId = randomUUID()
@@ -207,35 +212,41 @@ async function readTopic(topic: string): Promise<{ messages: DeadLetter[]; stop:
 }
 
 describe("a return's restock on the broker", () => {
-  const publishRestock = async (key: string, value: string, id: string) => {
-    await producer.publish([{ topic: restockTopics.topic, key, value, headers: { 'message-id': id } }])
+  const publishRestock = async (key: string, value: string, id: string, topic = restockTopics.topic) => {
+    await producer.publish([{ topic, key, value, headers: { 'message-id': id } }])
   }
   const restockRequested = (data: Record<string, unknown>) =>
     createEvent('inventory.restock_requested', data as never, { source: 'order' })
 
-  it('when inventory.restock_requested is published, then the lines go back in stock and inventory.restocked answers; asked again (attempt 2), answered again, the stock unchanged', async () => {
+  it('when inventory.restock_requested.v2 is published, then the lines go back in stock and inventory.restocked.v2 answers; asked again (attempt 2), answered again, the stock unchanged', async () => {
     const product = await createTestProduct(inventory, { stock: 5 })
     const orderId = randomUUID()
-    const returnId = randomUUID()
+    const restockId = randomUUID()
     const items = [{ productId: product.id, quantity: 2 }]
-    const first = restockRequested({ returnId, orderId, items, attempt: 1 })
-    await publishRestock(orderId, JSON.stringify(first), first.id)
-    await eventually('inventory.restocked is in the outbox', async () =>
-      (await outboxOf(inventory, orderId)).some((row) => row.eventType === 'inventory.restocked'),
+    const asked = (attempt: number) =>
+      createEvent(
+        'inventory.restock_requested.v2',
+        { restockId, orderId, items, reason: `return ${restockId}`, attempt },
+        { source: 'order' },
+      )
+    const first = asked(1)
+    await publishRestock(orderId, JSON.stringify(first), first.id, restockV2Topics.topic)
+    await eventually('inventory.restocked.v2 is in the outbox', async () =>
+      (await outboxOf(inventory, orderId)).some((row) => row.eventType === 'inventory.restocked.v2'),
     )
     expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
 
-    const again = restockRequested({ returnId, orderId, items, attempt: 2 })
-    await publishRestock(orderId, JSON.stringify(again), again.id)
+    const again = asked(2)
+    await publishRestock(orderId, JSON.stringify(again), again.id, restockV2Topics.topic)
     await eventually(
-      'inventory.restocked is answered again',
+      'inventory.restocked.v2 is answered again',
       async () => (await outboxOf(inventory, orderId)).length === 2,
     )
     expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
     for (const row of await outboxOf(inventory, orderId)) {
       expect(row).toMatchObject({
-        eventType: 'inventory.restocked',
-        payload: { source: 'inventory', data: { returnId, orderId, items } },
+        eventType: 'inventory.restocked.v2',
+        payload: { source: 'inventory', data: { restockId, orderId, items } },
       })
     }
   })
@@ -314,8 +325,26 @@ describe('the consumers main.ts starts', () => {
       { type: 'inventory.release_requested', group: 'inventory', topic: undefined },
       { type: 'shipment.created', group: 'inventory', topic: undefined },
       { type: 'inventory.restock_requested', group: 'inventory', topic: undefined },
+      { type: 'inventory.restock_requested.v2', group: 'inventory', topic: undefined },
     ])
     expect(inventory.consumers.map(({ type }) => type)).toEqual(consumers.map(({ type }) => type))
+  })
+
+  it('when a 1.0 inventory.restock_requested comes (an order release before 0.2), then it is restocked once under its return and answered with inventory.restocked 1.0, as that release waits for; the same return asked as v2 moves nothing', async () => {
+    const product = await createTestProduct(inventory, { stock: 5 })
+    const orderId = randomUUID()
+    const returnId = randomUUID()
+    const items = [{ productId: product.id, quantity: 2 }]
+    await handle('inventory.restock_requested', { returnId, orderId, items, attempt: 1 })
+    await handle('inventory.restock_requested.v2', { restockId: returnId, orderId, items, attempt: 2 })
+    expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
+    expect((await outboxOf(inventory, orderId)).map((row) => [row.eventType, row.payload.data])).toEqual([
+      ['inventory.restocked', { returnId, orderId, items }],
+      ['inventory.restocked.v2', { restockId: returnId, orderId, items }],
+    ])
+    expect([
+      ...(await inventory.sql`select reason from stock_movements where order_id = ${orderId}`),
+    ]).toEqual([{ reason: `restocked: return ${returnId}` }])
   })
 
   it('when paid orders are reserved, one released on request and one shipped, then the stock adds up and each step is answered', async () => {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { type TransactionSql, transaction } from '@meridian/db'
 import { eventually } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ReturnToRestock } from '../src/domain/restocks.ts'
+import type { StockToPutBack } from '../src/domain/restocks.ts'
 import { buildInventoryTestApp, type InventoryTestApp } from './support/app.ts'
 import { createTestProduct, outboxOf, stockOf } from './support/products.ts'
 
@@ -21,8 +21,8 @@ afterAll(async () => {
 })
 
 const inTransaction = <T>(work: (tx: TransactionSql) => Promise<T>) => transaction(inventory.sql, work)
-const restock = (request: ReturnToRestock) =>
-  inTransaction((tx) => inventory.restocks.restockReturn(request, tx))
+const restock = (request: StockToPutBack) =>
+  inTransaction((tx) => inventory.restocks.restock({ reason: `return ${request.restockId}`, ...request }, tx))
 
 /** An order of the lines, reserved and shipped: its units have left the warehouse (reserved back to 0). */
 async function shippedOrder(items: { productId: string; quantity: number }[]): Promise<string> {
@@ -32,10 +32,10 @@ async function shippedOrder(items: { productId: string; quantity: number }[]): P
   return orderId
 }
 
-/** The inventory.restocked answers of an order, oldest first. */
+/** The inventory.restocked.v2 answers of an order, oldest first. */
 const restockedOf = async (orderId: string) =>
   (await outboxOf(inventory, orderId))
-    .filter((row) => row.eventType === 'inventory.restocked')
+    .filter((row) => row.eventType === 'inventory.restocked.v2')
     .map((row) => row.payload.data)
 
 const movementsOf = (orderId: string) => inventory.sql`
@@ -43,7 +43,7 @@ const movementsOf = (orderId: string) => inventory.sql`
   where order_id = ${orderId} and reason like 'restocked%' order by id`
 
 describe('restocking a return', () => {
-  it('when a return of part of a shipped order is restocked, then exactly its quantities go back to available, audited, and inventory.restocked answers with its lines', async () => {
+  it('when a return of part of a shipped order is restocked, then exactly its quantities go back to available, audited, and inventory.restocked.v2 answers with its lines', async () => {
     const a = await createTestProduct(inventory, { stock: 10 })
     const b = await createTestProduct(inventory, { stock: 10 })
     const orderId = await shippedOrder([
@@ -51,10 +51,10 @@ describe('restocking a return', () => {
       { productId: b.id, quantity: 2 },
     ])
     expect(await stockOf(inventory, a.id)).toEqual({ available: 7, reserved: 0 })
-    const returnId = randomUUID()
+    const restockId = randomUUID()
 
     const outcome = await restock({
-      returnId,
+      restockId,
       orderId,
       items: [
         { productId: b.id, quantity: 1 },
@@ -74,27 +74,27 @@ describe('restocking a return', () => {
         productId,
         deltaAvailable: quantity,
         deltaReserved: 0,
-        reason: `restocked: return ${returnId}`,
+        reason: `restocked: return ${restockId}`,
       })),
     )
     const [answer] = await outboxOf(inventory, orderId).then((rows) =>
-      rows.filter((row) => row.eventType === 'inventory.restocked'),
+      rows.filter((row) => row.eventType === 'inventory.restocked.v2'),
     )
     expect(answer).toEqual({
-      eventType: 'inventory.restocked',
+      eventType: 'inventory.restocked.v2',
       aggregateId: orderId,
       payload: expect.objectContaining({
-        type: 'inventory.restocked',
+        type: 'inventory.restocked.v2',
         source: 'inventory',
-        data: { returnId, orderId, items: lines },
+        data: { restockId, orderId, items: lines },
       }),
     })
   })
 
-  it('when the restock is asked again (the process on its deadline, a redelivery), then the stock stays as it is and inventory.restocked answers again with the same lines', async () => {
+  it('when the restock is asked again (the process on its deadline, a redelivery), then the stock stays as it is and inventory.restocked.v2 answers again with the same lines', async () => {
     const product = await createTestProduct(inventory, { stock: 5 })
     const orderId = await shippedOrder([{ productId: product.id, quantity: 4 }])
-    const request = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 3 }] }
+    const request = { restockId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 3 }] }
     expect((await restock(request)).outcome).toBe('restocked')
     expect(await stockOf(inventory, product.id)).toEqual({ available: 4, reserved: 0 })
 
@@ -109,22 +109,22 @@ describe('restocking a return', () => {
     const answers = await restockedOf(orderId)
     expect(answers).toHaveLength(3)
     for (const each of answers)
-      expect(each).toEqual({ returnId: request.returnId, orderId, items: request.items })
+      expect(each).toEqual({ restockId: request.restockId, orderId, items: request.items })
   })
 
   it('when two returns of one order are restocked, then both go back, each once, each answered', async () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const orderId = await shippedOrder([{ productId: product.id, quantity: 5 }])
-    const first = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 2 }] }
-    const second = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 3 }] }
+    const first = { restockId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 2 }] }
+    const second = { restockId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 3 }] }
     await restock(first)
     await restock(second)
     await restock(first)
     expect(await stockOf(inventory, product.id)).toEqual({ available: 10, reserved: 0 })
-    expect((await restockedOf(orderId)).map((each) => each.returnId)).toEqual([
-      first.returnId,
-      second.returnId,
-      first.returnId,
+    expect((await restockedOf(orderId)).map((each) => each.restockId)).toEqual([
+      first.restockId,
+      second.restockId,
+      first.restockId,
     ])
   })
 
@@ -132,7 +132,7 @@ describe('restocking a return', () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const orderId = await shippedOrder([{ productId: product.id, quantity: 4 }])
     const outcome = await restock({
-      returnId: randomUUID(),
+      restockId: randomUUID(),
       orderId,
       items: [
         { productId: product.id, quantity: 1 },
@@ -147,9 +147,9 @@ describe('restocking a return', () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const inactive = await createTestProduct(inventory, { stock: 1, active: false })
     const orderId = randomUUID()
-    const returnId = randomUUID()
+    const restockId = randomUUID()
     const request = {
-      returnId,
+      restockId,
       orderId,
       items: [
         { productId: randomUUID(), quantity: 1 },
@@ -170,29 +170,31 @@ describe('restocking a return', () => {
     // an inactive product exists: its units come back all the same
     expect(await stockOf(inventory, inactive.id)).toEqual({ available: 2, reserved: 0 })
     expect(await restockedOf(orderId)).toEqual([
-      { returnId, orderId, items: put },
-      { returnId, orderId, items: put },
+      { restockId, orderId, items: put },
+      { restockId, orderId, items: put },
     ])
     // the row keeps what was asked, unknown lines included
     const [row] = await inventory.sql<{ asked: { productId: string; quantity: number }[] }[]>`
-      select asked from restocks where return_id = ${returnId}`
+      select asked from restocks where return_id = ${restockId}`
     expect(row?.asked).toHaveLength(4)
   })
 
-  it('when no line names a product, then nothing moves and inventory.restocked answers with no lines', async () => {
+  it('when no line names a product, then nothing moves and inventory.restocked.v2 answers with no lines', async () => {
     const orderId = randomUUID()
-    const returnId = randomUUID()
-    const outcome = await restock({ returnId, orderId, items: [{ productId: randomUUID(), quantity: 2 }] })
+    const restockId = randomUUID()
+    const outcome = await restock({ restockId, orderId, items: [{ productId: randomUUID(), quantity: 2 }] })
     expect(outcome).toEqual({ outcome: 'restocked', items: [] })
-    expect(await restockedOf(orderId)).toEqual([{ returnId, orderId, items: [] }])
+    expect(await restockedOf(orderId)).toEqual([{ restockId, orderId, items: [] }])
   })
 
   it('when the return id or the order id is not a uuid, then the event is refused (thrown, so it is retried and dead-lettered) and nothing is written', async () => {
     const product = await createTestProduct(inventory, { stock: 5 })
     const items = [{ productId: product.id, quantity: 1 }]
     const orderId = randomUUID()
-    await expect(restock({ returnId: 'return-1', orderId, items })).rejects.toThrow(/return id .* not a uuid/)
-    await expect(restock({ returnId: randomUUID(), orderId: 'order-1', items })).rejects.toThrow(
+    await expect(restock({ restockId: 'return-1', orderId, items })).rejects.toThrow(
+      /restock id .* not a uuid/,
+    )
+    await expect(restock({ restockId: randomUUID(), orderId: 'order-1', items })).rejects.toThrow(
       /order id .* not a uuid/,
     )
     expect(await stockOf(inventory, product.id)).toEqual({ available: 5, reserved: 0 })
@@ -203,10 +205,10 @@ describe('restocking a return', () => {
     const a = await createTestProduct(inventory, { stock: 5 })
     const b = await createTestProduct(inventory, { stock: 5 })
     const orderId = randomUUID()
-    const returnId = randomUUID()
+    const restockId = randomUUID()
     await expect(
       restock({
-        returnId,
+        restockId,
         orderId,
         items: [
           { productId: a.id, quantity: 1 },
@@ -216,7 +218,7 @@ describe('restocking a return', () => {
     ).rejects.toThrow()
     expect(await stockOf(inventory, a.id)).toEqual({ available: 5, reserved: 0 })
     expect(await stockOf(inventory, b.id)).toEqual({ available: 5, reserved: 0 })
-    expect(await inventory.sql`select 1 from restocks where return_id = ${returnId}`).toHaveLength(0)
+    expect(await inventory.sql`select 1 from restocks where return_id = ${restockId}`).toHaveLength(0)
   })
 })
 
@@ -224,7 +226,7 @@ describe('restocks under concurrency', () => {
   it('when the same return is restocked several times at the same moment, then its stock goes back once and every request is answered with its lines', async () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const orderId = await shippedOrder([{ productId: product.id, quantity: 6 }])
-    const request = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 5 }] }
+    const request = { restockId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 5 }] }
     const outcomes = await Promise.all(Array.from({ length: 6 }, () => restock(request)))
     expect(outcomes.filter(({ outcome }) => outcome === 'restocked')).toHaveLength(1)
     for (const each of outcomes) expect(each.items).toEqual(request.items)
@@ -235,7 +237,7 @@ describe('restocks under concurrency', () => {
   it('when a restock is asked while the first one of the return is not committed yet, then it waits for it, moves nothing and answers with the lines the first recorded', async () => {
     const product = await createTestProduct(inventory, { stock: 10 })
     const orderId = await shippedOrder([{ productId: product.id, quantity: 4 }])
-    const request = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 3 }] }
+    const request = { restockId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 3 }] }
     let release = () => {}
     const held = new Promise<void>((resolve) => {
       release = resolve
@@ -246,7 +248,7 @@ describe('restocks under concurrency', () => {
     })
     // the first restock's transaction puts the stock back and stays open
     const first = inTransaction(async (tx) => {
-      const outcome = await inventory.restocks.restockReturn(request, tx)
+      const outcome = await inventory.restocks.restock(request, tx)
       applied()
       await held
       return outcome
@@ -293,7 +295,7 @@ describe('restocks under concurrency', () => {
       Promise.all(
         shipped.map((orderId, i) =>
           restock({
-            returnId: randomUUID(),
+            restockId: randomUUID(),
             orderId,
             items: i % 2 === 0 ? both(a.id, b.id, 1) : both(b.id, a.id, 1),
           }),

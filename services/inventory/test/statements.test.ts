@@ -103,15 +103,15 @@ describe('inventory: statements per event (the budgets)', () => {
   it(`when a return is restocked, then it costs ${restockBudget} statements, and ${restockAgainBudget} when it is asked again`, async () => {
     const product = await createTestProduct(inventory, { stock: 5 })
     const orderId = randomUUID()
-    const request = { returnId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 2 }] }
-    const first = await statementsOf((tx) => inventory.restocks.restockReturn(request, tx))
+    const request = { restockId: randomUUID(), orderId, items: [{ productId: product.id, quantity: 2 }] }
+    const first = await statementsOf((tx) => inventory.restocks.restock(request, tx))
     expect(first, first.join('\n')).toHaveLength(restockBudget)
-    const again = await statementsOf((tx) => inventory.restocks.restockReturn(request, tx))
+    const again = await statementsOf((tx) => inventory.restocks.restock(request, tx))
     expect(again, again.join('\n')).toHaveLength(restockAgainBudget)
     expect(await stockOf(inventory, product.id)).toEqual({ available: 7, reserved: 0 })
     expect((await outboxOf(inventory, orderId)).map((row) => row.eventType)).toEqual([
-      'inventory.restocked',
-      'inventory.restocked',
+      'inventory.restocked.v2',
+      'inventory.restocked.v2',
     ])
   })
 })

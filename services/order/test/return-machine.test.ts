@@ -49,7 +49,7 @@ describe("a return's decision", () => {
     expect(instance).toMatchObject({ state: 'completed', step: null, paymentId: 'pay-1' })
     expect(commands).toEqual([
       'return.received',
-      'inventory.restock_requested',
+      'inventory.restock_requested.v2',
       'payment.refund_requested',
       'return.completed',
     ])

@@ -1,6 +1,6 @@
 // Returns at the order service: asking for one (who may, which order, how much of each line), reading them, the
 // goods received (an admin or a carrier) and rejected, and the return's process on the module: the stock asked back,
-// then exactly the returned lines refunded under the return's own cause, completed — never read by the order saga as
+// then exactly the returned lines refunded under the return's own key, completed — never read by the order saga as
 // a compensation; a declined refund retried then escalated to operators; deadlines; two returns racing for the rest.
 import { randomUUID } from 'node:crypto'
 import type { EventType, ProcessStamp, ProductSummary } from '@meridian/contracts'
@@ -128,8 +128,11 @@ async function outboxOf(app: OrderTestApp, aggregateId: string) {
   return app.sql<{ eventType: string; payload: { data: Record<string, unknown> } }[]>`
     select event_type, payload from outbox where aggregate_id = ${aggregateId} order by id`
 }
+/** The events that name the return: its news and its commands (a restock names it as its restockId). */
 const eventsOfReturn = async (app: OrderTestApp, orderId: string, returnId: string) =>
-  (await outboxOf(app, orderId)).filter((row) => row.payload.data.returnId === returnId)
+  (await outboxOf(app, orderId)).filter(
+    (row) => row.payload.data.returnId === returnId || row.payload.data.restockId === returnId,
+  )
 
 const processOf = async (app: OrderTestApp, type: string, id: string) =>
   (
@@ -370,7 +373,7 @@ describe('receiving and rejecting', () => {
     expect(events.map((row) => row.eventType)).toEqual([
       'return.requested',
       'return.received',
-      'inventory.restock_requested',
+      'inventory.restock_requested.v2',
     ])
     expect(events[2]?.payload.data).toMatchObject({ items: [{ productId: mug.id, quantity: 2 }], attempt: 1 })
 
@@ -562,8 +565,13 @@ describe("the return's process", () => {
       saga: await processOf(order, 'order', orderId),
     }
     // what a service answering on its own would send, naming the return: the return's process follows no data route
-    await deliver(order, 'inventory.restocked', { returnId, orderId, items })
-    await deliver(order, 'payment.refunded', { orderId, paymentId, amount: 19.99, cause: 'return', returnId })
+    await deliver(order, 'inventory.restocked.v2', { restockId: returnId, orderId, items })
+    await deliver(order, 'payment.refunded', {
+      orderId,
+      paymentId,
+      amount: 19.99,
+      refundKey: `return-${returnId}`,
+    })
     const after = {
       back: await processOf(order, 'return', returnId),
       saga: await processOf(order, 'order', orderId),
@@ -572,7 +580,12 @@ describe("the return's process", () => {
     expect(after.back.log).toHaveLength(before.back.log.length)
     expect(after.saga.log).toHaveLength(before.saga.log.length)
     // the same restock carried back with the stamp of the command that asked it moves the return on
-    await deliver(order, 'inventory.restocked', { returnId, orderId, items }, await askedBy(order, returnId))
+    await deliver(
+      order,
+      'inventory.restocked.v2',
+      { restockId: returnId, orderId, items },
+      await askedBy(order, returnId),
+    )
     expect(await processOf(order, 'return', returnId)).toMatchObject({ state: 'received', step: 'refund' })
   })
 
@@ -592,13 +605,17 @@ describe("the return's process", () => {
       { productId: mug.id, quantity: 1 },
       { productId: plate.id, quantity: 1 },
     ]
-    await deliver(order, 'inventory.restocked', { returnId, orderId, items }, await askedBy(order, returnId))
+    await deliver(
+      order,
+      'inventory.restocked.v2',
+      { restockId: returnId, orderId, items },
+      await askedBy(order, returnId),
+    )
     const refund = (await eventsOfReturn(order, orderId, returnId)).at(-1)
     expect(refund?.eventType).toBe('payment.refund_requested')
     expect(refund?.payload.data).toMatchObject({
       orderId,
-      returnId,
-      cause: 'return',
+      refundKey: `return-${returnId}`,
       amount: 25.49,
       attempt: 1,
     })
@@ -607,7 +624,7 @@ describe("the return's process", () => {
     await deliver(
       order,
       'payment.refunded',
-      { orderId, paymentId, amount: 25.49, cause: 'return', returnId },
+      { orderId, paymentId, amount: 25.49, refundKey: `return-${returnId}` },
       await askedBy(order, returnId),
     )
     const read = await order.app.inject({
@@ -632,7 +649,7 @@ describe("the return's process", () => {
     await deliver(
       order,
       'payment.refunded',
-      { orderId, paymentId, amount: 25.49, cause: 'return', returnId },
+      { orderId, paymentId, amount: 25.49, refundKey: `return-${returnId}` },
       await askedBy(order, returnId),
     )
     expect((await eventsOfReturn(order, orderId, returnId)).at(-1)?.eventType).toBe('return.completed')
@@ -643,12 +660,17 @@ describe("the return's process", () => {
     await order.app.inject({ method: 'POST', url: `/api/v1/returns/${returnId}/receive`, headers: asAdmin() })
     await deliver(
       order,
-      'inventory.restocked',
-      { returnId, orderId, items: [{ productId: plate.id, quantity: 1 }] },
+      'inventory.restocked.v2',
+      { restockId: returnId, orderId, items: [{ productId: plate.id, quantity: 1 }] },
       await askedBy(order, returnId),
     )
-    const declined = { orderId, returnId, reason: 'charge_already_refunded', cause: 'return' as const }
-    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 1 }, await askedBy(order, returnId))
+    const declined = { orderId, refundKey: `return-${returnId}`, reason: 'charge_already_refunded' }
+    await deliver(
+      order,
+      'payment.refund_failed.v2',
+      { ...declined, attempt: 1 },
+      await askedBy(order, returnId),
+    )
     expect(await processOf(order, 'return', returnId)).toMatchObject({
       step: 'refund',
       attempt: 1,
@@ -660,7 +682,12 @@ describe("the return's process", () => {
       await order.saga.fireDeadlines()
       return (await processOf(order, 'return', returnId)).attempt === 2
     })
-    await deliver(order, 'payment.refund_failed', { ...declined, attempt: 2 }, await askedBy(order, returnId))
+    await deliver(
+      order,
+      'payment.refund_failed.v2',
+      { ...declined, attempt: 2 },
+      await askedBy(order, returnId),
+    )
     const escalated = await processOf(order, 'return', returnId)
     expect(escalated).toMatchObject({ step: 'refund', attempt: 2, escalated: true, deadline: null })
     expect(escalated.escalation).toContain('charge_already_refunded')
@@ -729,7 +756,7 @@ describe("the return's process", () => {
       return process.step === 'restock' && process.escalated === true
     })
     const asked = (await eventsOfReturn(hurried, orderId, returnId)).filter(
-      (row) => row.eventType === 'inventory.restock_requested',
+      (row) => row.eventType === 'inventory.restock_requested.v2',
     )
     expect(asked.map((row) => row.payload.data.attempt)).toEqual([1, 2])
     const log = (await processOf(hurried, 'return', returnId)).log.map(

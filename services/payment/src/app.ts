@@ -21,10 +21,10 @@ import { createPaymentProvider, type PaymentProvider } from './clients/payment-p
 import type { PaymentConfig } from './config.ts'
 import { createChargeAttemptsRepository } from './data/charge-attempts-repository.ts'
 import { createIdempotencyKeysRepository } from './data/idempotency-keys-repository.ts'
+import { createKeyedRefundsRepository } from './data/keyed-refunds-repository.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createPaymentsRepository } from './data/payments-repository.ts'
 import { createProviderEventsRepository } from './data/provider-events-repository.ts'
-import { createReturnRefundsRepository } from './data/return-refunds-repository.ts'
 import { paymentFingerprints } from './domain/idempotency.ts'
 import { createPaymentUseCases, type PaymentUseCases } from './domain/payments.ts'
 import { type ProviderEvent, receiveProviderEvent } from './domain/provider-events.ts'
@@ -108,13 +108,13 @@ export async function buildApp(dependencies: PaymentDependencies): Promise<Payme
   const paymentsRepository = tracedRepository('payments', createPaymentsRepository(sql))
   const orders = tracedRepository('orders', createOrdersRepository(sql))
   const chargeAttempts = tracedRepository('charge_attempts', createChargeAttemptsRepository(sql))
-  const returnRefunds = tracedRepository('return_refunds', createReturnRefundsRepository(sql))
+  const keyedRefunds = tracedRepository('keyed_refunds', createKeyedRefundsRepository(sql))
   const payments = createPaymentUseCases({
     sql,
     payments: paymentsRepository,
     orders,
     chargeAttempts,
-    returnRefunds,
+    keyedRefunds,
     idempotencyKeys,
     provider,
     autonomous,

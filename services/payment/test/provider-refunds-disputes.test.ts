@@ -10,6 +10,7 @@ import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/p
 import { tokenEnv } from '@meridian/testkit'
 import Stripe from 'stripe'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { amountRefundRequest } from '../src/domain/amount-refund.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { handleOrderPlaced, outboxOf, placedOrder, requestRefund } from './support/orders.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
@@ -154,7 +155,7 @@ describe('a refund made at the provider (charge.refunded)', () => {
   it("when a return's refund was made at the provider but its answer was lost, then its webhook counts it, and the return asked again refunds nothing more and is counted once", async () => {
     const { orderId, paymentId, intent } = await chargedOrder()
     const returnId = randomUUID()
-    // what the return's refund sent (refund-return-<returnId>, its cents): the provider made it, Meridian never heard
+    // what the return's refund sent (refund-<refundKey>, its cents): the provider made it, Meridian never heard
     await stripe.refunds.create(
       { payment_intent: intent, amount: 1250 },
       { idempotencyKey: `refund-return-${returnId}` },
@@ -165,8 +166,11 @@ describe('a refund made at the provider (charge.refunded)', () => {
     expect(await paymentRow(paymentId)).toMatchObject({ status: 'succeeded', refundedCents: 1250 })
 
     const asked = await transaction(payment.sql, (tx) =>
-      payment.payments.refundReturn(
-        { orderId, reason: 'too small', attempt: 2, cause: 'return', returnId, amount: 12.5 },
+      payment.payments.refundAmount(
+        amountRefundRequest(
+          { orderId, reason: 'too small', attempt: 2, refundKey: `return-${returnId}`, amount: 12.5 },
+          { refundKey: `return-${returnId}`, amount: 12.5 },
+        ),
         tx,
       ),
     )
@@ -177,7 +181,7 @@ describe('a refund made at the provider (charge.refunded)', () => {
     expect(await answersOf(orderId)).toEqual([
       {
         type: 'payment.refunded',
-        data: { orderId, paymentId, amount: 12.5, reason: 'too small', cause: 'return', returnId },
+        data: { orderId, paymentId, amount: 12.5, reason: 'too small', refundKey: `return-${returnId}` },
       },
     ])
     expect(await orderSummary(provider.url, orderId)).toMatchObject({ refunds: 1, refunded: 1250 })
@@ -187,8 +191,11 @@ describe('a refund made at the provider (charge.refunded)', () => {
     const { orderId, paymentId, intent } = await chargedOrder()
     const returnId = randomUUID()
     await transaction(payment.sql, (tx) =>
-      payment.payments.refundReturn(
-        { orderId, reason: 'broken', attempt: 1, cause: 'return', returnId, amount: 5 },
+      payment.payments.refundAmount(
+        amountRefundRequest(
+          { orderId, reason: 'broken', attempt: 1, refundKey: `return-${returnId}`, amount: 5 },
+          { refundKey: `return-${returnId}`, amount: 5 },
+        ),
         tx,
       ),
     )

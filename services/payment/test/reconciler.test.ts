@@ -128,13 +128,12 @@ describe('a charge whose outcome was unknown', () => {
       },
     ])
     expect(await dataOf(data.orderId)).toEqual([
-      { orderId: data.orderId, amount: 0, reason: 'payment timed out', cause: 'compensation' },
+      { orderId: data.orderId, amount: 0, reason: 'payment timed out' },
       {
         orderId: data.orderId,
         paymentId: reconciled?.paymentId,
         amount: 39.98,
         reason: 'payment timed out',
-        cause: 'compensation',
       },
     ])
     expect((await outboxOf(data.orderId)).map((row) => row.payload)).toEqual([
@@ -258,7 +257,6 @@ describe("a customer's payment whose outcome was unknown (POST /payments)", () =
       paymentId: reconciled?.paymentId,
       amount: 12.5,
       reason: 'cancelled by the customer',
-      cause: 'compensation',
     })
   })
 })

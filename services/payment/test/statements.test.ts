@@ -9,11 +9,11 @@ import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/p
 import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createChargeAttemptsRepository } from '../src/data/charge-attempts-repository.ts'
+import { createKeyedRefundsRepository } from '../src/data/keyed-refunds-repository.ts'
 import { createOrdersRepository } from '../src/data/orders-repository.ts'
 import { createPaymentsRepository } from '../src/data/payments-repository.ts'
-import { createReturnRefundsRepository } from '../src/data/return-refunds-repository.ts'
+import { amountRefundRequest, refundAmount } from '../src/domain/amount-refund.ts'
 import { chargeOrder, type OrderStepDependencies, refundOrder } from '../src/domain/order-step.ts'
-import { refundReturn } from '../src/domain/return-refund.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { cards, orderSummary, providerToken } from './support/provider.ts'
 
@@ -38,7 +38,7 @@ const returnRefundedAlreadyBudget = 4
 let provider: PaymentSimulator
 let payment: PaymentTestApp
 let counter: StatementCounter<ReturnType<typeof createDatabase>>
-let deps: OrderStepDependencies & Parameters<typeof refundReturn>[0]
+let deps: OrderStepDependencies & Parameters<typeof refundAmount>[0]
 
 beforeAll(async () => {
   provider = await createPaymentSimulator({ port: 0 })
@@ -51,7 +51,7 @@ beforeAll(async () => {
     payments: createPaymentsRepository(counter.sql),
     orders: createOrdersRepository(counter.sql),
     chargeAttempts: createChargeAttemptsRepository(counter.sql),
-    returnRefunds: createReturnRefundsRepository(counter.sql),
+    keyedRefunds: createKeyedRefundsRepository(counter.sql),
     provider: payment.provider,
     authenticationTimeoutMs: 600_000,
     // counted too: the same pool (its second connection) stands for the autonomous one
@@ -94,17 +94,14 @@ describe('payment: statements per event (the budgets)', () => {
   it(`when a return's lines are refunded, then it costs ${returnRefundBudget} statements; asked again, ${returnRefundedAlreadyBudget}`, async () => {
     const data = placed(await providerToken(provider.url, cards.succeeds))
     await statementsOf((tx) => chargeOrder(deps, data, tx))
-    const asked = {
-      orderId: data.orderId,
-      reason: 'return',
-      attempt: 1,
-      cause: 'return' as const,
-      returnId: randomUUID(),
-      amount: 19.99,
-    }
-    const refunded = await statementsOf((tx) => refundReturn(deps, asked, tx))
+    const refundKey = `return-${randomUUID()}`
+    const asked = amountRefundRequest(
+      { orderId: data.orderId, reason: 'return', attempt: 1, refundKey, amount: 19.99 },
+      { refundKey, amount: 19.99 },
+    )
+    const refunded = await statementsOf((tx) => refundAmount(deps, asked, tx))
     expect(refunded, refunded.join('\n')).toHaveLength(returnRefundBudget)
-    const again = await statementsOf((tx) => refundReturn(deps, { ...asked, attempt: 2 }, tx))
+    const again = await statementsOf((tx) => refundAmount(deps, { ...asked, attempt: 2 }, tx))
     expect(again, again.join('\n')).toHaveLength(returnRefundedAlreadyBudget)
     expect(await orderSummary(provider.url, data.orderId)).toMatchObject({ refunds: 1, refunded: 1999 })
   })

@@ -1,6 +1,7 @@
-// Returns' restocks in PostgreSQL: SQL only; every function takes the pool or an open transaction. Putting a return's
-// lines back is one statement (data-modifying CTEs), as holding and settling a reservation are: the product rows are
-// locked in id order first, then the return's row decides whether the stock moves.
+// Restocks in PostgreSQL: SQL only; every function takes the pool or an open transaction. Putting a restock's lines
+// back is one statement (data-modifying CTEs), as holding and settling a reservation are: the product rows are locked
+// in id order first, then the restock's row decides whether the stock moves. The table's key column keeps the name of
+// its first asker (`return_id`, migrations/0003): it holds the restock's id, whichever process chose it.
 import type { Queryable } from '@meridian/db'
 
 export interface RestockLine {
@@ -8,16 +9,16 @@ export interface RestockLine {
   quantity: number
 }
 
-/** A return's restock as recorded: its order and the lines put back (product id order). */
+/** A restock as recorded: its order and the lines put back (product id order). */
 export interface RestockRecord {
-  returnId: string
+  restockId: string
   orderId: string
   items: RestockLine[]
 }
 
-/** What putting a return's lines back is asked. */
+/** What putting a restock's lines back is asked. */
 export interface StockToRestock {
-  returnId: string
+  restockId: string
   orderId: string
   /** the lines whose product id can name a row (a uuid): distinct products, in id order */
   lines: readonly RestockLine[]
@@ -28,38 +29,38 @@ export interface StockToRestock {
 }
 
 export interface Restocked {
-  /** true when this call recorded the return and moved its stock; false when it was restocked before */
+  /** true when this call recorded the restock and moved its stock; false when it was made before */
   moved: boolean
   /**
-   * the return's restock: the one made now, or the one made before as this statement's snapshot saw it; undefined
-   * only when another transaction recorded it while this one ran (read it again: findByReturn)
+   * the restock: the one made now, or the one made before as this statement's snapshot saw it; undefined only when
+   * another transaction recorded it while this one ran (read it again: findById)
    */
   restock: RestockRecord | undefined
 }
 
 export function createRestocksRepository(db: Queryable) {
   return {
-    /** The return's restock, or undefined. */
-    async findByReturn(returnId: string, sql: Queryable = db): Promise<RestockRecord | undefined> {
+    /** The restock, or undefined. */
+    async findById(restockId: string, sql: Queryable = db): Promise<RestockRecord | undefined> {
       const [row] = await sql<RestockRecord[]>`
-        select return_id, order_id, items from restocks where return_id = ${returnId}`
+        select return_id as restock_id, order_id, items from restocks where return_id = ${restockId}`
       return row
     },
 
     /**
-     * Puts the return's lines back in stock, once per return, in one statement. The lines' products are locked for
+     * Puts the restock's lines back in stock, once per restock id, in one statement. The lines' products are locked for
      * update in id order (as every writer of several products locks them: a restock and a reservation never wait on
-     * each other in a cycle), then the return's row is inserted with the lines whose product exists; only when that
-     * insert happens (return_id is the key: a restock of the same return running at the same time waits for the
+     * each other in a cycle), then the restock's row is inserted with the lines whose product exists; only when that
+     * insert happens (its id is the key: a restock of the same id running at the same time waits for the
      * first to commit, then finds it taken) does each line's quantity go back to available, audited with the reason
      * and the order's id. A line whose product does not exist is not put back (there is nothing to put it into).
      */
     async restock(
-      { returnId, orderId, lines, asked, reason }: StockToRestock,
+      { restockId, orderId, lines, asked, reason }: StockToRestock,
       sql: Queryable = db,
     ): Promise<Restocked> {
       const [row] = await sql<
-        { moved: boolean; returnId: string | null; orderId: string | null; items: RestockLine[] | null }[]
+        { moved: boolean; restockId: string | null; orderId: string | null; items: RestockLine[] | null }[]
       >`
         with wanted as (
           select * from unnest(
@@ -74,9 +75,9 @@ export function createRestocksRepository(db: Queryable) {
           select w.product_id, w.quantity from wanted w join locked k on k.id = w.product_id
         ),
         recorded as (
-          -- reads the locked rows first, so every product row is locked before the return's row is written
+          -- reads the locked rows first, so every product row is locked before the restock's row is written
           insert into restocks (return_id, order_id, items, asked)
-          select ${returnId}::uuid, ${orderId}::uuid,
+          select ${restockId}::uuid, ${orderId}::uuid,
             coalesce(
               (select jsonb_agg(jsonb_build_object('productId', product_id, 'quantity', quantity) order by product_id)
                from present),
@@ -97,21 +98,21 @@ export function createRestocksRepository(db: Queryable) {
           from present s, recorded r
         )
         select exists (select 1 from recorded) as moved,
-          coalesce(r.return_id, e.return_id) as return_id,
+          coalesce(r.return_id, e.return_id) as restock_id,
           coalesce(r.order_id, e.order_id) as order_id,
           coalesce(r.items, e.items) as items
         from (select 1) as one
         left join recorded r on true
         -- the statement's snapshot: the restock made before, not the one inserted above
-        left join restocks e on e.return_id = ${returnId}`
+        left join restocks e on e.return_id = ${restockId}`
       if (!row) throw new Error('restocking read no row')
-      const { moved, returnId: recordedReturn, orderId: recordedOrder, items } = row
+      const { moved, restockId: recorded, orderId: recordedOrder, items } = row
       return {
         moved,
         restock:
-          recordedReturn === null || recordedOrder === null || items === null
+          recorded === null || recordedOrder === null || items === null
             ? undefined
-            : { returnId: recordedReturn, orderId: recordedOrder, items },
+            : { restockId: recorded, orderId: recordedOrder, items },
       }
     },
   }

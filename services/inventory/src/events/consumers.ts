@@ -4,8 +4,9 @@
 // the commands: inventory.reservation_requested (reserve again after a timeout) and inventory.release_requested (the
 // compensation). Each command is always answered (inventory.reserved / inventory.failed, inventory.released).
 // order.cancelled and order.failed are not consumed: the compensation comes as inventory.release_requested.
-// A return's process (in order) sends inventory.restock_requested once the return's goods came back: answered with
-// inventory.restocked, the stock put back once per return.
+// A process (a return's, in order) sends inventory.restock_requested.v2 once goods came back: answered with
+// inventory.restocked.v2, the stock put back once per restock id.
+import { restockAskedOfV1 } from '@meridian/contracts'
 import {
   type AnyServiceConsumer,
   type ConsumersOptions,
@@ -52,14 +53,25 @@ export const onShipmentCreated =
   }
 
 /**
- * inventory.restock_requested: a return's goods came back; its lines go back in stock once per return, and every
- * request (the process asking again, attempt 2, 3…) is answered with inventory.restocked.
+ * inventory.restock_requested.v2: a process's goods came back; their lines go back in stock once per restock id, and
+ * every request (the process asking again, attempt 2, 3…) is answered with inventory.restocked.v2.
  */
 export const onRestockRequested =
-  (restocks: RestockUseCases): EventHandler<'inventory.restock_requested'> =>
+  (restocks: RestockUseCases): EventHandler<'inventory.restock_requested.v2'> =>
   async (event, tx) => {
     const { attempt: _attempt, ...restock } = event.data
-    await restocks.restockReturn(restock, tx)
+    await restocks.restock(restock, tx)
+  }
+
+/**
+ * inventory.restock_requested (1.0, from an order service of a release before 0.2): read as its v2 and answered with
+ * inventory.restocked 1.0, which that release waits for.
+ */
+export const onRestockRequestedV1 =
+  (restocks: RestockUseCases): EventHandler<'inventory.restock_requested'> =>
+  async (event, tx) => {
+    const { attempt: _attempt, ...restock } = restockAskedOfV1(event.data)
+    await restocks.restock(restock, tx, 'inventory.restocked')
   }
 
 export type InventoryEventType =
@@ -68,6 +80,7 @@ export type InventoryEventType =
   | 'inventory.release_requested'
   | 'shipment.created'
   | 'inventory.restock_requested'
+  | 'inventory.restock_requested.v2'
 
 export type InventoryConsumersOptions = ConsumersOptions<InventoryEventType>
 
@@ -83,7 +96,8 @@ export function inventoryConsumers(
       'inventory.reservation_requested': onReservationRequested(reservations),
       'inventory.release_requested': onReleaseRequested(reservations),
       'shipment.created': onShipmentCreated(reservations),
-      'inventory.restock_requested': onRestockRequested(restocks),
+      'inventory.restock_requested': onRestockRequestedV1(restocks),
+      'inventory.restock_requested.v2': onRestockRequested(restocks),
     },
     options,
   )

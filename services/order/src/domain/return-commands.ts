@@ -1,11 +1,15 @@
 // The events a return's commands go out as: its news (requested, received, completed, rejected) and its steps'
-// requests (the restock, the refund under the return's own key), from the return's row and the instance.
+// requests (the restock under the return's id, the refund under its key `return-<id>`), from the return's row and
+// the instance.
 import { type EventType, fromMinorUnits } from '@meridian/contracts'
 import { type CatalogueEvent, createEvent } from '@meridian/events'
 import type { CommandContext } from '@meridian/process'
 import type { ReturnRecord } from '../data/returns-repository.ts'
 import { serviceSource } from './order-links.ts'
 import type { ReturnCommand, ReturnInstance } from './return-machine.ts'
+
+/** The key a return's refund is made under, once (payment's provider key: `refund-return-<id>`). */
+export const returnRefundKey = (returnId: string) => `return-${returnId}`
 
 /** The event a return's command goes out as, from its row (the owner) and the instance the decision leads to. */
 export function returnCommandEvent(
@@ -46,16 +50,24 @@ export function returnCommandEvent(
         customerId: owner.customerId,
         reason: instance.rejectionReason ?? 'rejected',
       })
-    case 'inventory.restock_requested':
-      return event('inventory.restock_requested', { ...about, items, attempt: command.attempt })
+    case 'inventory.restock_requested.v2':
+      return event('inventory.restock_requested.v2', {
+        restockId: owner.id,
+        orderId: owner.orderId,
+        items,
+        reason: `return ${owner.id}`,
+        attempt: command.attempt,
+      })
     case 'payment.refund_requested':
+      // cause and returnId are 1.1.0's way of naming the key, for a payment service of a release before 0.2
       return event('payment.refund_requested', {
         orderId: owner.orderId,
         reason: `return ${owner.id}: ${owner.reason}`,
         attempt: command.attempt,
+        amount: refundAmount,
+        refundKey: returnRefundKey(owner.id),
         cause: 'return',
         returnId: owner.id,
-        amount: refundAmount,
       })
   }
 }

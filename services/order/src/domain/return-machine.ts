@@ -30,7 +30,7 @@ export type ReturnFact =
 
 export type ReturnCommand =
   | { type: 'return.requested' | 'return.received' | 'return.completed' | 'return.rejected' }
-  | { type: 'inventory.restock_requested' | 'payment.refund_requested'; attempt: number }
+  | { type: 'inventory.restock_requested.v2' | 'payment.refund_requested'; attempt: number }
 
 export interface ReturnTiming {
   /** how long the restock or the refund may go unanswered before it is asked again, ms (doubled each attempt) */
@@ -40,14 +40,14 @@ export interface ReturnTiming {
 }
 
 export function returnSteps(timing: ReturnTiming): Steps<ReturnInstance, ReturnCommand> {
-  const step = (type: 'inventory.restock_requested' | 'payment.refund_requested') => ({
+  const step = (type: 'inventory.restock_requested.v2' | 'payment.refund_requested') => ({
     kind: 'forward' as const,
     deadlineMs: timing.stepTimeoutMs,
     attempts: timing.stepAttempts,
     backoff: 'doubling' as const,
     ask: (_instance: ReturnInstance, attempt: number): ReturnCommand => ({ type, attempt }),
   })
-  return { restock: step('inventory.restock_requested'), refund: step('payment.refund_requested') }
+  return { restock: step('inventory.restock_requested.v2'), refund: step('payment.refund_requested') }
 }
 
 /** A return just requested: waits for its goods (a person's act: no deadline); return.requested goes out. */

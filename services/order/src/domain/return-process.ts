@@ -28,7 +28,7 @@ export function returnProcess(timing: ReturnTiming) {
     // nothing moves a return but the answers to its own commands, found by the stamp they carry back
     events: {},
     answers: {
-      'inventory.restocked': { fact: () => ({ kind: 'inventory.restocked' }) },
+      'inventory.restocked.v2': { fact: () => ({ kind: 'inventory.restocked' }) },
       'payment.refunded': {
         fact: (data) => ({
           kind: 'payment.refunded',
@@ -36,7 +36,7 @@ export function returnProcess(timing: ReturnTiming) {
           ...(data.paymentId ? { paymentId: data.paymentId } : {}),
         }),
       },
-      'payment.refund_failed': {
+      'payment.refund_failed.v2': {
         fact: (data) => ({ kind: 'payment.refund_failed', reason: data.reason }),
         failure: true,
       },

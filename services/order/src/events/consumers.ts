@@ -20,11 +20,11 @@ export const orderEventTypes = [
   'payment.action_required',
   'payment.failed',
   'payment.refunded',
-  'payment.refund_failed',
+  'payment.refund_failed.v2',
   'inventory.reserved',
   'inventory.failed',
   'inventory.released',
-  'inventory.restocked',
+  'inventory.restocked.v2',
   'shipment.created',
   'shipment.delivered',
 ] as const satisfies readonly EventType[]

@@ -41,8 +41,8 @@ export const lateRefundKey = (orderId: string, chargeId: string) => `refund-${or
 export const secondChargeReason = 'the order was paid by another payment'
 
 /**
- * Refunds a recorded charge in full now, marks it refunded and appends payment.refunded — cause 'compensation': the
- * order cannot use the charge (cancelled, failed, or paid by another), which is what the saga reads.
+ * Refunds a recorded charge in full now, marks it refunded and appends payment.refunded: the order
+ * cannot use the charge (cancelled, failed, or paid by another).
  */
 async function refundNow(
   deps: ChargeSettlementDependencies,
@@ -69,7 +69,6 @@ async function refundNow(
       paymentId: record.id,
       amount: fromMinorUnits(refund.amount),
       reason,
-      cause: 'compensation',
     },
     { source: serviceSource },
   )

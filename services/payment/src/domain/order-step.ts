@@ -256,7 +256,7 @@ export async function chargeOrder(
  * (a charge in flight is waited for, then refunded): the request is recorded (a later charge of the order is not
  * made, and POST /payments refuses it), each succeeded payment of the order is refunded in full at the provider (key
  * `refund-<orderId>` for the order's first refund, `refund-<orderId>-<paymentId>` for any further payment), marked
- * refunded, and payment.refunded (cause 'compensation') is appended for it. It always answers: with no succeeded
+ * refunded, and payment.refunded is appended for it. It always answers: with no succeeded
  * payment left (never charged, or refunded already) one payment.refunded without paymentId and with amount 0 is
  * appended. A payment a return refunded in part is refunded for the rest (the provider's whole unrefunded rest).
  */
@@ -276,7 +276,7 @@ export async function refundOrder(
   if (paid.length === 0) {
     const nothing = createEvent(
       'payment.refunded',
-      { orderId: order.orderId, amount: 0, reason: order.reason, cause: 'compensation' },
+      { orderId: order.orderId, amount: 0, reason: order.reason },
       { source: serviceSource },
     )
     await appendToOutbox(tx, nothing, { aggregateId: order.orderId })
@@ -305,7 +305,6 @@ export async function refundOrder(
         paymentId: payment.id,
         amount: fromMinorUnits(refund.amount),
         reason: order.reason,
-        cause: 'compensation',
       },
       { source: serviceSource },
     )

@@ -40,7 +40,7 @@ export interface ProviderChargeEventsDependencies {
 
 /**
  * True for the provider key of one of Meridian's own refunds (`refund-<orderId>`, `refund-<orderId>-<id>`,
- * `refund-return-<returnId>[-n]`): the request an event names was Meridian's, whose own path announces the refund.
+ * `refund-<refundKey>[-n]`): the request an event names was Meridian's, whose own path announces the refund.
  */
 export const isOwnRefundKey = (key: string | null | undefined): boolean =>
   typeof key === 'string' && key.startsWith('refund-')

@@ -6,17 +6,22 @@
 // (domain/reconciler.ts, on its clock in app.ts) settles it even when no retry ever calls again
 // (the saga compensated first).
 // The forward step is choreographed (order.placed charges); the order service's processes send the commands:
-// payment.requested (the saga charges again after a timeout), payment.refund_requested (the saga's compensation, or,
-// with cause 'return', a return's refund of its returned lines under the key `refund-return-<returnId>`). Each command
-// is always answered (payment.processed / payment.failed, payment.refunded, or payment.refund_failed when the provider
-// declines a return's refund). order.cancelled and order.failed are not consumed: the compensation comes as
+// payment.requested (the saga charges again after a timeout), payment.refund_requested (the saga's compensation, or
+// an amount under the asking process's key, as a return's refund of its returned lines). Each command is always
+// answered (payment.processed / payment.failed, payment.refunded, or payment.refund_failed.v2 when a keyed refund
+// cannot be made). Which process asked is not payment's business: the answers go back by the stamp the command
+// carried (the process header). order.cancelled and order.failed are not consumed: the compensation comes as
 // payment.refund_requested.
+
+import { refundAsked } from '@meridian/contracts'
 import {
   type AnyServiceConsumer,
   type ConsumersOptions,
   consumersOf,
   type EventHandler,
+  InvalidEventError,
 } from '@meridian/events'
+import { amountRefundRequest } from '../domain/amount-refund.ts'
 import type { PaymentUseCases } from '../domain/payments.ts'
 
 /** The consumer group of the payment service: its inbox key and its retries' `consumer-group` header. */
@@ -41,15 +46,24 @@ export const onPaymentRequested =
   }
 
 /**
- * payment.refund_requested: the saga's compensation refunds the order's payments (payment.refunded, cause
- * 'compensation'); a return's (cause 'return') refunds its amount once (payment.refunded with its returnId, or
- * payment.refund_failed).
+ * payment.refund_requested: a compensation refunds the order's payments (payment.refunded for each); an amount under
+ * a key is refunded once (payment.refunded with the key, or payment.refund_failed.v2). A keyed refund whose command
+ * names no key cannot be answered at all: a bad event (dead-lettered).
  */
 export const onRefundRequested =
   (payments: PaymentUseCases): EventHandler<'payment.refund_requested'> =>
   async (event, tx) => {
-    if (event.data.cause === 'return') await payments.refundReturn(event.data, tx)
-    else await payments.refundOrder({ orderId: event.data.orderId, reason: event.data.reason }, tx)
+    const asked = refundAsked(event.data)
+    if (asked.kind === 'order') {
+      await payments.refundOrder({ orderId: asked.orderId, reason: asked.reason }, tx)
+      return
+    }
+    const { refundKey, amount } = asked
+    if (refundKey === undefined)
+      throw new InvalidEventError(
+        `payment.refund_requested of order ${asked.orderId}: a refund of an amount names its refundKey`,
+      )
+    await payments.refundAmount(amountRefundRequest(event.data, { refundKey, amount }), tx)
   }
 
 export type PaymentEventType = 'order.placed' | 'payment.requested' | 'payment.refund_requested'

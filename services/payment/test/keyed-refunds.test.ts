@@ -1,8 +1,10 @@
-// A return's refund (payment.refund_requested with cause 'return'), through the consumer main.ts starts, on a real
-// database with the provider simulator: exactly the returned lines' cents refunded once under the return's own key
-// (`refund-return-<returnId>`), recorded with the payment's refunded cents, answered payment.refunded {cause: return,
-// returnId} — or payment.refund_failed when the provider declines or the order has not that much left; a provider
-// that fails or is down makes the handler throw and writes nothing, and the next ask refunds once.
+// A refund of an amount under its key (payment.refund_requested 1.2.0 with `amount` and `refundKey`, as a return's
+// process asks for its returned lines under `return-<returnId>`), through the consumer main.ts starts, on a real
+// database with the provider simulator: exactly those cents refunded once under the provider key `refund-<refundKey>`,
+// recorded with the payment's refunded cents, answered payment.refunded carrying the key back — or
+// payment.refund_failed.v2 when the provider declines or the order has not that much left; a provider that fails or
+// is down makes the handler throw and writes nothing, and the next ask refunds once. A 1.1.0 request (a return named
+// by cause and returnId, from an order release before 0.2) is in consumers.test.ts.
 import { randomUUID } from 'node:crypto'
 import { AppError } from '@meridian/contracts'
 import { transaction } from '@meridian/db'
@@ -11,9 +13,9 @@ import { createPaymentSimulator, type PaymentSimulator } from '@meridian/infra/p
 import { UpstreamStatusError } from '@meridian/service-kit'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createPaymentProvider, refundDeclineOf } from '../src/clients/payment-provider.ts'
+import { createKeyedRefundsRepository } from '../src/data/keyed-refunds-repository.ts'
 import { createPaymentsRepository } from '../src/data/payments-repository.ts'
-import { createReturnRefundsRepository } from '../src/data/return-refunds-repository.ts'
-import { paymentToRefund, refundReturn } from '../src/domain/return-refund.ts'
+import { amountRefundRequest, paymentToRefund, refundAmount } from '../src/domain/amount-refund.ts'
 import { buildPaymentTestApp, type PaymentTestApp } from './support/app.ts'
 import { handleOrderPlaced, outboxOf, placedOrder, requestRefund } from './support/orders.ts'
 import { cards, closedPort, orderSummary, providerToken } from './support/provider.ts'
@@ -56,14 +58,13 @@ interface ReturnAsk {
   reason?: string
 }
 
-/** The return's process asks for its refund (attempt 1 unless told). */
+/** The return's process asks for its refund under its key (attempt 1 unless told). */
 const requestReturnRefund = ({ orderId, returnId, amount, attempt = 1, reason = 'return' }: ReturnAsk) =>
   handleRefundRequested({
     orderId,
     reason,
     attempt,
-    cause: 'return',
-    returnId,
+    refundKey: `return-${returnId}`,
     ...(amount === undefined ? {} : { amount }),
   })
 
@@ -97,7 +98,7 @@ const paymentOf = async (orderId: string) => {
 
 const returnRefundsOf = (orderId: string) =>
   payment.sql`
-    select return_id, payment_id, amount_cents::int, provider_refund_id from return_refunds
+    select refund_key, payment_id, amount_cents::int, provider_refund_id from keyed_refunds
     where order_id = ${orderId} order by created_at`
 
 /** The provider's refund under `key` for that body, asked again straight at the provider (Stripe's wire format). */
@@ -119,7 +120,7 @@ async function providerRefund(key: string, body: { charge: string; amount: numbe
 }
 
 describe("a return's refund", () => {
-  it('when a return of part of an order is refunded, then exactly its cents are refunded under refund-return-<returnId>, recorded, and payment.refunded says cause return with its returnId and amount', async () => {
+  it('when a return of part of an order is refunded, then exactly its cents are refunded under refund-return-<returnId>, recorded, and payment.refunded carries its key back with the amount', async () => {
     const order = await chargedOrder()
     const returnId = randomUUID()
     await requestReturnRefund({ orderId: order.orderId, returnId, amount: 19.99, reason: 'too small' })
@@ -133,8 +134,7 @@ describe("a return's refund", () => {
           paymentId: order.paymentId,
           amount: 19.99,
           reason: 'too small',
-          cause: 'return',
-          returnId,
+          refundKey: `return-${returnId}`,
         },
       }),
     ])
@@ -148,7 +148,7 @@ describe("a return's refund", () => {
     expect(charge).toMatchObject({ id: order.paymentId, status: 'succeeded', refundedCents: 1999 })
     const [recorded] = await returnRefundsOf(order.orderId)
     expect(recorded).toEqual({
-      returnId,
+      refundKey: `return-${returnId}`,
       paymentId: order.paymentId,
       amountCents: 1999,
       providerRefundId: expect.stringMatching(/^re_/),
@@ -176,7 +176,7 @@ describe("a return's refund", () => {
       'payment.refunded',
     ])
     expect(new Set(answers.map((each) => JSON.stringify(each.data))).size).toBe(1)
-    expect(answers[0]?.data).toMatchObject({ amount: 5.5, cause: 'return', returnId })
+    expect(answers[0]?.data).toMatchObject({ amount: 5.5, refundKey: `return-${returnId}` })
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 550 })
     expect(await paymentOf(order.orderId)).toMatchObject({ refundedCents: 550 })
     expect(await returnRefundsOf(order.orderId)).toHaveLength(1)
@@ -205,8 +205,8 @@ describe("a return's refund", () => {
     await requestReturnRefund({ orderId: order.orderId, returnId: second, amount: 25.49 })
 
     expect((await answersOf(order.orderId)).map((each) => each.data)).toEqual([
-      expect.objectContaining({ amount: 19.99, returnId: first, paymentId: order.paymentId }),
-      expect.objectContaining({ amount: 25.49, returnId: second, paymentId: order.paymentId }),
+      expect.objectContaining({ amount: 19.99, refundKey: `return-${first}`, paymentId: order.paymentId }),
+      expect.objectContaining({ amount: 25.49, refundKey: `return-${second}`, paymentId: order.paymentId }),
     ])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({
       refunds: 2,
@@ -217,20 +217,19 @@ describe("a return's refund", () => {
     expect(await paymentOf(order.orderId)).toMatchObject({ status: 'refunded', refundedCents: 4548 })
   })
 
-  it('when a return asks more than the order has left unrefunded, then payment.refund_failed says so and nothing is refunded', async () => {
+  it('when a return asks more than the order has left unrefunded, then payment.refund_failed.v2 says so and nothing is refunded', async () => {
     const order = await chargedOrder()
     await requestReturnRefund({ orderId: order.orderId, returnId: randomUUID(), amount: 39.98 })
     const tooMuch = randomUUID()
     await requestReturnRefund({ orderId: order.orderId, returnId: tooMuch, amount: 19.99, attempt: 2 })
 
     const answers = await answersOf(order.orderId)
-    expect(answers.map((each) => each.type)).toEqual(['payment.refunded', 'payment.refund_failed'])
+    expect(answers.map((each) => each.type)).toEqual(['payment.refunded', 'payment.refund_failed.v2'])
     expect(answers[1]).toMatchObject({ source: 'payment' })
     expect(answers[1]?.data).toEqual({
       orderId: order.orderId,
-      returnId: tooMuch,
+      refundKey: `return-${tooMuch}`,
       reason: "the refund of 19.99 is more than the order's payment has left to refund (5.5)",
-      cause: 'return',
       attempt: 2,
     })
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 3998 })
@@ -238,7 +237,7 @@ describe("a return's refund", () => {
     expect(await returnRefundsOf(order.orderId)).toHaveLength(1)
   })
 
-  it('when the provider declines refunds, then payment.refund_failed with its reason and nothing recorded; once it refunds again, the next attempt refunds once', async () => {
+  it('when the provider declines refunds, then payment.refund_failed.v2 with its reason and nothing recorded; once it refunds again, the next attempt refunds once', async () => {
     const order = await chargedOrder()
     const returnId = randomUUID()
     provider.setFaults({ refunds: 'decline' })
@@ -247,12 +246,11 @@ describe("a return's refund", () => {
 
     expect(await answersOf(order.orderId)).toEqual([
       expect.objectContaining({
-        type: 'payment.refund_failed',
+        type: 'payment.refund_failed.v2',
         data: {
           orderId: order.orderId,
-          returnId,
+          refundKey: `return-${returnId}`,
           reason: 'The refund was declined by the payment provider.',
-          cause: 'return',
           attempt: 1,
         },
       }),
@@ -265,13 +263,13 @@ describe("a return's refund", () => {
     provider.setFaults({ refunds: 'succeed' })
     await requestReturnRefund({ orderId: order.orderId, returnId, amount: 19.99, attempt: 2 })
     expect((await answersOf(order.orderId)).map((each) => each.type)).toEqual([
-      'payment.refund_failed',
+      'payment.refund_failed.v2',
       'payment.refunded',
     ])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 1999 })
   })
 
-  it('when the provider refuses the refund (422 amount_too_large: refunded at the provider outside payment), then payment.refund_failed names its code and nothing is recorded', async () => {
+  it('when the provider refuses the refund (422 amount_too_large: refunded at the provider outside payment), then payment.refund_failed.v2 names its code and nothing is recorded', async () => {
     const order = await chargedOrder()
     const charge = await paymentOf(order.orderId)
     const outside = await providerRefund(`outside-${randomUUID()}`, {
@@ -284,9 +282,8 @@ describe("a return's refund", () => {
     expect((await answersOf(order.orderId)).map((each) => each.data)).toEqual([
       {
         orderId: order.orderId,
-        returnId,
+        refundKey: `return-${returnId}`,
         reason: 'the payment provider refused the refund (amount_too_large)',
-        cause: 'return',
         attempt: 1,
       },
     ])
@@ -323,19 +320,16 @@ describe("a return's refund", () => {
     })
     const deps = {
       payments: createPaymentsRepository(payment.sql),
-      returnRefunds: createReturnRefundsRepository(payment.sql),
+      keyedRefunds: createKeyedRefundsRepository(payment.sql),
       provider: down,
     }
-    const request = {
-      orderId: order.orderId,
-      reason: 'return',
-      attempt: 1,
-      cause: 'return' as const,
-      returnId,
-      amount: 19.99,
-    }
+    const refundKey = `return-${returnId}`
+    const request = amountRefundRequest(
+      { orderId: order.orderId, reason: 'return', attempt: 1, refundKey, amount: 19.99 },
+      { refundKey, amount: 19.99 },
+    )
     try {
-      await expect(transaction(payment.sql, (tx) => refundReturn(deps, request, tx))).rejects.toMatchObject({
+      await expect(transaction(payment.sql, (tx) => refundAmount(deps, request, tx))).rejects.toMatchObject({
         statusCode: 503,
       })
     } finally {
@@ -344,7 +338,7 @@ describe("a return's refund", () => {
     expect(await answersOf(order.orderId)).toEqual([])
     expect(await returnRefundsOf(order.orderId)).toEqual([])
 
-    await requestReturnRefund({ ...request, attempt: 2 })
+    await requestReturnRefund({ orderId: order.orderId, returnId, amount: 19.99, attempt: 2 })
     expect((await answersOf(order.orderId)).map((each) => each.type)).toEqual(['payment.refunded'])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 1999 })
   })
@@ -367,16 +361,15 @@ describe("a return's refund", () => {
     expect(await paymentOf(order.orderId)).toMatchObject({ refundedCents: 1999 })
   })
 
-  it('when a return has no amount, or the order was never charged, then payment.refund_failed says why; the provider is not asked', async () => {
+  it('when a return has no amount, or the order was never charged, then payment.refund_failed.v2 says why; the provider is not asked', async () => {
     const order = await chargedOrder()
     const noAmount = randomUUID()
     await requestReturnRefund({ orderId: order.orderId, returnId: noAmount })
     expect((await answersOf(order.orderId)).map((each) => each.data)).toEqual([
       {
         orderId: order.orderId,
-        returnId: noAmount,
+        refundKey: `return-${noAmount}`,
         reason: "the refund's amount is not an amount of cents above 0",
-        cause: 'return',
         attempt: 1,
       },
     ])
@@ -387,31 +380,29 @@ describe("a return's refund", () => {
     expect((await answersOf(never)).map((each) => each.data)).toEqual([
       {
         orderId: never,
-        returnId,
+        refundKey: `return-${returnId}`,
         reason: 'the order has no payment to refund',
-        cause: 'return',
         attempt: 1,
       },
     ])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 0 })
   })
 
-  it('when a return names no returnId, then the handler throws (no answer can name it) and nothing is written', async () => {
+  it('when a refund of an amount names no refundKey, then the handler throws (no answer can name it) and nothing is written', async () => {
     const order = await chargedOrder()
     await expect(
       handleRefundRequested({
         orderId: order.orderId,
         reason: 'return',
         attempt: 1,
-        cause: 'return',
         amount: 5.5,
       }),
-    ).rejects.toThrow(/names its returnId/)
+    ).rejects.toThrow(/names its refundKey/)
     expect(await answersOf(order.orderId)).toEqual([])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 0 })
   })
 
-  it('when a returnId refunded for one order comes for another, then payment.refund_failed for the other; nothing refunded', async () => {
+  it('when a refund key refunded for one order comes for another, then payment.refund_failed.v2 for the other; nothing refunded', async () => {
     const first = await chargedOrder()
     const other = await chargedOrder()
     const returnId = randomUUID()
@@ -420,9 +411,8 @@ describe("a return's refund", () => {
     expect((await answersOf(other.orderId)).map((each) => each.data)).toEqual([
       {
         orderId: other.orderId,
-        returnId,
-        reason: `return ${returnId} was refunded for another order`,
-        cause: 'return',
+        refundKey: `return-${returnId}`,
+        reason: `the refund return-${returnId} was made for another order`,
         attempt: 1,
       },
     ])
@@ -431,20 +421,19 @@ describe("a return's refund", () => {
 })
 
 describe("a return's refund beside the saga's compensation", () => {
-  it("when an order a return refunded in part is compensated, then the rest is refunded exactly and that payment.refunded says cause 'compensation'", async () => {
+  it('when an order a return refunded in part is compensated, then the rest is refunded exactly and that payment.refunded carries no refund key', async () => {
     const order = await chargedOrder()
     await requestReturnRefund({ orderId: order.orderId, returnId: randomUUID(), amount: 19.99 })
     await requestRefund(payment, order.orderId, 'cancelled by an operator')
 
     const answers = await answersOf(order.orderId)
     expect(answers.map((each) => each.data)).toEqual([
-      expect.objectContaining({ cause: 'return', amount: 19.99 }),
+      expect.objectContaining({ refundKey: expect.stringMatching(/^return-/), amount: 19.99 }),
       {
         orderId: order.orderId,
         paymentId: order.paymentId,
         amount: 25.49,
         reason: 'cancelled by an operator',
-        cause: 'compensation',
       },
     ])
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({
@@ -455,14 +444,14 @@ describe("a return's refund beside the saga's compensation", () => {
     expect(await paymentOf(order.orderId)).toMatchObject({ status: 'refunded', refundedCents: 4548 })
   })
 
-  it('when a return comes for an order the compensation refunded in full, then payment.refund_failed: the order has no payment to refund', async () => {
+  it('when a return comes for an order the compensation refunded in full, then payment.refund_failed.v2: the order has no payment to refund', async () => {
     const order = await chargedOrder()
     await requestRefund(payment, order.orderId, 'out of stock')
     const returnId = randomUUID()
     await requestReturnRefund({ orderId: order.orderId, returnId, amount: 5.5 })
     expect((await answersOf(order.orderId)).at(-1)).toMatchObject({
-      type: 'payment.refund_failed',
-      data: { returnId, reason: 'the order has no payment to refund' },
+      type: 'payment.refund_failed.v2',
+      data: { refundKey: `return-${returnId}`, reason: 'the order has no payment to refund' },
     })
     expect(await orderSummary(provider.url, order.orderId)).toMatchObject({ refunds: 1, refunded: 4548 })
   })
