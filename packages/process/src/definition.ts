@@ -5,6 +5,7 @@
 import type { CompensationState, EventData, EventType, StepOutcome } from '@meridian/contracts'
 import type { Fragment, Queryable } from '@meridian/db'
 import type { CatalogueEvent } from '@meridian/events'
+import type { TObject } from 'typebox'
 
 /** Where every instance stands; a process's own fields come beside these. */
 export interface InstanceBase {
@@ -164,10 +165,15 @@ export interface ProcessDefinition<
   decide(instance: Instance, fact: OwnFact<Fact>): Decision<Instance, Command>
   /** what the module's step mechanics need to know of it: when its forward steps run, what their exhaustion does */
   mechanics?: MechanicsOptions<Instance, Command>
-  /** the instance from its row and its owner */
-  restore(stored: StoredInstance, owner: Owner): Instance
-  /** the process's own fields of an instance, kept in the row's `data` (the owner's are the owner's) */
-  persist(instance: Instance): Record<string, Scalar>
+  /**
+   * The process's own fields of an instance, kept in its row's `data`: an object of scalars, each nullable (a field
+   * absent from the row reads as null, a null is not written). The module restores and persists them with the row's
+   * own fields (state, step, attempt, compensation, failure; escalated from its escalation); what the instance takes
+   * from its owner comes from `fromOwner`. A row whose data does not match is refused, never guessed at.
+   */
+  data: TObject
+  /** the fields an instance takes from its owner's row (e.g. the order's status), over those of `data` */
+  fromOwner?(owner: Owner): Partial<Instance>
   /** the event a command goes out as (built before anything is written: a schema refusal rolls back) */
   commandEvent(command: Command, context: CommandContext<Instance, Owner>): CatalogueEvent<EventType>
   /** the Kafka key of its commands' events; default: the instance's key */

@@ -7,7 +7,7 @@ import { appendToOutbox, type EventHandler, type ProcessStamp } from '@meridian/
 import type { AnyProcessDefinition, Decision, InstanceBase, StandardFact } from './definition.ts'
 import { decideOn } from './mechanics.ts'
 import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
-import { ownerOf, restoredInstance } from './restore.ts'
+import { ownerOf, persistedData, restoredInstance } from './restore.ts'
 import { createProcessStore, type NewLogLine, type ProcessStore } from './store.ts'
 
 /** Where escalations go besides the instance's row: an error log line and a counter. */
@@ -95,7 +95,7 @@ const rowOf = (definition: AnyProcessDefinition, next: InstanceBase) => ({
   compensation: next.compensation,
   failedStep: next.failedStep,
   failureReason: next.failureReason,
-  data: definition.persist(next),
+  data: persistedData(definition, next),
 })
 
 const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: LogSource) =>

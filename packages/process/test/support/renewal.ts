@@ -8,6 +8,7 @@ import type { EventData } from '@meridian/contracts'
 import { type Fragment, type Queryable, type Sql, transaction } from '@meridian/db'
 import { createEvent } from '@meridian/events'
 import { uniqueName } from '@meridian/testkit'
+import { Type } from 'typebox'
 import {
   type Decision,
   defineProcess,
@@ -247,17 +248,8 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
   },
   decide: decideRenewal,
   mechanics: renewalMechanics,
-  restore: (stored, owner) => ({
-    state: stored.state as RenewalState,
-    step: stored.step as Renewal['step'],
-    attempt: stored.attempt,
-    compensation: stored.compensation,
-    failedStep: stored.failedStep,
-    failureReason: stored.failureReason,
-    paymentId: typeof stored.data.paymentId === 'string' ? stored.data.paymentId : null,
-    periods: owner.periods,
-  }),
-  persist: (instance) => ({ ...(instance.paymentId === null ? {} : { paymentId: instance.paymentId }) }),
+  data: Type.Object({ paymentId: Type.Union([Type.String(), Type.Null()]) }),
+  fromOwner: (owner) => ({ periods: owner.periods }),
   commandEvent: (command, { key, instance, owner }) => {
     const charge = { orderId: key, customerId: owner.customerId, total: owner.priceCents / 100 }
     switch (command.type) {

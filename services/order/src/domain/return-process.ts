@@ -1,8 +1,9 @@
 // A return declared on the process module: its states and steps, the answers that move it (found by the stamp they
 // carry back), its decision (return-machine.ts), the return's row as its owner (locked first, its status written
 // with the instance) and its commands' events (return-commands.ts).
-import { type ReturnStatus, returnStatuses } from '@meridian/contracts'
+import { returnStatuses } from '@meridian/contracts'
 import { defineProcess } from '@meridian/process'
+import { Type } from 'typebox'
 import { type ReturnRecord, readReturnRow, returnOwnerRow, writeReturn } from '../data/returns-repository.ts'
 import { orderHref } from './order-links.ts'
 import { returnCommandEvent } from './return-commands.ts'
@@ -43,22 +44,12 @@ export function returnProcess(timing: ReturnTiming) {
     },
     decide: (instance, fact) => decideReturn(instance, fact, timing),
     mechanics: returnMechanics,
-    restore: (stored, owner) => ({
-      state: stored.state as ReturnStatus,
-      step: stored.step as ReturnInstance['step'],
-      attempt: stored.attempt,
-      compensation: stored.compensation,
-      failedStep: stored.failedStep,
-      failureReason: stored.failureReason,
-      ...(stored.escalation !== null && stored.compensation !== 'escalated' ? { escalated: true } : {}),
-      orderId: owner.orderId,
-      paymentId: owner.paymentId,
-      rejectionReason: owner.rejectionReason,
+    // its order and payment are kept for the operators' list; the return's row is what the instance reads them from
+    data: Type.Object({
+      orderId: Type.Union([Type.String({ maxLength: 255 }), Type.Null()]),
+      paymentId: Type.Union([Type.String({ maxLength: 255 }), Type.Null()]),
     }),
-    persist: (instance) => ({
-      orderId: instance.orderId,
-      ...(instance.paymentId === null ? {} : { paymentId: instance.paymentId }),
-    }),
+    fromOwner: ({ orderId, paymentId, rejectionReason }) => ({ orderId, paymentId, rejectionReason }),
     commandEvent: returnCommandEvent,
     aggregateId: ({ owner }) => owner.orderId,
     owner: {

@@ -4,6 +4,7 @@
 // its commands go out as (saga-commands.ts).
 import { type EventData, sagaStates } from '@meridian/contracts'
 import { type AnswerRoutes, defineProcess, type EventRoute, type EventRoutes } from '@meridian/process'
+import { Type } from 'typebox'
 import type { OrderContent } from '../data/orders-repository.ts'
 import { orderOwnerRow, readOrderRow, writeOrderStatus } from '../data/process-owner.ts'
 import { orderHref } from './order-links.ts'
@@ -102,6 +103,15 @@ const sagaAnswers = {
   'payment.refunded': { fact: sagaFacts['payment.refunded'] },
 } satisfies AnswerRoutes<SagaFact>
 
+const maybe = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])
+/** What the saga keeps of its own in its row: the ids its steps answered with, the 3-D Secure page it waits on. */
+const SagaData = Type.Object({
+  paymentId: maybe,
+  reservationId: maybe,
+  shipmentId: maybe,
+  authenticateUrl: maybe,
+})
+
 export function orderProcess(timing: SagaTiming) {
   return defineProcess<SagaInstance, SagaFact, SagaCommand, OrderContent>({
     type: orderProcessType,
@@ -114,25 +124,8 @@ export function orderProcess(timing: SagaTiming) {
     answers: sagaAnswers,
     decide: (instance, fact) => decideSaga(instance, fact, timing),
     mechanics: sagaMechanics(timing),
-    restore: (stored, order) => ({
-      state: stored.state as SagaInstance['state'],
-      step: stored.step as SagaInstance['step'],
-      attempt: stored.attempt,
-      compensation: stored.compensation,
-      failedStep: stored.failedStep,
-      failureReason: stored.failureReason,
-      paymentId: (stored.data.paymentId as string | undefined) ?? null,
-      reservationId: (stored.data.reservationId as string | undefined) ?? null,
-      shipmentId: (stored.data.shipmentId as string | undefined) ?? null,
-      authenticateUrl: (stored.data.authenticateUrl as string | undefined) ?? null,
-      orderStatus: order.status,
-    }),
-    persist: (instance) => ({
-      ...(instance.paymentId === null ? {} : { paymentId: instance.paymentId }),
-      ...(instance.reservationId === null ? {} : { reservationId: instance.reservationId }),
-      ...(instance.shipmentId === null ? {} : { shipmentId: instance.shipmentId }),
-      ...(instance.authenticateUrl === null ? {} : { authenticateUrl: instance.authenticateUrl }),
-    }),
+    data: SagaData,
+    fromOwner: (order) => ({ orderStatus: order.status }),
     commandEvent: (command, { key, instance, owner }) => commandEvent(command, key, owner, instance),
     owner: {
       select: orderOwnerRow,
