@@ -57,10 +57,11 @@ export interface MechanicsOptions<Instance extends InstanceBase, Command> {
    */
   forwardActive?(instance: Instance): boolean
   /**
-   * A forward step's attempts are spent: what the process does (e.g. fail and compensate). Default: escalate to
-   * operators, the instance staying where it is.
+   * How the process records that it failed at `step` (its state, its status) and what it announces, before its
+   * compensations start (a step declared `exhausted: 'fail'`, or its own decision calling `fail`). Default: the failed
+   * step and the reason recorded, nothing announced.
    */
-  onForwardExhausted?(instance: Instance, step: string, attempt: number): Decision<Instance, Command>
+  failed?(instance: Instance, step: string, reason: string): { next: Instance; commands: Command[] }
   /** how refusals name the instance, e.g. "the saga of this order" (default "the process") */
   noun?: string
 }
@@ -71,6 +72,16 @@ export interface StepDeclaration<Instance, Command> {
   deadlineMs: number
   /** attempts before the step is exhausted (a forward step fails or escalates; a compensation escalates) */
   attempts: number
+  /**
+   * a forward step's attempts spent (no answer, or a failure answer to the last): `escalate` to operators, the
+   * instance staying where it is (default), or `fail` the process and start its compensations
+   */
+  exhausted?: 'escalate' | 'fail'
+  /**
+   * the compensation step that undoes this forward step: when the process fails, the module runs the declared
+   * compensations one after the other, in the reverse order of their forward steps
+   */
+  compensation?: string
   backoff?: 'fixed' | 'doubling'
   /** the command that asks the step (again) */
   ask(instance: Instance, attempt: number): Command
@@ -210,6 +221,10 @@ export function defineProcess<
   for (const [name, step] of Object.entries(definition.steps)) {
     if (step.attempts < 1 || step.deadlineMs < 0)
       throw new Error(`step '${name}' needs attempts ≥ 1, deadline ≥ 0`)
+    if (step.compensation !== undefined && definition.steps[step.compensation]?.kind !== 'compensation')
+      throw new Error(
+        `step '${name}' names '${step.compensation}' as its compensation: no such compensation step`,
+      )
   }
   return definition
 }

@@ -1,7 +1,8 @@
 // The step mechanics every process shares, as pure functions over its declared steps: how long an attempt waits, a
 // step asked (again) when its deadline passes, what happens once its attempts are spent (a compensation escalates;
-// a forward step fails or escalates as its process says), an operator's retry, and compensations run one after the
-// other in a declared order, each retried and escalated on its own. A process's decide() composes these with its own
+// a forward step escalates, or fails the process, as it is declared), an operator's retry, and the compensations
+// declared beside the forward steps run one after the other in the reverse order of those steps, each retried and
+// escalated on its own. A process's decide() composes these with its own
 // moves; the clock's timeouts and operators' retries never reach it: decideOn() answers them with the mechanics of the
 // process's declared steps, for every process alike.
 import type {
@@ -107,8 +108,8 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
         log: [timeout, { step, outcome: 'requested', attempt: attempt + 1 }],
       }
     }
-    if (forward && options.onForwardExhausted) {
-      const decision = options.onForwardExhausted(instance, step, attempt)
+    if (forward && declaration.exhausted === 'fail') {
+      const decision = fail(instance, step, `no answer from the ${step} step after ${attempt} attempts`)
       return { ...decision, log: [timeout, ...decision.log] }
     }
     return escalate(
@@ -139,6 +140,14 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     if (instance.attempt < declared(step).attempts) {
       // the next attempt comes when this one's wait is over (the clock asks again): a decline is not hammered
       return { next: instance, deadlineInMs: 'keep', commands: [], log: [failed] }
+    }
+    if (isForward(step) && declared(step).exhausted === 'fail') {
+      const decision = fail(
+        instance,
+        step,
+        `the ${step} step failed after ${instance.attempt} attempts: ${detail}`,
+      )
+      return { ...decision, log: [failed, ...decision.log.slice(1)] }
     }
     return escalate(
       instance,
@@ -172,7 +181,34 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
-  const { startCompensations, compensated } = compensationMechanics({ declared, waitMs, ask, notEscalated })
+  const { startCompensations, compensated } = compensationMechanics(steps, {
+    declared,
+    waitMs,
+    ask,
+    notEscalated,
+  })
+
+  /**
+   * The process fails at `step` for `reason`: recorded as the process says (options.failed), what it announces goes
+   * out, and its compensations start (none declared: nothing is awaited any more).
+   */
+  function fail(instance: Instance, step: string, reason: string): Decision<Instance, Command> {
+    const failed = options.failed?.(instance, step, reason) ?? {
+      next: { ...instance, failedStep: step, failureReason: reason },
+      commands: [],
+    }
+    const line: LogLine = { step, outcome: 'failed', detail: reason }
+    if (compensationOrderOf(steps).length === 0) {
+      return {
+        next: { ...failed.next, step: null, attempt: 1 },
+        deadlineInMs: null,
+        commands: failed.commands,
+        log: [line],
+      }
+    }
+    const started = startCompensations(failed.next, failed.commands)
+    return { ...started, log: [line, ...started.log] }
+  }
 
   return {
     waitMs,
@@ -182,9 +218,24 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     timedOut,
     attemptFailed,
     retried,
+    fail,
     startCompensations,
     compensated,
   }
+}
+
+/**
+ * The compensations of a process's steps, in the order they run: those declared beside its forward steps, in the
+ * reverse order of the forward steps (the last done is the first undone).
+ */
+export function compensationOrderOf<Instance, Command>(steps: Steps<Instance, Command>): string[] {
+  const order: string[] = []
+  for (const declaration of Object.values(steps).reverse()) {
+    const { compensation } = declaration
+    if (declaration.kind === 'forward' && compensation !== undefined && !order.includes(compensation))
+      order.push(compensation)
+  }
+  return order
 }
 
 /** What the compensations need of a process's step mechanics. */
@@ -195,15 +246,19 @@ interface StepBasics<Instance extends InstanceBase, Command> {
   notEscalated(instance: Instance): Instance
 }
 
-/** Compensations run one after the other in a declared order, each asked, answered, then the next. */
-function compensationMechanics<Instance extends InstanceBase, Command>({
-  declared,
-  waitMs,
-  ask,
-  notEscalated,
-}: StepBasics<Instance, Command>) {
-  /** The compensations start from the first of `order` (each asked, answered, then the next). */
-  function startCompensations(instance: Instance, order: readonly string[], before: Command[] = []) {
+/** Compensations run one after the other in their order (compensationOrderOf), each asked, answered, then the next. */
+function compensationMechanics<Instance extends InstanceBase, Command>(
+  steps: Steps<Instance, Command>,
+  { declared, waitMs, ask, notEscalated }: StepBasics<Instance, Command>,
+) {
+  const order = compensationOrderOf(steps)
+
+  /** The compensations start from the first (each asked, answered, then the next), after the commands `before`. */
+  function startCompensations(
+    instance: Instance,
+    before: Command[] = [],
+    detail?: string,
+  ): Decision<Instance, Command> {
     const [first] = order
     if (first === undefined) throw new Error('no compensation to start')
     const next = { ...notEscalated(instance), compensation: 'running' as const, step: first, attempt: 1 }
@@ -211,10 +266,12 @@ function compensationMechanics<Instance extends InstanceBase, Command>({
       next,
       deadlineInMs: waitMs(first, 1),
       commands: [...before, declared(first).ask(next, 1)],
+      log: [{ step: first, outcome: 'requested', attempt: 1, ...(detail ? { detail } : {}) }],
     }
   }
 
-  const compensated = (instance: Instance, order: readonly string[], step: string, detail: string) =>
+  /** The awaited compensation `step` answered: the next is asked, or after the last the compensations are done. */
+  const compensated = (instance: Instance, step: string, detail: string) =>
     compensatedIn(instance, order, step, detail, ask)
 
   return { startCompensations, compensated }

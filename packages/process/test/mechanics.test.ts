@@ -1,7 +1,7 @@
 // The step mechanics every process shares (stepMechanics), as the pure functions they are: no database, no clock.
 import { describe, expect, it } from 'vitest'
-import { type Decision, type InstanceBase, ProcessConflict, type Steps } from '../src/definition.ts'
-import { stepMechanics } from '../src/mechanics.ts'
+import { type InstanceBase, ProcessConflict, type Steps } from '../src/definition.ts'
+import { compensationOrderOf, stepMechanics } from '../src/mechanics.ts'
 
 interface Instance extends InstanceBase {
   state: 'running' | 'failed' | 'done'
@@ -10,12 +10,19 @@ interface Instance extends InstanceBase {
 type Command = { type: string; attempt: number }
 
 const steps: Steps<Instance, Command> = {
-  fetch: { kind: 'forward', deadlineMs: 100, attempts: 3, ask: (_, attempt) => ({ type: 'fetch', attempt }) },
+  fetch: {
+    kind: 'forward',
+    deadlineMs: 100,
+    attempts: 3,
+    compensation: 'unfetch',
+    ask: (_, attempt) => ({ type: 'fetch', attempt }),
+  },
   store: {
     kind: 'forward',
     deadlineMs: 100,
     attempts: 2,
     backoff: 'doubling',
+    compensation: 'unstore',
     ask: (_, attempt) => ({ type: 'store', attempt }),
   },
   unstore: {
@@ -32,7 +39,6 @@ const steps: Steps<Instance, Command> = {
     ask: (_, attempt) => ({ type: 'unfetch', attempt }),
   },
 }
-const compensationOrder = ['unstore', 'unfetch'] as const
 
 const instance = (changes: Partial<Instance> = {}): Instance => ({
   state: 'running',
@@ -109,23 +115,47 @@ describe('timedOut', () => {
     expect(decision.escalation).toBe('the unfetch compensation did not answer after 2 attempts')
   })
 
-  it('when a forward step is exhausted and the process says what then, then its decision is taken after the timeout line', () => {
-    const failing = stepMechanics(steps, {
-      onForwardExhausted: (each, step, attempt): Decision<Instance, Command> => ({
-        next: { ...each, state: 'failed', failedStep: step },
-        deadlineInMs: null,
-        commands: [],
-        log: [{ step, outcome: 'failed', attempt }],
-      }),
-    })
+  it('when a forward step declared to fail is exhausted, then the process fails as it says and its compensations start, after the timeout line', () => {
+    const failing = stepMechanics(
+      { ...steps, fetch: { ...steps.fetch, exhausted: 'fail' } } as Steps<Instance, Command>,
+      {
+        failed: (each, step, reason) => ({
+          next: { ...each, state: 'failed' as const, failedStep: step, failureReason: reason },
+          commands: [{ type: 'failed', attempt: 1 }],
+        }),
+      },
+    )
     const decision = failing.timedOut(instance({ step: 'fetch', attempt: 3 }))
-    expect(decision.next.state).toBe('failed')
-    expect(decision.next.failedStep).toBe('fetch')
+    expect(decision.next).toMatchObject({
+      state: 'failed',
+      failedStep: 'fetch',
+      failureReason: 'no answer from the fetch step after 3 attempts',
+      step: 'unstore',
+      compensation: 'running',
+    })
     expect(decision.escalation).toBeUndefined()
+    expect(decision.commands).toEqual([
+      { type: 'failed', attempt: 1 },
+      { type: 'unstore', attempt: 1 },
+    ])
     expect(decision.log).toEqual([
       { step: 'fetch', outcome: 'timed_out', attempt: 3 },
-      { step: 'fetch', outcome: 'failed', attempt: 3 },
+      { step: 'fetch', outcome: 'failed', detail: 'no answer from the fetch step after 3 attempts' },
+      { step: 'unstore', outcome: 'requested', attempt: 1 },
     ])
+  })
+
+  it('when a process with no compensation fails, then the failure is recorded and nothing is awaited', () => {
+    const bare = stepMechanics<Instance, Command>({
+      fetch: { ...steps.fetch, compensation: undefined },
+    } as Steps<Instance, Command>)
+    const decision = bare.fail(instance({ step: 'fetch', attempt: 2 }), 'fetch', 'gone')
+    expect(decision).toEqual({
+      next: instance({ step: null, attempt: 1, failedStep: 'fetch', failureReason: 'gone' }),
+      deadlineInMs: null,
+      commands: [],
+      log: [{ step: 'fetch', outcome: 'failed', detail: 'gone' }],
+    })
   })
 
   it('when the forward steps are over, nothing is awaited or the step is escalated, then a timeout changes nothing', () => {
@@ -230,8 +260,12 @@ describe('retried', () => {
 describe('compensations', () => {
   const failed = instance({ state: 'failed', step: 'store', attempt: 2 })
 
-  it('when the compensations start, then the first of the declared order is asked after the commands given', () => {
-    const started = mechanics.startCompensations(failed, compensationOrder, [{ type: 'failed', attempt: 1 }])
+  it('when the compensations are declared beside the forward steps, then they run in the reverse order of those steps', () => {
+    expect(compensationOrderOf(steps)).toEqual(['unstore', 'unfetch'])
+  })
+
+  it('when the compensations start, then the first of their order is asked after the commands given', () => {
+    const started = mechanics.startCompensations(failed, [{ type: 'failed', attempt: 1 }])
     expect(started).toEqual({
       next: { ...failed, compensation: 'running', step: 'unstore', attempt: 1 },
       deadlineInMs: 50,
@@ -239,21 +273,25 @@ describe('compensations', () => {
         { type: 'failed', attempt: 1 },
         { type: 'unstore', attempt: 1 },
       ],
+      log: [{ step: 'unstore', outcome: 'requested', attempt: 1 }],
     })
   })
 
   it('when the compensations start after a forward step was escalated, then the instance is no longer escalated', () => {
-    const started = mechanics.startCompensations({ ...failed, escalated: true }, compensationOrder)
+    const started = mechanics.startCompensations({ ...failed, escalated: true })
     expect(started.next).toMatchObject({ step: 'unstore', compensation: 'running', escalated: false })
   })
 
-  it('when no compensation is given, then starting them throws', () => {
-    expect(() => mechanics.startCompensations(failed, [])).toThrow('no compensation to start')
+  it('when no compensation is declared, then starting them throws', () => {
+    const bare = stepMechanics<Instance, Command>({
+      fetch: { ...steps.fetch, compensation: undefined },
+    } as Steps<Instance, Command>)
+    expect(() => bare.startCompensations(failed)).toThrow('no compensation to start')
   })
 
   it('when the awaited compensation answers, then the next of the order is asked', () => {
     const running = instance({ state: 'failed', step: 'unstore', attempt: 2, compensation: 'running' })
-    const decision = mechanics.compensated(running, compensationOrder, 'unstore', 'unstored')
+    const decision = mechanics.compensated(running, 'unstore', 'unstored')
     expect(decision.next).toEqual({ ...running, step: 'unfetch', attempt: 1 })
     expect(decision.deadlineInMs).toBe(50)
     expect(decision.commands).toEqual([{ type: 'unfetch', attempt: 1 }])
@@ -265,7 +303,7 @@ describe('compensations', () => {
 
   it('when the last compensation answers, then the compensations are done and nothing is awaited', () => {
     const running = instance({ state: 'failed', step: 'unfetch', attempt: 1, compensation: 'running' })
-    const decision = mechanics.compensated(running, compensationOrder, 'unfetch', 'unfetched')
+    const decision = mechanics.compensated(running, 'unfetch', 'unfetched')
     expect(decision.next).toEqual({ ...running, step: null, attempt: 1, compensation: 'done' })
     expect(decision.deadlineInMs).toBeNull()
     expect(decision.commands).toEqual([])
@@ -277,7 +315,7 @@ describe('compensations', () => {
       instance({ state: 'failed', step: null, compensation: 'done' }),
       instance({ step: 'fetch' }),
     ]) {
-      const decision = mechanics.compensated(other, compensationOrder, 'unfetch', 'unfetched')
+      const decision = mechanics.compensated(other, 'unfetch', 'unfetched')
       expect(decision.next).toEqual(other)
       expect(decision.deadlineInMs).toBe('keep')
       expect(decision.commands).toEqual([])

@@ -61,6 +61,8 @@ export const renewalSteps: Steps<Renewal, RenewalCommand> = {
     deadlineMs: stepWaitMs,
     attempts: 3,
     backoff: 'doubling',
+    // undone by the refund when the renewal fails after it
+    compensation: 'refund',
     ask: (_, attempt) => ({ type: 'charge', attempt }),
   },
   extend: {
@@ -83,6 +85,11 @@ const forwardStates: readonly RenewalState[] = ['renewing', 'charged']
 const renewalMechanics: MechanicsOptions<Renewal, RenewalCommand> = {
   noun: 'the renewal',
   forwardActive: (instance) => forwardStates.includes(instance.state),
+  // a failed renewal refunds its charge (the compensation declared beside the charge)
+  failed: (instance, failedStep, reason) => ({
+    next: { ...instance, state: 'refunding', failedStep, failureReason: reason },
+    commands: [],
+  }),
 }
 const mechanics = stepMechanics(renewalSteps, renewalMechanics)
 
@@ -110,19 +117,8 @@ const unchanged = (instance: Renewal, step: string, detail: string): Decision<Re
   log: [{ step, outcome: 'late', detail }],
 })
 
-function refunding(instance: Renewal, failedStep: string, reason: string): Decision<Renewal, RenewalCommand> {
-  const started = mechanics.startCompensations(
-    { ...instance, state: 'refunding', failedStep, failureReason: reason },
-    ['refund'],
-  )
-  return {
-    ...started,
-    log: [
-      { step: failedStep, outcome: 'failed', detail: reason },
-      { step: 'refund', outcome: 'requested', attempt: 1 },
-    ],
-  }
-}
+const refunding = (instance: Renewal, failedStep: string, reason: string) =>
+  mechanics.fail(instance, failedStep, reason)
 
 /** The renewal's decision on its own facts and an operator's compensate: pure (timeouts and retries are the module's). */
 export function decideRenewal(
@@ -152,7 +148,7 @@ export function decideRenewal(
       if (instance.state !== 'charged') return unchanged(instance, 'extend', fact.reason)
       return refunding(instance, 'extend', fact.reason)
     case 'refunded': {
-      const decision = mechanics.compensated(instance, ['refund'], 'refund', fact.amount.toFixed(2))
+      const decision = mechanics.compensated(instance, 'refund', fact.amount.toFixed(2))
       if (decision.next.compensation !== 'done' || instance.compensation === 'done') return decision
       return { ...decision, next: { ...decision.next, state: 'refunded' } }
     }

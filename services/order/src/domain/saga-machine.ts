@@ -129,14 +129,17 @@ const requestOf: Record<SagaStep, StepRequest> = {
 const isRunning = (state: SagaState): state is ForwardState => forwardRank[state] !== undefined
 
 /**
- * The saga's steps as the process module declares them: the forward steps wait `stepTimeoutMs` per attempt, the
- * compensations the backoff, doubled for each further attempt; each asked with its request command.
+ * The saga's steps as the process module declares them: the forward steps wait `stepTimeoutMs` per attempt and fail
+ * the saga once spent, each with the compensation that undoes it (run in reverse order: release, then refund); the
+ * compensations wait the backoff, doubled for each further attempt; each asked with its request command.
  */
 export function sagaSteps(timing: SagaTiming): Steps<SagaInstance, SagaCommand> {
-  const forwardStep = (type: StepRequest) => ({
+  const forwardStep = (type: StepRequest, compensation?: CompensationStep) => ({
     kind: 'forward' as const,
     deadlineMs: timing.stepTimeoutMs,
     attempts: timing.stepAttempts,
+    exhausted: 'fail' as const,
+    ...(compensation ? { compensation } : {}),
     ask: (_instance: SagaInstance, attempt: number): SagaCommand => ({ type, attempt }),
   })
   const compensationStep = (type: StepRequest) => ({
@@ -147,12 +150,12 @@ export function sagaSteps(timing: SagaTiming): Steps<SagaInstance, SagaCommand> 
     ask: (instance: SagaInstance, attempt: number): SagaCommand => ({
       type,
       attempt,
-      reason: instance.failureReason ?? 'compensation',
+      reason: instance.failureReason ?? `the saga ${instance.state}`,
     }),
   })
   return {
-    payment: forwardStep(requestOf.payment),
-    inventory: forwardStep(requestOf.inventory),
+    payment: forwardStep(requestOf.payment, 'refund'),
+    inventory: forwardStep(requestOf.inventory, 'release'),
     shipment: forwardStep(requestOf.shipment),
     release: compensationStep(requestOf.release),
     refund: compensationStep(requestOf.refund),
@@ -181,19 +184,18 @@ export function sagaStarted(timing: SagaTiming): SagaDecision {
   }
 }
 
-/** The compensations, in the order they run. */
-const compensationOrder = ['release', 'refund'] as const
-
 /**
- * What the module's step mechanics know of the saga: its forward steps run while it does, and one exhausted fails
- * the order and starts the compensations.
+ * What the module's step mechanics know of the saga: its forward steps run while it does, and its failure fails the
+ * order and announces order.failed before the compensations start.
  */
-export const sagaMechanics = (timing: SagaTiming): MechanicsOptions<SagaInstance, SagaCommand> => ({
+export const sagaMechanics: MechanicsOptions<SagaInstance, SagaCommand> = {
   noun: 'the saga of this order',
   forwardActive: (instance) => isRunning(instance.state),
-  onForwardExhausted: (instance, step, attempt) =>
-    fail(instance, timing, step, `no answer from the ${step} step after ${attempt} attempts`),
-})
+  failed: (instance, failedStep, reason) => ({
+    next: { ...instance, state: 'failed', failedStep, failureReason: reason, orderStatus: 'failed' },
+    commands: [{ type: 'order.failed', reason, failedStep }],
+  }),
+}
 
 const mechanicsByTiming = new WeakMap<SagaTiming, StepMechanics<SagaInstance, SagaCommand>>()
 
@@ -201,7 +203,7 @@ const mechanicsByTiming = new WeakMap<SagaTiming, StepMechanics<SagaInstance, Sa
 function mechanicsOf(timing: SagaTiming): StepMechanics<SagaInstance, SagaCommand> {
   let mechanics = mechanicsByTiming.get(timing)
   if (!mechanics) {
-    mechanics = stepMechanics(sagaSteps(timing), sagaMechanics(timing))
+    mechanics = stepMechanics(sagaSteps(timing), sagaMechanics)
     mechanicsByTiming.set(timing, mechanics)
   }
   return mechanics
@@ -217,38 +219,6 @@ const unchanged = (instance: SagaInstance, log: SagaLogLine[]): SagaDecision => 
   commands: [],
   log,
 })
-
-/** The compensations from the first (release the stock), with whatever `reason` the undoing has. */
-function startCompensations(
-  instance: SagaInstance,
-  timing: SagaTiming,
-  reason: string,
-  before: SagaCommand[] = [],
-): Omit<SagaDecision, 'log'> {
-  return {
-    next: { ...instance, compensation: 'running', step: 'release', attempt: 1 },
-    deadlineInMs: compensationWaitMs(timing, 1),
-    commands: [...before, { type: 'inventory.release_requested', attempt: 1, reason }],
-  }
-}
-
-/** The saga fails at `failedStep`: the order is failed, order.failed goes out and the compensations start. */
-function fail(instance: SagaInstance, timing: SagaTiming, failedStep: string, reason: string): SagaDecision {
-  const failed: SagaInstance = {
-    ...instance,
-    state: 'failed',
-    failedStep,
-    failureReason: reason,
-    orderStatus: 'failed',
-  }
-  return {
-    ...startCompensations(failed, timing, reason, [{ type: 'order.failed', reason, failedStep }]),
-    log: [
-      { step: failedStep, outcome: 'failed', detail: reason },
-      { step: 'release', outcome: 'requested', attempt: 1 },
-    ],
-  }
-}
 
 /** A forward event: the saga moves as far as it proves, records the ids, or undoes it when the saga is over. */
 function forward(
@@ -301,15 +271,12 @@ function forward(
       escalation: `shipment ${ids.shipmentId} was created for order whose saga ${instance.state}: stop it at the carrier`,
     }
   }
-  const reason = instance.failureReason ?? `the saga ${instance.state}`
   // compensations still to come cover it: the refund follows the release; a release in progress covers a payment
   if (instance.compensation === 'running' && (instance.step === 'release' || step === 'payment')) {
     return unchanged(recorded, [late])
   }
-  return {
-    ...startCompensations(recorded, timing, reason),
-    log: [late, { step: 'release', outcome: 'requested', attempt: 1, detail: 'compensations run again' }],
-  }
+  const again = mechanicsOf(timing).startCompensations(recorded, [], 'compensations run again')
+  return { ...again, log: [late, ...again.log] }
 }
 
 /** A compensation's answer: the release leads to the refund, the refund ends the compensations. */
@@ -319,7 +286,7 @@ function compensated(
   step: CompensationStep,
   detail: string,
 ): SagaDecision {
-  const decision = mechanicsOf(timing).compensated(instance, compensationOrder, step, detail)
+  const decision = mechanicsOf(timing).compensated(instance, step, detail)
   if (decision.next.compensation !== 'done' || instance.compensation === 'done') {
     return decision.deadlineInMs === 'keep' ? unchanged(instance, decision.log) : decision
   }
@@ -333,17 +300,10 @@ function compensatedByOperator(instance: SagaInstance, timing: SagaTiming, reaso
   if (instance.state === 'shipped')
     throw new SagaConflict('the order has shipped: there is nothing to compensate')
   if (instance.compensation === 'running') throw new SagaConflict('the compensations are running already')
-  if (isRunning(instance.state)) {
-    const decision = fail(instance, timing, instance.step ?? 'operator', reason)
-    return { ...decision, log: [{ step: 'order', outcome: 'operator', detail: reason }, ...decision.log] }
-  }
-  return {
-    ...startCompensations(instance, timing, instance.failureReason ?? reason),
-    log: [
-      { step: 'order', outcome: 'operator', detail: reason },
-      { step: 'release', outcome: 'requested', attempt: 1 },
-    ],
-  }
+  const decision = isRunning(instance.state)
+    ? mechanicsOf(timing).fail(instance, instance.step ?? 'operator', reason)
+    : mechanicsOf(timing).startCompensations({ ...instance, failureReason: instance.failureReason ?? reason })
+  return { ...decision, log: [{ step: 'order', outcome: 'operator', detail: reason }, ...decision.log] }
 }
 
 /** True when the order's payment failed and nothing else happened since: the customer may still pay it. */
@@ -464,7 +424,7 @@ export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaT
           { step: 'inventory', outcome: 'failed', detail: `${fact.reason} (not awaited)` },
         ])
       }
-      return fail(instance, timing, 'inventory', fact.reason)
+      return mechanicsOf(timing).fail(instance, 'inventory', fact.reason)
 
     case 'inventory.released':
       return compensated(instance, timing, 'release', fact.reservationId ?? 'nothing was held')
@@ -489,14 +449,12 @@ export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaT
         failureReason: fact.reason,
         orderStatus: 'cancelling',
       }
+      const started = mechanicsOf(timing).startCompensations(cancelled, [
+        { type: 'order.cancelled', reason: fact.reason },
+      ])
       return {
-        ...startCompensations(cancelled, timing, fact.reason, [
-          { type: 'order.cancelled', reason: fact.reason },
-        ]),
-        log: [
-          { step: 'order', outcome: 'succeeded', detail: `cancelled: ${fact.reason}` },
-          { step: 'release', outcome: 'requested', attempt: 1 },
-        ],
+        ...started,
+        log: [{ step: 'order', outcome: 'succeeded', detail: `cancelled: ${fact.reason}` }, ...started.log],
       }
     }
 

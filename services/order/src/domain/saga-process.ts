@@ -123,7 +123,7 @@ export function orderProcess(timing: SagaTiming) {
     events: sagaEventRoutes,
     answers: sagaAnswers,
     decide: (instance, fact) => decideSaga(instance, fact, timing),
-    mechanics: sagaMechanics(timing),
+    mechanics: sagaMechanics,
     data: SagaData,
     fromOwner: (order) => ({ orderStatus: order.status }),
     commandEvent: (command, { key, instance, owner }) => commandEvent(command, key, owner, instance),
