@@ -33,7 +33,14 @@ export {
   type ProcessManager,
   type ProcessManagerOptions,
 } from './manager.ts'
-export { compensationOrderOf, decideOn, type StepMechanics, stepMechanics } from './mechanics.ts'
+export {
+  compensationOrderOf,
+  decideOn,
+  newInstance,
+  type StepMechanics,
+  stepMechanics,
+  unchanged,
+} from './mechanics.ts'
 export { migrateProcessTables, processMigrationsDir } from './migrate.ts'
 export { processHref } from './operators.ts'
 export { type RegisterProcessesOptions, registerProcesses } from './register.ts'

@@ -18,6 +18,31 @@ import type {
 } from './definition.ts'
 import { ProcessConflict } from './definition.ts'
 
+/** A decision that changes nothing but the log: the instance as it is, its deadline kept, nothing sent. */
+export const unchanged = <Instance, Command>(
+  instance: Instance,
+  ...log: LogLine[]
+): Decision<Instance, Command> => ({
+  next: instance,
+  deadlineInMs: 'keep',
+  commands: [],
+  log,
+})
+
+/** A new instance: its own fields over the module's (no step awaited, attempt 1, nothing compensated or failed). */
+export function newInstance<Instance extends InstanceBase>(
+  fields: Omit<Instance, keyof InstanceBase> & Pick<Instance, 'state'> & Partial<InstanceBase>,
+): Instance {
+  return {
+    step: null,
+    attempt: 1,
+    compensation: 'none',
+    failedStep: null,
+    failureReason: null,
+    ...fields,
+  } as Instance
+}
+
 /** The declaration of `step`; a step the process did not declare is a programming error. */
 function declaredIn<Instance, Command>(
   steps: Steps<Instance, Command>,

@@ -18,6 +18,7 @@ import {
   ProcessConflict,
   type Steps,
   stepMechanics,
+  unchanged,
 } from '../../src/index.ts'
 
 export const renewalType = 'renewal'
@@ -110,13 +111,6 @@ export function renewalStarted(periods: number): Decision<Renewal, RenewalComman
   )
 }
 
-const unchanged = (instance: Renewal, step: string, detail: string): Decision<Renewal, RenewalCommand> => ({
-  next: instance,
-  deadlineInMs: 'keep',
-  commands: [],
-  log: [{ step, outcome: 'late', detail }],
-})
-
 const refunding = (instance: Renewal, failedStep: string, reason: string) =>
   mechanics.fail(instance, failedStep, reason)
 
@@ -127,7 +121,8 @@ export function decideRenewal(
 ): Decision<Renewal, RenewalCommand> {
   switch (fact.kind) {
     case 'charged': {
-      if (instance.state !== 'renewing') return unchanged(instance, 'charge', `${fact.paymentId} again`)
+      if (instance.state !== 'renewing')
+        return unchanged(instance, { step: 'charge', outcome: 'late', detail: `${fact.paymentId} again` })
       const asked = mechanics.ask({ ...instance, state: 'charged', paymentId: fact.paymentId }, 'extend')
       return {
         ...asked,
@@ -137,7 +132,8 @@ export function decideRenewal(
     case 'charge_declined':
       return mechanics.attemptFailed(instance, 'charge', fact.reason)
     case 'extended':
-      if (instance.state !== 'charged') return unchanged(instance, 'extend', 'not awaited')
+      if (instance.state !== 'charged')
+        return unchanged(instance, { step: 'extend', outcome: 'late', detail: 'not awaited' })
       return {
         next: { ...instance, state: 'renewed', step: null, attempt: 1, periods: instance.periods + 1 },
         deadlineInMs: null,
@@ -145,7 +141,8 @@ export function decideRenewal(
         log: [{ step: 'extend', outcome: 'succeeded', attempt: instance.attempt }],
       }
     case 'extend_failed':
-      if (instance.state !== 'charged') return unchanged(instance, 'extend', fact.reason)
+      if (instance.state !== 'charged')
+        return unchanged(instance, { step: 'extend', outcome: 'late', detail: fact.reason })
       return refunding(instance, 'extend', fact.reason)
     case 'refunded': {
       const decision = mechanics.compensated(instance, 'refund', fact.amount.toFixed(2))

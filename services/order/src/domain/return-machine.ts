@@ -7,10 +7,12 @@ import {
   type Decision,
   type InstanceBase,
   type MechanicsOptions,
+  newInstance,
   type OwnFact,
   ProcessConflict,
   type Steps,
   stepMechanics,
+  unchanged,
 } from '@meridian/process'
 
 export interface ReturnInstance extends InstanceBase {
@@ -53,32 +55,17 @@ export function returnSteps(timing: ReturnTiming): Steps<ReturnInstance, ReturnC
 /** A return just requested: waits for its goods (a person's act: no deadline); return.requested goes out. */
 export function requestedReturn(orderId: string): Decision<ReturnInstance, ReturnCommand> {
   return {
-    next: {
+    next: newInstance<ReturnInstance>({
       state: 'requested',
-      step: null,
-      attempt: 1,
-      compensation: 'none',
-      failedStep: null,
-      failureReason: null,
       orderId,
       paymentId: null,
       rejectionReason: null,
-    },
+    }),
     deadlineInMs: null,
     commands: [{ type: 'return.requested' }],
     log: [{ step: 'return', outcome: 'started', detail: 'requested' }],
   }
 }
-
-const unchanged = (
-  instance: ReturnInstance,
-  line: Decision<ReturnInstance, ReturnCommand>['log'][number],
-): Decision<ReturnInstance, ReturnCommand> => ({
-  next: instance,
-  deadlineInMs: 'keep',
-  commands: [],
-  log: [line],
-})
 
 /** What the module's step mechanics know of a return: its restock and refund run once it is received. */
 export const returnMechanics: MechanicsOptions<ReturnInstance, ReturnCommand> = {

@@ -20,10 +20,12 @@ import {
   type Decision,
   type LogLine,
   type MechanicsOptions,
+  newInstance,
   ProcessConflict,
   type StepMechanics,
   type Steps,
   stepMechanics,
+  unchanged,
 } from '@meridian/process'
 
 export type ForwardStep = Extract<SagaStep, 'payment' | 'inventory' | 'shipment'>
@@ -165,19 +167,15 @@ export function sagaSteps(timing: SagaTiming): Steps<SagaInstance, SagaCommand> 
 /** The saga of an order just placed: waits for its payment (order.placed asks for it, payment charges on it). */
 export function sagaStarted(timing: SagaTiming): SagaDecision {
   return {
-    next: {
+    next: newInstance<SagaInstance>({
       state: 'created',
       step: 'payment',
-      attempt: 1,
-      compensation: 'none',
-      failedStep: null,
-      failureReason: null,
       paymentId: null,
       reservationId: null,
       shipmentId: null,
       authenticateUrl: null,
       orderStatus: 'placed',
-    },
+    }),
     deadlineInMs: timing.stepTimeoutMs,
     commands: [],
     log: [{ step: 'payment', outcome: 'started', attempt: 1 }],
@@ -213,13 +211,6 @@ function mechanicsOf(timing: SagaTiming): StepMechanics<SagaInstance, SagaComman
 export const compensationWaitMs = (timing: SagaTiming, attempt: number): number =>
   mechanicsOf(timing).waitMs('release', attempt)
 
-const unchanged = (instance: SagaInstance, log: SagaLogLine[]): SagaDecision => ({
-  next: instance,
-  deadlineInMs: 'keep',
-  commands: [],
-  log,
-})
-
 /** A forward event: the saga moves as far as it proves, records the ids, or undoes it when the saga is over. */
 function forward(
   instance: SagaInstance,
@@ -234,9 +225,11 @@ function forward(
     const rank = forwardRank[reached] ?? 0
     if (rank <= (forwardRank[instance.state] ?? 0)) {
       // an earlier attempt's answer, or a later step's event came first: nothing moves
-      return unchanged(recorded, [
-        { step, outcome: 'succeeded', detail: `${detail} (already ${instance.state})` },
-      ])
+      return unchanged(recorded, {
+        step,
+        outcome: 'succeeded',
+        detail: `${detail} (already ${instance.state})`,
+      })
     }
     const awaited = awaitedIn[reached]
     return {
@@ -273,7 +266,7 @@ function forward(
   }
   // compensations still to come cover it: the refund follows the release; a release in progress covers a payment
   if (instance.compensation === 'running' && (instance.step === 'release' || step === 'payment')) {
-    return unchanged(recorded, [late])
+    return unchanged(recorded, late)
   }
   const again = mechanicsOf(timing).startCompensations(recorded, [], 'compensations run again')
   return { ...again, log: [late, ...again.log] }
@@ -288,7 +281,7 @@ function compensated(
 ): SagaDecision {
   const decision = mechanicsOf(timing).compensated(instance, step, detail)
   if (decision.next.compensation !== 'done' || instance.compensation === 'done') {
-    return decision.deadlineInMs === 'keep' ? unchanged(instance, decision.log) : decision
+    return decision.deadlineInMs === 'keep' ? unchanged(instance, ...decision.log) : decision
   }
   // the last compensation answered: a cancelled order is cancelled now
   const orderStatus = instance.state === 'cancelled' ? 'cancelled' : instance.orderStatus
@@ -348,7 +341,7 @@ function awaitingAuthentication(
 ): SagaDecision {
   const detail = `authentication asked until ${fact.expiresAt}`
   if (instance.state !== 'created') {
-    return unchanged(instance, [{ step: 'payment', outcome: 'waiting', detail: `${detail} (not awaited)` }])
+    return unchanged(instance, { step: 'payment', outcome: 'waiting', detail: `${detail} (not awaited)` })
   }
   const first = instance.orderStatus !== 'payment_action_required'
   return {
@@ -381,7 +374,7 @@ export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaT
       // normally after shipment.created; first when the topics' order turned (a delivery proves the shipment)
       const shipped =
         instance.state === 'shipped'
-          ? unchanged({ ...instance, shipmentId: fact.shipmentId }, [])
+          ? unchanged<SagaInstance, SagaCommand>({ ...instance, shipmentId: fact.shipmentId })
           : forward(instance, timing, 'shipped', 'shipment', { shipmentId: fact.shipmentId })
       if (shipped.next.state !== 'shipped' || instance.orderStatus === 'delivered') {
         return { ...shipped, log: [...shipped.log, { step: 'order', outcome: 'late', detail: 'delivered' }] }
@@ -399,9 +392,11 @@ export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaT
 
     case 'payment.failed':
       if (instance.state !== 'created') {
-        return unchanged(instance, [
-          { step: 'payment', outcome: 'failed', detail: `${fact.reason} (not awaited)` },
-        ])
+        return unchanged(instance, {
+          step: 'payment',
+          outcome: 'failed',
+          detail: `${fact.reason} (not awaited)`,
+        })
       }
       // nothing was charged or reserved: nothing to undo; the customer may still pay (POST /payments)
       return {
@@ -420,9 +415,11 @@ export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaT
 
     case 'inventory.failed':
       if (!isRunning(instance.state) || (forwardRank[instance.state] ?? 0) > 1) {
-        return unchanged(instance, [
-          { step: 'inventory', outcome: 'failed', detail: `${fact.reason} (not awaited)` },
-        ])
+        return unchanged(instance, {
+          step: 'inventory',
+          outcome: 'failed',
+          detail: `${fact.reason} (not awaited)`,
+        })
       }
       return mechanicsOf(timing).fail(instance, 'inventory', fact.reason)
 
