@@ -130,7 +130,15 @@ export type EventRoute<Type extends EventType, Fact> = (
   data: EventData<Type>,
 ) => { key: string; fact: Fact } | undefined
 
-export type EventRoutes<Fact> = { [Type in EventType]?: EventRoute<Type, Fact> }
+/**
+ * A choreographed event that the process is also answered with: which instance its data names (undefined: none of
+ * its own); its fact is the one its answer route gives.
+ */
+export interface KeyedEventRoute<Type extends EventType> {
+  key(data: EventData<Type>): string | undefined
+}
+
+export type EventRoutes<Fact> = { [Type in EventType]?: EventRoute<Type, Fact> | KeyedEventRoute<Type> }
 
 /**
  * What an answer to one of the process's commands tells it. The answer finds its instance by itself: it carries the
@@ -217,6 +225,10 @@ export function defineProcess<
   }
   for (const state of definition.finalStates) {
     if (!definition.states.includes(state)) throw new Error(`final state '${state}' is not one of the states`)
+  }
+  for (const [type, route] of Object.entries(definition.events)) {
+    if (typeof route !== 'function' && !definition.answers?.[type as EventType])
+      throw new Error(`event '${type}' is routed by its key alone: it needs an answer route for its fact`)
   }
   for (const [name, step] of Object.entries(definition.steps)) {
     if (step.attempts < 1 || step.deadlineMs < 0)

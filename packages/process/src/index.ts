@@ -12,6 +12,7 @@ export {
   type EventRoute,
   type EventRoutes,
   type InstanceBase,
+  type KeyedEventRoute,
   type LogLine,
   type MechanicsOptions,
   type OperatorFact,

@@ -101,8 +101,20 @@ const rowOf = (definition: AnyProcessDefinition, next: InstanceBase) => ({
 const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: LogSource) =>
   decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) }))
 
-type LooseEventRoute = (data: unknown) => { key: string; fact: { kind: string } } | undefined
+type LooseEventRoute =
+  | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
+  | { key(data: unknown): string | undefined }
 type LooseAnswerRoute = { fact(data: unknown): { kind: string } | undefined; failure?: boolean }
+
+/** The instance an event's data names for `definition`, with its fact (a keyed route's fact is its answer's). */
+function eventTarget(definition: AnyProcessDefinition, type: EventType, data: unknown) {
+  const route = definition.events[type] as LooseEventRoute | undefined
+  if (route === undefined) return undefined
+  if (typeof route === 'function') return route(data)
+  const key = route.key(data)
+  const fact = key === undefined ? undefined : (definition.answers?.[type] as LooseAnswerRoute).fact(data)
+  return key === undefined || fact === undefined ? undefined : { key, fact }
+}
 
 /** The event types the declared processes follow: those their data routes and those they are answered with. */
 export function followedTypes(processes: readonly AnyProcessDefinition[]): EventType[] {
@@ -141,7 +153,7 @@ function routedHandlers(
         return
       }
       for (const definition of processes) {
-        const target = (definition.events[type] as LooseEventRoute | undefined)?.(event.data)
+        const target = eventTarget(definition, type, event.data)
         if (target) await apply(definition.type, target.key, target.fact, tx, source)
       }
     }

@@ -35,6 +35,21 @@ describe('defineProcess', () => {
       "step 'charge' needs attempts ≥ 1, deadline ≥ 0",
     )
   })
+
+  it('when a forward step names a compensation that is not a compensation step, then it throws naming both', () => {
+    const { charge } = renewalProcess.steps
+    if (!charge) throw new Error('the renewal declares charge')
+    expect(
+      declaredAs({ steps: { ...renewalProcess.steps, charge: { ...charge, compensation: 'extend' } } }),
+    ).toThrow("step 'charge' names 'extend' as its compensation: no such compensation step")
+  })
+
+  it('when an event is routed by its key alone and the process has no answer route for it, then it throws naming it', () => {
+    const byKey = { key: ({ orderId }: { orderId: string }) => orderId }
+    expect(declaredAs({ events: { 'shipment.created': byKey } })).toThrow(
+      "event 'shipment.created' is routed by its key alone: it needs an answer route for its fact",
+    )
+  })
 })
 
 describe('createProcessManager', () => {

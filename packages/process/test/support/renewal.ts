@@ -201,13 +201,10 @@ const renewalFacts = {
 }
 
 /** An unstamped event about a subscription: the renewal its data names (as a service that never stamps would send). */
-const aboutSubscription =
-  <Type extends keyof typeof renewalFacts>(type: Type) =>
-  (data: EventData<Type>) => {
-    const { orderId } = data as { orderId: string }
-    if (!subscriptionKey.test(orderId)) return undefined
-    return { key: orderId, fact: (renewalFacts[type] as (data: EventData<Type>) => RenewalFact)(data) }
-  }
+/** An event names its renewal by the subscription id its orderId carries (its fact: the answer route's). */
+const bySubscription = {
+  key: ({ orderId }: { orderId: string }) => (subscriptionKey.test(orderId) ? orderId : undefined),
+}
 
 const source = 'renewal-test'
 const lineOf = (owner: Subscription) => ({
@@ -224,11 +221,11 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
   finalStates: ['renewed', 'cancelled', 'refunded'],
   steps: renewalSteps,
   events: {
-    'payment.processed': aboutSubscription('payment.processed'),
-    'payment.failed': aboutSubscription('payment.failed'),
-    'inventory.reserved': aboutSubscription('inventory.reserved'),
-    'inventory.failed': aboutSubscription('inventory.failed'),
-    'payment.refunded': aboutSubscription('payment.refunded'),
+    'payment.processed': bySubscription,
+    'payment.failed': bySubscription,
+    'inventory.reserved': bySubscription,
+    'inventory.failed': bySubscription,
+    'payment.refunded': bySubscription,
   },
   // the same answers, stamped: found by the stamp they carry back, whatever their data names; a declined charge is a
   // failed attempt (an earlier attempt's decline is the module's to set aside)

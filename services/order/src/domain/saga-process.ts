@@ -2,8 +2,8 @@
 // choreographed ones by the order they name, the answers to its commands by the stamp they carry back), its decision
 // (saga-machine.ts), the order's row as its owner (locked first; its status written with the instance) and the events
 // its commands go out as (saga-commands.ts).
-import { type EventData, sagaStates } from '@meridian/contracts'
-import { type AnswerRoutes, defineProcess, type EventRoute, type EventRoutes } from '@meridian/process'
+import { sagaStates } from '@meridian/contracts'
+import { type AnswerRoutes, defineProcess, type EventRoutes } from '@meridian/process'
 import { Type } from 'typebox'
 import type { OrderContent } from '../data/orders-repository.ts'
 import { orderOwnerRow, readOrderRow, writeOrderStatus } from '../data/process-owner.ts'
@@ -24,84 +24,62 @@ export const orderProcessType = 'order'
 /** An order id that is not a uuid names no order of ours: nothing to apply. */
 export const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** What each event about an order tells its saga, answer or not. */
-const sagaFacts = {
-  'payment.processed': (data: EventData<'payment.processed'>): SagaFact => ({
-    kind: 'payment.processed',
-    paymentId: data.paymentId,
-  }),
-  'payment.action_required': (data: EventData<'payment.action_required'>): SagaFact => ({
-    kind: 'payment.action_required',
-    authenticateUrl: data.authenticateUrl ?? null,
-    expiresAt: data.expiresAt,
-  }),
-  'payment.failed': (data: EventData<'payment.failed'>): SagaFact => ({
-    kind: 'payment.failed',
-    reason: data.reason,
-  }),
-  'payment.refunded': (data: EventData<'payment.refunded'>): SagaFact => ({
-    kind: 'payment.refunded',
-    amount: data.amount,
-    ...(data.paymentId ? { paymentId: data.paymentId } : {}),
-  }),
-  'inventory.reserved': (data: EventData<'inventory.reserved'>): SagaFact => ({
-    kind: 'inventory.reserved',
-    reservationId: data.reservationId,
-  }),
-  'inventory.failed': (data: EventData<'inventory.failed'>): SagaFact => ({
-    kind: 'inventory.failed',
-    reason: data.reason,
-  }),
-  'inventory.released': (data: EventData<'inventory.released'>): SagaFact => ({
-    kind: 'inventory.released',
-    ...(data.reservationId ? { reservationId: data.reservationId } : {}),
-  }),
-  'shipment.created': (data: EventData<'shipment.created'>): SagaFact => ({
-    kind: 'shipment.created',
-    shipmentId: data.shipmentId,
-  }),
-  'shipment.delivered': (data: EventData<'shipment.delivered'>): SagaFact => ({
-    kind: 'shipment.delivered',
-    shipmentId: data.shipmentId,
-  }),
-}
-
-/** The route of an event about an order that is no answer of its saga's: the saga of the order its data names. */
-const aboutOrder =
-  <Type extends keyof typeof sagaFacts>(type: Type): EventRoute<Type, SagaFact> =>
-  (data) => {
-    const { orderId } = data as { orderId: string }
-    if (!uuid.test(orderId)) return undefined
-    return { key: orderId, fact: (sagaFacts[type] as (data: EventData<Type>) => SagaFact)(data) }
-  }
+/** An event about an order names its saga by its orderId; one that is not a uuid names no order of ours. */
+const byOrder = { key: ({ orderId }: { orderId: string }) => (uuid.test(orderId) ? orderId : undefined) }
 
 /**
- * The choreographed events the saga follows by the order they name: payment charges on order.placed, inventory
- * reserves on payment.processed, and the carrier delivers; an answer sent before answers were stamped also arrives
- * this way. A compensation's answer (a release, a refund) is only ever an answer: a refund made for anything else
- * (a return's, the provider's own) never reaches the saga.
+ * The answers to the saga's commands (each step's request, and the compensations'), found by their stamp, and what
+ * each tells the saga.
+ */
+const sagaAnswers = {
+  'payment.processed': { fact: (data) => ({ kind: 'payment.processed', paymentId: data.paymentId }) },
+  'payment.action_required': {
+    fact: (data) => ({
+      kind: 'payment.action_required',
+      authenticateUrl: data.authenticateUrl ?? null,
+      expiresAt: data.expiresAt,
+    }),
+  },
+  'payment.failed': { fact: (data) => ({ kind: 'payment.failed', reason: data.reason }) },
+  'inventory.reserved': {
+    fact: (data) => ({ kind: 'inventory.reserved', reservationId: data.reservationId }),
+  },
+  'inventory.failed': { fact: (data) => ({ kind: 'inventory.failed', reason: data.reason }) },
+  'shipment.created': { fact: (data) => ({ kind: 'shipment.created', shipmentId: data.shipmentId }) },
+  'inventory.released': {
+    fact: (data) => ({
+      kind: 'inventory.released',
+      ...(data.reservationId ? { reservationId: data.reservationId } : {}),
+    }),
+  },
+  'payment.refunded': {
+    fact: (data) => ({
+      kind: 'payment.refunded',
+      amount: data.amount,
+      ...(data.paymentId ? { paymentId: data.paymentId } : {}),
+    }),
+  },
+} satisfies AnswerRoutes<SagaFact>
+
+/**
+ * The choreographed events the saga follows by the order they name, each with its answer's fact: payment charges on
+ * order.placed, inventory reserves on payment.processed, and the carrier delivers; an answer sent before answers
+ * were stamped also arrives this way. A compensation's answer (a release, a refund) is only ever an answer: a refund
+ * made for anything else (a return's, the provider's own) never reaches the saga.
  */
 const sagaEventRoutes = {
-  'payment.processed': aboutOrder('payment.processed'),
-  'payment.action_required': aboutOrder('payment.action_required'),
-  'payment.failed': aboutOrder('payment.failed'),
-  'inventory.reserved': aboutOrder('inventory.reserved'),
-  'inventory.failed': aboutOrder('inventory.failed'),
-  'shipment.created': aboutOrder('shipment.created'),
-  'shipment.delivered': aboutOrder('shipment.delivered'),
+  'payment.processed': byOrder,
+  'payment.action_required': byOrder,
+  'payment.failed': byOrder,
+  'inventory.reserved': byOrder,
+  'inventory.failed': byOrder,
+  'shipment.created': byOrder,
+  // the carrier's news, no answer to the saga: its own fact
+  'shipment.delivered': (data) =>
+    byOrder.key(data) === undefined
+      ? undefined
+      : { key: data.orderId, fact: { kind: 'shipment.delivered', shipmentId: data.shipmentId } },
 } satisfies EventRoutes<SagaFact>
-
-/** The answers to the saga's commands (each step's request, and the compensations'), found by their stamp. */
-const sagaAnswers = {
-  'payment.processed': { fact: sagaFacts['payment.processed'] },
-  'payment.action_required': { fact: sagaFacts['payment.action_required'] },
-  'payment.failed': { fact: sagaFacts['payment.failed'] },
-  'inventory.reserved': { fact: sagaFacts['inventory.reserved'] },
-  'inventory.failed': { fact: sagaFacts['inventory.failed'] },
-  'shipment.created': { fact: sagaFacts['shipment.created'] },
-  'inventory.released': { fact: sagaFacts['inventory.released'] },
-  'payment.refunded': { fact: sagaFacts['payment.refunded'] },
-} satisfies AnswerRoutes<SagaFact>
 
 const maybe = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])
 /** What the saga keeps of its own in its row: the ids its steps answered with, the 3-D Secure page it waits on. */
