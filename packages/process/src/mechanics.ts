@@ -206,34 +206,12 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
-  const { startCompensations, compensated } = compensationMechanics(steps, {
+  const { startCompensations, compensated, fail } = compensationMechanics(steps, options, {
     declared,
     waitMs,
     ask,
     notEscalated,
   })
-
-  /**
-   * The process fails at `step` for `reason`: recorded as the process says (options.failed), what it announces goes
-   * out, and its compensations start (none declared: nothing is awaited any more).
-   */
-  function fail(instance: Instance, step: string, reason: string): Decision<Instance, Command> {
-    const failed = options.failed?.(instance, step, reason) ?? {
-      next: { ...instance, failedStep: step, failureReason: reason },
-      commands: [],
-    }
-    const line: LogLine = { step, outcome: 'failed', detail: reason }
-    if (compensationOrderOf(steps).length === 0) {
-      return {
-        next: { ...failed.next, step: null, attempt: 1 },
-        deadlineInMs: null,
-        commands: failed.commands,
-        log: [line],
-      }
-    }
-    const started = startCompensations(failed.next, failed.commands)
-    return { ...started, log: [line, ...started.log] }
-  }
 
   return {
     waitMs,
@@ -271,9 +249,13 @@ interface StepBasics<Instance extends InstanceBase, Command> {
   notEscalated(instance: Instance): Instance
 }
 
-/** Compensations run one after the other in their order (compensationOrderOf), each asked, answered, then the next. */
+/**
+ * Compensations run one after the other in their order (compensationOrderOf), each asked, answered, then the next;
+ * and a process that fails starts them.
+ */
 function compensationMechanics<Instance extends InstanceBase, Command>(
   steps: Steps<Instance, Command>,
+  options: MechanicsOptions<Instance, Command>,
   { declared, waitMs, ask, notEscalated }: StepBasics<Instance, Command>,
 ) {
   const order = compensationOrderOf(steps)
@@ -299,7 +281,29 @@ function compensationMechanics<Instance extends InstanceBase, Command>(
   const compensated = (instance: Instance, step: string, detail: string) =>
     compensatedIn(instance, order, step, detail, ask)
 
-  return { startCompensations, compensated }
+  /**
+   * The process fails at `step` for `reason`: recorded as the process says (options.failed), what it announces goes
+   * out, and its compensations start (none declared: nothing is awaited any more).
+   */
+  function fail(instance: Instance, step: string, reason: string): Decision<Instance, Command> {
+    const failed = options.failed?.(instance, step, reason) ?? {
+      next: { ...instance, failedStep: step, failureReason: reason },
+      commands: [],
+    }
+    const line: LogLine = { step, outcome: 'failed', detail: reason }
+    if (order.length === 0) {
+      return {
+        next: { ...failed.next, step: null, attempt: 1 },
+        deadlineInMs: null,
+        commands: failed.commands,
+        log: [line],
+      }
+    }
+    const started = startCompensations(failed.next, failed.commands)
+    return { ...started, log: [line, ...started.log] }
+  }
+
+  return { startCompensations, compensated, fail }
 }
 
 /**
