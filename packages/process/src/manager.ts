@@ -112,7 +112,9 @@ function eventTarget(definition: AnyProcessDefinition, type: EventType, data: un
   if (route === undefined) return undefined
   if (typeof route === 'function') return route(data)
   const key = route.key(data)
-  const fact = key === undefined ? undefined : (definition.answers?.[type] as LooseAnswerRoute).fact(data)
+  // defineProcess refuses a keyed route without an answer route for its type
+  const answer = definition.answers?.[type] as LooseAnswerRoute | undefined
+  const fact = key === undefined ? undefined : answer?.fact(data)
   return key === undefined || fact === undefined ? undefined : { key, fact }
 }
 
