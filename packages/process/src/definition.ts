@@ -21,6 +21,13 @@ export interface InstanceBase {
   escalated?: boolean | undefined
 }
 
+/** The event (or the clock, or an operator) a fact arrived with, for the step log. */
+export interface FactSource {
+  eventType: string
+  /** absent when no event brought it (a request began the instance) */
+  eventId?: string
+}
+
 export interface LogLine {
   step: string
   outcome: StepOutcome

@@ -11,6 +11,7 @@ export {
   defineProcess,
   type EventRoute,
   type EventRoutes,
+  type FactSource,
   type InstanceBase,
   type KeyedEventRoute,
   type LogLine,
@@ -28,7 +29,6 @@ export {
 } from './definition.ts'
 export {
   createProcessManager,
-  type FactSource,
   followedTypes,
   type ProcessAlerts,
   type ProcessManager,

@@ -4,7 +4,7 @@
 import { AppError, type EventType } from '@meridian/contracts'
 import { type Queryable, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, type EventHandler, type ProcessStamp } from '@meridian/events'
-import type { AnyProcessDefinition, Decision, InstanceBase, StandardFact } from './definition.ts'
+import type { AnyProcessDefinition, Decision, FactSource, InstanceBase, StandardFact } from './definition.ts'
 import { decideOn } from './mechanics.ts'
 import { type AnswerSource, type ApplyDecision, operatorsView } from './operators.ts'
 import { ownerOf, persistedData, restoredInstance } from './restore.ts'
@@ -14,15 +14,6 @@ import { createProcessStore, type NewLogLine, type ProcessStore } from './store.
 export interface ProcessAlerts {
   escalated(details: { type: string; key: string; step: string | null; reason: string }): void
 }
-
-/** The event (or the clock, or an operator) a fact arrived with, for the step log. */
-export interface FactSource {
-  eventType: string
-  eventId: string
-}
-
-/** What a start's log lines came with (a start may have no event id: a request began it). */
-type LogSource = { eventType: string; eventId?: string }
 
 export interface ProcessManagerOptions {
   sql: Sql
@@ -98,7 +89,7 @@ const rowOf = (definition: AnyProcessDefinition, next: InstanceBase) => ({
   data: persistedData(definition, next),
 })
 
-const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: LogSource) =>
+const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: FactSource) =>
   decision.log.map((line): NewLogLine => ({ ...line, ...(source ?? {}) }))
 
 type LooseEventRoute =
@@ -185,7 +176,7 @@ export function createProcessManager({ sql, processes, alerts, store: given }: P
     key: string,
     decision: Decision<InstanceBase, unknown>,
     tx: Queryable,
-    { owner, source }: { owner?: unknown; source?: LogSource } = {},
+    { owner, source }: { owner?: unknown; source?: FactSource } = {},
   ): Promise<void> {
     const definition = definitionOf(type)
     const events = eventsOf(definition, key, decision, owner)

@@ -14,6 +14,7 @@ import { type AuditSource, appendAudit } from '@meridian/service-kit'
 import {
   type AnyProcessDefinition,
   type Decision,
+  type FactSource,
   type InstanceBase,
   ProcessConflict,
   type StandardFact,
@@ -38,7 +39,7 @@ export type ApplyDecision = (
   key: string,
   fact: { kind: string },
   tx: Queryable,
-  source?: { eventType: string; eventId: string },
+  source?: FactSource,
   options?: { onlyIfDue?: boolean; answer?: AnswerSource },
 ) => Promise<Decision<InstanceBase, unknown> | undefined>
 
