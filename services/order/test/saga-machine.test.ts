@@ -1,14 +1,8 @@
 // The saga's state machine on its own (domain/saga-machine.ts): every move, the order status that goes with it, the
 // commands sent, the retries and their limits, the compensations in reverse order, late and out-of-order events.
-import { decideOn, type StandardFact } from '@meridian/process'
+import { decideOn, ProcessConflict, type StandardFact } from '@meridian/process'
 import { describe, expect, it } from 'vitest'
-import {
-  SagaConflict,
-  type SagaFact,
-  type SagaInstance,
-  type SagaTiming,
-  sagaStarted,
-} from '../src/domain/saga-machine.ts'
+import { type SagaFact, type SagaInstance, type SagaTiming, sagaStarted } from '../src/domain/saga-machine.ts'
 import { orderProcess } from '../src/domain/saga-process.ts'
 
 const timing: SagaTiming = {
@@ -357,17 +351,17 @@ describe('cancelling', () => {
   it('when the shipment step has begun (reserved: shipment.requested is out), then a cancel is refused', () => {
     const shipping = run([paid, reserved]).instance
     expect(shipping.state).toBe('inventory_reserved')
-    expect(() => decide(shipping, { kind: 'cancel', reason: 'x' }, timing)).toThrow(SagaConflict)
+    expect(() => decide(shipping, { kind: 'cancel', reason: 'x' }, timing)).toThrow(ProcessConflict)
     // the reservation proved the payment first (topics out of order): refused all the same
     expect(() => decide(run([reserved]).instance, { kind: 'cancel', reason: 'x' }, timing)).toThrow(
-      SagaConflict,
+      ProcessConflict,
     )
   })
 
   it('when the order has shipped or is already undone, then a cancel is refused; a payment_failed order may be cancelled', () => {
     expect(() =>
       decide(run([paid, reserved, shipped]).instance, { kind: 'cancel', reason: 'x' }, timing),
-    ).toThrow(SagaConflict)
+    ).toThrow(ProcessConflict)
     const cancelled = decide(placed, { kind: 'cancel', reason: 'x' }, timing).next
     expect(() => decide(cancelled, { kind: 'cancel', reason: 'x' }, timing)).toThrow()
     const declined = decide(placed, { kind: 'payment.failed', reason: 'declined' }, timing).next

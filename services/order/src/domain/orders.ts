@@ -19,6 +19,7 @@ import {
 } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type Sql, transaction } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
+import { ProcessConflict } from '@meridian/process'
 import { type Principal, type RequestFingerprints, requestFingerprints } from '@meridian/service-kit'
 import type { ProductCatalogue } from '../clients/inventory-catalogue.ts'
 import {
@@ -41,7 +42,6 @@ import {
   shipmentHref,
 } from './order-links.ts'
 import type { SagaFacade } from './saga-facade.ts'
-import { SagaConflict } from './saga-machine.ts'
 
 /** The reason order.cancelled carries when the customer (or an admin for them) cancels. */
 export const customerCancelReason = 'cancelled by the customer'
@@ -456,7 +456,7 @@ export function createOrderUseCases({
           const decision = await saga.cancel(id, customerCancelReason, tx)
           if (!decision) throw conflict(order.status)
         } catch (error) {
-          if (error instanceof SagaConflict) throw conflict(order.status)
+          if (error instanceof ProcessConflict) throw conflict(order.status)
           throw error
         }
         return 'cancelling' as const

@@ -111,7 +111,7 @@ export function createSagaFacade({ orders, timing, processes }: SagaFacadeDepend
 
     /**
      * The customer's cancel, in the transaction that locked the order: the saga is cancelled (order.cancelled, then
-     * the compensations); a saga past cancelling answers SagaConflict.
+     * the compensations); a saga past cancelling answers ProcessConflict.
      */
     cancel: (orderId: string, reason: string, tx: Queryable) =>
       applyFact(orderId, { kind: 'cancel', reason }, tx, { eventType: 'cancel', eventId: 'customer' }),

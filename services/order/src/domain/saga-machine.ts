@@ -76,8 +76,6 @@ export type SagaCommand =
   | { type: 'order.cancelled'; reason: string }
   | { type: 'order.completed' }
 
-export type SagaLogLine = LogLine
-
 export interface SagaTiming {
   /** how long a forward step may take before it is asked again */
   stepTimeoutMs: number
@@ -91,10 +89,6 @@ export interface SagaTiming {
 
 /** A decision of the process module's kind: the next instance, its deadline, commands, log lines, escalation. */
 export type SagaDecision = Decision<SagaInstance, SagaCommand>
-
-/** The refusal of a customer's or an operator's request in the saga's current state (the module's conflict). */
-export const SagaConflict = ProcessConflict
-export type SagaConflict = ProcessConflict
 
 const forwardRank: Partial<Record<SagaState, number>> = {
   created: 0,
@@ -251,7 +245,7 @@ function forward(
   }
 
   // the saga failed or was cancelled: this step's success arrived late and must be undone too
-  const late: SagaLogLine = { step, outcome: 'late', detail: `${detail} after the saga ${instance.state}` }
+  const late: LogLine = { step, outcome: 'late', detail: `${detail} after the saga ${instance.state}` }
   if (step === 'shipment') {
     return {
       next: { ...recorded, compensation: 'escalated' },
@@ -291,8 +285,8 @@ function compensated(
 /** An operator runs the compensations: a running saga fails now; a failed or cancelled one undoes everything again. */
 function compensatedByOperator(instance: SagaInstance, timing: SagaTiming, reason: string): SagaDecision {
   if (instance.state === 'shipped')
-    throw new SagaConflict('the order has shipped: there is nothing to compensate')
-  if (instance.compensation === 'running') throw new SagaConflict('the compensations are running already')
+    throw new ProcessConflict('the order has shipped: there is nothing to compensate')
+  if (instance.compensation === 'running') throw new ProcessConflict('the compensations are running already')
   const decision = isRunning(instance.state)
     ? mechanicsOf(timing).fail(instance, instance.step ?? 'operator', reason)
     : mechanicsOf(timing).startCompensations({ ...instance, failureReason: instance.failureReason ?? reason })
@@ -438,7 +432,7 @@ export function decideSaga(instance: SagaInstance, fact: SagaFact, timing: SagaT
       // a cancel then would refund an order that ships, so it is refused
       const beforeShipment = instance.state === 'created' || instance.state === 'payment_processed'
       if (!awaitsPaymentAgain(instance) && !beforeShipment) {
-        throw new SagaConflict(`the order can no longer be cancelled (saga ${instance.state})`)
+        throw new ProcessConflict(`the order can no longer be cancelled (saga ${instance.state})`)
       }
       const cancelled: SagaInstance = {
         ...instance,
