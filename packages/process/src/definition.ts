@@ -48,7 +48,12 @@ export interface Decision<Instance, Command> {
 /** The facts every process understands besides its own: its clock and its operators. */
 export type ClockFact = { kind: 'timeout' }
 export type OperatorFact = { kind: 'operator.retry' } | { kind: 'operator.compensate'; reason: string }
-export type StandardFact = ClockFact | OperatorFact
+/**
+ * An answer that says a step failed this attempt (a decline: its answer route's `failed`): the module counts it
+ * against the step's attempts; `step` is the one its stamp names (absent for an unstamped answer: the awaited one).
+ */
+export type StepFailedFact = { kind: 'step.failed'; step?: string; reason: string }
+export type StandardFact = ClockFact | OperatorFact | StepFailedFact
 /** What a process's own decide is given: its facts and an operator's compensate (the module answers the rest). */
 export type OwnFact<Fact> = Fact | Extract<OperatorFact, { kind: 'operator.compensate' }>
 
@@ -148,18 +153,21 @@ export interface KeyedEventRoute<Type extends EventType> {
 export type EventRoutes<Fact> = { [Type in EventType]?: EventRoute<Type, Fact> | KeyedEventRoute<Type> }
 
 /**
- * What an answer to one of the process's commands tells it. The answer finds its instance by itself: it carries the
- * command's process stamp back (@meridian/events' process-stamp), so the answering service never names the instance.
+ * What an answer to one of the process's commands tells it: a fact of its own, or that the step failed this attempt
+ * (a decline), and why — which the module handles for every process: counted against the awaited attempt, escalated
+ * or failed after the last as the step is declared, and only logged when it answers an earlier attempt than the
+ * awaited one. The answer finds its instance by itself: it carries the command's process stamp back
+ * (@meridian/events' process-stamp), so the answering service never names the instance.
  */
-export interface AnswerRoute<Type extends EventType, Fact> {
-  /** the fact; undefined: the answer means nothing to the process */
-  fact(data: EventData<Type>): Fact | undefined
-  /**
-   * the answer says the step failed this attempt (a decline): one to an earlier attempt than the awaited one is only
-   * logged, never counted against the awaited attempt (the module decides so for every process)
-   */
-  failure?: boolean
-}
+export type AnswerRoute<Type extends EventType, Fact> =
+  | {
+      /** the fact; undefined: the answer means nothing to the process */
+      fact(data: EventData<Type>): Fact | undefined
+    }
+  | {
+      /** the step failed this attempt: why */
+      failed(data: EventData<Type>): string
+    }
 
 export type AnswerRoutes<Fact> = { [Type in EventType]?: AnswerRoute<Type, Fact> }
 

@@ -24,6 +24,7 @@ export {
   type Scalar,
   type StandardFact,
   type StepDeclaration,
+  type StepFailedFact,
   type Steps,
   type StoredInstance,
 } from './definition.ts'

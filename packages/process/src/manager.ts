@@ -95,7 +95,16 @@ const logLinesOf = (decision: Decision<InstanceBase, unknown>, source?: FactSour
 type LooseEventRoute =
   | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
   | { key(data: unknown): string | undefined }
-type LooseAnswerRoute = { fact(data: unknown): { kind: string } | undefined; failure?: boolean }
+type LooseAnswerRoute =
+  | { fact(data: unknown): { kind: string } | undefined }
+  | { failed(data: unknown): string }
+
+/** The fact an answer route gives: its own, or the module's `step.failed` for a failure answer. */
+function answerFact(route: LooseAnswerRoute | undefined, data: unknown, step?: string) {
+  if (route === undefined) return undefined
+  if ('failed' in route) return { kind: 'step.failed', ...(step ? { step } : {}), reason: route.failed(data) }
+  return route.fact(data)
+}
 
 /** The instance an event's data names for `definition`, with its fact (a keyed route's fact is its answer's). */
 function eventTarget(definition: AnyProcessDefinition, type: EventType, data: unknown) {
@@ -105,7 +114,7 @@ function eventTarget(definition: AnyProcessDefinition, type: EventType, data: un
   const key = route.key(data)
   // defineProcess refuses a keyed route without an answer route for its type
   const answer = definition.answers?.[type] as LooseAnswerRoute | undefined
-  const fact = key === undefined ? undefined : answer?.fact(data)
+  const fact = key === undefined ? undefined : answerFact(answer, data)
   return key === undefined || fact === undefined ? undefined : { key, fact }
 }
 
@@ -137,10 +146,10 @@ function routedHandlers(
       const answered = stamp ? byType.get(stamp.type) : undefined
       if (stamp && answered) {
         const route = answered.answers?.[type] as LooseAnswerRoute | undefined
-        const fact = route?.fact(event.data)
+        const fact = answerFact(route, event.data, stamp.step)
         if (fact) {
           await apply(answered.type, stamp.key, fact, tx, source, {
-            answer: { stamp, failure: route?.failure === true },
+            answer: { stamp, failure: fact.kind === 'step.failed' },
           })
         }
         return

@@ -3,7 +3,7 @@
 // a forward step escalates, or fails the process, as it is declared), an operator's retry, and the compensations
 // declared beside the forward steps run one after the other in the reverse order of those steps, each retried and
 // escalated on its own. A process's decide() composes these with its own
-// moves; the clock's timeouts and operators' retries never reach it: decideOn() answers them with the mechanics of the
+// moves; the clock's timeouts, operators' retries and failure answers never reach it: decideOn() answers them with the mechanics of the
 // process's declared steps, for every process alike.
 import type {
   AnyProcessDefinition,
@@ -14,6 +14,7 @@ import type {
   ProcessDefinition,
   StandardFact,
   StepDeclaration,
+  StepFailedFact,
   Steps,
 } from './definition.ts'
 import { ProcessConflict } from './definition.ts'
@@ -373,8 +374,13 @@ export function decideOn<
   const mechanics = mechanicsOf(definition) as unknown as StepMechanics<Instance, Command>
   if (fact.kind === 'timeout') return mechanics.timedOut(instance)
   if (fact.kind === 'operator.retry') return mechanics.retried(instance)
+  if (fact.kind === 'step.failed') {
+    // a process's own fact kinds never start with `step.` (nor with `operator.`): this is the module's
+    const { step, reason } = fact as StepFailedFact
+    return mechanics.attemptFailed(instance, step ?? instance.step ?? 'none', reason)
+  }
   return definition.decide(
     instance,
-    fact as Exclude<Fact | StandardFact, { kind: 'timeout' | 'operator.retry' }>,
+    fact as Exclude<Fact | StandardFact, { kind: 'timeout' | 'operator.retry' | 'step.failed' }>,
   )
 }

@@ -80,17 +80,18 @@ describe("a return's decision", () => {
 
   it("when the refund is declined, then it waits for the next attempt, an earlier attempt's decline counts for nothing, and the last attempt's escalates", () => {
     const refunding = run([received, restocked]).instance
-    const declined = decideReturn(refunding, { kind: 'payment.refund_failed', reason: 'no' }, timing)
+    const declined = decideReturn(refunding, { kind: 'step.failed', step: 'refund', reason: 'no' }, timing)
     expect(declined).toMatchObject({ next: refunding, commands: [], deadlineInMs: 'keep' })
     const second = decideReturn(refunding, { kind: 'timeout' }, timing).next
     expect(second.attempt).toBe(2)
-    // an earlier attempt's decline is set aside by the module before decide sees it (its stamp names the attempt:
-    // packages/process/test/answers.test.ts, and returns.test.ts end to end); a decline decide sees waits
-    const late = decideReturn(second, { kind: 'payment.refund_failed', reason: 'no' }, timing)
+    // a decline is the module's (payment.refund_failed.v2's route says `failed`); one of an earlier attempt is set
+    // aside before this (its stamp names the attempt: packages/process/test/answers.test.ts, and returns.test.ts end
+    // to end); one of the awaited attempt waits for the next
+    const late = decideReturn(second, { kind: 'step.failed', step: 'refund', reason: 'no' }, timing)
     expect(late.next).toBe(second)
     expect(late.escalation).toBeUndefined()
     const third = decideReturn(second, { kind: 'timeout' }, timing).next
-    const last = decideReturn(third, { kind: 'payment.refund_failed', reason: 'declined' }, timing)
+    const last = decideReturn(third, { kind: 'step.failed', step: 'refund', reason: 'declined' }, timing)
     expect(last.next.escalated).toBe(true)
     expect(last.escalation).toContain('declined')
     const retried = decideReturn(last.next, { kind: 'operator.retry' }, timing)

@@ -36,7 +36,6 @@ export interface Renewal extends InstanceBase {
 
 export type RenewalFact =
   | { kind: 'charged'; paymentId: string }
-  | { kind: 'charge_declined'; reason: string }
   | { kind: 'extended' }
   | { kind: 'extend_failed'; reason: string }
   | { kind: 'refunded'; amount: number }
@@ -129,8 +128,6 @@ export function decideRenewal(
         log: [{ step: 'charge', outcome: 'succeeded', detail: fact.paymentId }, ...asked.log],
       }
     }
-    case 'charge_declined':
-      return mechanics.attemptFailed(instance, 'charge', fact.reason)
     case 'extended':
       if (instance.state !== 'charged')
         return unchanged(instance, { step: 'extend', outcome: 'late', detail: 'not awaited' })
@@ -185,10 +182,6 @@ const renewalFacts = {
     kind: 'charged',
     paymentId: data.paymentId,
   }),
-  'payment.failed': (data: EventData<'payment.failed'>): RenewalFact => ({
-    kind: 'charge_declined',
-    reason: data.reason,
-  }),
   'inventory.reserved': (): RenewalFact => ({ kind: 'extended' }),
   'inventory.failed': (data: EventData<'inventory.failed'>): RenewalFact => ({
     kind: 'extend_failed',
@@ -231,7 +224,7 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
   // failed attempt (an earlier attempt's decline is the module's to set aside)
   answers: {
     'payment.processed': { fact: renewalFacts['payment.processed'] },
-    'payment.failed': { fact: renewalFacts['payment.failed'], failure: true },
+    'payment.failed': { failed: (data) => data.reason },
     'inventory.reserved': { fact: renewalFacts['inventory.reserved'] },
     'inventory.failed': { fact: renewalFacts['inventory.failed'] },
     'payment.refunded': { fact: renewalFacts['payment.refunded'] },

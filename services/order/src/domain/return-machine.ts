@@ -1,7 +1,7 @@
 // A return's state machine, pure: requested by its customer; received (an admin or a carrier) → the stock goes back
 // (the restock step) → exactly the returned lines are refunded (the refund step) → completed; or rejected before
-// receipt. Each step's deadline and an operator's retry are the module's (decideOn, with returnMechanics); a declined
-// refund is a failed attempt. return-commands.ts says what each command goes out as, return-process.ts declares it.
+// receipt. Each step's deadline, an operator's retry and a declined refund (a failed attempt) are the module's
+// (decideOn, with returnMechanics). return-commands.ts says what each command goes out as, return-process.ts declares it.
 import type { ReturnStatus } from '@meridian/contracts'
 import {
   type Decision,
@@ -28,7 +28,6 @@ export type ReturnFact =
   | { kind: 'rejected'; reason: string }
   | { kind: 'inventory.restocked' }
   | { kind: 'payment.refunded'; amount: number; paymentId?: string }
-  | { kind: 'payment.refund_failed'; reason: string }
 
 export type ReturnCommand =
   | { type: 'return.requested' | 'return.received' | 'return.completed' | 'return.rejected' }
@@ -148,9 +147,6 @@ export function decideReturn(
         ],
       }
     }
-    case 'payment.refund_failed':
-      // a decline of an earlier attempt than the awaited one never gets here: the module logs it (an answer's stamp)
-      return mechanics.attemptFailed(instance, 'refund', fact.reason)
     case 'operator.compensate':
       // before receipt an operator's undoing is a rejection; a received return's stock and refund are not undone
       if (instance.state === 'requested')

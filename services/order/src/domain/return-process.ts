@@ -37,10 +37,8 @@ export function returnProcess(timing: ReturnTiming) {
           ...(data.paymentId ? { paymentId: data.paymentId } : {}),
         }),
       },
-      'payment.refund_failed.v2': {
-        fact: (data) => ({ kind: 'payment.refund_failed', reason: data.reason }),
-        failure: true,
-      },
+      // a decline: a failed attempt of the refund, counted by the module
+      'payment.refund_failed.v2': { failed: (data) => data.reason },
     },
     decide: (instance, fact) => decideReturn(instance, fact, timing),
     mechanics: returnMechanics,
