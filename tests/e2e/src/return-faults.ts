@@ -82,19 +82,26 @@ export async function runReturnFault(
   const token = await client.tokenizeCard(cards.good)
   const ownerOf = (i: number) => customers[i % customers.length] as Customer
 
+  // each order's customer as it was placed: the accepted orders come back in the order their answers did, not the
+  // order they were sent in (the i-th accepted is not the i-th placed: its customer would read another's order, 404)
+  const owners = new Map<string, Customer>()
   const placed = await placeSteadily({
     count: options.orders,
     ratePerSecond: 10,
-    place: (i) => client.placeOrder(ownerOf(i), { product, quantity: 2, paymentToken: token }),
+    place: async (i) => {
+      const answer = await client.placeOrder(ownerOf(i), { product, quantity: 2, paymentToken: token })
+      if (answer.status === 201) owners.set(answer.body.orderId, ownerOf(i))
+      return answer
+    },
   })
   const orderIds = [...placed.accepted.keys()]
+  const ownerOfOrder = (orderId: string) => owners.get(orderId) as Customer
   await Promise.all(
-    orderIds.map((orderId, i) => client.orderReaches(ownerOf(i), orderId, 'shipped', 120_000)),
+    orderIds.map((orderId) => client.orderReaches(ownerOfOrder(orderId), orderId, 'shipped', 120_000)),
   )
-  const owners = new Map(orderIds.map((orderId, i) => [orderId, ownerOf(i)]))
   const returns: AskedReturn[] = []
   for (const [i, orderId] of orderIds.entries()) {
-    const asked = await client.requestReturnOk(owners.get(orderId) as Customer, orderId, [
+    const asked = await client.requestReturnOk(ownerOfOrder(orderId), orderId, [
       { productId: product.id, quantity: 1 + (i % 2) },
     ])
     returns.push({ returnId: asked.returnId, orderId })
