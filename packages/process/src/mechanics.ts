@@ -207,7 +207,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
-  const { startCompensations, compensated, fail } = compensationMechanics(steps, options, {
+  const { startCompensations, compensated, fail, lateSucceeded } = compensationMechanics(steps, options, {
     declared,
     waitMs,
     ask,
@@ -225,6 +225,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     fail,
     startCompensations,
     compensated,
+    lateSucceeded,
   }
 }
 
@@ -304,7 +305,38 @@ function compensationMechanics<Instance extends InstanceBase, Command>(
     return { ...started, log: [line, ...started.log] }
   }
 
-  return { startCompensations, compensated, fail }
+  /**
+   * A forward step's success that arrives after the process failed or was cancelled: what it did must be undone too.
+   * Covered (only logged) while the compensations run and its compensation is still to come; else they run again from
+   * the first. A step that no compensation undoes is escalated: `escalation` tells operators what to do by hand.
+   */
+  function lateSucceeded(
+    instance: Instance,
+    step: string,
+    detail: string,
+    escalation?: string,
+  ): Decision<Instance, Command> {
+    const late: LogLine = { step, outcome: 'late', detail }
+    const { compensation } = declared(step)
+    if (compensation === undefined) {
+      return {
+        next: { ...instance, compensation: 'escalated' },
+        deadlineInMs: null,
+        commands: [],
+        log: [late, { step, outcome: 'escalated', detail: 'no compensation undoes it' }],
+        escalation:
+          escalation ??
+          `the ${step} step succeeded after the process ${instance.state}: no compensation undoes it`,
+      }
+    }
+    const current = instance.step === null ? -1 : order.indexOf(instance.step)
+    if (instance.compensation === 'running' && current !== -1 && order.indexOf(compensation) >= current)
+      return unchanged(instance, late)
+    const again = startCompensations(instance, [], 'compensations run again')
+    return { ...again, log: [late, ...again.log] }
+  }
+
+  return { startCompensations, compensated, fail, lateSucceeded }
 }
 
 /**

@@ -309,6 +309,50 @@ describe('compensations', () => {
     expect(decision.commands).toEqual([])
   })
 
+  it('when a forward step succeeds after the process failed and its compensation is still to come, then it is only logged', () => {
+    const running = instance({ state: 'failed', step: 'unstore', attempt: 2, compensation: 'running' })
+    // fetch's compensation (unfetch) comes after unstore: it covers the late fetch
+    expect(mechanics.lateSucceeded(running, 'fetch', 'fetched late')).toEqual({
+      next: running,
+      deadlineInMs: 'keep',
+      commands: [],
+      log: [{ step: 'fetch', outcome: 'late', detail: 'fetched late' }],
+    })
+  })
+
+  it('when a forward step succeeds late and its compensation ran already (or none ran), then the compensations run again from the first', () => {
+    for (const late of [
+      instance({ state: 'failed', step: 'unfetch', compensation: 'running' }),
+      instance({ state: 'failed', step: null, compensation: 'done' }),
+    ]) {
+      const decision = mechanics.lateSucceeded(late, 'store', 'stored late')
+      expect(decision.next).toMatchObject({ step: 'unstore', attempt: 1, compensation: 'running' })
+      expect(decision.commands).toEqual([{ type: 'unstore', attempt: 1 }])
+      expect(decision.log).toEqual([
+        { step: 'store', outcome: 'late', detail: 'stored late' },
+        { step: 'unstore', outcome: 'requested', attempt: 1, detail: 'compensations run again' },
+      ])
+    }
+  })
+
+  it('when a forward step that no compensation undoes succeeds late, then it is escalated with what operators must do', () => {
+    const bare = stepMechanics<Instance, Command>({
+      ...steps,
+      fetch: { ...steps.fetch, compensation: undefined },
+    } as Steps<Instance, Command>)
+    const failed = instance({ state: 'failed', step: null, compensation: 'done' })
+    const decision = bare.lateSucceeded(failed, 'fetch', 'fetched late', 'take it back by hand')
+    expect(decision).toMatchObject({
+      next: { compensation: 'escalated' },
+      deadlineInMs: null,
+      commands: [],
+      escalation: 'take it back by hand',
+    })
+    expect(bare.lateSucceeded(failed, 'fetch', 'x').escalation).toBe(
+      'the fetch step succeeded after the process failed: no compensation undoes it',
+    )
+  })
+
   it('when an answer is not the awaited compensation, then nothing changes but a line in the log', () => {
     for (const other of [
       instance({ state: 'failed', step: 'unstore', compensation: 'running' }),

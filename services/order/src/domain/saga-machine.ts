@@ -244,26 +244,13 @@ function forward(
     }
   }
 
-  // the saga failed or was cancelled: this step's success arrived late and must be undone too
-  const late: LogLine = { step, outcome: 'late', detail: `${detail} after the saga ${instance.state}` }
-  if (step === 'shipment') {
-    return {
-      next: { ...recorded, compensation: 'escalated' },
-      deadlineInMs: null,
-      commands: [],
-      log: [
-        late,
-        { step: 'shipment', outcome: 'escalated', detail: 'a shipment exists for an undone order' },
-      ],
-      escalation: `shipment ${ids.shipmentId} was created for order whose saga ${instance.state}: stop it at the carrier`,
-    }
-  }
-  // compensations still to come cover it: the refund follows the release; a release in progress covers a payment
-  if (instance.compensation === 'running' && (instance.step === 'release' || step === 'payment')) {
-    return unchanged(recorded, late)
-  }
-  const again = mechanicsOf(timing).startCompensations(recorded, [], 'compensations run again')
-  return { ...again, log: [late, ...again.log] }
+  // the saga failed or was cancelled: this step's success arrived late and must be undone too (a shipment can't be)
+  return mechanicsOf(timing).lateSucceeded(
+    recorded,
+    step,
+    `${detail} after the saga ${instance.state}`,
+    `shipment ${ids.shipmentId} was created for order whose saga ${instance.state}: stop it at the carrier`,
+  )
 }
 
 /** A compensation's answer: the release leads to the refund, the refund ends the compensations. */
