@@ -18,7 +18,6 @@
 import type { CompensationState, OrderStatus, SagaState, SagaStep } from '@meridian/contracts'
 import {
   type Decision,
-  type LogLine,
   type MechanicsOptions,
   newInstance,
   ProcessConflict,
