@@ -4,15 +4,12 @@ import { Value } from 'typebox/value'
 import type { AnyProcessDefinition, InstanceBase, Scalar, StoredInstance } from './definition.ts'
 
 /**
- * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): a restored
- * instance that does not say whether it is escalated gets it from there, so the mechanics see what the operators see
- * (a retry starts its attempts over, a late failure escalates nothing again) whether or not `restore` maps it.
+ * A forward step's escalation lives in the row's `escalation` (a compensation's in `compensation`): the instance is
+ * restored with `escalated: true` from there, so the mechanics see what the operators see (a retry starts its
+ * attempts over, a late failure escalates nothing again).
  */
-function escalatedFromRow(restored: InstanceBase, stored: StoredInstance): InstanceBase {
-  if (restored.escalated !== undefined) return restored
-  if (stored.escalation === null || stored.compensation === 'escalated') return restored
-  return { ...restored, escalated: true }
-}
+const escalatedIn = (stored: StoredInstance): boolean =>
+  stored.escalation !== null && stored.compensation !== 'escalated'
 
 /** The owner a process's row was read with (as to_jsonb gave it), when the process has one. */
 export const ownerOf = (
@@ -34,7 +31,7 @@ export function restoredInstance(
       `the ${definition.type} instance ${stored.key} keeps data its declaration refuses: ${first?.instancePath ?? ''} ${first?.message ?? ''}`,
     )
   }
-  const restored: InstanceBase = {
+  return {
     state: stored.state,
     step: stored.step,
     attempt: stored.attempt,
@@ -43,8 +40,8 @@ export function restoredInstance(
     failureReason: stored.failureReason,
     ...own,
     ...(owner === undefined ? {} : (definition.fromOwner?.(owner) ?? {})),
+    ...(escalatedIn(stored) ? { escalated: true } : {}),
   }
-  return escalatedFromRow(restored, stored)
 }
 
 /** What the row's `data` keeps of an instance: its declared fields that are not null. */

@@ -326,7 +326,7 @@ describe("a return's refund", () => {
     const refundKey = `return-${returnId}`
     const request = amountRefundRequest(
       { orderId: order.orderId, reason: 'return', attempt: 1, refundKey, amount: 19.99 },
-      { refundKey, amount: 19.99 },
+      refundKey,
     )
     try {
       await expect(transaction(payment.sql, (tx) => refundAmount(deps, request, tx))).rejects.toMatchObject({

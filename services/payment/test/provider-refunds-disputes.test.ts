@@ -169,7 +169,7 @@ describe('a refund made at the provider (charge.refunded)', () => {
       payment.payments.refundAmount(
         amountRefundRequest(
           { orderId, reason: 'too small', attempt: 2, refundKey: `return-${returnId}`, amount: 12.5 },
-          { refundKey: `return-${returnId}`, amount: 12.5 },
+          `return-${returnId}`,
         ),
         tx,
       ),
@@ -194,7 +194,7 @@ describe('a refund made at the provider (charge.refunded)', () => {
       payment.payments.refundAmount(
         amountRefundRequest(
           { orderId, reason: 'broken', attempt: 1, refundKey: `return-${returnId}`, amount: 5 },
-          { refundKey: `return-${returnId}`, amount: 5 },
+          `return-${returnId}`,
         ),
         tx,
       ),

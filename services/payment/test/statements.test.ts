@@ -97,7 +97,7 @@ describe('payment: statements per event (the budgets)', () => {
     const refundKey = `return-${randomUUID()}`
     const asked = amountRefundRequest(
       { orderId: data.orderId, reason: 'return', attempt: 1, refundKey, amount: 19.99 },
-      { refundKey, amount: 19.99 },
+      refundKey,
     )
     const refunded = await statementsOf((tx) => refundAmount(deps, asked, tx))
     expect(refunded, refunded.join('\n')).toHaveLength(returnRefundBudget)

@@ -48,17 +48,17 @@ export interface AmountRefundRequest {
   answerFields: ReturnType<typeof refundAnswerFields>
 }
 
-/** The refund request a payment.refund_requested of an amount is, its key read by the catalogue (refundAsked). */
+/** The refund request a payment.refund_requested of an amount is, under its key (read by the catalogue: refundAsked). */
 export function amountRefundRequest(
   data: EventData<'payment.refund_requested'>,
-  asked: { refundKey: string; amount: number | undefined },
+  refundKey: string,
 ): AmountRefundRequest {
   return {
     orderId: data.orderId,
-    refundKey: asked.refundKey,
+    refundKey,
     reason: data.reason,
     attempt: data.attempt,
-    amountCents: asked.amount === undefined ? undefined : toMinorUnits(asked.amount),
+    amountCents: data.amount === undefined ? undefined : toMinorUnits(data.amount),
     answerFields: refundAnswerFields(data),
   }
 }

@@ -58,12 +58,12 @@ export const onRefundRequested =
       await payments.refundOrder({ orderId: asked.orderId, reason: asked.reason }, tx)
       return
     }
-    const { refundKey, amount } = asked
+    const { refundKey } = asked
     if (refundKey === undefined)
       throw new InvalidEventError(
         `payment.refund_requested of order ${asked.orderId}: a refund of an amount names its refundKey`,
       )
-    await payments.refundAmount(amountRefundRequest(event.data, { refundKey, amount }), tx)
+    await payments.refundAmount(amountRefundRequest(event.data, refundKey), tx)
   }
 
 export type PaymentEventType = 'order.placed' | 'payment.requested' | 'payment.refund_requested'
