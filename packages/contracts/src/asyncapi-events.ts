@@ -138,6 +138,26 @@ export const eventParties: {
     consumers: ['notification'],
     summary: 'the return was refused before its goods were received',
   },
+  'exchange.requested': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: 'a customer asked to exchange lines of a shipped or delivered order for other products',
+  },
+  'exchange.awaiting_goods': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: "the exchange's replacements are held (a price rise charged): the returned lines may be sent",
+  },
+  'exchange.completed': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: "the exchange's goods came back, a price fall was refunded, the replacements shipped",
+  },
+  'exchange.failed': {
+    producer: 'order',
+    consumers: ['notification'],
+    summary: 'the exchange failed (no stock, a declined charge, an operator): what was done is undone',
+  },
   'inventory.restock_requested': {
     producer: 'order',
     consumers: ['inventory'],

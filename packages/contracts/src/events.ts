@@ -354,6 +354,48 @@ export const InventoryRestockedV2Data = Type.Object({
   orderId: Id,
   items: Type.Array(ReturnedItem),
 })
+const ExchangedItem = Type.Object({
+  ...PricedReturnedItem.properties,
+  replacementProductId: Id,
+  replacementPrice: Money,
+  replacementName: Type.Optional(Type.String()),
+})
+/**
+ * exchange.requested — order: a customer (or an admin) asked to exchange lines of a shipped or delivered order for
+ * other products; `charge` is the price rise to be charged, `refund` the price fall to be refunded (one of them 0).
+ */
+export const ExchangeRequestedData = Type.Object({
+  exchangeId: Id,
+  orderId: Id,
+  customerId: Id,
+  items: Type.Array(ExchangedItem, { maxItems: 100 }),
+  charge: Money,
+  refund: Money,
+})
+/** exchange.awaiting_goods — order: the replacements are held (a rise charged): the returned lines may be sent. */
+export const ExchangeAwaitingGoodsData = Type.Object({
+  exchangeId: Id,
+  orderId: Id,
+  customerId: Id,
+  items: Type.Array(ReturnedItem, { maxItems: 100 }),
+})
+/** exchange.completed — order: the goods came back, a fall was refunded, the replacements shipped. */
+export const ExchangeCompletedData = Type.Object({
+  exchangeId: Id,
+  orderId: Id,
+  customerId: Id,
+  charge: Money,
+  refund: Money,
+  shipmentId: Type.Optional(Id),
+})
+/** exchange.failed — order: a step failed (or an operator cancelled it); what was done is being undone. */
+export const ExchangeFailedData = Type.Object({
+  exchangeId: Id,
+  orderId: Id,
+  customerId: Id,
+  reason: Type.String({ maxLength: 1000 }),
+  failedStep: Type.String({ maxLength: 64 }),
+})
 export const OrderCancelledData = Type.Object({ orderId: Id, reason: Type.String() })
 export const OrderCompletedData = Type.Object({ orderId: Id })
 export const OrderFailedData = Type.Object({ orderId: Id, reason: Type.String(), failedStep: Type.String() })
@@ -410,6 +452,10 @@ export const eventCatalogue = {
   'return.received': { version: '1.0.0', data: ReturnReceivedData },
   'return.completed': { version: '1.0.0', data: ReturnCompletedData },
   'return.rejected': { version: '1.0.0', data: ReturnRejectedData },
+  'exchange.requested': { version: '1.0.0', data: ExchangeRequestedData },
+  'exchange.awaiting_goods': { version: '1.0.0', data: ExchangeAwaitingGoodsData },
+  'exchange.completed': { version: '1.0.0', data: ExchangeCompletedData },
+  'exchange.failed': { version: '1.0.0', data: ExchangeFailedData },
   'inventory.restock_requested': { version: '1.0.0', data: InventoryRestockRequestedData },
   'inventory.restocked': { version: '1.0.0', data: InventoryRestockedData },
   'inventory.restock_requested.v2': { version: '2.0.0', data: InventoryRestockRequestedV2Data },

@@ -151,6 +151,11 @@ export const OrderResourceLinks = Type.Object(
         'POST: return lines of the order, once it shipped (shipped, delivered); GET lists its returns',
       ),
     ),
+    exchanges: Type.Optional(
+      NamedLink(
+        'POST: exchange lines of the order for other products, once it shipped (shipped, delivered); GET lists its exchanges',
+      ),
+    ),
   },
   { additionalProperties: false },
 )

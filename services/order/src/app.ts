@@ -20,8 +20,11 @@ import {
 import { Counter } from 'prom-client'
 import { createInventoryCatalogue } from './clients/inventory-catalogue.ts'
 import { type OrderConfig, unverifiedOrderLimitOf } from './config.ts'
+import { createExchangesRepository } from './data/exchanges-repository.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createReturnsRepository } from './data/returns-repository.ts'
+import { exchangeProcess } from './domain/exchange-process.ts'
+import { createExchangeUseCases, type ExchangeUseCases } from './domain/exchanges.ts'
 import { createOrderUseCases, type OrderUseCases, orderFingerprints } from './domain/orders.ts'
 import { returnProcess } from './domain/return-process.ts'
 import { createReturnUseCases, type ReturnUseCases } from './domain/returns.ts'
@@ -29,6 +32,7 @@ import { createSagaFacade, type SagaFacade } from './domain/saga-facade.ts'
 import { orderProcess, orderProcessType } from './domain/saga-process.ts'
 import { type OrderEventType, orderConsumers } from './events/consumers.ts'
 import { adminOnly, adminSagasRoutes } from './routes/admin-sagas/index.ts'
+import { exchangesRoutes } from './routes/exchanges/index.ts'
 import { ordersGuards } from './routes/orders/access.ts'
 import { ordersRoutes } from './routes/orders/index.ts'
 import { returnsGuards } from './routes/returns/access.ts'
@@ -46,7 +50,8 @@ export interface OrderService {
   orders: OrderUseCases
   saga: SagaFacade
   returns: ReturnUseCases
-  /** the process module's manager: the order saga and returns */
+  exchanges: ExchangeUseCases
+  /** the process module's manager: the order saga, returns and exchanges */
   processes: ProcessManager
   /** for runService's clients, closed after the app: the inventory upstream client and its Consul discovery */
   clients: ServiceClient[]
@@ -82,7 +87,12 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     compensationBackoffMs: config.SAGA_COMPENSATION_BACKOFF_MS,
     compensationAttempts: config.SAGA_COMPENSATION_ATTEMPTS,
   }
-  // the order saga and returns on the process module: its manager, its clock (row locks: several instances may run
+  const exchangeTiming = {
+    stepTimeoutMs: config.RETURN_STEP_TIMEOUT_MS,
+    stepAttempts: config.RETURN_STEP_ATTEMPTS,
+    receiptWaitMs: config.EXCHANGE_RECEIPT_WAIT_MS,
+  }
+  // the order saga, returns and exchanges on the process module: its manager, its clock (row locks: several instances may run
   // it), its escalations counted and logged, and the operators' /admin/processes
   const processes = await registerProcesses(app, {
     sql,
@@ -92,6 +102,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
         stepTimeoutMs: config.RETURN_STEP_TIMEOUT_MS,
         stepAttempts: config.RETURN_STEP_ATTEMPTS,
       }),
+      exchangeProcess(exchangeTiming),
     ],
     sweepIntervalMs: config.SAGA_SWEEP_INTERVAL_MS,
     adminOnly: adminOnly(app),
@@ -117,12 +128,23 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     ...unverifiedOrderLimitOf(config),
   })
   const carrierKeys = namedCarrierKeysIn(config.RETURNS_CARRIER_KEYS)
+  const returnsRepository = tracedRepository('returns', createReturnsRepository(sql))
   const returns = createReturnUseCases({
     sql,
     orders: ordersRepository,
-    returns: tracedRepository('returns', createReturnsRepository(sql)),
+    returns: returnsRepository,
     processes,
     carriers: [...new Set(carrierKeys.map(({ carrier }) => carrier))],
+  })
+
+  const exchanges = createExchangeUseCases({
+    sql,
+    orders: ordersRepository,
+    returns: returnsRepository,
+    exchanges: tracedRepository('exchanges', createExchangesRepository(sql)),
+    catalogue,
+    processes,
+    timing: exchangeTiming,
   })
 
   // also the spec's unversioned paths (/orders/{id}, /users/{userId}/orders), documented under /api/v1 only
@@ -130,15 +152,14 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
   await registerAuditTrail(app, { sql, service: serviceName })
   await registerVersionedApi(app, ordersRoutes, { orders, guards: ordersGuards(app) }, { atRoot: true })
   await registerVersionedApi(app, adminSagasRoutes, { saga, adminOnly: adminOnly(app) })
-  await registerVersionedApi(app, returnsRoutes, {
-    returns,
-    guards: returnsGuards(app, carrierKeys),
-  })
+  const guards = returnsGuards(app, carrierKeys)
+  await registerVersionedApi(app, returnsRoutes, { returns, guards })
+  await registerVersionedApi(app, exchangesRoutes, { exchanges, guards })
 
   const consumers = await registerServiceEvents(app, {
     ...dependencies,
     service: serviceName,
     consumers: (options) => orderConsumers(processes, options),
   })
-  return { app, consumers, orders, saga, returns, processes, clients: catalogue.clients }
+  return { app, consumers, orders, saga, returns, exchanges, processes, clients: catalogue.clients }
 }

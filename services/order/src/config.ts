@@ -26,10 +26,18 @@ export const OrderEnv = serviceEnv({
   SAGA_COMPENSATION_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   /** how often the saga's clock looks for steps past their deadline, ms */
   SAGA_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
-  /** how long a return's restock or refund may go unanswered before it is asked again, ms (doubled each attempt) */
+  /**
+   * how long a return's or an exchange's step (restock, refund; an exchange's reservation, charge and shipment too) may
+   * go unanswered before it is asked again, ms (doubled each attempt)
+   */
   RETURN_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
-  /** attempts of a return's restock and of its refund before they are escalated to operators */
+  /**
+   * attempts of such a step before it is escalated to operators (an exchange's reservation and charge: before the
+   * exchange fails and what it did is undone)
+   */
   RETURN_STEP_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  /** how long an exchange waits for its returned goods before operators are told, ms (default 14 days) */
+  EXCHANGE_RECEIPT_WAIT_MS: Type.Integer({ minimum: 100, maximum: 2_592_000_000, default: 1_209_600_000 }),
   /**
    * carriers' names and keys (`name=key`, comma-separated): a carrier's key may mark received (POST
    * /returns/{id}/receive with X-Carrier-Key) only the returns that name that carrier

@@ -800,6 +800,10 @@ describe("the return's process", () => {
       url: '/api/v1/admin/processes/types',
       headers: asAdmin(),
     })
-    expect(types.json().data.map((each: { type: string }) => each.type)).toEqual(['order', 'return'])
+    expect(types.json().data.map((each: { type: string }) => each.type)).toEqual([
+      'order',
+      'return',
+      'exchange',
+    ])
   })
 })

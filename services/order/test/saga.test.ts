@@ -397,6 +397,7 @@ describe('the links of a paid and shipped order', () => {
       shipment: { href: `/api/v1/shipments/${shipmentId}`, method: 'GET' },
       // issue 32: a shipped order can be returned
       returns: { href: `/api/v1/orders/${orderId}/returns`, method: 'POST' },
+      exchanges: { href: `/api/v1/orders/${orderId}/exchanges`, method: 'POST' },
     }
     for (const url of [
       `/api/v1/orders/${orderId}`,

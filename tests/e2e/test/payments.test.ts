@@ -40,6 +40,7 @@ describe('paying an order through the gateway', () => {
       payment: { href: `/api/v1/payments/${paymentId}`, method: 'GET' },
       shipment: { href: `/api/v1/shipments/${shipment.id}`, method: 'GET' },
       returns: { href: `/api/v1/orders/${orderId}/returns`, method: 'POST' },
+      exchanges: { href: `/api/v1/orders/${orderId}/exchanges`, method: 'POST' },
     })
     // the customer follows the links
     const payment = await client.request<Payment>('GET', shipped._links.payment?.href ?? '', {

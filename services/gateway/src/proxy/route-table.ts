@@ -55,7 +55,9 @@ export const defaultRoutes: readonly GatewayRoute[] = Object.freeze([
   { prefix: '/api/v1/users/:userId/notification-preferences', service: 'notification' },
   // returns (POST /api/v1/orders/{id}/returns is under the orders' prefix)
   { prefix: '/api/v1/returns', service: 'order' },
-  // operators' view of the order sagas, and of every process the order service runs (the saga, returns)
+  // exchanges (POST /api/v1/orders/{id}/exchanges is under the orders' prefix)
+  { prefix: '/api/v1/exchanges', service: 'order' },
+  // operators' view of the order sagas, and of every process the order service runs (the saga, returns, exchanges)
   { prefix: '/api/v1/admin/sagas', service: 'order' },
   { prefix: '/api/v1/admin/processes', service: 'order' },
   // each service's audit trail (admins); the gateway's own /api/v1/admin/audit reads them all and merges them

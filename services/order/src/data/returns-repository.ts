@@ -152,13 +152,22 @@ export function createReturnsRepository(db: Queryable) {
       return { rows: rows.map(fromRow), total: Number(count?.total ?? 0) }
     },
 
-    /** How many of each product of the order its returns not rejected hold already. */
+    /**
+     * How many of each product of the order went back already or are on their way: its returns not rejected and its
+     * exchanges not failed (a line is returned or exchanged once).
+     */
     async returnedQuantities(orderId: string, sql: Queryable = db): Promise<Map<string, number>> {
       const rows = await sql<{ productId: string; quantity: string | number }[]>`
-        select i.product_id, sum(i.quantity) as quantity
-        from returns r join return_items i on i.return_id = r.id
-        where r.order_id = ${orderId} and r.status <> 'rejected'
-        group by i.product_id`
+        select product_id, sum(quantity) as quantity from (
+          select i.product_id, i.quantity
+          from returns r join return_items i on i.return_id = r.id
+          where r.order_id = ${orderId} and r.status <> 'rejected'
+          union all
+          select (line ->> 'productId')::uuid, (line ->> 'quantity')::integer
+          from exchanges x cross join jsonb_array_elements(x.items) as line
+          where x.order_id = ${orderId} and x.status <> 'failed'
+        ) as taken
+        group by product_id`
       return new Map(rows.map((row) => [row.productId, Number(row.quantity)]))
     },
   }

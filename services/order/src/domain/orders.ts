@@ -61,7 +61,10 @@ export function orderResourceLinks(
     links.authenticate = { href: record.authenticateUrl, method: 'GET' }
   if (record.paymentId) links.payment = { href: paymentHref(record.paymentId), method: 'GET' }
   if (record.shipmentId) links.shipment = { href: shipmentHref(record.shipmentId), method: 'GET' }
-  if (isReturnable(record.status)) links.returns = { href: `${orderHref(record.id)}/returns`, method: 'POST' }
+  if (isReturnable(record.status)) {
+    links.returns = { href: `${orderHref(record.id)}/returns`, method: 'POST' }
+    links.exchanges = { href: `${orderHref(record.id)}/exchanges`, method: 'POST' }
+  }
   return links
 }
 
