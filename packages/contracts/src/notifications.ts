@@ -1,6 +1,6 @@
 // The notification resource of the notification service: a user's notifications, made from domain events (an order
-// placed, a payment failed, a shipment sent or delivered, a return's steps, a new account), listed with the pagination
-// envelope and marked read one by one or many at once (the realtime gateway's notifications:read).
+// placed, a payment failed, a shipment sent or delivered, a return's or an exchange's steps, a new account), listed with
+// the pagination envelope and marked read one by one or many at once (the realtime gateway's notifications:read).
 import { type Static, Type } from 'typebox'
 import { pageParameters, QueryObject, sortParameter } from './pagination.ts'
 import { Nullable, StringEnum } from './schema-kinds.ts'
@@ -12,6 +12,9 @@ import { Nullable, StringEnum } from './schema-kinds.ts'
  * - `shipment_created`: shipment.created
  * - `shipment_delivered`: shipment.delivered
  * - `return_requested`, `return_received`, `return_completed`, `return_rejected`: return.* (to the return's customer)
+ * - `exchange_requested`, `exchange_awaiting_goods`, `exchange_completed`, `exchange_failed`: exchange.* (to the
+ *   exchange's customer; the exchange's own payment.failed and shipment.* carry its id as their orderId and reach the
+ *   same customer as payment_failed and shipment_*)
  * - `welcome`: user.registered (to the new user)
  */
 export const notificationTypes = [
@@ -23,12 +26,16 @@ export const notificationTypes = [
   'return_received',
   'return_completed',
   'return_rejected',
+  'exchange_requested',
+  'exchange_awaiting_goods',
+  'exchange_completed',
+  'exchange_failed',
   'welcome',
 ] as const
 export type NotificationType = (typeof notificationTypes)[number]
 export const NotificationType = StringEnum(notificationTypes, {
   description:
-    'order_placed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), return_requested (return.requested), return_received (return.received), return_completed (return.completed), return_rejected (return.rejected), welcome (user.registered)',
+    'order_placed (order.placed), payment_failed (payment.failed), shipment_created (shipment.created), shipment_delivered (shipment.delivered), return_requested (return.requested), return_received (return.received), return_completed (return.completed), return_rejected (return.rejected), exchange_requested (exchange.requested), exchange_awaiting_goods (exchange.awaiting_goods), exchange_completed (exchange.completed), exchange_failed (exchange.failed), welcome (user.registered)',
 })
 
 const Uuid = Type.String({ format: 'uuid', maxLength: 36 })

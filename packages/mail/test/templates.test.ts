@@ -37,6 +37,16 @@ const samples: { [Name in TemplateName]: TemplateData<Name> } = {
   return_received: { returnId: 'ret-1', orderId: 'ord-1', units: 1 },
   return_completed: { returnId: 'ret-1', orderId: 'ord-1', refundAmount: 12.5 },
   return_rejected: { returnId: 'ret-1', orderId: 'ord-1', reason: 'past the return window' },
+  exchange_requested: {
+    exchangeId: 'exc-1',
+    orderId: 'ord-1',
+    items: [{ name: 'Mug', quantity: 2, replacementName: 'Large mug' }],
+    charge: 5,
+    refund: 0,
+  },
+  exchange_awaiting_goods: { exchangeId: 'exc-1', orderId: 'ord-1', units: 2 },
+  exchange_completed: { exchangeId: 'exc-1', orderId: 'ord-1', charge: 0, refund: 4.5 },
+  exchange_failed: { exchangeId: 'exc-1', orderId: 'ord-1', reason: 'the replacement is out of stock' },
   welcome: { name: 'Ada' },
   password_reset: { resetUrl: 'https://shop.example/reset?t=abc', expiresInMinutes: 30 },
   verify_address: { verifyUrl: 'https://shop.example/verify?t=abc', expiresInMinutes: 60 },
@@ -77,6 +87,32 @@ describe('mail templates', () => {
     expect(rendered.text).toContain('Total: $25.99')
     expect(rendered.html).toContain('<td>Mug</td><td style="text-align: right">2</td>')
     expect(rendered.html).toContain('$25.99')
+  })
+
+  it("when an exchange's mails are rendered, then each line with its replacement, and the price difference charged, refunded or none", () => {
+    const requested = renderTemplate('exchange_requested', samples.exchange_requested)
+    expect(requested.text).toContain('A price difference of $5.00 will be charged.')
+    expect(requested.text).toContain('- 2 × Mug for Large mug')
+    expect(requested.html).toContain('<li>2 × Mug for Large mug</li>')
+    const falling = renderTemplate('exchange_requested', {
+      ...samples.exchange_requested,
+      charge: 0,
+      refund: 4.5,
+    })
+    expect(falling.text).toContain(
+      'A price difference of $4.50 will be refunded once your items are received.',
+    )
+    const even = renderTemplate('exchange_requested', { ...samples.exchange_requested, charge: 0 })
+    expect(even.text).toContain('There is no price difference.')
+    expect(renderTemplate('exchange_completed', samples.exchange_completed).text).toContain(
+      'the replacements are on their way. $4.50 was refunded.',
+    )
+    expect(renderTemplate('exchange_awaiting_goods', samples.exchange_awaiting_goods).text).toContain(
+      'Please send the 2 items back',
+    )
+    expect(renderTemplate('exchange_failed', samples.exchange_failed).text).toContain(
+      'could not be completed: the replacement is out of stock\n\nNothing is charged for it',
+    )
   })
 
   it('when a security mail is rendered, then it is of kind security and its link is an attribute that cannot be left', () => {

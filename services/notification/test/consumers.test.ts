@@ -1,9 +1,10 @@
-// Notification's consumers on the real broker: each of the nine event types (a return's four among them), published
-// on a topic of this file's own, makes its notification with its notification.created in the outbox; a redelivery
-// makes no second one; a
-// payment.failed that comes before its order's order.placed waits pending and reaches the customer when the
-// order.placed comes. Then each handler as the runner calls it: the natural key beyond the inbox, the content, the
-// order lock between an order's events and its order.placed, and bad events.
+// Notification's consumers on the real broker: each of the thirteen event types (a return's four and an exchange's four
+// among them), published on a topic of this file's own, makes its notification with its notification.created in the
+// outbox; a redelivery makes no second one; a payment.failed that comes before its order's order.placed waits pending
+// and reaches the customer when the order.placed comes, and the replacements' shipment.created (its orderId the
+// exchange's id) that comes before its exchange.requested reaches the customer when that comes. Then each handler as
+// the runner calls it: the natural key beyond the inbox, the content, the order lock between an order's (an
+// exchange's) events and its order.placed (exchange.requested), and bad events.
 import { randomUUID } from 'node:crypto'
 import { transaction } from '@meridian/db'
 import { type CatalogueEvent, createEventProducer, type EventProducer } from '@meridian/events'
@@ -20,6 +21,7 @@ import { buildApp, type NotificationService } from '../src/app.ts'
 import { type NotificationEventType, notificationConsumers } from '../src/events/consumers.ts'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
 import {
+  exchangeEvents,
   notificationsOfOrder,
   orderPlaced,
   outboxOf,
@@ -39,6 +41,10 @@ const eventTypes: NotificationEventType[] = [
   'return.received',
   'return.completed',
   'return.rejected',
+  'exchange.requested',
+  'exchange.awaiting_goods',
+  'exchange.completed',
+  'exchange.failed',
   'user.registered',
   'user.profile_changed',
   'user.removed',
@@ -251,6 +257,98 @@ describe('the consumers on the broker', () => {
     ).toHaveLength(2)
   })
 
+  it("when an exchange is requested, its replacements held and it completes, and another fails, then the customer gets each step's notification with its notification.created", async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const exchanged = exchangeEvents(orderId, customerId, { at: new Date(Date.now() - 20_000) })
+    const failing = exchangeEvents(orderId, customerId, {
+      at: new Date(Date.now() - 10_000),
+      charge: 0,
+      refund: 2.5,
+    })
+    const steps = [
+      exchanged.requested,
+      exchanged.awaitingGoods,
+      exchanged.completed,
+      failing.requested,
+      failing.failed,
+    ]
+    for (const [index, event] of steps.entries()) {
+      await publish(event, orderId)
+      await eventually(
+        `${event.type} is announced`,
+        async () => (await announcementsOf(customerId)).length === index + 1,
+      )
+    }
+    const stored = await notificationsOf(customerId)
+    expect(stored.map(({ type, title }) => ({ type, title }))).toEqual([
+      { type: 'exchange_requested', title: 'Exchange requested' },
+      { type: 'exchange_awaiting_goods', title: 'Exchange awaiting your items' },
+      { type: 'exchange_completed', title: 'Exchange completed' },
+      { type: 'exchange_requested', title: 'Exchange requested' },
+      { type: 'exchange_failed', title: 'Exchange failed' },
+    ])
+    expect(stored[0]?.message).toBe(
+      `Your exchange ${exchanged.exchangeId} for order ${orderId} was requested: 2 items; a price difference of 5.00 will be charged.`,
+    )
+    expect(stored[4]?.message).toBe(
+      `Your exchange ${failing.exchangeId} for order ${orderId} could not be completed: the replacement is out of stock. Nothing is charged for it: whatever was charged is refunded.`,
+    )
+    expect((await announcementsOf(customerId)).map((row) => row.payload)).toEqual(
+      stored.map((each) =>
+        expect.objectContaining({
+          type: 'notification.created',
+          source: 'notification',
+          data: {
+            notificationId: each.id,
+            userId: customerId,
+            type: each.type,
+            title: each.title,
+            message: each.message,
+            createdAt: each.createdAt.toISOString(),
+          },
+        }),
+      ),
+    )
+  })
+
+  it("when the replacements' shipment.created (the exchange's id as its orderId) comes before exchange.requested, then it waits pending and reaches the customer when exchange.requested comes; the delivery after it reaches them at once", async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const exchange = exchangeEvents(orderId, customerId, { at: new Date(Date.now() - 10_000) })
+    const { exchangeId } = exchange
+    const shipped = shipmentCreated(exchangeId)
+    await publish(shipped, exchangeId)
+    await eventually(
+      'the pending notification is stored',
+      async () => (await notificationsOfOrder(notification, exchangeId)).length === 1,
+    )
+    const [pending] = await notificationsOfOrder(notification, exchangeId)
+    expect(pending).toMatchObject({ userId: null, type: 'shipment_created', sourceEventId: shipped.id })
+    expect(await announcementsOf(customerId)).toEqual([])
+
+    await publish(exchange.requested, orderId)
+    await eventually('both are announced', async () => (await announcementsOf(customerId)).length === 2)
+    expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
+      'exchange_requested',
+      'shipment_created',
+    ])
+    const [resolved] = await notificationsOfOrder(notification, exchangeId)
+    expect(resolved).toMatchObject({ id: pending?.id, userId: customerId })
+
+    await publish(shipmentDelivered(exchangeId), exchangeId)
+    await eventually(
+      'the delivery is announced',
+      async () => (await announcementsOf(customerId)).length === 3,
+    )
+    expect(
+      (await notificationsOfOrder(notification, exchangeId)).map(({ userId, type }) => ({ userId, type })),
+    ).toEqual([
+      { userId: customerId, type: 'shipment_created' },
+      { userId: customerId, type: 'shipment_delivered' },
+    ])
+  })
+
   it('when a user registers, then a welcome to them (by name, never their e-mail) with its notification.created', async () => {
     const registered = userRegistered({ name: 'Grace Hopper' })
     await publish(registered, registered.data.userId)
@@ -450,6 +548,97 @@ describe('the consumers main.ts starts', () => {
       'return_completed',
       'return_rejected',
     ])
+  })
+
+  it("when each of an exchange's events comes again after the inbox forgot it, then each made one notification for the exchange's customer and one notification.created", async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const exchange = exchangeEvents(orderId, customerId)
+    const events = [exchange.requested, exchange.awaitingGoods, exchange.completed, exchange.failed]
+    for (const event of [...events, ...events]) await handle(event)
+    const stored = await notificationsOfOrder(notification, orderId)
+    expect(stored.map(({ userId, type, sourceEventId }) => ({ userId, type, sourceEventId }))).toEqual(
+      events.map((event) => ({
+        userId: customerId,
+        type: event.type.replace('.', '_'),
+        sourceEventId: event.id,
+      })),
+    )
+    expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
+      'exchange_requested',
+      'exchange_awaiting_goods',
+      'exchange_completed',
+      'exchange_failed',
+    ])
+  })
+
+  it("when an exchange's declined rise and its replacements' shipment come before exchange.requested, then both wait pending; exchange.requested resolves them, once; a later one reaches the customer at once", async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const exchange = exchangeEvents(orderId, customerId)
+    const { exchangeId } = exchange
+    await handle(paymentFailed(exchangeId, 'card declined'))
+    await handle(shipmentCreated(exchangeId))
+    expect((await notificationsOfOrder(notification, exchangeId)).map((each) => each.userId)).toEqual([
+      null,
+      null,
+    ])
+    expect(await announcementsOf(customerId)).toEqual([])
+
+    await handle(exchange.requested)
+    await handle(exchange.requested)
+    expect(
+      (await notificationsOfOrder(notification, exchangeId)).map(({ userId, type }) => ({ userId, type })),
+    ).toEqual([
+      { userId: customerId, type: 'payment_failed' },
+      { userId: customerId, type: 'shipment_created' },
+    ])
+    expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
+      'exchange_requested',
+      'payment_failed',
+      'shipment_created',
+    ])
+    const [recorded] = await notification.sql<{ customerId: string }[]>`
+      select customer_id from order_customers where order_id = ${exchangeId}`
+    expect(recorded?.customerId).toBe(customerId)
+
+    await handle(shipmentDelivered(exchangeId))
+    expect((await announcementsOf(customerId)).map((row) => row.payload.data.type)).toEqual([
+      'exchange_requested',
+      'payment_failed',
+      'shipment_created',
+      'shipment_delivered',
+    ])
+    expect(
+      (await notificationsOfOrder(notification, exchangeId)).every((each) => each.userId === customerId),
+    ).toBe(true)
+  })
+
+  it("when exchange.requested and its exchange's payment.failed are applied at the same time, then the notification never stays pending", async () => {
+    const exchanges = Array.from({ length: 8 }, () => exchangeEvents(randomUUID(), randomUUID()))
+    await Promise.all(
+      exchanges.flatMap((exchange) => [
+        handle(exchange.requested),
+        handle(paymentFailed(exchange.exchangeId)),
+      ]),
+    )
+    for (const exchange of exchanges) {
+      const { customerId } = exchange.requested.data
+      const stored = await notificationsOfOrder(notification, exchange.exchangeId)
+      expect(stored.map((each) => each.userId)).toEqual([customerId])
+      expect(await announcementsOf(customerId)).toHaveLength(2)
+    }
+  })
+
+  it("when an exchange's customer id is not a uuid, then the handler fails (retried, then dead-lettered) and nothing is written, its id recorded for no one", async () => {
+    const orderId = randomUUID()
+    const exchange = exchangeEvents(orderId, 'customer-42')
+    await expect(handle(exchange.requested)).rejects.toThrow(/not a uuid/)
+    await expect(handle(exchange.failed)).rejects.toThrow(/not a uuid/)
+    expect(await notificationsOfOrder(notification, orderId)).toEqual([])
+    const [stored] =
+      await notification.sql`select 1 from order_customers where order_id = ${exchange.exchangeId}`
+    expect(stored).toBeUndefined()
   })
 
   it("when a return's customer id is not a uuid, then the handler fails (retried, then dead-lettered) and nothing is written", async () => {

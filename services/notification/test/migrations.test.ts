@@ -1,7 +1,8 @@
 // Notification's migration 0002 on a database that held notifications made before it: order.placed's
 // `order_confirmed` ("Order confirmed", "... is confirmed: ...") becomes `order_placed` ("Order placed", "... was
 // placed: ..."), the other notifications are left as they were, and the old type is refused from then on. Then 0003:
-// the return notifications' types are taken, the rows made before it kept, and a type of none still refused.
+// the return notifications' types are taken, the rows made before it kept, and a type of none still refused; and 0006
+// and 0007 the same for the exchange notifications' types, their check validated in the end.
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -117,6 +118,66 @@ describe('migration 0003 (the return notifications)', () => {
       returnsSql`
         insert into notifications (user_id, order_id, type, title, message, source_event_id)
         values (${user}, ${order}, 'return_lost', 'Lost', 'no such type', gen_random_uuid())`,
+    ).rejects.toMatchObject({ code: '23514' })
+  })
+})
+
+describe('migrations 0006 and 0007 (the exchange notifications)', () => {
+  let exchanges: TestDatabase
+  let exchangesSql: Sql
+  let upTo0005: string
+
+  beforeAll(async () => {
+    exchanges = await freshDatabase('notification-migrations-0006')
+    exchangesSql = createDatabase(exchanges.url, { applicationName: 'notification-migrations-test' })
+    upTo0005 = await mkdtemp(join(tmpdir(), 'notification-migrations-'))
+    for (const file of await readdir(migrationsDir)) {
+      if (/^000[1-5]_.*\.sql$/.test(file)) await cp(join(migrationsDir, file), join(upTo0005, file))
+    }
+  })
+
+  afterAll(async () => {
+    await exchangesSql?.end({ timeout: 5 })
+    await exchanges?.drop()
+    if (upTo0005) await rm(upTo0005, { recursive: true, force: true })
+  })
+
+  const exchangeTypes = [
+    'exchange_requested',
+    'exchange_awaiting_goods',
+    'exchange_completed',
+    'exchange_failed',
+  ]
+
+  it('when notifications were stored before them, then they stay; the four exchange types are taken, the check is validated, and a type of none is refused', async () => {
+    await migrate(exchangesSql, { dir: upTo0005 })
+    await exchangesSql`
+      insert into notifications (user_id, order_id, type, title, message, source_event_id)
+      values (${user}, ${order}, 'return_rejected', 'Return rejected', 'worn.', gen_random_uuid())`
+    await expect(
+      exchangesSql`
+        insert into notifications (user_id, order_id, type, title, message, source_event_id)
+        values (${user}, ${order}, 'exchange_requested', 'Exchange requested', 'early', gen_random_uuid())`,
+    ).rejects.toMatchObject({ code: '23514' })
+
+    await migrate(exchangesSql, { dir: migrationsDir })
+
+    for (const type of exchangeTypes) {
+      await exchangesSql`
+        insert into notifications (user_id, order_id, type, title, message, source_event_id)
+        values (${user}, ${order}, ${type}, 'An exchange', 'a step of an exchange', gen_random_uuid())`
+    }
+    expect(await exchangesSql`select type from notifications order by type`).toEqual(
+      [...exchangeTypes, 'return_rejected'].sort().map((type) => ({ type })),
+    )
+    expect(
+      await exchangesSql`
+        select convalidated from pg_constraint where conname = 'notifications_type_check'`,
+    ).toEqual([{ convalidated: true }])
+    await expect(
+      exchangesSql`
+        insert into notifications (user_id, order_id, type, title, message, source_event_id)
+        values (${user}, ${order}, 'exchange_lost', 'Lost', 'no such type', gen_random_uuid())`,
     ).rejects.toMatchObject({ code: '23514' })
   })
 })

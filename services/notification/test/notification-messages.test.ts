@@ -1,8 +1,13 @@
-// What notifications say, as pure rules: each event's title and message (a return's steps among them), and free text from other services cleaned
-// of card numbers, tokens, secrets, e-mail addresses and control characters.
+// What notifications say, as pure rules: each event's title and message (a return's and an exchange's steps among
+// them), and free text from other services cleaned of card numbers, tokens, secrets, e-mail addresses and control
+// characters.
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
+  exchangeAwaitingGoods,
+  exchangeCompleted,
+  exchangeFailed,
+  exchangeRequested,
   orderPlaced,
   paymentFailed,
   returnCompleted,
@@ -153,5 +158,93 @@ describe("a return's messages", () => {
     expect(returnRejected({ returnId, orderId, customerId, reason: ' ' }).message).toBe(
       `Your return ${returnId} for order ${orderId} was rejected: no reason given.`,
     )
+  })
+})
+
+describe("an exchange's messages", () => {
+  const exchangeId = randomUUID()
+  const customerId = randomUUID()
+  const items = [
+    {
+      productId: randomUUID(),
+      quantity: 2,
+      price: 12.5,
+      name: 'Mug',
+      replacementProductId: randomUUID(),
+      replacementPrice: 15,
+      replacementName: 'Large mug',
+    },
+    {
+      productId: randomUUID(),
+      quantity: 1,
+      price: 20,
+      replacementProductId: randomUUID(),
+      replacementPrice: 20,
+    },
+  ]
+  const asked = `Your exchange ${exchangeId} for order ${orderId} was requested: 3 items;`
+
+  it('when an exchange is requested, then its units and the price difference: charged, refunded once received, or none', () => {
+    expect(exchangeRequested({ exchangeId, orderId, customerId, items, charge: 5, refund: 0 })).toEqual({
+      type: 'exchange_requested',
+      title: 'Exchange requested',
+      message: `${asked} a price difference of 5.00 will be charged.`,
+    })
+    expect(
+      exchangeRequested({ exchangeId, orderId, customerId, items, charge: 0, refund: 7.5 }).message,
+    ).toBe(`${asked} a price difference of 7.50 will be refunded once they are received.`)
+    expect(exchangeRequested({ exchangeId, orderId, customerId, items, charge: 0, refund: 0 }).message).toBe(
+      `${asked} there is no price difference.`,
+    )
+  })
+
+  it('when the replacements are held, then the units to send back (one unit reads "1 item")', () => {
+    expect(
+      exchangeAwaitingGoods({
+        exchangeId,
+        orderId,
+        customerId,
+        items: [{ productId: randomUUID(), quantity: 1 }],
+      }),
+    ).toEqual({
+      type: 'exchange_awaiting_goods',
+      title: 'Exchange awaiting your items',
+      message: `The replacements of your exchange ${exchangeId} for order ${orderId} are held: send the 1 item back.`,
+    })
+  })
+
+  it('when the exchange is completed, then the replacements are on their way, with the fall refunded, the rise charged, or nothing', () => {
+    const complete = `Your exchange ${exchangeId} for order ${orderId} is complete: the replacements are on their way`
+    expect(exchangeCompleted({ exchangeId, orderId, customerId, charge: 0, refund: 7.5 })).toEqual({
+      type: 'exchange_completed',
+      title: 'Exchange completed',
+      message: `${complete}; 7.50 refunded.`,
+    })
+    expect(
+      exchangeCompleted({ exchangeId, orderId, customerId, charge: 5, refund: 0, shipmentId: randomUUID() })
+        .message,
+    ).toBe(`${complete}; a price difference of 5.00 charged.`)
+    expect(exchangeCompleted({ exchangeId, orderId, customerId, charge: 0, refund: 0 }).message).toBe(
+      `${complete}.`,
+    )
+  })
+
+  it('when the exchange fails, then the reason, cleaned, as one sentence (none given, said so), and that nothing is charged for it; never the failed step', () => {
+    const failed = (reason: string) =>
+      exchangeFailed({ exchangeId, orderId, customerId, reason, failedStep: 'reserve_replacements' })
+    const undone = 'Nothing is charged for it: whatever was charged is refunded.'
+    expect(failed('card 4111 1111 1111 1111 declined\nby the bank')).toEqual({
+      type: 'exchange_failed',
+      title: 'Exchange failed',
+      message: `Your exchange ${exchangeId} for order ${orderId} could not be completed: card [redacted] declined by the bank. ${undone}`,
+    })
+    expect(failed('Out of stock.').message).toBe(
+      `Your exchange ${exchangeId} for order ${orderId} could not be completed: Out of stock. ${undone}`,
+    )
+    expect(failed('').message).toBe(
+      `Your exchange ${exchangeId} for order ${orderId} could not be completed: no reason given. ${undone}`,
+    )
+    // the failed step is the order service's word, not the customer's
+    expect(failed('x').message).not.toContain('reserve_replacements')
   })
 })

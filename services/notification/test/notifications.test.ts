@@ -1,5 +1,5 @@
 // Notifications over HTTP on a real database and Redis: the list (own only, newest first, paged, unread and type
-// filters, a return's notifications among them, an admin's userId, a user's foreign userId 403), reading one (a foreign
+// filters, a return's and an exchange's notifications among them, an admin's userId, a user's foreign userId 403), reading one (a foreign
 // one is 404), marking read one by one and many at once (idempotent, foreign ids left out), the validation and
 // credential errors, and the /api alias.
 import { randomUUID } from 'node:crypto'
@@ -7,7 +7,13 @@ import { transaction } from '@meridian/db'
 import { asAdmin, asUser, expectErrorEnvelope, tokenEnv } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
-import { createTestNotification, createTestNotifications, returnEvents } from './support/notifications.ts'
+import {
+  createTestNotification,
+  createTestNotifications,
+  exchangeEvents,
+  returnEvents,
+  shipmentCreated,
+} from './support/notifications.ts'
 
 let notification: NotificationTestApp
 
@@ -133,6 +139,46 @@ describe('GET /api/v1/notifications', () => {
       title: 'Return refunded',
       message: `Your return ${returned.completed.data.returnId} for order ${orderId} is complete: 39.98 refunded.`,
       createdAt: returned.completed.timestamp,
+      readAt: null,
+    })
+  })
+
+  it("when an exchange's steps and its replacements' shipment made notifications, then the list shows them as any other and the type filter picks each", async () => {
+    const userId = randomUUID()
+    const orderId = randomUUID()
+    const exchanged = exchangeEvents(orderId, userId, { charge: 0, refund: 7.5 })
+    const { notifications } = notification
+    await transaction(notification.sql, async (tx) => {
+      await notifications.notifyExchangeRequested(exchanged.requested, tx)
+      await notifications.notifyExchangeAwaitingGoods(exchanged.awaitingGoods, tx)
+      await notifications.notifyExchangeCompleted(exchanged.completed, tx)
+      await notifications.notifyExchangeFailed(exchanged.failed, tx)
+      // the replacements' shipment carries the exchange's id as its orderId
+      await notifications.notifyShipmentCreated(shipmentCreated(exchanged.exchangeId), tx)
+    })
+
+    const answer = await get('/api/v1/notifications', asUser(userId))
+    expect(answer.statusCode).toBe(200)
+    expect(answer.json().data.map((each: { type: string }) => each.type)).toEqual([
+      'shipment_created',
+      'exchange_failed',
+      'exchange_completed',
+      'exchange_awaiting_goods',
+      'exchange_requested',
+    ])
+    const types = ['exchange_requested', 'exchange_awaiting_goods', 'exchange_completed', 'exchange_failed']
+    for (const type of types) {
+      const filtered = await get(`/api/v1/notifications?type=${type}`, asUser(userId))
+      expect(filtered.json().data.map((each: { type: string }) => each.type)).toEqual([type])
+    }
+    const [completed] = (await get('/api/v1/notifications?type=exchange_completed', asUser(userId))).json()
+      .data
+    expect(completed).toEqual({
+      id: expect.any(String),
+      type: 'exchange_completed',
+      title: 'Exchange completed',
+      message: `Your exchange ${exchanged.exchangeId} for order ${orderId} is complete: the replacements are on their way; 7.50 refunded.`,
+      createdAt: exchanged.completed.timestamp,
       readAt: null,
     })
   })

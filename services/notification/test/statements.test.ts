@@ -8,6 +8,7 @@ import { type StatementCounter, statementCounter } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildNotificationTestApp, type NotificationTestApp } from './support/app.ts'
 import {
+  exchangeEvents,
   notificationsOfOrder,
   orderPlaced,
   returnEvents,
@@ -33,6 +34,12 @@ const welcomeBudget = 3
 /** return.* (each of the four): the notification for the customer the event names, its channels and
  * notification.created */
 const returnEventBudget = 3
+/** exchange.requested: as order.placed, for the exchange's id (its lock, one statement that records the customer,
+ * makes the notification and resolves the pending ones, the notification's channels and notification.created), and
+ * the same two for each pending notification resolved */
+const exchangeRequestedBudget = 4
+/** exchange.awaiting_goods, exchange.completed, exchange.failed: as return.* */
+const exchangeEventBudget = 3
 
 let notification: NotificationTestApp
 let counter: StatementCounter<ReturnType<typeof createDatabase>>
@@ -108,5 +115,32 @@ describe('notification: statements per event (the budgets)', () => {
     expect((await notificationsOfOrder(notification, orderId)).map((each) => each.userId)).toEqual(
       Array.from({ length: 4 }, () => customerId),
     )
+  })
+
+  it(`when an exchange is requested after its replacements shipped, then it costs ${exchangeRequestedBudget} statements and ${perResolved} more for the shipment; each later step ${exchangeEventBudget}`, async () => {
+    const orderId = randomUUID()
+    const customerId = randomUUID()
+    const exchange = exchangeEvents(orderId, customerId)
+    const { notifications } = notification
+    const pending = await statementsOf((tx) =>
+      notifications.notifyShipmentCreated(shipmentCreated(exchange.exchangeId), tx),
+    )
+    expect(pending, pending.join('\n')).toHaveLength(pendingBudget)
+    const onRequested = await statementsOf((tx) =>
+      notifications.notifyExchangeRequested(exchange.requested, tx),
+    )
+    expect(onRequested, onRequested.join('\n')).toHaveLength(exchangeRequestedBudget + perResolved)
+    const costs = [
+      await statementsOf((tx) => notifications.notifyExchangeAwaitingGoods(exchange.awaitingGoods, tx)),
+      await statementsOf((tx) => notifications.notifyExchangeCompleted(exchange.completed, tx)),
+      await statementsOf((tx) => notifications.notifyExchangeFailed(exchange.failed, tx)),
+    ]
+    for (const statements of costs)
+      expect(statements, statements.join('\n')).toHaveLength(exchangeEventBudget)
+    const made = [
+      ...(await notificationsOfOrder(notification, orderId)),
+      ...(await notificationsOfOrder(notification, exchange.exchangeId)),
+    ]
+    expect(made.map((each) => each.userId)).toEqual(Array.from({ length: 5 }, () => customerId))
   })
 })

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto'
 import type {
   CancelledOrder,
   DeliveredShipment,
+  Exchange,
+  ExchangeStatus,
   Notification,
   NotificationType,
   Order,
@@ -232,6 +234,13 @@ function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
       ).body
     },
 
+    /** An operator's undoing of the instance (POST /api/v1/admin/processes/:type/:id/compensate). */
+    compensateProcess: (admin: Caller, type: string, id: string, reason: string) =>
+      call<ProcessInstance>(gatewayUrl, 'POST', `/api/v1/admin/processes/${type}/${id}/compensate`, {
+        token: admin.token,
+        body: { reason },
+      }),
+
     /** An operator's retry of the instance's awaited step (POST /api/v1/admin/processes/:type/:id/retry). */
     retryProcess: (admin: Caller, type: string, id: string) =>
       call<ProcessInstance>(gatewayUrl, 'POST', `/api/v1/admin/processes/${type}/${id}/retry`, {
@@ -241,6 +250,64 @@ function returnHelpers({ gatewayUrl, call, gateway, simulator }: Transport) {
     /** How the provider answers refunds from now on, until told otherwise (the simulator's POST /v1/faults). */
     async setRefunds(refunds: RefundFault): Promise<void> {
       await simulator<{ refunds: RefundFault }>('POST', '/v1/faults', { refunds })
+    },
+  }
+  return helpers
+}
+
+const finalExchangeStatuses: readonly ExchangeStatus[] = ['completed', 'failed']
+
+/** Exchanges as a client and an operator see them: asking for one, reading it, receiving its goods, waiting for it. */
+function exchangeHelpers({ gatewayUrl, call, gateway }: Transport) {
+  const helpers = {
+    /** POST /api/v1/orders/:id/exchanges as the caller; whatever it answers (202 with Location when taken). */
+    requestExchange: (
+      caller: Caller,
+      orderId: string,
+      items: readonly { productId: string; quantity: number; replacementProductId: string }[],
+      paymentToken?: string,
+    ) =>
+      call<Exchange>(gatewayUrl, 'POST', `/api/v1/orders/${orderId}/exchanges`, {
+        token: caller.token,
+        body: { items, ...(paymentToken === undefined ? {} : { paymentToken }) },
+      }),
+
+    async readExchange(caller: Caller, exchangeId: string): Promise<Exchange> {
+      return (await gateway<Exchange>('GET', `/api/v1/exchanges/${exchangeId}`, { token: caller.token })).body
+    },
+
+    /** POST /api/v1/exchanges/:id/receive as the caller; whatever it answers (202 with the exchange). */
+    receiveExchange: (caller: Caller, exchangeId: string) =>
+      call<Exchange>(gatewayUrl, 'POST', `/api/v1/exchanges/${exchangeId}/receive`, { token: caller.token }),
+
+    /**
+     * Polls the exchange until `wanted(exchange)`, failing at once when it ended otherwise (completed or failed but
+     * not wanted), else after `timeoutMs`. The exchange as last read.
+     */
+    async exchangeReaches(
+      caller: Caller,
+      exchangeId: string,
+      wanted: ExchangeStatus,
+      timeoutMs = scaledMs(60_000),
+    ): Promise<Exchange> {
+      let found: Exchange | undefined
+      try {
+        await eventually(
+          `exchange ${exchangeId} is ${wanted}`,
+          async () => {
+            found = await helpers.readExchange(caller, exchangeId)
+            if (found.status === wanted) return true
+            if (finalExchangeStatuses.includes(found.status))
+              throw new Error(`exchange ${exchangeId} ended ${found.status}, not ${wanted}`)
+            return false
+          },
+          timeoutMs,
+        )
+      } catch (error) {
+        const last = found ? ` (last seen ${found.status}: ${found.failureReason ?? ''})` : ''
+        throw new Error(`${error instanceof Error ? error.message : String(error)}${last}`)
+      }
+      return found as Exchange
     },
   }
   return helpers
@@ -602,6 +669,7 @@ export function e2eClient(system: Pick<E2eSystem, 'gatewayUrl' | 'simulatorUrl' 
     },
 
     ...returnHelpers({ call, gateway, simulator, gatewayUrl }),
+    ...exchangeHelpers({ call, gateway, simulator, gatewayUrl }),
   }
   return client
 }

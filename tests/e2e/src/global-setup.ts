@@ -49,6 +49,9 @@ export const returnSettings = {
   RETURNS_CARRIER_KEYS: 'e2e-post=e2e-carrier-returns-key-0001',
 }
 
+/** An exchange's goods may take 5 s to come back before operators are told (test/exchanges.test.ts waits it out). */
+export const exchangeSettings = { EXCHANGE_RECEIPT_WAIT_MS: String(scaledMs(5000)) }
+
 /**
  * The simulator's hanging card answers (and charges) after 20 s (times MERIDIAN_TEST_TIME_SCALE): past every deadline
  * of the saga above (it fails the order and compensates at about 12 s), so that only payment's charge reconciler can
@@ -194,7 +197,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // a finished span leaves its service within 200 ms instead of the default 5 s: the tests that read traces back
       // (tracing, readme) wait for what they look for, not for the batch's clock
       '*': { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: '200' },
-      order: { ...sagaSettings, ...returnSettings },
+      order: { ...sagaSettings, ...returnSettings, ...exchangeSettings },
       payment: { ...reconcileSettings, ...authenticationSettings(gatewayPort) },
       // the console's page is on the gateway's origin: the channel and GraphQL's subscriptions accept it
       'realtime-gateway': {

@@ -1,9 +1,16 @@
 // The console's admin views in Chromium: the Dashboard's charts following the live figures of the realtime channel's
 // /dashboard while requests are made, the Processes view finding a declined order's failed saga and showing its payment
-// step failing in the step log (and, with the type `return` chosen, a return's process and its log), and Dead letters
+// step failing in the step log (and, with the type `return` chosen, a return's process and its log; with `exchange`,
+// an exchange cancelled from its page), and Dead letters
 // replaying an event the realtime channel's consumer gave up on, and Audit showing an admin's stock adjustment.
 // Screenshots go to tests/e2e/artifacts/ (not committed).
-import { type DeadLetterTopics, type Return, returnStatuses } from '@meridian/contracts'
+import {
+  type DeadLetterTopics,
+  type Exchange,
+  exchangeStatuses,
+  type Return,
+  returnStatuses,
+} from '@meridian/contracts'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Caller, cards, e2eClient } from '../src/client.ts'
@@ -203,6 +210,57 @@ describe('the console for admins in Chromium', () => {
       // the return's own fields name its order
       expect(await instance.locator('dl.facts').textContent()).toContain(orderId)
       await page.screenshot({ path: `${artifacts}sagas-return.png`, fullPage: true })
+    } finally {
+      await page.close()
+    }
+  })
+
+  it('when a customer exchanges a line of a shipped order, then the admin picks type exchange in Processes, finds it waiting for its goods, and cancels it from its page: its log records it and the exchange fails', async () => {
+    const customer = await client.registerCustomer()
+    const product = await client.createProduct(admin, { stock: 3, price: 7 })
+    const replacement = await client.createProduct(admin, { stock: 3, price: 7 })
+    const orderId = await client.placeOrderOk(customer, { product })
+    await client.orderReaches(customer, orderId, ['shipped', 'delivered'], patience)
+    const requested = await client.request<Exchange>('POST', `/api/v1/orders/${orderId}/exchanges`, {
+      token: customer.token,
+      body: { items: [{ productId: product.id, quantity: 1, replacementProductId: replacement.id }] },
+    })
+    expect(requested.status, JSON.stringify(requested.body)).toBe(202)
+    const { exchangeId } = requested.body
+    await client.exchangeReaches(customer, exchangeId, 'awaiting_goods', patience)
+
+    const page = await adminPage()
+    try {
+      await page.getByRole('link', { name: 'Processes' }).click()
+      await page
+        .getByRole('heading', { name: 'Processes', exact: true })
+        .waitFor({ timeout: scaledMs(15_000) })
+      await page.getByLabel('Type', { exact: true }).selectOption('exchange')
+      const exchanges = page.locator('div[data-type="exchange"][aria-busy="false"]')
+      const row = exchanges.locator(`tr[data-process-type="exchange"][data-process-id="${exchangeId}"]`)
+      await row.waitFor({ timeout: scaledMs(15_000) })
+      expect(await row.locator('td[data-state]').getAttribute('data-state')).toBe('awaiting_goods')
+      const states = await page
+        .getByLabel('State', { exact: true })
+        .locator('option')
+        .evaluateAll((options) => options.map((option) => option.getAttribute('value')))
+      expect(states).toEqual(['', ...exchangeStatuses])
+
+      await row.getByRole('button', { name: exchangeId }).click()
+      const instance = page.locator(`section[data-process-type="exchange"][data-process-id="${exchangeId}"]`)
+      await instance.waitFor({ timeout: scaledMs(15_000) })
+      expect(await instance.locator('h2').textContent()).toBe(`Exchange ${exchangeId}`)
+      await instance
+        .locator('table.step-log tr[data-step="reserve"][data-outcome="succeeded"]')
+        .waitFor({ timeout: scaledMs(15_000) })
+
+      await instance.getByRole('button', { name: /^Compensate/ }).click()
+      const cancelled = instance.locator('table.step-log tr[data-step="receipt"][data-outcome="failed"]')
+      await cancelled.waitFor({ timeout: scaledMs(15_000) })
+      expect(await cancelled.textContent()).toContain('cancelled by an operator')
+      await client.exchangeReaches(customer, exchangeId, 'failed', patience)
+      await client.stockReaches(replacement.id, { available: 3, reserved: 0 }, patience)
+      await page.screenshot({ path: `${artifacts}processes-exchange.png`, fullPage: true })
     } finally {
       await page.close()
     }

@@ -31,6 +31,10 @@ const typeLabels: Record<NotificationType, string> = {
   return_received: 'Return received',
   return_completed: 'Return completed',
   return_rejected: 'Return rejected',
+  exchange_requested: 'Exchange requested',
+  exchange_awaiting_goods: 'Exchange awaiting your items',
+  exchange_completed: 'Exchange completed',
+  exchange_failed: 'Exchange failed',
   welcome: 'Welcome',
 }
 

@@ -11,6 +11,12 @@ import {
   welcomeMail,
 } from './account.ts'
 import {
+  exchangeAwaitingGoodsMail,
+  exchangeCompletedMail,
+  exchangeFailedMail,
+  exchangeRequestedMail,
+} from './exchanges.ts'
+import {
   orderPaidMail,
   orderPlacedMail,
   paymentFailedMail,
@@ -36,6 +42,10 @@ export const mailTemplates = {
   return_received: returnReceivedMail,
   return_completed: returnCompletedMail,
   return_rejected: returnRejectedMail,
+  exchange_requested: exchangeRequestedMail,
+  exchange_awaiting_goods: exchangeAwaitingGoodsMail,
+  exchange_completed: exchangeCompletedMail,
+  exchange_failed: exchangeFailedMail,
   welcome: welcomeMail,
   password_reset: passwordResetMail,
   verify_address: verifyAddressMail,

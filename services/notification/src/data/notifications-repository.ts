@@ -1,7 +1,8 @@
 // Notifications in PostgreSQL: SQL only, plain objects out; every function takes the pool or an open transaction.
-// An order's notification finds its user in order_customers (order.placed's projection) within its own insert, and
-// order.placed records its customer, makes its confirmation and resolves the order's pending notifications in one
-// statement: a consumer's cost is its round trips to PostgreSQL.
+// An order's notification finds its user in order_customers (the customers order.placed and exchange.requested tell)
+// within its own insert, and each of those two records its customer, makes its own notification and resolves the
+// pending notifications of its order (or exchange) in one statement: a consumer's cost is its round trips to
+// PostgreSQL.
 import type { NotificationType } from '@meridian/contracts'
 import type { ListResult, Queryable } from '@meridian/db'
 import { type NotificationListRequest, notificationList } from './notification-columns.ts'
@@ -35,10 +36,19 @@ export interface NewNotification {
 /** A notification of an order's event: its user is the order's customer, when known. */
 export type NewOrderNotification = Omit<NewNotification, 'userId' | 'orderId'> & { orderId: string }
 
-export interface OrderPlacedNotifications {
-  /** the confirmation; undefined when the event made it before */
-  confirmation: NotificationRecord | undefined
-  /** the order's notifications that were pending and now have the order's customer, oldest first */
+/**
+ * Whose "order" an event tells: order.placed's order, or exchange.requested's exchange, whose payment and shipment
+ * carry its id as their orderId (order_customers.order_id holds either).
+ */
+export interface RecordedCustomer {
+  orderId: string
+  customerId: string
+}
+
+export interface CustomerRecordedNotifications {
+  /** the event's own notification (order.placed's confirmation); undefined when the event made it before */
+  notification: NotificationRecord | undefined
+  /** the notifications of the recorded order id that were pending and now have its customer, oldest first */
   resolved: NotificationRecord[]
 }
 
@@ -96,17 +106,19 @@ export function createNotificationsRepository(db: Queryable) {
     },
 
     /**
-     * order.placed's notifications, in one statement: the order's customer is recorded (the first one recorded
-     * stays the order's, should another order.placed ever say otherwise), the confirmation is inserted for that
-     * owner (none when the event made it before), and the order's pending notifications are given to the owner.
+     * The notification of an event that tells whose an order id is (order.placed, exchange.requested), in one
+     * statement: the customer is recorded as the owner of `recorded.orderId` (the first one recorded stays its owner,
+     * should another event ever say otherwise), the notification is inserted for that owner (none when the event made
+     * it before; its own orderId is the order it tells of, which for an exchange is not the recorded id), and the
+     * recorded id's pending notifications are given to the owner.
      */
-    async insertOrderPlaced(
-      confirmation: NewOrderNotification,
-      customerId: string,
+    async insertRecordingCustomer(
+      notification: NewOrderNotification,
+      recorded: RecordedCustomer,
       sql: Queryable = db,
-    ): Promise<OrderPlacedNotifications> {
-      const { orderId } = confirmation
-      const rows = await sql<(NotificationRecord & { made: 'confirmation' | 'resolved' })[]>`
+    ): Promise<CustomerRecordedNotifications> {
+      const { orderId, customerId } = recorded
+      const rows = await sql<(NotificationRecord & { made: 'notification' | 'resolved' })[]>`
         with recorded as (
           insert into order_customers (order_id, customer_id) values (${orderId}, ${customerId})
           on conflict (order_id) do nothing
@@ -118,12 +130,12 @@ export function createNotificationsRepository(db: Queryable) {
             (select customer_id from order_customers where order_id = ${orderId})
           ) as user_id
         ),
-        confirmation as (
+        inserted as (
           insert into notifications
             (user_id, order_id, type, title, message, created_at, source_event_id, mail_data)
-          select owner.user_id, ${orderId}::text, ${confirmation.type}::text, ${confirmation.title}::text,
-            ${confirmation.message}::text, ${confirmation.createdAt}::timestamptz, ${confirmation.sourceEventId}::text,
-            ${mailDataOf(confirmation)}::text::jsonb
+          select owner.user_id, ${notification.orderId}::text, ${notification.type}::text, ${notification.title}::text,
+            ${notification.message}::text, ${notification.createdAt}::timestamptz, ${notification.sourceEventId}::text,
+            ${mailDataOf(notification)}::text::jsonb
           from owner
           on conflict (source_event_id) do nothing
           returning ${sql(columns)}
@@ -133,12 +145,12 @@ export function createNotificationsRepository(db: Queryable) {
           where order_id = ${orderId} and user_id is null
           returning ${sql(columns)}
         )
-        select 'confirmation' as made, ${sql(columns)} from confirmation
+        select 'notification' as made, ${sql(columns)} from inserted
         union all
         select 'resolved' as made, ${sql(columns)} from resolved`
       const records = rows.map(({ made, ...record }) => ({ made, record }))
       return {
-        confirmation: records.find(({ made }) => made === 'confirmation')?.record,
+        notification: records.find(({ made }) => made === 'notification')?.record,
         resolved: records
           .filter(({ made }) => made === 'resolved')
           .map(({ record }) => record)

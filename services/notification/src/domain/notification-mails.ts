@@ -75,6 +75,48 @@ export const returnRejectedMailData = (
   reason: safeText(data.reason, 'no reason given'),
 })
 
+export const exchangeRequestedMailData = (
+  data: EventData<'exchange.requested'>,
+): TemplateData<'exchange_requested'> => ({
+  exchangeId: data.exchangeId,
+  orderId: data.orderId,
+  items: data.items.map((item) => ({
+    name: lineName(item),
+    quantity: item.quantity,
+    replacementName: lineName({ productId: item.replacementProductId, name: item.replacementName }),
+  })),
+  charge: data.charge,
+  refund: data.refund,
+})
+
+export const exchangeAwaitingGoodsMailData = (
+  data: EventData<'exchange.awaiting_goods'>,
+): TemplateData<'exchange_awaiting_goods'> => ({
+  exchangeId: data.exchangeId,
+  orderId: data.orderId,
+  units: Math.max(
+    1,
+    data.items.reduce((sum, item) => sum + item.quantity, 0),
+  ),
+})
+
+export const exchangeCompletedMailData = (
+  data: EventData<'exchange.completed'>,
+): TemplateData<'exchange_completed'> => ({
+  exchangeId: data.exchangeId,
+  orderId: data.orderId,
+  charge: data.charge,
+  refund: data.refund,
+})
+
+export const exchangeFailedMailData = (
+  data: EventData<'exchange.failed'>,
+): TemplateData<'exchange_failed'> => ({
+  exchangeId: data.exchangeId,
+  orderId: data.orderId,
+  reason: safeText(data.reason, 'no reason given'),
+})
+
 export const welcomeMailData = (data: EventData<'user.registered'>): TemplateData<'welcome'> => ({
   name: safeText(data.name, '', 100),
 })

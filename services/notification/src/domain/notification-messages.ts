@@ -138,6 +138,75 @@ export function returnRejected(data: EventData<'return.rejected'>): Notification
   }
 }
 
+/**
+ * The exchange's price difference, as the event's charge (a rise) and refund (a fall) tell it: one of them is 0 (the
+ * exchange's contract); should a producer ever send both, the charge is the one told, as the one taken first.
+ */
+export function priceDifferenceOf(data: {
+  charge: number
+  refund: number
+}): { kind: 'charge' | 'refund'; amount: number } | undefined {
+  if (data.charge > 0) return { kind: 'charge', amount: data.charge }
+  if (data.refund > 0) return { kind: 'refund', amount: data.refund }
+  return undefined
+}
+
+/**
+ * exchange.requested: the customer's exchange was taken, with its units and the price difference: a rise is charged
+ * before the replacements are held, a fall refunded once the goods are received.
+ */
+export function exchangeRequested(data: EventData<'exchange.requested'>): NotificationContent {
+  const difference = priceDifferenceOf(data)
+  const said =
+    difference === undefined
+      ? 'there is no price difference'
+      : difference.kind === 'charge'
+        ? `a price difference of ${formatAmount(difference.amount)} will be charged`
+        : `a price difference of ${formatAmount(difference.amount)} will be refunded once they are received`
+  return {
+    type: 'exchange_requested',
+    title: 'Exchange requested',
+    message: `Your exchange ${data.exchangeId} for order ${data.orderId} was requested: ${plural(unitsOf(data.items), 'item', 'items')}; ${said}.`,
+  }
+}
+
+/** exchange.awaiting_goods: the replacements are held (a rise charged); the customer may send the goods back now. */
+export function exchangeAwaitingGoods(data: EventData<'exchange.awaiting_goods'>): NotificationContent {
+  return {
+    type: 'exchange_awaiting_goods',
+    title: 'Exchange awaiting your items',
+    message: `The replacements of your exchange ${data.exchangeId} for order ${data.orderId} are held: send the ${plural(unitsOf(data.items), 'item', 'items')} back.`,
+  }
+}
+
+/** exchange.completed: the goods came back and the replacements shipped, with the fall refunded or the rise charged. */
+export function exchangeCompleted(data: EventData<'exchange.completed'>): NotificationContent {
+  const difference = priceDifferenceOf(data)
+  const settled =
+    difference === undefined
+      ? ''
+      : difference.kind === 'refund'
+        ? `; ${formatAmount(difference.amount)} refunded`
+        : `; a price difference of ${formatAmount(difference.amount)} charged`
+  return {
+    type: 'exchange_completed',
+    title: 'Exchange completed',
+    message: `Your exchange ${data.exchangeId} for order ${data.orderId} is complete: the replacements are on their way${settled}.`,
+  }
+}
+
+/**
+ * exchange.failed: the reason (cleaned; the failed step is the order service's word, not the customer's), and that
+ * what was done is undone: a rise already charged is refunded, so nothing is charged for the exchange.
+ */
+export function exchangeFailed(data: EventData<'exchange.failed'>): NotificationContent {
+  return {
+    type: 'exchange_failed',
+    title: 'Exchange failed',
+    message: `Your exchange ${data.exchangeId} for order ${data.orderId} could not be completed: ${sentence(safeText(data.reason, 'no reason given'))} Nothing is charged for it: whatever was charged is refunded.`,
+  }
+}
+
 /** user.registered: the new user is greeted by name (never their e-mail address). */
 export function welcome(data: EventData<'user.registered'>): NotificationContent {
   const name = safeText(data.name, '', 100)

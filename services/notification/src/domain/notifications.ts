@@ -1,7 +1,8 @@
 // Notification use cases: making a user's notification from a domain event (pending while the order's customer is not
-// known, resolved by that order's order.placed; a return's events name their customer), reading and listing a user's
-// notifications, and marking them read. A notification that reaches its user, its mail row and its
-// notification.created commit in one transaction (outbox), each as the user's preferences for its type allow.
+// known, resolved by that order's order.placed, or by exchange.requested for the exchange's own payment and shipment;
+// a return's and an exchange's events name their customer), reading and listing a user's notifications, and marking
+// them read. A notification that reaches its user, its mail row and its notification.created commit in one transaction
+// (outbox), each as the user's preferences for its type allow.
 import { AppError, type EventData, type Notification, type NotificationListQuery } from '@meridian/contracts'
 import { type ListEnvelope, listEnvelope, type TransactionSql } from '@meridian/db'
 import { appendToOutbox, createEvent } from '@meridian/events'
@@ -12,6 +13,10 @@ import type { NotificationRecord, NotificationsRepository } from '../data/notifi
 import type { OrderCustomersRepository } from '../data/order-customers-repository.ts'
 import { isAdmin, isUuid, listOwnerOf, mayRead, recipientOf } from './access.ts'
 import {
+  exchangeAwaitingGoodsMailData,
+  exchangeCompletedMailData,
+  exchangeFailedMailData,
+  exchangeRequestedMailData,
   orderPlacedMailData,
   paymentFailedMailData,
   returnCompletedMailData,
@@ -23,6 +28,10 @@ import {
   welcomeMailData,
 } from './notification-mails.ts'
 import {
+  exchangeAwaitingGoods,
+  exchangeCompleted,
+  exchangeFailed,
+  exchangeRequested,
   type NotificationContent,
   orderPlaced,
   paymentFailed,
@@ -60,14 +69,16 @@ export function presentNotification(record: NotificationRecord): Notification {
 export type NotifyOutcome =
   /** made and announced (notification.created appended) */
   | { outcome: 'created'; notification: NotificationRecord }
-  /** made, but its order's customer is not known yet: it waits for the order's order.placed */
+  /** made, but its order's customer is not known yet: it waits for the order's order.placed (or exchange.requested) */
   | { outcome: 'pending'; notification: NotificationRecord }
   /** the event made its notification before (a redelivery): nothing done */
   | { outcome: 'already notified' }
 
-export interface OrderPlacedOutcome {
-  confirmation: NotifyOutcome
-  /** the order's notifications that were pending and reached the customer now */
+/** What an event that tells an order's customer (order.placed, exchange.requested) led to. */
+export interface CustomerRecordedOutcome {
+  /** its own notification (order.placed's order_placed, exchange.requested's exchange_requested) */
+  notified: NotifyOutcome
+  /** the order's (the exchange's) notifications that were pending and reached the customer now */
   resolved: NotificationRecord[]
 }
 
@@ -148,21 +159,27 @@ const madeOf = {
   returnReceived: made(returnReceived, returnReceivedMailData),
   returnCompleted: made(returnCompleted, returnCompletedMailData),
   returnRejected: made(returnRejected, returnRejectedMailData),
+  exchangeRequested: made(exchangeRequested, exchangeRequestedMailData),
+  exchangeAwaitingGoods: made(exchangeAwaitingGoods, exchangeAwaitingGoodsMailData),
+  exchangeCompleted: made(exchangeCompleted, exchangeCompletedMailData),
+  exchangeFailed: made(exchangeFailed, exchangeFailedMailData),
   welcome: made(welcome, welcomeMailData),
 }
 
-export function createNotificationUseCases({
-  notifications,
-  orderCustomers,
-  deliveries,
-}: NotificationUseCasesDependencies) {
+/**
+ * The three ways an event becomes its user's notification, by what it tells of the customer: an order's event finds
+ * them (or waits pending), an event that names them reaches them, and an event that tells whose an order is records
+ * them and resolves what waited.
+ */
+function notifiersOf({ notifications, orderCustomers, deliveries }: NotificationUseCasesDependencies) {
   const settled = (inserted: NotificationRecord | undefined, tx: TransactionSql) =>
     settle(deliveries, inserted, tx)
 
   /**
-   * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is;
-   * otherwise stored pending, never dropped, until that order.placed arrives (under the order's lock, so the two
-   * cannot pass each other). The lock and the insert, which finds the customer itself, go out together.
+   * An order's event (payment.failed, shipment.*): for the order's customer when order.placed told who that is (for an
+   * exchange's own payment and shipment, whose orderId is the exchange's id: exchange.requested); otherwise stored
+   * pending, never dropped, until that event arrives (under the order's lock, so the two cannot pass each other). The
+   * lock and the insert, which finds the customer itself, go out together.
    */
   async function notifyAboutOrder(
     event: SourceEvent<{ orderId: string }>,
@@ -181,10 +198,10 @@ export function createNotificationUseCases({
   }
 
   /**
-   * A return's event (return.*): for the return's customer, whom the event names (never pending), about its order.
-   * The notification and its notification.created go out one after the other.
+   * An event that names its customer (return.*, exchange.*): for that customer (never pending), about the order it
+   * names. The notification and its notification.created go out one after the other.
    */
-  async function notifyAboutReturn(
+  async function notifyNamedCustomer(
     event: SourceEvent<{ orderId: string; customerId: string }>,
     content: MadeNotification,
     tx: TransactionSql,
@@ -198,30 +215,47 @@ export function createNotificationUseCases({
     return settled(inserted, tx)
   }
 
+  /**
+   * An event that tells whose `recordedId` is (order.placed of its order; exchange.requested of the exchange, whose
+   * own payment.failed and shipment.* carry its id as their orderId and would otherwise wait for an order.placed that
+   * never comes): records the customer, makes the event's notification for them, and gives them the pending
+   * notifications of `recordedId` (each announced now), all in the caller's transaction. The lock of `recordedId` (the
+   * one its events take) and the one statement that writes all three go out together.
+   */
+  async function notifyRecordingCustomer(
+    recordedId: string,
+    event: SourceEvent<{ orderId: string; customerId: string }>,
+    content: MadeNotification,
+    tx: TransactionSql,
+  ): Promise<CustomerRecordedOutcome> {
+    const customerId = assertUserId(event.data.customerId, `customer id of order ${event.data.orderId}`)
+    const [, recorded] = await Promise.all([
+      orderCustomers.lockOrder(recordedId, tx),
+      notifications.insertRecordingCustomer(
+        { orderId: event.data.orderId, ...content, createdAt: timeOf(event), sourceEventId: event.id },
+        { orderId: recordedId, customerId },
+        tx,
+      ),
+    ])
+    const notified = await settled(recorded.notification, tx)
+    for (const each of recorded.resolved) await reach(deliveries, each, tx)
+    return { notified, resolved: recorded.resolved }
+  }
+
+  return { notifyAboutOrder, notifyNamedCustomer, notifyRecordingCustomer }
+}
+
+export function createNotificationUseCases(dependencies: NotificationUseCasesDependencies) {
+  const { notifications, deliveries } = dependencies
+  const { notifyAboutOrder, notifyNamedCustomer, notifyRecordingCustomer } = notifiersOf(dependencies)
+
   return {
     /**
      * order.placed: records the order's customer, confirms the order to them, and gives them the order's pending
-     * notifications (each announced now), all in the caller's transaction. The order's lock and the one statement
-     * that writes all three go out together.
+     * notifications (each announced now).
      */
-    async notifyOrderPlaced(
-      event: SourceEvent<EventData<'order.placed'>>,
-      tx: TransactionSql,
-    ): Promise<OrderPlacedOutcome> {
-      const { orderId } = event.data
-      const customerId = assertUserId(event.data.customerId, `customer id of order ${orderId}`)
-      const [, placed] = await Promise.all([
-        orderCustomers.lockOrder(orderId, tx),
-        notifications.insertOrderPlaced(
-          { orderId, ...madeOf.orderPlaced(event.data), createdAt: timeOf(event), sourceEventId: event.id },
-          customerId,
-          tx,
-        ),
-      ])
-      const confirmation = await settled(placed.confirmation, tx)
-      for (const each of placed.resolved) await reach(deliveries, each, tx)
-      return { confirmation, resolved: placed.resolved }
-    },
+    notifyOrderPlaced: (event: SourceEvent<EventData<'order.placed'>>, tx: TransactionSql) =>
+      notifyRecordingCustomer(event.data.orderId, event, madeOf.orderPlaced(event.data), tx),
 
     notifyPaymentFailed: (event: SourceEvent<EventData<'payment.failed'>>, tx: TransactionSql) =>
       notifyAboutOrder(event, madeOf.paymentFailed(event.data), tx),
@@ -233,16 +267,35 @@ export function createNotificationUseCases({
       notifyAboutOrder(event, madeOf.shipmentDelivered(event.data), tx),
 
     notifyReturnRequested: (event: SourceEvent<EventData<'return.requested'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, madeOf.returnRequested(event.data), tx),
+      notifyNamedCustomer(event, madeOf.returnRequested(event.data), tx),
 
     notifyReturnReceived: (event: SourceEvent<EventData<'return.received'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, madeOf.returnReceived(event.data), tx),
+      notifyNamedCustomer(event, madeOf.returnReceived(event.data), tx),
 
     notifyReturnCompleted: (event: SourceEvent<EventData<'return.completed'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, madeOf.returnCompleted(event.data), tx),
+      notifyNamedCustomer(event, madeOf.returnCompleted(event.data), tx),
 
     notifyReturnRejected: (event: SourceEvent<EventData<'return.rejected'>>, tx: TransactionSql) =>
-      notifyAboutReturn(event, madeOf.returnRejected(event.data), tx),
+      notifyNamedCustomer(event, madeOf.returnRejected(event.data), tx),
+
+    /**
+     * exchange.requested: the exchange's customer hears of it, and is recorded as the customer of the exchange's own
+     * id, so the exchange's payment.failed (a declined rise) and shipment.* (the replacements) reach them, those
+     * that came before it included.
+     */
+    notifyExchangeRequested: (event: SourceEvent<EventData<'exchange.requested'>>, tx: TransactionSql) =>
+      notifyRecordingCustomer(event.data.exchangeId, event, madeOf.exchangeRequested(event.data), tx),
+
+    notifyExchangeAwaitingGoods: (
+      event: SourceEvent<EventData<'exchange.awaiting_goods'>>,
+      tx: TransactionSql,
+    ) => notifyNamedCustomer(event, madeOf.exchangeAwaitingGoods(event.data), tx),
+
+    notifyExchangeCompleted: (event: SourceEvent<EventData<'exchange.completed'>>, tx: TransactionSql) =>
+      notifyNamedCustomer(event, madeOf.exchangeCompleted(event.data), tx),
+
+    notifyExchangeFailed: (event: SourceEvent<EventData<'exchange.failed'>>, tx: TransactionSql) =>
+      notifyNamedCustomer(event, madeOf.exchangeFailed(event.data), tx),
 
     /** user.registered: the new user's welcome. */
     async welcomeUser(
@@ -260,7 +313,7 @@ export function createNotificationUseCases({
         },
         tx,
       )
-      return settled(inserted, tx)
+      return settle(deliveries, inserted, tx)
     },
 
     /** The notification, if the principal may read it; another user's is a 404 (its existence is not told). */

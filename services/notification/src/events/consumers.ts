@@ -36,7 +36,10 @@ export const onOrderPlaced =
     await notifications.notifyOrderPlaced(event, tx)
   }
 
-/** payment.failed: the order's customer's payment_failed (pending until order.placed when the order is unknown). */
+/**
+ * payment.failed: the order's customer's payment_failed (pending until order.placed when the order is unknown; an
+ * exchange's declined rise, whose orderId is the exchange's id, until exchange.requested).
+ */
 export const onPaymentFailed =
   (notifications: NotificationUseCases): EventHandler<'payment.failed'> =>
   async (event, tx) => {
@@ -85,6 +88,37 @@ export const onReturnRejected =
     await notifications.notifyReturnRejected(event, tx)
   }
 
+/**
+ * exchange.requested: the exchange's customer's exchange_requested (the price difference), and the exchange's id
+ * recorded as theirs: its payment.failed and shipment.* carry that id as their orderId, and those pending reach them.
+ */
+export const onExchangeRequested =
+  (notifications: NotificationUseCases): EventHandler<'exchange.requested'> =>
+  async (event, tx) => {
+    await notifications.notifyExchangeRequested(event, tx)
+  }
+
+/** exchange.awaiting_goods: the exchange's customer's exchange_awaiting_goods (the units to send back). */
+export const onExchangeAwaitingGoods =
+  (notifications: NotificationUseCases): EventHandler<'exchange.awaiting_goods'> =>
+  async (event, tx) => {
+    await notifications.notifyExchangeAwaitingGoods(event, tx)
+  }
+
+/** exchange.completed: the exchange's customer's exchange_completed (the amount refunded or charged). */
+export const onExchangeCompleted =
+  (notifications: NotificationUseCases): EventHandler<'exchange.completed'> =>
+  async (event, tx) => {
+    await notifications.notifyExchangeCompleted(event, tx)
+  }
+
+/** exchange.failed: the exchange's customer's exchange_failed (the reason). */
+export const onExchangeFailed =
+  (notifications: NotificationUseCases): EventHandler<'exchange.failed'> =>
+  async (event, tx) => {
+    await notifications.notifyExchangeFailed(event, tx)
+  }
+
 /** user.registered: the new user's address and their welcome. */
 export const onUserRegistered =
   ({ notifications, addresses }: NotificationConsumerUseCases): EventHandler<'user.registered'> =>
@@ -126,6 +160,10 @@ export type NotificationEventType =
   | 'return.received'
   | 'return.completed'
   | 'return.rejected'
+  | 'exchange.requested'
+  | 'exchange.awaiting_goods'
+  | 'exchange.completed'
+  | 'exchange.failed'
   | 'user.registered'
   | 'user.profile_changed'
   | 'user.removed'
@@ -150,6 +188,10 @@ export function notificationConsumers(
       'return.received': onReturnReceived(notifications),
       'return.completed': onReturnCompleted(notifications),
       'return.rejected': onReturnRejected(notifications),
+      'exchange.requested': onExchangeRequested(notifications),
+      'exchange.awaiting_goods': onExchangeAwaitingGoods(notifications),
+      'exchange.completed': onExchangeCompleted(notifications),
+      'exchange.failed': onExchangeFailed(notifications),
       'user.registered': onUserRegistered(useCases),
       'user.profile_changed': onUserProfileChanged(useCases),
       'user.removed': onUserRemoved(useCases),

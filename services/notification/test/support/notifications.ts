@@ -79,6 +79,59 @@ export function returnEvents(orderId: string, customerId: string, at = new Date(
   }
 }
 
+/**
+ * The four events of one exchange of `orderId` by `customerId` (two mugs for two large ones, a rise of `charge` or a
+ * fall of `refund`: default a rise of 5.00), a second apart from `at` (default: four seconds ago) in the order
+ * requested, awaiting_goods, completed, failed. The exchange's own payment and shipment carry `exchangeId` as their
+ * orderId.
+ */
+export function exchangeEvents(
+  orderId: string,
+  customerId: string,
+  { at = new Date(Date.now() - 4000), charge = 5, refund = 0 } = {},
+) {
+  const exchangeId = randomUUID()
+  const items = [{ productId: randomUUID(), quantity: 2 }]
+  const second = (index: number) => ({ source: 'order', now: new Date(at.getTime() + index * 1000) })
+  return {
+    exchangeId,
+    requested: createEvent(
+      'exchange.requested',
+      {
+        exchangeId,
+        orderId,
+        customerId,
+        items: items.map((item) => ({
+          ...item,
+          price: 12.5,
+          name: 'Mug',
+          replacementProductId: randomUUID(),
+          replacementPrice: 15,
+          replacementName: 'Large mug',
+        })),
+        charge,
+        refund,
+      },
+      second(0),
+    ),
+    awaitingGoods: createEvent(
+      'exchange.awaiting_goods',
+      { exchangeId, orderId, customerId, items },
+      second(1),
+    ),
+    completed: createEvent(
+      'exchange.completed',
+      { exchangeId, orderId, customerId, charge, refund, shipmentId: randomUUID() },
+      second(2),
+    ),
+    failed: createEvent(
+      'exchange.failed',
+      { exchangeId, orderId, customerId, reason: 'the replacement is out of stock', failedStep: 'reserve' },
+      second(3),
+    ),
+  }
+}
+
 export const userRegistered = (overrides: Partial<EventData<'user.registered'>> = {}, now?: Date) =>
   createEvent(
     'user.registered',

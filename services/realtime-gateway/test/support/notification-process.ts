@@ -35,6 +35,10 @@ const consumedTypes = [
   'return.received',
   'return.completed',
   'return.rejected',
+  'exchange.requested',
+  'exchange.awaiting_goods',
+  'exchange.completed',
+  'exchange.failed',
   // an operator's replay of a dead mail (notification's own dead letters)
   'notification.email_requested',
 ] as const
