@@ -6,6 +6,7 @@ import type { CompensationState, EventData, EventType, StepOutcome } from '@meri
 import type { Fragment, Queryable } from '@meridian/db'
 import type { CatalogueEvent } from '@meridian/events'
 import type { TObject } from 'typebox'
+import type { StepMechanics } from './mechanics.ts'
 
 /** Where every instance stands; a process's own fields come beside these. */
 export interface InstanceBase {
@@ -160,6 +161,8 @@ export type EventRoutes<Fact> = { [Type in EventType]?: EventRoute<Type, Fact> |
  * (@meridian/events' process-stamp), so the answering service never names the instance.
  */
 export type AnswerRoute<Type extends EventType, Fact> =
+  /** the event's data is the fact, its kind the event's type (a fact of the process's of that shape) */
+  | (AnswerFact<Type> extends Fact ? 'fact' : never)
   | {
       /** the fact; undefined: the answer means nothing to the process */
       fact(data: EventData<Type>): Fact | undefined
@@ -168,6 +171,9 @@ export type AnswerRoute<Type extends EventType, Fact> =
       /** the step failed this attempt: why */
       failed(data: EventData<Type>): string
     }
+
+/** An answer's data as a fact of its type's kind: what an answer route `'fact'` gives. */
+export type AnswerFact<Type extends EventType> = { kind: Type } & EventData<Type>
 
 export type AnswerRoutes<Fact> = { [Type in EventType]?: AnswerRoute<Type, Fact> }
 
@@ -194,9 +200,14 @@ export interface ProcessDefinition<
   /**
    * the decision on its own facts and an operator's compensate: pure, no I/O; throws ProcessConflict for a request
    * the state refuses. The clock's timeouts and operators' retries are the module's (decideOn), by `steps` and
-   * `mechanics`.
+   * `mechanics`; the moves it composes with its own (ask a step, answer one, fail, compensate) are given as
+   * `mechanics`, made once for the declaration.
    */
-  decide(instance: Instance, fact: OwnFact<Fact>): Decision<Instance, Command>
+  decide(
+    instance: Instance,
+    fact: OwnFact<Fact>,
+    mechanics: StepMechanics<Instance, Command>,
+  ): Decision<Instance, Command>
   /** what the module's step mechanics need to know of it: when its forward steps run, what their exhaustion does */
   mechanics?: MechanicsOptions<Instance, Command>
   /**

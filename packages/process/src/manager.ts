@@ -96,12 +96,17 @@ type LooseEventRoute =
   | ((data: unknown) => { key: string; fact: { kind: string } } | undefined)
   | { key(data: unknown): string | undefined }
 type LooseAnswerRoute =
+  | 'fact'
   | { fact(data: unknown): { kind: string } | undefined }
   | { failed(data: unknown): string }
 
-/** The fact an answer route gives: its own, or the module's `step.failed` for a failure answer. */
-function answerFact(route: LooseAnswerRoute | undefined, data: unknown, step?: string) {
+/**
+ * The fact an answer of `type` gives by its route: the event's data as a fact of that kind (`'fact'`), the route's
+ * own, or the module's `step.failed` for a failure answer.
+ */
+function answerFact(type: EventType, route: LooseAnswerRoute | undefined, data: unknown, step?: string) {
   if (route === undefined) return undefined
+  if (route === 'fact') return { ...(data as object), kind: type }
   if ('failed' in route) return { kind: 'step.failed', ...(step ? { step } : {}), reason: route.failed(data) }
   return route.fact(data)
 }
@@ -114,7 +119,7 @@ function eventTarget(definition: AnyProcessDefinition, type: EventType, data: un
   const key = route.key(data)
   // defineProcess refuses a keyed route without an answer route for its type
   const answer = definition.answers?.[type] as LooseAnswerRoute | undefined
-  const fact = key === undefined ? undefined : answerFact(answer, data)
+  const fact = key === undefined ? undefined : answerFact(type, answer, data)
   return key === undefined || fact === undefined ? undefined : { key, fact }
 }
 
@@ -146,7 +151,7 @@ function routedHandlers(
       const answered = stamp ? byType.get(stamp.type) : undefined
       if (stamp && answered) {
         const route = answered.answers?.[type] as LooseAnswerRoute | undefined
-        const fact = answerFact(route, event.data, stamp.step)
+        const fact = answerFact(type, route, event.data, stamp.step)
         if (fact) {
           await apply(answered.type, stamp.key, fact, tx, source, {
             answer: { stamp, failure: fact.kind === 'step.failed' },

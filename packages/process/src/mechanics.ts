@@ -182,6 +182,36 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     )
   }
 
+  /**
+   * The awaited forward `step` answered (an escalated one too: its answer came late): `then` is asked, in the
+   * instance `moved` leads to. An answer of a step not awaited now (an earlier attempt's again, or after the process
+   * failed) changes nothing but the log.
+   */
+  function answered(
+    instance: Instance,
+    step: string,
+    then: string,
+    moved: Partial<Instance> = {},
+    detail?: string,
+  ): Decision<Instance, Command> {
+    if (instance.step !== step || !forwardActive(instance)) {
+      return {
+        next: instance,
+        deadlineInMs: 'keep',
+        commands: [],
+        log: [{ step, outcome: 'succeeded', detail: `${detail ?? 'answered'} (not awaited)` }],
+      }
+    }
+    const asked = ask({ ...instance, ...moved }, then)
+    const done: LogLine = {
+      step,
+      outcome: 'succeeded',
+      attempt: instance.attempt,
+      ...(detail ? { detail } : {}),
+    }
+    return { ...asked, log: [done, ...asked.log] }
+  }
+
   /** An operator asks the awaited step again; an escalated step starts its attempts over. */
   function retried(instance: Instance): Decision<Instance, Command> {
     const { step } = instance
@@ -218,6 +248,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     waitMs,
     isForward,
     ask,
+    answered,
     escalate,
     timedOut,
     attemptFailed,
@@ -414,5 +445,6 @@ export function decideOn<
   return definition.decide(
     instance,
     fact as Exclude<Fact | StandardFact, { kind: 'timeout' | 'operator.retry' | 'step.failed' }>,
+    mechanics,
   )
 }

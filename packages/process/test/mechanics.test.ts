@@ -83,6 +83,44 @@ describe('ask', () => {
   })
 })
 
+describe('answered', () => {
+  it('when the awaited step answers, then it succeeded and the next is asked in the instance the move leads to', () => {
+    const decision = mechanics.answered(
+      instance({ attempt: 2 }),
+      'fetch',
+      'store',
+      { state: 'running' },
+      'got it',
+    )
+    expect(decision).toEqual({
+      next: instance({ step: 'store', attempt: 1 }),
+      deadlineInMs: 100,
+      commands: [{ type: 'store', attempt: 1 }],
+      log: [
+        { step: 'fetch', outcome: 'succeeded', attempt: 2, detail: 'got it' },
+        { step: 'store', outcome: 'requested', attempt: 1 },
+      ],
+    })
+  })
+
+  it('when an escalated step answers late, then it goes on and is no longer escalated', () => {
+    const decision = mechanics.answered(instance({ escalated: true }), 'fetch', 'store')
+    expect(decision.next).toEqual(instance({ step: 'store', attempt: 1, escalated: false }))
+  })
+
+  it('when a step that is not awaited answers, or the forward steps are over, then only a line is logged', () => {
+    for (const before of [instance({ step: 'store' }), instance({ state: 'failed' })]) {
+      const decision = mechanics.answered(before, 'fetch', 'store')
+      expect(decision).toEqual({
+        next: before,
+        deadlineInMs: 'keep',
+        commands: [],
+        log: [{ step: 'fetch', outcome: 'succeeded', detail: 'answered (not awaited)' }],
+      })
+    }
+  })
+})
+
 describe('timedOut', () => {
   it('when an attempt times out and attempts remain, then the step is asked again with the next attempt and wait', () => {
     const decision = mechanics.timedOut(instance({ step: 'store', attempt: 1 }))

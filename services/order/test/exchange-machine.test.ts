@@ -34,7 +34,7 @@ function run(facts: AnyFact[], from: ExchangeInstance) {
 const reserved: ExchangeFact = { kind: 'inventory.reserved', reservationId: 'res-1' }
 const charged: ExchangeFact = { kind: 'payment.processed', paymentId: 'pay-1' }
 const received: ExchangeFact = { kind: 'received' }
-const restocked: ExchangeFact = { kind: 'inventory.restocked' }
+const restocked: ExchangeFact = { kind: 'inventory.restocked.v2' }
 const shipped: ExchangeFact = { kind: 'shipment.created', shipmentId: 'ship-1' }
 
 describe("an exchange's decision", () => {
@@ -126,7 +126,7 @@ describe("an exchange's decision", () => {
     expect(retried.commands).toEqual([{ type: 'exchange.awaiting_goods' }])
     const late = decide(escalated.next, received)
     expect(late.next).toMatchObject({ state: 'received', step: 'restock' })
-    expect(late.next.escalated).toBeUndefined()
+    expect(late.next.escalated).toBe(false)
   })
 
   it('when an operator cancels it before receipt, then it fails and compensates; after receipt, or before the goods are held, a receipt or cancel is refused', () => {

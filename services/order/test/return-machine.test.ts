@@ -31,7 +31,7 @@ function run(facts: Parameters<typeof decideReturn>[1][], from: ReturnInstance =
 }
 
 const received: ReturnFact = { kind: 'received' }
-const restocked: ReturnFact = { kind: 'inventory.restocked' }
+const restocked: ReturnFact = { kind: 'inventory.restocked.v2' }
 
 describe("a return's decision", () => {
   it('when it is requested, then return.requested goes out and it waits for its goods without a deadline', () => {

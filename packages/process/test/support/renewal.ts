@@ -38,7 +38,7 @@ export type RenewalFact =
   | { kind: 'charged'; paymentId: string }
   | { kind: 'extended' }
   | { kind: 'extend_failed'; reason: string }
-  | { kind: 'refunded'; amount: number }
+  | { kind: 'payment.refunded'; amount: number }
 
 export type RenewalCommand = { type: 'charge' | 'extend' | 'refund'; attempt: number; reason?: string }
 
@@ -141,7 +141,7 @@ export function decideRenewal(
       if (instance.state !== 'charged')
         return unchanged(instance, { step: 'extend', outcome: 'late', detail: fact.reason })
       return refunding(instance, 'extend', fact.reason)
-    case 'refunded': {
+    case 'payment.refunded': {
       const decision = mechanics.compensated(instance, 'refund', fact.amount.toFixed(2))
       if (decision.next.compensation !== 'done' || instance.compensation === 'done') return decision
       return { ...decision, next: { ...decision.next, state: 'refunded' } }
@@ -187,10 +187,6 @@ const renewalFacts = {
     kind: 'extend_failed',
     reason: data.reason,
   }),
-  'payment.refunded': (data: EventData<'payment.refunded'>): RenewalFact => ({
-    kind: 'refunded',
-    amount: data.amount,
-  }),
 }
 
 /** An unstamped event about a subscription: the renewal its data names (as a service that never stamps would send). */
@@ -227,7 +223,8 @@ export const renewalProcess = defineProcess<Renewal, RenewalFact, RenewalCommand
     'payment.failed': { failed: (data) => data.reason },
     'inventory.reserved': { fact: renewalFacts['inventory.reserved'] },
     'inventory.failed': { fact: renewalFacts['inventory.failed'] },
-    'payment.refunded': { fact: renewalFacts['payment.refunded'] },
+    // its data is its fact ({ kind: 'payment.refunded', amount, … })
+    'payment.refunded': 'fact',
   },
   decide: decideRenewal,
   mechanics: renewalMechanics,

@@ -5,12 +5,23 @@
 import { type EventType, fromMinorUnits } from '@meridian/contracts'
 import { type CatalogueEvent, createEvent } from '@meridian/events'
 import type { CommandContext } from '@meridian/process'
-import type { ExchangeRecord } from '../data/exchanges-repository.ts'
+import type { ExchangeItemRecord, ExchangeRecord } from '../data/exchanges-repository.ts'
 import type { ExchangeCommand, ExchangeInstance } from './exchange-machine.ts'
 import { serviceSource } from './order-links.ts'
 
 /** The key a price fall is refunded under, once (payment's provider key: `refund-exchange-<id>`). */
 export const exchangeRefundKey = (exchangeId: string) => `exchange-${exchangeId}`
+
+/** An exchanged line as clients and events read it: its prices in major units. */
+export const exchangedItem = (item: ExchangeItemRecord) => ({
+  productId: item.productId,
+  quantity: item.quantity,
+  price: fromMinorUnits(item.priceCents),
+  name: item.name,
+  replacementProductId: item.replacementProductId,
+  replacementPrice: fromMinorUnits(item.replacementPriceCents),
+  replacementName: item.replacementName,
+})
 
 /** The exchange's replacements as an order of its own: what its reservation, charge and shipment carry. */
 function replacementOrder(exchange: ExchangeRecord, totalCents: number) {
@@ -48,15 +59,7 @@ export function exchangeCommandEvent(
     case 'exchange.requested':
       return event('exchange.requested', {
         ...about,
-        items: owner.items.map((item) => ({
-          productId: item.productId,
-          quantity: item.quantity,
-          price: fromMinorUnits(item.priceCents),
-          name: item.name,
-          replacementProductId: item.replacementProductId,
-          replacementPrice: fromMinorUnits(item.replacementPriceCents),
-          replacementName: item.replacementName,
-        })),
+        items: owner.items.map(exchangedItem),
         ...amounts,
       })
     case 'exchange.awaiting_goods':

@@ -12,6 +12,7 @@ import {
   newInstance,
   type OwnFact,
   ProcessConflict,
+  type StepMechanics,
   type Steps,
   stepMechanics,
   unchanged,
@@ -32,7 +33,7 @@ export type ExchangeFact =
   | { kind: 'payment.processed'; paymentId: string }
   | { kind: 'payment.failed'; reason: string }
   | { kind: 'received' }
-  | { kind: 'inventory.restocked' }
+  | { kind: 'inventory.restocked.v2' }
   | { kind: 'payment.refunded'; amount: number }
   | { kind: 'shipment.created'; shipmentId: string }
   | { kind: 'inventory.released' }
@@ -115,30 +116,13 @@ export function requestedExchange(
   return { ...asked, commands: [{ type: 'exchange.requested' }, ...asked.commands] }
 }
 
-/** The decision on an exchange's own facts and an operator's compensate: pure. */
+/** The decision on an exchange's own facts and an operator's compensate: pure, the module's moves given. */
 export function decideExchange(
   instance: ExchangeInstance,
   fact: OwnFact<ExchangeFact>,
-  timing: ExchangeTiming,
+  mechanics: StepMechanics<ExchangeInstance, ExchangeCommand>,
 ): Decision<ExchangeInstance, ExchangeCommand> {
-  const mechanics = stepMechanics(exchangeSteps(timing), exchangeMechanics)
-  /** `step` answered: the next one asked, in `state`; a step not awaited now changes nothing but the log. */
-  const next = (step: string, then: string, moved: Partial<ExchangeInstance> = {}, detail?: string) => {
-    if (instance.step !== step || !exchangeMechanics.forwardActive?.(instance))
-      return unchanged<ExchangeInstance, ExchangeCommand>(instance, {
-        step,
-        outcome: 'succeeded',
-        detail: `${detail ?? 'answered'} (not awaited)`,
-      })
-    const asked = mechanics.ask({ ...instance, ...moved, escalated: undefined }, then)
-    const done = {
-      step,
-      outcome: 'succeeded' as const,
-      attempt: instance.attempt,
-      ...(detail ? { detail } : {}),
-    }
-    return { ...asked, log: [done, ...asked.log] }
-  }
+  /** A failure answer of `step`: the exchange fails while it awaits it (a later one is only logged). */
   const failed = (step: string, reason: string) =>
     instance.step === step && exchangeMechanics.forwardActive?.(instance)
       ? mechanics.fail(instance, step, reason)
@@ -155,14 +139,20 @@ export function decideExchange(
       if (instance.state === 'failed')
         return mechanics.lateSucceeded({ ...instance, ...held }, 'reserve', fact.reservationId)
       return instance.chargeCents > 0
-        ? next('reserve', 'charge', held, fact.reservationId)
-        : next('reserve', 'receipt', { ...held, ...awaitingGoods }, fact.reservationId)
+        ? mechanics.answered(instance, 'reserve', 'charge', held, fact.reservationId)
+        : mechanics.answered(
+            instance,
+            'reserve',
+            'receipt',
+            { ...held, ...awaitingGoods },
+            fact.reservationId,
+          )
     }
     case 'inventory.failed':
       return failed('reserve', fact.reason)
     case 'payment.processed':
       if (instance.state === 'failed') return mechanics.lateSucceeded(instance, 'charge', fact.paymentId)
-      return next('charge', 'receipt', awaitingGoods, fact.paymentId)
+      return mechanics.answered(instance, 'charge', 'receipt', awaitingGoods, fact.paymentId)
     case 'payment.failed':
       return failed('charge', fact.reason)
     case 'received':
@@ -170,14 +160,14 @@ export function decideExchange(
         return unchanged(instance, { step: 'receipt', outcome: 'late', detail: 'received again' })
       if (instance.state !== 'awaiting_goods')
         throw new ProcessConflict(`the exchange is ${instance.state}: its goods cannot be received`)
-      return next('receipt', 'restock', { state: 'received' }, 'received')
-    case 'inventory.restocked':
-      return next('restock', instance.refundCents > 0 ? 'refund' : 'ship')
+      return mechanics.answered(instance, 'receipt', 'restock', { state: 'received' }, 'received')
+    case 'inventory.restocked.v2':
+      return mechanics.answered(instance, 'restock', instance.refundCents > 0 ? 'refund' : 'ship')
     case 'payment.refunded':
       // the price fall's refund, or the compensation's refund of the charge
       if (instance.step === 'refund_charge')
         return mechanics.compensated(instance, 'refund_charge', 'refunded')
-      return next('refund', 'ship', {}, fact.amount.toFixed(2))
+      return mechanics.answered(instance, 'refund', 'ship', {}, fact.amount.toFixed(2))
     case 'inventory.released':
       return mechanics.compensated(instance, 'release', 'released')
     case 'shipment.created':

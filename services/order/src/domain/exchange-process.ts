@@ -38,20 +38,18 @@ export function exchangeProcess(timing: ExchangeTiming) {
     // nothing moves an exchange but the answers to its own commands and the receipt
     events: {},
     answers: {
-      'inventory.reserved': {
-        fact: (data) => ({ kind: 'inventory.reserved', reservationId: data.reservationId }),
-      },
-      'inventory.failed': { fact: (data) => ({ kind: 'inventory.failed', reason: data.reason }) },
-      'payment.processed': { fact: (data) => ({ kind: 'payment.processed', paymentId: data.paymentId }) },
-      'payment.failed': { fact: (data) => ({ kind: 'payment.failed', reason: data.reason }) },
-      'inventory.restocked.v2': { fact: () => ({ kind: 'inventory.restocked' }) },
-      'payment.refunded': { fact: (data) => ({ kind: 'payment.refunded', amount: data.amount }) },
+      'inventory.reserved': 'fact',
+      'inventory.failed': 'fact',
+      'payment.processed': 'fact',
+      'payment.failed': 'fact',
+      'inventory.restocked.v2': 'fact',
+      'payment.refunded': 'fact',
       // a declined refund of a price fall: a failed attempt, counted by the module
       'payment.refund_failed.v2': { failed: (data) => data.reason },
-      'shipment.created': { fact: (data) => ({ kind: 'shipment.created', shipmentId: data.shipmentId }) },
-      'inventory.released': { fact: () => ({ kind: 'inventory.released' }) },
+      'shipment.created': 'fact',
+      'inventory.released': 'fact',
     },
-    decide: (instance, fact) => decideExchange(instance, fact, timing),
+    decide: decideExchange,
     mechanics: exchangeMechanics,
     // the ids its steps answered with; the amounts are the exchange's row's
     data: Type.Object({ reservationId: maybe, shipmentId: maybe }),

@@ -20,6 +20,7 @@ import type { ExchangeItemRecord, ExchangeRecord, ExchangesRepository } from '..
 import type { OrderRecord, OrdersRepository } from '../data/orders-repository.ts'
 import type { ReturnsRepository } from '../data/returns-repository.ts'
 import { isCustomerOrAdmin } from './access.ts'
+import { exchangedItem } from './exchange-commands.ts'
 import { type ExchangeTiming, requestedExchange } from './exchange-machine.ts'
 import { exchangeHref, exchangeProcessType } from './exchange-process.ts'
 import { isReturnable, orderHref } from './order-links.ts'
@@ -46,15 +47,7 @@ function presentExchange(record: ExchangeRecord): Exchange {
     orderId: record.orderId,
     customerId: record.customerId,
     status: record.status,
-    items: record.items.map((item) => ({
-      productId: item.productId,
-      quantity: item.quantity,
-      price: fromMinorUnits(item.priceCents),
-      name: item.name,
-      replacementProductId: item.replacementProductId,
-      replacementPrice: fromMinorUnits(item.replacementPriceCents),
-      replacementName: item.replacementName,
-    })),
+    items: record.items.map(exchangedItem),
     charge: fromMinorUnits(record.chargeCents),
     refund: fromMinorUnits(record.refundCents),
     ...(record.failureReason === null ? {} : { failureReason: record.failureReason }),

@@ -10,8 +10,8 @@ import {
   newInstance,
   type OwnFact,
   ProcessConflict,
+  type StepMechanics,
   type Steps,
-  stepMechanics,
   unchanged,
 } from '@meridian/process'
 
@@ -26,7 +26,7 @@ export interface ReturnInstance extends InstanceBase {
 export type ReturnFact =
   | { kind: 'received' }
   | { kind: 'rejected'; reason: string }
-  | { kind: 'inventory.restocked' }
+  | { kind: 'inventory.restocked.v2' }
   | { kind: 'payment.refunded'; amount: number; paymentId?: string }
 
 export type ReturnCommand =
@@ -72,13 +72,12 @@ export const returnMechanics: MechanicsOptions<ReturnInstance, ReturnCommand> = 
   forwardActive: (each) => each.state === 'received',
 }
 
-/** The decision on a return's own facts and an operator's compensate: pure (timeouts and retries are the module's). */
+/** The decision on a return's own facts and an operator's compensate: pure, the module's moves given. */
 export function decideReturn(
   instance: ReturnInstance,
   fact: OwnFact<ReturnFact>,
-  timing: ReturnTiming,
+  mechanics: StepMechanics<ReturnInstance, ReturnCommand>,
 ): Decision<ReturnInstance, ReturnCommand> {
-  const mechanics = stepMechanics(returnSteps(timing), returnMechanics)
   const reject = (reason: string, detail: string): Decision<ReturnInstance, ReturnCommand> => {
     if (instance.state === 'rejected') return unchanged(instance, { step: 'return', outcome: 'late', detail })
     if (instance.state !== 'requested') {
@@ -111,16 +110,8 @@ export function decideReturn(
     }
     case 'rejected':
       return reject(fact.reason, `rejected: ${fact.reason}`)
-    case 'inventory.restocked': {
-      if (instance.step !== 'restock') {
-        return unchanged(instance, { step: 'restock', outcome: 'succeeded', detail: 'not awaited' })
-      }
-      const asked = mechanics.ask({ ...instance, escalated: undefined }, 'refund')
-      return {
-        ...asked,
-        log: [{ step: 'restock', outcome: 'succeeded', attempt: instance.attempt }, ...asked.log],
-      }
-    }
+    case 'inventory.restocked.v2':
+      return mechanics.answered(instance, 'restock', 'refund')
     case 'payment.refunded': {
       const detail = `${fact.paymentId ?? 'no payment'}: ${fact.amount.toFixed(2)}`
       if (instance.step !== 'refund') {

@@ -29,18 +29,12 @@ export function returnProcess(timing: ReturnTiming) {
     // nothing moves a return but the answers to its own commands, found by the stamp they carry back
     events: {},
     answers: {
-      'inventory.restocked.v2': { fact: () => ({ kind: 'inventory.restocked' }) },
-      'payment.refunded': {
-        fact: (data) => ({
-          kind: 'payment.refunded',
-          amount: data.amount,
-          ...(data.paymentId ? { paymentId: data.paymentId } : {}),
-        }),
-      },
+      'inventory.restocked.v2': 'fact',
+      'payment.refunded': 'fact',
       // a decline: a failed attempt of the refund, counted by the module
       'payment.refund_failed.v2': { failed: (data) => data.reason },
     },
-    decide: (instance, fact) => decideReturn(instance, fact, timing),
+    decide: decideReturn,
     mechanics: returnMechanics,
     // its order and payment are kept for the operators' list; the return's row is what the instance reads them from
     data: Type.Object({

@@ -28,37 +28,24 @@ export const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 const byOrder = { key: ({ orderId }: { orderId: string }) => (uuid.test(orderId) ? orderId : undefined) }
 
 /**
- * The answers to the saga's commands (each step's request, and the compensations'), found by their stamp, and what
- * each tells the saga.
+ * The answers to the saga's commands (each step's request, and the compensations'), found by their stamp: each one's
+ * data is its fact, but the 3-D Secure page's, which may be absent.
  */
 const sagaAnswers = {
-  'payment.processed': { fact: (data) => ({ kind: 'payment.processed', paymentId: data.paymentId }) },
+  'payment.processed': 'fact',
   'payment.action_required': {
-    fact: (data) => ({
+    fact: ({ authenticateUrl, expiresAt }) => ({
       kind: 'payment.action_required',
-      authenticateUrl: data.authenticateUrl ?? null,
-      expiresAt: data.expiresAt,
+      authenticateUrl: authenticateUrl ?? null,
+      expiresAt,
     }),
   },
-  'payment.failed': { fact: (data) => ({ kind: 'payment.failed', reason: data.reason }) },
-  'inventory.reserved': {
-    fact: (data) => ({ kind: 'inventory.reserved', reservationId: data.reservationId }),
-  },
-  'inventory.failed': { fact: (data) => ({ kind: 'inventory.failed', reason: data.reason }) },
-  'shipment.created': { fact: (data) => ({ kind: 'shipment.created', shipmentId: data.shipmentId }) },
-  'inventory.released': {
-    fact: (data) => ({
-      kind: 'inventory.released',
-      ...(data.reservationId ? { reservationId: data.reservationId } : {}),
-    }),
-  },
-  'payment.refunded': {
-    fact: (data) => ({
-      kind: 'payment.refunded',
-      amount: data.amount,
-      ...(data.paymentId ? { paymentId: data.paymentId } : {}),
-    }),
-  },
+  'payment.failed': 'fact',
+  'inventory.reserved': 'fact',
+  'inventory.failed': 'fact',
+  'shipment.created': 'fact',
+  'inventory.released': 'fact',
+  'payment.refunded': 'fact',
 } satisfies AnswerRoutes<SagaFact>
 
 /**
@@ -100,7 +87,7 @@ export function orderProcess(timing: SagaTiming) {
     steps: sagaSteps(timing),
     events: sagaEventRoutes,
     answers: sagaAnswers,
-    decide: (instance, fact) => decideSaga(instance, fact, timing),
+    decide: decideSaga,
     mechanics: sagaMechanics,
     data: SagaData,
     fromOwner: (order) => ({ orderStatus: order.status }),
