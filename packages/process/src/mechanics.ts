@@ -182,36 +182,6 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     )
   }
 
-  /**
-   * The awaited forward `step` answered (an escalated one too: its answer came late): `then` is asked, in the
-   * instance `moved` leads to. An answer of a step not awaited now (an earlier attempt's again, or after the process
-   * failed) changes nothing but the log.
-   */
-  function answered(
-    instance: Instance,
-    step: string,
-    then: string,
-    moved: Partial<Instance> = {},
-    detail?: string,
-  ): Decision<Instance, Command> {
-    if (instance.step !== step || !forwardActive(instance)) {
-      return {
-        next: instance,
-        deadlineInMs: 'keep',
-        commands: [],
-        log: [{ step, outcome: 'succeeded', detail: `${detail ?? 'answered'} (not awaited)` }],
-      }
-    }
-    const asked = ask({ ...instance, ...moved }, then)
-    const done: LogLine = {
-      step,
-      outcome: 'succeeded',
-      attempt: instance.attempt,
-      ...(detail ? { detail } : {}),
-    }
-    return { ...asked, log: [done, ...asked.log] }
-  }
-
   /** An operator asks the awaited step again; an escalated step starts its attempts over. */
   function retried(instance: Instance): Decision<Instance, Command> {
     const { step } = instance
@@ -237,6 +207,7 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     }
   }
 
+  const answered = answeredIn(ask, forwardActive)
   const { startCompensations, compensated, fail, lateSucceeded } = compensationMechanics(steps, options, {
     declared,
     waitMs,
@@ -257,6 +228,41 @@ export function stepMechanics<Instance extends InstanceBase, Command>(
     startCompensations,
     compensated,
     lateSucceeded,
+  }
+}
+
+/**
+ * The awaited forward `step` answered (an escalated one too: its answer came late): `then` is asked, in the instance
+ * `moved` leads to. An answer of a step not awaited now (an earlier attempt's again, or after the process failed)
+ * changes nothing but the log.
+ */
+function answeredIn<Instance extends InstanceBase, Command>(
+  ask: (instance: Instance, step: string) => Decision<Instance, Command>,
+  forwardActive: (instance: Instance) => boolean,
+) {
+  return function answered(
+    instance: Instance,
+    step: string,
+    then: string,
+    moved: Partial<Instance> = {},
+    detail?: string,
+  ): Decision<Instance, Command> {
+    if (instance.step !== step || !forwardActive(instance)) {
+      return {
+        next: instance,
+        deadlineInMs: 'keep',
+        commands: [],
+        log: [{ step, outcome: 'succeeded', detail: `${detail ?? 'answered'} (not awaited)` }],
+      }
+    }
+    const asked = ask({ ...instance, ...moved }, then)
+    const done: LogLine = {
+      step,
+      outcome: 'succeeded',
+      attempt: instance.attempt,
+      ...(detail ? { detail } : {}),
+    }
+    return { ...asked, log: [done, ...asked.log] }
   }
 }
 
