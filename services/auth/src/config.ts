@@ -8,6 +8,7 @@ import {
   serviceEnv,
 } from '@meridian/service-kit'
 import { type Static, Type } from 'typebox'
+import { encryptionSecretsOf } from './domain/key-encryption.ts'
 
 export const AuthEnv = serviceEnv({
   ...ownStoresEnv({ port: 3001, database: 'auth' }),
@@ -60,11 +61,16 @@ export const AuthEnv = serviceEnv({
   /** how long a login waits for them, ms; past it the login answers anyway and the shortfall is logged */
   SESSION_WAIT_TIMEOUT_MS: Type.Integer({ minimum: 10, maximum: 10_000, default: 500 }),
   /**
-   * encrypts the RSA private keys at rest (AES-256-GCM, key derived with HKDF-SHA-256): a long random value.
-   * The default is for development only, is public, and is refused when NODE_ENV=production.
+   * encrypts the RSA private keys and the security mails' links at rest (AES-256-GCM, keys derived with HKDF-SHA-256): a
+   * long random value, or a comma-separated list of them while it is rotated (the first encrypts; what is stored under
+   * another is sealed again under the first). The default is for development only, is public, and is refused when
+   * NODE_ENV=production.
    */
   SIGNING_KEY_ENCRYPTION_SECRET: Type.String({
     minLength: 32,
+    maxLength: 4 * 4097,
+    // one secret, or up to four (`new,old`) while it is rotated: the first encrypts, each decrypts (key-encryption.ts)
+    pattern: '^[^,\\s]{32,4096}(?:,[^,\\s]{32,4096}){0,3}$',
     ...developmentOnlyDefault('insecure-development-only-signing-key-secret'),
   }),
   /** how long one RSA key signs before the next one takes over (default 30 days) */
@@ -147,6 +153,11 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
   const problems: string[] = []
   if (config.JWT_ALGORITHM === 'HS256' && !config.JWT_SECRET) {
     problems.push('JWT_SECRET: required when JWT_ALGORITHM is HS256')
+  }
+  try {
+    encryptionSecretsOf(config.SIGNING_KEY_ENCRYPTION_SECRET)
+  } catch (error) {
+    problems.push(error instanceof Error ? error.message : String(error))
   }
   const issuerProblem = publicOriginProblem(config.JWT_ISSUER)
   if (issuerProblem) problems.push(`JWT_ISSUER: ${issuerProblem}`)

@@ -94,6 +94,24 @@ export function createSecurityMailsRepository(db: Queryable) {
      * Removes up to `limit` mails finished (sent or dead) more than `retentionDays` ago, oldest first; rows another
      * sender is removing are skipped. How many it removed.
      */
+    /** Up to `limit` pending mails with sealed data, oldest first: what a rotation of the secret seals again. */
+    async sealedPending(limit: number, sql: Queryable = db): Promise<{ id: string; sealedData: string }[]> {
+      return sql<{ id: string; sealedData: string }[]>`
+        select id, sealed_data from security_mails
+        where status = 'pending' and sealed_data is not null
+        order by created_at limit ${limit}`
+    },
+
+    /**
+     * The mail's data sealed again (SIGNING_KEY_ENCRYPTION_SECRET rotated), only if it is still what was read: a mail
+     * sent meanwhile (its data erased) stays as it is. Whether it was written.
+     */
+    async reseal(id: string, before: string, after: string, sql: Queryable = db): Promise<boolean> {
+      const written = await sql`
+        update security_mails set sealed_data = ${after} where id = ${id} and sealed_data = ${before}`
+      return written.count > 0
+    },
+
     async removeFinished(retentionDays: number, limit: number, sql: Queryable = db): Promise<number> {
       const removed = await sql`
         delete from security_mails where id in (

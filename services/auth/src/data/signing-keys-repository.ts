@@ -34,6 +34,11 @@ export function createSigningKeysRepository(db: Sql) {
         })}`
     },
 
+    /** The key's private part sealed again (SIGNING_KEY_ENCRYPTION_SECRET rotated): the same key, another sealing. */
+    async reseal(kid: string, privateKeyEncrypted: string, sql: Queryable = db): Promise<void> {
+      await sql`update signing_keys set private_key_encrypted = ${privateKeyEncrypted} where kid = ${kid}`
+    },
+
     async remove(kids: string[], sql: Queryable = db): Promise<void> {
       if (kids.length > 0) await sql`delete from signing_keys where kid in ${sql(kids)}`
     },

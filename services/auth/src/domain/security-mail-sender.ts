@@ -3,21 +3,32 @@
 // from its data (its secret part decrypted) and sent with the Message-ID that follows from the mail's id, so a resend
 // after a crash carries the same one; marking it sent or dead erases its secret part. A log line names the mail's id
 // and template, never its address or link. After the round's sends, the mails finished more than MAIL_RETENTION_DAYS
-// ago are removed, and expired links (password resets, address verifications): housekeeping on the same clock.
+// ago are removed, and expired links (password resets, address verifications), and while SIGNING_KEY_ENCRYPTION_SECRET
+// is rotated the pending mails sealed under an older secret are sealed again: housekeeping on the same clock.
 import { composeMail, renderStoredTemplate, type StoredMails } from '@meridian/mail'
 import type { DueSecurityMail, SecurityMailsRepository } from '../data/security-mails-repository.ts'
 import type { SecurityMailSealing } from './security-mails.ts'
 
-/** What a round does beside sending: expired links removed (password resets, address verifications). */
+/**
+ * What a round does beside sending: expired links removed (password resets, address verifications), and while
+ * SIGNING_KEY_ENCRYPTION_SECRET is rotated, the pending mails sealed under an older secret sealed again.
+ */
 export interface SecurityMailHousekeeping {
   expiredLinks: number
+  resealed: number
 }
 
+/** How many pending mails a round seals again at most. */
+const resealBatch = 200
+
 export interface SecurityMailsToSend {
-  mails: Pick<SecurityMailsRepository, 'takeDue' | 'markSent' | 'markFailed' | 'removeFinished'>
+  mails: Pick<
+    SecurityMailsRepository,
+    'takeDue' | 'markSent' | 'markFailed' | 'removeFinished' | 'sealedPending' | 'reseal'
+  >
   /** what removes expired links (password resets, address verifications) */
   expiring: readonly { deleteExpired(): Promise<number> }[]
-  sealing: Pick<SecurityMailSealing, 'unseal'>
+  sealing: Pick<SecurityMailSealing, 'unseal' | 'resealed' | 'rotating'>
   from: string
 }
 
@@ -48,7 +59,14 @@ export function securityMailsToSend({
     async afterRound() {
       let expiredLinks = 0
       for (const links of expiring) expiredLinks += await links.deleteExpired()
-      return { expiredLinks }
+      let resealed = 0
+      if (sealing.rotating) {
+        for (const mail of await mails.sealedPending(resealBatch)) {
+          const after = sealing.resealed(mail)
+          if (after !== undefined && (await mails.reseal(mail.id, mail.sealedData, after))) resealed += 1
+        }
+      }
+      return { expiredLinks, resealed }
     },
   }
 }

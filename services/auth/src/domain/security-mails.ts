@@ -32,6 +32,10 @@ export interface SecurityMailSealing {
     data: TemplateData<Name>,
     secret?: readonly (keyof TemplateData<Name> & string)[],
   ): PreparedSecurityMail
+  /** Its sealed data under the first secret of SIGNING_KEY_ENCRYPTION_SECRET; undefined when it is already. */
+  resealed(mail: { id: string; sealedData: string }): string | undefined
+  /** more than one secret is listed: pending mails may need sealing again */
+  rotating: boolean
   /** The whole data of a taken mail: its data and, decrypted, its secret part. */
   unseal(mail: {
     id: string
@@ -57,6 +61,8 @@ export function createSecurityMailSealing(encryptionSecret: string): SecurityMai
           : encryption.encrypt(sealedFor(id), Buffer.from(JSON.stringify(hidden), 'utf8'))
       return { id, template, data: open, sealedData }
     },
+    resealed: ({ id, sealedData }) => encryption.resealed(sealedFor(id), sealedData),
+    rotating: encryption.rotating,
     unseal({ id, data, sealedData }) {
       if (sealedData === null) return data
       const hidden = JSON.parse(encryption.decrypt(sealedFor(id), sealedData).toString('utf8')) as object

@@ -9,7 +9,7 @@ import {
   type KeyObject,
 } from 'node:crypto'
 import { promisify } from 'node:util'
-import type { Sql } from '@meridian/db'
+import type { Sql, TransactionSql } from '@meridian/db'
 import {
   createSigningKeysRepository,
   type SigningKeysRepository,
@@ -136,6 +136,32 @@ export function planRotation(
   return { remove }
 }
 
+/**
+ * SIGNING_KEY_ENCRYPTION_SECRET is being rotated: the keys stored under another secret than the first are sealed again
+ * under the first (the caller holds the rotation lock: one instance at a time), so the older secrets can leave the list.
+ */
+async function resealOlder(
+  stored: StoredSigningKey[],
+  {
+    encryption,
+    repository,
+    logger,
+  }: { encryption: KeyEncryption; repository: SigningKeysRepository; logger?: KeyRingLogger | undefined },
+  tx: TransactionSql,
+): Promise<void> {
+  const again = stored.flatMap(({ kid, privateKeyEncrypted }) => {
+    const sealed = encryption.resealed(kid, privateKeyEncrypted)
+    return sealed === undefined ? [] : [{ kid, sealed }]
+  })
+  for (const { kid, sealed } of again) await repository.reseal(kid, sealed, tx)
+  if (again.length > 0) {
+    logger?.info(
+      { kids: again.map(({ kid }) => kid) },
+      'signing keys sealed again under the first SIGNING_KEY_ENCRYPTION_SECRET',
+    )
+  }
+}
+
 export function createKeyRing(options: KeyRingOptions): ManagedKeyRing {
   const { timing } = options
   const clock = options.clock ?? Date.now
@@ -208,6 +234,8 @@ export function createKeyRing(options: KeyRingOptions): ManagedKeyRing {
   async function rotateIfDue(): Promise<void> {
     await repository.underRotationLock(async (tx) => {
       const stored = await repository.all(tx)
+      if (encryption.rotating)
+        await resealOlder(stored, { encryption, repository, logger: options.logger }, tx)
       const now = clock()
       const plan = planRotation(
         stored.map((key) => ({ kid: key.kid, activatesAt: key.activatesAt.getTime() })),
