@@ -6,7 +6,6 @@ import type { CompensationState, EventData, EventType, StepOutcome } from '@meri
 import type { Fragment, Queryable } from '@meridian/db'
 import type { CatalogueEvent } from '@meridian/events'
 import type { TObject } from 'typebox'
-import type { StepMechanics } from './mechanics.ts'
 
 /** Where every instance stands; a process's own fields come beside these. */
 export interface InstanceBase {
@@ -77,6 +76,43 @@ export interface MechanicsOptions<Instance extends InstanceBase, Command> {
   failed?(instance: Instance, step: string, reason: string): { next: Instance; commands: Command[] }
   /** how refusals name the instance, e.g. "the saga of this order" (default "the process") */
   noun?: string
+}
+
+/**
+ * The moves the module makes for a process's declared steps (mechanics.ts' stepMechanics), which its `decide` is
+ * given to compose with its own: each a pure decision.
+ */
+export interface StepMoves<Instance extends InstanceBase, Command> {
+  /** an attempt's wait for its answer */
+  waitMs(step: string, attempt: number): number
+  isForward(step: string | null): step is string
+  /** the step asked (its first attempt), awaited until its deadline */
+  ask(instance: Instance, step: string, detail?: string): Decision<Instance, Command>
+  /** the awaited forward `step` answered: `then` asked in the instance `moved` leads to; not awaited, only logged */
+  answered(
+    instance: Instance,
+    step: string,
+    then: string,
+    moved?: Partial<Instance>,
+    detail?: string,
+  ): Decision<Instance, Command>
+  /** the awaited step's attempts are spent: escalated to operators, the instance staying where it is */
+  escalate(instance: Instance, lines: LogLine[], reason: string): Decision<Instance, Command>
+  timedOut(instance: Instance): Decision<Instance, Command>
+  attemptFailed(instance: Instance, step: string, detail: string): Decision<Instance, Command>
+  retried(instance: Instance): Decision<Instance, Command>
+  /** the process fails at `step`: recorded as `mechanics.failed` says, then its compensations start */
+  fail(instance: Instance, step: string, reason: string): Decision<Instance, Command>
+  startCompensations(instance: Instance, before?: Command[], detail?: string): Decision<Instance, Command>
+  /** the awaited compensation `step` answered: the next asked, or done after the last */
+  compensated(instance: Instance, step: string, detail: string): Decision<Instance, Command>
+  /** a forward step's success after the process failed: undone (again), or escalated when nothing undoes it */
+  lateSucceeded(
+    instance: Instance,
+    step: string,
+    detail: string,
+    escalation?: string,
+  ): Decision<Instance, Command>
 }
 
 export interface StepDeclaration<Instance, Command> {
@@ -206,7 +242,7 @@ export interface ProcessDefinition<
   decide(
     instance: Instance,
     fact: OwnFact<Fact>,
-    mechanics: StepMechanics<Instance, Command>,
+    mechanics: StepMoves<Instance, Command>,
   ): Decision<Instance, Command>
   /** what the module's step mechanics need to know of it: when its forward steps run, what their exhaustion does */
   mechanics?: MechanicsOptions<Instance, Command>

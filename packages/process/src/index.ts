@@ -25,6 +25,7 @@ export {
   type StandardFact,
   type StepDeclaration,
   type StepFailedFact,
+  type StepMoves,
   type Steps,
   type StoredInstance,
 } from './definition.ts'

@@ -15,6 +15,7 @@ import type {
   StandardFact,
   StepDeclaration,
   StepFailedFact,
+  StepMoves,
   Steps,
 } from './definition.ts'
 import { ProcessConflict } from './definition.ts'
@@ -63,7 +64,7 @@ function waitIn<Instance, Command>(steps: Steps<Instance, Command>, step: string
 export function stepMechanics<Instance extends InstanceBase, Command>(
   steps: Steps<Instance, Command>,
   options: MechanicsOptions<Instance, Command> = {},
-) {
+): StepMoves<Instance, Command> {
   const noun = options.noun ?? 'the process'
   const declared = (step: string): StepDeclaration<Instance, Command> => declaredIn(steps, step)
   const isForward = (step: string | null): step is string =>
@@ -409,9 +410,7 @@ function compensatedIn<Instance extends InstanceBase, Command>(
   }
 }
 
-export type StepMechanics<Instance extends InstanceBase, Command> = ReturnType<
-  typeof stepMechanics<Instance, Command>
->
+export type StepMechanics<Instance extends InstanceBase, Command> = StepMoves<Instance, Command>
 
 const mechanicsByDefinition = new WeakMap<AnyProcessDefinition, StepMechanics<InstanceBase, unknown>>()
 
