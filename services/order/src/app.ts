@@ -15,6 +15,7 @@ import {
   type ServiceApp,
   type ServiceClient,
   type ServiceDependencies,
+  scheduleRounds,
   serviceAppOptions,
 } from '@meridian/service-kit'
 import { Counter } from 'prom-client'
@@ -23,6 +24,8 @@ import { type OrderConfig, unverifiedOrderLimitOf } from './config.ts'
 import { createExchangesRepository } from './data/exchanges-repository.ts'
 import { createOrdersRepository } from './data/orders-repository.ts'
 import { createReturnsRepository } from './data/returns-repository.ts'
+import { readSagaLoad } from './data/saga-load.ts'
+import { type Admission, createAdmission } from './domain/admission.ts'
 import { exchangeProcess } from './domain/exchange-process.ts'
 import { createExchangeUseCases, type ExchangeUseCases } from './domain/exchanges.ts'
 import { createOrderUseCases, type OrderUseCases, orderFingerprints } from './domain/orders.ts'
@@ -55,6 +58,32 @@ export interface OrderService {
   processes: ProcessManager
   /** for runService's clients, closed after the app: the inventory upstream client and its Consul discovery */
   clients: ServiceClient[]
+}
+
+/**
+ * Back-pressure on new orders when ORDER_ADMISSION_TARGET_MS is set (domain/admission.ts): the sagas' load read every
+ * twentieth of the window on the app's clock, and the orders refused counted.
+ */
+function orderAdmission(app: ServiceApp, config: OrderConfig, sql: Sql): Admission | undefined {
+  const targetMs = config.ORDER_ADMISSION_TARGET_MS
+  if (targetMs === undefined) return undefined
+  const refused = new Counter({
+    name: 'meridian_orders_refused_total',
+    help: 'new orders answered 503 by the admission of orders (ORDER_ADMISSION_TARGET_MS): too many in flight',
+    registers: [app.metrics.registry],
+  })
+  const windowMs = config.ORDER_ADMISSION_WINDOW_MS
+  const admission = createAdmission(
+    { targetMs, minInFlight: config.ORDER_ADMISSION_MIN_IN_FLIGHT, windowMs },
+    () => readSagaLoad(sql, windowMs),
+    () => refused.inc(),
+  )
+  scheduleRounds(app, {
+    name: 'order admission',
+    intervalMs: Math.max(50, Math.round(windowMs / 20)),
+    round: () => admission.refresh(),
+  })
+  return admission
 }
 
 export async function buildApp(dependencies: OrderDependencies): Promise<OrderService> {
@@ -119,6 +148,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     timing,
     processes,
   })
+  const admission = orderAdmission(app, config, sql)
   const orders = createOrderUseCases({
     orders: ordersRepository,
     catalogue,
@@ -126,6 +156,7 @@ export async function buildApp(dependencies: OrderDependencies): Promise<OrderSe
     sql,
     fingerprints: orderFingerprints(config.IDEMPOTENCY_SECRET),
     ...unverifiedOrderLimitOf(config),
+    ...(admission ? { admission } : {}),
   })
   const carrierKeys = namedCarrierKeysIn(config.RETURNS_CARRIER_KEYS)
   const returnsRepository = tracedRepository('returns', createReturnsRepository(sql))

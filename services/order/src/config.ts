@@ -48,6 +48,17 @@ export const OrderEnv = serviceEnv({
    * for themself, in dollars; 0: no order at all; unset: no limit (issue 44, point 5)
    */
   UNVERIFIED_CUSTOMER_ORDER_LIMIT: Type.Optional(Type.Number({ minimum: 0, maximum: 10_000_000 })),
+  /**
+   * back-pressure on new orders: how long an order may take from placed to shipped when the system is busy, ms. The
+   * orders in flight admitted are what the recent shipping rate carries in that time (at least
+   * ORDER_ADMISSION_MIN_IN_FLIGHT); a new order beyond them is answered 503 with Retry-After. Unset: every order is
+   * admitted, however long the queue
+   */
+  ORDER_ADMISSION_TARGET_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
+  /** the fewest orders in flight admitted, whatever the rate (a burst on a quiet system) */
+  ORDER_ADMISSION_MIN_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 100_000, default: 16 }),
+  /** the window the shipping rate is measured over, ms (and how often the load is read: a twentieth of it) */
+  ORDER_ADMISSION_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 5000 }),
   /** the secret placing requests' fingerprints are keyed by (service-kit's idempotencySecretVariable) */
   IDEMPOTENCY_SECRET: idempotencySecretVariable(),
 })

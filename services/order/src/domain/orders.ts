@@ -32,6 +32,7 @@ import {
   type OrdersRepository,
 } from '../data/orders-repository.ts'
 import { assertCustomerOrAdmin, assertUnverifiedMayOrder, isCustomerOrAdmin } from './access.ts'
+import type { Admission } from './admission.ts'
 import {
   isCancellable,
   isReturnable,
@@ -286,6 +287,21 @@ export interface OrderUseCasesDependencies {
   fingerprints: RequestFingerprints
   /** UNVERIFIED_CUSTOMER_ORDER_LIMIT in cents: the largest total of a customer whose address is unproved (0: none) */
   unverifiedOrderLimitCents?: number
+  /** back-pressure (ORDER_ADMISSION_TARGET_MS): a new order is admitted first, or refused 503; absent: all are */
+  admission?: Pick<Admission, 'admit'>
+}
+
+/** The order, if the principal may see it; another customer's order is a 404 (its existence is not told). */
+async function visibleOrder(
+  orders: OrdersRepository,
+  id: string,
+  principal: Principal,
+): Promise<OrderRecord> {
+  const order = await orders.findById(id)
+  if (!order || !isCustomerOrAdmin(principal, order.customerId)) {
+    throw AppError.notFound(`Order ${id} not found`)
+  }
+  return order
 }
 
 export function createOrderUseCases({
@@ -295,15 +311,9 @@ export function createOrderUseCases({
   sql,
   fingerprints,
   unverifiedOrderLimitCents,
+  admission,
 }: OrderUseCasesDependencies) {
-  /** The order, if the principal may see it; another customer's order is a 404 (its existence is not told). */
-  async function findVisibleOrder(id: string, principal: Principal): Promise<OrderRecord> {
-    const order = await orders.findById(id)
-    if (!order || !isCustomerOrAdmin(principal, order.customerId)) {
-      throw AppError.notFound(`Order ${id} not found`)
-    }
-    return order
-  }
+  const findVisibleOrder = (id: string, principal: Principal) => visibleOrder(orders, id, principal)
 
   /**
    * Prices the items from the catalogue (422 per bad item, 503 when inventory is unreachable), then writes the
@@ -316,6 +326,8 @@ export function createOrderUseCases({
     requestId?: string,
     idempotency?: OrderIdempotency,
   ): Promise<PlaceAnswer> {
+    // a new order only: before anything is priced or written (a replay of an earlier one never comes here)
+    admission?.admit()
     const limit = unverifiedOrderLimitCents
     const { items, totalCents } = await priceOrderFor(principal, limit, catalogue, input, requestId)
 
