@@ -117,6 +117,13 @@ export const maintenanceHeader = 'x-meridian-maintenance'
  */
 export const unavailableDependencyHeader = 'x-meridian-unavailable-dependency'
 
+/**
+ * Set on the 503 a service answers when it sheds load on purpose (the order service's admission of new orders,
+ * ORDER_ADMISSION_TARGET_MS): the instance is well and refused so that what it took keeps its time, so a proxy counts
+ * no failure against it or its circuit — which would otherwise refuse everything, the orders it could take included.
+ */
+export const loadShedHeader = 'x-meridian-load-shed'
+
 export interface AppErrorOptions {
   message?: string
   details?: ErrorDetail[]

@@ -1,7 +1,8 @@
 // A service in maintenance behind the gateway: its 503 with Retry-After reaches the client as it is, and counts as no
 // failure, so the instance is neither ejected nor its circuit opened, and traffic flows the moment it is off. The same
-// for a service whose dependency is unavailable: its 503 names the dependency, and its other routes keep being served.
-import { maintenanceHeader, unavailableDependencyHeader } from '@meridian/contracts'
+// for a service whose dependency is unavailable: its 503 names the dependency, and its other routes keep being served;
+// and for a service that sheds load on purpose (the order service's admission): its 503 is relayed, nothing counted.
+import { loadShedHeader, maintenanceHeader, unavailableDependencyHeader } from '@meridian/contracts'
 import { expectErrorEnvelope, fetchedAnswer, scaledMs, uniqueName } from '@meridian/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestGateway } from './support/gateway.ts'
@@ -47,6 +48,18 @@ describe('maintenance behind the gateway', () => {
       expect(response.headers.get(unavailableDependencyHeader)).toBe('ledger')
       const error = expectErrorEnvelope(await fetchedAnswer(response), 503, 'SERVICE_UNAVAILABLE')
       expect(error.message).toBe('ledger is unavailable: no healthy instance')
+    }
+    expect(single.status()).toMatchObject({ ejected: [], circuit: 'closed' })
+    expect((await fetch(`${gateway.url}/api/v1/users/whoami`)).status).toBe(200)
+  })
+
+  it('when a service sheds load on purpose, then each call gets its 503 with Retry-After as it was, nothing is ejected or opened, and its next answer is relayed at once', async () => {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const response = await fetch(`${gateway.url}/api/v1/users/shedding`)
+      expect(response.headers.get(loadShedHeader)).toBe('orders')
+      expect(response.headers.get('retry-after')).toBe('1')
+      const error = expectErrorEnvelope(await fetchedAnswer(response), 503, 'SERVICE_UNAVAILABLE')
+      expect(error.message).toBe('Orders are arriving faster than they can be fulfilled: try again shortly')
     }
     expect(single.status()).toMatchObject({ ejected: [], circuit: 'closed' })
     expect((await fetch(`${gateway.url}/api/v1/users/whoami`)).status).toBe(200)

@@ -82,6 +82,8 @@ function orderAdmission(app: ServiceApp, config: OrderConfig, sql: Sql): Admissi
     name: 'order admission',
     intervalMs: Math.max(50, Math.round(windowMs / 20)),
     round: () => admission.refresh(),
+    // at debug: what each round read, and the limit it gives
+    describe: (load) => ({ ...load }),
   })
   return admission
 }

@@ -84,6 +84,8 @@ describe('ORDER_ADMISSION_TARGET_MS=500, at least 2 in flight', () => {
       const error = expectErrorEnvelope(again, 503, 'SERVICE_UNAVAILABLE')
       expect(error.message).toBe('Orders are arriving faster than they can be fulfilled: try again shortly')
       expect(again.headers['retry-after']).toBe('1')
+      // shed on purpose: the gateway counts no failure against the instance
+      expect(again.headers['x-meridian-load-shed']).toBe('orders')
     }
     expect({ orders: await ordersWritten(), outbox: await outboxRows() }).toEqual(before)
     // the first order's replay is no new order: it answers as before

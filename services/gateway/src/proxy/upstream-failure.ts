@@ -1,6 +1,6 @@
 // How a failed attempt on an upstream instance is classified: may it be retried elsewhere, and what the client gets.
 import type { IncomingHttpHeaders } from 'node:http'
-import { AppError, maintenanceHeader, unavailableDependencyHeader } from '@meridian/contracts'
+import { AppError, loadShedHeader, maintenanceHeader, unavailableDependencyHeader } from '@meridian/contracts'
 import type { ServiceInstance } from '@meridian/service-kit'
 import type { UpstreamService } from '../upstreams/upstream-services.ts'
 
@@ -32,7 +32,8 @@ export const failureStatuses: ReadonlySet<number> = new Set([502, 503, 504])
  * The instance's answer as the ejection and the circuit count it: 502-504 against it, unless it says it is in
  * maintenance (a service in maintenance is well and was told not to serve: no failure, and back the moment it is off)
  * or that a service it calls is unavailable (it is well and said so at once; counting it would keep clients from it
- * for the ejection's and the circuit's time after that dependency is back).
+ * for the ejection's and the circuit's time after that dependency is back), or that it sheds load on purpose (it is
+ * well and refused what it could not take in time: counting it would refuse what it can take too).
  */
 export function recordUpstreamAnswer(
   service: UpstreamService,
@@ -41,7 +42,9 @@ export function recordUpstreamAnswer(
   headers: IncomingHttpHeaders,
 ): void {
   const wellButRefusing =
-    headers[maintenanceHeader] !== undefined || headers[unavailableDependencyHeader] !== undefined
+    headers[maintenanceHeader] !== undefined ||
+    headers[unavailableDependencyHeader] !== undefined ||
+    headers[loadShedHeader] !== undefined
   if (failureStatuses.has(statusCode) && !wellButRefusing) {
     service.attemptFailed(instance, `status ${statusCode}`)
     service.requestFailed()

@@ -1,6 +1,6 @@
 // A small real service for the gateway's tests, run as its own process: the chassis, a few routes under
 // /api/v1/<segment>, a WebSocket echo at /ws, registered in Consul under the name the test gives it.
-import { Text } from '@meridian/contracts'
+import { AppError, ErrorCode, loadShedHeader, Text } from '@meridian/contracts'
 import { createDiscoveredUpstream, createServiceApp, registerService } from '@meridian/service-kit'
 import { Type } from 'typebox'
 import { WebSocketServer } from 'ws'
@@ -94,6 +94,14 @@ await app.register(
     api.get('/dependency-down', async () => {
       await missingDependency.upstream.request({ method: 'GET', path: '/anything' })
       return { instance: label }
+    })
+    // a refusal on purpose, as the order service's admission sheds new orders: a 503 marked as shed
+    api.get('/shedding', async () => {
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, {
+        message: 'Orders are arriving faster than they can be fulfilled: try again shortly',
+        retryAfter: 1,
+        headers: { [loadShedHeader]: 'orders' },
+      })
     })
     api.get('/status/:code', async (request, reply) =>
       reply.code(Number((request.params as { code: string }).code)).send({ instance: label }),

@@ -4,7 +4,7 @@
 // (Little's law: in flight = rate × time), at least a minimum for a burst on a quiet system, and answers the others
 // 503 SERVICE_UNAVAILABLE with Retry-After at once, before anything is priced or written: a client retries, under
 // its Idempotency-Key, once the queue has room. Replays of an order placed before are never refused.
-import { AppError } from '@meridian/contracts'
+import { AppError, ErrorCode, loadShedHeader } from '@meridian/contracts'
 import type { SagaLoad } from '../data/saga-load.ts'
 
 export interface AdmissionSettings {
@@ -47,10 +47,12 @@ export function createAdmission(
         return
       }
       onRefused()
-      throw AppError.serviceUnavailable(
-        'Orders are arriving faster than they can be fulfilled: try again shortly',
-        admissionRetryAfterSeconds,
-      )
+      // marked as shed on purpose: a proxy counts no failure against this instance (it is well)
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, {
+        message: 'Orders are arriving faster than they can be fulfilled: try again shortly',
+        retryAfter: admissionRetryAfterSeconds,
+        headers: { [loadShedHeader]: 'orders' },
+      })
     },
     async refresh() {
       const read = await readLoad()
