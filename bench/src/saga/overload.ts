@@ -37,6 +37,7 @@ const config = {
   cpus: process.env.BENCH_OVERLOAD_CPUS ?? '0',
   targetMs: positive('BENCH_OVERLOAD_TARGET_MS', 800),
   minInFlight: positive('BENCH_OVERLOAD_MIN_IN_FLIGHT', 8),
+  windowMs: positive('BENCH_OVERLOAD_WINDOW_MS', 5000),
   modes: (process.env.BENCH_OVERLOAD_MODES ?? 'off,on')
     .split(',')
     .filter((mode) => mode === 'off' || mode === 'on'),
@@ -68,6 +69,7 @@ async function runMode(mode: string, baseEnv: NodeJS.ProcessEnv, ticks: number):
           order: {
             ORDER_ADMISSION_TARGET_MS: String(config.targetMs),
             ORDER_ADMISSION_MIN_IN_FLIGHT: String(config.minInFlight),
+            ORDER_ADMISSION_WINDOW_MS: String(config.windowMs),
             ...(process.env.BENCH_OVERLOAD_ORDER_LOG_LEVEL
               ? { LOG_LEVEL: process.env.BENCH_OVERLOAD_ORDER_LOG_LEVEL }
               : {}),
