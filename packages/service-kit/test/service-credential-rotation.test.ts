@@ -83,13 +83,19 @@ async function rotate(steps: string[]): Promise<{ refused: string[]; calls: numb
       await new Promise((resolve) => setTimeout(resolve, 2))
     }
   })()
+  /** Waits until the traffic made `more` calls from now: every live pair called, whatever the machine's speed. */
+  const callsMade = async (more: number) => {
+    const until = calls + more
+    while (calls < until) await new Promise((resolve) => setTimeout(resolve, 2))
+  }
   for (const credential of steps) {
-    // a rolling restart: each instance in turn is replaced by one with the step's setting
+    // a rolling restart: each instance in turn is replaced by one with the step's setting, and the old one stops once
+    // every live pair, the new instance's included, has called at least twice
     for (let index = 0; index < live.length; index++) {
       const replaced = live[index] as Instance
       const replacement = await start(credential)
       live = live.map((each) => (each === replaced ? replacement : each))
-      await new Promise((resolve) => setTimeout(resolve, 30))
+      await callsMade(2 * live.length * live.length)
       await stop(replaced)
     }
   }
@@ -107,7 +113,8 @@ describe('SERVICE_CREDENTIAL rotated under traffic', () => {
       newCredential,
     ])
     expect(refused).toEqual([])
-    expect(calls).toBeGreaterThan(50)
+    // 3 steps × 2 replacements, each after at least 8 calls among the live pair
+    expect(calls).toBeGreaterThanOrEqual(3 * 2 * 8)
   })
 
   it('when the first step is skipped (`new,old` while an instance has `old` alone), then that instance refuses the other one’s calls', async () => {

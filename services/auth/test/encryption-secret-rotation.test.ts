@@ -134,12 +134,18 @@ describe('rotating the encryption secret under traffic', () => {
         await new Promise((resolve) => setTimeout(resolve, 5))
       }
     })()
+    /** Waits until the traffic made `more` requests from now, whatever the machine's speed. */
+    const requestsMade = async (more: number) => {
+      const until = requests + more
+      while (requests < until) await new Promise((resolve) => setTimeout(resolve, 2))
+    }
     const step = async (secret: string) => {
       const ring = await started(secret)
-      // a rolling restart: the new instance serves, then the one it replaces stops
+      // a rolling restart: the new instance serves beside the one it replaces (each signs and verifies the other's
+      // tokens: 8 requests are two rounds of both), then the old one stops
       live = [...live, ring]
       const replaced = live[0]
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      await requestsMade(8)
       replaced?.stop()
       live = live.slice(1)
       return ring
@@ -162,7 +168,8 @@ describe('rotating the encryption secret under traffic', () => {
     running = false
     await traffic
     expect(failures).toEqual([])
-    expect(requests).toBeGreaterThan(20)
+    // three steps, each after at least 8 requests with both instances live
+    expect(requests).toBeGreaterThanOrEqual(3 * 8)
     await verified(last, before)
   })
 
