@@ -34,7 +34,7 @@ describe('the encryption secret as a list', () => {
     expect(rotating.rotating).toBe(true)
     expect(rotating.decrypt('kid-1', sealed).toString()).toBe('private key')
     const again = rotating.resealed('kid-1', sealed)
-    expect(again).toBeDefined()
+    expect(again).not.toBe(sealed)
     expect(
       createKeyEncryption(newSecret)
         .decrypt('kid-1', again ?? '')
@@ -153,14 +153,26 @@ describe('rotating the encryption secret under traffic', () => {
 
     // step 1: every instance accepts the new secret; the old one still encrypts
     await step(`${oldSecret},${newSecret}`)
-    for (const row of await sealedRows())
-      expect(createKeyEncryption(oldSecret).decrypt(row.kid, row.privateKeyEncrypted)).toBeDefined()
+    // each key still opens under the old secret alone: the same private key the instances loaded
+    const privateKeys = new Map<string, Buffer>()
+    for (const row of await sealedRows()) {
+      const opened = createKeyEncryption(oldSecret).decrypt(row.kid, row.privateKeyEncrypted)
+      expect(opened.length).toBeGreaterThan(1000)
+      privateKeys.set(row.kid, opened)
+    }
     // step 2: the new one encrypts, and what the old one sealed is sealed again at start
     await step(`${newSecret},${oldSecret}`)
     const rows = await sealedRows()
     expect(rows.length).toBeGreaterThan(0)
     for (const row of rows) {
-      expect(createKeyEncryption(newSecret).decrypt(row.kid, row.privateKeyEncrypted)).toBeDefined()
+      // sealed again, the same key: what opened under the old secret opens under the new one
+      const before = privateKeys.get(row.kid)
+      if (before)
+        expect(createKeyEncryption(newSecret).decrypt(row.kid, row.privateKeyEncrypted)).toEqual(before)
+      else
+        expect(
+          createKeyEncryption(newSecret).decrypt(row.kid, row.privateKeyEncrypted).length,
+        ).toBeGreaterThan(1000)
       expect(() => createKeyEncryption(oldSecret).decrypt(row.kid, row.privateKeyEncrypted)).toThrow()
     }
     // step 3: the old secret leaves the list

@@ -14,6 +14,19 @@ import { testAddress } from './support/place.ts'
 
 const mug: ProductSummary = { id: randomUUID(), name: 'Blue mug', price: 19.99, available: 100, active: true }
 
+/** POST /api/v1/orders of one mug by the customer, under the Idempotency-Key when given. */
+const placeMug = (app: OrderTestApp, customerId: string, idempotencyKey?: string) =>
+  app.app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    payload: {
+      customerId,
+      items: [{ productId: mug.id, quantity: 1, price: 19.99 }],
+      shippingAddress: testAddress,
+    },
+    headers: { ...asUser(customerId), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+  })
+
 describe('the admission limit', () => {
   const settings = { targetMs: 500, minInFlight: 4, windowMs: 5000 }
   it('when the recent rate ships more in the target time than the minimum, then that many are admitted; else the minimum', () => {
@@ -47,17 +60,7 @@ describe('ORDER_ADMISSION_TARGET_MS=500, at least 2 in flight', () => {
   })
 
   const customerId = randomUUID()
-  const place = (idempotencyKey?: string) =>
-    app.app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      payload: {
-        customerId,
-        items: [{ productId: mug.id, quantity: 1, price: 19.99 }],
-        shippingAddress: testAddress,
-      },
-      headers: { ...asUser(customerId), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-    })
+  const place = (idempotencyKey?: string) => placeMug(app, customerId, idempotencyKey)
   const ordersWritten = async () =>
     (
       await app.sql<{ n: number }[]>`select count(*)::int as n from orders where customer_id = ${customerId}`
@@ -110,16 +113,7 @@ describe('ORDER_ADMISSION_TARGET_MS unset', () => {
     try {
       const customerId = randomUUID()
       for (let i = 0; i < 20; i++) {
-        const answer = await app.app.inject({
-          method: 'POST',
-          url: '/api/v1/orders',
-          payload: {
-            customerId,
-            items: [{ productId: mug.id, quantity: 1, price: 19.99 }],
-            shippingAddress: testAddress,
-          },
-          headers: asUser(customerId),
-        })
+        const answer = await placeMug(app, customerId)
         expect(answer.statusCode).toBe(201)
       }
     } finally {

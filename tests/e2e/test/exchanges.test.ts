@@ -227,8 +227,9 @@ describe('exchanges through the gateway', () => {
     const escalated = await client.process(admin, 'exchange', exchange.exchangeId)
     expect(escalated).toMatchObject({ state: 'awaiting_goods', step: 'receipt', escalated: true })
     // an operator may retry the wait (the customer is reminded) or cancel it: both are offered
-    expect(escalated._links.retry).toBeDefined()
-    expect(escalated._links.compensate).toBeDefined()
+    const instanceHref = `/api/v1/admin/processes/exchange/${exchange.exchangeId}`
+    expect(escalated._links.retry).toEqual({ href: `${instanceHref}/retry`, method: 'POST' })
+    expect(escalated._links.compensate).toEqual({ href: `${instanceHref}/compensate`, method: 'POST' })
 
     const retried = await client.retryProcess(admin, 'exchange', exchange.exchangeId)
     expect(retried.status, JSON.stringify(retried.body)).toBe(202)

@@ -57,45 +57,50 @@ function presentExchange(record: ExchangeRecord): Exchange {
   }
 }
 
-/** Why a line cannot be exchanged (its field, relative to the line), or undefined when it can. */
-function lineRefusal(
+/** A requested line as exchanged (the order's price, the replacement's now), or why it cannot be (its field, relative to the line). */
+function exchangedLine(
   item: RequestExchangeBody['items'][number],
   order: OrderRecord,
   taken: Map<string, number>,
   replacements: Map<string, ProductSummary>,
   named: { seen: Set<string>; replaced: Set<string> },
-): ErrorDetail | undefined {
+): { line: ExchangeItemRecord } | { refusal: ErrorDetail } {
   const ordered = order.items.filter((line) => line.productId === item.productId)
   const quantity = ordered.reduce((sum, line) => sum + line.quantity, 0)
   const left = quantity - (taken.get(item.productId) ?? 0)
   const replacement = replacements.get(item.replacementProductId.toLowerCase())
+  const replacementPriceCents = replacement?.active ? toMinorUnits(replacement.price) : undefined
   const twice = named.seen.has(item.productId)
   const replacedTwice = named.replaced.has(item.replacementProductId)
   named.seen.add(item.productId)
   named.replaced.add(item.replacementProductId)
-  if (twice)
-    return {
-      field: 'productId',
-      message: 'the product is named twice in this exchange',
-      received: item.productId,
-    }
+  const refuse = (field: string, message: string, received: string) => ({
+    refusal: { field, message, received },
+  })
+  const [first] = ordered
+  if (twice) return refuse('productId', 'the product is named twice in this exchange', item.productId)
   if (replacedTwice) {
     const message = 'the replacement is named twice in this exchange'
-    return { field: 'replacementProductId', message, received: item.replacementProductId }
+    return refuse('replacementProductId', message, item.replacementProductId)
   }
-  if (ordered.length === 0)
-    return { field: 'productId', message: 'the order has no such item', received: item.productId }
+  if (!first) return refuse('productId', 'the order has no such item', item.productId)
   if (item.quantity > left) {
     const message = `at most ${left} of product ${item.productId} can still be exchanged (ordered ${quantity})`
-    return { field: 'quantity', message, received: String(item.quantity) }
+    return refuse('quantity', message, String(item.quantity))
   }
-  if (!replacement?.active || toMinorUnits(replacement.price) === undefined)
-    return {
-      field: 'replacementProductId',
-      message: 'no such product is for sale',
-      received: item.replacementProductId,
-    }
-  return undefined
+  if (!replacement || replacementPriceCents === undefined)
+    return refuse('replacementProductId', 'no such product is for sale', item.replacementProductId)
+  return {
+    line: {
+      productId: item.productId,
+      name: first.name,
+      quantity: item.quantity,
+      priceCents: first.priceCents,
+      replacementProductId: item.replacementProductId,
+      replacementName: replacement.name,
+      replacementPriceCents,
+    },
+  }
 }
 
 /**
@@ -110,27 +115,11 @@ function exchangedLines(
 ): { lines: ExchangeItemRecord[]; details: ErrorDetail[] } {
   const details: ErrorDetail[] = []
   const lines: ExchangeItemRecord[] = []
-  const seen = new Set<string>()
-  const replaced = new Set<string>()
+  const named = { seen: new Set<string>(), replaced: new Set<string>() }
   for (const [index, item] of body.items.entries()) {
-    const refusal = lineRefusal(item, order, taken, replacements, { seen, replaced })
-    if (refusal) {
-      details.push({ ...refusal, field: `items.${index}.${refusal.field}` })
-      continue
-    }
-    const [first] = order.items.filter((line) => line.productId === item.productId)
-    const replacement = replacements.get(item.replacementProductId.toLowerCase())
-    const replacementPriceCents = replacement ? toMinorUnits(replacement.price) : undefined
-    if (!first || !replacement || replacementPriceCents === undefined) continue
-    lines.push({
-      productId: item.productId,
-      name: first.name,
-      quantity: item.quantity,
-      priceCents: first.priceCents,
-      replacementProductId: item.replacementProductId,
-      replacementName: replacement.name,
-      replacementPriceCents,
-    })
+    const checked = exchangedLine(item, order, taken, replacements, named)
+    if ('line' in checked) lines.push(checked.line)
+    else details.push({ ...checked.refusal, field: `items.${index}.${checked.refusal.field}` })
   }
   return { lines, details }
 }
