@@ -96,9 +96,7 @@ export function runLogged(
     child.on('error', reject)
     child.on('close', (code, signal) => {
       if (code === 0) return resolvePromise()
-      const tail = existsSync(options.logFile)
-        ? readFileSync(options.logFile, 'utf8').trimEnd().split('\n').slice(-25).join('\n')
-        : ''
+      const tail = logTail(options.logFile, 25)
       reject(
         new Error(
           `${command} ${args.join(' ')} exited with ${code ?? signal}; the last lines of ${options.logFile}:\n${tail}`,
@@ -106,6 +104,11 @@ export function runLogged(
       )
     })
   })
+}
+
+/** The last `lines` lines of a log file ('' when it does not exist): what a failure's message shows of it. */
+export function logTail(file: string, lines: number): string {
+  return existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : ''
 }
 
 export function isAlive(pid: number | undefined): pid is number {

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type { Layout } from '../layout.ts'
 import { postgresVersion } from '../probes.ts'
-import { run, startDaemon } from '../processes.ts'
+import { errorText, isAlive, logTail, run, startDaemon, waitFor } from '../processes.ts'
 import { type NativeEngine, PidFile, type Progress } from './engine.ts'
 
 const PORT = 5432
@@ -136,6 +136,67 @@ export function postgresServerArgs(dataDir: string, host: string, port: number):
     '-c',
     'full_page_writes=off',
   ]
+}
+
+/** A PostgreSQL server of its own (startPostgresServer): its superuser's URL, its data folder, how to stop it. */
+export interface PostgresServer {
+  url: string
+  dataDir: string
+  pid: number
+  logFile: string
+  stop(): Promise<void>
+}
+
+/**
+ * A PostgreSQL server on 127.0.0.1:`port` with the development engine's settings and `settings` on top, its binaries
+ * and its state (pid, log) in `home`, its data in `dataDir` (default home/data; a new cluster when it holds none, and
+ * one made elsewhere, a restored backup's, as it is). Resolves once it answers; the backup drill's servers.
+ */
+export async function startPostgresServer(options: {
+  home: string
+  port: number
+  dataDir?: string
+  settings?: Record<string, string>
+}): Promise<PostgresServer> {
+  const { home, port } = options
+  const dataDir = options.dataDir ?? join(home, 'data')
+  mkdirSync(home, { recursive: true })
+  const installDir = await installPostgres(home, () => {})
+  const account = await serverAccount()
+  // the server's account makes its data folder in home (initdb runs as it) and writes its state there
+  if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, home])
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) await initPostgresData(installDir, dataDir, account)
+  if (account) await run('chown', ['-R', `${account.uid}:${account.gid}`, dataDir])
+  const stateDir = join(home, `server-${port}`)
+  mkdirSync(stateDir, { recursive: true })
+  const logFile = join(stateDir, 'postgres.log')
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
+    '-c',
+    `${name}=${value}`,
+  ])
+  const pidFile = new PidFile(stateDir)
+  const pid = startDaemon({
+    command: join(installDir, 'bin', 'postgres'),
+    args: [...postgresServerArgs(dataDir, '127.0.0.1', port), ...settings],
+    logFile,
+    cwd: home,
+    ...(account ?? {}),
+  })
+  pidFile.write(pid)
+  const url = `postgres://${SUPERUSER}:${PASSWORD}@127.0.0.1:${port}/postgres`
+  const stop = async () => {
+    await pidFile.stop('SIGINT', 30_000)
+  }
+  try {
+    await waitFor(`PostgreSQL on port ${port}`, () => postgresVersion(url), {
+      timeoutMs: 120_000,
+      alive: () => isAlive(pid),
+    })
+  } catch (error) {
+    await stop()
+    throw new Error(`${errorText(error)}; the end of ${logFile}:\n${logTail(logFile, 10)}`)
+  }
+  return { url, dataDir, pid, logFile, stop }
 }
 
 export function nativePostgres(layout: Layout, env: NodeJS.ProcessEnv = process.env): NativeEngine {

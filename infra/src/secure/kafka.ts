@@ -16,7 +16,7 @@ import {
   startKafkaNode,
 } from '../native/kafka.ts'
 import { kafkaCluster } from '../probes.ts'
-import { errorText, isAlive, stopPid, waitFor } from '../processes.ts'
+import { errorText, isAlive, logTail, stopPid, waitFor } from '../processes.ts'
 import {
   instanceCredentials,
   type SecureEngineAccess,
@@ -117,11 +117,7 @@ export const scramFormatArgs = (passwords: Readonly<Record<string, string>>): st
 /** The file naming the SCRAM users the storage was formatted with (names only): those the metadata knows. */
 const scramUsersFile = (dir: string): string => join(dir, 'scram-users.json')
 
-function tail(file: string): string {
-  return existsSync(file)
-    ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-25).join('\n')
-    : '(no log)'
-}
+const tail = (file: string): string => logTail(file, 25) || '(no log)'
 
 /**
  * Starts the instance in `options.dir` and resolves once the administrator, over SASL_SSL with SCRAM-SHA-512, sees the

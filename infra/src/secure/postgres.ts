@@ -4,7 +4,7 @@
 // superuser password, and for each service a login role of its own that owns its database and nothing else
 // (provisionServiceRoles in infra/src/probes.ts). What `scripts/infra up --secure` runs, and what the tests of the
 // services' TLS and roles run against.
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PidFile, type Progress } from '../native/engine.ts'
 import {
@@ -21,7 +21,7 @@ import {
   postgresVersion,
   provisionServiceRoles,
 } from '../probes.ts'
-import { errorText, isAlive, run, startDaemon, waitFor } from '../processes.ts'
+import { errorText, isAlive, logTail, run, startDaemon, waitFor } from '../processes.ts'
 import {
   instanceSecrets,
   randomSecret,
@@ -144,11 +144,8 @@ export async function startSecurePostgres(
     await provisionServiceRoles(adminUrl, access.rolePasswords)
   } catch (error) {
     await stop()
-    const tail = existsSync(logFile)
-      ? readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-15).join('\n')
-      : ''
     throw new Error(
-      `postgres: the secure server did not start (${errorText(error)}); the end of ${logFile}:\n${tail}`,
+      `postgres: the secure server did not start (${errorText(error)}); the end of ${logFile}:\n${logTail(logFile, 15)}`,
     )
   }
 
