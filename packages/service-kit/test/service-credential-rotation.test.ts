@@ -4,9 +4,9 @@
 // skipped: an instance still on `old` alone refuses the new one's calls, which shows the traffic would see a refusal.
 import type { AddressInfo } from 'node:net'
 import { AppError } from '@meridian/contracts'
-import { uniqueName } from '@meridian/testkit'
+import { rotateUnderTraffic, uniqueName } from '@meridian/testkit'
 import { Type } from 'typebox'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createServiceApp, createUpstreamClient, type ServiceApp, type UpstreamClient } from '../src/index.ts'
 
 const oldCredential = 'the-old-service-credential-0123456789abcdefghij'
@@ -19,11 +19,6 @@ interface Instance {
   credential: string
   clients: Map<string, UpstreamClient>
 }
-
-const started: Instance[] = []
-afterAll(async () => {
-  for (const instance of started) await stop(instance)
-})
 
 async function start(credential: string): Promise<Instance> {
   const app = await createServiceApp({
@@ -39,9 +34,7 @@ async function start(credential: string): Promise<Instance> {
   }))
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
-  const instance: Instance = { app, url: `http://127.0.0.1:${port}`, credential, clients: new Map() }
-  started.push(instance)
-  return instance
+  return { app, url: `http://127.0.0.1:${port}`, credential, clients: new Map() }
 }
 
 async function stop(instance: Instance): Promise<void> {
@@ -64,57 +57,42 @@ async function call(from: Instance, to: Instance): Promise<number> {
     .catch((error: unknown) => (error instanceof AppError ? error.statusCode : Number.NaN))
 }
 
-/** Two instances rolled through `steps` while each calls every live one; the refused calls and the calls made. */
-async function rotate(steps: string[]): Promise<{ refused: string[]; calls: number }> {
-  let live = [await start(oldCredential), await start(oldCredential)]
-  const refused: string[] = []
-  let calls = 0
-  let running = true
-  const traffic = (async () => {
-    while (running) {
-      for (const from of live) {
-        for (const to of live) {
-          calls += 1
+/**
+ * Two instances rolled through `steps` (settings of SERVICE_CREDENTIAL) while each live one calls every live one, its
+ * own included: the refused calls and the calls made.
+ */
+const rotate = (steps: string[]) =>
+  rotateUnderTraffic<Instance>(
+    {
+      initial: { instances: oldCredential, clientSends: oldCredential },
+      start,
+      stop,
+      async visit(to, live) {
+        const outcomes: (string | undefined)[] = []
+        for (const from of live) {
           const status = await call(from, to)
-          if (status !== 200)
-            refused.push(`${from.credential.slice(8, 11)} -> ${to.credential.slice(8, 11)}: ${status}`)
+          outcomes.push(
+            status === 200
+              ? undefined
+              : `${from.credential.slice(8, 11)} -> ${to.credential.slice(8, 11)}: ${status}`,
+          )
         }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 2))
-    }
-  })()
-  /** Waits until the traffic made `more` calls from now: every live pair called, whatever the machine's speed. */
-  const callsMade = async (more: number) => {
-    const until = calls + more
-    while (calls < until) await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-  for (const credential of steps) {
-    // a rolling restart: each instance in turn is replaced by one with the step's setting, and the old one stops once
-    // every live pair, the new instance's included, has called at least twice
-    for (let index = 0; index < live.length; index++) {
-      const replaced = live[index] as Instance
-      const replacement = await start(credential)
-      live = live.map((each) => (each === replaced ? replacement : each))
-      await callsMade(2 * live.length * live.length)
-      await stop(replaced)
-    }
-  }
-  running = false
-  await traffic
-  for (const instance of live) await stop(instance)
-  return { refused, calls }
-}
+        return outcomes
+      },
+    },
+    steps.map((instances) => ({ instances })),
+  )
 
 describe('SERVICE_CREDENTIAL rotated under traffic', () => {
   it('when two instances move from `old` to `old,new`, `new,old` and `new` one at a time, then none of their calls to each other is refused', async () => {
-    const { refused, calls } = await rotate([
+    const { refused, requests } = await rotate([
       `${oldCredential},${newCredential}`,
       `${newCredential},${oldCredential}`,
       newCredential,
     ])
     expect(refused).toEqual([])
     // 3 steps × 2 replacements, each after at least 8 calls among the live pair
-    expect(calls).toBeGreaterThanOrEqual(3 * 2 * 8)
+    expect(requests).toBeGreaterThanOrEqual(3 * 2 * 8)
   })
 
   it('when the first step is skipped (`new,old` while an instance has `old` alone), then that instance refuses the other one’s calls', async () => {

@@ -52,6 +52,12 @@ export { rawExchange, rawJsonPost } from './raw-http.ts'
 export { freshRedis, type TestRedis } from './redis.ts'
 export { type RedisRelay, type RedisRelayOptions, startRedisRelay } from './redis-relay.ts'
 export {
+  type RotationDrill,
+  type RotationOutcome,
+  type RotationStep,
+  rotateUnderTraffic,
+} from './rolling-rotation.ts'
+export {
   type CredentialOperation,
   credentialOperations,
   describeServiceScopes,

@@ -10,6 +10,13 @@ import {
 import { type Static, Type } from 'typebox'
 import { encryptionSecretsOf } from './domain/key-encryption.ts'
 
+/** A confidential client's secret, or up to four comma-separated while it is rotated (each 32 to 512 characters). */
+const clientSecretList = {
+  minLength: 32,
+  maxLength: 4 * 513,
+  pattern: '^[^,\\s]{32,512}(?:,[^,\\s]{32,512}){0,3}$',
+}
+
 export const AuthEnv = serviceEnv({
   ...ownStoresEnv({ port: 3001, database: 'auth' }),
   // --- OAuth 2.0 / OpenID Connect (src/oidc) ---------------------------------------------------------------
@@ -35,13 +42,14 @@ export const AuthEnv = serviceEnv({
     minLength: 1,
     ...developmentOnlyDefault('http://localhost:3000/callback'),
   }),
+  /** its secret, or up to four comma-separated: every one is accepted (prepend a new one to rotate) */
   OIDC_WEB_CLIENT_SECRET: Type.String({
-    minLength: 32,
+    ...clientSecretList,
     ...developmentOnlyDefault('insecure-development-meridian-web-secret'),
   }),
-  /** `meridian-machine`: client_credentials only */
+  /** `meridian-machine`: client_credentials only; its secret, or up to four as above */
   OIDC_MACHINE_CLIENT_SECRET: Type.String({
-    minLength: 32,
+    ...clientSecretList,
     ...developmentOnlyDefault('insecure-development-meridian-machine-secret'),
   }),
   // --- end of OAuth 2.0 / OpenID Connect ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
 // The OAuth clients Meridian knows: static, from configuration (no dynamic registration), so they need no table.
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { ClientMetadata } from 'oidc-provider'
 import type { AuthConfig } from '../config.ts'
 
@@ -15,6 +16,29 @@ const list = (value: string): string[] =>
     .split(',')
     .map((item) => item.trim())
     .filter(Boolean)
+
+/** The first of a comma-separated list of client secrets: the client's own (what a symmetric key would derive from). */
+const firstSecret = (value: string): string => list(value)[0] ?? ''
+
+/** Each confidential client's accepted secrets (OIDC_*_CLIENT_SECRET: up to four, comma-separated), by client id. */
+export const clientSecretsById = (config: ClientsConfig): Map<string, string[]> =>
+  new Map([
+    ['meridian-web', list(config.OIDC_WEB_CLIENT_SECRET)],
+    ['meridian-machine', list(config.OIDC_MACHINE_CLIENT_SECRET)],
+  ])
+
+const digestOf = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
+
+/**
+ * Whether `presented` is one of `secrets`: SHA-256 digests compared with timingSafeEqual, every one of them, so
+ * neither the answer's time nor an early exit tells how much of a secret was right, or which.
+ */
+export function isOneOfSecrets(secrets: readonly string[], presented: string): boolean {
+  const digest = digestOf(presented)
+  let matched = false
+  for (const secret of secrets) matched = timingSafeEqual(digest, digestOf(secret)) || matched
+  return matched
+}
 
 const userScopes = 'openid offline_access profile email address phone'
 
@@ -34,7 +58,7 @@ export function seededClients(config: ClientsConfig): ClientMetadata[] {
     {
       client_id: 'meridian-web',
       client_name: 'Meridian server-rendered site',
-      client_secret: config.OIDC_WEB_CLIENT_SECRET,
+      client_secret: firstSecret(config.OIDC_WEB_CLIENT_SECRET),
       application_type: 'web',
       token_endpoint_auth_method: 'client_secret_basic',
       grant_types: ['authorization_code', 'refresh_token'],
@@ -46,7 +70,7 @@ export function seededClients(config: ClientsConfig): ClientMetadata[] {
       // machine to machine: no user, no redirect, no ID token
       client_id: 'meridian-machine',
       client_name: 'Meridian machine client',
-      client_secret: config.OIDC_MACHINE_CLIENT_SECRET,
+      client_secret: firstSecret(config.OIDC_MACHINE_CLIENT_SECRET),
       token_endpoint_auth_method: 'client_secret_basic',
       grant_types: ['client_credentials'],
       response_types: [],

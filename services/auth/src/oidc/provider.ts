@@ -16,7 +16,13 @@ import {
 } from '../views/pages.ts'
 import type { Accounts, MeridianUserClaims } from './accounts.ts'
 import { claimsOfScopes } from './accounts.ts'
-import { type ClientsConfig, isRedirectOrigin, seededClients } from './clients.ts'
+import {
+  type ClientsConfig,
+  clientSecretsById,
+  isOneOfSecrets,
+  isRedirectOrigin,
+  seededClients,
+} from './clients.ts'
 
 /**
  * Where the provider answers, at the root of the auth service. The JWKS is not /.well-known/jwks.json: that path is
@@ -231,5 +237,24 @@ export function createOidcProvider(options: OidcProviderOptions): Provider {
   // X-Forwarded-Proto and X-Forwarded-Host, which oidc-plugin.ts sets from the issuer on every request it hands over:
   // always the public address, never one a client or the internal hop chose.
   provider.proxy = true
+  acceptEverySecret(provider, clientSecretsById(options.clients))
   return provider
+}
+
+/**
+ * A confidential client authenticates with any secret of its list (OIDC_WEB_CLIENT_SECRET and
+ * OIDC_MACHINE_CLIENT_SECRET take up to four), so that its secret can be rotated by rolling restarts
+ * (docs/how-to/rotating-secrets.md). oidc-provider compares one secret, in its Client model's compareClientSecret;
+ * that method of this provider's own Client class (each provider has its own) compares the list instead.
+ */
+function acceptEverySecret(provider: Provider, secretsById: ReadonlyMap<string, readonly string[]>): void {
+  const model = provider.Client.prototype as unknown as {
+    clientId: string
+    compareClientSecret(this: { clientId: string }, actual: string): Promise<boolean> | boolean
+  }
+  const compareOne = model.compareClientSecret
+  model.compareClientSecret = function compareClientSecret(actual) {
+    const secrets = secretsById.get(this.clientId)
+    return secrets && secrets.length > 0 ? isOneOfSecrets(secrets, actual) : compareOne.call(this, actual)
+  }
 }
